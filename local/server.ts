@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { Context } from 'aws-lambda';
+import type { HttpEvent, HttpResult } from '../functions/http/route';
+import { MAX_BODY_BYTES } from '../functions/http/route';
+
+export type LambdaHttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
+
+/** Handlers by API Gateway route key, e.g. `POST /allocate`: the same table the CDK stack routes. */
+export type Routes = Readonly<Record<string, LambdaHttpHandler>>;
+
+/**
+ * A stand-in for API Gateway's HTTP API on one machine: each request becomes a payload 2.0 event
+ * for the same handler modules Lambda runs. Routing answers 404 and 405 itself, as API Gateway would
+ * before any function runs; everything else is the handler's to answer.
+ */
+export const createLocalServer = (routes: Routes): Server => {
+  const methodsByPath = new Map<string, string[]>();
+  for (const routeKey of Object.keys(routes)) {
+    const [method = '', path = ''] = routeKey.split(' ');
+    methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
+  }
+
+  return createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const method = request.method ?? 'GET';
+    const routeKey = `${method} ${url.pathname}`;
+    const handler = routes[routeKey];
+    if (!handler) {
+      const allowed = methodsByPath.get(url.pathname);
+      request.resume();
+      if (allowed) return sendJson(response, 405, { message: 'Method Not Allowed' }, { Allow: allowed.join(', ') });
+      return sendJson(response, 404, { message: 'Not Found' });
+    }
+    readBody(request)
+      .then((body) => {
+        const requestId = randomUUID();
+        return handler(toEvent(request, url, routeKey, body, requestId), lambdaContext(requestId)).then((result) =>
+          sendResult(response, result, requestId),
+        );
+      })
+      .catch(() => sendJson(response, 500, { message: 'Internal server error' }));
+  });
+};
+
+/**
+ * Reads no more than one byte past the limit, so an oversized body costs no memory and still
+ * reaches the handler, which owns the 413.
+ */
+const readBody = (request: IncomingMessage): Promise<string | undefined> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      if (size > MAX_BODY_BYTES) return;
+      chunks.push(chunk);
+      size += chunk.length;
+    });
+    request.on('end', () => resolve(size === 0 ? undefined : Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+
+const toEvent = (request: IncomingMessage, url: URL, routeKey: string, body: string | undefined, requestId: string): HttpEvent => {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const now = Date.now();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'localhost',
+      http: {
+        method: request.method ?? 'GET',
+        path: url.pathname,
+        protocol: `HTTP/${request.httpVersion}`,
+        sourceIp: request.socket.remoteAddress ?? '',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey,
+      stage: '$default',
+      time: new Date(now).toISOString(),
+      timeEpoch: now,
+    },
+    body,
+    isBase64Encoded: false,
+  };
+};
+
+const lambdaContext = (awsRequestId: string): Context =>
+  ({ awsRequestId, functionName: 'local', callbackWaitsForEmptyEventLoop: false }) as Context;
+
+const sendResult = (response: ServerResponse, result: HttpResult, requestId: string) => {
+  const body = result.body === undefined ? '' : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  response.writeHead(result.statusCode ?? 200, {
+    ...result.headers,
+    'Apigw-Requestid': requestId,
+    'Content-Length': body.length,
+  });
+  response.end(body);
+};
+
+const sendJson = (response: ServerResponse, statusCode: number, body: unknown, headers: Record<string, string> = {}) => {
+  const payload = JSON.stringify(body);
+  response.writeHead(statusCode, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) });
+  response.end(payload);
+};

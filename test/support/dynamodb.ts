@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import { type ConflictRetryPolicy, type DocumentSender, DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { createDynamoDbClient } from '../../functions/store/client';
+import { ensureTable } from '../../local/table';
+
+export interface TestTable {
+  readonly endpoint: string;
+  readonly tableName: string;
+  readonly client: DynamoDBClient;
+  readonly documentClient: DynamoDBDocumentClient;
+  /** A repository over this table, optionally through another client (one that fails on purpose). */
+  repository(options?: { sender?: DocumentSender; conflictRetry?: ConflictRetryPolicy }): DynamoDbBatchRepository;
+  drop(): Promise<void>;
+}
+
+/** A fresh table in the run's DynamoDB Local, so test files never see each other's data. */
+export const createTestTable = async (): Promise<TestTable> => {
+  const endpoint = inject('dynamoDbEndpoint');
+  const tableName = `test-${randomUUID()}`;
+  const client = createDynamoDbClient(endpoint);
+  await ensureTable(client, tableName);
+  const documentClient = DynamoDBDocumentClient.from(client);
+  return {
+    endpoint,
+    tableName,
+    client,
+    documentClient,
+    repository: ({ sender = documentClient, conflictRetry } = {}) => new DynamoDbBatchRepository(sender, tableName, conflictRetry),
+    drop: async () => {
+      await client.send(new DeleteTableCommand({ TableName: tableName }));
+      client.destroy();
+    },
+  };
+};
+
+export const uniqueId = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;

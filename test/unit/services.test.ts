@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { DuplicateBatch, InvalidSku, LineAlreadyAllocated, OutOfStock, StoreUnavailable } from '../../domain/errors';
+import type { Allocation } from '../../domain/model';
+import type { SaveAllocationResult } from '../../domain/ports';
+import { addBatch, allocate } from '../../domain/services';
+import { FakeRepository } from '../support/fake-repository';
+
+const withBatches = async (...batches: Array<[ref: string, qty: number, eta: string | null]>) => {
+  const repository = new FakeRepository();
+  for (const [ref, qty, eta] of batches) await addBatch({ ref, sku: 'LAMP', qty, eta }, repository);
+  return repository;
+};
+
+describe('allocate', () => {
+  it('places the line in the preferred batch and takes its quantity', async () => {
+    const repository = await withBatches(['shipment', 100, '2026-05-01'], ['in-stock', 100, null]);
+    const outcome = await allocate({ orderid: 'o1', sku: 'LAMP', qty: 10 }, repository);
+    expect(outcome).toEqual({ batchref: 'in-stock', created: true });
+    expect(repository.batches.get('in-stock')?.available).toBe(90);
+    expect(repository.batches.get('shipment')?.available).toBe(100);
+  });
+
+  it('refuses a SKU that has no batch at all', async () => {
+    const repository = await withBatches(['b1', 10, null]);
+    await expect(allocate({ orderid: 'o1', sku: 'CHAIR', qty: 1 }, repository)).rejects.toThrow(InvalidSku);
+  });
+
+  it('answers out of stock when no batch can take the whole line', async () => {
+    const repository = await withBatches(['b1', 5, null], ['b2', 5, '2026-01-01']);
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 6 }, repository)).rejects.toThrow(OutOfStock);
+    expect(repository.lines.size).toBe(0);
+  });
+
+  it('answers a repeat of an allocated line with its batch, without taking more stock', async () => {
+    const repository = await withBatches(['b1', 10, null]);
+    await allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository);
+    const repeat = await allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository);
+    expect(repeat).toEqual({ batchref: 'b1', created: false });
+    expect(repository.batches.get('b1')?.available).toBe(6);
+  });
+
+  it('answers a repeat with its batch even after the stock ran out', async () => {
+    const repository = await withBatches(['b1', 4, null]);
+    await allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository);
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository)).resolves.toEqual({
+      batchref: 'b1',
+      created: false,
+    });
+  });
+
+  it('refuses the same order and SKU with another quantity, and changes nothing', async () => {
+    const repository = await withBatches(['b1', 10, null]);
+    await allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository);
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 5 }, repository)).rejects.toThrow(LineAlreadyAllocated);
+    expect(repository.batches.get('b1')?.available).toBe(6);
+    expect(repository.lines.get(JSON.stringify(['o1', 'LAMP']))?.qty).toBe(4);
+  });
+
+  it('refuses another quantity for an allocated line even when no batch could take it', async () => {
+    const repository = await withBatches(['b1', 4, null]);
+    await allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository);
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 9 }, repository)).rejects.toThrow(LineAlreadyAllocated);
+  });
+
+  it('moves on to the next batch when another request took the stock first', async () => {
+    const repository = await withBatches(['first', 10, null], ['second', 10, '2026-01-01']);
+    const original = repository.saveAllocation.bind(repository);
+    repository.saveAllocation = async (allocation: Allocation): Promise<SaveAllocationResult> => {
+      if (allocation.batchref === 'first') return { outcome: 'batch-short' };
+      return original(allocation);
+    };
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository)).resolves.toEqual({
+      batchref: 'second',
+      created: true,
+    });
+  });
+
+  it('reads the batches again when every candidate was taken, then answers out of stock', async () => {
+    const repository = await withBatches(['only', 10, null]);
+    let reads = 0;
+    const originalRead = repository.batchesOf.bind(repository);
+    repository.batchesOf = async (sku) => {
+      reads++;
+      return originalRead(sku);
+    };
+    // A competitor empties the batch between our read and our write.
+    repository.saveAllocation = async () => {
+      repository.batches.set('only', { ...repository.batches.get('only')!, available: 0 });
+      return { outcome: 'batch-short' };
+    };
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository)).rejects.toThrow(OutOfStock);
+    expect(reads).toBe(2);
+  });
+
+  it('gives up as unavailable, not out of stock, after too many lost races', async () => {
+    const repository = await withBatches(['contested', 10, null]);
+    repository.saveAllocation = async () => ({ outcome: 'batch-short' });
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository)).rejects.toThrow(StoreUnavailable);
+  });
+});
+
+describe('addBatch', () => {
+  it('registers a batch with all its quantity available', async () => {
+    const repository = await withBatches(['b1', 7, '2026-03-01']);
+    expect(repository.batches.get('b1')).toEqual({ ref: 'b1', sku: 'LAMP', qty: 7, available: 7, eta: '2026-03-01' });
+  });
+
+  it('refuses a reference that already exists, even for another SKU', async () => {
+    const repository = await withBatches(['b1', 7, null]);
+    await expect(addBatch({ ref: 'b1', sku: 'TABLE', qty: 1, eta: null }, repository)).rejects.toThrow(DuplicateBatch);
+    expect(repository.batches.get('b1')?.sku).toBe('LAMP');
+  });
+});
