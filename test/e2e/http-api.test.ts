@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { freePort } from '../../local/dynamodb-local';
+import { uniqueId } from '../support/dynamodb';
+import { type RunningService, listening, startService } from '../support/local-service';
+
+// The service as `npm start` runs it, over HTTP, against the run's DynamoDB Local; every test
+// makes its own SKUs, refs and order ids, so the tests never see each other's stock.
+
+let service: RunningService;
+let baseUrl: string;
+
+beforeAll(async () => {
+  const port = await freePort();
+  service = startService({
+    PORT: String(port),
+    DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'),
+    TABLE_NAME: uniqueId('e2e'),
+  });
+  await listening(service);
+  baseUrl = `http://127.0.0.1:${port}`;
+});
+afterAll(() => service.stop());
+
+const post = (path: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+  fetch(`${baseUrl}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+const addBatch = async (batch: { ref: string; sku: string; qty: number; eta: string | null }) => {
+  const response = await post('/add_batch', batch);
+  expect(response.status).toBe(201);
+  return batch;
+};
+
+interface ErrorBody {
+  message: string;
+  issues?: Array<{ path: string; message: string }>;
+}
+
+const expectJsonError = async (response: Response, status: number): Promise<ErrorBody> => {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = (await response.json()) as ErrorBody;
+  expect(typeof body.message).toBe('string');
+  return body;
+};
+
+describe('POST /add_batch over HTTP', () => {
+  it('answers 201 with the plain word OK', async () => {
+    const response = await post('/add_batch', { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await response.text()).toBe('OK');
+  });
+
+  it('answers 409 for a reference that exists', async () => {
+    const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
+    const body = await expectJsonError(await post('/add_batch', batch), 409);
+    expect(body.message).toBe(`Batch ${batch.ref} already exists`);
+  });
+
+  it('answers 400 with the issues for a batch out of bounds', async () => {
+    const response = await post('/add_batch', { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: -1, eta: '2026-02-30' });
+    const body = await expectJsonError(response, 400);
+    expect(body.issues?.map((issue) => issue.path).sort()).toEqual(['eta', 'qty']);
+  });
+});
+
+describe('POST /allocate over HTTP', () => {
+  it('allocates to the in-stock batch before an earlier shipment, then answers a repeat with 200', async () => {
+    const sku = uniqueId('sku');
+    const inStock = await addBatch({ ref: uniqueId('in-stock'), sku, qty: 100, eta: null });
+    await addBatch({ ref: uniqueId('shipment'), sku, qty: 100, eta: '2026-01-02' });
+    const line = { orderid: uniqueId('order'), sku, qty: 10 };
+
+    const first = await post('/allocate', line);
+    expect(first.status).toBe(201);
+    expect(await first.json()).toEqual({ batchref: inStock.ref });
+
+    const repeat = await post('/allocate', line);
+    expect(repeat.status).toBe(200);
+    expect(await repeat.json()).toEqual({ batchref: inStock.ref });
+  });
+
+  it('prefers the earliest shipment when nothing is in stock', async () => {
+    const sku = uniqueId('sku');
+    await addBatch({ ref: uniqueId('later'), sku, qty: 100, eta: '2027-06-01' });
+    const earliest = await addBatch({ ref: uniqueId('earliest'), sku, qty: 100, eta: '2027-01-01' });
+    const response = await post('/allocate', { orderid: uniqueId('order'), sku, qty: 1 });
+    expect(await response.json()).toEqual({ batchref: earliest.ref });
+  });
+
+  it('answers 409 for the same line with another qty', async () => {
+    const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 100, eta: null });
+    const line = { orderid: uniqueId('order'), sku: batch.sku, qty: 10 };
+    await post('/allocate', line);
+    await expectJsonError(await post('/allocate', { ...line, qty: 11 }), 409);
+  });
+
+  it('answers 400 "Out of stock" when no batch can take the line', async () => {
+    const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null });
+    const body = await expectJsonError(await post('/allocate', { orderid: uniqueId('order'), sku: batch.sku, qty: 6 }), 400);
+    expect(body).toEqual({ message: `Out of stock for sku ${batch.sku}` });
+  });
+
+  it('answers 400 "Invalid sku" for a SKU never added', async () => {
+    const sku = uniqueId('sku');
+    const body = await expectJsonError(await post('/allocate', { orderid: uniqueId('order'), sku, qty: 1 }), 400);
+    expect(body).toEqual({ message: `Invalid sku ${sku}` });
+  });
+});
+
+describe('the error table of the contract, over HTTP', () => {
+  it('answers 400 for a body that is not valid JSON', async () => {
+    await expectJsonError(await post('/allocate', '{"orderid":'), 400);
+  });
+
+  it('answers 400 with an issue per field for a line with wrong types', async () => {
+    const body = await expectJsonError(await post('/allocate', { orderid: 7, sku: null, qty: '1' }), 400);
+    expect(body.issues?.map((issue) => issue.path)).toEqual(['orderid', 'sku', 'qty']);
+  });
+
+  it('answers 415 for a body sent as another media type', async () => {
+    await expectJsonError(await post('/allocate', '{}', { 'content-type': 'text/plain' }), 415);
+  });
+
+  it('answers 413 for a body over 16 KiB', async () => {
+    await expectJsonError(await post('/add_batch', { padding: 'x'.repeat(17 * 1024) }), 413);
+  });
+
+  it('answers 404 for an unknown path', async () => {
+    await expectJsonError(await post('/allocations', {}), 404);
+  });
+
+  it('answers 405 with Allow for a known path and another method', async () => {
+    const response = await fetch(`${baseUrl}/allocate`);
+    await expectJsonError(response, 405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../../local/dynamodb-local';
+import { exited, listening, startService } from '../support/local-service';
+
+describe('npm start', () => {
+  it('starts its own in-memory DynamoDB Local, serves the API, and stops both on Ctrl-C', async () => {
+    const port = await freePort();
+    const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--in-memory']);
+    await listening(service);
+    const response = await fetch(`http://127.0.0.1:${port}/add_batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ref: 'b1', sku: 'LAMP', qty: 1, eta: null }),
+    });
+    expect(response.status).toBe(201);
+
+    const dynamoDbEndpoint = /DynamoDB Local at (\S+)/.exec(service.output())?.[1];
+    expect(dynamoDbEndpoint).toBeDefined();
+    expect(await service.stop('SIGINT')).toBe(0);
+    await expect(fetch(dynamoDbEndpoint!)).rejects.toThrow();
+  });
+
+  it('says in one line that Java is missing and how to get it, and exits non-zero', async () => {
+    const service = startService({ PATH: '/nonexistent', DYNAMODB_ENDPOINT: '' });
+    expect(await exited(service)).not.toBe(0);
+    expect(service.output().trim()).toMatch(/^DynamoDB Local needs Java 17\+.*openjdk-17-jre-headless/);
+    expect(service.output().trim().split('\n')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,95 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAllocateHandler } from '../../functions/allocate';
+import type { DocumentSender } from '../../functions/store/batch-repository';
+import { createDocumentClient } from '../../functions/store/client';
+import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { freePort } from '../../local/dynamodb-local';
+import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
+import { lambdaContext, postEvent } from '../support/events';
+
+// DynamoDB Local never throttles and never reports a transaction conflict: these clients do, on
+// purpose, in front of the real one.
+
+let table: TestTable;
+beforeAll(async () => {
+  table = await createTestTable();
+});
+afterAll(() => table.drop());
+
+const fastRetries = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 };
+
+const conflict = () =>
+  new TransactionCanceledException({
+    message: 'Transaction cancelled',
+    $metadata: {},
+    CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }],
+  });
+
+const throttled = () =>
+  Object.assign(new Error('Rate of requests exceeds the allowed throughput'), {
+    name: 'ThrottlingException',
+    $metadata: { httpStatusCode: 400 },
+  });
+
+/** Fails the first `times` transactions with `failure()`, then lets them through to DynamoDB Local. */
+const failingTransactions = (times: number, failure: () => Error): DocumentSender & { failures: number } => {
+  const sender = {
+    failures: 0,
+    send: (async (command: unknown) => {
+      if (command instanceof TransactWriteCommand && sender.failures < times) {
+        sender.failures++;
+        throw failure();
+      }
+      return table.documentClient.send(command as never);
+    }) as DocumentSender['send'],
+  };
+  return sender;
+};
+
+const stockWith = async (qty: number) => {
+  const batch = { ref: uniqueId('batch'), sku: uniqueId('sku'), qty, available: qty, eta: null };
+  await table.repository().addBatch(batch);
+  return batch;
+};
+
+const allocateThrough = (sender: DocumentSender, line: { orderid: string; sku: string; qty: number }) =>
+  createAllocateHandler(table.repository({ sender, conflictRetry: fastRetries }))(postEvent('/allocate', line), lambdaContext());
+
+describe('allocating when the store pushes back', () => {
+  it('retries a transaction conflict and then allocates', async () => {
+    const batch = await stockWith(10);
+    const sender = failingTransactions(2, conflict);
+    const result = await allocateThrough(sender, { orderid: uniqueId('order'), sku: batch.sku, qty: 1 });
+    expect(result.statusCode).toBe(201);
+    expect(sender.failures).toBe(2);
+  });
+
+  it('answers 503 with Retry-After when conflicts outlast the retries, and writes nothing', async () => {
+    const batch = await stockWith(10);
+    const line = { orderid: uniqueId('order'), sku: batch.sku, qty: 1 };
+    const result = await allocateThrough(failingTransactions(Infinity, conflict), line);
+    expect(result.statusCode).toBe(503);
+    expect(result.headers?.['Retry-After']).toBe('1');
+    expect(await table.repository().allocationOf(line.orderid, line.sku)).toBeUndefined();
+    expect((await table.repository().batchesOf(batch.sku))[0]?.available).toBe(10);
+  });
+
+  it('answers 503 when throttling outlasts the client retries, and writes nothing', async () => {
+    const batch = await stockWith(10);
+    const line = { orderid: uniqueId('order'), sku: batch.sku, qty: 1 };
+    const result = await allocateThrough(failingTransactions(Infinity, throttled), line);
+    expect(result.statusCode).toBe(503);
+    expect(await table.repository().allocationOf(line.orderid, line.sku)).toBeUndefined();
+  });
+
+  it('answers 503 when nothing listens at the endpoint', async () => {
+    const unreachable = createDocumentClient(`http://127.0.0.1:${await freePort()}`);
+    const handler = createAllocateHandler(new DynamoDbBatchRepository(unreachable, table.tableName));
+    const result = await handler(postEvent('/allocate', { orderid: 'o', sku: 's', qty: 1 }), lambdaContext());
+    expect(result.statusCode).toBe(503);
+    expect(JSON.parse(result.body ?? '').message).toMatch(/retry/i);
+    unreachable.destroy();
+  });
+});
