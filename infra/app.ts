@@ -1,0 +1,4 @@
+import { App } from 'aws-cdk-lib';
+import { defineAllocationApp } from './allocation-app';
+
+defineAllocationApp(new App());

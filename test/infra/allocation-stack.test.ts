@@ -1,0 +1,279 @@
+import { readFileSync } from 'node:fs';
+import { type Stack, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { describe, expect, it } from 'vitest';
+import { tableKeySchema } from '../../functions/store/table';
+import { defineAllocationApp } from '../../infra/allocation-app';
+import { AllocationStack } from '../../infra/allocation-stack';
+import { cdkApp, logicalIdOf } from './cdk-app';
+
+const synthesize = (context: Record<string, unknown> = {}) => {
+  const stack = defineAllocationApp(cdkApp(context));
+  return { stack, template: Template.fromStack(stack) };
+};
+
+const { stack, template } = synthesize();
+const table = logicalIdOf(stack, 'Table');
+const tableArn = { 'Fn::GetAtt': [table, 'Arn'] };
+
+const functionNamed = (name: string) => template.toJSON().Resources[logicalIdOf(stack, `${name}Function`)];
+
+describe('the table', () => {
+  it('has the key schema the local server creates', () => {
+    const { partitionKey, sortKey } = tableKeySchema;
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: partitionKey.name, KeyType: 'HASH' },
+        { AttributeName: sortKey.name, KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
+        { AttributeName: sortKey.name, AttributeType: sortKey.type },
+      ],
+    });
+  });
+
+  it('is billed per request, with no capacity provisioned', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      ProvisionedThroughput: Match.absent(),
+    });
+  });
+
+  it('keeps point-in-time recovery on', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+
+  it('survives stack deletion, replacement and a delete call', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({ DeletionProtectionEnabled: true }),
+    });
+  });
+});
+
+describe.each([{ name: 'Allocate' }, { name: 'AddBatch' }])('the $name function', ({ name }) => {
+  it('runs index.handler on Node.js 22 on arm64', () => {
+    expect(functionNamed(name).Properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+    });
+  });
+
+  it('is given the table name and source-mapped stack traces, and no DynamoDB endpoint', () => {
+    expect(functionNamed(name).Properties.Environment).toEqual({
+      Variables: { TABLE_NAME: { Ref: table }, NODE_OPTIONS: '--enable-source-maps' },
+    });
+  });
+
+  it('logs to a log group of its own that expires', () => {
+    const logGroup = logicalIdOf(stack, `${name}Logs`);
+    expect(functionNamed(name).Properties.LoggingConfig).toEqual({ LogGroup: { Ref: logGroup } });
+    expect(template.toJSON().Resources[logGroup].Properties.RetentionInDays).toBeGreaterThan(0);
+  });
+});
+
+describe("the functions' roles", () => {
+  const statementsOf = (roleName: string) => {
+    const role = logicalIdOf(stack, `${roleName}Role`);
+    const policies = template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: role }] } });
+    // Each statement as sorted lists of actions and resources: CDK merges and reorders them freely.
+    return Object.values(policies)
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement)
+      .map(({ Effect, Action, Resource, ...rest }) => ({
+        ...rest,
+        Effect,
+        Action: [Action].flat().sort(),
+        Resource: [Resource].flat(),
+      }));
+  };
+  const writesTo = (logGroupName: string) => ({
+    Effect: 'Allow',
+    Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+    Resource: [{ 'Fn::GetAtt': [logicalIdOf(stack, logGroupName), 'Arn'] }],
+  });
+
+  it('let allocate read the batches and write the batch and the line, on the table only', () => {
+    expect(statementsOf('Allocate')).toEqual([
+      writesTo('AllocateLogs'),
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+        Resource: [tableArn],
+      },
+    ]);
+  });
+
+  it('let add_batch put items in the table, and nothing else', () => {
+    expect(statementsOf('AddBatch')).toEqual([
+      writesTo('AddBatchLogs'),
+      { Effect: 'Allow', Action: ['dynamodb:PutItem'], Resource: [tableArn] },
+    ]);
+  });
+
+  it('are assumable by Lambda only, with no managed or inline policies', () => {
+    const roles = Object.values(template.findResources('AWS::IAM::Role'));
+    expect(roles).toHaveLength(2);
+    for (const role of roles) {
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+      ]);
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      expect(role.Properties.Policies).toBeUndefined();
+    }
+  });
+
+  it('grant no wildcard action', () => {
+    const actions = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
+      policy.Properties.PolicyDocument.Statement.flatMap((statement: { Action: string | string[] }) => statement.Action),
+    );
+    expect(actions.filter((action) => action.includes('*'))).toEqual([]);
+  });
+});
+
+describe('the HTTP API', () => {
+  const routesOf = (routesTemplate: Template) =>
+    Object.values(routesTemplate.findResources('AWS::ApiGatewayV2::Route')).map(({ Properties }) => ({
+      routeKey: Properties.RouteKey,
+      authorizationType: Properties.AuthorizationType,
+    }));
+
+  it('routes POST /allocate and POST /add_batch to their functions', () => {
+    for (const [routeKey, name] of [
+      ['POST /allocate', 'Allocate'],
+      ['POST /add_batch', 'AddBatch'],
+    ]) {
+      const [route] = Object.values(template.findResources('AWS::ApiGatewayV2::Route', { Properties: { RouteKey: routeKey } }));
+      expect(route?.Properties.Target).toEqual({ 'Fn::Join': ['', ['integrations/', { Ref: expect.any(String) }]] });
+      const integration = template.toJSON().Resources[route?.Properties.Target['Fn::Join'][1][1].Ref];
+      expect(integration).toMatchObject({
+        Type: 'AWS::ApiGatewayV2::Integration',
+        Properties: {
+          IntegrationType: 'AWS_PROXY',
+          PayloadFormatVersion: '2.0',
+          IntegrationUri: { 'Fn::GetAtt': [logicalIdOf(stack, `${name}Function`), 'Arn'] },
+        },
+      });
+    }
+  });
+
+  it('requires IAM (SigV4) authorization on every route by default', () => {
+    expect(routesOf(template)).toEqual([
+      { routeKey: 'POST /allocate', authorizationType: 'AWS_IAM' },
+      { routeKey: 'POST /add_batch', authorizationType: 'AWS_IAM' },
+    ]);
+  });
+
+  it('opens every route with -c publicApi=true', () => {
+    expect(routesOf(synthesize({ publicApi: 'true' }).template)).toEqual([
+      { routeKey: 'POST /allocate', authorizationType: 'NONE' },
+      { routeKey: 'POST /add_batch', authorizationType: 'NONE' },
+    ]);
+  });
+
+  it('refuses a publicApi flag that is neither true nor false', () => {
+    expect(() => synthesize({ publicApi: 'yes' })).toThrow(/publicApi must be true or false/);
+  });
+
+  it('throttles the stage at 100 requests per second with bursts of 200 unless told otherwise', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+    });
+    const tuned = new AllocationStack(cdkApp(), 'Tuned', { throttlingRateLimit: 5, throttlingBurstLimit: 10 });
+    Template.fromStack(tuned).hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 },
+    });
+  });
+
+  it('writes an access log line per request, with the caller, to a log group that expires', () => {
+    const [stage] = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'));
+    const { DestinationArn, Format } = stage?.Properties.AccessLogSettings;
+    const logGroup = DestinationArn['Fn::GetAtt'][0];
+    expect(template.toJSON().Resources[logGroup]).toMatchObject({
+      Type: 'AWS::Logs::LogGroup',
+      Properties: { RetentionInDays: expect.any(Number) },
+    });
+    expect(JSON.parse(Format)).toMatchObject({
+      requestId: '$context.requestId',
+      userArn: '$context.identity.userArn',
+      routeKey: '$context.routeKey',
+      status: '$context.status',
+    });
+  });
+});
+
+describe('the outputs', () => {
+  it('give the API URL and the table name', () => {
+    expect(template.toJSON().Outputs).toMatchObject({
+      ApiUrl: { Value: { 'Fn::Join': ['', expect.arrayContaining(['https://', { Ref: logicalIdOf(stack, 'Api') }])] } },
+      TableName: { Value: { Ref: table } },
+    });
+  });
+});
+
+describe('cdk-nag AwsSolutions checks', () => {
+  it.each([{ publicApi: 'false' }, { publicApi: 'true' }])('pass with every finding acknowledged (%o)', (context) => {
+    const app = cdkApp(context);
+    defineAllocationApp(app);
+    expect(() => app.synth()).not.toThrow();
+  });
+
+  it('fail the synth on a finding nobody acknowledged', () => {
+    const app = cdkApp();
+    const checked = defineAllocationApp(app);
+    new Role(checked, 'Careless', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('AdministratorAccess')],
+    });
+    expect(() => app.synth()).toThrow(/AwsSolutions-IAM4/);
+  });
+
+  it('acknowledge an open route only when the operator asked for it', () => {
+    const acknowledged = (checkedStack: Stack) =>
+      checkedStack.node
+        .findAll()
+        .flatMap((construct) => construct.node.metadata)
+        .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+        .flatMap((entry) => Object.keys(entry.data));
+    expect(acknowledged(stack).filter((id) => id.includes('APIG4'))).toEqual([]);
+    expect(acknowledged(synthesize({ publicApi: true }).stack).filter((id) => id.includes('APIG4'))).toHaveLength(2);
+  });
+});
+
+describe('running under sam local', () => {
+  const samEnv: { Parameters: Record<string, string> } = JSON.parse(
+    readFileSync(new URL('../../events/sam-env.json', import.meta.url), 'utf8'),
+  );
+
+  const declaredVariables = (functionsTemplate: Template): string[][] =>
+    Object.values(functionsTemplate.findResources('AWS::Lambda::Function')).map((fn) =>
+      Object.keys(fn.Properties.Environment.Variables).sort(),
+    );
+
+  it('declares DYNAMODB_ENDPOINT only when synthesized with -c localDynamoDbEndpoint', () => {
+    expect(declaredVariables(template)).toEqual([
+      ['NODE_OPTIONS', 'TABLE_NAME'],
+      ['NODE_OPTIONS', 'TABLE_NAME'],
+    ]);
+    const forSam = synthesize({ localDynamoDbEndpoint: 'http://host.docker.internal:8000' });
+    for (const fn of Object.values(forSam.template.findResources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.Environment.Variables.DYNAMODB_ENDPOINT).toBe('http://host.docker.internal:8000');
+    }
+  });
+
+  it('can set every variable of the env file, as SAM only overrides variables the template declares', () => {
+    const forSam = synthesize({ localDynamoDbEndpoint: samEnv.Parameters.DYNAMODB_ENDPOINT });
+    const samVariables = Object.keys(samEnv.Parameters).sort();
+    expect(declaredVariables(forSam.template)).toEqual([
+      expect.arrayContaining(samVariables),
+      expect.arrayContaining(samVariables),
+    ]);
+  });
+});

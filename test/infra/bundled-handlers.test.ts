@@ -1,0 +1,89 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineAllocationApp, stackName } from '../../infra/allocation-app';
+import { createTestTable, type TestTable } from '../support/dynamodb';
+import { cdkApp, logicalIdOf } from './cdk-app';
+
+interface FunctionResource {
+  Properties: { Handler: string; Environment: { Variables: Record<string, unknown> } };
+  Metadata: Record<string, string>;
+}
+
+/**
+ * Loads a bundle in a fresh Node, as Lambda does (not through the test runner's module loader),
+ * and calls its handler with one event. The handler's own log lines go to stdout; the result
+ * comes back on fd 3.
+ */
+const invokeInNode = (bundle: string, eventFile: string, environment: Record<string, string>) => {
+  const script = `
+    import { readFileSync, writeSync } from 'node:fs';
+    const [bundleUrl, eventFile] = process.argv.slice(1);
+    const { handler } = await import(bundleUrl);
+    const context = { awsRequestId: 'bundle-test', functionName: 'bundle-test', getRemainingTimeInMillis: () => 10000 };
+    writeSync(3, JSON.stringify(await handler(JSON.parse(readFileSync(eventFile, 'utf8')), context)));
+  `;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, pathToFileURL(bundle).href, eventFile], {
+    env: { PATH: process.env.PATH, ...environment },
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  if (run.status !== 0) throw new Error(`The bundle failed (${run.status ?? run.signal}):\n${run.stderr.slice(-2000)}`);
+  return JSON.parse(run.output[3] ?? '');
+};
+
+const eventFile = (name: string) => join(import.meta.dirname, '../../events', name);
+
+describe('the functions as `cdk synth` bundles them', () => {
+  let assembly: CloudAssembly;
+  let functions: Record<'Allocate' | 'AddBatch', FunctionResource>;
+  let table: TestTable;
+
+  beforeAll(async () => {
+    // The one synth of the suite that runs esbuild.
+    const app = cdkApp({}, { bundle: true });
+    const stack = defineAllocationApp(app);
+    assembly = app.synth();
+    const resources: Record<string, FunctionResource> = assembly.getStackByName(stackName).template.Resources;
+    const resourceOf = (id: string) => resources[logicalIdOf(stack, id)] as FunctionResource;
+    functions = { Allocate: resourceOf('AllocateFunction'), AddBatch: resourceOf('AddBatchFunction') };
+    table = await createTestTable();
+  }, 60_000);
+
+  afterAll(async () => {
+    await table?.drop();
+    if (assembly) rmSync(assembly.directory, { recursive: true, force: true });
+  });
+
+  const bundleOf = (fn: FunctionResource) => join(assembly.directory, fn.Metadata['aws:asset:path'] ?? '', 'index.mjs');
+
+  /** The function's environment from the template, pointed at the test's table as sam-env.json does. */
+  const environmentOf = (fn: FunctionResource) => ({
+    ...(fn.Properties.Environment.Variables as Record<string, string>),
+    TABLE_NAME: table.tableName,
+    DYNAMODB_ENDPOINT: table.endpoint,
+  });
+
+  it.each(['Allocate', 'AddBatch'] as const)('%s: the template points SAM at a bundle holding index.mjs', (name) => {
+    const fn = functions[name];
+    expect(fn.Metadata['aws:asset:property']).toBe('Code');
+    expect(fn.Properties.Handler).toBe('index.handler');
+    expect(existsSync(bundleOf(fn))).toBe(true);
+    expect(existsSync(`${bundleOf(fn)}.map`)).toBe(true);
+  });
+
+  it('answers the sample add_batch event, then the sample allocate event, from the bundles', () => {
+    const batch = JSON.parse(JSON.parse(readFileSync(eventFile('add-batch.json'), 'utf8')).body);
+
+    const added = invokeInNode(bundleOf(functions.AddBatch), eventFile('add-batch.json'), environmentOf(functions.AddBatch));
+    expect(added).toMatchObject({ statusCode: 201, body: 'OK' });
+
+    const allocated = invokeInNode(bundleOf(functions.Allocate), eventFile('allocate.json'), environmentOf(functions.Allocate));
+    expect(allocated).toMatchObject({ statusCode: 201 });
+    expect(JSON.parse(allocated.body)).toEqual({ batchref: batch.ref });
+  });
+});
