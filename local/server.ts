@@ -10,11 +10,20 @@ export type LambdaHttpHandler = (event: HttpEvent, context: Context) => Promise<
 export type Routes = Readonly<Record<string, LambdaHttpHandler>>;
 
 /**
+ * Invocations that run at once; later requests wait their turn, as they would for a free Lambda
+ * instance. On AWS each instance runs one invocation with a client of its own. Here all share one
+ * client: a burst of hundreds would queue its calls behind the client's 50 sockets, or pile them on
+ * DynamoDB Local, until they outwaited the client's timeouts and a store that keeps up answered 503.
+ */
+const MAX_CONCURRENT_INVOCATIONS = 16;
+
+/**
  * A stand-in for API Gateway's HTTP API on one machine: each request becomes a payload 2.0 event
  * for the same handler modules Lambda runs. Routing answers 404 and 405 itself, as API Gateway would
  * before any function runs; everything else is the handler's to answer.
  */
 export const createLocalServer = (routes: Routes): Server => {
+  const invoke = limitConcurrency(MAX_CONCURRENT_INVOCATIONS);
   const methodsByPath = new Map<string, string[]>();
   for (const routeKey of Object.keys(routes)) {
     const [method = '', path = ''] = routeKey.split(' ');
@@ -35,12 +44,30 @@ export const createLocalServer = (routes: Routes): Server => {
     readBody(request)
       .then((body) => {
         const requestId = randomUUID();
-        return handler(toEvent(request, url, routeKey, body, requestId), lambdaContext(requestId)).then((result) =>
+        return invoke(() => handler(toEvent(request, url, routeKey, body, requestId), lambdaContext(requestId))).then((result) =>
           sendResult(response, result, requestId),
         );
       })
       .catch(() => sendJson(response, 500, { message: 'Internal server error' }));
   });
+};
+
+/** Runs at most `limit` tasks at a time; the others start in the order they came, as slots free up. */
+const limitConcurrency = (limit: number) => {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (running < limit) running++;
+    // A finishing task hands its slot straight to the next waiter, so `running` stays the same.
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
 };
 
 /**

@@ -29,6 +29,36 @@ const batchKey = (sku: string, ref: string) => ({ pk: `SKU#${sku}`, sk: `BATCH#$
 const batchReferenceKey = (ref: string) => ({ pk: `BATCHREF#${ref}`, sk: 'BATCHREF' });
 const lineKey = (orderid: string, sku: string) => ({ pk: `ORDER#${orderid}`, sk: `LINE#${sku}` });
 
+/** An item of the table as tools that read the whole table see it (the invariant check, tests). */
+export type StoredItem =
+  | { readonly kind: 'batch'; readonly batch: Batch }
+  | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string }
+  | { readonly kind: 'line'; readonly allocation: Allocation }
+  /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
+  | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
+
+/**
+ * Reads an item back through the same key functions that wrote it, so the key layout stays known
+ * to this file alone: an item is a batch only if its key is the batch key of its own sku and ref.
+ */
+export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
+  const { pk, sk, ref, sku, qty, available, eta, orderid, batchref } = item;
+  const hasKey = (key: { pk: string; sk: string }) => key.pk === pk && key.sk === sk;
+  const isText = (value: unknown): value is string => typeof value === 'string';
+  const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+  if (isText(ref) && isText(sku)) {
+    if (isNumber(qty) && isNumber(available) && (eta === null || isText(eta)) && hasKey(batchKey(sku, ref))) {
+      return { kind: 'batch', batch: { ref, sku, qty, available, eta } };
+    }
+    if (hasKey(batchReferenceKey(ref))) return { kind: 'batch-reference', ref, sku };
+  }
+  if (isText(orderid) && isText(sku) && isNumber(qty) && isText(batchref) && hasKey(lineKey(orderid, sku))) {
+    return { kind: 'line', allocation: { orderid, sku, qty, batchref } };
+  }
+  return { kind: 'unrecognized', pk: String(pk), sk: String(sk) };
+};
+
 /** Guards "a key is written once": the put fails if an item with that key already exists. */
 const ITEM_IS_NEW = 'attribute_not_exists(pk)';
 /** Guards "stock never goes below zero": a condition cannot do arithmetic, hence the `available` attribute. */

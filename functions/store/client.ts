@@ -11,7 +11,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  */
 const CONNECTION_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
-const MAX_ATTEMPTS = 3;
+export const MAX_ATTEMPTS = 3;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -26,7 +26,13 @@ export const createDynamoDbClient = (endpoint = process.env.DYNAMODB_ENDPOINT): 
   new DynamoDBClient({
     ...(endpoint ? { endpoint, ...localDefaults(endpoint) } : {}),
     maxAttempts: MAX_ATTEMPTS,
-    requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+    requestHandler: {
+      connectionTimeout: CONNECTION_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      // Without it @smithy/node-http-handler 4 only logs a warning when requestTimeout passes and
+      // keeps waiting (up to its 300 s socket default), so a hung store would hang every request.
+      throwOnRequestTimeout: true,
+    },
   });
 
 export const createDocumentClient = (endpoint = process.env.DYNAMODB_ENDPOINT): DynamoDBDocumentClient =>

@@ -1,0 +1,151 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewBatch, OrderLine } from '../../domain/model';
+import { type Inventory, findViolations, readInventory } from '../../tools/invariants';
+import { type TestTable, createTestTable } from '../support/dynamodb';
+import { seedOr } from './support/seed';
+import { type Answer, type LocalService, serviceOver, startLocalService } from './support/service';
+
+const SEED = seedOr(4_2026);
+
+/** Far more demand than stock, so the batches drain while requests still race for them. */
+const SCARCE_SKUS = ['DESK', 'LAMP', 'RUG'];
+/** Every batch of it could hold all its lines at once: no answer for it may be "out of stock". */
+const PLENTIFUL_SKU = 'PEN';
+const PLENTIFUL_BATCH_QTY = 1_000_000;
+/** Repeated dates make the batch reference break ties. */
+const ETAS = [null, null, '2026-03-01', '2026-03-01', '2026-04-15'];
+const DISTINCT_LINES = 300;
+
+interface Workload {
+  readonly batches: readonly NewBatch[];
+  /** Every request, copies of a line included, in the order they are sent: all at once. */
+  readonly requests: readonly OrderLine[];
+}
+
+const batchesOf = (sku: string, qty: fc.Arbitrary<number>) =>
+  fc
+    .array(fc.record({ qty, eta: fc.constantFrom(...ETAS) }), { minLength: 2, maxLength: 4 })
+    .map((batches) => batches.map((batch, index): NewBatch => ({ ref: `${sku}-${index}`, sku, ...batch })));
+
+const workloadArbitrary: fc.Arbitrary<Workload> = fc
+  .record({
+    batches: fc
+      .tuple(
+        ...SCARCE_SKUS.map((sku) => batchesOf(sku, fc.integer({ min: 5, max: 60 }))),
+        batchesOf(PLENTIFUL_SKU, fc.constant(PLENTIFUL_BATCH_QTY)),
+      )
+      .map((perSku) => perSku.flat()),
+    lines: fc.uniqueArray(
+      fc.record({
+        orderid: fc.integer({ min: 1, max: 150 }).map((n) => `order-${n}`),
+        sku: fc.constantFrom(...SCARCE_SKUS, PLENTIFUL_SKU),
+        qty: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 9, max: 40 })),
+        // A client that timed out and retried, once or twice, while its first request was still in flight.
+        copies: fc.constantFrom(1, 1, 1, 1, 1, 1, 1, 2, 2, 3),
+      }),
+      { minLength: DISTINCT_LINES, maxLength: DISTINCT_LINES, selector: ({ orderid, sku }) => `${orderid}/${sku}` },
+    ),
+  })
+  // A retry goes out right after the request it repeats, so the copies of a line race each other.
+  .map(({ batches, lines }) => ({
+    batches,
+    requests: lines.flatMap(({ copies, ...line }) => Array.from({ length: copies }, () => line)),
+  }));
+
+const lineKey = ({ orderid, sku }: { orderid: string; sku: string }) => JSON.stringify([orderid, sku]);
+const isOutOfStock = (answer: Answer, line: OrderLine) =>
+  answer.status === 400 && (answer.body as { message?: string }).message === `Out of stock for sku ${line.sku}`;
+
+describe(`hundreds of allocations sent at once to the local server (seed ${SEED})`, () => {
+  const [workload] = fc.sample(workloadArbitrary, { seed: SEED, numRuns: 1 }) as [Workload];
+  let table: TestTable;
+  let answers: Array<{ line: OrderLine; answer: Answer }>;
+  let inventory: Inventory;
+
+  beforeAll(async () => {
+    table = await createTestTable();
+    const service: LocalService = await startLocalService(table.repository());
+    try {
+      for (const batch of workload.batches) expect((await service.addBatch(batch)).status).toBe(201);
+      answers = await Promise.all(workload.requests.map(async (line) => ({ line, answer: await service.allocate(line) })));
+    } finally {
+      await service.close();
+    }
+    inventory = await readInventory(table.documentClient, table.tableName);
+  }, 120_000);
+
+  afterAll(() => table?.drop());
+
+  it('answers every request with an allocation or "out of stock", never a 5xx', () => {
+    const unexpected = answers.filter(
+      ({ line, answer }) => !(answer.status === 201 || answer.status === 200 || isOutOfStock(answer, line)),
+    );
+    expect(unexpected).toEqual([]);
+    expect(answers.filter(({ answer }) => answer.status === 201).length).toBeGreaterThan(0);
+    expect(answers.filter(({ line, answer }) => isOutOfStock(answer, line)).length).toBeGreaterThan(0);
+  });
+
+  it('leaves every invariant holding: no batch gave out more than it had', () => {
+    expect(findViolations(inventory)).toEqual([]);
+  });
+
+  it('stores every confirmed allocation in the batch it answered, and no line it did not confirm', () => {
+    const confirmed = new Map<string, { orderid: string; sku: string; qty: number; batchref: string }>();
+    for (const { line, answer } of answers) {
+      if (answer.status === 200 || answer.status === 201) {
+        confirmed.set(lineKey(line), { ...line, batchref: (answer.body as { batchref: string }).batchref });
+      }
+    }
+    const stored = new Map(inventory.lines.map((line) => [lineKey(line), { ...line }]));
+    expect(stored).toEqual(confirmed);
+  });
+
+  it('answers the copies of one line alike: one 201 and the same batch for the repeats, or "out of stock" for all', () => {
+    const byLine = new Map<string, Answer[]>();
+    for (const { line, answer } of answers) byLine.set(lineKey(line), [...(byLine.get(lineKey(line)) ?? []), answer]);
+    const repeated = [...byLine].filter(([, copies]) => copies.length > 1);
+    expect(repeated.length).toBeGreaterThan(0);
+    for (const [key, copies] of repeated) {
+      const statuses = copies.map((answer) => answer.status).sort();
+      const consistent =
+        statuses.every((status) => status === 400) ||
+        (statuses.filter((status) => status === 201).length === 1 &&
+          statuses.every((status) => status === 200 || status === 201) &&
+          new Set(copies.map((answer) => (answer.body as { batchref: string }).batchref)).size === 1);
+      expect(consistent, `copies of line ${key}: ${JSON.stringify(copies.map(({ status, body }) => ({ status, body })))}`).toBe(true);
+    }
+  });
+
+  it('answers "out of stock" only when no batch of the sku could hold the line', () => {
+    // Stock only shrinks during the load: a batch that can hold the line now could when it was refused.
+    const wronglyRefused = answers
+      .filter(({ line, answer }) => isOutOfStock(answer, line))
+      .map(({ line }) => ({ line, couldHold: inventory.batches.filter((batch) => batch.sku === line.sku && batch.available >= line.qty) }))
+      .filter(({ couldHold }) => couldHold.length > 0);
+    expect(wronglyRefused).toEqual([]);
+    expect(answers.filter(({ line }) => line.sku === PLENTIFUL_SKU).length).toBeGreaterThan(0);
+  });
+});
+
+describe('the same batch added concurrently', () => {
+  let table: TestTable;
+  beforeAll(async () => {
+    table = await createTestTable();
+  });
+  afterAll(() => table?.drop());
+
+  it('stores it once: one request gets 201, every other one 409, whatever sku each names', async () => {
+    const service = serviceOver(table.repository());
+    const attempts = [
+      ...Array.from({ length: 5 }, () => ({ ref: 'shared-ref', sku: 'CHAIR', qty: 10, eta: null })),
+      ...Array.from({ length: 5 }, () => ({ ref: 'shared-ref', sku: 'TABLE', qty: 20, eta: '2026-05-01' })),
+    ];
+    const answers = await Promise.all(attempts.map((batch) => service.addBatch(batch)));
+
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+    const inventory = await readInventory(table.documentClient, table.tableName);
+    expect(inventory.batches).toHaveLength(1);
+    expect(findViolations(inventory)).toEqual([]);
+  });
+});

@@ -1,0 +1,294 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { checkInvariants } from '../../tools/invariants';
+import { type TestTable, createTestTable } from '../support/dynamodb';
+import { postEvent } from '../support/events';
+import { seedOr } from './support/seed';
+import { type HandlerService, type Route, serviceOver } from './support/service';
+import { tableContents } from './support/table-contents';
+
+const SEED = seedOr(9_2026);
+const NUM_RUNS = 150;
+/** A SKU with stock to spare, so well-formed allocations get through to the store. */
+const STOCKED_SKU = 'FUZZ-LAMP';
+
+type Field = 'orderid' | 'ref' | 'sku' | 'qty' | 'eta';
+
+/** Strings that have broken services: controls, lone surrogates, bidi and zero-width marks, key and query syntax. */
+const HOSTILE_STRINGS = [
+  '',
+  ' ',
+  '\u0000',
+  'tab\there',
+  '\u001b[31mred',
+  '\u007f',
+  '\ud800',
+  'a\udfffb',
+  '\u202eevil',
+  'zero\u200bwidth',
+  '__proto__',
+  'constructor',
+  'SKU#FUZZ-LAMP',
+  'BATCH#x',
+  '#',
+  "' OR '1'='1",
+  '${jndi:ldap://127.0.0.1/a}',
+  '../../etc/passwd',
+  // One over the 128-character bound, in UTF-16 units and in code points.
+  'x'.repeat(129),
+  '\u{1F600}'.repeat(129),
+];
+const ODD_NUMBERS = [0, -0, -1, 0.5, 1.5, 1e9 + 1, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2, 1e21, 1e308, -1e308, 5e-324];
+const INVALID_DATES = [
+  '2026-02-30',
+  '2026-02-29',
+  '2026-13-01',
+  '2026-00-10',
+  '0000-00-00',
+  '2026-1-1',
+  '26-01-01',
+  '2026-01-01T00:00:00Z',
+  ' 2026-01-01',
+  '2026-01-01\n',
+  '9999-99-99',
+  '+002026-01-01',
+  '２０２６-01-01',
+  'tomorrow',
+];
+const WRONG_TYPES = [null, true, [], {}, ['FUZZ-LAMP'], { $gt: '' }];
+
+const hostileString = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...HOSTILE_STRINGS) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 129, max: 6_000 }).map((length) => 'x'.repeat(length)) },
+  { weight: 1, arbitrary: fc.integer({ min: 126, max: 130 }).map((length) => '\u{1F600}'.repeat(length)) },
+);
+
+const hugeOrOddNumber = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...ODD_NUMBERS) },
+  { weight: 1, arbitrary: fc.integer({ min: -10, max: 0 }) },
+  { weight: 1, arbitrary: fc.double() },
+  { weight: 1, arbitrary: fc.integer() },
+);
+
+const invalidDate = fc.constantFrom(...INVALID_DATES);
+
+const deeplyNested = fc
+  .integer({ min: 50, max: 3_000 })
+  .map((depth) => Array.from({ length: depth }).reduce<unknown>((inner) => ({ a: inner }), 'bottom'));
+
+const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+  hostileString,
+  hugeOrOddNumber,
+  invalidDate,
+  deeplyNested,
+  fc.jsonValue({ maxDepth: 3 }),
+  fc.constantFrom(...WRONG_TYPES),
+);
+
+/** A field as a careless or hostile client sends it: often plausible, often not, sometimes absent. */
+const field = (plausible: fc.Arbitrary<unknown>) =>
+  fc.oneof({ weight: 5, arbitrary: plausible }, { weight: 3, arbitrary: hostileValue }, { weight: 1, arbitrary: fc.constant(undefined) });
+
+const plausibleId = fc.integer({ min: 1, max: 50 }).map((n) => `fuzz-${n}`);
+const plausibleSku = fc.constantFrom(STOCKED_SKU, 'FUZZ-UNKNOWN');
+const plausibleQty = fc.integer({ min: 1, max: 5 });
+const plausibleEta = fc.constantFrom(null, '2026-06-01', '2028-02-29');
+
+/** What is most likely to slip past each field's check. */
+const hostileFor: Record<Field, fc.Arbitrary<unknown>> = {
+  orderid: hostileString,
+  ref: hostileString,
+  sku: hostileString,
+  qty: hugeOrOddNumber,
+  eta: invalidDate,
+};
+
+const plausibleFields: Record<Route, Partial<Record<Field, fc.Arbitrary<unknown>>>> = {
+  '/allocate': { orderid: plausibleId, sku: plausibleSku, qty: plausibleQty },
+  '/add_batch': { ref: plausibleId, sku: plausibleSku, qty: plausibleQty, eta: plausibleEta },
+};
+
+/** Keys that pollute an object's prototype when merged carelessly; written as JSON text, since JSON.stringify drops them. */
+const pollutingEntry = fc.constantFrom(
+  '"__proto__": {"qty": 1, "polluted": true}',
+  '"constructor": {"prototype": {"polluted": true}}',
+  '"__proto__": null',
+  '"prototype": {"polluted": true}',
+  '"hasOwnProperty": 1',
+  '"toString": "not a function"',
+);
+
+/** Object text built key by key, so it can hold polluting keys, and repeated ones (the last wins in JSON.parse). */
+const shapedBody = (route: Route) =>
+  fc
+    .record({
+      fields: fc.record(Object.fromEntries(Object.entries(plausibleFields[route]).map(([name, plausible]) => [name, field(plausible)]))),
+      polluting: fc.array(pollutingEntry, { maxLength: 3 }),
+      repeated: fc.option(fc.record({ key: fc.constantFrom(...Object.keys(plausibleFields[route])), value: hostileValue })),
+    })
+    .map(({ fields, polluting, repeated }) => {
+      const entries = Object.entries(fields)
+        .filter(([, value]) => value !== undefined)
+        .map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`);
+      const extra = repeated ? [`${JSON.stringify(repeated.key)}: ${JSON.stringify(repeated.value) ?? 'null'}`] : [];
+      return `{${[...polluting, ...entries, ...extra].join(', ')}}`;
+    });
+
+/** A body that would be accepted but for one field: the sharpest test of each bound. */
+const nearMiss = (route: Route) =>
+  fc
+    .record({ body: fc.record(plausibleFields[route]), field: fc.constantFrom(...(Object.keys(plausibleFields[route]) as Field[])) })
+    .chain(({ body, field }) =>
+      fc
+        .oneof({ weight: 3, arbitrary: hostileFor[field] }, hostileValue, fc.constant(undefined))
+        .map((value) => JSON.stringify({ ...body, [field]: value })),
+    );
+
+const rawText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 200 }),
+  fc.integer({ min: 1, max: 8_000 }).map((depth) => `${'['.repeat(depth)}${']'.repeat(depth)}`),
+  fc.integer({ min: 1, max: 8_000 }).map((depth) => '{"a":'.repeat(depth)),
+  fc.constantFrom('1e400', '-1e400', '123456789012345678901234567890', 'NaN', 'Infinity', '{"qty": 1e400}', '{"qty": -0}', '"\\ud800"', ''),
+  fc.constantFrom('{"orderid": "o1", "sku": "FUZZ-LAMP", "qty": 1}'.padEnd(17_000, ' ')),
+);
+
+/** Mostly JSON, so most requests get past the Content-Type check to the parser and the schema. */
+const contentType = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('application/json') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<string | null>(
+      'application/json; charset=utf-8',
+      'application/problem+json',
+      'APPLICATION/JSON',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      null,
+    ),
+  },
+);
+
+const request = (route: Route) =>
+  fc.record({
+    body: fc.oneof(
+      { weight: 3, arbitrary: shapedBody(route) },
+      { weight: 3, arbitrary: nearMiss(route) },
+      { weight: 2, arbitrary: fc.jsonValue().map((value) => JSON.stringify(value)) },
+      { weight: 2, arbitrary: rawText },
+    ),
+    contentType,
+    // API Gateway hands some bodies over base64-encoded.
+    base64: fc.constantFrom(false, false, false, false, true),
+  });
+
+/** CONTRACT.md's bounds, written out independently of the service's schema. */
+const isIdentifier = (value: unknown) =>
+  typeof value === 'string' && value.length > 0 && [...value].length <= 128 && !/[\p{Cc}\p{Cs}]/u.test(value);
+const isQty = (value: unknown) => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 1_000_000_000;
+const isCalendarDate = (value: unknown) => {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const [year, month, day] = value.split('-').map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+};
+const withinContract = (route: Route, sent: string): boolean => {
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(sent);
+  } catch {
+    return false;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const line = isIdentifier(body.sku) && isQty(body.qty);
+  return route === '/allocate'
+    ? line && isIdentifier(body.orderid)
+    : line && isIdentifier(body.ref) && (body.eta === null || isCalendarDate(body.eta));
+};
+
+const STACK_FRAME = /\n\s+at /;
+
+/** The known-bad values of each field: its own kind of trouble, and the wrong types, and its absence. */
+const CATALOGUE: Record<Field, unknown[]> = {
+  orderid: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined],
+  ref: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined],
+  sku: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined],
+  qty: [...ODD_NUMBERS, '1', ...WRONG_TYPES, undefined],
+  eta: [...INVALID_DATES, ...WRONG_TYPES, 20260101, undefined],
+};
+
+/** A well-formed body of each route, for spoiling one field at a time. */
+const VALID_BODY: Record<Route, Partial<Record<Field, unknown>>> = {
+  '/allocate': { orderid: 'catalogue-order', sku: STOCKED_SKU, qty: 1 },
+  '/add_batch': { ref: 'catalogue-batch', sku: STOCKED_SKU, qty: 1, eta: null },
+};
+
+describe(`both handlers under hostile input (seed ${SEED})`, () => {
+  let table: TestTable;
+  let service: HandlerService;
+  const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
+
+  beforeAll(async () => {
+    table = await createTestTable();
+    service = serviceOver(table.repository());
+    expect((await service.addBatch({ ref: 'fuzz-stock', sku: STOCKED_SKU, qty: 1_000_000_000, eta: null })).status).toBe(201);
+    // fast-check's report names the failing request; the request logs of every run and shrink would bury it.
+    vi.spyOn(console, 'log').mockImplementation(() => undefined);
+  });
+  afterAll(async () => {
+    vi.restoreAllMocks();
+    await table?.drop();
+  });
+
+  /** Sends the body as it is, and holds the answer to what any client is owed, whatever it sent. */
+  const sendAndCheck = async (
+    route: Route,
+    body: string,
+    { contentType = 'application/json', base64 = false }: { contentType?: string | null; base64?: boolean } = {},
+  ) => {
+    const before = await tableContents(table.documentClient, table.tableName);
+    const event = postEvent(route, base64 ? Buffer.from(body).toString('base64') : body, { raw: true, contentType });
+    event.isBase64Encoded = base64;
+
+    const answer = await service.send(route, event);
+
+    expect(answer.status).toBeGreaterThanOrEqual(200);
+    expect(answer.status).toBeLessThan(500);
+    expect(answer.text).not.toMatch(STACK_FRAME);
+    expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeKeys);
+    if (answer.status >= 300) {
+      expect(answer.headers['content-type']).toMatch(/^application\/json/);
+      expect(answer.body).toEqual(expect.objectContaining({ message: expect.any(String) }));
+      expect(await tableContents(table.documentClient, table.tableName)).toEqual(before);
+    } else {
+      expect(withinContract(route, body), `accepted ${body}`).toBe(true);
+      expect(contentType ?? 'no Content-Type', 'accepted a body not declared JSON').toMatch(/^application\/([\w.-]+\+)?json\b/i);
+    }
+  };
+
+  it.each<Route>(['/allocate', '/add_batch'])(
+    'POST %s takes each hostile value in each field without a 5xx, and accepts only what the contract allows',
+    async (route) => {
+      for (const field of Object.keys(VALID_BODY[route]) as Field[]) {
+        for (const value of CATALOGUE[field]) {
+          await sendAndCheck(route, JSON.stringify({ ...VALID_BODY[route], [field]: value }));
+        }
+      }
+    },
+    60_000,
+  );
+
+  it.each<Route>(['/allocate', '/add_batch'])(
+    'POST %s never answers 5xx to any request, answers every refusal in JSON, and changes nothing it refuses',
+    async (route) => {
+      await fc.assert(
+        fc.asyncProperty(request(route), ({ body, contentType, base64 }) => sendAndCheck(route, body, { contentType, base64 })),
+        // Shrinking replays requests against DynamoDB Local: cap it so a failure is reported, seed and all, before the test times out.
+        { seed: SEED, numRuns: NUM_RUNS, interruptAfterTimeLimit: 80_000 },
+      );
+      expect(await checkInvariants(table.documentClient, table.tableName)).toEqual([]);
+    },
+    100_000,
+  );
+});

@@ -1,0 +1,159 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type StoredItem, parseStoredItem } from '../../functions/store/batch-repository';
+import { freePort } from '../../local/dynamodb-local';
+import { checkInvariants } from '../../tools/invariants';
+import { type TestTable, createTestTable } from '../support/dynamodb';
+import { serviceOver } from './support/service';
+import { scanItems, tableContents } from './support/table-contents';
+
+/**
+ * A small shop, written through the service, that each test then breaks in one way: the check must
+ * find nothing wrong with what the service writes, and name every kind of damage.
+ */
+const stockTheShop = async (table: TestTable) => {
+  const service = serviceOver(table.repository());
+  for (const batch of [
+    { ref: 'lamp-1', sku: 'LAMP', qty: 10, eta: null },
+    { ref: 'lamp-2', sku: 'LAMP', qty: 5, eta: '2026-05-01' },
+    { ref: 'sofa-1', sku: 'SOFA', qty: 3, eta: null },
+  ]) {
+    expect((await service.addBatch(batch)).status).toBe(201);
+  }
+  for (const line of [
+    { orderid: 'o1', sku: 'LAMP', qty: 4 },
+    { orderid: 'o2', sku: 'LAMP', qty: 6 },
+    { orderid: 'o3', sku: 'LAMP', qty: 2 },
+    { orderid: 'o1', sku: 'SOFA', qty: 3 },
+  ]) {
+    expect((await service.allocate(line)).status).toBe(201);
+  }
+};
+
+/** The key of the one item that matches, found by reading items back the way the check does. */
+const keyOf = async (table: TestTable, matches: (item: StoredItem) => boolean) => {
+  const items = await scanItems(table.documentClient, table.tableName);
+  const found = items.filter((item) => matches(parseStoredItem(item)));
+  expect(found).toHaveLength(1);
+  return { pk: found[0]?.pk, sk: found[0]?.sk };
+};
+const batchKey = (table: TestTable, ref: string) => keyOf(table, (item) => item.kind === 'batch' && item.batch.ref === ref);
+const lineKey = (table: TestTable, orderid: string, sku: string) =>
+  keyOf(table, (item) => item.kind === 'line' && item.allocation.orderid === orderid && item.allocation.sku === sku);
+
+describe('the invariant check', () => {
+  let table: TestTable;
+  beforeEach(async () => {
+    table = await createTestTable();
+    await stockTheShop(table);
+    return () => table.drop();
+  });
+
+  const violations = () => checkInvariants(table.documentClient, table.tableName);
+  const set = async (key: Record<string, unknown>, attribute: string, value: unknown) =>
+    table.documentClient.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: key,
+        UpdateExpression: 'SET #attribute = :value',
+        ExpressionAttributeNames: { '#attribute': attribute },
+        ExpressionAttributeValues: { ':value': value },
+      }),
+    );
+
+  it('finds nothing wrong with a table the service wrote, and changes nothing', async () => {
+    const before = await tableContents(table.documentClient, table.tableName);
+    expect(await violations()).toEqual([]);
+    expect(await tableContents(table.documentClient, table.tableName)).toEqual(before);
+  });
+
+  it('reports a batch whose stock does not match the lines it holds', async () => {
+    await set(await batchKey(table, 'lamp-1'), 'available', 1);
+    expect(await violations()).toEqual([
+      { rule: 'stock-matches-lines', message: 'batch "lamp-1" of sku "LAMP": qty 10 - available 1 = 9, but its lines hold 10' },
+    ]);
+  });
+
+  it('reports stock below zero', async () => {
+    await set(await batchKey(table, 'sofa-1'), 'available', -2);
+    expect(await violations()).toEqual(
+      expect.arrayContaining([{ rule: 'stock-never-negative', message: 'batch "sofa-1" of sku "SOFA" has available -2' }]),
+    );
+  });
+
+  it('reports a line placed in a batch of another sku, and one placed in no batch at all', async () => {
+    await set(await lineKey(table, 'o3', 'LAMP'), 'batchref', 'sofa-1');
+    await set(await lineKey(table, 'o1', 'SOFA'), 'batchref', 'ghost');
+    const misplaced = (await violations()).filter(({ rule }) => rule === 'line-in-batch-of-its-sku');
+    expect(misplaced.map(({ message }) => message).sort()).toEqual([
+      'line of order "o1" for sku "SOFA" points at batch "ghost", which does not exist',
+      'line of order "o3" for sku "LAMP" points at batch "sofa-1", which holds sku "SOFA"',
+    ]);
+  });
+
+  it('reports one batch reference stored for two skus', async () => {
+    // Without its reference item, the adapter no longer knows the ref is taken.
+    await table.documentClient.send(
+      new DeleteCommand({
+        TableName: table.tableName,
+        Key: await keyOf(table, (item) => item.kind === 'batch-reference' && item.ref === 'sofa-1'),
+      }),
+    );
+    await table.repository().addBatch({ ref: 'sofa-1', sku: 'LAMP', qty: 1, available: 1, eta: null });
+    expect(await violations()).toEqual(
+      expect.arrayContaining([{ rule: 'batch-ref-unique', message: 'batch "sofa-1" exists for 2 skus: "SOFA", "LAMP"' }]),
+    );
+  });
+
+  it('reports an item that is no batch, batch reference or line', async () => {
+    await table.documentClient.send(new PutCommand({ TableName: table.tableName, Item: { pk: 'SKU#LAMP', sk: 'STRAY', qty: 1 } }));
+    expect(await violations()).toEqual([
+      { rule: 'item-recognized', message: 'item pk "SKU#LAMP" sk "STRAY" is not a batch, batch reference or line' },
+    ]);
+  });
+});
+
+describe('npm run check', () => {
+  const run = promisify(execFile);
+  let table: TestTable;
+  beforeAll(async () => {
+    table = await createTestTable();
+    await stockTheShop(table);
+  });
+  afterAll(() => table?.drop());
+
+  const check = async (...args: string[]) => {
+    try {
+      const { stdout } = await run('npm', ['run', '--silent', 'check', '--', ...args]);
+      return { code: 0, stdout };
+    } catch (error) {
+      const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
+      return { code, stdout: stdout + stderr };
+    }
+  };
+
+  it('exits 0 when every invariant holds, and 1 naming each violation when one is broken', async () => {
+    const sound = await check('--endpoint', table.endpoint, '--table', table.tableName);
+    expect(sound).toMatchObject({ code: 0, stdout: expect.stringContaining('every invariant holds') });
+
+    await table.documentClient.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: await batchKey(table, 'lamp-1'),
+        UpdateExpression: 'SET available = :available',
+        ExpressionAttributeValues: { ':available': -1 },
+      }),
+    );
+    const broken = await check('--endpoint', table.endpoint, '--table', table.tableName);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toContain('[stock-never-negative] batch "lamp-1" of sku "LAMP" has available -1');
+    expect(broken.stdout).toContain('[stock-matches-lines] batch "lamp-1"');
+  }, 60_000);
+
+  it('exits 2 when it cannot read the table', async () => {
+    const unreachable = await check('--endpoint', `http://127.0.0.1:${await freePort()}`, '--table', 'allocations');
+    expect(unreachable).toMatchObject({ code: 2, stdout: expect.stringContaining('Could not read allocations') });
+  }, 60_000);
+});

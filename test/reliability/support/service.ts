@@ -1,0 +1,84 @@
+import type { AddressInfo } from 'node:net';
+import type { BatchRepository } from '../../../domain/ports';
+import { createAddBatchHandler } from '../../../functions/add-batch';
+import { createAllocateHandler } from '../../../functions/allocate';
+import type { HttpEvent } from '../../../functions/http/route';
+import { createLocalServer } from '../../../local/server';
+import { lambdaContext, postEvent } from '../../support/events';
+
+/** A response as a client reads it: the body parsed when it is JSON, the text otherwise. */
+export interface Answer {
+  readonly status: number;
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: unknown;
+  readonly text: string;
+}
+
+export type Route = '/allocate' | '/add_batch';
+
+export interface Service {
+  allocate(body: unknown): Promise<Answer>;
+  addBatch(body: unknown): Promise<Answer>;
+}
+
+export interface HandlerService extends Service {
+  /** Any event, for bodies that are not JSON at all, arrive with another Content-Type, or in base64. */
+  send(route: Route, event: HttpEvent): Promise<Answer>;
+}
+
+export interface LocalService extends Service {
+  close(): Promise<void>;
+}
+
+const answer = (status: number, headers: Record<string, string>, text: string): Answer => ({
+  status,
+  headers,
+  body: headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text,
+  text,
+});
+
+const handlersOver = (repository: BatchRepository) => ({
+  '/allocate': createAllocateHandler(repository),
+  '/add_batch': createAddBatchHandler(repository),
+});
+
+/** Both Lambda handlers over one repository, called as Lambda calls them. */
+export const serviceOver = (repository: BatchRepository): HandlerService => {
+  const handlers = handlersOver(repository);
+  const send = async (route: Route, event: HttpEvent): Promise<Answer> => {
+    const result = await handlers[route](event, lambdaContext());
+    const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
+    return answer(result.statusCode ?? 200, headers, result.body ?? '');
+  };
+  return {
+    allocate: (body) => send('/allocate', postEvent('/allocate', body)),
+    addBatch: (body) => send('/add_batch', postEvent('/add_batch', body)),
+    send,
+  };
+};
+
+/** Both handlers behind the local server, reached over HTTP on loopback as a developer's load test reaches them. */
+export const startLocalService = async (repository: BatchRepository): Promise<LocalService> => {
+  const handlers = handlersOver(repository);
+  const server = createLocalServer({ 'POST /allocate': handlers['/allocate'], 'POST /add_batch': handlers['/add_batch'] });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const post = async (route: Route, body: unknown): Promise<Answer> => {
+    const response = await fetch(`http://127.0.0.1:${port}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return answer(response.status, Object.fromEntries(response.headers), await response.text());
+  };
+  return {
+    allocate: (body) => post('/allocate', body),
+    addBatch: (body) => post('/add_batch', body),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+};

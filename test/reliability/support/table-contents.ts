@@ -1,0 +1,22 @@
+import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
+import type { DocumentSender } from '../../../functions/store/batch-repository';
+
+/** Every item of the table, as stored, whatever it is. */
+export const scanItems = async (client: DocumentSender, tableName: string): Promise<Record<string, unknown>[]> => {
+  const items: Record<string, unknown>[] = [];
+  let startKey: ScanCommandOutput['LastEvaluatedKey'];
+  do {
+    const page: ScanCommandOutput = await client.send(
+      new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: startKey }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+};
+
+/** Every item of the table, in a stable order, so two reads compare equal exactly when nothing changed. */
+export const tableContents = async (client: DocumentSender, tableName: string): Promise<string[]> =>
+  (await scanItems(client, tableName))
+    .map((item) => JSON.stringify(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : 1))))
+    .sort();

@@ -1,0 +1,131 @@
+import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
+import type { Allocation, Batch } from '../domain/model';
+import { type DocumentSender, parseStoredItem } from '../functions/store/batch-repository';
+
+export interface Inventory {
+  readonly batches: readonly Batch[];
+  readonly references: readonly { readonly ref: string; readonly sku: string }[];
+  readonly lines: readonly Allocation[];
+  readonly unrecognized: readonly { readonly pk: string; readonly sk: string }[];
+}
+
+export type Rule =
+  | 'stock-never-negative'
+  | 'stock-matches-lines'
+  | 'line-in-batch-of-its-sku'
+  | 'batch-ref-unique'
+  | 'batch-ref-reserved'
+  | 'item-recognized';
+
+export interface Violation {
+  readonly rule: Rule;
+  readonly message: string;
+}
+
+/** Pages of 1,000 items keep each Scan call well inside the client's request timeout. */
+const SCAN_PAGE_ITEMS = 1_000;
+
+/**
+ * Every item of the table, with strongly consistent reads so that no committed write is missed.
+ * A Scan is not a snapshot: read a table at rest, or a transaction committed mid-scan can show half.
+ */
+export const readInventory = async (client: DocumentSender, tableName: string): Promise<Inventory> => {
+  const batches: Batch[] = [];
+  const references: { ref: string; sku: string }[] = [];
+  const lines: Allocation[] = [];
+  const unrecognized: { pk: string; sk: string }[] = [];
+  let startKey: ScanCommandOutput['LastEvaluatedKey'];
+  do {
+    const page: ScanCommandOutput = await client.send(
+      new ScanCommand({ TableName: tableName, ConsistentRead: true, Limit: SCAN_PAGE_ITEMS, ExclusiveStartKey: startKey }),
+    );
+    for (const item of page.Items ?? []) {
+      const stored = parseStoredItem(item);
+      if (stored.kind === 'batch') batches.push(stored.batch);
+      else if (stored.kind === 'batch-reference') references.push({ ref: stored.ref, sku: stored.sku });
+      else if (stored.kind === 'line') lines.push(stored.allocation);
+      else unrecognized.push({ pk: stored.pk, sk: stored.sk });
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return { batches, references, lines, unrecognized };
+};
+
+const show = (value: string) => JSON.stringify(value);
+
+/**
+ * What must be true of any state the service leaves behind, however requests raced or failed:
+ * stock is never negative, each batch has given out exactly what its lines hold, every line sits in
+ * a batch of its own SKU, and a batch reference names one batch.
+ */
+export const findViolations = ({ batches, references, lines, unrecognized }: Inventory): Violation[] => {
+  const violations: Violation[] = [];
+  const batchBySkuAndRef = new Map(batches.map((batch) => [JSON.stringify([batch.sku, batch.ref]), batch]));
+  const heldByBatch = new Map<Batch, number>();
+
+  for (const line of lines) {
+    const batch = batchBySkuAndRef.get(JSON.stringify([line.sku, line.batchref]));
+    if (batch) {
+      heldByBatch.set(batch, (heldByBatch.get(batch) ?? 0) + line.qty);
+      continue;
+    }
+    const elsewhere = batches.find((candidate) => candidate.ref === line.batchref);
+    violations.push({
+      rule: 'line-in-batch-of-its-sku',
+      message:
+        `line of order ${show(line.orderid)} for sku ${show(line.sku)} points at batch ${show(line.batchref)}, ` +
+        (elsewhere ? `which holds sku ${show(elsewhere.sku)}` : 'which does not exist'),
+    });
+  }
+
+  for (const batch of batches) {
+    const name = `batch ${show(batch.ref)} of sku ${show(batch.sku)}`;
+    if (batch.available < 0) {
+      violations.push({ rule: 'stock-never-negative', message: `${name} has available ${batch.available}` });
+    }
+    const held = heldByBatch.get(batch) ?? 0;
+    if (batch.qty - batch.available !== held) {
+      violations.push({
+        rule: 'stock-matches-lines',
+        message: `${name}: qty ${batch.qty} - available ${batch.available} = ${batch.qty - batch.available}, but its lines hold ${held}`,
+      });
+    }
+  }
+
+  const skusByRef = new Map<string, string[]>();
+  for (const batch of batches) skusByRef.set(batch.ref, [...(skusByRef.get(batch.ref) ?? []), batch.sku]);
+  for (const [ref, skus] of skusByRef) {
+    if (skus.length > 1) {
+      violations.push({
+        rule: 'batch-ref-unique',
+        message: `batch ${show(ref)} exists for ${skus.length} skus: ${skus.map(show).join(', ')}`,
+      });
+    }
+  }
+  const referenced = new Set(references.map(({ ref, sku }) => JSON.stringify([sku, ref])));
+  for (const batch of batches) {
+    if (!referenced.has(JSON.stringify([batch.sku, batch.ref]))) {
+      violations.push({
+        rule: 'batch-ref-reserved',
+        message: `batch ${show(batch.ref)} of sku ${show(batch.sku)} has no reference item reserving its ref`,
+      });
+    }
+  }
+  for (const { ref, sku } of references) {
+    if (!batchBySkuAndRef.has(JSON.stringify([sku, ref]))) {
+      violations.push({
+        rule: 'batch-ref-reserved',
+        message: `reference of batch ${show(ref)} names sku ${show(sku)}, which has no such batch`,
+      });
+    }
+  }
+
+  for (const { pk, sk } of unrecognized) {
+    violations.push({ rule: 'item-recognized', message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, batch reference or line` });
+  }
+  return violations;
+};
+
+/** Reads the table and answers what is wrong with it; an empty list means every invariant holds. It writes nothing. */
+export const checkInvariants = async (client: DocumentSender, tableName: string): Promise<Violation[]> =>
+  findViolations(await readInventory(client, tableName));
