@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../local/dynamodb-local';
+import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
+import { uniqueId } from '../support/dynamodb';
 import { exited, listening, startService } from '../support/local-service';
 
 describe('npm start', () => {
@@ -25,5 +26,40 @@ describe('npm start', () => {
     expect(await exited(service)).not.toBe(0);
     expect(service.output().trim()).toMatch(/^DynamoDB Local needs Java 17\+.*openjdk-17-jre-headless/);
     expect(service.output().trim().split('\n')).toHaveLength(1);
+  });
+
+  it('answers 503 with Retry-After while its DynamoDB is down, and serves once it comes up', async () => {
+    const [port, storePort] = await Promise.all([freePort(), freePort()]);
+    const service = startService({
+      PORT: String(port),
+      DYNAMODB_ENDPOINT: `http://127.0.0.1:${storePort}`,
+      TABLE_NAME: uniqueId('late-store'),
+    });
+    const addBatch = () =>
+      fetch(`http://127.0.0.1:${port}/add_batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ref: uniqueId('batch'), sku: 'LAMP', qty: 1, eta: null }),
+      });
+    try {
+      await listening(service);
+      const whileDown = await addBatch();
+      expect(whileDown.status).toBe(503);
+      expect(whileDown.headers.get('retry-after')).toBe('1');
+
+      const store = await startDynamoDbLocal({ port: storePort });
+      try {
+        let status = 0;
+        for (let tries = 0; tries < 60 && status !== 201; tries++) {
+          status = (await addBatch()).status;
+          if (status !== 201) await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+        expect(status).toBe(201);
+      } finally {
+        await store.stop();
+      }
+    } finally {
+      await service.stop();
+    }
   });
 });
