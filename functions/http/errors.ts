@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { DomainError, DuplicateBatch, InvalidSku, LineAlreadyAllocated, OutOfStock, StoreUnavailable } from '../../domain/errors';
 
 /** The body failed the schema: each issue names the field and what is wrong with it. */

@@ -2,7 +2,7 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { BodyTooLarge, InvalidRequestBody, toErrorResponse } from './errors';
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -15,7 +15,7 @@ export const MAX_BODY_BYTES = 16 * 1024;
 /** Only reached if an error escapes the mapping below; still JSON, still no detail. */
 const FALLBACK_ERROR_BODY = JSON.stringify({ message: 'Internal server error' });
 
-export interface RouteDefinition<Schema extends z.ZodType> {
+export interface RouteDefinition<Schema extends z.ZodMiniType> {
   /** As API Gateway names it, e.g. `POST /allocate`; it labels the request log. */
   readonly route: string;
   readonly schema: Schema;
@@ -40,7 +40,7 @@ export const text = (statusCode: number, body: string): HttpResult => ({
  * A Lambda handler for one JSON route: body size, Content-Type and JSON checks, the schema, then
  * `run`. Every error leaves through `toErrorResponse`, and every request logs one JSON line.
  */
-export const jsonRoute = <Schema extends z.ZodType>({ route, schema, successOutcomes, run }: RouteDefinition<Schema>) =>
+export const jsonRoute = <Schema extends z.ZodMiniType>({ route, schema, successOutcomes, run }: RouteDefinition<Schema>) =>
   middy<HttpEvent, HttpResult, Error, Context>()
     // onError middlewares run in reverse order of use(): errorResponses shapes the error, then
     // httpErrorHandler renders it; requestLog, used first, sees the final response last.

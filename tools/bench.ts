@@ -1,0 +1,151 @@
+/**
+ * `npm run bench`: how close the service comes to its floors, on this machine, in a few minutes.
+ * Builds the handlers as they deploy, times their cold start against the DynamoDB client's alone,
+ * times a warm invocation with the store stubbed, drives allocations through the local server
+ * against the same DynamoDB Local as the store floor, and counts the store calls of each request.
+ * Prints a Markdown table and writes every figure to bench/results/. Loopback only.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { createDocumentClient, createDynamoDbClient } from '../functions/store/client';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../local/dynamodb-local';
+import { ensureTable } from '../local/table';
+import { serviceOverHttp, storeFloor } from './bench/allocators';
+import { buildBundles } from './bench/bundles';
+import { firstMessage, spawnTypeScript, stopChild } from './bench/child-process';
+import { measureColdInit } from './bench/cold-init';
+import type { HandlerMeasurements } from './bench/handler-measurements';
+import { jsonPoster, runClosedLoop } from './bench/load';
+import { type BenchResults, renderTable, targetsOf } from './bench/report';
+import { median } from './bench/stats';
+import { compareThroughput } from './bench/throughput';
+
+/** At least 15, as the issue asks; each is one fresh process per bundle. */
+const INIT_PROCESSES = 41;
+const IN_FLIGHT = [1, 16] as const;
+const ROUNDS = 6;
+const ROUND_MS = 4_000;
+/** Enough for DynamoDB Local's JIT and the server's to settle before anything is timed. */
+const WARM_UP_MS = 4_000;
+/** The whole run takes about two minutes; past this, something hangs. */
+const TIME_LIMIT_MS = 6 * 60_000;
+
+const WORK_DIR = '.local/bench';
+const RESULTS_DIR = 'bench/results';
+
+const cleanups: (() => Promise<void>)[] = [];
+const cleanUp = async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+};
+
+const step = (what: string) => console.error(`bench: ${what}`);
+
+const main = async (): Promise<void> => {
+  const loadAtStart = loadavg()[0] ?? 0;
+  // The paths below, and those of the child processes, are the repository's.
+  process.chdir(fileURLToPath(new URL('..', import.meta.url)));
+  mkdirSync(WORK_DIR, { recursive: true });
+
+  step('building the bundles with infra/bundling.ts');
+  const bundles = await buildBundles(`${WORK_DIR}/bundles`);
+  const [allocateBundle, addBatchBundle] = bundles.handlers;
+  if (!allocateBundle || !addBatchBundle) throw new Error('Expected the allocate and add-batch bundles');
+
+  // Before DynamoDB Local starts, so that its JVM does not compete with the fresh processes.
+  step(`cold init: ${INIT_PROCESSES} fresh processes per bundle, interleaved`);
+  const initCases = [
+    { label: 'client-alone', file: bundles.clientAlone.file },
+    ...bundles.handlers.map(({ name, file }) => ({ label: name, file })),
+    ...bundles.handlers.map(({ name, file }) => ({ label: `${name} (source maps)`, file, nodeOptions: ['--enable-source-maps'] })),
+  ];
+  const initSamples = measureColdInit(initCases, INIT_PROCESSES);
+
+  step('starting DynamoDB Local (in memory)');
+  const dynamoDbLocal: DynamoDbLocal = await startDynamoDbLocal();
+  cleanups.push(() => dynamoDbLocal.stop());
+  const storeEnvironment = { DYNAMODB_ENDPOINT: dynamoDbLocal.endpoint };
+
+  step('warm handler overhead (store stubbed) and store calls per request');
+  const measurer = spawnTypeScript('tools/bench/handler-measurements.ts', { env: storeEnvironment });
+  cleanups.push(() => stopChild(measurer));
+  const handlerMeasurements = await firstMessage<HandlerMeasurements>(measurer);
+
+  step('allocations through the local server, beside the store floor');
+  const adminClient = createDynamoDbClient(dynamoDbLocal.endpoint);
+  const serviceTable = `bench-service-${randomUUID().slice(0, 8)}`;
+  const floorTable = `bench-floor-${randomUUID().slice(0, 8)}`;
+  await ensureTable(adminClient, serviceTable);
+  await ensureTable(adminClient, floorTable);
+  adminClient.destroy();
+
+  const requestLog = `${WORK_DIR}/server.log`;
+  const server = spawnTypeScript('tools/bench/serve-bundles.ts', {
+    args: [allocateBundle.file, addBatchBundle.file],
+    env: { ...storeEnvironment, TABLE_NAME: serviceTable },
+    // The request log goes to a file, as a terminal or a log agent would take it.
+    stdout: openSync(requestLog, 'w'),
+  });
+  cleanups.push(() => stopChild(server));
+  const { port } = await firstMessage<{ port: number }>(server);
+  const http = jsonPoster(port, Math.max(...IN_FLIGHT));
+  const floorClient = createDocumentClient(dynamoDbLocal.endpoint);
+  cleanups.push(async () => {
+    http.close();
+    floorClient.destroy();
+  });
+  const allocators = { floor: await storeFloor(floorClient, floorTable), service: await serviceOverHttp(http) };
+
+  await runClosedLoop(allocators.floor, Math.max(...IN_FLIGHT), WARM_UP_MS);
+  await runClosedLoop(allocators.service, Math.max(...IN_FLIGHT), WARM_UP_MS);
+  const throughput = [];
+  for (const inFlight of IN_FLIGHT) {
+    step(`  ${inFlight} in flight: ${ROUNDS} rounds of ${ROUND_MS / 1000} s each side`);
+    throughput.push(await compareThroughput(allocators, { inFlight, rounds: ROUNDS, roundMs: ROUND_MS }));
+  }
+  const httpRequests = http.answered();
+  await cleanUp();
+
+  const results: BenchResults = {
+    date: new Date().toISOString(),
+    command: 'npm run bench',
+    machine: { node: process.version, cpus: cpus().length, loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0] ?? 0 } },
+    bundles: [...bundles.handlers, bundles.clientAlone].map(({ name, bytes }) => ({ name, bytes })),
+    coldInit: {
+      processes: INIT_PROCESSES,
+      medianMs: Object.fromEntries([...initSamples].map(([label, samples]) => [label, median(samples)])),
+      samplesMs: Object.fromEntries(initSamples),
+    },
+    warmOverhead: handlerMeasurements.warmOverhead,
+    throughput: { rounds: ROUNDS, roundSeconds: ROUND_MS / 1000, comparisons: throughput },
+    requestLog: { httpRequests, lines: readFileSync(requestLog, 'utf8').split('\n').filter(Boolean).length },
+    requestCost: handlerMeasurements.requestCost,
+  };
+  const targets = targetsOf(results);
+
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const resultsFile = `${RESULTS_DIR}/bench-${results.date.replaceAll(':', '-')}.json`;
+  writeFileSync(resultsFile, `${JSON.stringify({ ...results, targets }, null, 2)}\n`);
+  console.log(renderTable(results, targets));
+  console.log(`\nFigures written to ${resultsFile}`);
+  if (targets.some((target) => !target.met)) process.exitCode = 1;
+};
+
+const timeLimit = setTimeout(() => {
+  console.error(`bench: still running after ${TIME_LIMIT_MS / 60_000} minutes; stopping`);
+  void cleanUp().finally(() => process.exit(2));
+}, TIME_LIMIT_MS);
+timeLimit.unref();
+
+process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
+
+main()
+  .catch(async (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    await cleanUp();
+    clearTimeout(timeLimit);
+  });

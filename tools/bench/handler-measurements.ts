@@ -1,0 +1,106 @@
+/**
+ * Child process of the bench: runs the handlers in this process, and sends back over IPC
+ * - their warm overhead: the time of one invocation with the store answering at once (a stub
+ *   document client), so what remains is middy, the body checks, the domain and the request log;
+ * - the store calls and consumed capacity of one add_batch and one allocate, against DynamoDB
+ *   Local at DYNAMODB_ENDPOINT.
+ * Its stdout (the request log) is the parent's to redirect.
+ */
+import { randomUUID } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { createAddBatchHandler } from '../../functions/add-batch';
+import { createAllocateHandler } from '../../functions/allocate';
+import type { HttpResult } from '../../functions/http/route';
+import { type DocumentSender, DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
+import { ensureTable } from '../../local/table';
+import { lambdaContext, postEvent } from '../../test/support/events';
+import { type StoreCall, meterRequestCost } from './request-cost';
+import { median, percentile } from './stats';
+
+const WARM_UP_INVOCATIONS = 2_000;
+const MEASURED_INVOCATIONS = 20_000;
+
+export interface WarmOverhead {
+  readonly medianMicroseconds: number;
+  readonly p99Microseconds: number;
+}
+
+export interface HandlerMeasurements {
+  readonly warmOverhead: { readonly allocate: WarmOverhead; readonly addBatch: WarmOverhead };
+  readonly requestCost: { readonly allocate: StoreCall[]; readonly addBatch: StoreCall[] };
+}
+
+const STUB_SKU = 'STUB-SKU';
+
+/** DynamoDB's happy path without DynamoDB: the SKU has one batch with plenty in stock, and every write succeeds. */
+const instantStore: DocumentSender = {
+  send: (async (command: unknown) =>
+    command instanceof QueryCommand
+      ? { Items: [{ ref: 'stub-batch', sku: STUB_SKU, qty: 1e9, available: 1e9, eta: null }] }
+      : {}) as DocumentSender['send'],
+};
+
+const expectStatus = (result: HttpResult, statusCode: number, what: string) => {
+  if (result.statusCode !== statusCode) throw new Error(`${what} answered ${result.statusCode}: ${result.body}`);
+};
+
+const measureWarmOverhead = async (): Promise<HandlerMeasurements['warmOverhead']> => {
+  const repository = new DynamoDbBatchRepository(instantStore, 'stubbed');
+  const allocate = createAllocateHandler(repository);
+  const addBatch = createAddBatchHandler(repository);
+  const samples = { allocate: [] as number[], addBatch: [] as number[] };
+
+  for (let invocation = 0; invocation < WARM_UP_INVOCATIONS + MEASURED_INVOCATIONS; invocation++) {
+    const measured = invocation >= WARM_UP_INVOCATIONS;
+    // Events are built outside the timed span: they are API Gateway's work, and the body parser
+    // consumes them, so each invocation needs its own.
+    const allocateEvent = postEvent('/allocate', { orderid: `order-${invocation}`, sku: STUB_SKU, qty: 1 });
+    const allocateContext = lambdaContext();
+    let startedAt = performance.now();
+    expectStatus(await allocate(allocateEvent, allocateContext), 201, 'allocate');
+    if (measured) samples.allocate.push((performance.now() - startedAt) * 1000);
+
+    const addBatchEvent = postEvent('/add_batch', { ref: `batch-${invocation}`, sku: STUB_SKU, qty: 10, eta: null });
+    const addBatchContext = lambdaContext();
+    startedAt = performance.now();
+    expectStatus(await addBatch(addBatchEvent, addBatchContext), 201, 'add_batch');
+    if (measured) samples.addBatch.push((performance.now() - startedAt) * 1000);
+  }
+  const summary = (microseconds: number[]): WarmOverhead => ({
+    medianMicroseconds: median(microseconds),
+    p99Microseconds: percentile(microseconds, 0.99),
+  });
+  return { allocate: summary(samples.allocate), addBatch: summary(samples.addBatch) };
+};
+
+const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']> => {
+  const tableName = `bench-request-cost-${randomUUID().slice(0, 8)}`;
+  const adminClient = createDynamoDbClient();
+  await ensureTable(adminClient, tableName);
+  adminClient.destroy();
+
+  const meter = meterRequestCost(createDocumentClient());
+  const repository = new DynamoDbBatchRepository(meter.sender, tableName);
+  const callsOf = async (what: string, invoke: () => Promise<HttpResult>): Promise<StoreCall[]> => {
+    meter.takeCalls();
+    expectStatus(await invoke(), 201, what);
+    return meter.takeCalls();
+  };
+  const sku = `sku-${randomUUID()}`;
+  // A shipment too, so the allocation's query returns more than one batch.
+  await repository.addBatch({ ref: `shipment-${randomUUID()}`, sku, qty: 10, available: 10, eta: '2030-01-01' });
+
+  const addBatchEvent = postEvent('/add_batch', { ref: `batch-${randomUUID()}`, sku, qty: 10, eta: null });
+  const addBatch = await callsOf('add_batch', () => createAddBatchHandler(repository)(addBatchEvent, lambdaContext()));
+  const allocateEvent = postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 1 });
+  const allocate = await callsOf('allocate', () => createAllocateHandler(repository)(allocateEvent, lambdaContext()));
+  return { allocate, addBatch };
+};
+
+const measurements: HandlerMeasurements = {
+  warmOverhead: await measureWarmOverhead(),
+  requestCost: await measureRequestCost(),
+};
+process.send?.(measurements);
+process.disconnect?.();

@@ -1,0 +1,144 @@
+import type { HandlerMeasurements } from './handler-measurements';
+import type { StoreCall } from './request-cost';
+import { round } from './stats';
+import type { ThroughputComparison } from './throughput';
+
+export interface BenchResults {
+  readonly date: string;
+  readonly command: string;
+  readonly machine: {
+    readonly node: string;
+    readonly cpus: number;
+    /** One-minute load averages: above the CPU count, other work shared the machine with the run. */
+    readonly loadAverage: { readonly atStart: number; readonly atEnd: number };
+  };
+  readonly bundles: readonly { readonly name: string; readonly bytes: number }[];
+  readonly coldInit: {
+    readonly processes: number;
+    readonly medianMs: Readonly<Record<string, number>>;
+    /** Every process's import time, in the order they ran, to see how noisy the run was. */
+    readonly samplesMs: Readonly<Record<string, readonly number[]>>;
+  };
+  readonly warmOverhead: HandlerMeasurements['warmOverhead'];
+  readonly throughput: { readonly rounds: number; readonly roundSeconds: number; readonly comparisons: readonly ThroughputComparison[] };
+  readonly requestCost: HandlerMeasurements['requestCost'];
+  /** The server's request log against the requests it answered: the log stays on the measured path. */
+  readonly requestLog: { readonly httpRequests: number; readonly lines: number };
+}
+
+export interface Target {
+  readonly name: string;
+  readonly met: boolean;
+}
+
+/** The issue's targets (#5). */
+const MAX_BUNDLE_BYTES = 400 * 1024;
+const MAX_INIT_RATIO = 1.15;
+const MIN_THROUGHPUT_RATIO_AT_16 = 0.85;
+const MAX_P99_RATIO_AT_16 = 1.25;
+
+const HANDLERS = ['allocate', 'add-batch'] as const;
+const CLIENT_ALONE = 'client-alone';
+
+const bytesOf = (results: BenchResults, name: string): number => results.bundles.find((bundle) => bundle.name === name)?.bytes ?? Number.NaN;
+const initOf = (results: BenchResults, label: string): number => results.coldInit.medianMs[label] ?? Number.NaN;
+const initRatioOf = (results: BenchResults, handler: string) => initOf(results, handler) / initOf(results, CLIENT_ALONE);
+const at16 = (results: BenchResults) => results.throughput.comparisons.find(({ inFlight }) => inFlight === 16);
+const operationsOf = (calls: readonly StoreCall[]) => calls.map(({ operation }) => operation).join(' + ');
+
+/** Each target's name, as the JSON results and the table show it. */
+const TARGET = {
+  bundleSize: (handler: string) => `${handler} bundle <= 400 KB`,
+  initRatio: (handler: string) => `${handler} init <= ${MAX_INIT_RATIO}x client alone`,
+  throughputRatio: `throughput at 16 in flight >= ${MIN_THROUGHPUT_RATIO_AT_16}x floor`,
+  p99Ratio: `p99 at 16 in flight <= ${MAX_P99_RATIO_AT_16}x floor`,
+  allocateCalls: 'allocate = 1 Query + 1 TransactWriteItems',
+  addBatchCalls: 'add_batch = 1 TransactWriteItems',
+  requestLog: 'one request-log line per request',
+};
+
+export const targetsOf = (results: BenchResults): Target[] => {
+  const comparisonAt16 = at16(results);
+  return [
+    ...HANDLERS.map((handler) => ({ name: TARGET.bundleSize(handler), met: bytesOf(results, handler) <= MAX_BUNDLE_BYTES })),
+    ...HANDLERS.map((handler) => ({ name: TARGET.initRatio(handler), met: initRatioOf(results, handler) <= MAX_INIT_RATIO })),
+    { name: TARGET.throughputRatio, met: (comparisonAt16?.throughputRatio ?? 0) >= MIN_THROUGHPUT_RATIO_AT_16 },
+    { name: TARGET.p99Ratio, met: (comparisonAt16?.p99Ratio ?? Number.POSITIVE_INFINITY) <= MAX_P99_RATIO_AT_16 },
+    { name: TARGET.allocateCalls, met: operationsOf(results.requestCost.allocate) === 'Query + TransactWriteItems' },
+    { name: TARGET.addBatchCalls, met: operationsOf(results.requestCost.addBatch) === 'TransactWriteItems' },
+    { name: TARGET.requestLog, met: results.requestLog.lines === results.requestLog.httpRequests },
+  ];
+};
+
+const kb = (bytes: number) => `${round(bytes / 1024)} KB`;
+const ms = (milliseconds: number) => `${round(milliseconds)} ms`;
+const us = (microseconds: number) => `${Math.round(microseconds)} µs`;
+const ratio = (value: number) => `${round(value, 2).toFixed(2)}x`;
+const verdict = (targets: readonly Target[], name: string) => (targets.find((target) => target.name === name)?.met ? 'met' : 'MISSED');
+const callsWithCapacity = (calls: readonly StoreCall[]) =>
+  calls.map(({ operation, capacityUnits }) => `${operation} (${capacityUnits ?? '?'} CU)`).join(' + ');
+
+/** The figures as one Markdown table, readable in a terminal and ready for the README. */
+export const renderTable = (results: BenchResults, targets: readonly Target[]): string => {
+  const { coldInit, warmOverhead, throughput, requestCost } = results;
+  const rows: string[][] = [['Figure', 'Service', 'Floor', 'Ratio', 'Target']];
+
+  for (const handler of HANDLERS) {
+    rows.push([
+      `bundle ${handler}.mjs`,
+      kb(bytesOf(results, handler)),
+      `${kb(bytesOf(results, CLIENT_ALONE))} client alone`,
+      '',
+      `<= 400 KB: ${verdict(targets, TARGET.bundleSize(handler))}`,
+    ]);
+  }
+  for (const handler of HANDLERS) {
+    rows.push([
+      `cold init ${handler}, median of ${coldInit.processes}`,
+      ms(initOf(results, handler)),
+      `${ms(initOf(results, CLIENT_ALONE))} client alone`,
+      ratio(initRatioOf(results, handler)),
+      `<= ${MAX_INIT_RATIO}x: ${verdict(targets, TARGET.initRatio(handler))}`,
+    ]);
+  }
+  for (const handler of HANDLERS) {
+    rows.push([`cold init ${handler}, NODE_OPTIONS=--enable-source-maps`, ms(initOf(results, `${handler} (source maps)`)), '', '', '']);
+  }
+  for (const [handler, overhead] of [['allocate', warmOverhead.allocate], ['add-batch', warmOverhead.addBatch]] as const) {
+    rows.push([`warm ${handler}, store stubbed, median / p99`, `${us(overhead.medianMicroseconds)} / ${us(overhead.p99Microseconds)}`, '', '', '']);
+  }
+  for (const { inFlight, floor, service, throughputRatio, p99Ratio } of throughput.comparisons) {
+    const targeted = inFlight === 16;
+    rows.push([
+      `allocations/s, ${inFlight} in flight`,
+      `${Math.round(service.perSecond)}/s`,
+      `${Math.round(floor.perSecond)}/s`,
+      ratio(throughputRatio),
+      targeted ? `>= ${MIN_THROUGHPUT_RATIO_AT_16}x: ${verdict(targets, TARGET.throughputRatio)}` : '',
+    ]);
+    rows.push([
+      `latency p50 / p99, ${inFlight} in flight`,
+      `${ms(service.p50Ms)} / ${ms(service.p99Ms)}`,
+      `${ms(floor.p50Ms)} / ${ms(floor.p99Ms)}`,
+      `p99 ${ratio(p99Ratio)}`,
+      targeted ? `p99 <= ${MAX_P99_RATIO_AT_16}x: ${verdict(targets, TARGET.p99Ratio)}` : '',
+    ]);
+  }
+  rows.push(['store calls per allocate', callsWithCapacity(requestCost.allocate), 'Query + TransactWriteItems', '', verdict(targets, TARGET.allocateCalls)]);
+  rows.push(['store calls per add_batch', callsWithCapacity(requestCost.addBatch), 'TransactWriteItems', '', verdict(targets, TARGET.addBatchCalls)]);
+  rows.push([
+    'request log lines / HTTP requests',
+    `${results.requestLog.lines} / ${results.requestLog.httpRequests}`,
+    '',
+    '',
+    `one per request: ${verdict(targets, TARGET.requestLog)}`,
+  ]);
+
+  const { machine } = results;
+  const notes = [
+    `${results.date}, Node ${machine.node}, ${machine.cpus} CPUs, load average ${round(machine.loadAverage.atStart, 2)} at start and ${round(machine.loadAverage.atEnd, 2)} at end.`,
+    `Throughput and latency: ${throughput.rounds} rounds of ${throughput.roundSeconds} s per side, floor and service in turn; each figure is the median of its value per round.`,
+    'CU: capacity units as DynamoDB Local reports them (1 per item a transaction writes; DynamoDB bills 2, see docs/capacity.md).',
+  ];
+  return [...rows.map((cells) => `| ${cells.join(' | ')} |`).toSpliced(1, 0, `|${' --- |'.repeat(rows[0]?.length ?? 0)}`), '', ...notes].join('\n');
+};

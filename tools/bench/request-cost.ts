@@ -1,0 +1,57 @@
+import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
+import type { DocumentSender } from '../../functions/store/batch-repository';
+
+/** One call to DynamoDB, by its API name (`Query`, `TransactWriteItems`), and the capacity it consumed. */
+export interface StoreCall {
+  readonly operation: string;
+  /** Undefined when DynamoDB answered with an error, which reports no capacity. */
+  readonly capacityUnits: number | undefined;
+}
+
+export interface RequestCostMeter {
+  /** Hand this to the repository in place of the document client. */
+  readonly sender: DocumentSender;
+  /** The calls since the last `takeCalls()`, which starts the next count. */
+  takeCalls(): StoreCall[];
+}
+
+interface DocumentCommand {
+  input: { ReturnConsumedCapacity?: string };
+  /** The lib-dynamodb command wraps the client's command, which carries the API's name. */
+  clientCommand?: object;
+}
+
+/**
+ * Wraps a document client to record every call the repository makes through it, asking DynamoDB
+ * for the capacity each consumed (ReturnConsumedCapacity) so the count and the cost come together.
+ */
+export const meterRequestCost = (client: DocumentSender): RequestCostMeter => {
+  let calls: StoreCall[] = [];
+  const send = async (command: DocumentCommand) => {
+    command.input.ReturnConsumedCapacity = 'TOTAL';
+    const operation = operationName(command);
+    try {
+      const output = (await client.send(command as never)) as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
+      calls.push({ operation, capacityUnits: totalCapacityUnits(output.ConsumedCapacity) });
+      return output;
+    } catch (error) {
+      calls.push({ operation, capacityUnits: undefined });
+      throw error;
+    }
+  };
+  return {
+    sender: { send: send as unknown as DocumentSender['send'] },
+    takeCalls: () => {
+      const taken = calls;
+      calls = [];
+      return taken;
+    },
+  };
+};
+
+const operationName = (command: DocumentCommand): string =>
+  (command.clientCommand ?? command).constructor.name.replace(/Command$/, '');
+
+/** A transaction reports one entry per table it touched; a single-table call, one entry. */
+const totalCapacityUnits = (consumed: ConsumedCapacity | ConsumedCapacity[] | undefined): number =>
+  [consumed ?? []].flat().reduce((sum, { CapacityUnits = 0 }) => sum + CapacityUnits, 0);
