@@ -48,6 +48,7 @@ export const jsonRoute = <Schema extends z.ZodMiniType>({ route, schema, success
     .use(httpErrorHandler({ logger: false, fallbackMessage: FALLBACK_ERROR_BODY }))
     .use(errorResponses())
     .use(bodySizeLimit(MAX_BODY_BYTES))
+    .use(lowerCaseContentType())
     .use(httpJsonBodyParser())
     .handler((event) => {
       const parsed = schema.safeParse(event.body);
@@ -64,6 +65,14 @@ const bodySizeLimit = (limitBytes: number): MiddlewareObj<HttpEvent, HttpResult,
     if (body !== undefined && Buffer.byteLength(body, isBase64Encoded ? 'base64' : 'utf8') > limitBytes) {
       throw new BodyTooLarge(limitBytes);
     }
+  },
+});
+
+/** Media types are case-insensitive (RFC 9110), but middy's JSON parser only matches lower case. */
+const lowerCaseContentType = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
+  before: function lowerCaseContentType({ event }) {
+    const contentType = event.headers?.['content-type'];
+    if (contentType) event.headers['content-type'] = contentType.toLowerCase();
   },
 });
 

@@ -175,6 +175,11 @@ describe('what every handler does with a bad request', () => {
     expect(result.statusCode).not.toBe(415);
   });
 
+  it.each(handlers)('%s accepts a JSON Content-Type in any letter case', async (name) => {
+    const result = await setUp()[name](validLine, { contentType: 'Application/JSON; Charset=UTF-8' });
+    expect(result.statusCode).not.toBe(415);
+  });
+
   it.each(handlers)('%s answers 413 for a body over 16 KiB', async (name) => {
     const result = await setUp()[name]({ ...validLine, padding: 'x'.repeat(16 * 1024) });
     expect(result.statusCode).toBe(413);
