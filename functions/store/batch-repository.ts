@@ -6,30 +6,37 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DuplicateBatch, StoreUnavailable } from '../../domain/errors';
 import type { Allocation, Batch } from '../../domain/model';
 import type { BatchRepository, SaveAllocationResult } from '../../domain/ports';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
+import { tableKeySchema } from './table';
 
 /*
- * The table's items (one table, keys `pk`/`sk`):
+ * The table's items (one table, keys `pk`/`sk` as tableKeySchema names them):
  *   batch            pk SKU#<sku>       sk BATCH#<ref>   ref, sku, qty, available, eta
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku   (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref
  * A SKU's batches share a partition, so allocating reads them with one Query; the domain sorts them
  * by preference, so the sort key need not encode it. An order's lines share a partition too, ready
- * for reading an order's allocations. `type` names each item for the stream consumers to come.
+ * for reading an order's allocations. `type` names each item's kind for whoever reads the table
+ * without this code (the console, a Scan, a stream record).
  *
  * Capacity: an allocate costs one strongly consistent Query (~1 RCU for a few batches) and one
  * transaction of two small writes (2 x 2 WCU). Every allocation of one SKU updates items in the same
  * partition, so one hot SKU tops out near 1,000 WCU/s / 2 WCU per batch update ~ 500 allocations/s,
  * fewer when requests collide on one batch item (TransactionConflict, retried below).
  */
-const batchKey = (sku: string, ref: string) => ({ pk: `SKU#${sku}`, sk: `BATCH#${ref}` });
-const batchReferenceKey = (ref: string) => ({ pk: `BATCHREF#${ref}`, sk: 'BATCHREF' });
-const lineKey = (orderid: string, sku: string) => ({ pk: `ORDER#${orderid}`, sk: `LINE#${sku}` });
+const PK = tableKeySchema.partitionKey.name;
+const SK = tableKeySchema.sortKey.name;
 
-/** An item of the table as tools that read the whole table see it (the invariant check, tests). */
+const itemKey = (partition: string, sort: string) => ({ [PK]: partition, [SK]: sort });
+const batchKey = (sku: string, ref: string) => itemKey(`SKU#${sku}`, `BATCH#${ref}`);
+const batchReferenceKey = (ref: string) => itemKey(`BATCHREF#${ref}`, 'BATCHREF');
+const lineKey = (orderid: string, sku: string) => itemKey(`ORDER#${orderid}`, `LINE#${sku}`);
+
+/** An item of the table as this adapter and the tools that read the whole table see it. */
 export type StoredItem =
   | { readonly kind: 'batch'; readonly batch: Batch }
   | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string }
@@ -42,8 +49,8 @@ export type StoredItem =
  * to this file alone: an item is a batch only if its key is the batch key of its own sku and ref.
  */
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
-  const { pk, sk, ref, sku, qty, available, eta, orderid, batchref } = item;
-  const hasKey = (key: { pk: string; sk: string }) => key.pk === pk && key.sk === sk;
+  const { [PK]: pk, [SK]: sk, ref, sku, qty, available, eta, orderid, batchref } = item;
+  const hasKey = (key: ReturnType<typeof itemKey>) => key[PK] === pk && key[SK] === sk;
   const isText = (value: unknown): value is string => typeof value === 'string';
   const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
@@ -59,8 +66,14 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   return { kind: 'unrecognized', pk: String(pk), sk: String(sk) };
 };
 
+const storedLine = (item: Record<string, unknown>): Allocation => {
+  const stored = parseStoredItem(item);
+  if (stored.kind !== 'line') throw new Error(`Item at the key of a line is not a line: ${JSON.stringify(stored)}`);
+  return stored.allocation;
+};
+
 /** Guards "a key is written once": the put fails if an item with that key already exists. */
-const ITEM_IS_NEW = 'attribute_not_exists(pk)';
+const ITEM_IS_NEW = `attribute_not_exists(${PK})`;
 /** Guards "stock never goes below zero": a condition cannot do arithmetic, hence the `available` attribute. */
 const BATCH_HAS_QTY = 'available >= :qty';
 
@@ -80,14 +93,6 @@ export const defaultConflictRetryPolicy: ConflictRetryPolicy = { maxAttempts: 4,
 
 /** The one call the repository makes, so tests can hand in a client that fails on purpose. */
 export type DocumentSender = Pick<DynamoDBDocumentClient, 'send'>;
-
-interface BatchItem {
-  ref: string;
-  sku: string;
-  qty: number;
-  available: number;
-  eta: string | null;
-}
 
 export class DynamoDbBatchRepository implements BatchRepository {
   constructor(
@@ -117,7 +122,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
       ],
     };
     const cancellation = await this.transactWrite(input);
-    if (cancellation) throw new DuplicateBatch(ref);
+    if (!cancellation) return;
+    if (cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) throw new DuplicateBatch(ref);
+    throw new Error(`Batch transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
   }
 
   async batchesOf(sku: string): Promise<Batch[]> {
@@ -127,17 +134,19 @@ export class DynamoDbBatchRepository implements BatchRepository {
       const page: QueryCommandOutput = await this.call(() =>
         this.client.send(
           new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': batchKey(sku, '').pk },
-          // A stale read would offer stock already taken; the conditional write would still refuse it.
-          ConsistentRead: true,
+            TableName: this.tableName,
+            KeyConditionExpression: `${PK} = :partition`,
+            ExpressionAttributeValues: { ':partition': batchKey(sku, '')[PK] },
+            // A stale read would offer stock already taken; the conditional write would still refuse it.
+            ConsistentRead: true,
             ExclusiveStartKey: startKey,
           }),
         ),
       );
-      for (const item of (page.Items ?? []) as BatchItem[]) {
-        batches.push({ ref: item.ref, sku: item.sku, qty: item.qty, available: item.available, eta: item.eta });
+      for (const item of page.Items ?? []) {
+        const stored = parseStoredItem(item);
+        if (stored.kind !== 'batch') throw new Error(`Item in the partition of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
+        batches.push(stored.batch);
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -148,7 +157,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const { Item } = await this.call(() =>
       this.client.send(new GetCommand({ TableName: this.tableName, Key: lineKey(orderid, sku), ConsistentRead: true })),
     );
-    return Item ? toAllocation(Item) : undefined;
+    return Item ? storedLine(Item) : undefined;
   }
 
   async saveAllocation(allocation: Allocation): Promise<SaveAllocationResult> {
@@ -177,7 +186,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     if (!cancellation) return { outcome: 'saved' };
     const existingLine = cancellation[LINE_PUT];
     if (existingLine?.Code === 'ConditionalCheckFailed' && existingLine.Item) {
-      return { outcome: 'line-exists', existing: allocationFromAttributes(existingLine.Item) };
+      return { outcome: 'line-exists', existing: storedLine(unmarshall(existingLine.Item)) };
     }
     if (cancellation[BATCH_UPDATE]?.Code === 'ConditionalCheckFailed') return { outcome: 'batch-short' };
     throw new Error(`Allocation transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
@@ -215,21 +224,6 @@ export class DynamoDbBatchRepository implements BatchRepository {
     }
   }
 }
-
-const toAllocation = (item: Record<string, unknown>): Allocation => ({
-  orderid: item.orderid as string,
-  sku: item.sku as string,
-  qty: item.qty as number,
-  batchref: item.batchref as string,
-});
-
-/** Cancellation reasons carry the old item in DynamoDB's own attribute-value form. */
-const allocationFromAttributes = (item: Record<string, { S?: string; N?: string }>): Allocation => ({
-  orderid: item.orderid?.S ?? '',
-  sku: item.sku?.S ?? '',
-  qty: Number(item.qty?.N),
-  batchref: item.batchref?.S ?? '',
-});
 
 const fullJitter = ({ baseDelayMs, maxDelayMs }: ConflictRetryPolicy, attempt: number): number =>
   Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));

@@ -1,6 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAddBatchHandler } from '../../functions/add-batch';
 import { createAllocateHandler } from '../../functions/allocate';
 import type { DocumentSender } from '../../functions/store/batch-repository';
 import { createDocumentClient } from '../../functions/store/client';
@@ -91,5 +92,21 @@ describe('allocating when the store pushes back', () => {
     expect(result.statusCode).toBe(503);
     expect(JSON.parse(result.body ?? '').message).toMatch(/retry/i);
     unreachable.destroy();
+  });
+});
+
+describe('adding a batch when the store cancels for another reason than a duplicate', () => {
+  it('answers 500, not "already exists", and writes nothing', async () => {
+    const invalid = () =>
+      new TransactionCanceledException({
+        message: 'Transaction cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'ValidationError' }, { Code: 'None' }],
+      });
+    const batch = { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null };
+    const handler = createAddBatchHandler(table.repository({ sender: failingTransactions(1, invalid), conflictRetry: fastRetries }));
+    const result = await handler(postEvent('/add_batch', batch), lambdaContext());
+    expect(result.statusCode).toBe(500);
+    expect(await table.repository().batchesOf(batch.sku)).toEqual([]);
   });
 });
