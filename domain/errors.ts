@@ -37,13 +37,23 @@ export class LineAlreadyAllocated extends DomainError {
   }
 }
 
-/**
- * The store could not be reached or kept refusing (throttling, conflicts) past the retries the
- * repository allows itself. Nothing was written, or a repeat of the request is safe: the caller may retry.
- */
-export class StoreUnavailable extends Error {
+/** The request cannot complete now, and nothing of it was written: repeating it is safe. */
+export abstract class TransientFailure extends Error {
+  abstract override readonly name: string;
+}
+
+/** The store could not be reached, or kept refusing (throttling, conflicts) past the repository's retries. */
+export class StoreUnavailable extends TransientFailure {
   override readonly name = 'StoreUnavailable';
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
+}
+
+/** Other requests took the stock this one chose, round after round; the next try will likely find its way. */
+export class AllocationContended extends TransientFailure {
+  override readonly name = 'AllocationContended';
+  constructor(
+    readonly sku: string,
+    rounds: number,
+  ) {
+    super(`Allocation for sku ${sku} lost ${rounds} rounds of races for stock`);
   }
 }

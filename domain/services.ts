@@ -1,4 +1,4 @@
-import { InvalidSku, LineAlreadyAllocated, OutOfStock, StoreUnavailable } from './errors';
+import { AllocationContended, InvalidSku, LineAlreadyAllocated, OutOfStock } from './errors';
 import { type Allocation, type NewBatch, type OrderLine, candidateBatches, isSameLine, newBatch } from './model';
 import type { BatchRepository } from './ports';
 
@@ -38,7 +38,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
       if (result.outcome === 'line-exists') return answerRepeat(result.existing, line);
     }
   }
-  throw new StoreUnavailable(`Allocation for sku ${line.sku} lost ${MAX_ALLOCATION_ROUNDS} rounds of races`);
+  throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);
 };
 
 const answerRepeat = (existing: Allocation, line: OrderLine): AllocationOutcome => {

@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import { DomainError, DuplicateBatch, InvalidSku, LineAlreadyAllocated, OutOfStock, StoreUnavailable } from '../../domain/errors';
+import { DomainError, DuplicateBatch, InvalidSku, LineAlreadyAllocated, OutOfStock, TransientFailure } from '../../domain/errors';
 
 /** The body failed the schema: each issue names the field and what is wrong with it. */
 export class InvalidRequestBody extends Error {
@@ -25,7 +25,7 @@ export interface ErrorResponse {
 }
 
 /** Seconds a client should wait before retrying when the store is unavailable. */
-export const RETRY_AFTER_SECONDS = 1;
+const RETRY_AFTER_SECONDS = 1;
 
 const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [InvalidSku, 400],
@@ -38,11 +38,22 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
 const MIDDY_BODY_PARSER = '@middy/http-json-body-parser';
 const MIDDY_MALFORMED_JSON = 'Invalid or malformed JSON was provided';
 
-interface MiddyHttpError {
-  statusCode?: number;
+/** middy gives up shortly before Lambda's own timeout, so that the response can still be sent. */
+const MIDDY_CORE = '@middy/core';
+const MIDDY_TIMEOUT = 'TimeoutError';
+
+interface MiddyError {
+  name?: string;
   message?: string;
   cause?: { package?: string };
 }
+
+const unavailable = (requestId: string, outcome: string): ErrorResponse => ({
+  statusCode: 503,
+  body: { message: 'The service is briefly unavailable; retry the request', requestId },
+  headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  outcome,
+});
 
 /**
  * The one place that decides what every error looks like over HTTP, for every handler. Only the
@@ -64,15 +75,12 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
     };
   }
   if (error instanceof BodyTooLarge) return { statusCode: 413, body: { message: error.message }, outcome: error.name };
-  if (error instanceof StoreUnavailable) {
-    return {
-      statusCode: 503,
-      body: { message: 'The service is briefly unavailable; retry the request', requestId },
-      headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-      outcome: error.name,
-    };
+  if (error instanceof TransientFailure) return unavailable(requestId, error.name);
+  const middyError = error as MiddyError;
+  // A store too slow for the function's time: each write is one transaction, so a retry is safe.
+  if (middyError.cause?.package === MIDDY_CORE && middyError.name === MIDDY_TIMEOUT) {
+    return unavailable(requestId, 'FunctionTimeout');
   }
-  const middyError = error as MiddyHttpError;
   if (middyError.cause?.package === MIDDY_BODY_PARSER) {
     return middyError.message === MIDDY_MALFORMED_JSON
       ? { statusCode: 400, body: { message: 'Request body is not valid JSON' }, outcome: 'MalformedJson' }

@@ -48,7 +48,7 @@ export const jsonRoute = <Schema extends z.ZodMiniType>({ route, schema, success
     .use(httpErrorHandler({ logger: false, fallbackMessage: FALLBACK_ERROR_BODY }))
     .use(errorResponses())
     .use(bodySizeLimit(MAX_BODY_BYTES))
-    .use(lowerCaseContentType())
+    .use(normalizeContentType())
     .use(httpJsonBodyParser())
     .handler((event) => {
       const parsed = schema.safeParse(event.body);
@@ -68,11 +68,15 @@ const bodySizeLimit = (limitBytes: number): MiddlewareObj<HttpEvent, HttpResult,
   },
 });
 
-/** Media types are case-insensitive (RFC 9110), but middy's JSON parser only matches lower case. */
-const lowerCaseContentType = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
-  before: function lowerCaseContentType({ event }) {
+/**
+ * Media types are case-insensitive and may carry spaced or empty parameters (RFC 9110), but middy's
+ * JSON parser matches only `application/json` in lower case, optionally followed by `;` and more.
+ * JSON is always UTF-8 (RFC 8259), so only the type and subtype matter.
+ */
+const normalizeContentType = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
+  before: function keepMediaTypeOnly({ event }) {
     const contentType = event.headers?.['content-type'];
-    if (contentType) event.headers['content-type'] = contentType.toLowerCase();
+    if (contentType) event.headers['content-type'] = (contentType.split(';')[0] ?? '').trim().toLowerCase();
   },
 });
 
@@ -118,6 +122,6 @@ const requestLog = (
 
 /** An error and its causes by name and message, for the log only: no stack, no request data. */
 const describe = (error: unknown): unknown => {
-  if (!(error instanceof Error)) return String(error);
+  if (!(error instanceof Error)) return typeof error === 'object' && error !== null ? JSON.stringify(error) : String(error);
   return { name: error.name, message: error.message, ...(error.cause ? { cause: describe(error.cause) } : {}) };
 };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DuplicateBatch, InvalidSku, LineAlreadyAllocated, OutOfStock, StoreUnavailable } from '../../domain/errors';
+import { AllocationContended, DuplicateBatch, InvalidSku, LineAlreadyAllocated, OutOfStock } from '../../domain/errors';
 import type { Allocation } from '../../domain/model';
 import type { SaveAllocationResult } from '../../domain/ports';
-import { addBatch, allocate } from '../../domain/services';
+import { MAX_ALLOCATION_ROUNDS, addBatch, allocate } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
 
 const withBatches = async (...batches: Array<[ref: string, qty: number, eta: string | null]>) => {
@@ -92,10 +92,17 @@ describe('allocate', () => {
     expect(reads).toBe(2);
   });
 
-  it('gives up as unavailable, not out of stock, after too many lost races', async () => {
+  it('gives up as contended, not out of stock, after a bounded number of lost races', async () => {
     const repository = await withBatches(['contested', 10, null]);
+    let reads = 0;
+    const originalRead = repository.batchesOf.bind(repository);
+    repository.batchesOf = async (sku) => {
+      reads++;
+      return originalRead(sku);
+    };
     repository.saveAllocation = async () => ({ outcome: 'batch-short' });
-    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository)).rejects.toThrow(StoreUnavailable);
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository)).rejects.toThrow(AllocationContended);
+    expect(reads).toBe(MAX_ALLOCATION_ROUNDS);
   });
 });
 
