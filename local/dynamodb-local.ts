@@ -26,7 +26,7 @@ export interface DynamoDbLocalOptions {
 }
 
 /** DynamoDB Local is a Java program: say plainly what is missing rather than fail inside the spawn. */
-export const checkJava = (): void => {
+const checkJava = (): void => {
   const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
   const howToInstall =
     'Install Java 17 or newer (Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless; macOS: brew install openjdk@17), ' +
@@ -64,8 +64,15 @@ export const startDynamoDbLocal = async ({ dataDir, port }: DynamoDbLocalOptions
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
 
+  // However this process ends (Ctrl-C during start-up, a crash), DynamoDB Local must not outlive it.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
   const endpoint = `http://127.0.0.1:${chosenPort}`;
-  const stop = () => stopChild(child);
+  const stop = async () => {
+    await stopChild(child);
+    process.removeListener('exit', killOnExit);
+  };
   try {
     await waitUntilAnswering(endpoint, child, () => output);
   } catch (error) {

@@ -1,8 +1,9 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { Context } from 'aws-lambda';
-import type { HttpEvent, HttpResult } from '../functions/http/route';
-import { MAX_BODY_BYTES } from '../functions/http/route';
+import { toErrorResponse } from '../functions/http/errors';
+import { type HttpEvent, type HttpResult, MAX_BODY_BYTES } from '../functions/http/route';
 
 export type LambdaHttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
@@ -41,14 +42,16 @@ export const createLocalServer = (routes: Routes): Server => {
       if (allowed) return sendJson(response, 405, { message: 'Method Not Allowed' }, { Allow: allowed.join(', ') });
       return sendJson(response, 404, { message: 'Not Found' });
     }
+    const requestId = randomUUID();
     readBody(request)
-      .then((body) => {
-        const requestId = randomUUID();
-        return invoke(() => handler(toEvent(request, url, routeKey, body, requestId), lambdaContext(requestId))).then((result) =>
-          sendResult(response, result, requestId),
-        );
-      })
-      .catch(() => sendJson(response, 500, { message: 'Internal server error' }));
+      .then((body) => invoke(() => handler(toEvent(request, url, routeKey, body, requestId), lambdaContext(requestId))))
+      .then((result) => sendResult(response, result, requestId))
+      .catch((error: unknown) => {
+        // The handlers answer every error themselves: this is the server failing (a broken upload).
+        console.error(JSON.stringify({ level: 'error', requestId, route: routeKey, cause: String(error) }));
+        const { statusCode, body } = toErrorResponse(error, requestId);
+        if (!response.headersSent) sendJson(response, statusCode, body);
+      });
   });
 };
 
@@ -70,11 +73,17 @@ const limitConcurrency = (limit: number) => {
   };
 };
 
+interface RequestBody {
+  readonly text: string;
+  readonly isBase64Encoded: boolean;
+}
+
 /**
- * Reads no more than one byte past the limit, so an oversized body costs no memory and still
- * reaches the handler, which owns the 413.
+ * Keeps at most one chunk past the limit, so an oversized upload holds little memory (the rest is
+ * read and dropped) and still reaches the handler, which owns the 413. Bytes that are not UTF-8 go
+ * base64-encoded, as API Gateway passes binary, so the handler measures the size that was sent.
  */
-const readBody = (request: IncomingMessage): Promise<string | undefined> =>
+const readBody = (request: IncomingMessage): Promise<RequestBody | undefined> =>
   new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -83,11 +92,15 @@ const readBody = (request: IncomingMessage): Promise<string | undefined> =>
       chunks.push(chunk);
       size += chunk.length;
     });
-    request.on('end', () => resolve(size === 0 ? undefined : Buffer.concat(chunks).toString('utf8')));
+    request.on('end', () => {
+      if (size === 0) return resolve(undefined);
+      const bytes = Buffer.concat(chunks);
+      resolve(isUtf8(bytes) ? { text: bytes.toString('utf8'), isBase64Encoded: false } : { text: bytes.toString('base64'), isBase64Encoded: true });
+    });
     request.on('error', reject);
   });
 
-const toEvent = (request: IncomingMessage, url: URL, routeKey: string, body: string | undefined, requestId: string): HttpEvent => {
+const toEvent = (request: IncomingMessage, url: URL, routeKey: string, body: RequestBody | undefined, requestId: string): HttpEvent => {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
@@ -117,8 +130,8 @@ const toEvent = (request: IncomingMessage, url: URL, routeKey: string, body: str
       time: new Date(now).toISOString(),
       timeEpoch: now,
     },
-    body,
-    isBase64Encoded: false,
+    body: body?.text,
+    isBase64Encoded: body?.isBase64Encoded ?? false,
   };
 };
 

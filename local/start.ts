@@ -2,54 +2,87 @@
  * `npm start`: the API on http://localhost:5005 (PORT overrides) over DynamoDB Local, or over the
  * DynamoDB at DYNAMODB_ENDPOINT when that is set. `--in-memory` keeps no data between runs.
  */
+import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { StoreUnavailable } from '../domain/errors';
+import { toErrorResponse } from '../functions/http/errors';
+import { json } from '../functions/http/route';
 import { createDynamoDbClient } from '../functions/store/client';
 import { isStoreUnavailable } from '../functions/store/store-errors';
 import { tableNameFromEnv } from '../functions/store/table';
 import { type DynamoDbLocal, JavaUnavailable, startDynamoDbLocal } from './dynamodb-local';
-import { createLocalServer } from './server';
+import { type LambdaHttpHandler, createLocalServer } from './server';
 import { ensureTable } from './table';
 
 const DEFAULT_PORT = 5005;
 const DATA_DIR = '.local/dynamodb';
 const MAX_TABLE_RETRY_DELAY_MS = 5_000;
 
+class UsageError extends Error {}
+
+const portFromEnv = (): number => {
+  const port = Number(process.env.PORT ?? DEFAULT_PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`PORT must be a port number, not ${process.env.PORT}`);
+  return port;
+};
+
 /**
- * Creates the table when it is missing, before the API listens. A store that is down is waited for
- * in the background while the API already answers (503, as the handlers do on AWS); any other
- * failure, such as credentials a real AWS endpoint refuses, stops the server.
+ * Creates the table when it is missing. A store that is down is waited for in the background, and
+ * `isReady` says when the table is there; any other failure, such as credentials a real AWS
+ * endpoint refuses, goes to `onFailure`.
  */
-const prepareTable = async (tableName: string, onFailure: (error: unknown) => void): Promise<void> => {
+const prepareTable = async (tableName: string, onFailure: (error: unknown) => void): Promise<{ isReady(): boolean }> => {
   const client = createDynamoDbClient();
+  let ready = false;
   const attempt = async () => {
     try {
       await ensureTable(client, tableName);
       client.destroy();
-      return true;
+      ready = true;
     } catch (error) {
-      if (isStoreUnavailable(error)) return false;
-      client.destroy();
-      throw error;
+      if (!isStoreUnavailable(error)) {
+        client.destroy();
+        throw error;
+      }
     }
   };
-  try {
-    if (await attempt()) return;
-  } catch (error) {
-    return onFailure(error);
+  await attempt();
+  if (!ready) {
+    console.log(`DynamoDB at ${process.env.DYNAMODB_ENDPOINT} does not answer; the API answers 503 until it does.`);
+    const retry = async (delayMs: number): Promise<void> => {
+      await sleep(delayMs);
+      await attempt();
+      if (ready) console.log(`DynamoDB answers now; table ${tableName} is ready.`);
+      else await retry(Math.min(MAX_TABLE_RETRY_DELAY_MS, delayMs * 2));
+    };
+    retry(250).catch(onFailure);
   }
-  console.log(`DynamoDB at ${process.env.DYNAMODB_ENDPOINT} does not answer; the API answers 503 until it does.`);
-  const retry = async (delayMs: number): Promise<void> => {
-    await sleep(delayMs);
-    if (await attempt()) console.log(`DynamoDB answers now; table ${tableName} is ready.`);
-    else await retry(Math.min(MAX_TABLE_RETRY_DELAY_MS, delayMs * 2));
-  };
-  retry(250).catch(onFailure);
+  return { isReady: () => ready };
 };
+
+/** Until the table exists, a request would only meet "table not found": answer what a client can act on. */
+const whenReady =
+  (table: { isReady(): boolean }, handler: LambdaHttpHandler): LambdaHttpHandler =>
+  (event, context) => {
+    if (table.isReady()) return handler(event, context);
+    const { statusCode, body, headers } = toErrorResponse(new StoreUnavailable('The table is not ready'), event.requestContext.requestId);
+    const response = json(statusCode, body);
+    return Promise.resolve({ ...response, headers: { ...response.headers, ...headers } });
+  };
 
 const main = async () => {
   const inMemory = process.argv.includes('--in-memory');
-  const port = Number(process.env.PORT ?? DEFAULT_PORT);
+  const port = portFromEnv();
   let dynamoDbLocal: DynamoDbLocal | undefined;
+  let server: Server | undefined;
+  const stop = async (exitCode: number) => {
+    server?.close();
+    server?.closeAllConnections();
+    await dynamoDbLocal?.stop();
+    process.exit(exitCode);
+  };
+  process.once('SIGINT', () => stop(0));
+  process.once('SIGTERM', () => stop(0));
 
   if (!process.env.DYNAMODB_ENDPOINT) {
     dynamoDbLocal = await startDynamoDbLocal(inMemory ? {} : { dataDir: DATA_DIR });
@@ -57,38 +90,28 @@ const main = async () => {
     process.env.DYNAMODB_ENDPOINT = dynamoDbLocal.endpoint;
   }
   const tableName = tableNameFromEnv();
-  const stopOnFailure = async (error: unknown) => {
+  const table = await prepareTable(tableName, (error) => {
     console.error(`Cannot prepare table ${tableName}:`, error instanceof Error ? error.message : error);
-    await dynamoDbLocal?.stop();
-    process.exit(1);
-  };
-  await prepareTable(tableName, stopOnFailure);
+    return stop(1);
+  });
   const [allocate, addBatch] = await Promise.all([import('../functions/allocate'), import('../functions/add-batch')]);
-  const server = createLocalServer({ 'POST /allocate': allocate.handler, 'POST /add_batch': addBatch.handler });
-
-  const shutdown = async () => {
-    server.close();
-    server.closeAllConnections();
-    await dynamoDbLocal?.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
-
+  server = createLocalServer({
+    'POST /allocate': whenReady(table, allocate.handler),
+    'POST /add_batch': whenReady(table, addBatch.handler),
+  });
+  server.on('error', (error) => {
+    console.error(`Cannot listen on port ${port}: ${error.message}`);
+    return stop(1);
+  });
   server.listen(port, () => {
     const store = dynamoDbLocal
       ? `DynamoDB Local at ${dynamoDbLocal.endpoint} (${inMemory ? 'in memory' : `data in ${DATA_DIR}`})`
       : `DynamoDB at ${process.env.DYNAMODB_ENDPOINT}`;
     console.log(`Allocation service listening on http://localhost:${port}\n  table ${tableName} on ${store}\n  Ctrl-C stops it.`);
   });
-  server.on('error', async (error) => {
-    console.error(`Cannot listen on port ${port}: ${error.message}`);
-    await dynamoDbLocal?.stop();
-    process.exit(1);
-  });
 };
 
 main().catch((error: unknown) => {
-  console.error(error instanceof JavaUnavailable ? error.message : error);
+  console.error(error instanceof JavaUnavailable || error instanceof UsageError ? error.message : error);
   process.exit(1);
 });

@@ -127,6 +127,16 @@ describe('the error table of the contract, over HTTP', () => {
     await expectJsonError(await post('/add_batch', { padding: 'x'.repeat(17 * 1024) }), 413);
   });
 
+  it('measures the body in the bytes sent, not in what they decode to', async () => {
+    // 16 KiB of bytes that are not UTF-8: within the limit, and not JSON either.
+    const response = await fetch(`${baseUrl}/allocate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new Uint8Array(16 * 1024).fill(0xff),
+    });
+    expect(response.status).toBe(400);
+  });
+
   it('answers 404 for an unknown path', async () => {
     await expectJsonError(await post('/allocations', {}), 404);
   });

@@ -21,6 +21,12 @@ describe('npm start', () => {
     await expect(fetch(dynamoDbEndpoint!)).rejects.toThrow();
   });
 
+  it('says in one line that PORT is not a port, and exits non-zero', async () => {
+    const service = startService({ PORT: 'abc', DYNAMODB_ENDPOINT: '' });
+    expect(await exited(service)).not.toBe(0);
+    expect(service.output().trim()).toBe('PORT must be a port number, not abc');
+  });
+
   it('says in one line that Java is missing and how to get it, and exits non-zero', async () => {
     const service = startService({ PATH: '/nonexistent', DYNAMODB_ENDPOINT: '' });
     expect(await exited(service)).not.toBe(0);
@@ -49,12 +55,15 @@ describe('npm start', () => {
 
       const store = await startDynamoDbLocal({ port: storePort });
       try {
-        let status = 0;
-        for (let tries = 0; tries < 60 && status !== 201; tries++) {
-          status = (await addBatch()).status;
-          if (status !== 201) await new Promise((resolve) => setTimeout(resolve, 500));
+        // Until the table is there too, every answer is the same "retry" a client can act on.
+        let response = await addBatch();
+        for (let tries = 0; tries < 60 && response.status !== 201; tries++) {
+          expect(response.status).toBe(503);
+          expect(response.headers.get('retry-after')).toBe('1');
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          response = await addBatch();
         }
-        expect(status).toBe(201);
+        expect(response.status).toBe(201);
       } finally {
         await store.stop();
       }
