@@ -62,12 +62,14 @@ export interface AllocationStackProps extends StackProps {
   readonly publicApi?: boolean;
   /**
    * Steady-state requests per second the API accepts before answering 429.
-   * @default 100 - a fifth of what one hot SKU can absorb (about 500 allocations/s: each takes 2 of
-   * its partition's 1,000 WCU/s), and a ceiling on what a runaway client can cost
+   * Set with `-c throttlingRateLimit=<n>`.
+   * @default 100 - bounds what the service costs and what a runaway client can do; it sits below
+   * one SKU's partition ceiling (about 500 allocations/s) and near the per-item conflict ceiling of
+   * a single hot SKU (roughly 50-100 allocations/s): see docs/capacity.md, Ceilings
    */
   readonly throttlingRateLimit?: number;
   /**
-   * Requests the API accepts in a burst above the steady rate.
+   * Requests the API accepts in a burst above the steady rate. Set with `-c throttlingBurstLimit=<n>`.
    * @default 200 - absorbs a client's retry storm without letting it last
    */
   readonly throttlingBurstLimit?: number;

@@ -192,6 +192,28 @@ describe('the HTTP API', () => {
     });
   });
 
+  it.each([
+    { throttlingRateLimit: '200', throttlingBurstLimit: '400' },
+    { throttlingRateLimit: 200, throttlingBurstLimit: 400 },
+  ])('throttles the stage as -c throttlingRateLimit and -c throttlingBurstLimit say (%o)', (context) => {
+    synthesize(context).template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+    });
+  });
+
+  it.each([
+    ['throttlingRateLimit', '0'],
+    ['throttlingRateLimit', '-5'],
+    ['throttlingRateLimit', '1.5'],
+    ['throttlingRateLimit', 'fast'],
+    ['throttlingRateLimit', ''],
+    ['throttlingBurstLimit', 0],
+    ['throttlingBurstLimit', 2.5],
+    ['throttlingBurstLimit', true],
+  ])('refuses %s=%o, which is not a positive integer', (key, value) => {
+    expect(() => synthesize({ [key]: value })).toThrow(new RegExp(`${key} must be a positive integer`));
+  });
+
   it('writes an access log line per request, with the caller, to a log group that expires', () => {
     const [stage] = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'));
     const { DestinationArn, Format } = stage?.Properties.AccessLogSettings;

@@ -124,17 +124,26 @@ describe('a store that hangs, throttles or conflicts, behind the service’s rea
   });
 });
 
+/*
+ * The store goes down in two steps: first its connections are refused (the fault proxy), then, once
+ * no request is left inside it, DynamoDB Local itself is stopped and restarted on its data. Stopping
+ * DynamoDB Local with requests inside it once lost a transaction it had acknowledged (a line
+ * confirmed with 201, missing after the restart, with its batch's stock restored too): a trait of
+ * the emulator's shutdown, which DynamoDB does not share, so the test keeps it out of the picture.
+ */
 describe('a store that is down at start, then stopped in the middle of a load', () => {
   const TABLE = 'allocations';
   let dataDir: string;
   let store: DynamoDbLocal | undefined;
   let client: ReturnType<typeof createDynamoDbClient>;
+  let storeProxy: FaultProxy | undefined;
 
   beforeAll(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'allocations-faults-'));
   });
   afterAll(async () => {
     await store?.stop();
+    await storeProxy?.close();
     client?.destroy();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -142,16 +151,24 @@ describe('a store that is down at start, then stopped in the middle of a load', 
   // One story rather than two tests: each start of DynamoDB Local costs seconds of JVM start-up.
   it('answers 503 with Retry-After while the store is down, recovers by itself when it returns, keeps every confirmed line', async () => {
     const port = await freePort();
-    client = createDynamoDbClient(`http://127.0.0.1:${port}`);
+    const proxy = await startFaultProxy(`http://127.0.0.1:${port}`);
+    storeProxy = proxy;
+    client = createDynamoDbClient(proxy.endpoint);
     const service = serviceOver(new DynamoDbBatchRepository(DynamoDBDocumentClient.from(client), TABLE));
     /** A DynamoDB Local of its own on the reserved port, keeping its data in `dataDir` across restarts. */
     const startStore = async () => {
       store = await startDynamoDbLocal({ dataDir, port });
+      proxy.heal();
       await ensureTable(client, TABLE);
     };
     const stopStore = async () => {
+      proxy.inject({ fault: { kind: 'unreachable' } });
+      await until(() => proxy.inFlight() === 0);
       await store?.stop();
       store = undefined;
+    };
+    const until = async (condition: () => boolean) => {
+      while (!condition()) await sleep(20);
     };
 
     // Down at start: the service is up before its store, as after a deploy in a region with trouble.
@@ -187,9 +204,6 @@ describe('a store that is down at start, then stopped in the middle of a load', 
           await sleep(Number(answer.headers['retry-after']) * 1_000);
         }
       }
-    };
-    const until = async (condition: () => boolean) => {
-      while (!condition()) await sleep(20);
     };
     let loadEnded = false;
     const load = Promise.all(Array.from({ length: 6 }, customer)).finally(() => {

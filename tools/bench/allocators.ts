@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type DynamoDBDocumentClient, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { type DocumentSender, DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import type { JsonPoster } from './load';
 
 /*
@@ -18,56 +18,29 @@ export type Allocator = () => Promise<void>;
 const skuNames = (prefix: string) => Array.from({ length: SKU_COUNT }, (_, index) => `${prefix}-${index}`);
 
 /**
- * The store floor: the least any design must do per allocation, issued straight to DynamoDB with the
- * service's own client settings. One strongly consistent Query of the SKU's batches, then one
- * TransactWriteItems: the conditional decrement of a batch and the conditional put of the line.
- * Its items have the service's shape, in a table of their own.
+ * The store floor: the least any design must do per allocation, issued to DynamoDB through the
+ * service's own adapter (so the key layout stays known to `functions/store/batch-repository.ts`
+ * alone) over a client with the service's settings, but without the handler and the domain. One
+ * strongly consistent Query of the SKU's batches (`batchesOf`), then one TransactWriteItems
+ * (`saveAllocation`: the conditional decrement of the first batch with enough stock and the
+ * conditional put of the line). Its stock lives in a table of its own.
  */
-export const storeFloor = async (client: DynamoDBDocumentClient, tableName: string): Promise<Allocator> => {
+export const storeFloor = async (client: DocumentSender, tableName: string): Promise<Allocator> => {
+  const repository = new DynamoDbBatchRepository(client, tableName);
   const skus = skuNames(`floor-${randomUUID().slice(0, 8)}`);
   for (const sku of skus) {
     for (const [ref, eta] of [[`${sku}-stock`, null], [`${sku}-shipment`, SHIPMENT_ETA]] as const) {
-      const item = { pk: `SKU#${sku}`, sk: `BATCH#${ref}`, type: 'Batch', ref, sku, qty: STOCK, available: STOCK, eta };
-      await client.send(new PutCommand({ TableName: tableName, Item: item }));
+      await repository.addBatch({ ref, sku, qty: STOCK, available: STOCK, eta });
     }
   }
   let allocations = 0;
   return async () => {
     const sku = skus[allocations++ % skus.length] as string;
-    const orderid = `order-${randomUUID()}`;
-    const { Items = [] } = await client.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': `SKU#${sku}` },
-        ConsistentRead: true,
-      }),
-    );
-    const batch = Items.find((item) => item.available >= QTY);
+    const batch = (await repository.batchesOf(sku)).find(({ available }) => available >= QTY);
     if (!batch) throw new Error(`The floor found no stock for ${sku}`);
-    await client.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName,
-              Key: { pk: batch.pk, sk: batch.sk },
-              UpdateExpression: 'SET available = available - :qty',
-              ConditionExpression: 'available >= :qty',
-              ExpressionAttributeValues: { ':qty': QTY },
-            },
-          },
-          {
-            Put: {
-              TableName: tableName,
-              Item: { pk: `ORDER#${orderid}`, sk: `LINE#${sku}`, type: 'Line', orderid, sku, qty: QTY, batchref: batch.ref },
-              ConditionExpression: 'attribute_not_exists(pk)',
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
-        ],
-      }),
-    );
+    const orderid = `order-${randomUUID()}`;
+    const saved = await repository.saveAllocation({ orderid, sku, qty: QTY, batchref: batch.ref });
+    if (saved.outcome !== 'saved') throw new Error(`The floor's allocation of ${sku} was not saved: ${saved.outcome}`);
   };
 };
 

@@ -13,7 +13,9 @@ export type Fault =
   /** A TransactionCanceledException with one reason per item of the transaction, e.g. TransactionConflict. */
   | { readonly kind: 'cancel'; readonly reasons: readonly string[] }
   /** The store applies the request, then the connection drops before its answer arrives. */
-  | { readonly kind: 'lose-answer' };
+  | { readonly kind: 'lose-answer' }
+  /** The connection drops before the request reaches the store: a store that is down. */
+  | { readonly kind: 'unreachable' };
 
 export interface FaultRule {
   readonly fault: Fault;
@@ -31,6 +33,8 @@ export interface FaultProxy {
   heal(): void;
   /** Requests seen so far for the operation, e.g. `Query`, faulty or not. */
   requestCount(operation: string): number;
+  /** Requests passed on to the store whose answers have not come back yet. */
+  inFlight(): number;
   close(): Promise<void>;
 }
 
@@ -43,6 +47,7 @@ export const startFaultProxy = async (upstreamEndpoint: string): Promise<FaultPr
   const agent = new Agent({ keepAlive: true });
   const rules: Array<{ rule: FaultRule; remaining: number }> = [];
   const seen: string[] = [];
+  let forwarding = 0;
 
   const takeFault = (operation: string): Fault | undefined => {
     const match = rules.find(({ rule, remaining }) => remaining > 0 && (rule.operation ?? operation) === operation);
@@ -51,8 +56,9 @@ export const startFaultProxy = async (upstreamEndpoint: string): Promise<FaultPr
     return match.rule.fault;
   };
 
-  const forward = (incoming: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> =>
-    new Promise((resolve, reject) => {
+  const forward = (incoming: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> => {
+    forwarding++;
+    return new Promise<{ status: number; headers: Record<string, string>; body: Buffer }>((resolve, reject) => {
       const outgoing = request(
         {
           host: upstream.hostname,
@@ -77,7 +83,8 @@ export const startFaultProxy = async (upstreamEndpoint: string): Promise<FaultPr
       );
       outgoing.on('error', reject);
       outgoing.end(body);
-    });
+    }).finally(() => forwarding--);
+  };
 
   const sendError = (response: ServerResponse, type: string, extra: Record<string, unknown> = {}) => {
     const payload = JSON.stringify({ __type: `${ERROR_TYPE_PREFIX}${type}`, message: `${type} injected by the test`, ...extra });
@@ -95,6 +102,9 @@ export const startFaultProxy = async (upstreamEndpoint: string): Promise<FaultPr
     const fault = takeFault(operation);
     switch (fault?.kind) {
       case 'hang':
+        return;
+      case 'unreachable':
+        response.socket?.destroy();
         return;
       case 'throttle':
         return sendError(response, 'ProvisionedThroughputExceededException');
@@ -127,6 +137,7 @@ export const startFaultProxy = async (upstreamEndpoint: string): Promise<FaultPr
     inject: (rule) => rules.push({ rule, remaining: rule.times ?? Number.POSITIVE_INFINITY }),
     heal: () => rules.splice(0),
     requestCount: (operation) => seen.filter((name) => name === operation).length,
+    inFlight: () => forwarding,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
