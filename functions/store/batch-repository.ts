@@ -66,6 +66,17 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   return { kind: 'unrecognized', pk: String(pk), sk: String(sk) };
 };
 
+/** A batch as the table holds it; exported so a stub store can answer what this adapter would read. */
+export const batchItem = ({ ref, sku, qty, available, eta }: Batch) => ({
+  ...batchKey(sku, ref),
+  type: 'Batch',
+  ref,
+  sku,
+  qty,
+  available,
+  eta,
+});
+
 const storedLine = (item: Record<string, unknown>): Allocation => {
   const stored = parseStoredItem(item);
   if (stored.kind !== 'line') throw new Error(`Item at the key of a line is not a line: ${JSON.stringify(stored)}`);
@@ -102,13 +113,13 @@ export class DynamoDbBatchRepository implements BatchRepository {
   ) {}
 
   async addBatch(batch: Batch): Promise<void> {
-    const { ref, sku, qty, available, eta } = batch;
+    const { ref, sku } = batch;
     const input: TransactWriteCommandInput = {
       TransactItems: [
         {
           Put: {
             TableName: this.tableName,
-            Item: { ...batchKey(sku, ref), type: 'Batch', ref, sku, qty, available, eta },
+            Item: batchItem(batch),
             ConditionExpression: ITEM_IS_NEW,
           },
         },
