@@ -8,7 +8,7 @@ import { type HttpEvent, type HttpResult, MAX_BODY_BYTES } from '../functions/ht
 export type LambdaHttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
 /** Handlers by API Gateway route key, e.g. `POST /allocate`: the same table the CDK stack routes. */
-export type Routes = Readonly<Record<string, LambdaHttpHandler>>;
+type Routes = Readonly<Record<string, LambdaHttpHandler>>;
 
 /**
  * Invocations that run at once; later requests wait their turn, as they would for a free Lambda

@@ -6,7 +6,7 @@ import * as z from 'zod/mini';
 z.config(en());
 
 /** Bounds from CONTRACT.md. They also keep every key well inside DynamoDB's key-size limits. */
-export const MAX_IDENTIFIER_CHARACTERS = 128;
+const MAX_IDENTIFIER_CHARACTERS = 128;
 export const MAX_QTY = 1_000_000_000;
 
 /** Control characters, and lone UTF-16 surrogates, which no store can hold as text. */

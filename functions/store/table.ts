@@ -8,6 +8,6 @@ export const tableKeySchema = {
 } as const;
 
 /** The table name the local server and tests use when `TABLE_NAME` is not set. */
-export const defaultLocalTableName = 'allocations';
+const defaultLocalTableName = 'allocations';
 
 export const tableNameFromEnv = (): string => process.env.TABLE_NAME ?? defaultLocalTableName;
