@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { Context } from 'aws-lambda';
 import { toErrorResponse } from '../functions/http/errors';
-import { type HttpEvent, type HttpResult, MAX_BODY_BYTES } from '../functions/http/route';
+import { type HttpEvent, type HttpResult, MAX_BODY_BYTES, json } from '../functions/http/route';
 
 export type LambdaHttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
@@ -49,10 +49,16 @@ export const createLocalServer = (routes: Routes): Server => {
       .catch((error: unknown) => {
         // The handlers answer every error themselves: this is the server failing (a broken upload).
         console.error(JSON.stringify({ level: 'error', requestId, route: routeKey, cause: String(error) }));
-        const { statusCode, body } = toErrorResponse(error, requestId);
-        if (!response.headersSent) sendJson(response, statusCode, body);
+        if (!response.headersSent) sendResult(response, errorResult(error, requestId), requestId);
       });
   });
+};
+
+/** An error answered as a handler would answer it, for what the local server refuses itself. */
+export const errorResult = (error: unknown, requestId: string): HttpResult => {
+  const { statusCode, body, headers } = toErrorResponse(error, requestId);
+  const result = json(statusCode, body);
+  return { ...result, headers: { ...result.headers, ...headers } };
 };
 
 /** Runs at most `limit` tasks at a time; the others start in the order they came, as slots free up. */

@@ -5,13 +5,11 @@
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailable } from '../domain/errors';
-import { toErrorResponse } from '../functions/http/errors';
-import { json } from '../functions/http/route';
 import { createDynamoDbClient } from '../functions/store/client';
 import { isStoreUnavailable } from '../functions/store/store-errors';
 import { tableNameFromEnv } from '../functions/store/table';
 import { type DynamoDbLocal, JavaUnavailable, startDynamoDbLocal } from './dynamodb-local';
-import { type LambdaHttpHandler, createLocalServer } from './server';
+import { type LambdaHttpHandler, createLocalServer, errorResult } from './server';
 import { ensureTable } from './table';
 
 const DEFAULT_PORT = 5005;
@@ -65,9 +63,7 @@ const whenReady =
   (table: { isReady(): boolean }, handler: LambdaHttpHandler): LambdaHttpHandler =>
   (event, context) => {
     if (table.isReady()) return handler(event, context);
-    const { statusCode, body, headers } = toErrorResponse(new StoreUnavailable('The table is not ready'), event.requestContext.requestId);
-    const response = json(statusCode, body);
-    return Promise.resolve({ ...response, headers: { ...response.headers, ...headers } });
+    return Promise.resolve(errorResult(new StoreUnavailable('The table is not ready'), event.requestContext.requestId));
   };
 
 const main = async () => {
