@@ -2,10 +2,21 @@ import type { Allocation, Batch } from './model';
 
 export type SaveAllocationResult =
   | { readonly outcome: 'saved' }
-  /** The batch no longer has the quantity: another request took the stock first. Nothing was written. */
-  | { readonly outcome: 'batch-short' }
+  /** The batch is no longer as it was read: another request took stock first. Nothing was written. */
+  | { readonly outcome: 'batch-changed' }
   /** The (orderid, sku) line is already allocated. Nothing was written. */
   | { readonly outcome: 'line-exists'; readonly existing: Allocation };
+
+/** What allocating a line of one SKU reads. */
+export interface SkuStock {
+  /** False when no batch of the SKU was ever added ("Invalid sku"); true even when all are exhausted. */
+  readonly known: boolean;
+  /**
+   * The SKU's batches that have stock left, in no particular order. Exhausted batches are not read,
+   * so what an allocation reads does not grow with the SKU's history.
+   */
+  readonly batches: Batch[];
+}
 
 /**
  * Where batches and allocated lines live. Each method is atomic, and the invariants (stock never
@@ -16,9 +27,17 @@ export type SaveAllocationResult =
 export interface BatchRepository {
   /** Throws DuplicateBatch when a batch with this reference exists, whatever its SKU. */
   addBatch(batch: Batch): Promise<void>;
-  /** Every batch of the SKU, as of now (a strongly consistent read), in no particular order. */
-  batchesOf(sku: string): Promise<Batch[]>;
+  /** The SKU's stock as of now (a strongly consistent read). */
+  stockOf(sku: string): Promise<SkuStock>;
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;
-  /** Takes `allocation.qty` from the batch and records the line, both or neither. */
-  saveAllocation(allocation: Allocation): Promise<SaveAllocationResult>;
+  /**
+   * Takes `allocation.qty` from `batch`, as it was read, and records the line, both or neither.
+   * Answers batch-changed when the batch no longer is as read.
+   */
+  saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult>;
+  /**
+   * This repository for one request that must be answered by a deadline: once `deadline` aborts,
+   * no call starts and a call in flight is abandoned, with StoreUnavailable.
+   */
+  withDeadline(deadline: AbortSignal): BatchRepository;
 }

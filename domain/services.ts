@@ -20,10 +20,10 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
 
 export const allocate = async (line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
-    const batches = await repository.batchesOf(line.sku);
-    if (batches.length === 0) throw new InvalidSku(line.sku);
+    const stock = await repository.stockOf(line.sku);
+    if (!stock.known) throw new InvalidSku(line.sku);
 
-    const candidates = candidateBatches(line, batches);
+    const candidates = candidateBatches(line, stock.batches);
     if (candidates.length === 0) {
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
@@ -33,7 +33,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
 
     for (const batch of candidates) {
       const allocation: Allocation = { ...line, batchref: batch.ref };
-      const result = await repository.saveAllocation(allocation);
+      const result = await repository.saveAllocation(allocation, batch);
       if (result.outcome === 'saved') return { batchref: batch.ref, created: true };
       if (result.outcome === 'line-exists') return answerRepeat(result.existing, line);
     }

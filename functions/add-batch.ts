@@ -10,8 +10,8 @@ export const createAddBatchHandler = (repository: BatchRepository) =>
     route: 'POST /add_batch',
     schema: batchSchema,
     successOutcomes: { 201: 'BatchAdded' },
-    run: async (batch) => {
-      await addBatch(batch, repository);
+    run: async (batch, { deadline }) => {
+      await addBatch(batch, repository.withDeadline(deadline));
       return text(201, 'OK');
     },
   });

@@ -10,8 +10,8 @@ export const createAllocateHandler = (repository: BatchRepository) =>
     route: 'POST /allocate',
     schema: orderLineSchema,
     successOutcomes: { 200: 'AlreadyAllocated', 201: 'Allocated' },
-    run: async (line) => {
-      const { batchref, created } = await allocate(line, repository);
+    run: async (line, { deadline }) => {
+      const { batchref, created } = await allocate(line, repository.withDeadline(deadline));
       return json(created ? 201 : 200, { batchref });
     },
   });

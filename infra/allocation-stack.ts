@@ -12,27 +12,16 @@ import {
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { tableKeySchema } from '../functions/store/table';
+import { FUNCTION_TIMEOUT_SECONDS } from '../functions/http/time-budget';
+import { type TableAccess, tableAccess, tableKeySchema } from '../functions/store/table';
 import { productionBundling } from './bundling';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-
-/**
- * The DynamoDB actions each handler's code issues, and nothing more: a TransactWriteItems is
- * authorized action by action, so it needs the actions of its parts, not an action of its own.
- */
-const tableActions = {
-  // A Query for the SKU's batches, a GetItem of the line (is it already allocated?), then a
-  // transaction of a conditional Update of the batch and a conditional Put of the line.
-  allocate: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
-  // A transaction of two conditional Puts: the batch and its reference.
-  addBatch: ['dynamodb:PutItem'],
-} as const;
 
 const attributeType = { S: AttributeType.STRING, N: AttributeType.NUMBER, B: AttributeType.BINARY } as const;
 
@@ -53,6 +42,27 @@ const accessLogFormat = AccessLogFormat.custom(
     authorizerError: '$context.authorizer.error',
   }),
 );
+
+/**
+ * The handler's actions on the table, and only on the items whose partition key starts with one of
+ * its prefixes (`dynamodb:LeadingKeys`): the batch handler cannot touch an order's lines, and the
+ * allocation handler cannot take a batch reference. Its writes may name only the attributes it
+ * writes (`dynamodb:Attributes`); reads are not restricted by attribute, since a Query would then
+ * have to name every attribute it reads.
+ */
+const grantTableAccess = (role: Role, tableArn: string, { reads, writes, partitionKeyPrefixes, writtenAttributes }: TableAccess) => {
+  const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionKeyPrefixes.map((prefix) => `${prefix}*`) } };
+  if (reads.length > 0) {
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: [...reads], resources: [tableArn], conditions: onItsItems }));
+  }
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: [...writes],
+      resources: [tableArn],
+      conditions: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...writtenAttributes] } },
+    }),
+  );
+};
 
 export interface AllocationStackProps extends StackProps {
   /**
@@ -107,10 +117,8 @@ export class AllocationStack extends Stack {
       ...(props.localDynamoDbEndpoint === undefined ? {} : { DYNAMODB_ENDPOINT: props.localDynamoDbEndpoint }),
     };
 
-    const allocate = this.tableHandler('Allocate', 'functions/allocate.ts', environment);
-    table.grant(allocate, ...tableActions.allocate);
-    const addBatch = this.tableHandler('AddBatch', 'functions/add-batch.ts', environment);
-    table.grant(addBatch, ...tableActions.addBatch);
+    const allocate = this.tableHandler('Allocate', 'functions/allocate.ts', environment, table.tableArn, tableAccess.allocate);
+    const addBatch = this.tableHandler('AddBatch', 'functions/add-batch.ts', environment, table.tableArn, tableAccess.addBatch);
 
     const api = new HttpApi(this, 'Api', {
       apiName: this.stackName,
@@ -167,7 +175,13 @@ export class AllocationStack extends Stack {
   }
 
   /** A function with its own role and log group, so each can be granted only what it uses. */
-  private tableHandler(name: string, entry: string, environment: Record<string, string>): NodejsFunction {
+  private tableHandler(
+    name: string,
+    entry: string,
+    environment: Record<string, string>,
+    tableArn: string,
+    access: TableAccess,
+  ): NodejsFunction {
     const logGroup = new LogGroup(this, `${name}Logs`, {
       // Enough to look back on an incident; CloudWatch's default keeps (and bills) them forever.
       retention: RetentionDays.ONE_MONTH,
@@ -180,6 +194,7 @@ export class AllocationStack extends Stack {
       description: `Runs the ${name} handler.`,
     });
     logGroup.grantWrite(role);
+    grantTableAccess(role, tableArn, access);
 
     const fn = new NodejsFunction(this, `${name}Function`, {
       entry: join(repoRoot, entry),
@@ -192,8 +207,8 @@ export class AllocationStack extends Stack {
       architecture: Architecture.ARM_64,
       // More memory buys more CPU, which shortens the cold start; warm calls last tens of ms.
       memorySize: 512,
-      // Room for the handler's jittered retries on conflicts and throttling, under API Gateway's 30 s.
-      timeout: Duration.seconds(10),
+      // The time budget the handler plans with (functions/http/time-budget.ts), under API Gateway's 30 s.
+      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
       role,
       logGroup,
       environment,

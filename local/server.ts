@@ -1,9 +1,10 @@
 import { isUtf8 } from 'node:buffer';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { Context } from 'aws-lambda';
 import { toErrorResponse } from '../functions/http/errors';
-import { type HttpEvent, type HttpResult, MAX_BODY_BYTES, json } from '../functions/http/route';
+import { type HttpEvent, type HttpResult, json } from '../functions/http/route';
+import { FUNCTION_TIMEOUT_SECONDS } from '../functions/http/time-budget';
 
 export type LambdaHttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
@@ -19,40 +20,82 @@ type Routes = Readonly<Record<string, LambdaHttpHandler>>;
 const MAX_CONCURRENT_INVOCATIONS = 16;
 
 /**
+ * Lambda refuses a synchronous invocation whose payload is over 6 MiB, and for API Gateway that
+ * payload is the whole event as JSON: the body as it travels in it (JSON-escaped text, or base64,
+ * a third larger, for bytes that are not UTF-8) with the headers and the request context. API
+ * Gateway's own 10 MB quota on a request is never the one a Lambda route reaches first.
+ */
+const MAX_INVOCATION_PAYLOAD_BYTES = 6 * 1024 * 1024;
+
+/** As the CDK stack configures each function. */
+const FUNCTION_MEMORY_MB = 512;
+const LOCAL_ACCOUNT_ID = '000000000000';
+const LOCAL_REGION = process.env.AWS_REGION ?? 'us-east-1';
+
+/** A Lambda function behind one route, as this process stands in for it. */
+interface LocalFunction {
+  readonly name: string;
+  readonly handler: LambdaHttpHandler;
+  /** One stream per function for the process's life: all its invocations here run in one instance. */
+  readonly logStreamName: string;
+}
+
+/**
  * A stand-in for API Gateway's HTTP API on one machine: each request becomes a payload 2.0 event
- * for the same handler modules Lambda runs. Routing answers 404 and 405 itself, as API Gateway would
- * before any function runs; everything else is the handler's to answer.
+ * for the same handler modules Lambda runs. What API Gateway and Lambda answer before any function
+ * runs, the server answers itself: a route that does not match (404, 405 here), a payload too large
+ * for Lambda (413), and a function that fails instead of answering (500). Everything else is the
+ * handler's to answer.
  */
 export const createLocalServer = (routes: Routes): Server => {
   const invoke = limitConcurrency(MAX_CONCURRENT_INVOCATIONS);
+  const functionsByRouteKey = new Map<string, LocalFunction>();
   const methodsByPath = new Map<string, string[]>();
-  for (const routeKey of Object.keys(routes)) {
+  for (const [routeKey, handler] of Object.entries(routes)) {
     const [method = '', path = ''] = routeKey.split(' ');
     methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
+    functionsByRouteKey.set(routeKey, localFunction(path, handler));
   }
 
   return createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const method = request.method ?? 'GET';
-    const routeKey = `${method} ${url.pathname}`;
-    const handler = routes[routeKey];
-    if (!handler) {
-      const allowed = methodsByPath.get(url.pathname);
+    const arrival: Arrival = { ...splitRequestTarget(request.url ?? '/'), requestId: apiGatewayRequestId(), receivedAt: new Date() };
+    const { requestId } = arrival;
+    // RFC 9112 §3.2: a server must refuse more than one Host (Node itself refuses none).
+    if ((request.headersDistinct.host?.length ?? 0) > 1) {
       request.resume();
-      if (allowed) return sendJson(response, 405, { message: 'Method Not Allowed' }, { Allow: allowed.join(', ') });
-      return sendJson(response, 404, { message: 'Not Found' });
+      return sendResult(response, json(400, { message: 'Bad Request' }), requestId);
     }
-    const requestId = randomUUID();
-    readBody(request)
-      .then((body) => invoke(() => handler(toEvent(request, url, routeKey, body, requestId), lambdaContext(requestId))))
+    const routeKey = `${request.method ?? 'GET'} ${arrival.rawPath}`;
+    const fn = functionsByRouteKey.get(routeKey);
+    if (!fn) {
+      request.resume();
+      const allowed = methodsByPath.get(arrival.rawPath);
+      if (!allowed) return sendResult(response, json(404, { message: 'Not Found' }), requestId);
+      const result = json(405, { message: 'Method Not Allowed' });
+      return sendResult(response, { ...result, headers: { ...result.headers, Allow: allowed.join(', ') } }, requestId);
+    }
+    readBodyWithin(request, MAX_INVOCATION_PAYLOAD_BYTES)
+      .then((body) => {
+        if (body === undefined) return payloadTooLarge();
+        const event = toEvent(request, arrival, routeKey, body);
+        if (Buffer.byteLength(JSON.stringify(event)) > MAX_INVOCATION_PAYLOAD_BYTES) return payloadTooLarge();
+        return invoke(() => fn.handler(event, invocationContext(fn))).catch((error: unknown) => {
+          // What Lambda does with a function that throws: logs it, and API Gateway answers a bare 500.
+          console.error(JSON.stringify({ level: 'error', requestId, route: routeKey, functionError: String(error) }));
+          return json(500, { message: 'Internal Server Error' });
+        });
+      })
       .then((result) => sendResult(response, result, requestId))
       .catch((error: unknown) => {
-        // The handlers answer every error themselves: this is the server failing (a broken upload).
+        // A function's failure was answered above: this is the server's own (a broken upload).
         console.error(JSON.stringify({ level: 'error', requestId, route: routeKey, cause: String(error) }));
         if (!response.headersSent) sendResult(response, errorResult(error, requestId), requestId);
       });
   });
 };
+
+/** API Gateway's own answer when Lambda refuses the invocation's payload. */
+const payloadTooLarge = () => json(413, { message: 'Request Entity Too Large' });
 
 /** An error answered as a handler would answer it, for what the local server refuses itself. */
 export const errorResult = (error: unknown, requestId: string): HttpResult => {
@@ -79,70 +122,145 @@ const limitConcurrency = (limit: number) => {
   };
 };
 
-interface RequestBody {
-  readonly text: string;
-  readonly isBase64Encoded: boolean;
+const localFunction = (path: string, handler: LambdaHttpHandler): LocalFunction => {
+  const startedOn = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
+  return {
+    name: `local${path.replaceAll('/', '-')}`,
+    handler,
+    logStreamName: `${startedOn}/[$LATEST]${randomBytes(16).toString('hex')}`,
+  };
+};
+
+/** Shaped like API Gateway's, e.g. `JKJaXmPLvHcESHA=`, so that it is never taken for Lambda's UUID. */
+const apiGatewayRequestId = () => randomBytes(11).toString('base64');
+
+interface RequestTarget {
+  readonly rawPath: string;
+  readonly rawQueryString: string;
+}
+
+/** What is known of a request when it arrives, before its body. */
+interface Arrival extends RequestTarget {
+  readonly requestId: string;
+  readonly receivedAt: Date;
 }
 
 /**
- * Keeps at most one chunk past the limit, so an oversized upload holds little memory (the rest is
- * read and dropped) and still reaches the handler, which owns the 413. Bytes that are not UTF-8 go
- * base64-encoded, as API Gateway passes binary, so the handler measures the size that was sent.
+ * API Gateway routes on the path as sent: `new URL()` would resolve `/x/../allocate` and `/./allocate`
+ * to `/allocate`, a route API Gateway would not match.
  */
-const readBody = (request: IncomingMessage): Promise<RequestBody | undefined> =>
+const splitRequestTarget = (url: string): RequestTarget => {
+  const queryStart = url.indexOf('?');
+  return queryStart === -1
+    ? { rawPath: url, rawQueryString: '' }
+    : { rawPath: url.slice(0, queryStart), rawQueryString: url.slice(queryStart + 1) };
+};
+
+/**
+ * The body whole, or `undefined` once it is past `limitBytes`: then the rest is read and dropped,
+ * so that an oversized upload holds no more memory than the limit and its client, still sending,
+ * reads the answer.
+ */
+const readBodyWithin = (request: IncomingMessage, limitBytes: number): Promise<Buffer | undefined> =>
   new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
-      if (size > MAX_BODY_BYTES) return;
-      chunks.push(chunk);
       size += chunk.length;
+      if (size <= limitBytes) chunks.push(chunk);
+      else chunks.length = 0;
     });
-    request.on('end', () => {
-      if (size === 0) return resolve(undefined);
-      const bytes = Buffer.concat(chunks);
-      resolve(isUtf8(bytes) ? { text: bytes.toString('utf8'), isBase64Encoded: false } : { text: bytes.toString('base64'), isBase64Encoded: true });
-    });
+    request.on('end', () => resolve(size <= limitBytes ? Buffer.concat(chunks) : undefined));
     request.on('error', reject);
   });
 
-const toEvent = (request: IncomingMessage, url: URL, routeKey: string, body: RequestBody | undefined, requestId: string): HttpEvent => {
+/**
+ * Payload format 2.0 as API Gateway documents it: header names in lower case, a repeated header's
+ * values joined with commas (Node's `request.headers` keeps only the first Content-Type,
+ * Authorization, User-Agent...), the Cookie headers in `cookies` instead, and
+ * `queryStringParameters` only when there is a query string.
+ */
+const toEvent = (request: IncomingMessage, arrival: Arrival, routeKey: string, body: Buffer): HttpEvent => {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  for (const [name, values] of Object.entries(request.headersDistinct)) {
+    if (name !== 'cookie' && values) headers[name] = values.join(',');
   }
-  const now = Date.now();
+  const cookies = (request.headersDistinct.cookie ?? []).flatMap((header) => header.split(';').map((pair) => pair.trim()).filter(Boolean));
+  const domainName = (headers.host ?? 'localhost').replace(/:\d+$/, '');
   return {
     version: '2.0',
     routeKey,
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    rawPath: arrival.rawPath,
+    rawQueryString: arrival.rawQueryString,
+    ...(cookies.length > 0 ? { cookies } : {}),
     headers,
+    ...(arrival.rawQueryString ? { queryStringParameters: queryStringParameters(arrival.rawQueryString) } : {}),
     requestContext: {
-      accountId: 'local',
+      accountId: LOCAL_ACCOUNT_ID,
       apiId: 'local',
-      domainName: headers.host ?? 'localhost',
-      domainPrefix: 'localhost',
+      domainName,
+      domainPrefix: domainName.split('.')[0] ?? domainName,
       http: {
         method: request.method ?? 'GET',
-        path: url.pathname,
+        path: arrival.rawPath,
         protocol: `HTTP/${request.httpVersion}`,
         sourceIp: request.socket.remoteAddress ?? '',
         userAgent: headers['user-agent'] ?? '',
       },
-      requestId,
+      requestId: arrival.requestId,
       routeKey,
       stage: '$default',
-      time: new Date(now).toISOString(),
-      timeEpoch: now,
+      time: commonLogFormatTime(arrival.receivedAt),
+      timeEpoch: arrival.receivedAt.getTime(),
     },
-    body: body?.text,
-    isBase64Encoded: body?.isBase64Encoded ?? false,
+    ...(body.length > 0 ? bodyFields(body) : { isBase64Encoded: false }),
   };
 };
 
-const lambdaContext = (awsRequestId: string): Context =>
-  ({ awsRequestId, functionName: 'local', callbackWaitsForEmptyEventLoop: false }) as Context;
+/** Decoded as a form would be (`+` is a space); a repeated name's values joined with commas. */
+const queryStringParameters = (rawQueryString: string): Record<string, string> => {
+  const values = new Map<string, string>();
+  for (const [name, value] of new URLSearchParams(rawQueryString)) {
+    const earlier = values.get(name);
+    values.set(name, earlier === undefined ? value : `${earlier},${value}`);
+  }
+  return Object.fromEntries(values);
+};
+
+/** Bytes that are not UTF-8 go base64-encoded, as API Gateway passes binary. */
+const bodyFields = (body: Buffer) =>
+  isUtf8(body) ? { body: body.toString('utf8'), isBase64Encoded: false } : { body: body.toString('base64'), isBase64Encoded: true };
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** API Gateway's `requestContext.time`, e.g. `12/Mar/2020:19:03:58 +0000`. */
+const commonLogFormatTime = (time: Date): string => {
+  const twoDigits = (value: number) => String(value).padStart(2, '0');
+  const date = `${twoDigits(time.getUTCDate())}/${MONTHS[time.getUTCMonth()]}/${time.getUTCFullYear()}`;
+  return `${date}:${twoDigits(time.getUTCHours())}:${twoDigits(time.getUTCMinutes())}:${twoDigits(time.getUTCSeconds())} +0000`;
+};
+
+/**
+ * Lambda's context for one invocation, its clock started now: when the invocation has a slot, as
+ * Lambda's starts when an instance takes it. middy arms its early timeout only when
+ * `getRemainingTimeInMillis` is there, so locally it fires as on Lambda.
+ */
+const invocationContext = (fn: LocalFunction): Context => {
+  const deadline = performance.now() + FUNCTION_TIMEOUT_SECONDS * 1000;
+  const context: Omit<Context, 'done' | 'fail' | 'succeed'> = {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: fn.name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:${fn.name}`,
+    memoryLimitInMB: String(FUNCTION_MEMORY_MB),
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${fn.name}`,
+    logStreamName: fn.logStreamName,
+    getRemainingTimeInMillis: () => Math.max(0, Math.floor(deadline - performance.now())),
+  };
+  // The callback-era methods are left out: the handlers are async and never call them.
+  return context as Context;
+};
 
 const sendResult = (response: ServerResponse, result: HttpResult, requestId: string) => {
   const body = result.body === undefined ? '' : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
@@ -152,10 +270,4 @@ const sendResult = (response: ServerResponse, result: HttpResult, requestId: str
     'Content-Length': body.length,
   });
   response.end(body);
-};
-
-const sendJson = (response: ServerResponse, statusCode: number, body: unknown, headers: Record<string, string> = {}) => {
-  const payload = JSON.stringify(body);
-  response.writeHead(statusCode, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) });
-  response.end(payload);
 };

@@ -121,6 +121,7 @@ const main = async (): Promise<void> => {
     throughput: { rounds: ROUNDS, roundSeconds: ROUND_MS / 1000, comparisons: throughput },
     requestLog: { httpRequests, lines: readFileSync(requestLog, 'utf8').split('\n').filter(Boolean).length },
     requestCost: handlerMeasurements.requestCost,
+    readUnitsByHistory: handlerMeasurements.readUnitsByHistory,
   };
   const targets = targetsOf(results);
 

@@ -4,6 +4,10 @@ import { type DocumentSender, parseStoredItem } from '../functions/store/batch-r
 
 export interface Inventory {
   readonly batches: readonly Batch[];
+  /** Batches stored among those with stock without any, or the other way round. */
+  readonly batchesOutOfPlace: readonly Batch[];
+  /** The SKUs whose known-SKU item exists. */
+  readonly knownSkus: readonly string[];
   readonly references: readonly { readonly ref: string; readonly sku: string }[];
   readonly lines: readonly Allocation[];
   readonly unrecognized: readonly { readonly pk: string; readonly sk: string }[];
@@ -15,6 +19,8 @@ export type Rule =
   | 'line-in-batch-of-its-sku'
   | 'batch-ref-unique'
   | 'batch-ref-reserved'
+  | 'batch-where-its-stock-says'
+  | 'sku-known-with-batches'
   | 'item-recognized';
 
 export interface Violation {
@@ -31,6 +37,8 @@ const SCAN_PAGE_ITEMS = 1_000;
  */
 export const readInventory = async (client: DocumentSender, tableName: string): Promise<Inventory> => {
   const batches: Batch[] = [];
+  const batchesOutOfPlace: Batch[] = [];
+  const knownSkus: string[] = [];
   const references: { ref: string; sku: string }[] = [];
   const lines: Allocation[] = [];
   const unrecognized: { pk: string; sk: string }[] = [];
@@ -41,14 +49,18 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
     );
     for (const item of page.Items ?? []) {
       const stored = parseStoredItem(item);
-      if (stored.kind === 'batch') batches.push(stored.batch);
+      if (stored.kind === 'batch') {
+        batches.push(stored.batch);
+        if (stored.inStockRange !== stored.batch.available > 0) batchesOutOfPlace.push(stored.batch);
+      }
+      else if (stored.kind === 'known-sku') knownSkus.push(stored.sku);
       else if (stored.kind === 'batch-reference') references.push({ ref: stored.ref, sku: stored.sku });
       else if (stored.kind === 'line') lines.push(stored.allocation);
       else unrecognized.push({ pk: stored.pk, sk: stored.sk });
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { batches, references, lines, unrecognized };
+  return { batches, batchesOutOfPlace, knownSkus, references, lines, unrecognized };
 };
 
 const show = (value: string) => JSON.stringify(value);
@@ -56,9 +68,11 @@ const show = (value: string) => JSON.stringify(value);
 /**
  * What must be true of any state the service leaves behind, however requests raced or failed:
  * stock is never negative, each batch has given out exactly what its lines hold, every line sits in
- * a batch of its own SKU, and a batch reference names one batch.
+ * a batch of its own SKU, a batch reference names one batch, a batch is stored among those with stock
+ * exactly when it has some (allocations read only those), and a SKU is known exactly when it has
+ * batches ("Invalid sku" depends on it once every batch is exhausted).
  */
-export const findViolations = ({ batches, references, lines, unrecognized }: Inventory): Violation[] => {
+export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, references, lines, unrecognized }: Inventory): Violation[] => {
   const violations: Violation[] = [];
   const batchBySkuAndRef = new Map(batches.map((batch) => [JSON.stringify([batch.sku, batch.ref]), batch]));
   const heldByBatch = new Map<Batch, number>();
@@ -120,8 +134,33 @@ export const findViolations = ({ batches, references, lines, unrecognized }: Inv
     }
   }
 
+  for (const batch of batchesOutOfPlace) {
+    violations.push({
+      rule: 'batch-where-its-stock-says',
+      message:
+        `batch ${show(batch.ref)} of sku ${show(batch.sku)} has available ${batch.available} but is stored among the batches ` +
+        (batch.available > 0 ? 'without stock, where allocations never look' : 'with stock'),
+    });
+  }
+
+  const skusWithBatches = new Set(batches.map(({ sku }) => sku));
+  const known = new Set(knownSkus);
+  for (const sku of skusWithBatches) {
+    if (!known.has(sku)) {
+      violations.push({ rule: 'sku-known-with-batches', message: `sku ${show(sku)} has batches but no known-SKU item` });
+    }
+  }
+  for (const sku of knownSkus) {
+    if (!skusWithBatches.has(sku)) {
+      violations.push({ rule: 'sku-known-with-batches', message: `sku ${show(sku)} is known but has no batch` });
+    }
+  }
+
   for (const { pk, sk } of unrecognized) {
-    violations.push({ rule: 'item-recognized', message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, batch reference or line` });
+    violations.push({
+      rule: 'item-recognized',
+      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, known SKU, batch reference or line`,
+    });
   }
   return violations;
 };

@@ -16,6 +16,27 @@ export class BodyTooLarge extends Error {
   }
 }
 
+/** The Content-Type is missing or not a JSON media type. */
+export class UnsupportedMediaType extends Error {
+  override readonly name: string = 'UnsupportedMediaType';
+  constructor() {
+    super('Content-Type must be application/json');
+  }
+}
+
+/** A JSON media type declared in a charset other than UTF-8, the only one JSON allows (RFC 8259). */
+export class UnsupportedCharset extends UnsupportedMediaType {
+  override readonly name = 'UnsupportedCharset';
+}
+
+/** Bytes that are not UTF-8: refused, since repairing them would make different bodies equal. */
+export class InvalidUtf8Body extends Error {
+  override readonly name = 'InvalidUtf8Body';
+  constructor() {
+    super('Request body is not valid UTF-8');
+  }
+}
+
 export interface ErrorResponse {
   readonly statusCode: number;
   readonly body: Record<string, unknown>;
@@ -34,7 +55,11 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [LineAlreadyAllocated, 409],
 ]);
 
-/** @middy/http-json-body-parser v6 throws both of its errors as 415; only the content type is one. */
+/**
+ * @middy/http-json-body-parser v6 throws malformed JSON as 415. Its other error, for the
+ * Content-Type, cannot arise: route.ts checks the media type before the body size, and hands the
+ * parser one it accepts.
+ */
 const MIDDY_BODY_PARSER = '@middy/http-json-body-parser';
 const MIDDY_MALFORMED_JSON = 'Invalid or malformed JSON was provided';
 
@@ -74,17 +99,17 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
       outcome: error.name,
     };
   }
+  if (error instanceof UnsupportedMediaType) return { statusCode: 415, body: { message: error.message }, outcome: error.name };
   if (error instanceof BodyTooLarge) return { statusCode: 413, body: { message: error.message }, outcome: error.name };
+  if (error instanceof InvalidUtf8Body) return { statusCode: 400, body: { message: error.message }, outcome: error.name };
   if (error instanceof TransientFailure) return unavailable(requestId, error.name);
   const middyError = error as MiddyError;
   // A store too slow for the function's time: each write is one transaction, so a retry is safe.
   if (middyError.cause?.package === MIDDY_CORE && middyError.name === MIDDY_TIMEOUT) {
     return unavailable(requestId, 'FunctionTimeout');
   }
-  if (middyError.cause?.package === MIDDY_BODY_PARSER) {
-    return middyError.message === MIDDY_MALFORMED_JSON
-      ? { statusCode: 400, body: { message: 'Request body is not valid JSON' }, outcome: 'MalformedJson' }
-      : { statusCode: 415, body: { message: 'Content-Type must be application/json' }, outcome: 'UnsupportedMediaType' };
+  if (middyError.cause?.package === MIDDY_BODY_PARSER && middyError.message === MIDDY_MALFORMED_JSON) {
+    return { statusCode: 400, body: { message: 'Request body is not valid JSON' }, outcome: 'MalformedJson' };
   }
   return { statusCode: 500, body: { message: 'Internal server error', requestId }, outcome: 'InternalError' };
 };

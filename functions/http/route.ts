@@ -3,13 +3,21 @@ import httpErrorHandler from '@middy/http-error-handler';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import { BodyTooLarge, InvalidRequestBody, toErrorResponse } from './errors';
+import {
+  BodyTooLarge,
+  InvalidRequestBody,
+  InvalidUtf8Body,
+  UnsupportedCharset,
+  UnsupportedMediaType,
+  toErrorResponse,
+} from './errors';
+import { TIME_TO_ANSWER_MS, deadlineOf } from './time-budget';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
 type HttpRequest = Request<HttpEvent, HttpResult, Error, Context>;
 
-/** CONTRACT.md: a body over 16 KiB is refused with 413, on AWS as on the local server. */
+/** The README's API section: a body over 16 KiB is refused with 413, on AWS as on the local server. */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /** Only reached if an error escapes the mapping below; still JSON, still no detail. */
@@ -21,7 +29,8 @@ export interface RouteDefinition<Schema extends z.ZodMiniType> {
   readonly schema: Schema;
   /** What each success status means, for the request log. */
   readonly successOutcomes: Readonly<Record<number, string>>;
-  readonly run: (input: z.output<Schema>) => Promise<HttpResult>;
+  /** `deadline` aborts when middy answers 503 for lack of time: hand it to every store call. */
+  readonly run: (input: z.output<Schema>, request: { readonly deadline: AbortSignal }) => Promise<HttpResult>;
 }
 
 export const json = (statusCode: number, body: unknown): HttpResult => ({
@@ -37,27 +46,58 @@ export const text = (statusCode: number, body: string): HttpResult => ({
 });
 
 /**
- * A Lambda handler for one JSON route: body size, Content-Type and JSON checks, the schema, then
- * `run`. Every error leaves through `toErrorResponse`, and every request logs one JSON line.
+ * A Lambda handler for one JSON route: Content-Type, body size, UTF-8 and JSON checks, the schema,
+ * then `run`. Every error leaves through `toErrorResponse`, and every request logs one JSON line.
  */
 export const jsonRoute = <Schema extends z.ZodMiniType>({ route, schema, successOutcomes, run }: RouteDefinition<Schema>) =>
-  middy<HttpEvent, HttpResult, Error, Context>()
+  middy<HttpEvent, HttpResult, Error, Context>({ timeoutEarlyInMillis: TIME_TO_ANSWER_MS })
     // onError middlewares run in reverse order of use(): errorResponses shapes the error, then
     // httpErrorHandler renders it; requestLog, used first, sees the final response last.
     .use(requestLog(route, successOutcomes))
     .use(httpErrorHandler({ logger: false, fallbackMessage: FALLBACK_ERROR_BODY }))
     .use(errorResponses())
+    // In the order the README's API section promises: 415 before the body is read, then 413.
+    .use(requireJsonMediaType())
     .use(bodySizeLimit(MAX_BODY_BYTES))
-    .use(normalizeContentType())
+    .use(decodeUtf8Body())
     .use(httpJsonBodyParser())
-    .handler((event) => {
+    .handler((event, context) => {
       const parsed = schema.safeParse(event.body);
       if (!parsed.success) throw new InvalidRequestBody(parsed.error.issues);
-      return run(parsed.data);
+      // Our own signal, not middy's: middy shares one AbortController across the invocations of a
+      // process, and the local server runs several at once.
+      return run(parsed.data, { deadline: deadlineOf(context) });
     });
 
 const requestIdOf = (request: HttpRequest): string =>
   request.event.requestContext?.requestId ?? request.context.awsRequestId ?? 'unknown';
+
+/** Any JSON media type, `application/json` or `application/<something>+json`, in lower case. */
+const JSON_MEDIA_TYPE = /^application\/([^\s/;]+\+)?json$/;
+/** UTF-8 by its common names in the WHATWG Encoding Standard. */
+const UTF8_LABELS = new Set(['utf-8', 'utf8']);
+/** A `charset` parameter, its value quoted (group 1) or bare (group 2). */
+const CHARSET_PARAMETER = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/gi;
+
+/**
+ * Media types are case-insensitive and may carry spaced or empty parameters (RFC 9110). JSON is
+ * UTF-8 (RFC 8259): a body declared in another charset would be read as other text than was meant.
+ * middy's JSON parser matches only `application/json` in lower case, optionally followed by `;` and
+ * more, so it is handed the media type alone once this check has passed.
+ */
+const requireJsonMediaType = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
+  before: function refuseOtherMediaTypes({ event }) {
+    const contentType = event.headers?.['content-type'];
+    // API Gateway joins a repeated header with commas: a list of media types names none.
+    if (!contentType || contentType.includes(',')) throw new UnsupportedMediaType();
+    const mediaType = (contentType.split(';', 1)[0] ?? '').trim().toLowerCase();
+    if (!JSON_MEDIA_TYPE.test(mediaType)) throw new UnsupportedMediaType();
+    for (const [, quoted, bare] of contentType.matchAll(CHARSET_PARAMETER)) {
+      if (!UTF8_LABELS.has((quoted ?? bare ?? '').toLowerCase())) throw new UnsupportedCharset();
+    }
+    event.headers['content-type'] = mediaType;
+  },
+});
 
 const bodySizeLimit = (limitBytes: number): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
   before: function rejectLargeBody({ event }) {
@@ -69,14 +109,31 @@ const bodySizeLimit = (limitBytes: number): MiddlewareObj<HttpEvent, HttpResult,
 });
 
 /**
- * Media types are case-insensitive and may carry spaced or empty parameters (RFC 9110), but middy's
- * JSON parser matches only `application/json` in lower case, optionally followed by `;` and more.
- * JSON is always UTF-8 (RFC 8259), so only the type and subtype matter.
+ * Fatal, because a lenient decoder turns every bad byte into U+FFFD, and bodies that differ only
+ * there would become the same order. The BOM is kept, so the JSON parser refuses it: RFC 8259
+ * forbids sending one.
  */
-const normalizeContentType = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
-  before: function keepMediaTypeOnly({ event }) {
-    const contentType = event.headers?.['content-type'];
-    if (contentType) event.headers['content-type'] = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** Half a surrogate pair: text that no UTF-8 bytes decode to. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * API Gateway and the local server pass a body that is not UTF-8 base64-encoded; middy's parser
+ * would decode it leniently, so the body reaches it already decoded here.
+ */
+const decodeUtf8Body = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
+  before: function decodeBodyAsUtf8({ event }) {
+    if (event.body === undefined) return;
+    if (!event.isBase64Encoded) {
+      if (LONE_SURROGATE.test(event.body)) throw new InvalidUtf8Body();
+      return;
+    }
+    try {
+      event.body = UTF8.decode(Buffer.from(event.body, 'base64'));
+    } catch {
+      throw new InvalidUtf8Body();
+    }
+    event.isBase64Encoded = false;
   },
 });
 

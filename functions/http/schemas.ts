@@ -5,21 +5,46 @@ import * as z from 'zod/mini';
 // ships no messages: the 400 body's issues carry zod's English ones, so load them.
 z.config(en());
 
-/** Bounds from CONTRACT.md. They also keep every key well inside DynamoDB's key-size limits. */
+/** Bounds from the README's API section. They also keep every key well inside DynamoDB's key-size limits. */
 const MAX_IDENTIFIER_CHARACTERS = 128;
 export const MAX_QTY = 1_000_000_000;
 
-/** Control characters, and lone UTF-16 surrogates, which no store can hold as text. */
-const CONTROL_OR_LONE_SURROGATE = /[\p{Cc}\p{Cs}]/u;
+/*
+ * An identifier is a key: two that render the same must not be two orders, and one that looks
+ * empty or shows other text than it holds cannot be checked by the person reading it.
+ */
+const ALL_WHITE_SPACE = /^\p{White_Space}+$/u;
+const WHITE_SPACE_AT_EITHER_END = /^\p{White_Space}|\p{White_Space}$/u;
+/**
+ * Controls, format characters (zero-width, joiners, byte order and bidirectional marks), lone
+ * UTF-16 surrogates (which no store can hold as text), line and paragraph separators, and every
+ * space but U+0020, which look like nothing, like a plain space, or reorder the text around them.
+ */
+const INVISIBLE_OR_CONTROL = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]|(?! )\p{Zs}/u;
+/** What a lenient decoder puts for bytes it cannot read: ids that differed there would become one. */
+const REPLACEMENT_CHARACTER = '\uFFFD';
+
+/** Each rule stops the ones after it, so a field carries one issue: the first rule it breaks. */
+const rule = (isMet: (value: string) => boolean, error: string) => z.refine<string>(isMet, { error, abort: true });
 
 const identifier = z.string().check(
-  z.minLength(1, 'must not be empty'),
+  z.minLength(1, { error: 'must not be empty', abort: true }),
   // Characters are code points: an emoji counts once, though it takes two UTF-16 units.
-  z.refine(
+  rule(
     (value) => value.length <= MAX_IDENTIFIER_CHARACTERS || [...value].length <= MAX_IDENTIFIER_CHARACTERS,
     `must be at most ${MAX_IDENTIFIER_CHARACTERS} characters`,
   ),
-  z.refine((value) => !CONTROL_OR_LONE_SURROGATE.test(value), 'must not contain control characters'),
+  rule((value) => !ALL_WHITE_SPACE.test(value), 'must not be blank'),
+  // "a" and "a " render the same.
+  rule((value) => !WHITE_SPACE_AT_EITHER_END.test(value), 'must not begin or end with white space'),
+  rule(
+    (value) => !value.includes(REPLACEMENT_CHARACTER),
+    'must not contain U+FFFD, the character that stands for bytes that could not be decoded',
+  ),
+  rule((value) => !INVISIBLE_OR_CONTROL.test(value), 'must not contain invisible or control characters'),
+  // Refused rather than normalised, so the id stored is the id the client sent: "é" can be one
+  // code point or "e" and a combining accent, and only the first is NFC.
+  rule((value) => value.normalize('NFC') === value, 'must be in Unicode normalization form NFC'),
 );
 
 const quantity = z.number().check(

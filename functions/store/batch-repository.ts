@@ -9,36 +9,57 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DuplicateBatch, StoreUnavailable } from '../../domain/errors';
 import type { Allocation, Batch } from '../../domain/model';
-import type { BatchRepository, SaveAllocationResult } from '../../domain/ports';
+import type { BatchRepository, SaveAllocationResult, SkuStock } from '../../domain/ports';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
-import { tableKeySchema } from './table';
+import { partitionKeyPrefix, tableKeySchema } from './table';
 
 /*
  * The table's items (one table, keys `pk`/`sk` as tableKeySchema names them):
- *   batch            pk SKU#<sku>       sk BATCH#<ref>   ref, sku, qty, available, eta
+ *   known SKU        pk SKU#<sku>       sk STOCK         sku        (written with the SKU's first batch)
+ *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available (> 0), eta
+ *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available (= 0), eta
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku   (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref
- * A SKU's batches share a partition, so allocating reads them with one Query; the domain sorts them
- * by preference, so the sort key need not encode it. An order's lines share a partition too, ready
- * for reading an order's allocations. `type` names each item's kind for whoever reads the table
- * without this code (the console, a Scan, a stream record).
+ * `eta` is absent for a batch in stock (a condition cannot compare with NULL everywhere; absence it can).
  *
- * Capacity: an allocate costs one strongly consistent Query (~1 RCU for a few batches) and one
- * transaction of two small writes (2 x 2 WCU). Every allocation of one SKU updates items in the same
- * partition, so one hot SKU tops out near 1,000 WCU/s / 2 WCU per batch update ~ 500 allocations/s,
- * fewer when requests collide on one batch item (TransactionConflict, retried below).
+ * Allocating reads one key range of the SKU's partition, `STOCK` and `STOCK#...`: the known-SKU item
+ * and the batches that still have stock. The allocation that takes a batch's last unit moves it to
+ * `EMPTY#<ref>` in the same transaction, so a SKU's exhausted batches, years of them, are never read
+ * again by an allocation, and its cost stays flat (docs/capacity.md). The known-SKU item tells
+ * "Invalid sku" from "Out of stock" when every batch is exhausted, in the same read. The domain sorts
+ * the batches by preference, so the sort key need not encode it. An order's lines share a partition,
+ * ready for reading an order's allocations. `type` names each item's kind for whoever reads the
+ * table without this code (the console, a Scan, a stream record).
+ *
+ * Capacity: an allocate costs one strongly consistent Query (1 RCU while the SKU has fewer than about
+ * twenty batches with stock, however many are exhausted) and one transaction of two small writes
+ * (2 x 2 WCU), three (6 WCU) when it empties the batch. Every allocation of one SKU writes items in
+ * the same partition, so one hot SKU tops out near 1,000 WCU/s / 2 WCU per batch update ~ 500
+ * allocations/s, fewer when requests collide on one batch item (TransactionConflict, retried below).
  */
+type TransactWriteItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
 const PK = tableKeySchema.partitionKey.name;
 const SK = tableKeySchema.sortKey.name;
 
+/** The sort keys of a SKU's partition that an allocation reads: the known-SKU item and batches with stock. */
+const STOCK_RANGE = 'STOCK';
+
 const itemKey = (partition: string, sort: string) => ({ [PK]: partition, [SK]: sort });
-const batchKey = (sku: string, ref: string) => itemKey(`SKU#${sku}`, `BATCH#${ref}`);
-const batchReferenceKey = (ref: string) => itemKey(`BATCHREF#${ref}`, 'BATCHREF');
-const lineKey = (orderid: string, sku: string) => itemKey(`ORDER#${orderid}`, `LINE#${sku}`);
+const skuPartition = (sku: string) => `${partitionKeyPrefix.sku}${sku}`;
+const knownSkuKey = (sku: string) => itemKey(skuPartition(sku), STOCK_RANGE);
+const batchWithStockKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `${STOCK_RANGE}#${ref}`);
+const exhaustedBatchKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `EMPTY#${ref}`);
+/** Where a batch lives: in the SKU's stock range while it has stock, out of it once it has none. */
+const batchKey = ({ sku, ref, available }: Batch) => (available > 0 ? batchWithStockKey(sku, ref) : exhaustedBatchKey(sku, ref));
+const batchReferenceKey = (ref: string) => itemKey(`${partitionKeyPrefix.batchReference}${ref}`, 'BATCHREF');
+const lineKey = (orderid: string, sku: string) => itemKey(`${partitionKeyPrefix.order}${orderid}`, `LINE#${sku}`);
 
 /** An item of the table as this adapter and the tools that read the whole table see it. */
 export type StoredItem =
-  | { readonly kind: 'batch'; readonly batch: Batch }
+  /** `inStockRange`: where it is stored, which should be where it has stock (the invariant check compares them). */
+  | { readonly kind: 'batch'; readonly batch: Batch; readonly inStockRange: boolean }
+  | { readonly kind: 'known-sku'; readonly sku: string }
   | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string }
   | { readonly kind: 'line'; readonly allocation: Allocation }
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
@@ -46,7 +67,8 @@ export type StoredItem =
 
 /**
  * Reads an item back through the same key functions that wrote it, so the key layout stays known
- * to this file alone: an item is a batch only if its key is the batch key of its own sku and ref.
+ * to this file alone: an item is a batch only if its key is one of the two keys of a batch of its
+ * sku and ref.
  */
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   const { [PK]: pk, [SK]: sk, ref, sku, qty, available, eta, orderid, batchref } = item;
@@ -55,11 +77,14 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
   if (isText(ref) && isText(sku)) {
-    if (isNumber(qty) && isNumber(available) && (eta === null || isText(eta)) && hasKey(batchKey(sku, ref))) {
-      return { kind: 'batch', batch: { ref, sku, qty, available, eta } };
+    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta))) {
+      const batch: Batch = { ref, sku, qty, available, eta: eta ?? null };
+      const inStockRange = hasKey(batchWithStockKey(sku, ref));
+      if (inStockRange || hasKey(exhaustedBatchKey(sku, ref))) return { kind: 'batch', batch, inStockRange };
     }
     if (hasKey(batchReferenceKey(ref))) return { kind: 'batch-reference', ref, sku };
   }
+  if (isText(sku) && hasKey(knownSkuKey(sku))) return { kind: 'known-sku', sku };
   if (isText(orderid) && isText(sku) && isNumber(qty) && isText(batchref) && hasKey(lineKey(orderid, sku))) {
     return { kind: 'line', allocation: { orderid, sku, qty, batchref } };
   }
@@ -67,15 +92,12 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
 };
 
 /** A batch as the table holds it; exported so a stub store can answer what this adapter would read. */
-export const batchItem = ({ ref, sku, qty, available, eta }: Batch) => ({
-  ...batchKey(sku, ref),
-  type: 'Batch',
-  ref,
-  sku,
-  qty,
-  available,
-  eta,
-});
+export const batchItem = (batch: Batch) => {
+  const { ref, sku, qty, available, eta } = batch;
+  return { ...batchKey(batch), type: 'Batch', ref, sku, qty, available, ...(eta === null ? {} : { eta }) };
+};
+
+const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
 
 const storedLine = (item: Record<string, unknown>): Allocation => {
   const stored = parseStoredItem(item);
@@ -85,12 +107,20 @@ const storedLine = (item: Record<string, unknown>): Allocation => {
 
 /** Guards "a key is written once": the put fails if an item with that key already exists. */
 const ITEM_IS_NEW = `attribute_not_exists(${PK})`;
-/** Guards "stock never goes below zero": a condition cannot do arithmetic, hence the `available` attribute. */
-const BATCH_HAS_QTY = 'available >= :qty';
+/**
+ * Guards "stock never goes below zero" and "the stock range holds only batches with stock": the
+ * batch keeps some stock after this line. A condition cannot do arithmetic, hence `available`.
+ */
+const BATCH_KEEPS_STOCK = 'available > :qty';
+/**
+ * Guards the same two when a line takes a batch's last units: the batch has exactly the line's qty
+ * left, and is still as it was read, so the exhausted copy written in its place is exact.
+ */
+const batchIsExactly = ({ eta }: Batch) =>
+  `available = :qty AND qty = :batchQty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`;
 
-/** Order of the items in the allocation transaction, which its cancellation reasons follow. */
-const BATCH_UPDATE = 0;
-const LINE_PUT = 1;
+/** The batch's write comes first in an allocation transaction, whose cancellation reasons follow its items. */
+const BATCH_WRITE = 0;
 
 export interface ConflictRetryPolicy {
   /** Attempts of one transaction that DynamoDB cancelled for a conflict or throttling, in all. */
@@ -110,19 +140,18 @@ export class DynamoDbBatchRepository implements BatchRepository {
     private readonly client: DocumentSender,
     private readonly tableName: string,
     private readonly conflictRetry: ConflictRetryPolicy = defaultConflictRetryPolicy,
+    private readonly deadline?: AbortSignal,
   ) {}
+
+  withDeadline(deadline: AbortSignal): DynamoDbBatchRepository {
+    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline);
+  }
 
   async addBatch(batch: Batch): Promise<void> {
     const { ref, sku } = batch;
     const input: TransactWriteCommandInput = {
       TransactItems: [
-        {
-          Put: {
-            TableName: this.tableName,
-            Item: batchItem(batch),
-            ConditionExpression: ITEM_IS_NEW,
-          },
-        },
+        { Put: { TableName: this.tableName, Item: batchItem(batch), ConditionExpression: ITEM_IS_NEW } },
         {
           Put: {
             TableName: this.tableName,
@@ -130,6 +159,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
             ConditionExpression: ITEM_IS_NEW,
           },
         },
+        // Unconditional: every batch of the SKU writes the same item.
+        { Put: { TableName: this.tableName, Item: knownSkuItem(sku) } },
       ],
     };
     const cancellation = await this.transactWrite(input);
@@ -138,56 +169,52 @@ export class DynamoDbBatchRepository implements BatchRepository {
     throw new Error(`Batch transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
   }
 
-  async batchesOf(sku: string): Promise<Batch[]> {
-    const batches: Batch[] = [];
+  async stockOf(sku: string): Promise<SkuStock> {
+    const stock = { known: false, batches: [] as Batch[] };
     let startKey: QueryCommandOutput['LastEvaluatedKey'];
     do {
-      const page: QueryCommandOutput = await this.call(() =>
+      const page: QueryCommandOutput = await this.call((options) =>
         this.client.send(
           new QueryCommand({
             TableName: this.tableName,
-            KeyConditionExpression: `${PK} = :partition`,
-            ExpressionAttributeValues: { ':partition': batchKey(sku, '')[PK] },
+            KeyConditionExpression: `${PK} = :partition AND begins_with(${SK}, :stockRange)`,
+            ExpressionAttributeValues: { ':partition': skuPartition(sku), ':stockRange': STOCK_RANGE },
             // A stale read would offer stock already taken; the conditional write would still refuse it.
             ConsistentRead: true,
             ExclusiveStartKey: startKey,
           }),
+          options,
         ),
       );
       for (const item of page.Items ?? []) {
         const stored = parseStoredItem(item);
-        if (stored.kind !== 'batch') throw new Error(`Item in the partition of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
-        batches.push(stored.batch);
+        if (stored.kind === 'known-sku') stock.known = true;
+        else if (stored.kind === 'batch') stock.batches.push(stored.batch);
+        else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey);
-    return batches;
+    return stock;
   }
 
   async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {
-    const { Item } = await this.call(() =>
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: lineKey(orderid, sku), ConsistentRead: true })),
+    const { Item } = await this.call((options) =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: lineKey(orderid, sku), ConsistentRead: true }), options),
     );
     return Item ? storedLine(Item) : undefined;
   }
 
-  async saveAllocation(allocation: Allocation): Promise<SaveAllocationResult> {
-    const { orderid, sku, qty, batchref } = allocation;
+  async saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> {
+    const { orderid, sku, qty } = allocation;
+    const batchWrites = qty === batch.available ? this.emptyBatch(batch, qty) : [this.takeFromBatch(batch, qty)];
+    const linePut = batchWrites.length;
     const cancellation = await this.transactWrite({
       TransactItems: [
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: batchKey(sku, batchref),
-            UpdateExpression: 'SET available = available - :qty',
-            ConditionExpression: BATCH_HAS_QTY,
-            ExpressionAttributeValues: { ':qty': qty },
-          },
-        },
+        ...batchWrites,
         {
           Put: {
             TableName: this.tableName,
-            Item: { ...lineKey(orderid, sku), type: 'Line', orderid, sku, qty, batchref },
+            Item: { ...lineKey(orderid, sku), type: 'Line', ...allocation },
             ConditionExpression: ITEM_IS_NEW,
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
@@ -195,12 +222,39 @@ export class DynamoDbBatchRepository implements BatchRepository {
       ],
     });
     if (!cancellation) return { outcome: 'saved' };
-    const existingLine = cancellation[LINE_PUT];
+    const existingLine = cancellation[linePut];
     if (existingLine?.Code === 'ConditionalCheckFailed' && existingLine.Item) {
       return { outcome: 'line-exists', existing: storedLine(unmarshall(existingLine.Item)) };
     }
-    if (cancellation[BATCH_UPDATE]?.Code === 'ConditionalCheckFailed') return { outcome: 'batch-short' };
+    if (cancellation[BATCH_WRITE]?.Code === 'ConditionalCheckFailed') return { outcome: 'batch-changed' };
     throw new Error(`Allocation transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
+  }
+
+  private takeFromBatch(batch: Batch, qty: number): TransactWriteItem {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: batchWithStockKey(batch.sku, batch.ref),
+        UpdateExpression: 'SET available = available - :qty',
+        ConditionExpression: BATCH_KEEPS_STOCK,
+        ExpressionAttributeValues: { ':qty': qty },
+      },
+    };
+  }
+
+  /** Moves the batch out of the stock range, with nothing left: the delete's condition guards the copy. */
+  private emptyBatch(batch: Batch, qty: number): TransactWriteItem[] {
+    return [
+      {
+        Delete: {
+          TableName: this.tableName,
+          Key: batchWithStockKey(batch.sku, batch.ref),
+          ConditionExpression: batchIsExactly(batch),
+          ExpressionAttributeValues: { ':qty': qty, ':batchQty': batch.qty, ...(batch.eta === null ? {} : { ':eta': batch.eta }) },
+        },
+      },
+      { Put: { TableName: this.tableName, Item: batchItem({ ...batch, available: 0 }), ConditionExpression: ITEM_IS_NEW } },
+    ];
   }
 
   /**
@@ -211,7 +265,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   private async transactWrite(input: TransactWriteCommandInput) {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.call(() => this.client.send(new TransactWriteCommand(input)));
+        await this.call((options) => this.client.send(new TransactWriteCommand(input), options));
         return undefined;
       } catch (error) {
         const reasons = transactionCancellation(error);
@@ -225,11 +279,18 @@ export class DynamoDbBatchRepository implements BatchRepository {
     }
   }
 
-  /** Turns the failures of an unreachable or overloaded store into StoreUnavailable (503). */
-  private async call<Output>(send: () => Promise<Output>): Promise<Output> {
+  /**
+   * Sends one call within the request's deadline: none starts once it has passed, and one in flight
+   * is abandoned when it passes (a write already delivered may still commit, as when an answer is
+   * lost; each is one transaction, so a retry is safe). Turns the failures of an unreachable or
+   * overloaded store, and a passed deadline, into StoreUnavailable (503).
+   */
+  private async call<Output>(send: (options: { abortSignal?: AbortSignal }) => Promise<Output>): Promise<Output> {
     try {
-      return await send();
+      this.deadline?.throwIfAborted();
+      return await send({ abortSignal: this.deadline });
     } catch (error) {
+      if (this.deadline?.aborted) throw new StoreUnavailable('The request ran out of time', { cause: error });
       if (isStoreUnavailable(error)) throw new StoreUnavailable('The store did not answer', { cause: error });
       throw error;
     }

@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import { freePort } from '../../local/dynamodb-local';
 import { uniqueId } from '../support/dynamodb';
 import { type RunningService, listening, startService } from '../support/local-service';
+import { sendRaw } from './raw-request';
 
 // The service as `npm start` runs it, over HTTP, against the run's DynamoDB Local; every test
 // makes its own SKUs, refs and order ids, so the tests never see each other's stock.
@@ -123,8 +124,34 @@ describe('the error table of the contract, over HTTP', () => {
     await expectJsonError(await post('/allocate', '{}', { 'content-type': 'text/plain' }), 415);
   });
 
-  it('answers 413 for a body over 16 KiB', async () => {
-    await expectJsonError(await post('/add_batch', { padding: 'x'.repeat(17 * 1024) }), 413);
+  it('answers 415 for a Content-Type sent twice, which API Gateway joins into one that is not JSON', async () => {
+    const answer = await sendRaw(baseUrl, {
+      path: '/add_batch',
+      headers: ['Content-Type', 'application/json', 'Content-Type', 'application/json'],
+      body: JSON.stringify({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 1, eta: null }),
+    });
+    expect(answer.status).toBe(415);
+    expect(JSON.parse(answer.text)).toEqual({ message: 'Content-Type must be application/json' });
+  });
+
+  it('answers the handler’s 413 for a body over 16 KiB', async () => {
+    const body = await expectJsonError(await post('/add_batch', { padding: 'x'.repeat(20 * 1024) }), 413);
+    expect(body).toEqual({ message: 'Request body is larger than 16384 bytes' });
+  });
+
+  it('answers API Gateway’s 413 for a body over the 6 MiB Lambda accepts', async () => {
+    const body = await expectJsonError(await post('/add_batch', 'x'.repeat(6 * 1024 * 1024 + 1)), 413);
+    expect(body).toEqual({ message: 'Request Entity Too Large' });
+  });
+
+  it('answers 400 for a body that is not UTF-8', async () => {
+    const response = await fetch(`${baseUrl}/allocate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat([Buffer.from('{"orderid": "'), Buffer.from([0xff]), Buffer.from('", "sku": "LAMP", "qty": 1}')]),
+    });
+    const body = await expectJsonError(response, 400);
+    expect(body).toEqual({ message: 'Request body is not valid UTF-8' });
   });
 
   it('measures the body in the bytes sent, not in what they decode to', async () => {
@@ -140,6 +167,19 @@ describe('the error table of the contract, over HTTP', () => {
   it('answers 404 for an unknown path', async () => {
     await expectJsonError(await post('/allocations', {}), 404);
   });
+
+  it.each(['/x/../allocate', '/./allocate', '//allocate', '/allocate/'])(
+    'answers 404 for %s: API Gateway matches the path as sent, unresolved',
+    async (path) => {
+      const answer = await sendRaw(baseUrl, {
+        path,
+        headers: ['Content-Type', 'application/json'],
+        body: JSON.stringify({ orderid: uniqueId('order'), sku: uniqueId('sku'), qty: 1 }),
+      });
+      expect(answer.status).toBe(404);
+      expect(JSON.parse(answer.text)).toEqual({ message: 'Not Found' });
+    },
+  );
 
   it('answers 405 with Allow for a known path and another method', async () => {
     const response = await fetch(`${baseUrl}/allocate`);

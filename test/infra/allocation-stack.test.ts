@@ -98,21 +98,41 @@ describe("the functions' roles", () => {
     Resource: [{ 'Fn::GetAtt': [logicalIdOf(stack, logGroupName), 'Arn'] }],
   });
 
-  it('let allocate read the batches and write the batch and the line, on the table only', () => {
+  const batchAttributes = ['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta'];
+
+  it('let allocate read and write only SKU and order items, and write only batch and line attributes', () => {
     expect(statementsOf('Allocate')).toEqual([
       writesTo('AllocateLogs'),
       {
         Effect: 'Allow',
-        Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+        Action: ['dynamodb:GetItem', 'dynamodb:Query'],
         Resource: [tableArn],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'ORDER#*'] } },
+      },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        Resource: [tableArn],
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'ORDER#*'] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...batchAttributes, 'orderid', 'batchref'] },
+        },
       },
     ]);
   });
 
-  it('let add_batch put items in the table, and nothing else', () => {
+  it('let add_batch put only SKU and batch reference items, with batch attributes, and nothing else', () => {
     expect(statementsOf('AddBatch')).toEqual([
       writesTo('AddBatchLogs'),
-      { Effect: 'Allow', Action: ['dynamodb:PutItem'], Resource: [tableArn] },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:PutItem'],
+        Resource: [tableArn],
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'BATCHREF#*'] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': batchAttributes },
+        },
+      },
     ]);
   });
 

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuplicateBatch } from '../../domain/errors';
 import { newBatch } from '../../domain/model';
 import { allocate } from '../../domain/services';
-import type { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { type Allocation, type Batch } from '../../domain/model';
+import { type DynamoDbBatchRepository, parseStoredItem } from '../../functions/store/batch-repository';
+import { checkInvariants } from '../../tools/invariants';
+import { scanItems } from '../reliability/support/table-contents';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
 
 let table: TestTable;
@@ -20,17 +23,54 @@ const addBatch = async (qty: number, { sku = uniqueId('sku'), eta = null as stri
   return batch;
 };
 
-const availableOf = async (sku: string, ref: string) =>
-  (await repository.batchesOf(sku)).find((batch) => batch.ref === ref)?.available;
+/** The batch's stock, as the table holds it wherever the batch is: 0 for an exhausted one. */
+const availableOf = async (sku: string, ref: string) => {
+  const items = await scanItems(table.documentClient, table.tableName);
+  const batches = items.map(parseStoredItem).filter((item) => item.kind === 'batch' && item.batch.sku === sku && item.batch.ref === ref);
+  expect(batches).toHaveLength(1);
+  return batches[0]?.kind === 'batch' ? batches[0].batch.available : undefined;
+};
+
+const lineOf = (batch: Batch, qty: number): Allocation => ({ orderid: uniqueId('order'), sku: batch.sku, qty, batchref: batch.ref });
 
 describe('the DynamoDB batch repository', () => {
-  it('reads back every batch of a SKU and none of another', async () => {
+  it('reads back every batch of a SKU that has stock, and none of another', async () => {
     const sku = uniqueId('sku');
     const inStock = await addBatch(10, { sku });
     const shipment = await addBatch(5, { sku, eta: '2027-01-31' });
     await addBatch(1);
-    const batches = await repository.batchesOf(sku);
+    const { known, batches } = await repository.stockOf(sku);
+    expect(known).toBe(true);
     expect(batches.sort((a, b) => a.qty - b.qty)).toEqual([shipment, inStock]);
+  });
+
+  it('knows no SKU that never had a batch', async () => {
+    expect(await repository.stockOf(uniqueId('sku'))).toEqual({ known: false, batches: [] });
+  });
+
+  it('stops reading a batch once a line takes its last unit, and still knows its SKU', async () => {
+    const sku = uniqueId('sku');
+    const emptied = await addBatch(4, { sku, eta: '2027-01-31' });
+    const other = await addBatch(3, { sku });
+    const line = lineOf(emptied, 4);
+
+    expect(await repository.saveAllocation(line, emptied)).toEqual({ outcome: 'saved' });
+
+    expect(await repository.stockOf(sku)).toEqual({ known: true, batches: [other] });
+    expect(await availableOf(sku, emptied.ref)).toBe(0);
+    expect(await repository.allocationOf(line.orderid, sku)).toEqual(line);
+    expect(await checkInvariants(table.documentClient, table.tableName)).toEqual([]);
+  });
+
+  it('refuses to empty a batch whose stock changed since it was read, writing nothing', async () => {
+    const batch = await addBatch(5);
+    await repository.saveAllocation(lineOf(batch, 1), batch);
+    const line = lineOf(batch, 5);
+
+    expect(await repository.saveAllocation(line, batch)).toEqual({ outcome: 'batch-changed' });
+
+    expect(await availableOf(batch.sku, batch.ref)).toBe(4);
+    expect(await repository.allocationOf(line.orderid, batch.sku)).toBeUndefined();
   });
 
   it('refuses a batch reference that exists, even under another SKU, and keeps the first', async () => {
@@ -38,30 +78,31 @@ describe('the DynamoDB batch repository', () => {
     await expect(repository.addBatch(newBatch({ ref: first.ref, sku: uniqueId('sku'), qty: 3, eta: null }))).rejects.toThrow(
       DuplicateBatch,
     );
-    expect(await repository.batchesOf(first.sku)).toEqual([first]);
+    expect(await repository.stockOf(first.sku)).toEqual({ known: true, batches: [first] });
   });
 
   it('takes the line quantity from the batch and stores the line', async () => {
     const batch = await addBatch(10);
-    const allocation = { orderid: uniqueId('order'), sku: batch.sku, qty: 4, batchref: batch.ref };
-    expect(await repository.saveAllocation(allocation)).toEqual({ outcome: 'saved' });
+    const allocation = lineOf(batch, 4);
+    expect(await repository.saveAllocation(allocation, batch)).toEqual({ outcome: 'saved' });
     expect(await availableOf(batch.sku, batch.ref)).toBe(6);
     expect(await repository.allocationOf(allocation.orderid, batch.sku)).toEqual(allocation);
   });
 
   it('refuses to take more than is available, writing neither the batch nor the line', async () => {
     const batch = await addBatch(3);
-    const allocation = { orderid: uniqueId('order'), sku: batch.sku, qty: 4, batchref: batch.ref };
-    expect(await repository.saveAllocation(allocation)).toEqual({ outcome: 'batch-short' });
+    const allocation = lineOf(batch, 4);
+    expect(await repository.saveAllocation(allocation, batch)).toEqual({ outcome: 'batch-changed' });
     expect(await availableOf(batch.sku, batch.ref)).toBe(3);
     expect(await repository.allocationOf(allocation.orderid, batch.sku)).toBeUndefined();
   });
 
   it('answers the stored line when the same order and SKU is saved again, taking no more stock', async () => {
     const batch = await addBatch(10);
-    const allocation = { orderid: uniqueId('order'), sku: batch.sku, qty: 4, batchref: batch.ref };
-    await repository.saveAllocation(allocation);
-    expect(await repository.saveAllocation({ ...allocation, qty: 5 })).toEqual({ outcome: 'line-exists', existing: allocation });
+    const allocation = lineOf(batch, 4);
+    await repository.saveAllocation(allocation, batch);
+    const afterIt = { ...batch, available: 6 };
+    expect(await repository.saveAllocation({ ...allocation, qty: 5 }, afterIt)).toEqual({ outcome: 'line-exists', existing: allocation });
     expect(await availableOf(batch.sku, batch.ref)).toBe(6);
   });
 
@@ -81,10 +122,10 @@ describe('the DynamoDB batch repository', () => {
     // The competitor commits between this request's read and its write.
     const competitor = { orderid: uniqueId('order'), sku, qty: 5, batchref: preferred.ref };
     const racing = Object.create(repository) as DynamoDbBatchRepository;
-    racing.batchesOf = async (readSku) => {
-      const batches = await repository.batchesOf(readSku);
-      await repository.saveAllocation(competitor);
-      return batches;
+    racing.stockOf = async (readSku) => {
+      const stock = await repository.stockOf(readSku);
+      await repository.saveAllocation(competitor, preferred);
+      return stock;
     };
     const outcome = await allocate({ orderid: uniqueId('order'), sku, qty: 3 }, racing);
     expect(outcome).toEqual({ batchref: next.ref, created: true });

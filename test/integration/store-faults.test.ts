@@ -1,10 +1,11 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddBatchHandler } from '../../functions/add-batch';
 import { createAllocateHandler } from '../../functions/allocate';
 import type { DocumentSender } from '../../functions/store/batch-repository';
-import { createDocumentClient } from '../../functions/store/client';
+import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { freePort } from '../../local/dynamodb-local';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
@@ -38,16 +39,39 @@ const throttled = () =>
 const failingTransactions = (times: number, failure: () => Error): DocumentSender & { failures: number } => {
   const sender = {
     failures: 0,
-    send: (async (command: unknown) => {
+    send: (async (command: unknown, options?: object) => {
       if (command instanceof TransactWriteCommand && sender.failures < times) {
         sender.failures++;
         throw failure();
       }
-      return table.documentClient.send(command as never);
+      return table.documentClient.send(command as never, options);
     }) as DocumentSender['send'],
   };
   return sender;
 };
+
+/**
+ * The service's own client (its retry settings included), on which DynamoDB answers every attempt
+ * of a transaction with throttling: the fault sits below the SDK's retries, as on AWS.
+ */
+const clientWithThrottledTransactions = () => {
+  const client = createDynamoDbClient(table.endpoint);
+  const attempts = { count: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+      attempts.count++;
+      throw throttled();
+    },
+    { step: 'deserialize', name: 'throttleEveryTransactionAttempt' },
+  );
+  clients.push(client);
+  return { sender: DynamoDBDocumentClient.from(client), attempts };
+};
+const clients: DynamoDBClient[] = [];
+afterAll(() => {
+  for (const client of clients) client.destroy();
+});
 
 const stockWith = async (qty: number) => {
   const batch = { ref: uniqueId('batch'), sku: uniqueId('sku'), qty, available: qty, eta: null };
@@ -74,14 +98,17 @@ describe('allocating when the store pushes back', () => {
     expect(result.statusCode).toBe(503);
     expect(result.headers?.['Retry-After']).toBe('1');
     expect(await table.repository().allocationOf(line.orderid, line.sku)).toBeUndefined();
-    expect((await table.repository().batchesOf(batch.sku))[0]?.available).toBe(10);
+    expect((await table.repository().stockOf(batch.sku)).batches[0]?.available).toBe(10);
   });
 
-  it('answers 503 when throttling outlasts the client retries, and writes nothing', async () => {
+  it('answers 503 when throttling outlasts the client retries, after 3 attempts, and writes nothing', async () => {
     const batch = await stockWith(10);
     const line = { orderid: uniqueId('order'), sku: batch.sku, qty: 1 };
-    const result = await allocateThrough(failingTransactions(Infinity, throttled), line);
+    const { sender, attempts } = clientWithThrottledTransactions();
+    const result = await allocateThrough(sender, line);
     expect(result.statusCode).toBe(503);
+    // The README's "Timeouts and retries": 3 attempts of a call, by the SDK, before the 503.
+    expect(attempts.count).toBe(3);
     expect(await table.repository().allocationOf(line.orderid, line.sku)).toBeUndefined();
   });
 
@@ -107,6 +134,47 @@ describe('adding a batch when the store cancels for another reason than a duplic
     const handler = createAddBatchHandler(table.repository({ sender: failingTransactions(1, invalid), conflictRetry: fastRetries }));
     const result = await handler(postEvent('/add_batch', batch), lambdaContext());
     expect(result.statusCode).toBe(500);
-    expect(await table.repository().batchesOf(batch.sku)).toEqual([]);
+    expect(await table.repository().stockOf(batch.sku)).toEqual({ known: false, batches: [] });
   });
+});
+
+describe('a store too slow for the time the function has left', () => {
+  /** Lambda's context for an invocation that must answer within `budgetMs`, as Lambda counts it down. */
+  const contextWithBudget = (budgetMs: number) => {
+    const deadline = Date.now() + budgetMs;
+    return { ...lambdaContext(), getRemainingTimeInMillis: () => deadline - Date.now() };
+  };
+
+  /**
+   * Forwards each call to DynamoDB Local only after `delayMs`, unless the caller gives up first, as
+   * a request abandoned before it was sent never reaches the store. Counts the calls it forwarded.
+   */
+  const slowStore = (delayMs: number) => {
+    const store = {
+      forwarded: 0,
+      send: (async (command: unknown, options?: { abortSignal?: AbortSignal }) => {
+        await sleep(delayMs, undefined, { signal: options?.abortSignal });
+        store.forwarded++;
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+    return store;
+  };
+
+  it('answers 503 before the function times out, and writes nothing after answering', async () => {
+    const batch = await stockWith(10);
+    const line = { orderid: uniqueId('order'), sku: batch.sku, qty: 1 };
+    const store = slowStore(1_200);
+    const allocate = createAllocateHandler(table.repository({ sender: store }));
+    // With 1.6 s left the service answers about a second before the end, while the store is still
+    // holding the first read: every later call would reach the store after the answer.
+    const result = await allocate(postEvent('/allocate', line), contextWithBudget(1_600));
+
+    expect(result.statusCode).toBe(503);
+    expect(result.headers?.['Retry-After']).toBe('1');
+    await sleep(3_000);
+    expect(store.forwarded).toBe(0);
+    expect(await table.repository().allocationOf(line.orderid, line.sku)).toBeUndefined();
+    expect((await table.repository().stockOf(batch.sku)).batches[0]?.available).toBe(10);
+  }, 15_000);
 });

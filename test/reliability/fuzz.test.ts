@@ -1,8 +1,9 @@
+import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkInvariants } from '../../tools/invariants';
 import { type TestTable, createTestTable } from '../support/dynamodb';
-import { postEvent } from '../support/events';
+import { postEvent, withBytes } from '../support/events';
 import { seedOr } from './support/seed';
 import { type HandlerService, type Route, serviceOver } from './support/service';
 import { tableContents } from './support/table-contents';
@@ -14,10 +15,17 @@ const STOCKED_SKU = 'FUZZ-LAMP';
 
 type Field = 'orderid' | 'ref' | 'sku' | 'qty' | 'eta';
 
-/** Strings that have broken services: controls, lone surrogates, bidi and zero-width marks, key and query syntax. */
+/**
+ * Strings that have broken services: blanks, controls, lone surrogates, bidi and zero-width marks,
+ * look-alike spaces, the replacement character, text not in NFC, key and query syntax.
+ */
 const HOSTILE_STRINGS = [
   '',
   ' ',
+  '\u3000',
+  ' leading',
+  'trailing ',
+  'trailing-no-break\u00a0',
   '\u0000',
   'tab\there',
   '\u001b[31mred',
@@ -26,6 +34,17 @@ const HOSTILE_STRINGS = [
   'a\udfffb',
   '\u202eevil',
   'zero\u200bwidth',
+  '\u200b',
+  'join\u200dme',
+  'word\u2060joiner',
+  '\ufeffbom',
+  'no\u00a0break',
+  'line\u2028separator',
+  'paragraph\u2029separator',
+  'cust-\ufffd',
+  // "é" as "e" and a combining accent, and the Angstrom sign: both render as their NFC forms.
+  'cafe\u0301',
+  '\u212b',
   '__proto__',
   'constructor',
   'SKU#FUZZ-LAMP',
@@ -56,6 +75,18 @@ const INVALID_DATES = [
   'tomorrow',
 ];
 const WRONG_TYPES = [null, true, [], {}, ['FUZZ-LAMP'], { $gt: '' }];
+/** Bytes that are not UTF-8, each a way a lenient decoder repairs into U+FFFD. */
+const INVALID_UTF8: readonly (readonly number[])[] = [
+  [0xff],
+  [0xfe],
+  [0x80],
+  [0xc3],
+  [0xe2, 0x82],
+  [0xc0, 0xaf],
+  [0xed, 0xa0, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+];
 
 const hostileString = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...HOSTILE_STRINGS) },
@@ -146,6 +177,28 @@ const nearMiss = (route: Route) =>
         .map((value) => JSON.stringify({ ...body, [field]: value })),
     );
 
+/** One of the known sequences, or random bytes that happen not to be UTF-8. */
+const invalidUtf8Bytes = fc.oneof(
+  { weight: 2, arbitrary: fc.constantFrom(...INVALID_UTF8) },
+  { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 8 }).filter((bytes) => !isUtf8(bytes)) },
+);
+
+/**
+ * A body that would be accepted but for bytes that are not UTF-8, anywhere in it (the plausible
+ * bodies are ASCII, so no spot splits a character), or bytes that are not UTF-8 at all.
+ */
+const invalidUtf8Body = (route: Route): fc.Arbitrary<Uint8Array> =>
+  fc.oneof(
+    fc
+      .record({ body: fc.record(plausibleFields[route]), at: fc.nat(), bytes: invalidUtf8Bytes })
+      .map(({ body, at, bytes }) => {
+        const text = JSON.stringify(body);
+        const spot = at % (text.length + 1);
+        return withBytes(`${text.slice(0, spot)}@${text.slice(spot)}`, bytes);
+      }),
+    fc.uint8Array({ maxLength: 200 }).filter((bytes) => !isUtf8(bytes)),
+  );
+
 const rawText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 200 }),
   fc.integer({ min: 1, max: 8_000 }).map((depth) => `${'['.repeat(depth)}${']'.repeat(depth)}`),
@@ -161,6 +214,7 @@ const contentType = fc.oneof(
     weight: 2,
     arbitrary: fc.constantFrom<string | null>(
       'application/json; charset=utf-8',
+      'application/json; charset=latin1',
       'application/problem+json',
       'APPLICATION/JSON',
       'text/plain',
@@ -171,21 +225,39 @@ const contentType = fc.oneof(
 );
 
 const request = (route: Route) =>
-  fc.record({
-    body: fc.oneof(
-      { weight: 3, arbitrary: shapedBody(route) },
-      { weight: 3, arbitrary: nearMiss(route) },
-      { weight: 2, arbitrary: fc.jsonValue().map((value) => JSON.stringify(value)) },
-      { weight: 2, arbitrary: rawText },
-    ),
-    contentType,
-    // API Gateway hands some bodies over base64-encoded.
-    base64: fc.constantFrom(false, false, false, false, true),
-  });
+  fc.oneof(
+    {
+      weight: 9,
+      arbitrary: fc.record({
+        body: fc.oneof(
+          { weight: 3, arbitrary: shapedBody(route) },
+          { weight: 3, arbitrary: nearMiss(route) },
+          { weight: 2, arbitrary: fc.jsonValue().map((value) => JSON.stringify(value)) },
+          { weight: 2, arbitrary: rawText },
+        ),
+        contentType,
+        // API Gateway hands some bodies over base64-encoded.
+        base64: fc.constantFrom(false, false, false, false, true),
+      }),
+    },
+    {
+      weight: 1,
+      // As API Gateway and the local server hand over a body that is not UTF-8: base64-encoded.
+      arbitrary: fc.record({ body: invalidUtf8Body(route), contentType: fc.constant('application/json'), base64: fc.constant(true) }),
+    },
+  );
 
-/** CONTRACT.md's bounds, written out independently of the service's schema. */
+/** The bounds in the README's API section, written out independently of the service's schema. */
 const isIdentifier = (value: unknown) =>
-  typeof value === 'string' && value.length > 0 && [...value].length <= 128 && !/[\p{Cc}\p{Cs}]/u.test(value);
+  typeof value === 'string' &&
+  value.length > 0 &&
+  [...value].length <= 128 &&
+  !/[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\uFFFD]/u.test(value) &&
+  !/\p{Zs}/u.test(value.replaceAll(' ', '')) &&
+  // The only white space left is U+0020: neither blank nor at either end.
+  !value.startsWith(' ') &&
+  !value.endsWith(' ') &&
+  value.normalize('NFC') === value;
 const isQty = (value: unknown) => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 1_000_000_000;
 const isCalendarDate = (value: unknown) => {
   if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
@@ -241,17 +313,18 @@ describe(`both handlers under hostile input (seed ${SEED})`, () => {
     await table?.drop();
   });
 
-  /** Sends the body as it is, and holds the answer to what any client is owed, whatever it sent. */
+  /**
+   * Sends the body as it is (bytes always base64-encoded), and holds the answer to what any client
+   * is owed, whatever it sent.
+   */
   const sendAndCheck = async (
     route: Route,
-    body: string,
+    body: string | Uint8Array,
     { contentType = 'application/json', base64 = false }: { contentType?: string | null; base64?: boolean } = {},
   ) => {
     const before = await tableContents(table.documentClient, table.tableName);
-    const event = postEvent(route, base64 ? Buffer.from(body).toString('base64') : body, { raw: true, contentType });
-    event.isBase64Encoded = base64;
 
-    const answer = await service.send(route, event);
+    const answer = await service.send(route, postEvent(route, body, { raw: true, contentType, base64 }));
 
     expect(answer.status).toBeGreaterThanOrEqual(200);
     expect(answer.status).toBeLessThan(500);
@@ -262,9 +335,20 @@ describe(`both handlers under hostile input (seed ${SEED})`, () => {
       expect(answer.body).toEqual(expect.objectContaining({ message: expect.any(String) }));
       expect(await tableContents(table.documentClient, table.tableName)).toEqual(before);
     } else {
-      expect(withinContract(route, body), `accepted ${body}`).toBe(true);
+      expect(typeof body, 'accepted bytes that are not UTF-8').toBe('string');
+      expect(withinContract(route, String(body)), `accepted ${body}`).toBe(true);
       expect(contentType ?? 'no Content-Type', 'accepted a body not declared JSON').toMatch(/^application\/([\w.-]+\+)?json\b/i);
+      expect(contentType, 'accepted JSON declared in another charset').not.toMatch(/charset=(?!utf-8$)/i);
     }
+    return answer;
+  };
+
+  /** Bytes that are not UTF-8, declared JSON: refused for that reason alone, with nothing written. */
+  const sendInvalidUtf8AndCheck = async (route: Route, bytes: Uint8Array) => {
+    expect(isUtf8(bytes)).toBe(false);
+    const answer = await sendAndCheck(route, bytes);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ message: 'Request body is not valid UTF-8' });
   };
 
   it.each<Route>(['/allocate', '/add_batch'])(
@@ -280,10 +364,26 @@ describe(`both handlers under hostile input (seed ${SEED})`, () => {
   );
 
   it.each<Route>(['/allocate', '/add_batch'])(
+    'POST %s refuses bytes that are not UTF-8 in each field with 400, and changes nothing',
+    async (route) => {
+      for (const field of Object.keys(VALID_BODY[route]) as Field[]) {
+        for (const bytes of INVALID_UTF8) {
+          const template = JSON.stringify({ ...VALID_BODY[route], [field]: `${VALID_BODY[route][field]}@` });
+          await sendInvalidUtf8AndCheck(route, withBytes(template, bytes));
+        }
+      }
+    },
+    60_000,
+  );
+
+  it.each<Route>(['/allocate', '/add_batch'])(
     'POST %s never answers 5xx to any request, answers every refusal in JSON, and changes nothing it refuses',
     async (route) => {
       await fc.assert(
-        fc.asyncProperty(request(route), ({ body, contentType, base64 }) => sendAndCheck(route, body, { contentType, base64 })),
+        fc.asyncProperty(request(route), async ({ body, contentType, base64 }) => {
+          if (body instanceof Uint8Array) await sendInvalidUtf8AndCheck(route, body);
+          else await sendAndCheck(route, body, { contentType, base64 });
+        }),
         // No time limit: every run checks the same NUM_RUNS requests, however loaded the machine.
         { seed: SEED, numRuns: NUM_RUNS },
       );

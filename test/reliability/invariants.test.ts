@@ -70,9 +70,9 @@ describe('the invariant check', () => {
   });
 
   it('reports a batch whose stock does not match the lines it holds', async () => {
-    await set(await batchKey(table, 'lamp-1'), 'available', 1);
+    await set(await batchKey(table, 'lamp-2'), 'available', 1);
     expect(await violations()).toEqual([
-      { rule: 'stock-matches-lines', message: 'batch "lamp-1" of sku "LAMP": qty 10 - available 1 = 9, but its lines hold 10' },
+      { rule: 'stock-matches-lines', message: 'batch "lamp-2" of sku "LAMP": qty 5 - available 1 = 4, but its lines hold 2' },
     ]);
   });
 
@@ -110,8 +110,27 @@ describe('the invariant check', () => {
   it('reports an item that is no batch, batch reference or line', async () => {
     await table.documentClient.send(new PutCommand({ TableName: table.tableName, Item: { pk: 'SKU#LAMP', sk: 'STRAY', qty: 1 } }));
     expect(await violations()).toEqual([
-      { rule: 'item-recognized', message: 'item pk "SKU#LAMP" sk "STRAY" is not a batch, batch reference or line' },
+      { rule: 'item-recognized', message: 'item pk "SKU#LAMP" sk "STRAY" is not a batch, known SKU, batch reference or line' },
     ]);
+  });
+
+  it('reports a batch left among the batches with stock after its stock ran out', async () => {
+    await set(await batchKey(table, 'lamp-2'), 'available', 0);
+    expect(await violations()).toEqual(
+      expect.arrayContaining([
+        {
+          rule: 'batch-where-its-stock-says',
+          message: 'batch "lamp-2" of sku "LAMP" has available 0 but is stored among the batches with stock',
+        },
+      ]),
+    );
+  });
+
+  it('reports a SKU that has batches but is not known, so that allocating it would answer "Invalid sku"', async () => {
+    await table.documentClient.send(
+      new DeleteCommand({ TableName: table.tableName, Key: await keyOf(table, (item) => item.kind === 'known-sku' && item.sku === 'SOFA') }),
+    );
+    expect(await violations()).toEqual([{ rule: 'sku-known-with-batches', message: 'sku "SOFA" has batches but no known-SKU item' }]);
   });
 });
 

@@ -80,7 +80,7 @@ describe('the request log', () => {
 
   it('logs an unexpected failure with its cause, and answers 500 with a generic message and the request id only', async () => {
     class BrokenRepository extends FakeRepository {
-      override async batchesOf(): Promise<never> {
+      override async stockOf(): Promise<never> {
         throw new TypeError('Cannot read properties of undefined (reading "available")');
       }
     }

@@ -2,12 +2,29 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import type { HttpEvent } from '../../functions/http/route';
 
+export interface PostEventOptions {
+  /** `null` sends no Content-Type at all. */
+  readonly contentType?: string | null;
+  /** The body is already the text to send (or undefined for none), not a value to send as JSON. */
+  readonly raw?: boolean;
+  /**
+   * Base64-encode the body's bytes, as API Gateway passes a body that is not UTF-8. Bytes given as
+   * a Uint8Array are always sent so, since an event's text cannot hold them.
+   */
+  readonly base64?: boolean;
+}
+
+const bodyOf = (body: unknown, { raw = false, base64 = false }: PostEventOptions) => {
+  if (body instanceof Uint8Array) return { body: Buffer.from(body).toString('base64'), isBase64Encoded: true };
+  const text = raw ? (body as string | undefined) : JSON.stringify(body);
+  return base64 && text !== undefined
+    ? { body: Buffer.from(text).toString('base64'), isBase64Encoded: true }
+    : { body: text, isBase64Encoded: false };
+};
+
 /** An API Gateway HTTP API (payload 2.0) event, as Lambda receives it for a POST. */
-export const postEvent = (
-  path: string,
-  body: unknown,
-  { contentType = 'application/json', raw = false }: { contentType?: string | null; raw?: boolean } = {},
-): HttpEvent => {
+export const postEvent = (path: string, body: unknown, options: PostEventOptions = {}): HttpEvent => {
+  const { contentType = 'application/json' } = options;
   const requestId = randomUUID();
   return {
     version: '2.0',
@@ -27,9 +44,14 @@ export const postEvent = (
       time: new Date().toISOString(),
       timeEpoch: Date.now(),
     },
-    body: raw ? (body as string | undefined) : JSON.stringify(body),
-    isBase64Encoded: false,
+    ...bodyOf(body, options),
   };
+};
+
+/** A body's UTF-8 bytes with `bytes` in place of the one `@` in `template`: how bytes that are not UTF-8 get into a body. */
+export const withBytes = (template: string, bytes: ArrayLike<number>): Uint8Array => {
+  const [before = '', after = ''] = template.split('@');
+  return Buffer.concat([Buffer.from(before), Uint8Array.from(bytes), Buffer.from(after)]);
 };
 
 export const lambdaContext = (): Context => ({ awsRequestId: randomUUID(), functionName: 'test' }) as Context;

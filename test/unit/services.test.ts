@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AllocationContended, DuplicateBatch, InvalidSku, LineAlreadyAllocated, OutOfStock } from '../../domain/errors';
-import type { Allocation } from '../../domain/model';
+import type { Allocation, Batch } from '../../domain/model';
 import type { SaveAllocationResult } from '../../domain/ports';
 import { MAX_ALLOCATION_ROUNDS, addBatch, allocate } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
@@ -29,6 +29,12 @@ describe('allocate', () => {
     const repository = await withBatches(['b1', 5, null], ['b2', 5, '2026-01-01']);
     await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 6 }, repository)).rejects.toThrow(OutOfStock);
     expect(repository.lines.size).toBe(0);
+  });
+
+  it('answers out of stock, not invalid sku, when every batch of the SKU is exhausted', async () => {
+    const repository = await withBatches(['b1', 2, null]);
+    await allocate({ orderid: 'o1', sku: 'LAMP', qty: 2 }, repository);
+    await expect(allocate({ orderid: 'o2', sku: 'LAMP', qty: 1 }, repository)).rejects.toThrow(OutOfStock);
   });
 
   it('answers a repeat of an allocated line with its batch, without taking more stock', async () => {
@@ -65,9 +71,9 @@ describe('allocate', () => {
   it('moves on to the next batch when another request took the stock first', async () => {
     const repository = await withBatches(['first', 10, null], ['second', 10, '2026-01-01']);
     const original = repository.saveAllocation.bind(repository);
-    repository.saveAllocation = async (allocation: Allocation): Promise<SaveAllocationResult> => {
-      if (allocation.batchref === 'first') return { outcome: 'batch-short' };
-      return original(allocation);
+    repository.saveAllocation = async (allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> => {
+      if (allocation.batchref === 'first') return { outcome: 'batch-changed' };
+      return original(allocation, batch);
     };
     await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository)).resolves.toEqual({
       batchref: 'second',
@@ -78,15 +84,15 @@ describe('allocate', () => {
   it('reads the batches again when every candidate was taken, then answers out of stock', async () => {
     const repository = await withBatches(['only', 10, null]);
     let reads = 0;
-    const originalRead = repository.batchesOf.bind(repository);
-    repository.batchesOf = async (sku) => {
+    const originalRead = repository.stockOf.bind(repository);
+    repository.stockOf = async (sku) => {
       reads++;
       return originalRead(sku);
     };
     // A competitor empties the batch between our read and our write.
     repository.saveAllocation = async () => {
       repository.batches.set('only', { ...repository.batches.get('only')!, available: 0 });
-      return { outcome: 'batch-short' };
+      return { outcome: 'batch-changed' };
     };
     await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository)).rejects.toThrow(OutOfStock);
     expect(reads).toBe(2);
@@ -95,12 +101,12 @@ describe('allocate', () => {
   it('gives up as contended, not out of stock, after a bounded number of lost races', async () => {
     const repository = await withBatches(['contested', 10, null]);
     let reads = 0;
-    const originalRead = repository.batchesOf.bind(repository);
-    repository.batchesOf = async (sku) => {
+    const originalRead = repository.stockOf.bind(repository);
+    repository.stockOf = async (sku) => {
       reads++;
       return originalRead(sku);
     };
-    repository.saveAllocation = async () => ({ outcome: 'batch-short' });
+    repository.saveAllocation = async () => ({ outcome: 'batch-changed' });
     await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository)).rejects.toThrow(AllocationContended);
     expect(reads).toBe(MAX_ALLOCATION_ROUNDS);
   });

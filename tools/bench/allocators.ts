@@ -21,7 +21,7 @@ const skuNames = (prefix: string) => Array.from({ length: SKU_COUNT }, (_, index
  * The store floor: the least any design must do per allocation, issued to DynamoDB through the
  * service's own adapter (so the key layout stays known to `functions/store/batch-repository.ts`
  * alone) over a client with the service's settings, but without the handler and the domain. One
- * strongly consistent Query of the SKU's batches (`batchesOf`), then one TransactWriteItems
+ * strongly consistent Query of the SKU's stock (`stockOf`), then one TransactWriteItems
  * (`saveAllocation`: the conditional decrement of the first batch with enough stock and the
  * conditional put of the line). Its stock lives in a table of its own.
  */
@@ -36,10 +36,10 @@ export const storeFloor = async (client: DocumentSender, tableName: string): Pro
   let allocations = 0;
   return async () => {
     const sku = skus[allocations++ % skus.length] as string;
-    const batch = (await repository.batchesOf(sku)).find(({ available }) => available >= QTY);
+    const batch = (await repository.stockOf(sku)).batches.find(({ available }) => available >= QTY);
     if (!batch) throw new Error(`The floor found no stock for ${sku}`);
     const orderid = `order-${randomUUID()}`;
-    const saved = await repository.saveAllocation({ orderid, sku, qty: QTY, batchref: batch.ref });
+    const saved = await repository.saveAllocation({ orderid, sku, qty: QTY, batchref: batch.ref }, batch);
     if (saved.outcome !== 'saved') throw new Error(`The floor's allocation of ${sku} was not saved: ${saved.outcome}`);
   };
 };

@@ -3,7 +3,8 @@
  * - their warm overhead: the time of one invocation with the store answering at once (a stub
  *   document client), so what remains is middy, the body checks, the domain and the request log;
  * - the store calls and consumed capacity of one add_batch and one allocate, against DynamoDB
- *   Local at DYNAMODB_ENDPOINT.
+ *   Local at DYNAMODB_ENDPOINT;
+ * - the read units of one allocate of a SKU with 1, 50 and 200 exhausted batches behind it.
  * Its stdout (the request log) is the parent's to redirect.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,7 +16,7 @@ import { type DocumentSender, DynamoDbBatchRepository, batchItem } from '../../f
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { ensureTable } from '../../local/table';
 import { lambdaContext, postEvent } from '../../test/support/events';
-import { type StoreCall, meterRequestCost } from './request-cost';
+import { type StoreCall, meterRequestCost, skuWithHistory } from './request-cost';
 import { median, percentile } from './stats';
 
 const WARM_UP_INVOCATIONS = 2_000;
@@ -26,10 +27,16 @@ export interface WarmOverhead {
   readonly p99Microseconds: number;
 }
 
+/** The read units of one allocate, by the number of exhausted batches of its SKU. */
+export type ReadUnitsByHistory = readonly { readonly exhaustedBatches: number; readonly readUnits: number | undefined }[];
+
 export interface HandlerMeasurements {
   readonly warmOverhead: { readonly allocate: WarmOverhead; readonly addBatch: WarmOverhead };
   readonly requestCost: { readonly allocate: StoreCall[]; readonly addBatch: StoreCall[] };
+  readonly readUnitsByHistory: ReadUnitsByHistory;
 }
+
+const EXHAUSTED_BATCHES = [1, 50, 200];
 
 const STUB_SKU = 'STUB-SKU';
 
@@ -74,14 +81,17 @@ const measureWarmOverhead = async (): Promise<HandlerMeasurements['warmOverhead'
   return { allocate: summary(samples.allocate), addBatch: summary(samples.addBatch) };
 };
 
-const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']> => {
+const meteredRepository = async () => {
   const tableName = `bench-request-cost-${randomUUID().slice(0, 8)}`;
   const adminClient = createDynamoDbClient();
   await ensureTable(adminClient, tableName);
   adminClient.destroy();
-
   const meter = meterRequestCost(createDocumentClient());
-  const repository = new DynamoDbBatchRepository(meter.sender, tableName);
+  return { meter, repository: new DynamoDbBatchRepository(meter.sender, tableName) };
+};
+
+const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']> => {
+  const { meter, repository } = await meteredRepository();
   const callsOf = async (what: string, invoke: () => Promise<HttpResult>): Promise<StoreCall[]> => {
     meter.takeCalls();
     expectStatus(await invoke(), 201, what);
@@ -98,9 +108,24 @@ const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']>
   return { allocate, addBatch };
 };
 
+const measureReadUnitsByHistory = async (): Promise<ReadUnitsByHistory> => {
+  const { meter, repository } = await meteredRepository();
+  const allocate = createAllocateHandler(repository);
+  const figures = [];
+  for (const exhaustedBatches of EXHAUSTED_BATCHES) {
+    const sku = await skuWithHistory(repository, exhaustedBatches);
+    meter.takeCalls();
+    expectStatus(await allocate(postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 1 }), lambdaContext()), 201, 'allocate');
+    const query = meter.takeCalls().find(({ operation }) => operation === 'Query');
+    figures.push({ exhaustedBatches, readUnits: query?.capacityUnits });
+  }
+  return figures;
+};
+
 const measurements: HandlerMeasurements = {
   warmOverhead: await measureWarmOverhead(),
   requestCost: await measureRequestCost(),
+  readUnitsByHistory: await measureReadUnitsByHistory(),
 };
 process.send?.(measurements);
 process.disconnect?.();

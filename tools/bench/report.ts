@@ -22,6 +22,7 @@ export interface BenchResults {
   readonly warmOverhead: HandlerMeasurements['warmOverhead'];
   readonly throughput: { readonly rounds: number; readonly roundSeconds: number; readonly comparisons: readonly ThroughputComparison[] };
   readonly requestCost: HandlerMeasurements['requestCost'];
+  readonly readUnitsByHistory: HandlerMeasurements['readUnitsByHistory'];
   /** The server's request log against the requests it answered: the log stays on the measured path. */
   readonly requestLog: { readonly httpRequests: number; readonly lines: number };
 }
@@ -44,6 +45,8 @@ const bytesOf = (results: BenchResults, name: string): number => results.bundles
 const initOf = (results: BenchResults, label: string): number => results.coldInit.medianMs[label] ?? Number.NaN;
 const initRatioOf = (results: BenchResults, handler: string) => initOf(results, handler) / initOf(results, CLIENT_ALONE);
 const at16 = (results: BenchResults) => results.throughput.comparisons.find(({ inFlight }) => inFlight === 16);
+const isFlat = (figures: HandlerMeasurements['readUnitsByHistory']) =>
+  figures.length > 0 && figures.every(({ readUnits }) => readUnits !== undefined && readUnits === figures[0]?.readUnits);
 const operationsOf = (calls: readonly StoreCall[]) => calls.map(({ operation }) => operation).join(' + ');
 
 /** Each target's name, as the JSON results and the table show it. */
@@ -55,6 +58,7 @@ const TARGET = {
   allocateCalls: 'allocate = 1 Query + 1 TransactWriteItems',
   addBatchCalls: 'add_batch = 1 TransactWriteItems',
   requestLog: 'one request-log line per request',
+  flatReadCost: 'allocate reads the same units whatever the SKU history',
 };
 
 export const targetsOf = (results: BenchResults): Target[] => {
@@ -67,6 +71,7 @@ export const targetsOf = (results: BenchResults): Target[] => {
     { name: TARGET.allocateCalls, met: operationsOf(results.requestCost.allocate) === 'Query + TransactWriteItems' },
     { name: TARGET.addBatchCalls, met: operationsOf(results.requestCost.addBatch) === 'TransactWriteItems' },
     { name: TARGET.requestLog, met: results.requestLog.lines === results.requestLog.httpRequests },
+    { name: TARGET.flatReadCost, met: isFlat(results.readUnitsByHistory) },
   ];
 };
 
@@ -126,6 +131,13 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
   }
   rows.push(['store calls per allocate', callsWithCapacity(requestCost.allocate), 'Query + TransactWriteItems', '', verdict(targets, TARGET.allocateCalls)]);
   rows.push(['store calls per add_batch', callsWithCapacity(requestCost.addBatch), 'TransactWriteItems', '', verdict(targets, TARGET.addBatchCalls)]);
+  rows.push([
+    `read units of one allocate, SKU with ${results.readUnitsByHistory.map(({ exhaustedBatches }) => exhaustedBatches).join(' / ')} exhausted batches`,
+    results.readUnitsByHistory.map(({ readUnits }) => readUnits ?? '?').join(' / '),
+    '',
+    '',
+    `the same: ${verdict(targets, TARGET.flatReadCost)}`,
+  ]);
   rows.push([
     'request log lines / HTTP requests',
     `${results.requestLog.lines} / ${results.requestLog.httpRequests}`,

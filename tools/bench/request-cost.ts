@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
+import type { BatchRepository } from '../../domain/ports';
+import { addBatch, allocate } from '../../domain/services';
 import type { DocumentSender } from '../../functions/store/batch-repository';
 
 /** One call to DynamoDB, by its API name (`Query`, `TransactWriteItems`), and the capacity it consumed. */
@@ -27,11 +30,11 @@ interface DocumentCommand {
  */
 export const meterRequestCost = (client: DocumentSender): RequestCostMeter => {
   let calls: StoreCall[] = [];
-  const send = async (command: DocumentCommand) => {
+  const send = async (command: DocumentCommand, options?: object) => {
     command.input.ReturnConsumedCapacity = 'TOTAL';
     const operation = operationName(command);
     try {
-      const output = (await client.send(command as never)) as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
+      const output = (await client.send(command as never, options)) as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] };
       calls.push({ operation, capacityUnits: totalCapacityUnits(output.ConsumedCapacity) });
       return output;
     } catch (error) {
@@ -55,3 +58,17 @@ const operationName = (command: DocumentCommand): string =>
 /** A transaction reports one entry per table it touched; a single-table call, one entry. */
 const totalCapacityUnits = (consumed: ConsumedCapacity | ConsumedCapacity[] | undefined): number =>
   [consumed ?? []].flat().reduce((sum, { CapacityUnits = 0 }) => sum + CapacityUnits, 0);
+
+/**
+ * A SKU as years of trade leave it: `exhaustedBatches` batches whose stock all went to orders, and
+ * one batch with stock. Answers the SKU's name.
+ */
+export const skuWithHistory = async (repository: BatchRepository, exhaustedBatches: number): Promise<string> => {
+  const sku = `sku-${randomUUID()}`;
+  for (let index = 0; index < exhaustedBatches; index++) {
+    await addBatch({ ref: `${sku}-${index}`, sku, qty: 1, eta: null }, repository);
+    await allocate({ orderid: `order-${randomUUID()}`, sku, qty: 1 }, repository);
+  }
+  await addBatch({ ref: `${sku}-current`, sku, qty: 1_000, eta: null }, repository);
+  return sku;
+};

@@ -1,0 +1,28 @@
+import type { Context } from 'aws-lambda';
+
+/**
+ * One time budget for an invocation, so that it always answers before Lambda cuts it off (the README's
+ * "Timeouts and retries" shows the arithmetic):
+ * - the function's timeout, set on each Lambda by the CDK stack; the local server counts
+ *   `getRemainingTimeInMillis` down from the same number, so the budget holds locally too;
+ * - middy answers 503 `TIME_TO_ANSWER_MS` before that, and at the same moment the request's
+ *   deadline aborts every store call in flight and stops new ones from starting.
+ */
+export const FUNCTION_TIMEOUT_SECONDS = 10;
+
+/**
+ * Left for rendering the 503, writing the request log and returning, with room for a CPU slowed by
+ * a cold start or a busy host; a store call that needs this second as well is already a failure.
+ */
+export const TIME_TO_ANSWER_MS = 1_000;
+
+const NO_DEADLINE = new AbortController().signal;
+
+/**
+ * Aborts when middy answers 503 for lack of time. Without `getRemainingTimeInMillis` (a test's
+ * context) middy arms no timeout either, and the deadline never comes.
+ */
+export const deadlineOf = (context: Context): AbortSignal =>
+  typeof context.getRemainingTimeInMillis === 'function'
+    ? AbortSignal.timeout(Math.max(0, context.getRemainingTimeInMillis() - TIME_TO_ANSWER_MS))
+    : NO_DEADLINE;

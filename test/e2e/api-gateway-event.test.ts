@@ -1,0 +1,184 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Context } from 'aws-lambda';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type HttpEvent, json } from '../../functions/http/route';
+import { createLocalServer } from '../../local/server';
+import { sendRaw } from './raw-request';
+
+// The local server over HTTP in front of probe functions that record what they were given, to
+// compare it with what API Gateway and Lambda document for payload format 2.0.
+
+interface Invocation {
+  readonly event: HttpEvent;
+  readonly context: Context;
+  /** Read as the function starts, by `/clock` only. */
+  readonly remainingMsAtStart?: number;
+}
+
+const invocations: Invocation[] = [];
+let heldInvocations = 0;
+let releaseHeld: () => void = () => {};
+let heldUntil = Promise.resolve();
+
+let server: Server;
+let baseUrl: string;
+
+beforeAll(async () => {
+  server = createLocalServer({
+    'POST /probe': async (event, context) => {
+      invocations.push({ event, context });
+      return json(200, {});
+    },
+    'POST /clock': async (event, context) => {
+      invocations.push({ event, context, remainingMsAtStart: context.getRemainingTimeInMillis() });
+      return json(200, {});
+    },
+    'POST /hold': async () => {
+      heldInvocations++;
+      await heldUntil;
+      return json(200, {});
+    },
+    'POST /fail': () => Promise.reject(new Error('the function broke')),
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => {
+  server.close();
+  server.closeAllConnections();
+});
+beforeEach(() => {
+  invocations.length = 0;
+});
+
+/** The one invocation the request made. */
+const probe = async (path: string, headers: string[] = [], body = '{}') => {
+  const answer = await sendRaw(baseUrl, { path, headers, body });
+  expect(answer.status).toBe(200);
+  expect(invocations).toHaveLength(1);
+  return invocations[0]!;
+};
+
+describe('the event, as API Gateway builds payload format 2.0', () => {
+  it('joins the values of a repeated header with commas, under its lower-case name', async () => {
+    const { event } = await probe('/probe', [
+      'Content-Type', 'application/json',
+      'content-type', 'text/plain',
+      'User-Agent', 'first',
+      'User-Agent', 'second',
+      'X-Trace', 'a',
+      'x-trace', 'b',
+    ]);
+    expect(event.headers).toMatchObject({ 'content-type': 'application/json,text/plain', 'user-agent': 'first,second', 'x-trace': 'a,b' });
+    expect(Object.keys(event.headers).filter((name) => name !== name.toLowerCase())).toEqual([]);
+    expect(event.requestContext.http.userAgent).toBe('first,second');
+  });
+
+  it('passes the pairs of every Cookie header in cookies, and no cookie header', async () => {
+    const { event } = await probe('/probe', ['Cookie', 'a=1; b=2', 'Cookie', 'c=3']);
+    expect(event.cookies).toEqual(['a=1', 'b=2', 'c=3']);
+    expect(event.headers).not.toHaveProperty('cookie');
+  });
+
+  it('decodes the query string into queryStringParameters, a repeated name joined with commas, and keeps it raw in rawQueryString', async () => {
+    const { event } = await probe('/probe?name=a%20b&name=c+d&flag');
+    expect(event.rawQueryString).toBe('name=a%20b&name=c+d&flag');
+    expect(event.queryStringParameters).toEqual({ name: 'a b,c d', flag: '' });
+    expect(event.rawPath).toBe('/probe');
+    expect(event.requestContext.http.path).toBe('/probe');
+  });
+
+  it('leaves cookies and queryStringParameters out of a request that has none', async () => {
+    const { event } = await probe('/probe');
+    expect(event).not.toHaveProperty('cookies');
+    expect(event).not.toHaveProperty('queryStringParameters');
+    expect(event.rawQueryString).toBe('');
+  });
+
+  it('fills the request context as API Gateway does: its own request id, the host without port, the time in CLF', async () => {
+    const answer = await sendRaw(baseUrl, { path: '/probe', body: '{}' });
+    const { event, context } = invocations[0]!;
+    expect(answer.headers['apigw-requestid']).toBe(event.requestContext.requestId);
+    expect(event.requestContext.requestId).not.toBe(context.awsRequestId);
+    expect(event.requestContext.domainName).toBe('127.0.0.1');
+    expect(event.requestContext.time).toMatch(/^\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} \+0000$/);
+    expect(event.requestContext.accountId).toMatch(/^\d{12}$/);
+  });
+});
+
+describe('the body, within what Lambda accepts', () => {
+  const sixMiB = 6 * 1024 * 1024;
+
+  it('passes a body of several MiB whole', async () => {
+    const body = 'x'.repeat(5 * 1024 * 1024);
+    const { event } = await probe('/probe', [], body);
+    expect(event.body).toBe(body);
+    expect(event.isBase64Encoded).toBe(false);
+  });
+
+  it('answers 413 with API Gateway’s message for a body over 6 MiB, without invoking the function', async () => {
+    const answer = await sendRaw(baseUrl, { path: '/probe', body: 'x'.repeat(sixMiB + 1) });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.text)).toEqual({ message: 'Request Entity Too Large' });
+    expect(invocations).toHaveLength(0);
+  });
+
+  it('counts a body as the event carries it: bytes that are not UTF-8 travel in base64, a third larger', async () => {
+    const notUtf8 = new Uint8Array(5 * 1024 * 1024).fill(0xff);
+    const answer = await sendRaw(baseUrl, { path: '/probe', body: notUtf8 });
+    expect(answer.status).toBe(413);
+    expect(invocations).toHaveLength(0);
+  });
+});
+
+describe('the Lambda context', () => {
+  it('counts the remaining time down from the function’s 10 s timeout', async () => {
+    const { context, remainingMsAtStart = 0 } = await probe('/clock');
+    expect(remainingMsAtStart).toBeLessThanOrEqual(10_000);
+    expect(remainingMsAtStart).toBeGreaterThan(9_000);
+    await sleep(100);
+    expect(context.getRemainingTimeInMillis()).toBeLessThanOrEqual(remainingMsAtStart - 100);
+  });
+
+  it('names the function, its version, memory, ARN and logs, and gives each invocation its own request id', async () => {
+    const { context } = await probe('/probe');
+    expect(context).toMatchObject({ functionVersion: '$LATEST', memoryLimitInMB: '512', logGroupName: `/aws/lambda/${context.functionName}` });
+    expect(context.invokedFunctionArn).toMatch(new RegExp(`^arn:aws:lambda:[a-z0-9-]+:\\d{12}:function:${context.functionName}$`));
+    expect(context.logStreamName).toMatch(/^\d{4}\/\d{2}\/\d{2}\/\[\$LATEST\][0-9a-f]{32}$/);
+    expect(context.awsRequestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    invocations.length = 0;
+    const { context: next } = await probe('/probe');
+    expect(next.awsRequestId).not.toBe(context.awsRequestId);
+  });
+
+  it('starts the clock when the invocation gets one of the 16 slots, not when the request arrived', async () => {
+    heldInvocations = 0;
+    heldUntil = new Promise((resolve) => (releaseHeld = resolve));
+    const held = Array.from({ length: 16 }, () => sendRaw(baseUrl, { path: '/hold', body: '{}' }));
+    while (heldInvocations < 16) await sleep(10);
+
+    const queued = sendRaw(baseUrl, { path: '/clock', body: '{}' });
+    await sleep(1_500);
+    expect(invocations).toHaveLength(0);
+    releaseHeld();
+    await Promise.all([...held, queued]);
+
+    expect(invocations[0]!.remainingMsAtStart).toBeGreaterThan(9_000);
+  });
+});
+
+describe('what API Gateway answers itself', () => {
+  it('answers a function that throws with API Gateway’s bare 500', async () => {
+    const answer = await sendRaw(baseUrl, { path: '/fail', body: '{}' });
+    expect(answer.status).toBe(500);
+    expect(JSON.parse(answer.text)).toEqual({ message: 'Internal Server Error' });
+  });
+
+  it('refuses a request with two Host headers with 400, as RFC 9112 requires', async () => {
+    const answer = await sendRaw(baseUrl, { path: '/probe', headers: ['Host', 'elsewhere.example'], body: '{}' });
+    expect(answer.status).toBe(400);
+    expect(invocations).toHaveLength(0);
+  });
+});
