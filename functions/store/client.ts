@@ -7,7 +7,9 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  * - each attempt answers within 2 s: a single-item call takes ~10 ms on AWS, a busy DynamoDB Local
  *   a few hundred, so 2 s is only reached by a store that is not coming back soon;
  * - 3 attempts in all (the SDK's standard mode: throttling and transient errors, jittered backoff).
- * Worst case ~6.5 s, inside the function's 10 s timeout, after which the client gets 503 and retries.
+ * Worst case ~6.5 s for one call. A request makes several, so these bounds alone do not keep it
+ * inside the function's timeout: the request's deadline does (functions/http/time-budget.ts), by
+ * aborting whatever call is in flight when it passes.
  */
 const CONNECTION_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
