@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
@@ -11,7 +12,7 @@ import {
   UnsupportedMediaType,
   toErrorResponse,
 } from './errors';
-import { TIME_TO_ANSWER_MS, deadlineOf } from './time-budget';
+import { TIME_TO_ANSWER_MS, startDeadline } from './time-budget';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -61,12 +62,17 @@ export const jsonRoute = <Schema extends z.ZodMiniType>({ route, schema, success
     .use(bodySizeLimit(MAX_BODY_BYTES))
     .use(decodeUtf8Body())
     .use(httpJsonBodyParser())
-    .handler((event, context) => {
+    .handler(async (event, context) => {
       const parsed = schema.safeParse(event.body);
       if (!parsed.success) throw new InvalidRequestBody(parsed.error.issues);
       // Our own signal, not middy's: middy shares one AbortController across the invocations of a
       // process, and the local server runs several at once.
-      return run(parsed.data, { deadline: deadlineOf(context) });
+      const deadline = startDeadline(context);
+      try {
+        return await run(parsed.data, { deadline: deadline.signal });
+      } finally {
+        deadline.clear();
+      }
     });
 
 const requestIdOf = (request: HttpRequest): string =>
@@ -109,30 +115,23 @@ const bodySizeLimit = (limitBytes: number): MiddlewareObj<HttpEvent, HttpResult,
 });
 
 /**
- * Fatal, because a lenient decoder turns every bad byte into U+FFFD, and bodies that differ only
- * there would become the same order. The BOM is kept, so the JSON parser refuses it: RFC 8259
- * forbids sending one.
- */
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-/** Half a surrogate pair: text that no UTF-8 bytes decode to. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-/**
  * API Gateway and the local server pass a body that is not UTF-8 base64-encoded; middy's parser
- * would decode it leniently, so the body reaches it already decoded here.
+ * would decode it leniently, turning every bad byte into U+FFFD, and bodies that differ only there
+ * would become the same order. So the body reaches it already decoded here, or refused: `isUtf8`
+ * (Node's validator, no decoder to build at cold start) then a decode that can no longer repair
+ * anything. A BOM is kept as text, so the JSON parser refuses it: RFC 8259 forbids sending one.
  */
 const decodeUtf8Body = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
   before: function decodeBodyAsUtf8({ event }) {
     if (event.body === undefined) return;
     if (!event.isBase64Encoded) {
-      if (LONE_SURROGATE.test(event.body)) throw new InvalidUtf8Body();
+      // Half a surrogate pair: text that no UTF-8 bytes decode to.
+      if (!event.body.isWellFormed()) throw new InvalidUtf8Body();
       return;
     }
-    try {
-      event.body = UTF8.decode(Buffer.from(event.body, 'base64'));
-    } catch {
-      throw new InvalidUtf8Body();
-    }
+    const bytes = Buffer.from(event.body, 'base64');
+    if (!isUtf8(bytes)) throw new InvalidUtf8Body();
+    event.body = bytes.toString('utf8');
     event.isBase64Encoded = false;
   },
 });

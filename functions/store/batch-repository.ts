@@ -91,13 +91,16 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   return { kind: 'unrecognized', pk: String(pk), sk: String(sk) };
 };
 
-/** A batch as the table holds it; exported so a stub store can answer what this adapter would read. */
-export const batchItem = (batch: Batch) => {
+/** A batch as the table holds it. */
+const batchItem = (batch: Batch) => {
   const { ref, sku, qty, available, eta } = batch;
   return { ...batchKey(batch), type: 'Batch', ref, sku, qty, available, ...(eta === null ? {} : { eta }) };
 };
 
 const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
+
+/** What the Query of a SKU's stock range reads, for a stub store to answer as the table would. */
+export const stockRangeItems = (sku: string, batches: readonly Batch[]) => [knownSkuItem(sku), ...batches.map(batchItem)];
 
 const storedLine = (item: Record<string, unknown>): Allocation => {
   const stored = parseStoredItem(item);

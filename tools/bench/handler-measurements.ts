@@ -12,7 +12,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createAddBatchHandler } from '../../functions/add-batch';
 import { createAllocateHandler } from '../../functions/allocate';
 import type { HttpResult } from '../../functions/http/route';
-import { type DocumentSender, DynamoDbBatchRepository, batchItem } from '../../functions/store/batch-repository';
+import { type DocumentSender, DynamoDbBatchRepository, stockRangeItems } from '../../functions/store/batch-repository';
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { ensureTable } from '../../local/table';
 import { lambdaContext, postEvent } from '../../test/support/events';
@@ -44,7 +44,7 @@ const STUB_SKU = 'STUB-SKU';
 const instantStore: DocumentSender = {
   send: (async (command: unknown) =>
     command instanceof QueryCommand
-      ? { Items: [batchItem({ ref: 'stub-batch', sku: STUB_SKU, qty: 1e9, available: 1e9, eta: null })] }
+      ? { Items: stockRangeItems(STUB_SKU, [{ ref: 'stub-batch', sku: STUB_SKU, qty: 1e9, available: 1e9, eta: null }]) }
       : {}) as DocumentSender['send'],
 };
 
