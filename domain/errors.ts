@@ -37,6 +37,38 @@ export class LineAlreadyAllocated extends DomainError {
   }
 }
 
+export class BatchNotFound extends DomainError {
+  override readonly name = 'BatchNotFound';
+  constructor(readonly ref: string) {
+    super(`Batch ${ref} not found`);
+  }
+}
+
+export class OrderNotFound extends DomainError {
+  override readonly name = 'OrderNotFound';
+  constructor(readonly orderid: string) {
+    super(`Order ${orderid} has no allocations`);
+  }
+}
+
+export class LineNotFound extends DomainError {
+  override readonly name = 'LineNotFound';
+  constructor(
+    readonly orderid: string,
+    readonly sku: string,
+  ) {
+    super(`Order ${orderid} has no line for sku ${sku}`);
+  }
+}
+
+/** A SKU never added, asked about by name (a read): the same words as InvalidSku, but nothing to refuse. */
+export class UnknownSku extends DomainError {
+  override readonly name = 'UnknownSku';
+  constructor(readonly sku: string) {
+    super(`Invalid sku ${sku}`);
+  }
+}
+
 /** The request cannot complete now, and nothing of it was written: repeating it is safe. */
 export abstract class TransientFailure extends Error {
   abstract override readonly name: string;
@@ -45,6 +77,17 @@ export abstract class TransientFailure extends Error {
 /** The store could not be reached, or kept refusing (throttling, conflicts) past the repository's retries. */
 export class StoreUnavailable extends TransientFailure {
   override readonly name = 'StoreUnavailable';
+}
+
+/** Other requests kept changing the batch between this one's read and its write; a retry continues. */
+export class BatchContended extends TransientFailure {
+  override readonly name = 'BatchContended';
+  constructor(
+    readonly ref: string,
+    rounds: number,
+  ) {
+    super(`Batch ${ref} changed under ${rounds} attempts in a row`);
+  }
 }
 
 /** Other requests took the stock this one chose, round after round; the next try will likely find its way. */

@@ -54,3 +54,69 @@ export const candidateBatches = (line: OrderLine, batches: readonly Batch[]): Ba
 
 export const isSameLine = (allocation: Allocation, line: OrderLine): boolean =>
   allocation.orderid === line.orderid && allocation.sku === line.sku && allocation.qty === line.qty;
+
+/**
+ * Units on lines. Above `qty` only while a change that lowered `qty` still has lines to move off
+ * the batch: then `available` is below zero, and no allocation reads the batch until it is back.
+ */
+export const allocatedOf = (batch: Batch): number => batch.qty - batch.available;
+
+/** What a client may change of a batch: its quantity, its arrival date, or both. */
+export interface BatchChange {
+  readonly qty?: number;
+  readonly eta?: string | null;
+}
+
+/** The batch as the change leaves it: the lines it holds stay, so `available` moves with `qty`. */
+export const changedBatch = (batch: Batch, { qty = batch.qty, eta = batch.eta }: BatchChange): Batch => ({
+  ...batch,
+  qty,
+  eta,
+  available: batch.available + (qty - batch.qty),
+});
+
+export const isSameBatch = (a: Batch, b: Batch): boolean =>
+  a.ref === b.ref && a.sku === b.sku && a.qty === b.qty && a.available === b.available && a.eta === b.eta;
+
+/** A line taken off a batch whose quantity fell below what it held: where it went, or null when no batch could take it whole and it left its order. */
+export interface Reallocation extends OrderLine {
+  readonly from: string;
+  readonly batchref: string | null;
+}
+
+/** Lines come off a batch that shrank most recently allocated first: the newest promises are the ones broken. */
+export const linesToTakeOff = (batch: Batch, linesNewestFirst: readonly Allocation[]): Allocation[] => {
+  const taken: Allocation[] = [];
+  let deficit = -batch.available;
+  for (const line of linesNewestFirst) {
+    if (deficit <= 0) break;
+    taken.push(line);
+    deficit -= line.qty;
+  }
+  return taken;
+};
+
+export interface StockLevels {
+  readonly sku: string;
+  /** Units available in batches on the shelf (eta null). */
+  readonly inStock: number;
+  /** Units available in shipments. */
+  readonly incoming: number;
+  /** The earliest arrival among shipments with stock. */
+  readonly nextEta: string | null;
+  /** The batches with stock, in the order allocation prefers them. */
+  readonly batches: readonly Batch[];
+}
+
+export const stockLevels = (sku: string, batchesWithStock: readonly Batch[]): StockLevels => {
+  const batches = batchesWithStock.filter((batch) => batch.available > 0).sort(byPreference);
+  const shipments = batches.filter((batch) => batch.eta !== null);
+  const sum = (some: readonly Batch[]) => some.reduce((total, batch) => total + batch.available, 0);
+  return {
+    sku,
+    inStock: sum(batches.filter((batch) => batch.eta === null)),
+    incoming: sum(shipments),
+    nextEta: shipments[0]?.eta ?? null,
+    batches,
+  };
+};

@@ -1,5 +1,8 @@
 import type { Allocation, Batch } from './model';
 
+/** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
+export type ConditionalWrite = 'saved' | 'changed';
+
 export type SaveAllocationResult =
   | { readonly outcome: 'saved' }
   /** The batch is no longer as it was read: another request took stock first. Nothing was written. */
@@ -35,6 +38,28 @@ export interface BatchRepository {
    * Answers batch-changed when the batch no longer is as read.
    */
   saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult>;
+  /**
+   * The batch as of now (strongly consistent), wherever its stock puts it. `sku`, when the caller
+   * knows the batch's SKU, saves looking it up.
+   */
+  batch(ref: string, sku?: string): Promise<Batch | undefined>;
+  /** Every line of the order, as of now, in no particular order. */
+  allocationsOf(orderid: string): Promise<Allocation[]>;
+  /**
+   * Up to `limit` of the lines on the batch, most recently allocated first. Read through an index
+   * that may lag a write by a moment: a line listed may have left since (its move then answers
+   * `changed`), and one allocated a moment ago may be missing. The batch's own stock is never stale.
+   */
+  linesOn(ref: string, limit: number): Promise<Allocation[]>;
+  /** Removes the line and gives its quantity back to its batch, both or neither. */
+  cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite>;
+  /** Writes `changed` (a new qty, eta and available) over `batch`, as it was read. */
+  changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite>;
+  /**
+   * Takes the line off `from` and puts it on `to`, or removes it from its order when `to` is null:
+   * the line and both batches in one transaction.
+   */
+  moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite>;
   /**
    * This repository for one request that must be answered by a deadline: once `deadline` aborts,
    * no call starts and a call in flight is abandoned, with StoreUnavailable.

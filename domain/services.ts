@@ -1,5 +1,30 @@
-import { AllocationContended, InvalidSku, LineAlreadyAllocated, OutOfStock } from './errors';
-import { type Allocation, type NewBatch, type OrderLine, candidateBatches, isSameLine, newBatch } from './model';
+import {
+  AllocationContended,
+  BatchContended,
+  BatchNotFound,
+  InvalidSku,
+  LineAlreadyAllocated,
+  LineNotFound,
+  OrderNotFound,
+  OutOfStock,
+  UnknownSku,
+} from './errors';
+import {
+  type Allocation,
+  type Batch,
+  type BatchChange,
+  type NewBatch,
+  type OrderLine,
+  type Reallocation,
+  type StockLevels,
+  candidateBatches,
+  changedBatch,
+  isSameBatch,
+  isSameLine,
+  linesToTakeOff,
+  newBatch,
+  stockLevels,
+} from './model';
 import type { BatchRepository } from './ports';
 
 export interface AllocationOutcome {
@@ -44,4 +69,101 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
 const answerRepeat = (existing: Allocation, line: OrderLine): AllocationOutcome => {
   if (!isSameLine(existing, line)) throw new LineAlreadyAllocated(line.orderid, line.sku, existing.qty);
   return { batchref: existing.batchref, created: false };
+};
+
+/** Rounds of read and conditional write on one batch before giving up with a 503 (a retry continues). */
+export const MAX_BATCH_ROUNDS = 8;
+
+/** Lines read at a time from a batch that shrank: enough for most batches in one read. */
+export const LINES_READ_AT_ONCE = 100;
+
+export const orderAllocations = async (orderid: string, repository: BatchRepository): Promise<Allocation[]> => {
+  const lines = await repository.allocationsOf(orderid);
+  if (lines.length === 0) throw new OrderNotFound(orderid);
+  return lines.sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
+};
+
+/** Removes the line and gives its stock back to its batch; a line that is not there is LineNotFound. */
+export const cancelAllocation = async (orderid: string, sku: string, repository: BatchRepository): Promise<void> => {
+  for (let round = 0; round < MAX_BATCH_ROUNDS; round++) {
+    const line = await repository.allocationOf(orderid, sku);
+    if (!line) throw new LineNotFound(orderid, sku);
+    const batch = await batchOrThrow(line.batchref, repository, sku);
+    if ((await repository.cancelAllocation(line, batch)) === 'saved') return;
+  }
+  throw new BatchContended(`of order ${orderid} for sku ${sku}`, MAX_BATCH_ROUNDS);
+};
+
+export const batchStatus = async (ref: string, repository: BatchRepository): Promise<Batch> => batchOrThrow(ref, repository);
+
+export const skuStock = async (sku: string, repository: BatchRepository): Promise<StockLevels> => {
+  const stock = await repository.stockOf(sku);
+  if (!stock.known) throw new UnknownSku(sku);
+  return stockLevels(sku, stock.batches);
+};
+
+export interface BatchChangeOutcome {
+  readonly batch: Batch;
+  /** The lines this call moved; a repeat that finishes an earlier, cut-off change lists only its own. */
+  readonly reallocated: Reallocation[];
+}
+
+/**
+ * Changes a batch's qty and/or eta, then, while it holds more than its new qty, takes lines off it,
+ * most recently allocated first, each allocated again by the normal rule or removed from its order.
+ * The change is written first and the batch keeps it: a batch whose `available` is below zero has
+ * lines still to move, so repeating the same change finishes the job (and, with nothing left to
+ * move, answers an empty `reallocated`). Each move is one transaction, so every state in between
+ * keeps the invariant; the deadline bounds one call, and a 503 asks for the repeat that continues.
+ */
+export const changeBatch = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<BatchChangeOutcome> => {
+  let batch = await applyChange(ref, change, repository);
+  const reallocated: Reallocation[] = [];
+  let fruitlessRounds = 0;
+  while (batch.available < 0) {
+    const moved = await moveLinesOff(batch, repository);
+    reallocated.push(...moved);
+    fruitlessRounds = moved.length > 0 ? 0 : fruitlessRounds + 1;
+    if (fruitlessRounds >= MAX_BATCH_ROUNDS) throw new BatchContended(ref, fruitlessRounds);
+    batch = await batchOrThrow(ref, repository, batch.sku);
+  }
+  return { batch, reallocated };
+};
+
+const applyChange = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<Batch> => {
+  for (let round = 0; round < MAX_BATCH_ROUNDS; round++) {
+    const batch = await batchOrThrow(ref, repository);
+    const changed = changedBatch(batch, change);
+    if (isSameBatch(changed, batch)) return batch;
+    if ((await repository.changeBatch(batch, changed)) === 'saved') return changed;
+  }
+  throw new BatchContended(ref, MAX_BATCH_ROUNDS);
+};
+
+/**
+ * One pass over the newest lines of a batch that holds more than its qty: each taken off goes to the
+ * batch the normal rule picks among the SKU's others (this one is never a candidate: while it holds
+ * more than its qty, a line taken off it cannot fit back), or leaves its order. Stops at the first
+ * write that finds something changed, for the caller to read again.
+ */
+const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
+  const lines = linesToTakeOff(shrunk, await repository.linesOn(shrunk.ref, LINES_READ_AT_ONCE));
+  if (lines.length === 0) return [];
+  let others = (await repository.stockOf(shrunk.sku)).batches.filter((batch) => batch.ref !== shrunk.ref);
+  let from = shrunk;
+  const moved: Reallocation[] = [];
+  for (const line of lines) {
+    const to = candidateBatches(line, others)[0] ?? null;
+    if ((await repository.moveAllocation(line, from, to)) === 'changed') break;
+    moved.push({ orderid: line.orderid, sku: line.sku, qty: line.qty, from: shrunk.ref, batchref: to?.ref ?? null });
+    from = { ...from, available: from.available + line.qty };
+    if (to) others = others.map((batch) => (batch === to ? { ...to, available: to.available - line.qty } : batch));
+  }
+  return moved;
+};
+
+const batchOrThrow = async (ref: string, repository: BatchRepository, sku?: string): Promise<Batch> => {
+  const batch = await repository.batch(ref, sku);
+  if (!batch) throw new BatchNotFound(ref);
+  return batch;
 };

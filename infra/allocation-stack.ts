@@ -11,14 +11,15 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { FUNCTION_TIMEOUT_SECONDS } from '../functions/http/time-budget';
-import { type TableAccess, tableAccess, tableKeySchema } from '../functions/store/table';
+import { routeKeys, splitRouteKey } from '../functions/http/route-keys';
+import { type TableAccess, linesByBatchIndex, tableAccess, tableKeySchema } from '../functions/store/table';
 import { productionBundling } from './bundling';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -45,13 +46,21 @@ const accessLogFormat = AccessLogFormat.custom(
 
 /**
  * The handler's actions on the table, and only on the items whose partition key starts with one of
- * its prefixes (`dynamodb:LeadingKeys`): the batch handler cannot touch an order's lines, and the
- * allocation handler cannot take a batch reference. Its writes may name only the attributes it
- * writes (`dynamodb:Attributes`); reads are not restricted by attribute, since a Query would then
- * have to name every attribute it reads.
+ * its prefixes (`dynamodb:LeadingKeys`): the allocation handler cannot take a batch reference. Its
+ * writes may name only the attributes it writes (`dynamodb:Attributes`); reads are not restricted by
+ * attribute, since a Query would then have to name every attribute it reads. A handler that finds a
+ * batch's lines through the index may Query it, and only it, on its own prefixes: the index's
+ * partition keys are not the table's.
  */
-const grantTableAccess = (role: Role, tableArn: string, { reads, writes, partitionKeyPrefixes, writtenAttributes }: TableAccess) => {
-  const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionKeyPrefixes.map((prefix) => `${prefix}*`) } };
+const grantTableAccess = (
+  role: Role,
+  tableArn: string,
+  { reads, writes, partitionKeyPrefixes, writtenAttributes, indexPartitionKeyPrefixes }: TableAccess,
+) => {
+  const leadingKeys = (prefixes: readonly string[]) => ({
+    'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes.map((prefix) => `${prefix}*`) },
+  });
+  const onItsItems = leadingKeys(partitionKeyPrefixes);
   if (reads.length > 0) {
     role.addToPrincipalPolicy(new PolicyStatement({ actions: [...reads], resources: [tableArn], conditions: onItsItems }));
   }
@@ -62,6 +71,22 @@ const grantTableAccess = (role: Role, tableArn: string, { reads, writes, partiti
       conditions: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...writtenAttributes] } },
     }),
   );
+  if (indexPartitionKeyPrefixes.length > 0) {
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${tableArn}/index/${linesByBatchIndex.name}`],
+        conditions: leadingKeys(indexPartitionKeyPrefixes),
+      }),
+    );
+  }
+};
+
+/** A route key's method as CDK names it; a key with any other fails the synth, not the deploy. */
+const httpMethod = (method: string): HttpMethod => {
+  const known = Object.values(HttpMethod).find((value) => value === method);
+  if (!known) throw new Error(`Route method ${method} is not an HTTP method API Gateway routes`);
+  return known;
 };
 
 export interface AllocationStackProps extends StackProps {
@@ -108,6 +133,13 @@ export class AllocationStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
       deletionProtection: true,
     });
+    table.addGlobalSecondaryIndex({
+      indexName: linesByBatchIndex.name,
+      partitionKey: { name: linesByBatchIndex.partitionKey.name, type: attributeType[linesByBatchIndex.partitionKey.type] },
+      sortKey: { name: linesByBatchIndex.sortKey.name, type: attributeType[linesByBatchIndex.sortKey.type] },
+      // A shrinking batch moves the lines it reads here: each must come whole, without a second read.
+      projectionType: ProjectionType.ALL,
+    });
 
     const environment: Record<string, string> = {
       TABLE_NAME: table.tableName,
@@ -117,9 +149,6 @@ export class AllocationStack extends Stack {
       ...(props.localDynamoDbEndpoint === undefined ? {} : { DYNAMODB_ENDPOINT: props.localDynamoDbEndpoint }),
     };
 
-    const allocate = this.tableHandler('Allocate', 'functions/allocate.ts', environment, table.tableArn, tableAccess.allocate);
-    const addBatch = this.tableHandler('AddBatch', 'functions/add-batch.ts', environment, table.tableArn, tableAccess.addBatch);
-
     const api = new HttpApi(this, 'Api', {
       apiName: this.stackName,
       description: 'Allocates order lines to batches of stock.',
@@ -127,18 +156,19 @@ export class AllocationStack extends Stack {
       createDefaultStage: false,
       defaultAuthorizer: props.publicApi ? new HttpNoneAuthorizer() : new HttpIamAuthorizer(),
     });
-    const routes = [
-      ...api.addRoutes({
-        path: '/allocate',
-        methods: [HttpMethod.POST],
-        integration: new HttpLambdaIntegration('AllocateIntegration', allocate),
-      }),
-      ...api.addRoutes({
-        path: '/add_batch',
-        methods: [HttpMethod.POST],
-        integration: new HttpLambdaIntegration('AddBatchIntegration', addBatch),
-      }),
+    const functions = [
+      { name: 'Batches', entry: 'functions/batches.ts', access: tableAccess.batches, routeKeys: routeKeys.batches },
+      { name: 'Allocations', entry: 'functions/allocations.ts', access: tableAccess.allocations, routeKeys: routeKeys.allocations },
     ];
+    const routes = functions.flatMap(({ name, entry, access, routeKeys: keys }) => {
+      const fn = this.tableHandler(name, entry, environment, table.tableArn, access);
+      // One integration per function, shared by its routes; each route gets its own permission to invoke it.
+      const integration = new HttpLambdaIntegration(`${name}Integration`, fn);
+      return keys.flatMap((routeKey) => {
+        const { method, path } = splitRouteKey(routeKey);
+        return api.addRoutes({ path, methods: [httpMethod(method)], integration });
+      });
+    });
     if (props.publicApi) {
       for (const route of routes) {
         Validations.of(route).acknowledge({

@@ -4,12 +4,16 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { Context } from 'aws-lambda';
 import { toErrorResponse } from '../functions/http/errors';
 import { type HttpEvent, type HttpResult, json } from '../functions/http/route';
+import { pathParameterNames, splitRouteKey } from '../functions/http/route-keys';
 import { FUNCTION_TIMEOUT_SECONDS } from '../functions/http/time-budget';
 
 export type LambdaHttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
-/** Handlers by API Gateway route key, e.g. `POST /allocate`: the same table the CDK stack routes. */
-type Routes = Readonly<Record<string, LambdaHttpHandler>>;
+/** A Lambda function to stand in for: its handler, and the route keys (e.g. `GET /batches/{ref}`) API Gateway sends it. */
+export interface FunctionRoutes {
+  readonly handler: LambdaHttpHandler;
+  readonly routeKeys: readonly string[];
+}
 
 /**
  * Invocations that run at once; later requests wait their turn, as they would for a free Lambda
@@ -32,7 +36,7 @@ const FUNCTION_MEMORY_MB = 512;
 const LOCAL_ACCOUNT_ID = '000000000000';
 const LOCAL_REGION = process.env.AWS_REGION ?? 'us-east-1';
 
-/** A Lambda function behind one route, as this process stands in for it. */
+/** A Lambda function behind its routes, as this process stands in for it. */
 interface LocalFunction {
   readonly name: string;
   readonly handler: LambdaHttpHandler;
@@ -42,20 +46,18 @@ interface LocalFunction {
 
 /**
  * A stand-in for API Gateway's HTTP API on one machine: each request becomes a payload 2.0 event
- * for the same handler modules Lambda runs. What API Gateway and Lambda answer before any function
- * runs, the server answers itself: a route that does not match (404, 405 here), a payload too large
- * for Lambda (413), and a function that fails instead of answering (500). Everything else is the
- * handler's to answer.
+ * for the same handler modules Lambda runs, one function per entry of `functions` (named by its
+ * key), each serving its route keys. What API Gateway and Lambda answer before any function runs,
+ * the server answers itself: a route that does not match (404, 405 here), a path parameter that
+ * does not decode (400), a payload too large for Lambda (413), and a function that fails instead of
+ * answering (500). Everything else is the handler's to answer.
  */
-export const createLocalServer = (routes: Routes): Server => {
+export const createLocalServer = (functions: Readonly<Record<string, FunctionRoutes>>): Server => {
   const invoke = limitConcurrency(MAX_CONCURRENT_INVOCATIONS);
-  const functionsByRouteKey = new Map<string, LocalFunction>();
-  const methodsByPath = new Map<string, string[]>();
-  for (const [routeKey, handler] of Object.entries(routes)) {
-    const [method = '', path = ''] = routeKey.split(' ');
-    methodsByPath.set(path, [...(methodsByPath.get(path) ?? []), method]);
-    functionsByRouteKey.set(routeKey, localFunction(path, handler));
-  }
+  const templates = Object.entries(functions).flatMap(([name, { handler, routeKeys }]) => {
+    const fn = localFunction(name, handler);
+    return routeKeys.map((routeKey) => routeTemplate(routeKey, fn));
+  });
 
   return createServer((request, response) => {
     const arrival: Arrival = { ...splitRequestTarget(request.url ?? '/'), requestId: apiGatewayRequestId(), receivedAt: new Date() };
@@ -65,19 +67,30 @@ export const createLocalServer = (routes: Routes): Server => {
       request.resume();
       return sendResult(response, json(400, { message: 'Bad Request' }), requestId);
     }
-    const routeKey = `${request.method ?? 'GET'} ${arrival.rawPath}`;
-    const fn = functionsByRouteKey.get(routeKey);
-    if (!fn) {
+    const method = request.method ?? 'GET';
+    const matches = templates.flatMap((template) => {
+      const captured = template.match(arrival.rawPath);
+      return captured ? [{ template, captured }] : [];
+    });
+    const match = mostSpecific(matches.filter(({ template }) => template.method === method));
+    if (!match) {
       request.resume();
-      const allowed = methodsByPath.get(arrival.rawPath);
-      if (!allowed) return sendResult(response, json(404, { message: 'Not Found' }), requestId);
+      if (matches.length === 0) return sendResult(response, json(404, { message: 'Not Found' }), requestId);
+      const allowed = [...new Set(matches.map(({ template }) => template.method))];
       const result = json(405, { message: 'Method Not Allowed' });
       return sendResult(response, { ...result, headers: { ...result.headers, Allow: allowed.join(', ') } }, requestId);
     }
+    const { template, captured } = match;
+    const pathParameters = decodePathParameters(captured);
+    if (!pathParameters) {
+      request.resume();
+      return sendResult(response, json(400, { message: 'Bad Request' }), requestId);
+    }
+    const { routeKey, fn } = template;
     readBodyWithin(request, MAX_INVOCATION_PAYLOAD_BYTES)
       .then((body) => {
         if (body === undefined) return payloadTooLarge();
-        const event = toEvent(request, arrival, routeKey, body);
+        const event = toEvent(request, arrival, { routeKey, pathParameters }, body);
         if (Buffer.byteLength(JSON.stringify(event)) > MAX_INVOCATION_PAYLOAD_BYTES) return payloadTooLarge();
         return invoke(() => fn.handler(event, invocationContext(fn))).catch((error: unknown) => {
           // What Lambda does with a function that throws: logs it, and API Gateway answers a bare 500.
@@ -92,6 +105,62 @@ export const createLocalServer = (routes: Routes): Server => {
         if (!response.headersSent) sendResult(response, errorResult(error, requestId), requestId);
       });
   });
+};
+
+interface RouteTemplate {
+  readonly routeKey: string;
+  readonly method: string;
+  /** Segments of the path that are not parameters: the more, the more specific the route. */
+  readonly literalSegments: number;
+  readonly fn: LocalFunction;
+  /** Each parameter's raw segment by name when `rawPath` matches, else undefined. */
+  readonly match: (rawPath: string) => Record<string, string> | undefined;
+}
+
+/**
+ * A route key's path matched segment by segment against the path as sent, split on `/`: a literal
+ * segment must be equal, a `{name}` segment takes any segment but an empty one. So `/batches/` and
+ * `/batches//stock` match nothing, and `%2F` stays inside its segment until it is decoded.
+ */
+const routeTemplate = (routeKey: string, fn: LocalFunction): RouteTemplate => {
+  const { method, path } = splitRouteKey(routeKey);
+  const segments = path.split('/').map((segment) => ({ segment, parameter: pathParameterNames(segment)[0] }));
+  return {
+    routeKey,
+    method,
+    literalSegments: segments.filter(({ parameter }) => parameter === undefined).length,
+    fn,
+    match: (rawPath) => {
+      const sent = rawPath.split('/');
+      if (sent.length !== segments.length) return undefined;
+      const captured: Record<string, string> = {};
+      for (const [index, { segment, parameter }] of segments.entries()) {
+        const value = sent[index] ?? '';
+        if (parameter === undefined ? value !== segment : value === '') return undefined;
+        if (parameter !== undefined) captured[parameter] = value;
+      }
+      return captured;
+    },
+  };
+};
+
+/**
+ * API Gateway takes the most specific of the routes that match: here the one with the most literal
+ * segments, so a `/batches/new` would win over `/batches/{ref}`.
+ */
+const mostSpecific = <Match extends { readonly template: RouteTemplate }>(matches: readonly Match[]): Match | undefined =>
+  matches.reduce<Match | undefined>(
+    (best, match) => (!best || match.template.literalSegments > best.template.literalSegments ? match : best),
+    undefined,
+  );
+
+/** Each captured segment percent-decoded once, as API Gateway passes path parameters; undefined when one does not decode. */
+const decodePathParameters = (captured: Readonly<Record<string, string>>): Record<string, string> | undefined => {
+  try {
+    return Object.fromEntries(Object.entries(captured).map(([name, value]) => [name, decodeURIComponent(value)]));
+  } catch {
+    return undefined;
+  }
 };
 
 /** API Gateway's own answer when Lambda refuses the invocation's payload. */
@@ -122,10 +191,10 @@ const limitConcurrency = (limit: number) => {
   };
 };
 
-const localFunction = (path: string, handler: LambdaHttpHandler): LocalFunction => {
+const localFunction = (name: string, handler: LambdaHttpHandler): LocalFunction => {
   const startedOn = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
   return {
-    name: `local${path.replaceAll('/', '-')}`,
+    name: `local-${name}`,
     handler,
     logStreamName: `${startedOn}/[$LATEST]${randomBytes(16).toString('hex')}`,
   };
@@ -174,13 +243,19 @@ const readBodyWithin = (request: IncomingMessage, limitBytes: number): Promise<B
     request.on('error', reject);
   });
 
+/** The route a request matched: its key, and its path parameters, decoded. */
+interface MatchedRoute {
+  readonly routeKey: string;
+  readonly pathParameters: Readonly<Record<string, string>>;
+}
+
 /**
  * Payload format 2.0 as API Gateway documents it: header names in lower case, a repeated header's
  * values joined with commas (Node's `request.headers` keeps only the first Content-Type,
  * Authorization, User-Agent...), the Cookie headers in `cookies` instead, and
- * `queryStringParameters` only when there is a query string.
+ * `queryStringParameters` and `pathParameters` only when there are some.
  */
-const toEvent = (request: IncomingMessage, arrival: Arrival, routeKey: string, body: Buffer): HttpEvent => {
+const toEvent = (request: IncomingMessage, arrival: Arrival, { routeKey, pathParameters }: MatchedRoute, body: Buffer): HttpEvent => {
   const headers: Record<string, string> = {};
   for (const [name, values] of Object.entries(request.headersDistinct)) {
     if (name !== 'cookie' && values) headers[name] = values.join(',');
@@ -195,6 +270,7 @@ const toEvent = (request: IncomingMessage, arrival: Arrival, routeKey: string, b
     ...(cookies.length > 0 ? { cookies } : {}),
     headers,
     ...(arrival.rawQueryString ? { queryStringParameters: queryStringParameters(arrival.rawQueryString) } : {}),
+    ...(Object.keys(pathParameters).length > 0 ? { pathParameters: { ...pathParameters } } : {}),
     requestContext: {
       accountId: LOCAL_ACCOUNT_ID,
       apiId: 'local',

@@ -5,6 +5,7 @@
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailable } from '../domain/errors';
+import { routeKeys } from '../functions/http/route-keys';
 import { createDynamoDbClient } from '../functions/store/client';
 import { isStoreUnavailable } from '../functions/store/store-errors';
 import { tableNameFromEnv } from '../functions/store/table';
@@ -90,10 +91,10 @@ const main = async () => {
     console.error(`Cannot prepare table ${tableName}:`, error instanceof Error ? error.message : error);
     return stop(1);
   });
-  const [allocate, addBatch] = await Promise.all([import('../functions/allocate'), import('../functions/add-batch')]);
+  const [batches, allocations] = await Promise.all([import('../functions/batches'), import('../functions/allocations')]);
   server = createLocalServer({
-    'POST /allocate': whenReady(table, allocate.handler),
-    'POST /add_batch': whenReady(table, addBatch.handler),
+    batches: { handler: whenReady(table, batches.handler), routeKeys: routeKeys.batches },
+    allocations: { handler: whenReady(table, allocations.handler), routeKeys: routeKeys.allocations },
   });
   server.on('error', (error) => {
     console.error(`Cannot listen on port ${port}: ${error.message}`);

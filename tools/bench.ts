@@ -50,8 +50,8 @@ const main = async (): Promise<void> => {
 
   step('building the bundles with infra/bundling.ts');
   const bundles = await buildBundles(`${WORK_DIR}/bundles`);
-  const [allocateBundle, addBatchBundle] = bundles.handlers;
-  if (!allocateBundle || !addBatchBundle) throw new Error('Expected the allocate and add-batch bundles');
+  const [allocationsBundle, batchesBundle] = bundles.handlers;
+  if (!allocationsBundle || !batchesBundle) throw new Error('Expected the allocations and batches bundles');
 
   // Before DynamoDB Local starts, so that its JVM does not compete with the fresh processes.
   step(`cold init: ${INIT_PROCESSES} fresh processes per bundle, interleaved`);
@@ -82,7 +82,7 @@ const main = async (): Promise<void> => {
 
   const requestLog = `${WORK_DIR}/server.log`;
   const server = spawnTypeScript('tools/bench/serve-bundles.ts', {
-    args: [allocateBundle.file, addBatchBundle.file],
+    args: [allocationsBundle.file, batchesBundle.file],
     env: { ...storeEnvironment, TABLE_NAME: serviceTable },
     // The request log goes to a file, as a terminal or a log agent would take it.
     stdout: openSync(requestLog, 'w'),

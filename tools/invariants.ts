@@ -95,7 +95,12 @@ export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, referenc
   for (const batch of batches) {
     const name = `batch ${show(batch.ref)} of sku ${show(batch.sku)}`;
     if (batch.available < 0) {
-      violations.push({ rule: 'stock-never-negative', message: `${name} has available ${batch.available}` });
+      violations.push({
+        rule: 'stock-never-negative',
+        message:
+          `${name} has available ${batch.available}: its lines hold ${-batch.available} more than its qty ` +
+          '(a change of its qty cut off before it moved them: repeat the PATCH to finish it)',
+      });
     }
     const held = heldByBatch.get(batch) ?? 0;
     if (batch.qty - batch.available !== held) {

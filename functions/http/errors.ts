@@ -1,11 +1,48 @@
 import type * as z from 'zod/mini';
-import { DomainError, DuplicateBatch, InvalidSku, LineAlreadyAllocated, OutOfStock, TransientFailure } from '../../domain/errors';
+import {
+  BatchNotFound,
+  DomainError,
+  DuplicateBatch,
+  InvalidSku,
+  LineAlreadyAllocated,
+  LineNotFound,
+  OrderNotFound,
+  OutOfStock,
+  TransientFailure,
+  UnknownSku,
+} from '../../domain/errors';
 
-/** The body failed the schema: each issue names the field and what is wrong with it. */
-export class InvalidRequestBody extends Error {
+/** Input that failed its schema: each issue names the field, or the path parameter, and what is wrong with it. */
+abstract class InvalidInput extends Error {
+  abstract override readonly name: string;
+  constructor(
+    message: string,
+    readonly issues: readonly z.core.$ZodIssue[],
+  ) {
+    super(message);
+  }
+}
+
+export class InvalidRequestBody extends InvalidInput {
   override readonly name = 'InvalidRequestBody';
-  constructor(readonly issues: readonly z.core.$ZodIssue[]) {
-    super('Invalid request body');
+  constructor(issues: readonly z.core.$ZodIssue[]) {
+    super('Invalid request body', issues);
+  }
+}
+
+/** A path parameter breaks the rules of the id it stands for; the request is refused before its body is read. */
+export class InvalidPathParameters extends InvalidInput {
+  override readonly name = 'InvalidPathParameters';
+  constructor(issues: readonly z.core.$ZodIssue[]) {
+    super('Invalid request', issues);
+  }
+}
+
+/** A route key the handler has no route for: API Gateway sends none, but a misrouted event must not reach a service. */
+export class RouteNotFound extends Error {
+  override readonly name = 'RouteNotFound';
+  constructor() {
+    super('Not Found');
   }
 }
 
@@ -53,6 +90,10 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [OutOfStock, 400],
   [DuplicateBatch, 409],
   [LineAlreadyAllocated, 409],
+  [BatchNotFound, 404],
+  [OrderNotFound, 404],
+  [LineNotFound, 404],
+  [UnknownSku, 404],
 ]);
 
 /**
@@ -89,7 +130,7 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
   if (error instanceof DomainError) {
     return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message }, outcome: error.name };
   }
-  if (error instanceof InvalidRequestBody) {
+  if (error instanceof InvalidInput) {
     return {
       statusCode: 400,
       body: {
@@ -99,6 +140,7 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
       outcome: error.name,
     };
   }
+  if (error instanceof RouteNotFound) return { statusCode: 404, body: { message: error.message }, outcome: error.name };
   if (error instanceof UnsupportedMediaType) return { statusCode: 415, body: { message: error.message }, outcome: error.name };
   if (error instanceof BodyTooLarge) return { statusCode: 413, body: { message: error.message }, outcome: error.name };
   if (error instanceof InvalidUtf8Body) return { statusCode: 400, body: { message: error.message }, outcome: error.name };

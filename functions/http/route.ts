@@ -6,17 +6,22 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type * as z from 'zod/mini';
 import {
   BodyTooLarge,
+  InvalidPathParameters,
   InvalidRequestBody,
   InvalidUtf8Body,
+  RouteNotFound,
   UnsupportedCharset,
   UnsupportedMediaType,
   toErrorResponse,
 } from './errors';
+import { pathParameterNames, splitRouteKey } from './route-keys';
+import { pathParametersSchema } from './schemas';
 import { TIME_TO_ANSWER_MS, startDeadline } from './time-budget';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
 type HttpRequest = Request<HttpEvent, HttpResult, Error, Context>;
+type HttpMiddleware = MiddlewareObj<HttpEvent, HttpResult, Error, Context>;
 
 /** The README's API section: a body over 16 KiB is refused with 413, on AWS as on the local server. */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -24,15 +29,55 @@ export const MAX_BODY_BYTES = 16 * 1024;
 /** Only reached if an error escapes the mapping below; still JSON, still no detail. */
 const FALLBACK_ERROR_BODY = JSON.stringify({ message: 'Internal server error' });
 
-export interface RouteDefinition<Schema extends z.ZodMiniType> {
-  /** As API Gateway names it, e.g. `POST /allocate`; it labels the request log. */
-  readonly route: string;
-  readonly schema: Schema;
+/** `orderid | sku` for `DELETE /allocations/{orderid}/{sku}`. */
+type ParameterNames<Template extends string> = Template extends `${string}{${infer Name}}${infer Rest}`
+  ? Name | ParameterNames<Rest>
+  : never;
+
+/** A route's path parameters by the names its key gives them, once they passed the identifier rules. */
+export type PathParameters<RouteKey extends string> = { readonly [Name in ParameterNames<RouteKey>]: string };
+
+type BodyOf<Schema> = Schema extends z.ZodMiniType ? z.output<Schema> : undefined;
+
+export interface RouteDefinition<RouteKey extends string, Schema extends z.ZodMiniType | undefined> {
+  /**
+   * A route with a body schema takes a JSON body: its Content-Type, size, UTF-8 and JSON are checked
+   * before the schema. A route without one reads no body and ignores its headers.
+   */
+  readonly body?: Schema;
   /** What each success status means, for the request log. */
   readonly successOutcomes: Readonly<Record<number, string>>;
   /** `deadline` aborts when middy answers 503 for lack of time: hand it to every store call. */
-  readonly run: (input: z.output<Schema>, request: { readonly deadline: AbortSignal }) => Promise<HttpResult>;
+  readonly run: (
+    input: { readonly pathParameters: PathParameters<RouteKey>; readonly body: BodyOf<Schema> },
+    request: { readonly deadline: AbortSignal },
+  ) => Promise<HttpResult>;
 }
+
+/** One entry of a handler's route table, its input checked by schemas made once, with the handler. */
+export interface Route<RouteKey extends string = string> {
+  readonly routeKey: RouteKey;
+  readonly pathParameters: z.ZodMiniType<Readonly<Record<string, string>>>;
+  readonly body: z.ZodMiniType | undefined;
+  readonly successOutcomes: Readonly<Record<number, string>>;
+  readonly run: (
+    input: { readonly pathParameters: Readonly<Record<string, string>>; readonly body: unknown },
+    request: { readonly deadline: AbortSignal },
+  ) => Promise<HttpResult>;
+}
+
+/** A route for `routeKey`, as API Gateway names it (e.g. `GET /batches/{ref}`); it also labels the request log. */
+export const route = <const RouteKey extends string, Schema extends z.ZodMiniType | undefined = undefined>(
+  routeKey: RouteKey,
+  { body, successOutcomes, run }: RouteDefinition<RouteKey, Schema>,
+): Route<RouteKey> => ({
+  routeKey,
+  pathParameters: pathParametersSchema(pathParameterNames(splitRouteKey(routeKey).path)),
+  body,
+  successOutcomes,
+  // The schemas above make the input what `run` was typed for.
+  run: run as Route['run'],
+});
 
 export const json = (statusCode: number, body: unknown): HttpResult => ({
   statusCode,
@@ -46,34 +91,69 @@ export const text = (statusCode: number, body: string): HttpResult => ({
   body,
 });
 
+/** 204: no body, and so no Content-Type. */
+export const noContent = (): HttpResult => ({ statusCode: 204 });
+
 /**
- * A Lambda handler for one JSON route: Content-Type, body size, UTF-8 and JSON checks, the schema,
+ * One Lambda handler for several routes, chosen by the event's route key: its path parameters,
+ * then, for a route with a body, the Content-Type, body size, UTF-8 and JSON checks and the schema,
  * then `run`. Every error leaves through `toErrorResponse`, and every request logs one JSON line.
  */
-export const jsonRoute = <Schema extends z.ZodMiniType>({ route, schema, successOutcomes, run }: RouteDefinition<Schema>) =>
-  middy<HttpEvent, HttpResult, Error, Context>({ timeoutEarlyInMillis: TIME_TO_ANSWER_MS })
-    // onError middlewares run in reverse order of use(): errorResponses shapes the error, then
-    // httpErrorHandler renders it; requestLog, used first, sees the final response last.
-    .use(requestLog(route, successOutcomes))
-    .use(httpErrorHandler({ logger: false, fallbackMessage: FALLBACK_ERROR_BODY }))
-    .use(errorResponses())
-    // In the order the README's API section promises: 415 before the body is read, then 413.
-    .use(requireJsonMediaType())
-    .use(bodySizeLimit(MAX_BODY_BYTES))
-    .use(decodeUtf8Body())
-    .use(httpJsonBodyParser())
-    .handler(async (event, context) => {
-      const parsed = schema.safeParse(event.body);
-      if (!parsed.success) throw new InvalidRequestBody(parsed.error.issues);
-      // Our own signal, not middy's: middy shares one AbortController across the invocations of a
-      // process, and the local server runs several at once.
-      const deadline = startDeadline(context);
-      try {
-        return await run(parsed.data, { deadline: deadline.signal });
-      } finally {
-        deadline.clear();
-      }
-    });
+export const routedHandler = <RouteKey extends string>(routes: readonly Route<RouteKey>[]) => {
+  const routesByKey = new Map<string, Route>(routes.map((entry) => [entry.routeKey, entry]));
+  /** The route of each request and its checked path parameters, from the first check to `run`. */
+  const selected = new WeakMap<HttpEvent, { readonly route: Route; readonly pathParameters: Readonly<Record<string, string>> }>();
+  const takesBody = ({ event }: HttpRequest) => selected.get(event)?.route.body !== undefined;
+
+  const selectRoute: HttpMiddleware = {
+    before: function selectRouteAndCheckPathParameters({ event }) {
+      const route = routesByKey.get(event.routeKey);
+      if (!route) throw new RouteNotFound();
+      const parsed = route.pathParameters.safeParse(event.pathParameters ?? {});
+      if (!parsed.success) throw new InvalidPathParameters(parsed.error.issues);
+      selected.set(event, { route, pathParameters: parsed.data });
+    },
+  };
+  /** A route without a body answers the same whatever body or Content-Type came with it. */
+  const forBodies = ({ before }: HttpMiddleware): HttpMiddleware => ({
+    before: (request) => (takesBody(request) ? before?.(request) : undefined),
+  });
+
+  return (
+    middy<HttpEvent, HttpResult, Error, Context>({ timeoutEarlyInMillis: TIME_TO_ANSWER_MS })
+      // onError middlewares run in reverse order of use(): errorResponses shapes the error, then
+      // httpErrorHandler renders it; requestLog, used first, sees the final response last.
+      .use(requestLog((event) => routesByKey.get(event.routeKey)?.successOutcomes ?? {}))
+      .use(httpErrorHandler({ logger: false, fallbackMessage: FALLBACK_ERROR_BODY }))
+      .use(errorResponses())
+      // The path names what the request is about: a bad one is refused whatever the body.
+      .use(selectRoute)
+      // In the order the README's API section promises: 415 before the body is read, then 413.
+      .use(forBodies(requireJsonMediaType()))
+      .use(forBodies(bodySizeLimit(MAX_BODY_BYTES)))
+      .use(forBodies(decodeUtf8Body()))
+      .use(forBodies(httpJsonBodyParser()))
+      .handler(async (event, context) => {
+        const selection = selected.get(event);
+        if (!selection) throw new RouteNotFound();
+        const { route, pathParameters } = selection;
+        let body: unknown;
+        if (route.body) {
+          const parsed = route.body.safeParse(event.body);
+          if (!parsed.success) throw new InvalidRequestBody(parsed.error.issues);
+          body = parsed.data;
+        }
+        // Our own signal, not middy's: middy shares one AbortController across the invocations of a
+        // process, and the local server runs several at once.
+        const deadline = startDeadline(context);
+        try {
+          return await route.run({ pathParameters, body }, { deadline: deadline.signal });
+        } finally {
+          deadline.clear();
+        }
+      })
+  );
+};
 
 const requestIdOf = (request: HttpRequest): string =>
   request.event.requestContext?.requestId ?? request.context.awsRequestId ?? 'unknown';
@@ -91,7 +171,7 @@ const CHARSET_PARAMETER = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/gi;
  * middy's JSON parser matches only `application/json` in lower case, optionally followed by `;` and
  * more, so it is handed the media type alone once this check has passed.
  */
-const requireJsonMediaType = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
+const requireJsonMediaType = (): HttpMiddleware => ({
   before: function refuseOtherMediaTypes({ event }) {
     const contentType = event.headers?.['content-type'];
     // API Gateway joins a repeated header with commas: a list of media types names none.
@@ -105,7 +185,7 @@ const requireJsonMediaType = (): MiddlewareObj<HttpEvent, HttpResult, Error, Con
   },
 });
 
-const bodySizeLimit = (limitBytes: number): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
+const bodySizeLimit = (limitBytes: number): HttpMiddleware => ({
   before: function rejectLargeBody({ event }) {
     const { body, isBase64Encoded } = event;
     if (body !== undefined && Buffer.byteLength(body, isBase64Encoded ? 'base64' : 'utf8') > limitBytes) {
@@ -121,7 +201,7 @@ const bodySizeLimit = (limitBytes: number): MiddlewareObj<HttpEvent, HttpResult,
  * (Node's validator, no decoder to build at cold start) then a decode that can no longer repair
  * anything. A BOM is kept as text, so the JSON parser refuses it: RFC 8259 forbids sending one.
  */
-const decodeUtf8Body = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
+const decodeUtf8Body = (): HttpMiddleware => ({
   before: function decodeBodyAsUtf8({ event }) {
     if (event.body === undefined) return;
     if (!event.isBase64Encoded) {
@@ -139,7 +219,7 @@ const decodeUtf8Body = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> 
 /** What the request log records of a failed request; set while shaping its response. */
 const failures = new WeakMap<HttpRequest, { outcome: string; cause: unknown }>();
 
-const errorResponses = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => ({
+const errorResponses = (): HttpMiddleware => ({
   onError: function shapeErrorResponse(request) {
     const { statusCode, body, headers, outcome } = toErrorResponse(request.error, requestIdOf(request));
     failures.set(request, { outcome, cause: request.error });
@@ -148,10 +228,8 @@ const errorResponses = (): MiddlewareObj<HttpEvent, HttpResult, Error, Context> 
   },
 });
 
-const requestLog = (
-  route: string,
-  successOutcomes: Readonly<Record<number, string>>,
-): MiddlewareObj<HttpEvent, HttpResult, Error, Context> => {
+/** One line per request, labelled with its route key; `successOutcomesOf` names what a success status means for its route. */
+const requestLog = (successOutcomesOf: (event: HttpEvent) => Readonly<Record<number, string>>): HttpMiddleware => {
   const startedAt = new WeakMap<HttpRequest, number>();
   const write = (request: HttpRequest) => {
     const status = request.response?.statusCode ?? 500;
@@ -159,10 +237,10 @@ const requestLog = (
     const line: Record<string, unknown> = {
       level: status >= 500 ? 'error' : 'info',
       requestId: requestIdOf(request),
-      route,
+      route: request.event.routeKey,
       status,
       durationMs: Math.round((performance.now() - (startedAt.get(request) ?? performance.now())) * 10) / 10,
-      outcome: failure?.outcome ?? successOutcomes[status] ?? 'ok',
+      outcome: failure?.outcome ?? successOutcomesOf(request.event)[status] ?? 'ok',
     };
     if (status >= 500 && failure) line.cause = describe(failure.cause);
     console.log(JSON.stringify(line));

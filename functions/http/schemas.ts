@@ -47,14 +47,20 @@ const identifier = z.string().check(
   rule((value) => value.normalize('NFC') === value, 'must be in Unicode normalization form NFC'),
 );
 
-const quantity = z.number().check(
-  z.int('must be a whole number'),
-  z.gte(1, 'must be at least 1'),
-  z.lte(MAX_QTY, `must be at most ${MAX_QTY}`),
-);
+const quantityFrom = (least: number) =>
+  z.number().check(z.int('must be a whole number'), z.gte(least, `must be at least ${least}`), z.lte(MAX_QTY, `must be at most ${MAX_QTY}`));
+
+const quantity = quantityFrom(1);
+
+/**
+ * A route's path parameters, each an identifier: an id in the URL is the same key as in a body. Built
+ * once per route, when its handler is made.
+ */
+export const pathParametersSchema = (names: readonly string[]) =>
+  z.object(Object.fromEntries(names.map((name) => [name, identifier])));
 
 /*
- * Each handler uses one of the two body schemas, and building a schema is a good part of a cold
+ * Each handler uses its own body schemas, and building a schema is a good part of a cold
  * start's own work. `@__PURE__` tells esbuild that a call has no effect beyond its value, so each
  * handler's bundle leaves out the schemas it does not use.
  */
@@ -66,3 +72,12 @@ const arrivalDate = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.date('must 
 export const orderLineSchema = /* @__PURE__ */ z.object({ orderid: identifier, sku: identifier, qty: quantity });
 
 export const batchSchema = /* @__PURE__ */ z.object({ ref: identifier, sku: identifier, qty: quantity, eta: arrivalDate });
+
+/** A batch may be emptied (qty 0): its lines then go to other batches, or leave their orders. */
+export const batchChangeSchema = /* @__PURE__ */ z
+  .object({ qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ quantityFrom(0)), eta: /* @__PURE__ */ z.optional(arrivalDate) })
+  .check(
+    /* @__PURE__ */ z.refine((change) => change.qty !== undefined || change.eta !== undefined, {
+      error: 'must have qty or eta, or both',
+    }),
+  );

@@ -1,4 +1,5 @@
 import {
+  BatchGetCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
@@ -9,17 +10,24 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DuplicateBatch, StoreUnavailable } from '../../domain/errors';
 import type { Allocation, Batch } from '../../domain/model';
-import type { BatchRepository, SaveAllocationResult, SkuStock } from '../../domain/ports';
+import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SkuStock } from '../../domain/ports';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
-import { partitionKeyPrefix, tableKeySchema } from './table';
+import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema } from './table';
 
 /*
  * The table's items (one table, keys `pk`/`sk` as tableKeySchema names them):
  *   known SKU        pk SKU#<sku>       sk STOCK         sku        (written with the SKU's first batch)
  *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available (> 0), eta
- *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available (= 0), eta
+ *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available (<= 0), eta
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku   (makes a ref unique across SKUs)
- *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref
+ *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,
+ *                                                         lineBatch LINES#<batchref>, allocatedAt
+ * A batch's `available` is below zero only while a change that lowered its qty still has lines to
+ * move off it: it then sits out of the stock range, where no allocation reads it, until the lines
+ * are moved (domain/services.ts, changeBatch). Its lines are found through the sparse index
+ * linesByBatch (functions/store/table.ts) on `lineBatch`, newest `allocatedAt` first: an index, not
+ * a copy of each line under the batch, because that copy would be one more item in every
+ * allocation's transaction (2 WCU), where the index costs 1 WCU and the allocation keeps 2 items.
  * `eta` is absent for a batch in stock (a condition cannot compare with NULL everywhere; absence it can).
  *
  * Allocating reads one key range of the SKU's partition, `STOCK` and `STOCK#...`: the known-SKU item
@@ -51,9 +59,12 @@ const knownSkuKey = (sku: string) => itemKey(skuPartition(sku), STOCK_RANGE);
 const batchWithStockKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `${STOCK_RANGE}#${ref}`);
 const exhaustedBatchKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `EMPTY#${ref}`);
 /** Where a batch lives: in the SKU's stock range while it has stock, out of it once it has none. */
-const batchKey = ({ sku, ref, available }: Batch) => (available > 0 ? batchWithStockKey(sku, ref) : exhaustedBatchKey(sku, ref));
+const batchKey = (batch: Batch) => (batch.available > 0 ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref));
 const batchReferenceKey = (ref: string) => itemKey(`${partitionKeyPrefix.batchReference}${ref}`, 'BATCHREF');
 const lineKey = (orderid: string, sku: string) => itemKey(`${partitionKeyPrefix.order}${orderid}`, `LINE#${sku}`);
+const LINE_BATCH = linesByBatchIndex.partitionKey.name;
+const ALLOCATED_AT = linesByBatchIndex.sortKey.name;
+const linesOfBatch = (ref: string) => `${partitionKeyPrefix.linesOfBatch}${ref}`;
 
 /** An item of the table as this adapter and the tools that read the whole table see it. */
 export type StoredItem =
@@ -71,7 +82,7 @@ export type StoredItem =
  * sku and ref.
  */
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
-  const { [PK]: pk, [SK]: sk, ref, sku, qty, available, eta, orderid, batchref } = item;
+  const { [PK]: pk, [SK]: sk, [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, ref, sku, qty, available, eta, orderid, batchref } = item;
   const hasKey = (key: ReturnType<typeof itemKey>) => key[PK] === pk && key[SK] === sk;
   const isText = (value: unknown): value is string => typeof value === 'string';
   const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
@@ -85,7 +96,8 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
     if (hasKey(batchReferenceKey(ref))) return { kind: 'batch-reference', ref, sku };
   }
   if (isText(sku) && hasKey(knownSkuKey(sku))) return { kind: 'known-sku', sku };
-  if (isText(orderid) && isText(sku) && isNumber(qty) && isText(batchref) && hasKey(lineKey(orderid, sku))) {
+  const isLine = isText(orderid) && isText(sku) && isNumber(qty) && isText(batchref) && isText(allocatedAt);
+  if (isLine && lineBatch === linesOfBatch(batchref) && hasKey(lineKey(orderid, sku))) {
     return { kind: 'line', allocation: { orderid, sku, qty, batchref } };
   }
   return { kind: 'unrecognized', pk: String(pk), sk: String(sk) };
@@ -108,22 +120,39 @@ const storedLine = (item: Record<string, unknown>): Allocation => {
   return stored.allocation;
 };
 
+const isInStock = (batch: Batch) => batch.available > 0;
+const lineAsRead = ({ batchref, qty }: Allocation) => ({ ':batchref': batchref, ':lineQty': qty });
+const withValues = (
+  condition: { ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
+  values: Record<string, unknown>,
+) => ({ ...condition, ExpressionAttributeValues: { ...condition.ExpressionAttributeValues, ...values } });
+
 /** Guards "a key is written once": the put fails if an item with that key already exists. */
 const ITEM_IS_NEW = `attribute_not_exists(${PK})`;
-/**
- * Guards "stock never goes below zero" and "the stock range holds only batches with stock": the
- * batch keeps some stock after this line. A condition cannot do arithmetic, hence `available`.
- */
-const BATCH_KEEPS_STOCK = 'available > :qty';
-/**
- * Guards the same two when a line takes a batch's last units: the batch has exactly the line's qty
- * left, and is still as it was read, so the exhausted copy written in its place is exact.
- */
-const batchIsExactly = ({ eta }: Batch) =>
-  `available = :qty AND qty = :batchQty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`;
+/** Guards "the stock a line gives back is the stock it held": the line is still as it was read. */
+const LINE_IS_AS_READ = 'batchref = :batchref AND qty = :lineQty';
 
-/** The batch's write comes first in an allocation transaction, whose cancellation reasons follow its items. */
-const BATCH_WRITE = 0;
+/**
+ * A batch's key says whether it has stock, so a change of `available` that crosses zero moves the
+ * item: delete it where it is, on condition that it is exactly as read (so the copy is exact), and
+ * put the copy on the other side. A condition cannot compare with NULL everywhere, hence an absent
+ * `eta` for a batch in stock.
+ */
+const batchIsExactly = ({ qty, available, eta }: Batch) => ({
+  ConditionExpression: `available = :available AND qty = :qty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`,
+  ExpressionAttributeValues: { ':available': available, ':qty': qty, ...(eta === null ? {} : { ':eta': eta }) },
+});
+
+/**
+ * A change of `available` by `delta` that leaves the batch on its side of zero is an update in
+ * place, on condition that the result stays on that side: more than zero in the stock range (which
+ * also guards "stock never goes below zero"), zero or less out of it. A condition cannot do
+ * arithmetic, hence the bound against `-delta`.
+ */
+const staysOnItsSide = (batch: Batch, delta: number) => ({
+  ConditionExpression: batch.available > 0 ? 'available > :bound' : 'available <= :bound',
+  ExpressionAttributeValues: { ':bound': -delta },
+});
 
 export interface ConflictRetryPolicy {
   /** Attempts of one transaction that DynamoDB cancelled for a conflict or throttling, in all. */
@@ -174,29 +203,13 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async stockOf(sku: string): Promise<SkuStock> {
     const stock = { known: false, batches: [] as Batch[] };
-    let startKey: QueryCommandOutput['LastEvaluatedKey'];
-    do {
-      const page: QueryCommandOutput = await this.call((options) =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: `${PK} = :partition AND begins_with(${SK}, :stockRange)`,
-            ExpressionAttributeValues: { ':partition': skuPartition(sku), ':stockRange': STOCK_RANGE },
-            // A stale read would offer stock already taken; the conditional write would still refuse it.
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-          options,
-        ),
-      );
-      for (const item of page.Items ?? []) {
-        const stored = parseStoredItem(item);
-        if (stored.kind === 'known-sku') stock.known = true;
-        else if (stored.kind === 'batch') stock.batches.push(stored.batch);
-        else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    const items = await this.queryPartition(skuPartition(sku), STOCK_RANGE);
+    for (const item of items) {
+      const stored = parseStoredItem(item);
+      if (stored.kind === 'known-sku') stock.known = true;
+      else if (stored.kind === 'batch') stock.batches.push(stored.batch);
+      else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
+    }
     return stock;
   }
 
@@ -208,16 +221,21 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> {
-    const { orderid, sku, qty } = allocation;
-    const batchWrites = qty === batch.available ? this.emptyBatch(batch, qty) : [this.takeFromBatch(batch, qty)];
-    const linePut = batchWrites.length;
+    const { orderid, sku } = allocation;
+    const batchWrites = this.adjustAvailable(batch, -allocation.qty);
     const cancellation = await this.transactWrite({
       TransactItems: [
         ...batchWrites,
         {
           Put: {
             TableName: this.tableName,
-            Item: { ...lineKey(orderid, sku), type: 'Line', ...allocation },
+            Item: {
+              ...lineKey(orderid, sku),
+              type: 'Line',
+              ...allocation,
+              [LINE_BATCH]: linesOfBatch(allocation.batchref),
+              [ALLOCATED_AT]: new Date().toISOString(),
+            },
             ConditionExpression: ITEM_IS_NEW,
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
@@ -225,39 +243,181 @@ export class DynamoDbBatchRepository implements BatchRepository {
       ],
     });
     if (!cancellation) return { outcome: 'saved' };
-    const existingLine = cancellation[linePut];
+    const existingLine = cancellation[batchWrites.length];
     if (existingLine?.Code === 'ConditionalCheckFailed' && existingLine.Item) {
       return { outcome: 'line-exists', existing: storedLine(unmarshall(existingLine.Item)) };
     }
-    if (cancellation[BATCH_WRITE]?.Code === 'ConditionalCheckFailed') return { outcome: 'batch-changed' };
+    if (cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) return { outcome: 'batch-changed' };
     throw new Error(`Allocation transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
   }
 
-  private takeFromBatch(batch: Batch, qty: number): TransactWriteItem {
+  async batch(ref: string, sku?: string): Promise<Batch | undefined> {
+    const skuOfBatch = sku ?? (await this.skuOfBatch(ref));
+    if (skuOfBatch === undefined) return undefined;
+    // The batch is at one of its two keys, whichever side of zero its stock is.
+    const keys = [batchWithStockKey(skuOfBatch, ref), exhaustedBatchKey(skuOfBatch, ref)];
+    const { Responses } = await this.call((options) =>
+      this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }), options),
+    );
+    for (const item of Responses?.[this.tableName] ?? []) {
+      const stored = parseStoredItem(item);
+      if (stored.kind === 'batch') return stored.batch;
+    }
+    return undefined;
+  }
+
+  async allocationsOf(orderid: string): Promise<Allocation[]> {
+    return (await this.queryPartition(lineKey(orderid, '')[PK])).map(storedLine);
+  }
+
+  async linesOn(ref: string, limit: number): Promise<Allocation[]> {
+    const { Items } = await this.call((options) =>
+      this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: linesByBatchIndex.name,
+          KeyConditionExpression: `${LINE_BATCH} = :lines`,
+          ExpressionAttributeValues: { ':lines': linesOfBatch(ref) },
+          ScanIndexForward: false,
+          Limit: limit,
+        }),
+        options,
+      ),
+    );
+    return (Items ?? []).map(storedLine);
+  }
+
+  async cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite> {
+    return this.conditionalWrite([this.removeLine(allocation), ...this.adjustAvailable(batch, allocation.qty)]);
+  }
+
+  async changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite> {
+    const delta = changed.available - batch.available;
+    if (isInStock(batch) !== isInStock(changed)) return this.conditionalWrite(this.moveBatch(batch, changed));
+    const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta);
+    return this.conditionalWrite([
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: batchKey(batch),
+          UpdateExpression:
+            'SET qty = :newQty, available = available + :delta' + (changed.eta === null ? ' REMOVE eta' : ', eta = :newEta'),
+          // `qty = :qty`: the delta of `available` is the delta of the qty it replaces.
+          ConditionExpression: `qty = :qty AND ${ConditionExpression}`,
+          ExpressionAttributeValues: {
+            ...ExpressionAttributeValues,
+            ':qty': batch.qty,
+            ':newQty': changed.qty,
+            ':delta': delta,
+            ...(changed.eta === null ? {} : { ':newEta': changed.eta }),
+          },
+        },
+      },
+    ]);
+  }
+
+  async moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite> {
+    const lineWrite: TransactWriteItem = to
+      ? {
+          Update: {
+            TableName: this.tableName,
+            Key: lineKey(allocation.orderid, allocation.sku),
+            // The line keeps its allocation time: it was allocated then, and moved now.
+            UpdateExpression: `SET batchref = :to, ${LINE_BATCH} = :lines`,
+            ConditionExpression: LINE_IS_AS_READ,
+            ExpressionAttributeValues: { ':to': to.ref, ':lines': linesOfBatch(to.ref), ...lineAsRead(allocation) },
+          },
+        }
+      : this.removeLine(allocation);
+    return this.conditionalWrite([
+      lineWrite,
+      ...this.adjustAvailable(from, allocation.qty),
+      ...(to ? this.adjustAvailable(to, -allocation.qty) : []),
+    ]);
+  }
+
+  /**
+   * Every item of a partition, or of the sort keys beginning with `sortKeyPrefix`, page by page,
+   * strongly consistent: a stale read of stock would offer stock already taken (the conditional
+   * write would still refuse it), and a stale read of an order would miss a line just confirmed.
+   */
+  private async queryPartition(partition: string, sortKeyPrefix?: string): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let startKey: QueryCommandOutput['LastEvaluatedKey'];
+    do {
+      const page: QueryCommandOutput = await this.call((options) =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: `${PK} = :partition` + (sortKeyPrefix === undefined ? '' : ` AND begins_with(${SK}, :prefix)`),
+            ExpressionAttributeValues: { ':partition': partition, ...(sortKeyPrefix === undefined ? {} : { ':prefix': sortKeyPrefix }) },
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+          options,
+        ),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  private async skuOfBatch(ref: string): Promise<string | undefined> {
+    const { Item } = await this.call((options) =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: batchReferenceKey(ref), ConsistentRead: true }), options),
+    );
+    const stored = Item && parseStoredItem(Item);
+    return stored?.kind === 'batch-reference' ? stored.sku : undefined;
+  }
+
+  private removeLine(allocation: Allocation): TransactWriteItem {
     return {
-      Update: {
+      Delete: {
         TableName: this.tableName,
-        Key: batchWithStockKey(batch.sku, batch.ref),
-        UpdateExpression: 'SET available = available - :qty',
-        ConditionExpression: BATCH_KEEPS_STOCK,
-        ExpressionAttributeValues: { ':qty': qty },
+        Key: lineKey(allocation.orderid, allocation.sku),
+        ConditionExpression: LINE_IS_AS_READ,
+        ExpressionAttributeValues: lineAsRead(allocation),
       },
     };
   }
 
-  /** Moves the batch out of the stock range, with nothing left: the delete's condition guards the copy. */
-  private emptyBatch(batch: Batch, qty: number): TransactWriteItem[] {
+  /**
+   * `available` plus `delta`, on the batch as it was read: in place, or moved across zero. A take
+   * never leaves a batch below zero: one that would (the read was stale, or the caller asked too
+   * much) goes as an update on condition that the batch has more than it takes, which fails unless
+   * the batch has more stock than was read. Only a change of qty (changeBatch) goes below zero.
+   */
+  private adjustAvailable(batch: Batch, delta: number): TransactWriteItem[] {
+    const adjusted = { ...batch, available: batch.available + delta };
+    const crossesZero = delta < 0 ? adjusted.available === 0 : !isInStock(batch) && isInStock(adjusted);
+    if (crossesZero) return this.moveBatch(batch, adjusted);
+    const condition = delta < 0 ? { ConditionExpression: 'available > :bound', ExpressionAttributeValues: { ':bound': -delta } } : staysOnItsSide(batch, delta);
     return [
       {
-        Delete: {
+        Update: {
           TableName: this.tableName,
-          Key: batchWithStockKey(batch.sku, batch.ref),
-          ConditionExpression: batchIsExactly(batch),
-          ExpressionAttributeValues: { ':qty': qty, ':batchQty': batch.qty, ...(batch.eta === null ? {} : { ':eta': batch.eta }) },
+          Key: batchKey(batch),
+          UpdateExpression: 'SET available = available + :delta',
+          ...withValues(condition, { ':delta': delta }),
         },
       },
-      { Put: { TableName: this.tableName, Item: batchItem({ ...batch, available: 0 }), ConditionExpression: ITEM_IS_NEW } },
     ];
+  }
+
+  private moveBatch(batch: Batch, moved: Batch): TransactWriteItem[] {
+    return [
+      { Delete: { TableName: this.tableName, Key: batchKey(batch), ...batchIsExactly(batch) } },
+      { Put: { TableName: this.tableName, Item: batchItem(moved), ConditionExpression: ITEM_IS_NEW } },
+    ];
+  }
+
+  /** A transaction whose failed conditions all mean "something read has changed since". */
+  private async conditionalWrite(items: TransactWriteItem[]): Promise<ConditionalWrite> {
+    const cancellation = await this.transactWrite({ TransactItems: items });
+    if (!cancellation) return 'saved';
+    if (cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) return 'changed';
+    throw new Error(`Transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
   }
 
   /**

@@ -8,6 +8,19 @@ export const tableKeySchema = {
 } as const;
 
 /**
+ * The one secondary index: an allocated line's batch and when it was allocated, so that a batch
+ * that shrinks finds its lines, newest first. Only lines carry these attributes (a sparse index).
+ * Global, since an index local to the table's partitions would have to be made with the table; its
+ * reads lag writes by a moment, which the batch's own stock count, always read from the table,
+ * makes safe (domain/ports.ts, `linesOn`).
+ */
+export const linesByBatchIndex = {
+  name: 'linesByBatch',
+  partitionKey: { name: 'lineBatch', type: 'S' },
+  sortKey: { name: 'allocatedAt', type: 'S' },
+} as const;
+
+/**
  * What each kind of item's partition key starts with. The adapter builds every key from these, and
  * the stack grants each function only the prefixes of the items it touches (IAM's
  * `dynamodb:LeadingKeys`), so a key layout and its permissions change together.
@@ -19,40 +32,51 @@ export const partitionKeyPrefix = {
   batchReference: 'BATCHREF#',
   /** An order's allocated lines. */
   order: 'ORDER#',
+  /** A batch's lines, in the index. */
+  linesOfBatch: 'LINES#',
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
 const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta'];
+const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name];
 
 /**
  * What each handler may do to the table: its read and write actions, the partition key prefixes of
- * the items it touches, and the attributes its writes name. The stack turns this into each role's
- * policy, and a test checks every call the adapter sends for each handler against it.
+ * the items it touches (and of the index entries it queries), and the attributes its writes name.
+ * The stack turns this into each role's policy, and a test checks every call the adapter sends for
+ * each handler against it.
  */
 export interface TableAccess {
   readonly reads: readonly string[];
   readonly writes: readonly string[];
   readonly partitionKeyPrefixes: readonly string[];
   readonly writtenAttributes: readonly string[];
+  /** Queries of the lines-by-batch index, on these partition key prefixes; none when empty. */
+  readonly indexPartitionKeyPrefixes: readonly string[];
 }
 
+const READS = ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
+// A transaction is authorized action by action, so it needs no action of its own.
+const WRITES = ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'];
+
 export const tableAccess = {
-  // A Query of the SKU's stock and a GetItem of the line (is it already allocated?), then a
-  // transaction: a conditional Update of the batch (or, when the line takes its last unit, a
-  // conditional Delete of it and a Put of it as exhausted) and a conditional Put of the line.
-  // A transaction is authorized action by action, so it needs no action of its own.
-  allocate: {
-    reads: ['dynamodb:Query', 'dynamodb:GetItem'],
-    writes: ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+  // POST /allocate, GET /allocations/{orderid}, DELETE /allocations/{orderid}/{sku}: the SKU's
+  // stock and its batches, the order's lines; never a batch reference.
+  allocations: {
+    reads: READS,
+    writes: WRITES,
     partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.order],
-    writtenAttributes: [...keyAttributes, ...batchAttributes, 'orderid', 'batchref'],
+    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes],
+    indexPartitionKeyPrefixes: [],
   },
-  // A transaction of Puts: the batch, its reference and the SKU's known-SKU item.
-  addBatch: {
-    reads: [],
-    writes: ['dynamodb:PutItem'],
-    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.batchReference],
-    writtenAttributes: [...keyAttributes, ...batchAttributes],
+  // POST /add_batch, GET and PATCH /batches/{ref}, GET /skus/{sku}/stock: batches and their
+  // references, and the lines a shrinking batch moves (found through the index).
+  batches: {
+    reads: READS,
+    writes: WRITES,
+    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.batchReference, partitionKeyPrefix.order],
+    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes],
+    indexPartitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch],
   },
 } as const satisfies Record<string, TableAccess>;
 

@@ -27,20 +27,29 @@ let baseUrl: string;
 
 beforeAll(async () => {
   server = createLocalServer({
-    'POST /probe': async (event, context) => {
-      invocations.push({ event, context });
-      return json(200, {});
+    probe: {
+      routeKeys: ['POST /probe', 'GET /probe/{first}/{second}', 'DELETE /probe/{first}/{second}', 'GET /probe/fixed/{second}'],
+      handler: async (event, context) => {
+        invocations.push({ event, context });
+        return json(200, {});
+      },
     },
-    'POST /clock': async (event, context) => {
-      invocations.push({ event, context, remainingMsAtStart: context.getRemainingTimeInMillis() });
-      return json(200, {});
+    clock: {
+      routeKeys: ['POST /clock'],
+      handler: async (event, context) => {
+        invocations.push({ event, context, remainingMsAtStart: context.getRemainingTimeInMillis() });
+        return json(200, {});
+      },
     },
-    'POST /hold': async () => {
-      heldInvocations++;
-      await heldUntil;
-      return json(200, {});
+    hold: {
+      routeKeys: ['POST /hold'],
+      handler: async () => {
+        heldInvocations++;
+        await heldUntil;
+        return json(200, {});
+      },
     },
-    'POST /fail': () => Promise.reject(new Error('the function broke')),
+    fail: { routeKeys: ['POST /fail'], handler: () => Promise.reject(new Error('the function broke')) },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -54,8 +63,8 @@ beforeEach(() => {
 });
 
 /** The one invocation the request made. */
-const probe = async (path: string, headers: string[] = [], body = '{}') => {
-  const answer = await sendRaw(baseUrl, { path, headers, body });
+const probe = async (path: string, headers: string[] = [], body = '{}', method = 'POST') => {
+  const answer = await sendRaw(baseUrl, { method, path, headers, body });
   expect(answer.status).toBe(200);
   expect(invocations).toHaveLength(1);
   return invocations[0]!;
@@ -105,6 +114,62 @@ describe('the event, as API Gateway builds payload format 2.0', () => {
     expect(event.requestContext.domainName).toBe('127.0.0.1');
     expect(event.requestContext.time).toMatch(/^\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} \+0000$/);
     expect(event.requestContext.accountId).toMatch(/^\d{12}$/);
+  });
+});
+
+describe('routes with path parameters', () => {
+  it('passes the route key as its template and each parameter decoded once, keeping rawPath as sent', async () => {
+    const { event } = await probe('/probe/a%20b/%252F%F0%9F%93%A6', [], '', 'GET');
+    expect(event.routeKey).toBe('GET /probe/{first}/{second}');
+    expect(event.requestContext.routeKey).toBe('GET /probe/{first}/{second}');
+    expect(event.pathParameters).toEqual({ first: 'a b', second: '%2F📦' });
+    expect(event.rawPath).toBe('/probe/a%20b/%252F%F0%9F%93%A6');
+  });
+
+  it('keeps an encoded slash inside its parameter', async () => {
+    const { event } = await probe('/probe/a%2Fb/c', [], '', 'DELETE');
+    expect(event.pathParameters).toEqual({ first: 'a/b', second: 'c' });
+  });
+
+  it('leaves pathParameters out of a route that has none', async () => {
+    const { event } = await probe('/probe');
+    expect(event).not.toHaveProperty('pathParameters');
+  });
+
+  it('prefers the route with more literal segments', async () => {
+    const { event } = await probe('/probe/fixed/x', [], '', 'GET');
+    expect(event.routeKey).toBe('GET /probe/fixed/{second}');
+    expect(event.pathParameters).toEqual({ second: 'x' });
+  });
+
+  it('runs every route of a function in that one function', async () => {
+    const { context } = await probe('/probe/a/b', [], '', 'GET');
+    invocations.length = 0;
+    const { context: other } = await probe('/probe');
+    expect(context.functionName).toBe('local-probe');
+    expect(other.functionName).toBe('local-probe');
+    expect(other.logStreamName).toBe(context.logStreamName);
+  });
+
+  it.each(['/probe//b', '/probe/a/', '/probe/a/b/', '/probe/a'])('answers 404 for %s: a parameter is one whole, non-empty segment', async (path) => {
+    const answer = await sendRaw(baseUrl, { method: 'GET', path });
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.text)).toEqual({ message: 'Not Found' });
+    expect(invocations).toHaveLength(0);
+  });
+
+  it('answers 400 without invoking the function when a parameter does not percent-decode', async () => {
+    const answer = await sendRaw(baseUrl, { method: 'GET', path: '/probe/%E0%A4/b' });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.text)).toEqual({ message: 'Bad Request' });
+    expect(invocations).toHaveLength(0);
+  });
+
+  it('answers 405 with the methods of the matching template in Allow', async () => {
+    const answer = await sendRaw(baseUrl, { method: 'PATCH', path: '/probe/a/b' });
+    expect(answer.status).toBe(405);
+    expect(answer.headers.allow).toBe('GET, DELETE');
+    expect(invocations).toHaveLength(0);
   });
 });
 

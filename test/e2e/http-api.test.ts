@@ -187,3 +187,67 @@ describe('the error table of the contract, over HTTP', () => {
     expect(response.headers.get('allow')).toBe('POST');
   });
 });
+
+describe('the routes with path parameters, over HTTP', () => {
+  const url = (...segments: string[]) => `${baseUrl}/${segments.map(encodeURIComponent).join('/')}`;
+  const patch = (ref: string, body: unknown) =>
+    fetch(url('batches', ref), { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('reads, cancels and changes through every route, with ids percent-encoded in the path', async () => {
+    const sku = `${uniqueId('lampe')} à poser`;
+    const batch = await addBatch({ ref: `${uniqueId('lot')}/été`, sku, qty: 10, eta: null });
+    const [kept, cancelled] = [{ orderid: uniqueId('order'), sku, qty: 3 }, { orderid: uniqueId('order'), sku, qty: 4 }];
+    for (const line of [kept, cancelled]) expect((await post('/allocate', line)).status).toBe(201);
+
+    const order = await fetch(url('allocations', kept.orderid));
+    expect(order.status).toBe(200);
+    expect(await order.json()).toEqual({ orderid: kept.orderid, lines: [{ sku, qty: 3, batchref: batch.ref }] });
+
+    const cancel = await fetch(url('allocations', cancelled.orderid, sku), { method: 'DELETE' });
+    expect(cancel.status).toBe(204);
+    expect(cancel.headers.get('content-type')).toBeNull();
+    expect(await cancel.text()).toBe('');
+
+    const status = await fetch(url('batches', batch.ref));
+    expect(await status.json()).toEqual({ ...batch, allocated: 3, available: 7 });
+
+    const stock = await fetch(url('skus', sku, 'stock'));
+    expect(await stock.json()).toEqual({
+      sku,
+      in_stock: 7,
+      incoming: 0,
+      next_eta: null,
+      batches: [{ ref: batch.ref, qty: 10, available: 7, eta: null }],
+    });
+
+    const emptied = await patch(batch.ref, { qty: 0 });
+    expect(emptied.status).toBe(200);
+    expect(await emptied.json()).toMatchObject({
+      qty: 0,
+      available: 0,
+      reallocated: [{ orderid: kept.orderid, sku, qty: 3, from: batch.ref, batchref: null }],
+    });
+    await expectJsonError(await fetch(url('allocations', kept.orderid)), 404);
+  });
+
+  it('answers 400 naming the parameter when it breaks an identifier rule', async () => {
+    const body = await expectJsonError(await fetch(url('batches', ' ')), 400);
+    expect(body).toEqual({ message: 'Invalid request', issues: [{ path: 'ref', message: 'must not be blank' }] });
+  });
+
+  it('answers 400 "Bad Request" for a parameter that does not percent-decode', async () => {
+    const body = await expectJsonError(await fetch(`${baseUrl}/batches/%FF`), 400);
+    expect(body).toEqual({ message: 'Bad Request' });
+  });
+
+  it('answers 405 with the methods of the path in Allow', async () => {
+    const response = await post('/batches/batch-1', {});
+    await expectJsonError(response, 405);
+    expect(response.headers.get('allow')).toBe('GET, PATCH');
+  });
+
+  it('answers 415 for a PATCH whose body is not JSON', async () => {
+    const response = await fetch(url('batches', 'batch-1'), { method: 'PATCH', headers: { 'content-type': 'text/plain' }, body: 'qty=1' });
+    await expectJsonError(response, 415);
+  });
+});

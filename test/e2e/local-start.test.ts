@@ -1,4 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, inject, it } from 'vitest';
+import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { createDynamoDbClient } from '../../functions/store/client';
+import { linesByBatchIndex, tableKeySchema } from '../../functions/store/table';
 import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
 import { uniqueId } from '../support/dynamodb';
 import { exited, listening, startService } from '../support/local-service';
@@ -69,6 +74,44 @@ describe('npm start', () => {
       }
     } finally {
       await service.stop();
+    }
+  });
+
+  it('adds the lines-by-batch index to a table made before it, keeping what the table holds', async () => {
+    const endpoint = inject('dynamoDbEndpoint');
+    const tableName = uniqueId('before-index');
+    const client = createDynamoDbClient(endpoint);
+    const { partitionKey, sortKey } = tableKeySchema;
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
+          { AttributeName: sortKey.name, AttributeType: sortKey.type },
+        ],
+        KeySchema: [
+          { AttributeName: partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: sortKey.name, KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    const batch = { ref: uniqueId('batch'), sku: 'LAMP', qty: 5, available: 5, eta: null };
+    await new DynamoDbBatchRepository(DynamoDBDocumentClient.from(client), tableName).addBatch(batch);
+    const port = await freePort();
+    const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName });
+    try {
+      await listening(service);
+      const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      expect(Table?.GlobalSecondaryIndexes?.map(({ IndexName, IndexStatus }) => ({ IndexName, IndexStatus }))).toEqual([
+        { IndexName: linesByBatchIndex.name, IndexStatus: 'ACTIVE' },
+      ]);
+      const response = await fetch(`http://127.0.0.1:${port}/batches/${batch.ref}`);
+      expect(await response.json()).toEqual({ ref: batch.ref, sku: 'LAMP', qty: 5, allocated: 0, available: 5, eta: null });
+    } finally {
+      await service.stop();
+      await client.send(new DeleteTableCommand({ TableName: tableName }));
+      client.destroy();
     }
   });
 });

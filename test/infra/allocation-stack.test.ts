@@ -3,7 +3,7 @@ import { type Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
-import { tableKeySchema } from '../../functions/store/table';
+import { linesByBatchIndex, tableKeySchema } from '../../functions/store/table';
 import { defineAllocationApp } from '../../infra/allocation-app';
 import { AllocationStack } from '../../infra/allocation-stack';
 import { cdkApp, logicalIdOf } from './cdk-app';
@@ -27,9 +27,29 @@ describe('the table', () => {
         { AttributeName: partitionKey.name, KeyType: 'HASH' },
         { AttributeName: sortKey.name, KeyType: 'RANGE' },
       ],
-      AttributeDefinitions: [
+      AttributeDefinitions: Match.arrayWith([
         { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
         { AttributeName: sortKey.name, AttributeType: sortKey.type },
+      ]),
+    });
+  });
+
+  it('has the index a batch finds its lines by, newest first, holding the whole line', () => {
+    const { name, partitionKey, sortKey } = linesByBatchIndex;
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      AttributeDefinitions: Match.arrayWith([
+        { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
+        { AttributeName: sortKey.name, AttributeType: sortKey.type },
+      ]),
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: name,
+          KeySchema: [
+            { AttributeName: partitionKey.name, KeyType: 'HASH' },
+            { AttributeName: sortKey.name, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
       ],
     });
   });
@@ -56,7 +76,7 @@ describe('the table', () => {
   });
 });
 
-describe.each([{ name: 'Allocate' }, { name: 'AddBatch' }])('the $name function', ({ name }) => {
+describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name function', ({ name }) => {
   it('runs index.handler on Node.js 22 on arm64', () => {
     expect(functionNamed(name).Properties).toMatchObject({
       Runtime: 'nodejs22.x',
@@ -98,40 +118,40 @@ describe("the functions' roles", () => {
     Resource: [{ 'Fn::GetAtt': [logicalIdOf(stack, logGroupName), 'Arn'] }],
   });
 
-  const batchAttributes = ['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta'];
+  const batchAndLineAttributes = ['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'orderid', 'batchref', 'lineBatch', 'allocatedAt'];
+  const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
+  const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
-  it('let allocate read and write only SKU and order items, and write only batch and line attributes', () => {
-    expect(statementsOf('Allocate')).toEqual([
-      writesTo('AllocateLogs'),
+  it('let the batches handler touch SKU, batch reference and order items, and query the index only for a batch\'s lines', () => {
+    const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'BATCHREF#*', 'ORDER#*'] } };
+    expect(statementsOf('Batches')).toEqual([
+      writesTo('BatchesLogs'),
+      { Effect: 'Allow', Action: reads, Resource: [tableArn], Condition: onItsItems },
       {
         Effect: 'Allow',
-        Action: ['dynamodb:GetItem', 'dynamodb:Query'],
+        Action: writes,
         Resource: [tableArn],
-        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'ORDER#*'] } },
+        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': batchAndLineAttributes } },
       },
       {
         Effect: 'Allow',
-        Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-        Resource: [tableArn],
-        Condition: {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'ORDER#*'] },
-          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...batchAttributes, 'orderid', 'batchref'] },
-        },
+        Action: ['dynamodb:Query'],
+        Resource: [{ 'Fn::Join': ['', [tableArn, `/index/${linesByBatchIndex.name}`]] }],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['LINES#*'] } },
       },
     ]);
   });
 
-  it('let add_batch put only SKU and batch reference items, with batch attributes, and nothing else', () => {
-    expect(statementsOf('AddBatch')).toEqual([
-      writesTo('AddBatchLogs'),
+  it('let the allocations handler touch only SKU and order items, and not the index', () => {
+    const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'ORDER#*'] } };
+    expect(statementsOf('Allocations')).toEqual([
+      writesTo('AllocationsLogs'),
+      { Effect: 'Allow', Action: reads, Resource: [tableArn], Condition: onItsItems },
       {
         Effect: 'Allow',
-        Action: ['dynamodb:PutItem'],
+        Action: writes,
         Resource: [tableArn],
-        Condition: {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'BATCHREF#*'] },
-          'ForAllValues:StringEquals': { 'dynamodb:Attributes': batchAttributes },
-        },
+        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': batchAndLineAttributes } },
       },
     ]);
   });
@@ -163,37 +183,47 @@ describe('the HTTP API', () => {
       authorizationType: Properties.AuthorizationType,
     }));
 
-  it('routes POST /allocate and POST /add_batch to their functions', () => {
-    for (const [routeKey, name] of [
-      ['POST /allocate', 'Allocate'],
-      ['POST /add_batch', 'AddBatch'],
-    ]) {
-      const [route] = Object.values(template.findResources('AWS::ApiGatewayV2::Route', { Properties: { RouteKey: routeKey } }));
-      expect(route?.Properties.Target).toEqual({ 'Fn::Join': ['', ['integrations/', { Ref: expect.any(String) }]] });
-      const integration = template.toJSON().Resources[route?.Properties.Target['Fn::Join'][1][1].Ref];
-      expect(integration).toMatchObject({
-        Type: 'AWS::ApiGatewayV2::Integration',
-        Properties: {
-          IntegrationType: 'AWS_PROXY',
-          PayloadFormatVersion: '2.0',
-          IntegrationUri: { 'Fn::GetAtt': [logicalIdOf(stack, `${name}Function`), 'Arn'] },
-        },
-      });
-    }
+  const ROUTES = [
+    ['POST /add_batch', 'Batches'],
+    ['GET /batches/{ref}', 'Batches'],
+    ['PATCH /batches/{ref}', 'Batches'],
+    ['GET /skus/{sku}/stock', 'Batches'],
+    ['POST /allocate', 'Allocations'],
+    ['GET /allocations/{orderid}', 'Allocations'],
+    ['DELETE /allocations/{orderid}/{sku}', 'Allocations'],
+  ] as const;
+
+  it.each(ROUTES)('routes %s to the %s function, through a Lambda proxy with payload 2.0', (routeKey, name) => {
+    const [route] = Object.values(template.findResources('AWS::ApiGatewayV2::Route', { Properties: { RouteKey: routeKey } }));
+    expect(route?.Properties.Target).toEqual({ 'Fn::Join': ['', ['integrations/', { Ref: expect.any(String) }]] });
+    const integration = template.toJSON().Resources[route?.Properties.Target['Fn::Join'][1][1].Ref];
+    expect(integration).toMatchObject({
+      Type: 'AWS::ApiGatewayV2::Integration',
+      Properties: {
+        IntegrationType: 'AWS_PROXY',
+        PayloadFormatVersion: '2.0',
+        IntegrationUri: { 'Fn::GetAtt': [logicalIdOf(stack, `${name}Function`), 'Arn'] },
+      },
+    });
+  });
+
+  it.each(['Batches', 'Allocations'])('lets API Gateway invoke the %s function from its own routes only, any stage', (name) => {
+    const functionArn = { 'Fn::GetAtt': [logicalIdOf(stack, `${name}Function`), 'Arn'] };
+    const sourcePaths = Object.values(template.findResources('AWS::Lambda::Permission', { Properties: { FunctionName: functionArn } })).map(
+      ({ Properties }) => Properties.SourceArn['Fn::Join'][1].at(-1),
+    );
+    const ownPaths = ROUTES.filter(([, routedTo]) => routedTo === name).map(([routeKey]) => `/*/*${routeKey.split(' ')[1]}`);
+    expect(sourcePaths.sort()).toEqual(ownPaths.sort());
   });
 
   it('requires IAM (SigV4) authorization on every route by default', () => {
-    expect(routesOf(template)).toEqual([
-      { routeKey: 'POST /allocate', authorizationType: 'AWS_IAM' },
-      { routeKey: 'POST /add_batch', authorizationType: 'AWS_IAM' },
-    ]);
+    expect(routesOf(template)).toEqual(ROUTES.map(([routeKey]) => ({ routeKey, authorizationType: 'AWS_IAM' })));
   });
 
   it('opens every route with -c publicApi=true', () => {
-    expect(routesOf(synthesize({ publicApi: 'true' }).template)).toEqual([
-      { routeKey: 'POST /allocate', authorizationType: 'NONE' },
-      { routeKey: 'POST /add_batch', authorizationType: 'NONE' },
-    ]);
+    expect(routesOf(synthesize({ publicApi: 'true' }).template)).toEqual(
+      ROUTES.map(([routeKey]) => ({ routeKey, authorizationType: 'NONE' })),
+    );
   });
 
   it('refuses a publicApi flag that is neither true nor false', () => {
@@ -285,7 +315,7 @@ describe('cdk-nag AwsSolutions checks', () => {
         .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
         .flatMap((entry) => Object.keys(entry.data));
     expect(acknowledged(stack).filter((id) => id.includes('APIG4'))).toEqual([]);
-    expect(acknowledged(synthesize({ publicApi: true }).stack).filter((id) => id.includes('APIG4'))).toHaveLength(2);
+    expect(acknowledged(synthesize({ publicApi: true }).stack).filter((id) => id.includes('APIG4'))).toHaveLength(7);
   });
 });
 

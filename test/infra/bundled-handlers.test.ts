@@ -40,7 +40,7 @@ const eventFile = (name: string) => join(import.meta.dirname, '../../events', na
 
 describe('the functions as `cdk synth` bundles them', () => {
   let assembly: CloudAssembly;
-  let functions: Record<'Allocate' | 'AddBatch', FunctionResource>;
+  let functions: Record<'Batches' | 'Allocations', FunctionResource>;
   let table: TestTable;
 
   beforeAll(async () => {
@@ -50,7 +50,7 @@ describe('the functions as `cdk synth` bundles them', () => {
     assembly = app.synth();
     const resources: Record<string, FunctionResource> = assembly.getStackByName(stackName).template.Resources;
     const resourceOf = (id: string) => resources[logicalIdOf(stack, id)] as FunctionResource;
-    functions = { Allocate: resourceOf('AllocateFunction'), AddBatch: resourceOf('AddBatchFunction') };
+    functions = { Batches: resourceOf('BatchesFunction'), Allocations: resourceOf('AllocationsFunction') };
     table = await createTestTable();
   }, 60_000);
 
@@ -68,7 +68,7 @@ describe('the functions as `cdk synth` bundles them', () => {
     DYNAMODB_ENDPOINT: table.endpoint,
   });
 
-  it.each(['Allocate', 'AddBatch'] as const)('%s: the template points SAM at a bundle holding index.mjs', (name) => {
+  it.each(['Batches', 'Allocations'] as const)('%s: the template points SAM at a bundle holding index.mjs', (name) => {
     const fn = functions[name];
     expect(fn.Metadata['aws:asset:property']).toBe('Code');
     expect(fn.Properties.Handler).toBe('index.handler');
@@ -76,14 +76,36 @@ describe('the functions as `cdk synth` bundles them', () => {
     expect(existsSync(`${bundleOf(fn)}.map`)).toBe(true);
   });
 
-  it('answers the sample add_batch event, then the sample allocate event, from the bundles', () => {
-    const batch = JSON.parse(JSON.parse(readFileSync(eventFile('add-batch.json'), 'utf8')).body);
+  it("answers every sample event, through a batch's life, from the bundles", () => {
+    const invoke = (name: keyof typeof functions, event: string) =>
+      invokeInNode(bundleOf(functions[name]), eventFile(event), environmentOf(functions[name]));
+    const bodyOf = (result: { body: string }) => JSON.parse(result.body);
+    const batch = bodyOf(JSON.parse(readFileSync(eventFile('add-batch.json'), 'utf8')));
+    const line = bodyOf(JSON.parse(readFileSync(eventFile('allocate.json'), 'utf8')));
 
-    const added = invokeInNode(bundleOf(functions.AddBatch), eventFile('add-batch.json'), environmentOf(functions.AddBatch));
-    expect(added).toMatchObject({ statusCode: 201, body: 'OK' });
+    expect(invoke('Batches', 'add-batch.json')).toMatchObject({ statusCode: 201, body: 'OK' });
 
-    const allocated = invokeInNode(bundleOf(functions.Allocate), eventFile('allocate.json'), environmentOf(functions.Allocate));
-    expect(allocated).toMatchObject({ statusCode: 201 });
-    expect(JSON.parse(allocated.body)).toEqual({ batchref: batch.ref });
+    const allocated = invoke('Allocations', 'allocate.json');
+    expect(allocated.statusCode).toBe(201);
+    expect(bodyOf(allocated)).toEqual({ batchref: batch.ref });
+
+    const order = invoke('Allocations', 'order-allocations.json');
+    expect(order.statusCode).toBe(200);
+    expect(bodyOf(order)).toEqual({ orderid: line.orderid, lines: [{ sku: line.sku, qty: line.qty, batchref: batch.ref }] });
+
+    const status = invoke('Batches', 'batch-status.json');
+    expect(status.statusCode).toBe(200);
+    expect(bodyOf(status)).toEqual({ ...batch, allocated: line.qty, available: batch.qty - line.qty });
+
+    const stock = invoke('Batches', 'sku-stock.json');
+    expect(stock.statusCode).toBe(200);
+    expect(bodyOf(stock)).toMatchObject({ sku: batch.sku, in_stock: batch.qty - line.qty, incoming: 0, next_eta: null });
+
+    const changed = invoke('Batches', 'change-batch.json');
+    expect(changed.statusCode).toBe(200);
+    expect(bodyOf(changed)).toMatchObject({ ref: batch.ref, allocated: line.qty, reallocated: [] });
+
+    expect(invoke('Allocations', 'cancel-allocation.json')).toMatchObject({ statusCode: 204 });
+    expect(invoke('Allocations', 'order-allocations.json')).toMatchObject({ statusCode: 404 });
   });
 });

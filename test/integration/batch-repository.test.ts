@@ -1,8 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuplicateBatch } from '../../domain/errors';
-import { newBatch } from '../../domain/model';
-import { allocate } from '../../domain/services';
-import { type Allocation, type Batch } from '../../domain/model';
+import { type Allocation, type Batch, newBatch } from '../../domain/model';
+import { allocate, cancelAllocation, changeBatch } from '../../domain/services';
 import { type DynamoDbBatchRepository, parseStoredItem } from '../../functions/store/batch-repository';
 import { checkInvariants } from '../../tools/invariants';
 import { scanItems } from '../reliability/support/table-contents';
@@ -147,4 +147,153 @@ describe('the DynamoDB batch repository', () => {
     const stored = await Promise.all(orderids.map((orderid) => repository.allocationOf(orderid, batch.sku)));
     expect(stored.filter(Boolean)).toHaveLength(10);
   });
+});
+
+const allocated = async (batch: Batch, qty: number): Promise<Allocation> => {
+  const line = { orderid: uniqueId('order'), sku: batch.sku, qty, batchref: batch.ref };
+  expect(await repository.saveAllocation(line, (await repository.batch(batch.ref))!)).toEqual({ outcome: 'saved' });
+  return line;
+};
+
+const expectInvariantsHold = async () => expect(await checkInvariants(table.documentClient, table.tableName)).toEqual([]);
+
+describe('reading batches and lines', () => {
+  it('reads a batch by reference on either side of zero, and nothing for an unknown one', async () => {
+    const batch = await addBatch(3);
+    expect(await repository.batch(batch.ref)).toEqual(batch);
+    await allocated(batch, 3);
+    expect(await repository.batch(batch.ref)).toEqual({ ...batch, available: 0 });
+    expect(await repository.batch(batch.ref, batch.sku)).toEqual({ ...batch, available: 0 });
+    expect(await repository.batch(uniqueId('batch'))).toBeUndefined();
+  });
+
+  it("reads every line of an order, and none of another's", async () => {
+    const lamp = await addBatch(10);
+    const chair = await addBatch(10);
+    const orderid = uniqueId('order');
+    await allocate({ orderid, sku: lamp.sku, qty: 1 }, repository);
+    await allocate({ orderid, sku: chair.sku, qty: 2 }, repository);
+    await allocate({ orderid: uniqueId('order'), sku: chair.sku, qty: 3 }, repository);
+    const lines = await repository.allocationsOf(orderid);
+    expect(lines.sort((a, b) => a.qty - b.qty)).toEqual([
+      { orderid, sku: lamp.sku, qty: 1, batchref: lamp.ref },
+      { orderid, sku: chair.sku, qty: 2, batchref: chair.ref },
+    ]);
+    expect(await repository.allocationsOf(uniqueId('order'))).toEqual([]);
+  });
+
+  it('lists the lines on a batch newest first, up to the limit', async () => {
+    const batch = await addBatch(10);
+    const lines = [];
+    for (const qty of [1, 2, 3]) {
+      lines.push(await allocated(batch, qty));
+      // Allocation times are in milliseconds.
+      await sleep(5);
+    }
+    expect(await repository.linesOn(batch.ref, 10)).toEqual(lines.reverse());
+    expect(await repository.linesOn(batch.ref, 2)).toEqual(lines.slice(0, 2));
+  });
+});
+
+describe('cancelling a line', () => {
+  it('removes the line and gives its stock back, bringing an exhausted batch back among those with stock', async () => {
+    const batch = await addBatch(4);
+    const line = await allocated(batch, 4);
+    expect((await repository.stockOf(batch.sku)).batches).toEqual([]);
+
+    expect(await repository.cancelAllocation(line, { ...batch, available: 0 })).toBe('saved');
+
+    expect(await repository.allocationOf(line.orderid, line.sku)).toBeUndefined();
+    expect((await repository.stockOf(batch.sku)).batches).toEqual([batch]);
+    await expectInvariantsHold();
+  });
+
+  it('writes nothing when the line is no longer as read', async () => {
+    const batch = await addBatch(10);
+    const line = await allocated(batch, 4);
+    expect(await repository.cancelAllocation({ ...line, qty: 5 }, { ...batch, available: 6 })).toBe('changed');
+    expect(await repository.allocationOf(line.orderid, line.sku)).toEqual(line);
+    expect((await repository.batch(batch.ref))?.available).toBe(6);
+  });
+});
+
+describe('changing a batch', () => {
+  it('changes qty and eta in place, and moves the batch across zero both ways', async () => {
+    const batch = await addBatch(5);
+    await allocated(batch, 2);
+    const read = (await repository.batch(batch.ref))!;
+
+    expect(await repository.changeBatch(read, { ...read, qty: 8, available: 6, eta: '2027-01-01' })).toBe('saved');
+    expect(await repository.batch(batch.ref)).toEqual({ ...batch, qty: 8, available: 6, eta: '2027-01-01' });
+
+    const shrunk = { ...batch, qty: 0, available: -2, eta: '2027-01-01' };
+    expect(await repository.changeBatch((await repository.batch(batch.ref))!, shrunk)).toBe('saved');
+    expect(await repository.batch(batch.ref)).toEqual(shrunk);
+    expect((await repository.stockOf(batch.sku)).batches).toEqual([]);
+
+    const grown = { ...shrunk, qty: 3, available: 1, eta: null };
+    expect(await repository.changeBatch(shrunk, grown)).toBe('saved');
+    expect((await repository.stockOf(batch.sku)).batches).toEqual([grown]);
+    await expectInvariantsHold();
+  });
+
+  it('writes nothing over a batch whose qty changed since it was read', async () => {
+    const batch = await addBatch(5);
+    expect(await repository.changeBatch(batch, { ...batch, qty: 6, available: 6 })).toBe('saved');
+    expect(await repository.changeBatch(batch, { ...batch, qty: 7, available: 7 })).toBe('changed');
+    expect((await repository.batch(batch.ref))?.qty).toBe(6);
+  });
+});
+
+describe('moving a line', () => {
+  it('moves a line to another batch, or out of its order, with both batches in the same transaction', async () => {
+    const sku = uniqueId('sku');
+    const from = await addBatch(5, { sku });
+    const to = await addBatch(5, { sku });
+    const first = await allocated(from, 2);
+    const second = await allocated(from, 3);
+
+    expect(await repository.moveAllocation(first, (await repository.batch(from.ref))!, to)).toBe('saved');
+    expect(await repository.allocationOf(first.orderid, sku)).toEqual({ ...first, batchref: to.ref });
+    expect(await repository.linesOn(to.ref, 10)).toEqual([{ ...first, batchref: to.ref }]);
+
+    expect(await repository.moveAllocation(second, (await repository.batch(from.ref))!, null)).toBe('saved');
+    expect(await repository.allocationOf(second.orderid, sku)).toBeUndefined();
+    expect(await repository.batch(from.ref)).toEqual(from);
+    expect((await repository.batch(to.ref))?.available).toBe(3);
+    await expectInvariantsHold();
+  });
+
+  it('writes nothing when the line moved since it was read', async () => {
+    const sku = uniqueId('sku');
+    const from = await addBatch(5, { sku });
+    const to = await addBatch(5, { sku });
+    const line = await allocated(from, 2);
+    await repository.moveAllocation(line, (await repository.batch(from.ref))!, to);
+    expect(await repository.moveAllocation(line, (await repository.batch(from.ref))!, to)).toBe('changed');
+    expect((await repository.batch(to.ref))?.available).toBe(3);
+  });
+});
+
+describe('the lifecycle under contention on one SKU', () => {
+  it('never oversells while quantity changes, cancels and allocations run at once', async () => {
+    const sku = uniqueId('sku');
+    const batches = await Promise.all([addBatch(20, { sku }), addBatch(20, { sku, eta: '2027-01-01' }), addBatch(10, { sku, eta: '2027-02-01' })]);
+    const orderids = Array.from({ length: 40 }, () => uniqueId('order'));
+    const settled = await Promise.allSettled([
+      ...orderids.map((orderid, index) => allocate({ orderid, sku, qty: 1 + (index % 3) }, repository)),
+      ...orderids.slice(0, 10).map((orderid) => cancelAllocation(orderid, sku, repository)),
+      changeBatch(batches[0]!.ref, { qty: 5 }, repository),
+      changeBatch(batches[1]!.ref, { qty: 30 }, repository),
+      changeBatch(batches[2]!.ref, { qty: 0 }, repository),
+    ]);
+    // A refusal, or a 503 that a repeat would resolve: never anything else.
+    const expectedRefusals = ['OutOfStock', 'LineNotFound', 'AllocationContended', 'BatchContended'];
+    const failures = settled.flatMap((result) => (result.status === 'rejected' ? [String(result.reason?.name)] : []));
+    expect(failures.filter((name) => !expectedRefusals.includes(name))).toEqual([]);
+    // Finish whatever a change left to move, as a client repeating it would.
+    await changeBatch(batches[0]!.ref, { qty: 5 }, repository);
+    await changeBatch(batches[2]!.ref, { qty: 0 }, repository);
+    await expectInvariantsHold();
+  }, 30_000);
 });

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createAddBatchHandler } from '../../functions/add-batch';
-import { createAllocateHandler } from '../../functions/allocate';
+import { createBatchesHandler } from '../../functions/batches';
+import { createAllocationsHandler } from '../../functions/allocations';
+import { measurePatchMoving } from '../../tools/bench/patch-cost';
 import { meterRequestCost, skuWithHistory } from '../../tools/bench/request-cost';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
 import { lambdaContext, postEvent } from '../support/events';
@@ -28,7 +29,7 @@ afterEach(() => {
 const meteredHandlers = () => {
   const meter = meterRequestCost(table.documentClient);
   const repository = table.repository({ sender: meter.sender });
-  return { meter, allocate: createAllocateHandler(repository), addBatch: createAddBatchHandler(repository) };
+  return { meter, allocate: createAllocationsHandler(repository), addBatch: createBatchesHandler(repository) };
 };
 
 const batchInStock = async (qty: number) => {
@@ -88,4 +89,18 @@ describe('the store work of one request on the happy path', () => {
 
     expect(log).toHaveBeenCalledTimes(2);
   });
+});
+
+describe('the store work of a PATCH that moves many lines', () => {
+  it('reads the lines once per hundred and moves each in one transaction of its own', async () => {
+    const meter = meterRequestCost(table.documentClient);
+
+    const cost = await measurePatchMoving(table.repository({ sender: meter.sender }), meter, 100);
+
+    expect(cost.linesMoved).toBe(100);
+    // The batch read by reference at the start (its SKU, then its two keys) and again at the end;
+    // the index once for the hundred lines and the SKU's stock once; the change itself, then one
+    // transaction per line.
+    expect(cost.calls).toEqual({ GetItem: 1, BatchGetItem: 2, Query: 2, TransactWriteItems: 101 });
+  }, 60_000);
 });

@@ -2,8 +2,8 @@ import { type DynamoDBClient, TransactionCanceledException } from '@aws-sdk/clie
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAddBatchHandler } from '../../functions/add-batch';
-import { createAllocateHandler } from '../../functions/allocate';
+import { createBatchesHandler } from '../../functions/batches';
+import { createAllocationsHandler } from '../../functions/allocations';
 import type { DocumentSender } from '../../functions/store/batch-repository';
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
@@ -80,7 +80,7 @@ const stockWith = async (qty: number) => {
 };
 
 const allocateThrough = (sender: DocumentSender, line: { orderid: string; sku: string; qty: number }) =>
-  createAllocateHandler(table.repository({ sender, conflictRetry: fastRetries }))(postEvent('/allocate', line), lambdaContext());
+  createAllocationsHandler(table.repository({ sender, conflictRetry: fastRetries }))(postEvent('/allocate', line), lambdaContext());
 
 describe('allocating when the store pushes back', () => {
   it('retries a transaction conflict and then allocates', async () => {
@@ -114,7 +114,7 @@ describe('allocating when the store pushes back', () => {
 
   it('answers 503 when nothing listens at the endpoint', async () => {
     const unreachable = createDocumentClient(`http://127.0.0.1:${await freePort()}`);
-    const handler = createAllocateHandler(new DynamoDbBatchRepository(unreachable, table.tableName));
+    const handler = createAllocationsHandler(new DynamoDbBatchRepository(unreachable, table.tableName));
     const result = await handler(postEvent('/allocate', { orderid: 'o', sku: 's', qty: 1 }), lambdaContext());
     expect(result.statusCode).toBe(503);
     expect(JSON.parse(result.body ?? '').message).toMatch(/retry/i);
@@ -131,7 +131,7 @@ describe('adding a batch when the store cancels for another reason than a duplic
         CancellationReasons: [{ Code: 'ValidationError' }, { Code: 'None' }],
       });
     const batch = { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null };
-    const handler = createAddBatchHandler(table.repository({ sender: failingTransactions(1, invalid), conflictRetry: fastRetries }));
+    const handler = createBatchesHandler(table.repository({ sender: failingTransactions(1, invalid), conflictRetry: fastRetries }));
     const result = await handler(postEvent('/add_batch', batch), lambdaContext());
     expect(result.statusCode).toBe(500);
     expect(await table.repository().stockOf(batch.sku)).toEqual({ known: false, batches: [] });
@@ -165,7 +165,7 @@ describe('a store too slow for the time the function has left', () => {
     const batch = await stockWith(10);
     const line = { orderid: uniqueId('order'), sku: batch.sku, qty: 1 };
     const store = slowStore(1_200);
-    const allocate = createAllocateHandler(table.repository({ sender: store }));
+    const allocate = createAllocationsHandler(table.repository({ sender: store }));
     // With 1.6 s left the service answers about a second before the end, while the store is still
     // holding the first read: every later call would reach the store after the answer.
     const result = await allocate(postEvent('/allocate', line), contextWithBudget(1_600));

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAddBatchHandler } from '../../functions/add-batch';
-import { createAllocateHandler } from '../../functions/allocate';
+import { allocate } from '../../domain/services';
+import { createBatchesHandler } from '../../functions/batches';
+import { createAllocationsHandler } from '../../functions/allocations';
+import type { HttpEvent } from '../../functions/http/route';
 import type { DocumentSender } from '../../functions/store/batch-repository';
 import { type TableAccess, tableAccess } from '../../functions/store/table';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
-import { lambdaContext, postEvent } from '../support/events';
+import { lambdaContext, postEvent, routeEvent } from '../support/events';
 
 /*
  * The stack grants each function's role only the actions, partition key prefixes and written
@@ -16,7 +18,9 @@ import { lambdaContext, postEvent } from '../support/events';
 
 interface StoreAction {
   readonly action: string;
+  /** The table's partition key, or the index's for a Query of the index. */
   readonly partitionKey: string;
+  readonly index?: string;
   /** Attribute names the call writes or names in its expressions; only checked for writes. */
   readonly attributes: readonly string[];
 }
@@ -43,10 +47,13 @@ const actionOf = (action: string, input: Record<string, unknown>): StoreAction =
   const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
   const item = (input.Item ?? input.Key ?? {}) as Record<string, unknown>;
   const values = (input.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
-  const partitionKey = action === 'dynamodb:Query' ? String(values[':partition']) : String(item.pk);
+  // A Query's partition is the value its key condition compares the partition key with.
+  const queried = /^\s*#?(\w+)\s*=\s*(:\w+)/.exec(String(input.KeyConditionExpression ?? ''));
+  const partitionKey = action === 'dynamodb:Query' ? String(values[queried?.[2] ?? '']) : String(item.pk);
   return {
     action,
     partitionKey,
+    ...(typeof input.IndexName === 'string' ? { index: input.IndexName } : {}),
     attributes: [
       ...Object.keys(item),
       ...namesIn(input.UpdateExpression, names),
@@ -70,6 +77,11 @@ const actionsOf = (command: SentCommand): StoreAction[] => {
       Object.entries(transactItem).map(([kind, input]) => actionOf(TRANSACTION_ACTIONS[kind] ?? kind, input)),
     );
   }
+  if (operation === 'BatchGetItem') {
+    return Object.values(command.input.RequestItems as Record<string, { Keys: Record<string, unknown>[] }>).flatMap(({ Keys }) =>
+      Keys.map((Key) => actionOf('dynamodb:BatchGetItem', { Key })),
+    );
+  }
   return [actionOf(`dynamodb:${operation}`, command.input)];
 };
 
@@ -85,11 +97,12 @@ const recording = (client: DocumentSender) => {
 };
 
 const outsideGrant = (actions: readonly StoreAction[], access: TableAccess) =>
-  actions.filter(({ action, partitionKey, attributes }) => {
+  actions.filter(({ action, partitionKey, index, attributes }) => {
     const isWrite = access.writes.includes(action);
+    const prefixes = index === undefined ? access.partitionKeyPrefixes : access.indexPartitionKeyPrefixes;
     return (
       !(isWrite || access.reads.includes(action)) ||
-      !access.partitionKeyPrefixes.some((prefix) => partitionKey.startsWith(prefix)) ||
+      !prefixes.some((prefix) => partitionKey.startsWith(prefix)) ||
       (isWrite && attributes.some((attribute) => !access.writtenAttributes.includes(attribute)))
     );
   });
@@ -100,47 +113,62 @@ beforeAll(async () => {
 });
 afterAll(() => table.drop());
 
-describe("each handler's calls to the table stay within what its role is granted", () => {
-  it('add_batch: a new batch of a new SKU, another batch of it, a duplicate reference', async () => {
-    const { sender, actions } = recording(table.documentClient);
-    const addBatch = createAddBatchHandler(table.repository({ sender }));
-    const sku = uniqueId('sku');
-    const statuses = [];
-    for (const batch of [
-      { ref: uniqueId('batch'), sku, qty: 5, eta: null },
-      { ref: uniqueId('batch'), sku, qty: 5, eta: '2030-01-01' },
-    ]) {
-      statuses.push((await addBatch(postEvent('/add_batch', batch), lambdaContext())).statusCode);
-      statuses.push((await addBatch(postEvent('/add_batch', batch), lambdaContext())).statusCode);
-    }
+const statusesOf = async (handler: ReturnType<typeof createBatchesHandler>, events: HttpEvent[]) => {
+  const statuses = [];
+  for (const event of events) statuses.push((await handler(event, lambdaContext())).statusCode);
+  return statuses;
+};
 
-    expect(statuses).toEqual([201, 409, 201, 409]);
-    expect(actions.length).toBeGreaterThan(0);
-    expect(outsideGrant(actions, tableAccess.addBatch)).toEqual([]);
+describe("each handler's calls to the table stay within what its role is granted", () => {
+  it('batches: add (new SKU, another batch, a duplicate), read, stock levels, a change moving lines away and out', async () => {
+    const sku = uniqueId('sku');
+    const [shrinking, room] = [uniqueId('batch'), uniqueId('batch')];
+    await table.repository().addBatch({ ref: shrinking, sku, qty: 5, available: 5, eta: null });
+    for (const qty of [2, 3]) await allocate({ orderid: uniqueId('order'), sku, qty }, table.repository());
+    const { sender, actions } = recording(table.documentClient);
+    const batches = createBatchesHandler(table.repository({ sender }));
+    const added = { ref: room, sku, qty: 2, eta: '2030-01-01' };
+
+    const statuses = await statusesOf(batches, [
+      postEvent('/add_batch', { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null }),
+      postEvent('/add_batch', added),
+      postEvent('/add_batch', added),
+      routeEvent('GET /batches/{ref}', { pathParameters: { ref: shrinking } }),
+      routeEvent('GET /skus/{sku}/stock', { pathParameters: { sku } }),
+      // Set to 0: the newest line (3) fits nowhere and leaves its order; the 2 moves to the shipment.
+      routeEvent('PATCH /batches/{ref}', { pathParameters: { ref: shrinking }, body: { qty: 0 } }),
+    ]);
+
+    expect(statuses).toEqual([201, 201, 409, 200, 200, 200]);
+    const done = actions.map(({ action, index }) => (index ? `${action} on ${index}` : action));
+    for (const action of ['dynamodb:BatchGetItem', 'dynamodb:Query on linesByBatch', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']) {
+      expect(done).toContain(action);
+    }
+    expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
   });
 
-  it('allocate: a new line, a repeat, another qty, the last units of a shipment, out of stock, an unknown SKU', async () => {
+  it('allocations: a new line, a repeat, another qty, the last units of a shipment, out of stock, an unknown SKU, reading and cancelling', async () => {
     const sku = uniqueId('sku');
     await table.repository().addBatch({ ref: uniqueId('batch'), sku, qty: 5, available: 5, eta: null });
     await table.repository().addBatch({ ref: uniqueId('batch'), sku, qty: 3, available: 3, eta: '2030-01-01' });
     const { sender, actions } = recording(table.documentClient);
-    const allocate = createAllocateHandler(table.repository({ sender }));
+    const allocations = createAllocationsHandler(table.repository({ sender }));
     const line = { orderid: uniqueId('order'), sku, qty: 4 };
-    const statuses = [];
-    for (const body of [
-      line,
-      line,
-      { ...line, qty: 2 },
-      { orderid: uniqueId('order'), sku, qty: 1 },
-      { orderid: uniqueId('order'), sku, qty: 3 },
-      { orderid: uniqueId('order'), sku, qty: 1 },
-      { orderid: uniqueId('order'), sku: uniqueId('sku'), qty: 1 },
-    ]) {
-      statuses.push((await allocate(postEvent('/allocate', body), lambdaContext())).statusCode);
-    }
 
-    expect(statuses).toEqual([201, 200, 409, 201, 201, 400, 400]);
+    const statuses = await statusesOf(allocations, [
+      postEvent('/allocate', line),
+      postEvent('/allocate', line),
+      postEvent('/allocate', { ...line, qty: 2 }),
+      postEvent('/allocate', { orderid: uniqueId('order'), sku, qty: 1 }),
+      postEvent('/allocate', { orderid: uniqueId('order'), sku, qty: 3 }),
+      postEvent('/allocate', { orderid: uniqueId('order'), sku, qty: 1 }),
+      postEvent('/allocate', { orderid: uniqueId('order'), sku: uniqueId('sku'), qty: 1 }),
+      routeEvent('GET /allocations/{orderid}', { pathParameters: { orderid: line.orderid } }),
+      routeEvent('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: line.orderid, sku } }),
+    ]);
+
+    expect(statuses).toEqual([201, 200, 409, 201, 201, 400, 400, 200, 204]);
     expect(actions.map(({ action }) => action)).toContain('dynamodb:DeleteItem');
-    expect(outsideGrant(actions, tableAccess.allocate)).toEqual([]);
+    expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import type { HttpEvent } from '../../functions/http/route';
+import { splitRouteKey } from '../../functions/http/route-keys';
 
 export interface PostEventOptions {
   /** `null` sends no Content-Type at all. */
@@ -22,24 +23,39 @@ const bodyOf = (body: unknown, { raw = false, base64 = false }: PostEventOptions
     : { body: text, isBase64Encoded: false };
 };
 
-/** An API Gateway HTTP API (payload 2.0) event, as Lambda receives it for a POST. */
-export const postEvent = (path: string, body: unknown, options: PostEventOptions = {}): HttpEvent => {
-  const { contentType = 'application/json' } = options;
+export interface RouteEventOptions extends PostEventOptions {
+  /** As API Gateway passes them, decoded; the raw path gets them percent-encoded. */
+  readonly pathParameters?: Readonly<Record<string, string>>;
+  /** Sent as JSON, or as is with `raw`; no body at all when undefined. */
+  readonly body?: unknown;
+}
+
+/**
+ * An API Gateway HTTP API (payload 2.0) event, as Lambda receives it for the route `routeKey`
+ * (e.g. `GET /batches/{ref}`). With a body it has a JSON Content-Type unless told otherwise;
+ * without, no Content-Type, as a GET or a DELETE comes.
+ */
+export const routeEvent = (routeKey: string, { pathParameters, body, ...options }: RouteEventOptions = {}): HttpEvent => {
+  const { method, path: template } = splitRouteKey(routeKey);
+  const { contentType = body === undefined ? null : 'application/json' } = options;
+  // A lone surrogate cannot be percent-encoded; the handler reads pathParameters, never rawPath.
+  const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent((pathParameters?.[name] ?? '').toWellFormed()));
   const requestId = randomUUID();
   return {
     version: '2.0',
-    routeKey: `POST ${path}`,
+    routeKey,
     rawPath: path,
     rawQueryString: '',
     headers: contentType === null ? {} : { 'content-type': contentType },
+    ...(pathParameters ? { pathParameters: { ...pathParameters } } : {}),
     requestContext: {
       accountId: '123456789012',
       apiId: 'api',
       domainName: 'api.example.com',
       domainPrefix: 'api',
-      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
       requestId,
-      routeKey: `POST ${path}`,
+      routeKey,
       stage: '$default',
       time: new Date().toISOString(),
       timeEpoch: Date.now(),
@@ -47,6 +63,10 @@ export const postEvent = (path: string, body: unknown, options: PostEventOptions
     ...bodyOf(body, options),
   };
 };
+
+/** An event for `POST <path>`, with a JSON Content-Type unless told otherwise, even with no body. */
+export const postEvent = (path: string, body: unknown, options: PostEventOptions = {}): HttpEvent =>
+  routeEvent(`POST ${path}`, { contentType: 'application/json', ...options, body });
 
 /** A body's UTF-8 bytes with `bytes` in place of the one `@` in `template`: how bytes that are not UTF-8 get into a body. */
 export const withBytes = (template: string, bytes: ArrayLike<number>): Uint8Array => {

@@ -1,10 +1,14 @@
 import { DuplicateBatch } from '../../domain/errors';
-import type { Allocation, Batch } from '../../domain/model';
-import type { BatchRepository, SaveAllocationResult, SkuStock } from '../../domain/ports';
+import { type Allocation, type Batch, isSameBatch } from '../../domain/model';
+import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SkuStock } from '../../domain/ports';
 
-/** The repository port in memory, with the same all-or-nothing answers as the DynamoDB adapter. */
+/**
+ * The repository port in memory, with the same all-or-nothing answers as the DynamoDB adapter:
+ * every write that the adapter makes on condition checks the same condition against what it holds.
+ */
 export class FakeRepository implements BatchRepository {
   readonly batches = new Map<string, Batch>();
+  /** In the order they were allocated: a moved line keeps its place, as it keeps its allocation time. */
   readonly lines = new Map<string, Allocation>();
 
   async addBatch(batch: Batch): Promise<void> {
@@ -31,9 +35,59 @@ export class FakeRepository implements BatchRepository {
     return { outcome: 'saved' };
   }
 
+  async batch(ref: string): Promise<Batch | undefined> {
+    return this.batches.get(ref);
+  }
+
+  async allocationsOf(orderid: string): Promise<Allocation[]> {
+    return [...this.lines.values()].filter((line) => line.orderid === orderid);
+  }
+
+  async linesOn(ref: string, limit: number): Promise<Allocation[]> {
+    return [...this.lines.values()]
+      .filter((line) => line.batchref === ref)
+      .reverse()
+      .slice(0, limit);
+  }
+
+  async cancelAllocation(allocation: Allocation, { ref }: Batch): Promise<ConditionalWrite> {
+    const batch = this.batches.get(ref);
+    if (!this.holds(allocation) || !batch) return 'changed';
+    this.lines.delete(lineKey(allocation.orderid, allocation.sku));
+    this.batches.set(ref, { ...batch, available: batch.available + allocation.qty });
+    return 'saved';
+  }
+
+  async changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite> {
+    const current = this.batches.get(batch.ref);
+    if (!current || !isSameBatch(current, batch)) return 'changed';
+    this.batches.set(batch.ref, changed);
+    return 'saved';
+  }
+
+  async moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite> {
+    const source = this.batches.get(from.ref);
+    const destination = to && this.batches.get(to.ref);
+    if (!this.holds(allocation) || !source || (to && (!destination || destination.available < allocation.qty))) return 'changed';
+    this.batches.set(source.ref, { ...source, available: source.available + allocation.qty });
+    const key = lineKey(allocation.orderid, allocation.sku);
+    if (destination) {
+      this.batches.set(destination.ref, { ...destination, available: destination.available - allocation.qty });
+      this.lines.set(key, { ...allocation, batchref: destination.ref });
+    } else {
+      this.lines.delete(key);
+    }
+    return 'saved';
+  }
+
   /** Its calls answer at once: a deadline never passes in one. */
   withDeadline(): BatchRepository {
     return this;
+  }
+
+  private holds(allocation: Allocation): boolean {
+    const stored = this.lines.get(lineKey(allocation.orderid, allocation.sku));
+    return stored?.batchref === allocation.batchref && stored.qty === allocation.qty;
   }
 }
 

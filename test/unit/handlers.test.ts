@@ -1,21 +1,31 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { StoreUnavailable } from '../../domain/errors';
-import { createAddBatchHandler } from '../../functions/add-batch';
-import { createAllocateHandler } from '../../functions/allocate';
+import { createAllocationsHandler } from '../../functions/allocations';
+import { createBatchesHandler } from '../../functions/batches';
 import type { HttpResult } from '../../functions/http/route';
+import { type AllocationsRouteKey, type BatchesRouteKey, routeKeys } from '../../functions/http/route-keys';
 import { FakeRepository } from '../support/fake-repository';
-import { lambdaContext, postEvent, withBytes } from '../support/events';
+import { type RouteEventOptions, lambdaContext, postEvent, routeEvent, withBytes } from '../support/events';
+
+type RouteKey = BatchesRouteKey | AllocationsRouteKey;
+
+const isBatchesRoute = (routeKey: string): routeKey is BatchesRouteKey => (routeKeys.batches as readonly string[]).includes(routeKey);
 
 const setUp = () => {
   const repository = new FakeRepository();
-  const allocate = createAllocateHandler(repository);
-  const addBatch = createAddBatchHandler(repository);
+  const batches = createBatchesHandler(repository);
+  const allocations = createAllocationsHandler(repository);
   return {
     repository,
+    batches,
+    allocations,
     allocate: (body: unknown, options?: Parameters<typeof postEvent>[2]) =>
-      allocate(postEvent('/allocate', body, options), lambdaContext()),
+      allocations(postEvent('/allocate', body, options), lambdaContext()),
     addBatch: (body: unknown, options?: Parameters<typeof postEvent>[2]) =>
-      addBatch(postEvent('/add_batch', body, options), lambdaContext()),
+      batches(postEvent('/add_batch', body, options), lambdaContext()),
+    /** Any route, to the handler the stack routes it to. */
+    send: (routeKey: RouteKey, options?: RouteEventOptions) =>
+      (isBatchesRoute(routeKey) ? batches : allocations)(routeEvent(routeKey, options), lambdaContext()),
   };
 };
 
@@ -406,7 +416,7 @@ describe('when the store fails', () => {
     const { repository } = setUp();
     repository.stockOf = () => new Promise(() => {});
     const nearlyOutOfTime = { ...lambdaContext(), getRemainingTimeInMillis: () => 50 };
-    const result = await createAllocateHandler(repository)(postEvent('/allocate', validLine), nearlyOutOfTime);
+    const result = await createAllocationsHandler(repository)(postEvent('/allocate', validLine), nearlyOutOfTime);
     expect(result.statusCode).toBe(503);
     expect(result.headers?.['Retry-After']).toBe('1');
   });
@@ -426,9 +436,440 @@ describe('when the store fails', () => {
       throw new Error('AccessDeniedException: User arn:aws:iam::123:role/x is not authorized');
     };
     const event = postEvent('/allocate', validLine);
-    const result = await createAllocateHandler(repository)(event, lambdaContext());
+    const result = await createAllocationsHandler(repository)(event, lambdaContext());
     expect(result.statusCode).toBe(500);
     expect(jsonBody(result)).toEqual({ message: 'Internal server error', requestId: event.requestContext.requestId });
     expect(result.body).not.toMatch(/AccessDenied|arn:aws|at /);
+  });
+});
+
+const shipment = { ref: 'batch-2', sku: 'LAMP', qty: 10, eta: '2027-01-01' };
+
+describe('GET /allocations/{orderid}', () => {
+  it("answers 200 with the order's lines, sorted by sku, each with its batch", async () => {
+    const { addBatch, allocate, send } = setUp();
+    await addBatch(validBatch);
+    await addBatch({ ref: 'chairs', sku: 'CHAIR', qty: 5, eta: null });
+    await allocate(validLine);
+    await allocate({ orderid: 'order-1', sku: 'CHAIR', qty: 2 });
+    await allocate({ orderid: 'order-2', sku: 'LAMP', qty: 1 });
+    const result = await send('GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } });
+    expect(result.statusCode).toBe(200);
+    expect(jsonBody(result)).toEqual({
+      orderid: 'order-1',
+      lines: [
+        { sku: 'CHAIR', qty: 2, batchref: 'chairs' },
+        { sku: 'LAMP', qty: 3, batchref: 'batch-1' },
+      ],
+    });
+  });
+
+  it('answers 404 for an order with no lines', async () => {
+    const result = await setUp().send('GET /allocations/{orderid}', { pathParameters: { orderid: 'order-9' } });
+    expect(result.statusCode).toBe(404);
+    expect(jsonBody(result)).toEqual({ message: 'Order order-9 has no allocations' });
+  });
+});
+
+describe('DELETE /allocations/{orderid}/{sku}', () => {
+  const cancelLine = { pathParameters: { orderid: 'order-1', sku: 'LAMP' } };
+
+  it('answers 204 with no body and no Content-Type, and gives the line its stock back', async () => {
+    const { addBatch, allocate, send, repository } = setUp();
+    await addBatch(validBatch);
+    await allocate(validLine);
+    const result = await send('DELETE /allocations/{orderid}/{sku}', cancelLine);
+    expect(result.statusCode).toBe(204);
+    expect(result.body).toBeUndefined();
+    expect(result.headers?.['Content-Type']).toBeUndefined();
+    expect(repository.lines.size).toBe(0);
+    expect(repository.batches.get('batch-1')?.available).toBe(10);
+  });
+
+  it('leaves the order unreadable once its last line is cancelled', async () => {
+    const { addBatch, allocate, send } = setUp();
+    await addBatch(validBatch);
+    await allocate(validLine);
+    await send('DELETE /allocations/{orderid}/{sku}', cancelLine);
+    const result = await send('GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } });
+    expect(result.statusCode).toBe(404);
+  });
+
+  it('answers 404 to a repeat, and gives no stock back twice', async () => {
+    const { addBatch, allocate, send, repository } = setUp();
+    await addBatch(validBatch);
+    await allocate(validLine);
+    await allocate({ orderid: 'order-2', sku: 'LAMP', qty: 4 });
+    await send('DELETE /allocations/{orderid}/{sku}', cancelLine);
+    const repeat = await send('DELETE /allocations/{orderid}/{sku}', cancelLine);
+    expect(repeat.statusCode).toBe(404);
+    expect(jsonBody(repeat)).toEqual({ message: 'Order order-1 has no line for sku LAMP' });
+    expect(repository.batches.get('batch-1')?.available).toBe(6);
+  });
+
+  it('answers 404 for a line the order never had, and changes nothing', async () => {
+    const { addBatch, allocate, send, repository } = setUp();
+    await addBatch(validBatch);
+    await allocate(validLine);
+    const result = await send('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: 'order-1', sku: 'CHAIR' } });
+    expect(result.statusCode).toBe(404);
+    expect(jsonBody(result)).toEqual({ message: 'Order order-1 has no line for sku CHAIR' });
+    expect(repository.lines.size).toBe(1);
+    expect(repository.batches.get('batch-1')?.available).toBe(7);
+  });
+
+  it('lets the same order and SKU be allocated again, with another qty, as a new line', async () => {
+    const { addBatch, allocate, send, repository } = setUp();
+    await addBatch(validBatch);
+    await allocate(validLine);
+    await send('DELETE /allocations/{orderid}/{sku}', cancelLine);
+    const again = await allocate({ ...validLine, qty: 8 });
+    expect(again.statusCode).toBe(201);
+    expect(repository.batches.get('batch-1')?.available).toBe(2);
+  });
+});
+
+describe('GET /batches/{ref}', () => {
+  it('answers 200 with the batch, what its lines hold and what is left', async () => {
+    const { addBatch, allocate, send } = setUp();
+    await addBatch(shipment);
+    await allocate(validLine);
+    const result = await send('GET /batches/{ref}', { pathParameters: { ref: 'batch-2' } });
+    expect(result.statusCode).toBe(200);
+    expect(jsonBody(result)).toEqual({ ref: 'batch-2', sku: 'LAMP', qty: 10, allocated: 3, available: 7, eta: '2027-01-01' });
+  });
+
+  it('shows no less than 0 available while a batch whose qty was lowered still has lines to move', async () => {
+    const { send, repository } = setUp();
+    repository.batches.set('batch-1', { ...validBatch, qty: 3, available: -2 });
+    const result = await send('GET /batches/{ref}', { pathParameters: { ref: 'batch-1' } });
+    expect(jsonBody(result)).toMatchObject({ qty: 3, allocated: 5, available: 0 });
+  });
+
+  it('answers 404 for a reference never added', async () => {
+    const result = await setUp().send('GET /batches/{ref}', { pathParameters: { ref: 'batch-9' } });
+    expect(result.statusCode).toBe(404);
+    expect(jsonBody(result)).toEqual({ message: 'Batch batch-9 not found' });
+  });
+});
+
+describe('PATCH /batches/{ref}', () => {
+  const change = (body: unknown, options: RouteEventOptions = {}) => ({ pathParameters: { ref: 'batch-1' }, body, ...options });
+
+  it('answers 200 with the batch as changed and nothing reallocated when its lines still fit', async () => {
+    const { addBatch, allocate, send, repository } = setUp();
+    await addBatch(validBatch);
+    await allocate(validLine);
+    const result = await send('PATCH /batches/{ref}', change({ qty: 12, eta: '2027-02-01' }));
+    expect(result.statusCode).toBe(200);
+    expect(jsonBody(result)).toEqual({
+      ref: 'batch-1',
+      sku: 'LAMP',
+      qty: 12,
+      allocated: 3,
+      available: 9,
+      eta: '2027-02-01',
+      reallocated: [],
+    });
+    expect(repository.batches.get('batch-1')).toMatchObject({ qty: 12, available: 9, eta: '2027-02-01' });
+  });
+
+  it('changes the eta alone, to null for a shipment that arrived, and keeps the qty', async () => {
+    const { addBatch, send } = setUp();
+    await addBatch({ ...shipment, ref: 'batch-1' });
+    const result = await send('PATCH /batches/{ref}', change({ eta: null }));
+    expect(jsonBody(result)).toMatchObject({ qty: 10, eta: null, reallocated: [] });
+  });
+
+  it('empties the batch with qty 0, moving each line to another batch, newest first, and reports each', async () => {
+    const { addBatch, allocate, send, repository } = setUp();
+    await addBatch(validBatch);
+    await allocate(validLine);
+    await allocate({ orderid: 'order-2', sku: 'LAMP', qty: 4 });
+    await addBatch(shipment);
+    const result = await send('PATCH /batches/{ref}', change({ qty: 0 }));
+    expect(result.statusCode).toBe(200);
+    expect(jsonBody(result)).toEqual({
+      ref: 'batch-1',
+      sku: 'LAMP',
+      qty: 0,
+      allocated: 0,
+      available: 0,
+      eta: null,
+      reallocated: [
+        { orderid: 'order-2', sku: 'LAMP', qty: 4, from: 'batch-1', batchref: 'batch-2' },
+        { orderid: 'order-1', sku: 'LAMP', qty: 3, from: 'batch-1', batchref: 'batch-2' },
+      ],
+    });
+    expect(repository.batches.get('batch-2')?.available).toBe(3);
+  });
+
+  it('takes a line no other batch can hold off its order, with batchref null', async () => {
+    const { addBatch, allocate, send } = setUp();
+    await addBatch(validBatch);
+    await allocate(validLine);
+    const result = await send('PATCH /batches/{ref}', change({ qty: 0 }));
+    expect(jsonBody(result).reallocated).toEqual([{ orderid: 'order-1', sku: 'LAMP', qty: 3, from: 'batch-1', batchref: null }]);
+    expect((await send('GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } })).statusCode).toBe(404);
+  });
+
+  it('ignores unknown fields', async () => {
+    const { addBatch, send } = setUp();
+    await addBatch(validBatch);
+    const result = await send('PATCH /batches/{ref}', change('{"qty":12,"ref":"other","__proto__":{"qty":0}}', { raw: true }));
+    expect(jsonBody(result)).toMatchObject({ ref: 'batch-1', qty: 12 });
+  });
+
+  it('answers 404 for a reference never added', async () => {
+    const result = await setUp().send('PATCH /batches/{ref}', change({ qty: 5 }));
+    expect(result.statusCode).toBe(404);
+    expect(jsonBody(result)).toEqual({ message: 'Batch batch-1 not found' });
+  });
+
+  it.each([
+    ['neither qty nor eta', {}, '', 'must have qty or eta, or both'],
+    ['only unknown fields', { quantity: 5 }, '', 'must have qty or eta, or both'],
+    ['qty negative', { qty: -1 }, 'qty', 'must be at least 0'],
+    ['qty fractional', { qty: 2.5 }, 'qty', 'must be a whole number'],
+    ['qty past the bound', { qty: 1_000_000_001 }, 'qty', 'must be at most 1000000000'],
+    ['qty null', { qty: null }, 'qty', expect.any(String)],
+    ['eta not a real date', { eta: '2027-02-30' }, 'eta', 'must be a date YYYY-MM-DD'],
+    ['eta a number', { eta: 20270201 }, 'eta', 'must be a date YYYY-MM-DD'],
+    ['the body an array', [{ qty: 5 }], '', expect.any(String)],
+  ])('answers 400 with one issue, and changes nothing, when %s', async (_case, body, path, message) => {
+    const { addBatch, send, repository } = setUp();
+    await addBatch(validBatch);
+    const result = await send('PATCH /batches/{ref}', change(body));
+    expect(result.statusCode).toBe(400);
+    expect(jsonBody(result)).toEqual({ message: 'Invalid request body', issues: [{ path, message }] });
+    expect(repository.batches.get('batch-1')).toEqual({ ...validBatch, available: 10 });
+  });
+
+  it.each([
+    ['415 for a body that is not JSON by its Content-Type', change({ qty: 5 }, { contentType: 'text/plain' }), 415],
+    ['415 for no Content-Type', change({ qty: 5 }, { contentType: null }), 415],
+    ['413 for a body over 16 KiB', change({ qty: 5, padding: 'x'.repeat(16 * 1024) }), 413],
+    ['400 for bytes that are not UTF-8', change(withBytes('{"qty": 5, "note": "@"}', [0xff])), 400],
+    ['400 for malformed JSON', change('{"qty":', { raw: true }), 400],
+    ['400 for no body', change(undefined, { contentType: 'application/json' }), 400],
+  ])('answers %s, as every body is checked', async (_case, options, status) => {
+    const { addBatch, send, repository } = setUp();
+    await addBatch(validBatch);
+    const result = await send('PATCH /batches/{ref}', options);
+    expect(result.statusCode).toBe(status);
+    expect(typeof jsonBody(result).message).toBe('string');
+    expect(repository.batches.get('batch-1')?.qty).toBe(10);
+  });
+
+  it('answers 503 with Retry-After when the batch keeps changing under the write', async () => {
+    const { addBatch, send, repository } = setUp();
+    await addBatch(validBatch);
+    repository.changeBatch = async () => 'changed';
+    const result = await send('PATCH /batches/{ref}', change({ qty: 5 }));
+    expect(result.statusCode).toBe(503);
+    expect(result.headers?.['Retry-After']).toBe('1');
+  });
+});
+
+describe('GET /skus/{sku}/stock', () => {
+  it('answers 200 with what is on the shelf, what is coming and when, and the batches with stock in the order allocation prefers', async () => {
+    const { addBatch, allocate, send } = setUp();
+    await addBatch(validBatch);
+    await addBatch({ ref: 'late', sku: 'LAMP', qty: 5, eta: '2027-06-01' });
+    await addBatch({ ref: 'early', sku: 'LAMP', qty: 4, eta: '2027-01-01' });
+    await addBatch({ ref: 'a-small', sku: 'LAMP', qty: 2, eta: null });
+    await allocate(validLine);
+    // Empties a-small, which is then left out.
+    await allocate({ orderid: 'order-2', sku: 'LAMP', qty: 2 });
+    const result = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' } });
+    expect(result.statusCode).toBe(200);
+    expect(jsonBody(result)).toEqual({
+      sku: 'LAMP',
+      in_stock: 7,
+      incoming: 9,
+      next_eta: '2027-01-01',
+      batches: [
+        { ref: 'batch-1', qty: 10, available: 7, eta: null },
+        { ref: 'early', qty: 4, available: 4, eta: '2027-01-01' },
+        { ref: 'late', qty: 5, available: 5, eta: '2027-06-01' },
+      ],
+    });
+  });
+
+  it('answers 404 "Invalid sku" for a SKU never added', async () => {
+    const result = await setUp().send('GET /skus/{sku}/stock', { pathParameters: { sku: 'NOPE' } });
+    expect(result.statusCode).toBe(404);
+    expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE' });
+  });
+});
+
+describe('path parameters', () => {
+  const PARAMETERS: readonly (readonly [RouteKey, string])[] = [
+    ['GET /batches/{ref}', 'ref'],
+    ['PATCH /batches/{ref}', 'ref'],
+    ['GET /skus/{sku}/stock', 'sku'],
+    ['GET /allocations/{orderid}', 'orderid'],
+    ['DELETE /allocations/{orderid}/{sku}', 'orderid'],
+    ['DELETE /allocations/{orderid}/{sku}', 'sku'],
+  ];
+  const validParameters = { ref: 'batch-1', sku: 'LAMP', orderid: 'order-1' };
+  const requestWith = (name: string, value: string): RouteEventOptions => ({
+    pathParameters: { ...validParameters, [name]: value },
+    body: { qty: 1 },
+  });
+
+  describe.each(PARAMETERS)('%s refuses %s', (routeKey, name) => {
+    it.each([
+      ['empty', '', 'must not be empty'],
+      ['too long', 'x'.repeat(129), 'must be at most 128 characters'],
+      ['blank', ' ', 'must not be blank'],
+      ['with white space at an end', 'LAMP ', 'must not begin or end with white space'],
+      ['holding U+FFFD', 'cust-\ufffd', 'must not contain U+FFFD, the character that stands for bytes that could not be decoded'],
+      ['holding a zero-width space', 'LA\u200bMP', 'must not contain invisible or control characters'],
+      ['holding a control character', 'LA\nMP', 'must not contain invisible or control characters'],
+      ['not in NFC', 'cafe\u0301', 'must be in Unicode normalization form NFC'],
+    ])('%s, with 400 and an issue naming it, and changes nothing', async (_case, value, message) => {
+      const { addBatch, allocate, send, repository } = setUp();
+      await addBatch(validBatch);
+      await allocate(validLine);
+      const result = await send(routeKey, requestWith(name, value));
+      expect(result.statusCode).toBe(400);
+      expect(jsonBody(result)).toEqual({ message: 'Invalid request', issues: [{ path: name, message }] });
+      expect(repository.batches.get('batch-1')).toEqual({ ...validBatch, available: 7 });
+      expect(repository.lines.size).toBe(1);
+    });
+  });
+
+  it('names each bad parameter in its own issue, in the order of the path', async () => {
+    const result = await setUp().send('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: ' ', sku: '' } });
+    expect(jsonBody(result).issues).toEqual([
+      { path: 'orderid', message: 'must not be blank' },
+      { path: 'sku', message: 'must not be empty' },
+    ]);
+  });
+
+  it('refuses a bad path parameter before reading the body', async () => {
+    const result = await setUp().send('PATCH /batches/{ref}', { pathParameters: { ref: ' ' }, body: 'hello', contentType: 'text/plain' });
+    expect(result.statusCode).toBe(400);
+    expect(jsonBody(result).message).toBe('Invalid request');
+  });
+
+  it.each([
+    ['an accent in NFC and an inner space', 'lampe à poser'],
+    ['an emoji', '📦-1'],
+    ['what would be a percent-encoding, taken as sent: API Gateway has decoded the path already', 'batch%201'],
+    ['a slash', 'batch/1'],
+  ])('accepts %s, as the same key as in a body', async (_case, ref) => {
+    const { addBatch, send } = setUp();
+    await addBatch({ ...validBatch, ref });
+    const result = await send('GET /batches/{ref}', { pathParameters: { ref } });
+    expect(result.statusCode).toBe(200);
+    expect(jsonBody(result).ref).toBe(ref);
+  });
+});
+
+describe('routes without a body', () => {
+  it.each([
+    ['a body that is not JSON', { body: 'hello', raw: true, contentType: 'text/plain' }],
+    ['a body over 16 KiB', { body: { padding: 'x'.repeat(2 * 1024 * 1024) } }],
+    ['bytes that are not UTF-8', { body: withBytes('@', [0xff]), contentType: 'application/json' }],
+    ['a Content-Type sent twice', { contentType: 'application/json,application/json' }],
+  ])('ignore %s and its Content-Type, reading and cancelling as usual', async (_case, options: RouteEventOptions) => {
+    const { addBatch, allocate, send } = setUp();
+    await addBatch(validBatch);
+    await allocate(validLine);
+    const reads = [
+      send('GET /batches/{ref}', { ...options, pathParameters: { ref: 'batch-1' } }),
+      send('GET /skus/{sku}/stock', { ...options, pathParameters: { sku: 'LAMP' } }),
+      send('GET /allocations/{orderid}', { ...options, pathParameters: { orderid: 'order-1' } }),
+    ];
+    expect((await Promise.all(reads)).map((result) => result.statusCode)).toEqual([200, 200, 200]);
+    const cancelled = await send('DELETE /allocations/{orderid}/{sku}', { ...options, pathParameters: { orderid: 'order-1', sku: 'LAMP' } });
+    expect(cancelled.statusCode).toBe(204);
+  });
+});
+
+describe('the route table', () => {
+  it.each([
+    ['batches', 'POST /allocate'],
+    ['allocations', 'POST /add_batch'],
+    ['batches', 'GET /batches'],
+  ] as const)('the %s handler answers 404 "Not Found" to the route key %s, which it does not route', async (handler, routeKey) => {
+    const service = setUp();
+    const result = await service[handler](routeEvent(routeKey, { body: validBatch }), lambdaContext());
+    expect(result.statusCode).toBe(404);
+    expect(jsonBody(result)).toEqual({ message: 'Not Found' });
+    expect(service.repository.batches.size).toBe(0);
+  });
+
+  it.each([...routeKeys.batches, ...routeKeys.allocations])('routes %s, as the stack and the local server send it', async (routeKey) => {
+    const result = await setUp().send(routeKey, { pathParameters: { ref: 'batch-1', sku: 'LAMP', orderid: 'order-1' }, body: {} });
+    expect(jsonBody(result).message).not.toBe('Not Found');
+  });
+
+  it.each([
+    ['POST /add_batch', { body: validBatch }],
+    ['GET /batches/{ref}', { pathParameters: { ref: 'batch-1' } }],
+    ['PATCH /batches/{ref}', { pathParameters: { ref: 'batch-1' }, body: { qty: 4 } }],
+    ['GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' } }],
+    ['POST /allocate', { body: validLine }],
+    ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } }],
+    ['DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: 'order-1', sku: 'LAMP' } }],
+  ] as const)("hands %s's store calls the request's deadline", async (routeKey, options) => {
+    const { repository, addBatch, allocate, send } = setUp();
+    await addBatch({ ...validBatch, ref: 'batch-0' });
+    await allocate(validLine);
+    const withDeadline = vi.spyOn(repository, 'withDeadline');
+    await send(routeKey, options);
+    expect(withDeadline.mock.calls).toEqual([[expect.any(AbortSignal)]]);
+  });
+
+  it('answers 503 with Retry-After when the store outlasts the time a read has left', async () => {
+    const { repository, batches } = setUp();
+    repository.batch = () => new Promise(() => {});
+    const nearlyOutOfTime = { ...lambdaContext(), getRemainingTimeInMillis: () => 50 };
+    const result = await batches(routeEvent('GET /batches/{ref}', { pathParameters: { ref: 'batch-1' } }), nearlyOutOfTime);
+    expect(result.statusCode).toBe(503);
+    expect(result.headers?.['Retry-After']).toBe('1');
+  });
+});
+
+describe('the request log of each route', () => {
+  it.each([
+    ['GET /batches/{ref}', 200, 'BatchRead', { pathParameters: { ref: 'batch-1' } }],
+    ['GET /batches/{ref}', 404, 'BatchNotFound', { pathParameters: { ref: 'batch-9' } }],
+    ['PATCH /batches/{ref}', 200, 'BatchChanged', { pathParameters: { ref: 'batch-1' }, body: { qty: 12 } }],
+    ['PATCH /batches/{ref}', 400, 'InvalidRequestBody', { pathParameters: { ref: 'batch-1' }, body: {} }],
+    ['GET /skus/{sku}/stock', 200, 'StockRead', { pathParameters: { sku: 'LAMP' } }],
+    ['GET /skus/{sku}/stock', 404, 'UnknownSku', { pathParameters: { sku: 'NOPE' } }],
+    ['GET /allocations/{orderid}', 200, 'OrderRead', { pathParameters: { orderid: 'order-1' } }],
+    ['GET /allocations/{orderid}', 404, 'OrderNotFound', { pathParameters: { orderid: 'order-9' } }],
+    ['GET /allocations/{orderid}', 400, 'InvalidPathParameters', { pathParameters: { orderid: ' ' } }],
+    ['DELETE /allocations/{orderid}/{sku}', 204, 'LineCancelled', { pathParameters: { orderid: 'order-1', sku: 'LAMP' } }],
+    ['DELETE /allocations/{orderid}/{sku}', 404, 'LineNotFound', { pathParameters: { orderid: 'order-1', sku: 'DESK' } }],
+  ] as const)('logs %s under its route key, answered %s, as %s', async (routeKey, status, outcome, options) => {
+    const { addBatch, allocate, send } = setUp();
+    await addBatch(validBatch);
+    await allocate(validLine);
+    const logged: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void logged.push(String(line)));
+    try {
+      expect((await send(routeKey, options)).statusCode).toBe(status);
+    } finally {
+      log.mockRestore();
+    }
+    expect(logged.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ route: routeKey, status, outcome })]);
+  });
+
+  it('logs a route key it does not route as RouteNotFound', async () => {
+    const { batches } = setUp();
+    const logged: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void logged.push(String(line)));
+    try {
+      await batches(routeEvent('GET /batches'), lambdaContext());
+    } finally {
+      log.mockRestore();
+    }
+    expect(logged.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ route: 'GET /batches', status: 404, outcome: 'RouteNotFound' })]);
   });
 });

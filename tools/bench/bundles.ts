@@ -14,7 +14,7 @@ export interface Bundles {
   readonly clientAlone: Bundle;
 }
 
-const HANDLER_ENTRIES = { allocate: 'functions/allocate.ts', 'add-batch': 'functions/add-batch.ts' };
+const HANDLER_ENTRIES = { allocations: 'functions/allocations.ts', batches: 'functions/batches.ts' };
 const CLIENT_ALONE_ENTRY = 'tools/bench/client-alone.ts';
 
 /** Builds both handlers and the client-alone floor with exactly the settings the stack deploys with. */

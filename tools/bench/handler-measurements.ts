@@ -9,8 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { createAddBatchHandler } from '../../functions/add-batch';
-import { createAllocateHandler } from '../../functions/allocate';
+import { createAllocationsHandler } from '../../functions/allocations';
+import { createBatchesHandler } from '../../functions/batches';
 import type { HttpResult } from '../../functions/http/route';
 import { type DocumentSender, DynamoDbBatchRepository, stockRangeItems } from '../../functions/store/batch-repository';
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
@@ -54,8 +54,8 @@ const expectStatus = (result: HttpResult, statusCode: number, what: string) => {
 
 const measureWarmOverhead = async (): Promise<HandlerMeasurements['warmOverhead']> => {
   const repository = new DynamoDbBatchRepository(instantStore, 'stubbed');
-  const allocate = createAllocateHandler(repository);
-  const addBatch = createAddBatchHandler(repository);
+  const allocate = createAllocationsHandler(repository);
+  const addBatch = createBatchesHandler(repository);
   const samples = { allocate: [] as number[], addBatch: [] as number[] };
 
   for (let invocation = 0; invocation < WARM_UP_INVOCATIONS + MEASURED_INVOCATIONS; invocation++) {
@@ -102,15 +102,15 @@ const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']>
   await repository.addBatch({ ref: `shipment-${randomUUID()}`, sku, qty: 10, available: 10, eta: '2030-01-01' });
 
   const addBatchEvent = postEvent('/add_batch', { ref: `batch-${randomUUID()}`, sku, qty: 10, eta: null });
-  const addBatch = await callsOf('add_batch', () => createAddBatchHandler(repository)(addBatchEvent, lambdaContext()));
+  const addBatch = await callsOf('add_batch', () => createBatchesHandler(repository)(addBatchEvent, lambdaContext()));
   const allocateEvent = postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 1 });
-  const allocate = await callsOf('allocate', () => createAllocateHandler(repository)(allocateEvent, lambdaContext()));
+  const allocate = await callsOf('allocate', () => createAllocationsHandler(repository)(allocateEvent, lambdaContext()));
   return { allocate, addBatch };
 };
 
 const measureReadUnitsByHistory = async (): Promise<ReadUnitsByHistory> => {
   const { meter, repository } = await meteredRepository();
-  const allocate = createAllocateHandler(repository);
+  const allocate = createAllocationsHandler(repository);
   const figures = [];
   for (const exhaustedBatches of EXHAUSTED_BATCHES) {
     const sku = await skuWithHistory(repository, exhaustedBatches);

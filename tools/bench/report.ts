@@ -38,7 +38,7 @@ const MAX_INIT_RATIO = 1.15;
 const MIN_THROUGHPUT_RATIO_AT_16 = 0.85;
 const MAX_P99_RATIO_AT_16 = 1.25;
 
-const HANDLERS = ['allocate', 'add-batch'] as const;
+const HANDLERS = ['allocations', 'batches'] as const;
 const CLIENT_ALONE = 'client-alone';
 
 const bytesOf = (results: BenchResults, name: string): number => results.bundles.find((bundle) => bundle.name === name)?.bytes ?? Number.NaN;
@@ -109,8 +109,8 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
   for (const handler of HANDLERS) {
     rows.push([`cold init ${handler}, NODE_OPTIONS=--enable-source-maps`, ms(initOf(results, `${handler} (source maps)`)), '', '', '']);
   }
-  for (const [handler, overhead] of [['allocate', warmOverhead.allocate], ['add-batch', warmOverhead.addBatch]] as const) {
-    rows.push([`warm ${handler}, store stubbed, median / p99`, `${us(overhead.medianMicroseconds)} / ${us(overhead.p99Microseconds)}`, '', '', '']);
+  for (const [route, overhead] of [['POST /allocate', warmOverhead.allocate], ['POST /add_batch', warmOverhead.addBatch]] as const) {
+    rows.push([`warm ${route}, store stubbed, median / p99`, `${us(overhead.medianMicroseconds)} / ${us(overhead.p99Microseconds)}`, '', '', '']);
   }
   for (const { inFlight, floor, service, throughputRatio, p99Ratio } of throughput.comparisons) {
     const targeted = inFlight === 16;

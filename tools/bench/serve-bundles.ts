@@ -5,10 +5,11 @@
  */
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { routeKeys } from '../../functions/http/route-keys';
 import { type LambdaHttpHandler, createLocalServer } from '../../local/server';
 
-const [allocateBundle, addBatchBundle] = process.argv.slice(2);
-if (!allocateBundle || !addBatchBundle) throw new Error('Usage: serve-bundles.ts <allocate.mjs> <add-batch.mjs>');
+const [allocationsBundle, batchesBundle] = process.argv.slice(2);
+if (!allocationsBundle || !batchesBundle) throw new Error('Usage: serve-bundles.ts <allocations.mjs> <batches.mjs>');
 
 const handlerOf = async (bundle: string): Promise<LambdaHttpHandler> => {
   const module = (await import(pathToFileURL(bundle).href)) as { handler: LambdaHttpHandler };
@@ -16,7 +17,7 @@ const handlerOf = async (bundle: string): Promise<LambdaHttpHandler> => {
 };
 
 const server = createLocalServer({
-  'POST /allocate': await handlerOf(allocateBundle),
-  'POST /add_batch': await handlerOf(addBatchBundle),
+  allocations: { handler: await handlerOf(allocationsBundle), routeKeys: routeKeys.allocations },
+  batches: { handler: await handlerOf(batchesBundle), routeKeys: routeKeys.batches },
 });
 server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as AddressInfo).port }));

@@ -1,8 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import type { BatchRepository } from '../../../domain/ports';
-import { createAddBatchHandler } from '../../../functions/add-batch';
-import { createAllocateHandler } from '../../../functions/allocate';
+import { createAllocationsHandler } from '../../../functions/allocations';
+import { createBatchesHandler } from '../../../functions/batches';
 import type { HttpEvent } from '../../../functions/http/route';
+import { routeKeys } from '../../../functions/http/route-keys';
 import { createLocalServer } from '../../../local/server';
 import { lambdaContext, postEvent } from '../../support/events';
 
@@ -38,16 +39,17 @@ const answer = (status: number, headers: Record<string, string>, text: string): 
   text,
 });
 
-const handlersOver = (repository: BatchRepository) => ({
-  '/allocate': createAllocateHandler(repository),
-  '/add_batch': createAddBatchHandler(repository),
-});
+const handlersOver = (repository: BatchRepository) => {
+  const batches = createBatchesHandler(repository);
+  const allocations = createAllocationsHandler(repository);
+  return { batches, allocations, byRoute: { '/allocate': allocations, '/add_batch': batches } };
+};
 
 /** Both Lambda handlers over one repository, called as Lambda calls them. */
 export const serviceOver = (repository: BatchRepository): HandlerService => {
   const handlers = handlersOver(repository);
   const send = async (route: Route, event: HttpEvent): Promise<Answer> => {
-    const result = await handlers[route](event, lambdaContext());
+    const result = await handlers.byRoute[route](event, lambdaContext());
     const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
     return answer(result.statusCode ?? 200, headers, result.body ?? '');
   };
@@ -61,7 +63,10 @@ export const serviceOver = (repository: BatchRepository): HandlerService => {
 /** Both handlers behind the local server, reached over HTTP on loopback as a developer's load test reaches them. */
 export const startLocalService = async (repository: BatchRepository): Promise<LocalService> => {
   const handlers = handlersOver(repository);
-  const server = createLocalServer({ 'POST /allocate': handlers['/allocate'], 'POST /add_batch': handlers['/add_batch'] });
+  const server = createLocalServer({
+    batches: { handler: handlers.batches, routeKeys: routeKeys.batches },
+    allocations: { handler: handlers.allocations, routeKeys: routeKeys.allocations },
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const post = async (route: Route, body: unknown): Promise<Answer> => {

@@ -1,0 +1,40 @@
+import type { Allocation } from '../domain/model';
+import type { BatchRepository } from '../domain/ports';
+import { allocate, cancelAllocation, orderAllocations } from '../domain/services';
+import { json, noContent, route, routedHandler } from './http/route';
+import type { AllocationsRouteKey } from './http/route-keys';
+import { orderLineSchema } from './http/schemas';
+import { batchRepository } from './store/repository';
+
+/** Every field named, so that what the store holds beside them never reaches a client. */
+const lineView = ({ sku, qty, batchref }: Allocation) => ({ sku, qty, batchref });
+
+/** Order lines: allocating one, reading an order's, and cancelling one. */
+export const createAllocationsHandler = (repository: BatchRepository) =>
+  routedHandler<AllocationsRouteKey>([
+    route('POST /allocate', {
+      body: orderLineSchema,
+      successOutcomes: { 200: 'AlreadyAllocated', 201: 'Allocated' },
+      // 201 with the batch for a new line, 200 for an exact repeat of an allocated line.
+      run: async ({ body }, { deadline }) => {
+        const { batchref, created } = await allocate(body, repository.withDeadline(deadline));
+        return json(created ? 201 : 200, { batchref });
+      },
+    }),
+    route('GET /allocations/{orderid}', {
+      successOutcomes: { 200: 'OrderRead' },
+      run: async ({ pathParameters: { orderid } }, { deadline }) => {
+        const lines = await orderAllocations(orderid, repository.withDeadline(deadline));
+        return json(200, { orderid, lines: lines.map(lineView) });
+      },
+    }),
+    route('DELETE /allocations/{orderid}/{sku}', {
+      successOutcomes: { 204: 'LineCancelled' },
+      run: async ({ pathParameters: { orderid, sku } }, { deadline }) => {
+        await cancelAllocation(orderid, sku, repository.withDeadline(deadline));
+        return noContent();
+      },
+    }),
+  ]);
+
+export const handler = createAllocationsHandler(batchRepository);

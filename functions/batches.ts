@@ -1,0 +1,65 @@
+import { type Batch, type Reallocation, type StockLevels, allocatedOf } from '../domain/model';
+import type { BatchRepository } from '../domain/ports';
+import { addBatch, batchStatus, changeBatch, skuStock } from '../domain/services';
+import { json, route, routedHandler, text } from './http/route';
+import type { BatchesRouteKey } from './http/route-keys';
+import { batchChangeSchema, batchSchema } from './http/schemas';
+import { batchRepository } from './store/repository';
+
+/*
+ * The views name every field they show, so that what the store holds beside them never reaches a
+ * client, and the contract's field names (snake case where the README has it) live here.
+ */
+
+/** `available` is below zero while a batch whose qty was lowered still has lines to move: shown as 0. */
+const batchView = (batch: Batch) => ({
+  ref: batch.ref,
+  sku: batch.sku,
+  qty: batch.qty,
+  allocated: allocatedOf(batch),
+  available: Math.max(0, batch.available),
+  eta: batch.eta,
+});
+
+const reallocationView = ({ orderid, sku, qty, from, batchref }: Reallocation) => ({ orderid, sku, qty, from, batchref });
+
+const stockView = ({ sku, inStock, incoming, nextEta, batches }: StockLevels) => ({
+  sku,
+  in_stock: inStock,
+  incoming,
+  next_eta: nextEta,
+  batches: batches.map(({ ref, qty, available, eta }) => ({ ref, qty, available, eta })),
+});
+
+/** The batches and their stock: adding a batch, reading and changing one, and a SKU's stock levels. */
+export const createBatchesHandler = (repository: BatchRepository) =>
+  routedHandler<BatchesRouteKey>([
+    route('POST /add_batch', {
+      body: batchSchema,
+      successOutcomes: { 201: 'BatchAdded' },
+      // 201 with the plain word OK, as the spec has it.
+      run: async ({ body }, { deadline }) => {
+        await addBatch(body, repository.withDeadline(deadline));
+        return text(201, 'OK');
+      },
+    }),
+    route('GET /batches/{ref}', {
+      successOutcomes: { 200: 'BatchRead' },
+      run: async ({ pathParameters: { ref } }, { deadline }) =>
+        json(200, batchView(await batchStatus(ref, repository.withDeadline(deadline)))),
+    }),
+    route('PATCH /batches/{ref}', {
+      body: batchChangeSchema,
+      successOutcomes: { 200: 'BatchChanged' },
+      run: async ({ pathParameters: { ref }, body }, { deadline }) => {
+        const { batch, reallocated } = await changeBatch(ref, body, repository.withDeadline(deadline));
+        return json(200, { ...batchView(batch), reallocated: reallocated.map(reallocationView) });
+      },
+    }),
+    route('GET /skus/{sku}/stock', {
+      successOutcomes: { 200: 'StockRead' },
+      run: async ({ pathParameters: { sku } }, { deadline }) => json(200, stockView(await skuStock(sku, repository.withDeadline(deadline)))),
+    }),
+  ]);
+
+export const handler = createBatchesHandler(batchRepository);
