@@ -122,6 +122,7 @@ const main = async (): Promise<void> => {
     requestLog: { httpRequests, lines: readFileSync(requestLog, 'utf8').split('\n').filter(Boolean).length },
     requestCost: handlerMeasurements.requestCost,
     readUnitsByHistory: handlerMeasurements.readUnitsByHistory,
+    patchMovingLines: handlerMeasurements.patchMovingLines,
   };
   const targets = targetsOf(results);
 

@@ -4,7 +4,8 @@
  *   document client), so what remains is middy, the body checks, the domain and the request log;
  * - the store calls and consumed capacity of one add_batch and one allocate, against DynamoDB
  *   Local at DYNAMODB_ENDPOINT;
- * - the read units of one allocate of a SKU with 1, 50 and 200 exhausted batches behind it.
+ * - the read units of one allocate of a SKU with 1, 50 and 200 exhausted batches behind it;
+ * - the time and units of one PATCH that moves a hundred lines to another batch.
  * Its stdout (the request log) is the parent's to redirect.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,6 +17,7 @@ import { type DocumentSender, DynamoDbBatchRepository, stockRangeItems } from '.
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { ensureTable } from '../../local/table';
 import { lambdaContext, postEvent } from '../../test/support/events';
+import { type PatchCost, measurePatchMoving } from './patch-cost';
 import { type StoreCall, meterRequestCost, skuWithHistory } from './request-cost';
 import { median, percentile } from './stats';
 
@@ -34,7 +36,11 @@ export interface HandlerMeasurements {
   readonly warmOverhead: { readonly allocate: WarmOverhead; readonly addBatch: WarmOverhead };
   readonly requestCost: { readonly allocate: StoreCall[]; readonly addBatch: StoreCall[] };
   readonly readUnitsByHistory: ReadUnitsByHistory;
+  readonly patchMovingLines: PatchCost;
 }
+
+/** The PATCH the issue asks about: one that moves a hundred lines. */
+const LINES_MOVED_BY_PATCH = 100;
 
 const EXHAUSTED_BATCHES = [1, 50, 200];
 
@@ -122,10 +128,16 @@ const measureReadUnitsByHistory = async (): Promise<ReadUnitsByHistory> => {
   return figures;
 };
 
+const measurePatchMovingLines = async (): Promise<PatchCost> => {
+  const { meter, repository } = await meteredRepository();
+  return measurePatchMoving(repository, meter, LINES_MOVED_BY_PATCH);
+};
+
 const measurements: HandlerMeasurements = {
   warmOverhead: await measureWarmOverhead(),
   requestCost: await measureRequestCost(),
   readUnitsByHistory: await measureReadUnitsByHistory(),
+  patchMovingLines: await measurePatchMovingLines(),
 };
 process.send?.(measurements);
 process.disconnect?.();

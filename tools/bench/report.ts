@@ -23,6 +23,7 @@ export interface BenchResults {
   readonly throughput: { readonly rounds: number; readonly roundSeconds: number; readonly comparisons: readonly ThroughputComparison[] };
   readonly requestCost: HandlerMeasurements['requestCost'];
   readonly readUnitsByHistory: HandlerMeasurements['readUnitsByHistory'];
+  readonly patchMovingLines: HandlerMeasurements['patchMovingLines'];
   /** The server's request log against the requests it answered: the log stays on the measured path. */
   readonly requestLog: { readonly httpRequests: number; readonly lines: number };
 }
@@ -137,6 +138,21 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     '',
     '',
     `the same: ${verdict(targets, TARGET.flatReadCost)}`,
+  ]);
+  const patch = results.patchMovingLines;
+  rows.push([
+    `PATCH moving ${patch.linesMoved} lines: time, calls`,
+    `${ms(patch.milliseconds)}, ${Object.entries(patch.calls).map(([operation, count]) => `${count} ${operation}`).join(' + ')}`,
+    '',
+    '',
+    '',
+  ]);
+  rows.push([
+    'PATCH moving lines: units per line moved, read / write',
+    `${round(patch.readUnitsPerLine, 2)} / ${round(patch.writeUnitsPerLine, 2)} CU`,
+    '',
+    '',
+    '',
   ]);
   rows.push([
     'request log lines / HTTP requests',
