@@ -37,6 +37,28 @@ export class LineAlreadyAllocated extends DomainError {
   }
 }
 
+/** Some lines of a whole order cannot be allocated: every one of them, with why. Nothing was allocated. */
+export class OrderNotAllocated extends DomainError {
+  override readonly name = 'OrderNotAllocated';
+  constructor(
+    readonly orderid: string,
+    readonly lines: readonly { readonly sku: string; readonly reason: 'invalid_sku' | 'out_of_stock' }[],
+  ) {
+    super(`Cannot allocate order ${orderid}`);
+  }
+}
+
+/** Lines of the order are already allocated with other quantities (these); a line is never changed by a repeat. */
+export class OrderLinesAlreadyAllocated extends DomainError {
+  override readonly name = 'OrderLinesAlreadyAllocated';
+  constructor(
+    readonly orderid: string,
+    readonly lines: readonly { readonly sku: string; readonly qty: number }[],
+  ) {
+    super(`Order ${orderid} already has lines with other quantities`);
+  }
+}
+
 export class BatchNotFound extends DomainError {
   override readonly name = 'BatchNotFound';
   constructor(readonly ref: string) {

@@ -120,3 +120,47 @@ export const stockLevels = (sku: string, batchesWithStock: readonly Batch[]): St
     batches,
   };
 };
+
+/** An order of several lines, allocated all or nothing; each SKU appears once. */
+export interface Order {
+  readonly orderid: string;
+  readonly lines: readonly { readonly sku: string; readonly qty: number }[];
+}
+
+export type LineRefusal = { readonly sku: string; readonly reason: 'invalid_sku' | 'out_of_stock' };
+
+/** A new line and the batch it goes to, as that batch was read. */
+export interface Placement {
+  readonly allocation: Allocation;
+  readonly batch: Batch;
+}
+
+export type OrderPlan =
+  | { readonly kind: 'refused'; readonly refusals: LineRefusal[] }
+  | { readonly kind: 'placed'; readonly placements: Placement[] };
+
+/**
+ * Where each line of an order goes, by the normal rule, given each SKU's stock (undefined for a SKU
+ * never added): every line placed, or every line that cannot be, with its reason. The lines have
+ * different SKUs, so no two of them compete for one batch.
+ */
+export const planOrder = (
+  orderid: string,
+  lines: Order['lines'],
+  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
+): OrderPlan => {
+  const placements: Placement[] = [];
+  const refusals: LineRefusal[] = [];
+  for (const { sku, qty } of lines) {
+    const batches = stockBySku.get(sku);
+    if (batches === undefined) {
+      refusals.push({ sku, reason: 'invalid_sku' });
+      continue;
+    }
+    const line = { orderid, sku, qty };
+    const batch = candidateBatches(line, batches)[0];
+    if (batch) placements.push({ allocation: { ...line, batchref: batch.ref }, batch });
+    else refusals.push({ sku, reason: 'out_of_stock' });
+  }
+  return refusals.length > 0 ? { kind: 'refused', refusals } : { kind: 'placed', placements };
+};

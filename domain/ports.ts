@@ -1,4 +1,4 @@
-import type { Allocation, Batch } from './model';
+import type { Allocation, Batch, Placement } from './model';
 
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
 export type ConditionalWrite = 'saved' | 'changed';
@@ -9,6 +9,13 @@ export type SaveAllocationResult =
   | { readonly outcome: 'batch-changed' }
   /** The (orderid, sku) line is already allocated. Nothing was written. */
   | { readonly outcome: 'line-exists'; readonly existing: Allocation };
+
+export type SaveAllocationsResult =
+  | { readonly outcome: 'saved' }
+  /** A batch is no longer as it was read: another request took stock first. Nothing was written. */
+  | { readonly outcome: 'batch-changed' }
+  /** Some of the lines are already allocated (these, as stored). Nothing was written. */
+  | { readonly outcome: 'lines-exist'; readonly existing: Allocation[] };
 
 /** What allocating a line of one SKU reads. */
 export interface SkuStock {
@@ -38,6 +45,11 @@ export interface BatchRepository {
    * Answers batch-changed when the batch no longer is as read.
    */
   saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult>;
+  /**
+   * Takes each placement's qty from its batch and records its line, all of them or none: one
+   * transaction. The placements are of different SKUs, so of different batches.
+   */
+  saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult>;
   /**
    * The batch as of now (strongly consistent), wherever its stock puts it. `sku`, when the caller
    * knows the batch's SKU, saves looking it up.

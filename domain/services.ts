@@ -5,6 +5,8 @@ import {
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
+  OrderLinesAlreadyAllocated,
+  OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
   UnknownSku,
@@ -14,6 +16,7 @@ import {
   type Batch,
   type BatchChange,
   type NewBatch,
+  type Order,
   type OrderLine,
   type Reallocation,
   type StockLevels,
@@ -23,6 +26,7 @@ import {
   isSameLine,
   linesToTakeOff,
   newBatch,
+  planOrder,
   stockLevels,
 } from './model';
 import type { BatchRepository } from './ports';
@@ -80,7 +84,7 @@ export const LINES_READ_AT_ONCE = 100;
 export const orderAllocations = async (orderid: string, repository: BatchRepository): Promise<Allocation[]> => {
   const lines = await repository.allocationsOf(orderid);
   if (lines.length === 0) throw new OrderNotFound(orderid);
-  return lines.sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
+  return bySku(lines);
 };
 
 /** Removes the line and gives its stock back to its batch; a line that is not there is LineNotFound. */
@@ -167,3 +171,52 @@ const batchOrThrow = async (ref: string, repository: BatchRepository, sku?: stri
   if (!batch) throw new BatchNotFound(ref);
   return batch;
 };
+
+export interface OrderOutcome {
+  /** Every line of the order, sorted by sku, with its batch. */
+  readonly lines: Allocation[];
+  /** False when every line was already allocated with the same qty: a repeat, answered without taking stock. */
+  readonly created: boolean;
+}
+
+/**
+ * Allocates every line of an order, or none: each by the normal rule, all written in one
+ * transaction. A line already allocated with the same qty counts as done and keeps its batch; one
+ * with another qty refuses the whole order. When another request takes stock between the read and
+ * the write, the order is read and planned again, a bounded number of times.
+ */
+export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository): Promise<OrderOutcome> => {
+  const done = new Map<string, Allocation>();
+  for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
+    const pending = lines.filter(({ sku }) => !done.has(sku));
+    if (pending.length === 0) return { lines: bySku([...done.values()]), created: false };
+    const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku)));
+    const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
+    const plan = planOrder(orderid, pending, stockBySku);
+    if (plan.kind === 'refused') {
+      // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
+      const allocated = await repository.allocationsOf(orderid);
+      const before = done.size;
+      takeExisting(orderid, lines, allocated, done);
+      if (done.size > before) continue;
+      throw new OrderNotAllocated(orderid, plan.refusals);
+    }
+    const result = await repository.saveAllocations(plan.placements);
+    if (result.outcome === 'saved') {
+      return { lines: bySku([...done.values(), ...plan.placements.map(({ allocation }) => allocation)]), created: true };
+    }
+    if (result.outcome === 'lines-exist') takeExisting(orderid, lines, result.existing, done);
+  }
+  throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
+};
+
+/** Counts the order's lines already allocated with the asked qty as done; any other qty refuses the order. */
+const takeExisting = (orderid: string, lines: Order['lines'], existing: readonly Allocation[], done: Map<string, Allocation>) => {
+  const asked = new Map(lines.map(({ sku, qty }) => [sku, qty]));
+  const conflicting = existing.filter(({ sku, qty }) => asked.has(sku) && asked.get(sku) !== qty);
+  if (conflicting.length > 0) throw new OrderLinesAlreadyAllocated(orderid, bySku(conflicting).map(({ sku, qty }) => ({ sku, qty })));
+  for (const line of existing) if (asked.has(line.sku)) done.set(line.sku, line);
+};
+
+const bySku = <Line extends { readonly sku: string }>(lines: Line[]): Line[] =>
+  lines.sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));

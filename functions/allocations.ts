@@ -1,15 +1,15 @@
 import type { Allocation } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
-import { allocate, cancelAllocation, orderAllocations } from '../domain/services';
+import { allocate, allocateOrder, cancelAllocation, orderAllocations } from '../domain/services';
 import { json, noContent, route, routedHandler } from './http/route';
 import type { AllocationsRouteKey } from './http/route-keys';
-import { orderLineSchema } from './http/schemas';
+import { orderLineSchema, orderSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 
 /** Every field named, so that what the store holds beside them never reaches a client. */
 const lineView = ({ sku, qty, batchref }: Allocation) => ({ sku, qty, batchref });
 
-/** Order lines: allocating one, reading an order's, and cancelling one. */
+/** Order lines: allocating one, or a whole order's, reading an order's, and cancelling one. */
 export const createAllocationsHandler = (repository: BatchRepository) =>
   routedHandler<AllocationsRouteKey>([
     route('POST /allocate', {
@@ -19,6 +19,15 @@ export const createAllocationsHandler = (repository: BatchRepository) =>
       run: async ({ body }, { deadline }) => {
         const { batchref, created } = await allocate(body, repository.withDeadline(deadline));
         return json(created ? 201 : 200, { batchref });
+      },
+    }),
+    route('POST /orders', {
+      body: orderSchema,
+      successOutcomes: { 200: 'OrderAlreadyAllocated', 201: 'OrderAllocated' },
+      // 201 when it allocated at least one new line, 200 when every line was already allocated.
+      run: async ({ body }, { deadline }) => {
+        const { lines, created } = await allocateOrder(body, repository.withDeadline(deadline));
+        return json(created ? 201 : 200, { orderid: body.orderid, lines: lines.map(lineView) });
       },
     }),
     route('GET /allocations/{orderid}', {

@@ -6,6 +6,8 @@ import {
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
+  OrderLinesAlreadyAllocated,
+  OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
   TransientFailure,
@@ -90,6 +92,8 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [OutOfStock, 400],
   [DuplicateBatch, 409],
   [LineAlreadyAllocated, 409],
+  [OrderNotAllocated, 400],
+  [OrderLinesAlreadyAllocated, 409],
   [BatchNotFound, 404],
   [OrderNotFound, 404],
   [LineNotFound, 404],
@@ -128,7 +132,9 @@ const unavailable = (requestId: string, outcome: string): ErrorResponse => ({
  */
 export const toErrorResponse = (error: unknown, requestId: string): ErrorResponse => {
   if (error instanceof DomainError) {
-    return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message }, outcome: error.name };
+    // An order's refusal names every line it is about, so a client can fix them all at once.
+    const lines = error instanceof OrderNotAllocated || error instanceof OrderLinesAlreadyAllocated ? { lines: error.lines } : {};
+    return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, ...lines }, outcome: error.name };
   }
   if (error instanceof InvalidInput) {
     return {

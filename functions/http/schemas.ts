@@ -81,3 +81,21 @@ export const batchChangeSchema = /* @__PURE__ */ z
       error: 'must have qty or eta, or both',
     }),
   );
+
+/** A transaction holds at most 100 items; an order's line takes up to 3 (its put, its batch moved). */
+export const MAX_ORDER_LINES = 25;
+
+/** Each SKU once: an order's line is (orderid, sku), and two lines of one SKU would be one line twice. */
+const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ z.object({ sku: identifier, qty: quantity })).check(
+  /* @__PURE__ */ z.minLength(1, 'must have at least 1 line'),
+  /* @__PURE__ */ z.maxLength(MAX_ORDER_LINES, `must have at most ${MAX_ORDER_LINES} lines`),
+  /* @__PURE__ */ z.superRefine((lines, context) => {
+    const seen = new Set<string>();
+    lines.forEach(({ sku }, index) => {
+      if (seen.has(sku)) context.addIssue({ code: 'custom', message: 'must not repeat the sku of an earlier line', path: [index, 'sku'], input: sku });
+      seen.add(sku);
+    });
+  }),
+);
+
+export const orderSchema = /* @__PURE__ */ z.object({ orderid: identifier, lines: orderLines });

@@ -9,8 +9,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DuplicateBatch, StoreUnavailable } from '../../domain/errors';
-import type { Allocation, Batch } from '../../domain/model';
-import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SkuStock } from '../../domain/ports';
+import type { Allocation, Batch, Placement } from '../../domain/model';
+import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock } from '../../domain/ports';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
 import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema } from './table';
 
@@ -221,32 +221,43 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> {
-    const { orderid, sku } = allocation;
-    const batchWrites = this.adjustAvailable(batch, -allocation.qty);
-    const cancellation = await this.transactWrite({
-      TransactItems: [
-        ...batchWrites,
-        {
-          Put: {
-            TableName: this.tableName,
-            Item: {
-              ...lineKey(orderid, sku),
-              type: 'Line',
-              ...allocation,
-              [LINE_BATCH]: linesOfBatch(allocation.batchref),
-              [ALLOCATED_AT]: new Date().toISOString(),
-            },
-            ConditionExpression: ITEM_IS_NEW,
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    const result = await this.saveAllocations([{ allocation, batch }]);
+    if (result.outcome !== 'lines-exist') return result;
+    const [existing] = result.existing;
+    if (!existing) throw new Error('A cancelled allocation named no existing line');
+    return { outcome: 'line-exists', existing };
+  }
+
+  async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
+    const allocatedAt = new Date().toISOString();
+    const items: TransactWriteItem[] = [];
+    const linePuts: number[] = [];
+    for (const { allocation, batch } of placements) {
+      items.push(...this.adjustAvailable(batch, -allocation.qty));
+      linePuts.push(items.length);
+      items.push({
+        Put: {
+          TableName: this.tableName,
+          Item: {
+            ...lineKey(allocation.orderid, allocation.sku),
+            type: 'Line',
+            ...allocation,
+            [LINE_BATCH]: linesOfBatch(allocation.batchref),
+            [ALLOCATED_AT]: allocatedAt,
           },
+          ConditionExpression: ITEM_IS_NEW,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
-      ],
-    });
-    if (!cancellation) return { outcome: 'saved' };
-    const existingLine = cancellation[batchWrites.length];
-    if (existingLine?.Code === 'ConditionalCheckFailed' && existingLine.Item) {
-      return { outcome: 'line-exists', existing: storedLine(unmarshall(existingLine.Item)) };
+      });
     }
+    const cancellation = await this.transactWrite({ TransactItems: items });
+    if (!cancellation) return { outcome: 'saved' };
+    // A cancellation's reasons stand at their items' places; a failed line put carries the stored line.
+    const existing = linePuts.flatMap((index) => {
+      const reason = cancellation[index];
+      return reason?.Code === 'ConditionalCheckFailed' && reason.Item ? [storedLine(unmarshall(reason.Item))] : [];
+    });
+    if (existing.length > 0) return { outcome: 'lines-exist', existing };
     if (cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) return { outcome: 'batch-changed' };
     throw new Error(`Allocation transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
   }

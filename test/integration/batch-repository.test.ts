@@ -297,3 +297,45 @@ describe('the lifecycle under contention on one SKU', () => {
     await expectInvariantsHold();
   }, 30_000);
 });
+
+describe('saving a whole order', () => {
+  it('writes every line and takes every batch, in one transaction', async () => {
+    const [lamp, sofa] = await Promise.all([addBatch(5), addBatch(2)]);
+    const orderid = uniqueId('order');
+    const placements = [
+      { allocation: { orderid, sku: lamp.sku, qty: 1, batchref: lamp.ref }, batch: lamp },
+      { allocation: { orderid, sku: sofa.sku, qty: 2, batchref: sofa.ref }, batch: sofa },
+    ];
+    expect(await repository.saveAllocations(placements)).toEqual({ outcome: 'saved' });
+    expect((await repository.allocationsOf(orderid)).length).toBe(2);
+    expect((await repository.batch(sofa.ref))?.available).toBe(0);
+    await expectInvariantsHold();
+  });
+
+  it('leaves every batch and line untouched when one line cannot be taken', async () => {
+    const [lamp, sofa] = await Promise.all([addBatch(5), addBatch(2)]);
+    const orderid = uniqueId('order');
+    // The sofa's batch as read is no longer what it is: another order took one since.
+    await allocated(sofa, 1);
+    const result = await repository.saveAllocations([
+      { allocation: { orderid, sku: lamp.sku, qty: 1, batchref: lamp.ref }, batch: lamp },
+      { allocation: { orderid, sku: sofa.sku, qty: 2, batchref: sofa.ref }, batch: sofa },
+    ]);
+    expect(result).toEqual({ outcome: 'batch-changed' });
+    expect(await repository.allocationsOf(orderid)).toEqual([]);
+    expect(await repository.batch(lamp.ref)).toEqual(lamp);
+    expect((await repository.batch(sofa.ref))?.available).toBe(1);
+  });
+
+  it('answers the lines already stored, and writes nothing', async () => {
+    const [lamp, sofa] = await Promise.all([addBatch(5), addBatch(5)]);
+    const earlier = await allocated(lamp, 1);
+    const result = await repository.saveAllocations([
+      { allocation: { ...earlier, qty: 3 }, batch: (await repository.batch(lamp.ref))! },
+      { allocation: { orderid: earlier.orderid, sku: sofa.sku, qty: 1, batchref: sofa.ref }, batch: sofa },
+    ]);
+    expect(result).toEqual({ outcome: 'lines-exist', existing: [earlier] });
+    expect(await repository.allocationOf(earlier.orderid, sofa.sku)).toBeUndefined();
+    expect((await repository.batch(lamp.ref))?.available).toBe(4);
+  });
+});

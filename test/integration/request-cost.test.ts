@@ -91,6 +91,33 @@ describe('the store work of one request on the happy path', () => {
   });
 });
 
+describe('the store work of a whole order', () => {
+  it('reads each SKU once, all at the same time, and writes the order in one transaction', async () => {
+    const batches = await Promise.all([batchInStock(5), batchInStock(5), batchInStock(5)]);
+    const meter = meterRequestCost(table.documentClient);
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const sender = {
+      send: (async (command: never, options?: object) => {
+        mostInFlight = Math.max(mostInFlight, ++inFlight);
+        try {
+          return await meter.sender.send(command, options);
+        } finally {
+          inFlight--;
+        }
+      }) as typeof meter.sender.send,
+    };
+    const repository = table.repository({ sender });
+    const order = { orderid: uniqueId('order'), lines: batches.map(({ sku }) => ({ sku, qty: 1 })) };
+
+    const result = await createAllocationsHandler(repository)(postEvent('/orders', order), lambdaContext());
+
+    expect(result.statusCode).toBe(201);
+    expect(meter.takeCalls().map(({ operation }) => operation)).toEqual(['Query', 'Query', 'Query', 'TransactWriteItems']);
+    expect(mostInFlight).toBe(3);
+  });
+});
+
 describe('the store work of a PATCH that moves many lines', () => {
   it('reads the lines once per hundred and moves each in one transaction of its own', async () => {
     const meter = meterRequestCost(table.documentClient);

@@ -147,7 +147,7 @@ describe("each handler's calls to the table stay within what its role is granted
     expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
   });
 
-  it('allocations: a new line, a repeat, another qty, the last units of a shipment, out of stock, an unknown SKU, reading and cancelling', async () => {
+  it('allocations: a new line, a repeat, another qty, the last units of a shipment, out of stock, an unknown SKU, reading, cancelling, a whole order', async () => {
     const sku = uniqueId('sku');
     await table.repository().addBatch({ ref: uniqueId('batch'), sku, qty: 5, available: 5, eta: null });
     await table.repository().addBatch({ ref: uniqueId('batch'), sku, qty: 3, available: 3, eta: '2030-01-01' });
@@ -165,9 +165,10 @@ describe("each handler's calls to the table stay within what its role is granted
       postEvent('/allocate', { orderid: uniqueId('order'), sku: uniqueId('sku'), qty: 1 }),
       routeEvent('GET /allocations/{orderid}', { pathParameters: { orderid: line.orderid } }),
       routeEvent('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: line.orderid, sku } }),
+      postEvent('/orders', { orderid: uniqueId('order'), lines: [{ sku, qty: 4 }] }),
     ]);
 
-    expect(statuses).toEqual([201, 200, 409, 201, 201, 400, 400, 200, 204]);
+    expect(statuses).toEqual([201, 200, 409, 201, 201, 400, 400, 200, 204, 201]);
     expect(actions.map(({ action }) => action)).toContain('dynamodb:DeleteItem');
     expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { DuplicateBatch } from '../../domain/errors';
-import { type Allocation, type Batch, isSameBatch } from '../../domain/model';
-import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SkuStock } from '../../domain/ports';
+import { type Allocation, type Batch, type Placement, isSameBatch } from '../../domain/model';
+import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock } from '../../domain/ports';
 
 /**
  * The repository port in memory, with the same all-or-nothing answers as the DynamoDB adapter:
@@ -32,6 +32,15 @@ export class FakeRepository implements BatchRepository {
     if (!batch || batch.available < allocation.qty) return { outcome: 'batch-changed' };
     this.batches.set(batch.ref, { ...batch, available: batch.available - allocation.qty });
     this.lines.set(lineKey(allocation.orderid, allocation.sku), allocation);
+    return { outcome: 'saved' };
+  }
+
+  async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
+    const existing = placements.flatMap(({ allocation }) => this.lines.get(lineKey(allocation.orderid, allocation.sku)) ?? []);
+    if (existing.length > 0) return { outcome: 'lines-exist', existing };
+    const short = placements.some(({ allocation, batch }) => (this.batches.get(batch.ref)?.available ?? 0) < allocation.qty);
+    if (short) return { outcome: 'batch-changed' };
+    for (const { allocation, batch } of placements) await this.saveAllocation(allocation, batch);
     return { outcome: 'saved' };
   }
 

@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+import { OrderLinesAlreadyAllocated, OrderNotAllocated } from '../../domain/errors';
+import { type Batch, planOrder } from '../../domain/model';
+import { addBatch, allocate, allocateOrder } from '../../domain/services';
+import { createAllocationsHandler } from '../../functions/allocations';
+import type { HttpResult } from '../../functions/http/route';
+import { lambdaContext, postEvent } from '../support/events';
+import { FakeRepository } from '../support/fake-repository';
+
+const batch = (ref: string, sku: string, available: number, eta: string | null = null): Batch => ({ ref, sku, qty: available, available, eta });
+
+const shop = async () => {
+  const repository = new FakeRepository();
+  for (const [ref, sku, qty, eta] of [
+    ['lamp-shelf', 'LAMP', 3, null],
+    ['lamp-ship', 'LAMP', 10, '2027-01-01'],
+    ['sofa-shelf', 'SOFA', 2, null],
+    ['rug-ship', 'RUG', 5, '2027-02-01'],
+  ] as const) {
+    await addBatch({ ref, sku, qty, eta }, repository);
+  }
+  return repository;
+};
+
+describe('planning an order', () => {
+  it('places each line by the normal rule', () => {
+    const stock = new Map([
+      ['LAMP', [batch('lamp-ship', 'LAMP', 10, '2027-01-01'), batch('lamp-shelf', 'LAMP', 3)]],
+      ['SOFA', [batch('sofa-shelf', 'SOFA', 2)]],
+    ]);
+    const plan = planOrder('o1', [{ sku: 'LAMP', qty: 4 }, { sku: 'SOFA', qty: 2 }], stock);
+    expect(plan).toEqual({
+      kind: 'placed',
+      placements: [
+        { allocation: { orderid: 'o1', sku: 'LAMP', qty: 4, batchref: 'lamp-ship' }, batch: batch('lamp-ship', 'LAMP', 10, '2027-01-01') },
+        { allocation: { orderid: 'o1', sku: 'SOFA', qty: 2, batchref: 'sofa-shelf' }, batch: batch('sofa-shelf', 'SOFA', 2) },
+      ],
+    });
+  });
+
+  it('refuses with every line that cannot be placed, and why', () => {
+    const stock = new Map<string, Batch[] | undefined>([
+      ['LAMP', [batch('lamp-shelf', 'LAMP', 3)]],
+      ['SOFA', []],
+      ['NOPE', undefined],
+    ]);
+    const plan = planOrder('o1', [{ sku: 'LAMP', qty: 3 }, { sku: 'SOFA', qty: 1 }, { sku: 'NOPE', qty: 1 }], stock);
+    expect(plan).toEqual({
+      kind: 'refused',
+      refusals: [
+        { sku: 'SOFA', reason: 'out_of_stock' },
+        { sku: 'NOPE', reason: 'invalid_sku' },
+      ],
+    });
+  });
+});
+
+describe('allocating a whole order', () => {
+  it('allocates every line, sorted by sku', async () => {
+    const repository = await shop();
+    const outcome = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'SOFA', qty: 2 }, { sku: 'LAMP', qty: 1 }] }, repository);
+    expect(outcome).toEqual({
+      created: true,
+      lines: [
+        { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-shelf' },
+        { orderid: 'o1', sku: 'SOFA', qty: 2, batchref: 'sofa-shelf' },
+      ],
+    });
+  });
+
+  it('allocates nothing when one line cannot be allocated, and names every line that cannot', async () => {
+    const repository = await shop();
+    const order = { orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }, { sku: 'SOFA', qty: 3 }, { sku: 'CHAIR', qty: 1 }] };
+    const refusal = await allocateOrder(order, repository).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(OrderNotAllocated);
+    expect((refusal as OrderNotAllocated).lines).toEqual([
+      { sku: 'SOFA', reason: 'out_of_stock' },
+      { sku: 'CHAIR', reason: 'invalid_sku' },
+    ]);
+    expect(repository.lines.size).toBe(0);
+    expect(repository.batches.get('lamp-shelf')?.available).toBe(3);
+  });
+
+  it('counts a line already allocated with the same qty as done, and answers a full repeat as not created', async () => {
+    const repository = await shop();
+    await allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository);
+    const order = { orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }, { sku: 'RUG', qty: 5 }] };
+    expect((await allocateOrder(order, repository)).created).toBe(true);
+    // The rug's batch is empty now: the repeat is answered from the stored lines.
+    expect(await allocateOrder(order, repository)).toEqual({
+      created: false,
+      lines: [
+        { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-shelf' },
+        { orderid: 'o1', sku: 'RUG', qty: 5, batchref: 'rug-ship' },
+      ],
+    });
+    expect(repository.batches.get('lamp-shelf')?.available).toBe(2);
+  });
+
+  it('refuses the whole order when a line is allocated with another qty, and changes nothing', async () => {
+    const repository = await shop();
+    await allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository);
+    const refusal = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 2 }, { sku: 'SOFA', qty: 1 }] }, repository).catch(
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(OrderLinesAlreadyAllocated);
+    expect((refusal as OrderLinesAlreadyAllocated).lines).toEqual([{ sku: 'LAMP', qty: 1 }]);
+    expect(await repository.allocationOf('o1', 'SOFA')).toBeUndefined();
+  });
+
+  it('plans again when another request took the stock of a chosen batch first', async () => {
+    const repository = await shop();
+    const save = repository.saveAllocations.bind(repository);
+    let first = true;
+    repository.saveAllocations = async (placements) => {
+      if (first) {
+        first = false;
+        await allocate({ orderid: 'rival', sku: 'LAMP', qty: 3 }, repository);
+      }
+      return save(placements);
+    };
+    const outcome = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 2 }] }, repository);
+    expect(outcome.lines).toEqual([{ orderid: 'o1', sku: 'LAMP', qty: 2, batchref: 'lamp-ship' }]);
+  });
+});
+
+describe('POST /orders', () => {
+  const send = async (body: unknown, repository?: FakeRepository) => {
+    const handler = createAllocationsHandler(repository ?? (await shop()));
+    const result: HttpResult = await handler(postEvent('/orders', body), lambdaContext());
+    return { status: result.statusCode, body: result.body ? JSON.parse(result.body) : undefined };
+  };
+
+  it('answers 201 with every line and its batch, then 200 to the same order again', async () => {
+    const repository = await shop();
+    const order = { orderid: 'o1', lines: [{ sku: 'SOFA', qty: 1 }, { sku: 'LAMP', qty: 1 }] };
+    const lines = [
+      { sku: 'LAMP', qty: 1, batchref: 'lamp-shelf' },
+      { sku: 'SOFA', qty: 1, batchref: 'sofa-shelf' },
+    ];
+    expect(await send(order, repository)).toEqual({ status: 201, body: { orderid: 'o1', lines } });
+    expect(await send(order, repository)).toEqual({ status: 200, body: { orderid: 'o1', lines } });
+  });
+
+  it('answers 400 naming every line that cannot be allocated', async () => {
+    expect(await send({ orderid: 'o1', lines: [{ sku: 'SOFA', qty: 3 }, { sku: 'CHAIR', qty: 1 }, { sku: 'LAMP', qty: 1 }] })).toEqual({
+      status: 400,
+      body: {
+        message: 'Cannot allocate order o1',
+        lines: [
+          { sku: 'SOFA', reason: 'out_of_stock' },
+          { sku: 'CHAIR', reason: 'invalid_sku' },
+        ],
+      },
+    });
+  });
+
+  it('answers 409 with the allocated quantities of the lines that differ', async () => {
+    const repository = await shop();
+    await allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository);
+    expect(await send({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 2 }] }, repository)).toEqual({
+      status: 409,
+      body: { message: 'Order o1 already has lines with other quantities', lines: [{ sku: 'LAMP', qty: 1 }] },
+    });
+  });
+
+  it.each([
+    ['no lines', { orderid: 'o1', lines: [] }, 'lines', 'must have at least 1 line'],
+    ['26 lines', { orderid: 'o1', lines: Array.from({ length: 26 }, (_, index) => ({ sku: `S${index}`, qty: 1 })) }, 'lines', 'must have at most 25 lines'],
+    [
+      'a sku twice',
+      { orderid: 'o1', lines: [{ sku: 'A', qty: 1 }, { sku: 'B', qty: 1 }, { sku: 'C', qty: 1 }, { sku: 'A', qty: 2 }] },
+      'lines.3.sku',
+      'must not repeat the sku of an earlier line',
+    ],
+    ['a bad qty', { orderid: 'o1', lines: [{ sku: 'A', qty: 0 }] }, 'lines.0.qty', 'must be at least 1'],
+    ['a blank orderid', { orderid: ' ', lines: [{ sku: 'A', qty: 1 }] }, 'orderid', 'must not be blank'],
+  ])('answers 400 for %s, naming where', async (_, body, path, message) => {
+    expect(await send(body)).toEqual({ status: 400, body: { message: 'Invalid request body', issues: [{ path, message }] } });
+  });
+});
