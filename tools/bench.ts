@@ -123,6 +123,7 @@ const main = async (): Promise<void> => {
     requestCost: handlerMeasurements.requestCost,
     readUnitsByHistory: handlerMeasurements.readUnitsByHistory,
     patchMovingLines: handlerMeasurements.patchMovingLines,
+    orders: handlerMeasurements.orders,
   };
   const targets = targetsOf(results);
 

@@ -107,5 +107,10 @@ describe('the functions as `cdk synth` bundles them', () => {
 
     expect(invoke('Allocations', 'cancel-allocation.json')).toMatchObject({ statusCode: 204 });
     expect(invoke('Allocations', 'order-allocations.json')).toMatchObject({ statusCode: 404 });
+
+    const wholeOrder = invoke('Allocations', 'orders.json');
+    const ordered = bodyOf(JSON.parse(readFileSync(eventFile('orders.json'), 'utf8')));
+    expect(wholeOrder.statusCode).toBe(201);
+    expect(bodyOf(wholeOrder)).toEqual({ orderid: ordered.orderid, lines: [{ ...ordered.lines[0], batchref: batch.ref }] });
   });
 });

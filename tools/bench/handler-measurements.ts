@@ -5,7 +5,8 @@
  * - the store calls and consumed capacity of one add_batch and one allocate, against DynamoDB
  *   Local at DYNAMODB_ENDPOINT;
  * - the read units of one allocate of a SKU with 1, 50 and 200 exhausted batches behind it;
- * - the time and units of one PATCH that moves a hundred lines to another batch.
+ * - the time and units of one PATCH that moves a hundred lines to another batch;
+ * - the time and units of whole orders of 1, 5 and 25 lines.
  * Its stdout (the request log) is the parent's to redirect.
  */
 import { randomUUID } from 'node:crypto';
@@ -17,6 +18,7 @@ import { type DocumentSender, DynamoDbBatchRepository, stockRangeItems } from '.
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { ensureTable } from '../../local/table';
 import { lambdaContext, postEvent } from '../../test/support/events';
+import { type OrderCost, measureOrders } from './order-cost';
 import { type PatchCost, measurePatchMoving } from './patch-cost';
 import { type StoreCall, meterRequestCost, skuWithHistory } from './request-cost';
 import { median, percentile } from './stats';
@@ -37,7 +39,11 @@ export interface HandlerMeasurements {
   readonly requestCost: { readonly allocate: StoreCall[]; readonly addBatch: StoreCall[] };
   readonly readUnitsByHistory: ReadUnitsByHistory;
   readonly patchMovingLines: PatchCost;
+  readonly orders: readonly OrderCost[];
 }
+
+/** The order sizes the issue asks about: one line, a few, and the most an order may hold. */
+const ORDER_SIZES = [1, 5, 25];
 
 /** The PATCH the issue asks about: one that moves a hundred lines. */
 const LINES_MOVED_BY_PATCH = 100;
@@ -133,11 +139,19 @@ const measurePatchMovingLines = async (): Promise<PatchCost> => {
   return measurePatchMoving(repository, meter, LINES_MOVED_BY_PATCH);
 };
 
+const measureOrderSizes = async (): Promise<OrderCost[]> => {
+  const { meter, repository } = await meteredRepository();
+  const costs = [];
+  for (const lines of ORDER_SIZES) costs.push(await measureOrders(repository, meter, lines));
+  return costs;
+};
+
 const measurements: HandlerMeasurements = {
   warmOverhead: await measureWarmOverhead(),
   requestCost: await measureRequestCost(),
   readUnitsByHistory: await measureReadUnitsByHistory(),
   patchMovingLines: await measurePatchMovingLines(),
+  orders: await measureOrderSizes(),
 };
 process.send?.(measurements);
 process.disconnect?.();

@@ -24,6 +24,7 @@ export interface BenchResults {
   readonly requestCost: HandlerMeasurements['requestCost'];
   readonly readUnitsByHistory: HandlerMeasurements['readUnitsByHistory'];
   readonly patchMovingLines: HandlerMeasurements['patchMovingLines'];
+  readonly orders: HandlerMeasurements['orders'];
   /** The server's request log against the requests it answered: the log stays on the measured path. */
   readonly requestLog: { readonly httpRequests: number; readonly lines: number };
 }
@@ -154,6 +155,15 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     '',
     '',
   ]);
+  for (const order of results.orders) {
+    rows.push([
+      `order of ${order.lines} lines: median time, units, calls`,
+      `${ms(order.medianMilliseconds)}, ${order.readUnits} read / ${order.writeUnits} write CU, ${order.calls} calls`,
+      '',
+      '',
+      '',
+    ]);
+  }
   rows.push([
     'request log lines / HTTP requests',
     `${results.requestLog.lines} / ${results.requestLog.httpRequests}`,
