@@ -4,6 +4,7 @@ import {
   GetCommand,
   QueryCommand,
   type QueryCommandOutput,
+  TransactGetCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -121,6 +122,8 @@ const storedLine = (item: Record<string, unknown>): Allocation => {
 };
 
 const isInStock = (batch: Batch) => batch.available > 0;
+const firstBatch = (items: readonly Record<string, unknown>[]): Batch | undefined =>
+  items.map(parseStoredItem).find((stored) => stored.kind === 'batch')?.batch;
 const lineAsRead = ({ batchref, qty }: Allocation) => ({ ':batchref': batchref, ':lineQty': qty });
 const withValues = (
   condition: { ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
@@ -265,16 +268,19 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async batch(ref: string, sku?: string): Promise<Batch | undefined> {
     const skuOfBatch = sku ?? (await this.skuOfBatch(ref));
     if (skuOfBatch === undefined) return undefined;
-    // The batch is at one of its two keys, whichever side of zero its stock is.
+    // The batch is at one of its two keys, whichever side of zero its stock is. A BatchGetItem is
+    // isolated from a transaction item by item only, so while one moves the batch between its keys
+    // it can find neither; a transactional read, serialized with that move, settles it.
     const keys = [batchWithStockKey(skuOfBatch, ref), exhaustedBatchKey(skuOfBatch, ref)];
     const { Responses } = await this.call((options) =>
       this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }), options),
     );
-    for (const item of Responses?.[this.tableName] ?? []) {
-      const stored = parseStoredItem(item);
-      if (stored.kind === 'batch') return stored.batch;
-    }
-    return undefined;
+    const read = firstBatch(Responses?.[this.tableName] ?? []);
+    if (read) return read;
+    const { Responses: settled } = await this.call((options) =>
+      this.client.send(new TransactGetCommand({ TransactItems: keys.map((Key) => ({ Get: { TableName: this.tableName, Key } })) }), options),
+    );
+    return firstBatch((settled ?? []).flatMap(({ Item }) => (Item ? [Item] : [])));
   }
 
   async allocationsOf(orderid: string): Promise<Allocation[]> {

@@ -230,9 +230,57 @@ describe('the routes with path parameters, over HTTP', () => {
     await expectJsonError(await fetch(url('allocations', kept.orderid)), 404);
   });
 
-  it('answers 400 naming the parameter when it breaks an identifier rule', async () => {
-    const body = await expectJsonError(await fetch(url('batches', ' ')), 400);
-    expect(body).toEqual({ message: 'Invalid request', issues: [{ path: 'ref', message: 'must not be blank' }] });
+  it('moves a line to the batch the rule picks when its batch shrinks, and answers a repeat of the change with nothing to move', async () => {
+    const sku = uniqueId('sku');
+    const shrinking = await addBatch({ ref: uniqueId('shelf'), sku, qty: 10, eta: null });
+    const shipment = await addBatch({ ref: uniqueId('shipment'), sku, qty: 10, eta: '2027-01-01' });
+    const [older, newer] = [{ orderid: uniqueId('order'), sku, qty: 4 }, { orderid: uniqueId('order'), sku, qty: 5 }];
+    for (const line of [older, newer]) expect((await post('/allocate', line)).status).toBe(201);
+
+    const shrunk = await patch(shrinking.ref, { qty: 6 });
+    expect(shrunk.status).toBe(200);
+    expect(await shrunk.json()).toEqual({
+      ...shrinking,
+      qty: 6,
+      allocated: 4,
+      available: 2,
+      reallocated: [{ ...newer, from: shrinking.ref, batchref: shipment.ref }],
+    });
+    const repeat = await patch(shrinking.ref, { qty: 6 });
+    expect(repeat.status).toBe(200);
+    expect(await repeat.json()).toMatchObject({ qty: 6, allocated: 4, reallocated: [] });
+    expect(await (await fetch(url('allocations', newer.orderid))).json()).toEqual({
+      orderid: newer.orderid,
+      lines: [{ sku, qty: 5, batchref: shipment.ref }],
+    });
+  });
+
+  it.each([
+    ['GET /batches/{ref}', (id: string) => fetch(url('batches', id)), (id: string) => `Batch ${id} not found`],
+    ['PATCH /batches/{ref}', (id: string) => patch(id, { qty: 1 }), (id: string) => `Batch ${id} not found`],
+    ['GET /allocations/{orderid}', (id: string) => fetch(url('allocations', id)), (id: string) => `Order ${id} has no allocations`],
+    [
+      'DELETE /allocations/{orderid}/{sku}',
+      (id: string) => fetch(url('allocations', id, id), { method: 'DELETE' }),
+      (id: string) => `Order ${id} has no line for sku ${id}`,
+    ],
+    ['GET /skus/{sku}/stock', (id: string) => fetch(url('skus', id, 'stock')), (id: string) => `Invalid sku ${id}`],
+  ])('%s answers 404 with its message for what was never added', async (_route, send, message) => {
+    const id = uniqueId('never-added');
+    const body = await expectJsonError(await send(id), 404);
+    expect(body).toEqual({ message: message(id) });
+  });
+
+  it.each([
+    ['GET /batches/{ref}', 'ref', () => fetch(url('batches', ' '))],
+    ['PATCH /batches/{ref}', 'ref', () => patch(' ', { qty: 1 })],
+    ['GET /allocations/{orderid}', 'orderid', () => fetch(url('allocations', ' '))],
+    ['DELETE /allocations/{orderid}/{sku}', 'orderid', () => fetch(url('allocations', ' ', 'LAMP'), { method: 'DELETE' })],
+    ['DELETE /allocations/{orderid}/{sku}', 'sku', () => fetch(url('allocations', 'order-1', ' '), { method: 'DELETE' })],
+    ['GET /skus/{sku}/stock', 'sku', () => fetch(url('skus', ' ', 'stock'))],
+  ])('%s answers 400 naming %s when it breaks an identifier rule', async (_route, parameter, send) => {
+    const body = await expectJsonError(await send(), 400);
+    expect(body).toEqual({ message: 'Invalid request', issues: [{ path: parameter, message: 'must not be blank' }] });
   });
 
   it('answers 400 "Bad Request" for a parameter that does not percent-decode', async () => {
@@ -240,14 +288,27 @@ describe('the routes with path parameters, over HTTP', () => {
     expect(body).toEqual({ message: 'Bad Request' });
   });
 
-  it('answers 405 with the methods of the path in Allow', async () => {
-    const response = await post('/batches/batch-1', {});
-    await expectJsonError(response, 405);
-    expect(response.headers.get('allow')).toBe('GET, PATCH');
+  it.each([
+    ['POST', '/batches/batch-1', 'GET, PATCH'],
+    ['DELETE', '/allocations/order-1', 'GET'],
+    ['GET', '/allocations/order-1/LAMP', 'DELETE'],
+    ['PATCH', '/skus/LAMP/stock', 'GET'],
+  ])('answers %s %s with 405 and the methods of the path in Allow', async (method, path, allow) => {
+    const response = await fetch(`${baseUrl}${path}`, { method });
+    const body = await expectJsonError(response, 405);
+    expect(body).toEqual({ message: 'Method Not Allowed' });
+    expect(response.headers.get('allow')).toBe(allow);
   });
 
   it('answers 415 for a PATCH whose body is not JSON', async () => {
     const response = await fetch(url('batches', 'batch-1'), { method: 'PATCH', headers: { 'content-type': 'text/plain' }, body: 'qty=1' });
     await expectJsonError(response, 415);
+  });
+
+  it('answers 400 for a PATCH with neither qty nor eta, and changes nothing', async () => {
+    const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
+    const body = await expectJsonError(await patch(batch.ref, { sku: 'other' }), 400);
+    expect(body).toEqual({ message: 'Invalid request body', issues: [{ path: '', message: 'must have qty or eta, or both' }] });
+    expect(await (await fetch(url('batches', batch.ref))).json()).toEqual({ ...batch, allocated: 0, available: 10 });
   });
 });

@@ -77,6 +77,10 @@ const actionsOf = (command: SentCommand): StoreAction[] => {
       Object.entries(transactItem).map(([kind, input]) => actionOf(TRANSACTION_ACTIONS[kind] ?? kind, input)),
     );
   }
+  if (operation === 'TransactGetItems') {
+    // Authorized item by item, as the GetItem of each.
+    return (command.input.TransactItems as { Get: Record<string, unknown> }[]).map(({ Get }) => actionOf('dynamodb:GetItem', Get));
+  }
   if (operation === 'BatchGetItem') {
     return Object.values(command.input.RequestItems as Record<string, { Keys: Record<string, unknown>[] }>).flatMap(({ Keys }) =>
       Keys.map((Key) => actionOf('dynamodb:BatchGetItem', { Key })),

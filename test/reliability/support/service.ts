@@ -26,9 +26,13 @@ export interface Service {
 export interface HandlerService extends Service {
   /** Any event, for bodies that are not JSON at all, arrive with another Content-Type, or in base64. */
   send(route: Route, event: HttpEvent): Promise<Answer>;
+  /** Any event, to the handler that serves its route key, as API Gateway routes it. */
+  invoke(event: HttpEvent): Promise<Answer>;
 }
 
 export interface LocalService extends Service {
+  /** Any request; `body`, when given, is sent as JSON. `path` is sent as given: percent-encode what needs it. */
+  request(method: string, path: string, body?: unknown): Promise<Answer>;
   close(): Promise<void>;
 }
 
@@ -45,18 +49,22 @@ const handlersOver = (repository: BatchRepository) => {
   return { batches, allocations, byRoute: { '/allocate': allocations, '/add_batch': batches } };
 };
 
+const isBatchesRoute = (routeKey: string) => (routeKeys.batches as readonly string[]).includes(routeKey);
+
 /** Both Lambda handlers over one repository, called as Lambda calls them. */
 export const serviceOver = (repository: BatchRepository): HandlerService => {
   const handlers = handlersOver(repository);
-  const send = async (route: Route, event: HttpEvent): Promise<Answer> => {
-    const result = await handlers.byRoute[route](event, lambdaContext());
+  const call = async (handler: typeof handlers.batches, event: HttpEvent): Promise<Answer> => {
+    const result = await handler(event, lambdaContext());
     const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
     return answer(result.statusCode ?? 200, headers, result.body ?? '');
   };
+  const send = (route: Route, event: HttpEvent) => call(handlers.byRoute[route], event);
   return {
     allocate: (body) => send('/allocate', postEvent('/allocate', body)),
     addBatch: (body) => send('/add_batch', postEvent('/add_batch', body)),
     send,
+    invoke: (event) => call(isBatchesRoute(event.routeKey) ? handlers.batches : handlers.allocations, event),
   };
 };
 
@@ -69,17 +77,17 @@ export const startLocalService = async (repository: BatchRepository): Promise<Lo
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const post = async (route: Route, body: unknown): Promise<Answer> => {
-    const response = await fetch(`http://127.0.0.1:${port}${route}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
+  const request = async (method: string, path: string, body?: unknown): Promise<Answer> => {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
     });
     return answer(response.status, Object.fromEntries(response.headers), await response.text());
   };
   return {
-    allocate: (body) => post('/allocate', body),
-    addBatch: (body) => post('/add_batch', body),
+    allocate: (body) => request('POST', '/allocate', body),
+    addBatch: (body) => request('POST', '/add_batch', body),
+    request,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
