@@ -1,19 +1,31 @@
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { BatchRepository } from '../../domain/ports';
+import { createAllocationsHandler } from '../../functions/allocations';
+import { createBatchesHandler } from '../../functions/batches';
+import type { HttpEvent } from '../../functions/http/route';
 import { checkInvariants } from '../../tools/invariants';
 import { type TestTable, createTestTable } from '../support/dynamodb';
-import { postEvent, withBytes } from '../support/events';
+import { lambdaContext, postEvent, withBytes } from '../support/events';
 import { seedOr } from './support/seed';
-import { type HandlerService, type Route, serviceOver } from './support/service';
+import type { Answer } from './support/service';
 import { tableContents } from './support/table-contents';
 
 const SEED = seedOr(9_2026);
 const NUM_RUNS = 150;
 /** A SKU with stock to spare, so well-formed allocations get through to the store. */
 const STOCKED_SKU = 'FUZZ-LAMP';
+const MAX_ORDER_LINES = 25;
+/**
+ * More SKUs with stock to spare than an order may have lines: an order over the bound would be
+ * allocated, and so caught, if the bound were not kept.
+ */
+const SHELF_SKUS = Array.from({ length: MAX_ORDER_LINES + 2 }, (_, index) => `FUZZ-SHELF-${index}`);
+const OTHER_STOCKED_SKU = SHELF_SKUS[0] as string;
 
-type Field = 'orderid' | 'ref' | 'sku' | 'qty' | 'eta';
+type Route = '/allocate' | '/add_batch' | '/orders';
+type Field = 'orderid' | 'ref' | 'sku' | 'qty' | 'eta' | 'lines';
 
 /**
  * Strings that have broken services: blanks, controls, lone surrogates, bidi and zero-width marks,
@@ -105,9 +117,8 @@ const hugeOrOddNumber = fc.oneof(
 
 const invalidDate = fc.constantFrom(...INVALID_DATES);
 
-const deeplyNested = fc
-  .integer({ min: 50, max: 3_000 })
-  .map((depth) => Array.from({ length: depth }).reduce<unknown>((inner) => ({ a: inner }), 'bottom'));
+const deeplyNestedOf = (depth: number) => Array.from({ length: depth }).reduce<unknown>((inner) => ({ a: inner }), 'bottom');
+const deeplyNested = fc.integer({ min: 50, max: 3_000 }).map(deeplyNestedOf);
 
 const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   hostileString,
@@ -126,6 +137,70 @@ const plausibleId = fc.integer({ min: 1, max: 50 }).map((n) => `fuzz-${n}`);
 const plausibleSku = fc.constantFrom(STOCKED_SKU, 'FUZZ-UNKNOWN');
 const plausibleQty = fc.integer({ min: 1, max: 5 });
 const plausibleEta = fc.constantFrom(null, '2026-06-01', '2028-02-29');
+/** Often a SKU twice, which the contract refuses. */
+const plausibleLines = fc.array(fc.record({ sku: fc.constantFrom(STOCKED_SKU, OTHER_STOCKED_SKU, 'FUZZ-UNKNOWN'), qty: plausibleQty }), {
+  minLength: 1,
+  maxLength: 3,
+});
+
+/** `count` lines, each of its own SKU: in stock up to SHELF_SKUS.length lines, never added beyond. */
+const distinctLines = (count: number) => Array.from({ length: count }, (_, index) => ({ sku: SHELF_SKUS[index] ?? `FUZZ-${index}`, qty: 1 }));
+
+/** Objects built from JSON text, so that they hold `__proto__` as an own key, as a parsed body does. */
+const parsed = (text: string): unknown => JSON.parse(text);
+
+/** Lines of every wrong shape, too few or too many (and the most allowed), a SKU twice, and nested junk. */
+const HOSTILE_LINES = [
+  [],
+  distinctLines(MAX_ORDER_LINES),
+  distinctLines(MAX_ORDER_LINES + 1),
+  distinctLines(100),
+  [{ sku: STOCKED_SKU, qty: 1 }, { sku: OTHER_STOCKED_SKU, qty: 1 }, { sku: STOCKED_SKU, qty: 1 }],
+  [{ sku: STOCKED_SKU, qty: 1 }, { sku: STOCKED_SKU, qty: 2 }],
+  { sku: STOCKED_SKU, qty: 1 },
+  [[{ sku: STOCKED_SKU, qty: 1 }]],
+  [null],
+  [42],
+  [STOCKED_SKU],
+  [{}],
+  [{ sku: STOCKED_SKU }],
+  [{ qty: 1 }],
+  [{ sku: STOCKED_SKU, qty: 1 }, null],
+  [{ sku: STOCKED_SKU, qty: 1, lines: [{ sku: OTHER_STOCKED_SKU, qty: 1 }] }],
+  [{ sku: [STOCKED_SKU], qty: [1] }],
+  [{ sku: { sku: STOCKED_SKU }, qty: { qty: 1 } }],
+  [deeplyNestedOf(500)],
+  [{ sku: STOCKED_SKU, qty: 1, junk: deeplyNestedOf(500) }],
+  parsed('[{"__proto__": {"sku": "FUZZ-LAMP", "qty": 1}}]'),
+  parsed('[{"sku": "FUZZ-LAMP", "qty": 1, "__proto__": {"polluted": true}}]'),
+  parsed('[{"sku": "FUZZ-LAMP", "qty": 1, "constructor": {"prototype": {"polluted": true}}}]'),
+  parsed('{"__proto__": [{"sku": "FUZZ-LAMP", "qty": 1}], "length": 1}'),
+  'FUZZ-LAMP',
+  1,
+];
+
+/** Plausible lines but for one line's sku or qty, which is hostile or absent. */
+const linesWithOneSpoiled = fc
+  .record({
+    lines: plausibleLines,
+    at: fc.nat(),
+    spoiled: fc.oneof(
+      fc.record({ sku: hostileString }),
+      fc.record({ qty: hugeOrOddNumber }),
+      fc.record({ sku: hostileValue }),
+      fc.record({ qty: hostileValue }),
+      fc.constantFrom({ sku: undefined }, { qty: undefined }),
+    ),
+  })
+  .map(({ lines, at, spoiled }) => lines.map((line, index) => (index === at % lines.length ? { ...line, ...spoiled } : line)));
+
+const hostileLines = fc.oneof(
+  { weight: 3, arbitrary: linesWithOneSpoiled },
+  { weight: 2, arbitrary: fc.constantFrom(...HOSTILE_LINES) },
+  { weight: 1, arbitrary: fc.constantFrom(0, 1, MAX_ORDER_LINES - 1, MAX_ORDER_LINES, MAX_ORDER_LINES + 1, MAX_ORDER_LINES + 2).map(distinctLines) },
+  { weight: 1, arbitrary: fc.array(hostileValue, { maxLength: 4 }) },
+  { weight: 1, arbitrary: hostileValue },
+);
 
 /** What is most likely to slip past each field's check. */
 const hostileFor: Record<Field, fc.Arbitrary<unknown>> = {
@@ -134,11 +209,13 @@ const hostileFor: Record<Field, fc.Arbitrary<unknown>> = {
   sku: hostileString,
   qty: hugeOrOddNumber,
   eta: invalidDate,
+  lines: hostileLines,
 };
 
 const plausibleFields: Record<Route, Partial<Record<Field, fc.Arbitrary<unknown>>>> = {
   '/allocate': { orderid: plausibleId, sku: plausibleSku, qty: plausibleQty },
   '/add_batch': { ref: plausibleId, sku: plausibleSku, qty: plausibleQty, eta: plausibleEta },
+  '/orders': { orderid: plausibleId, lines: plausibleLines },
 };
 
 /** Keys that pollute an object's prototype when merged carelessly; written as JSON text, since JSON.stringify drops them. */
@@ -265,6 +342,12 @@ const isCalendarDate = (value: unknown) => {
   const date = new Date(Date.UTC(year, month - 1, day));
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 };
+const isOrderLines = (value: unknown) =>
+  Array.isArray(value) &&
+  value.length >= 1 &&
+  value.length <= MAX_ORDER_LINES &&
+  value.every((line) => typeof line === 'object' && line !== null && isIdentifier(line.sku) && isQty(line.qty)) &&
+  new Set(value.map((line: { sku: string }) => line.sku)).size === value.length;
 const withinContract = (route: Route, sent: string): boolean => {
   let body: Record<string, unknown>;
   try {
@@ -273,10 +356,14 @@ const withinContract = (route: Route, sent: string): boolean => {
     return false;
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
-  const line = isIdentifier(body.sku) && isQty(body.qty);
-  return route === '/allocate'
-    ? line && isIdentifier(body.orderid)
-    : line && isIdentifier(body.ref) && (body.eta === null || isCalendarDate(body.eta));
+  switch (route) {
+    case '/allocate':
+      return isIdentifier(body.orderid) && isIdentifier(body.sku) && isQty(body.qty);
+    case '/add_batch':
+      return isIdentifier(body.ref) && isIdentifier(body.sku) && isQty(body.qty) && (body.eta === null || isCalendarDate(body.eta));
+    case '/orders':
+      return isIdentifier(body.orderid) && isOrderLines(body.lines);
+  }
 };
 
 const STACK_FRAME = /\n\s+at /;
@@ -288,23 +375,74 @@ const CATALOGUE: Record<Field, unknown[]> = {
   sku: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined],
   qty: [...ODD_NUMBERS, '1', ...WRONG_TYPES, undefined],
   eta: [...INVALID_DATES, ...WRONG_TYPES, 20260101, undefined],
+  lines: [...HOSTILE_LINES, ...WRONG_TYPES, undefined],
 };
 
-/** A well-formed body of each route, for spoiling one field at a time. */
-const VALID_BODY: Record<Route, Partial<Record<Field, unknown>>> = {
-  '/allocate': { orderid: 'catalogue-order', sku: STOCKED_SKU, qty: 1 },
-  '/add_batch': { ref: 'catalogue-batch', sku: STOCKED_SKU, qty: 1, eta: null },
+/** A place in a well-formed body of a route, for spoiling one field at a time. */
+interface Slot {
+  readonly kind: Field;
+  /** What the well-formed body holds there. */
+  readonly valid: unknown;
+  /** The well-formed body, but for `value` in this place. */
+  readonly bodyWith: (value: unknown) => unknown;
+}
+
+const topLevelSlots = (body: Partial<Record<Field, unknown>>): Slot[] =>
+  Object.entries(body).map(([field, valid]) => ({ kind: field as Field, valid, bodyWith: (value) => ({ ...body, [field]: value }) }));
+
+const VALID_ORDER = {
+  orderid: 'catalogue-whole-order',
+  lines: [
+    { sku: STOCKED_SKU, qty: 1 },
+    { sku: OTHER_STOCKED_SKU, qty: 1 },
+  ],
+};
+
+/** A field of one line of the well-formed order. */
+const orderLineSlot = (index: number, kind: 'sku' | 'qty'): Slot => ({
+  kind,
+  valid: VALID_ORDER.lines[index]?.[kind],
+  bodyWith: (value) => ({ ...VALID_ORDER, lines: VALID_ORDER.lines.map((line, at) => (at === index ? { ...line, [kind]: value } : line)) }),
+});
+
+const SLOTS: Record<Route, Slot[]> = {
+  '/allocate': topLevelSlots({ orderid: 'catalogue-order', sku: STOCKED_SKU, qty: 1 }),
+  '/add_batch': topLevelSlots({ ref: 'catalogue-batch', sku: STOCKED_SKU, qty: 1, eta: null }),
+  // Both fields of a line, one in the first line and one in a later line.
+  '/orders': [...topLevelSlots(VALID_ORDER), orderLineSlot(0, 'qty'), orderLineSlot(1, 'sku')],
+};
+
+const ROUTES: Route[] = ['/allocate', '/add_batch', '/orders'];
+
+/** Sends an event to the handler API Gateway routes it to, both handlers over one repository, called as Lambda calls them. */
+const senderOver = (repository: BatchRepository) => {
+  const allocations = createAllocationsHandler(repository);
+  const handlerOf: Record<Route, typeof allocations> = {
+    '/allocate': allocations,
+    '/orders': allocations,
+    '/add_batch': createBatchesHandler(repository),
+  };
+  return async (route: Route, event: HttpEvent): Promise<Answer> => {
+    const result = await handlerOf[route](event, lambdaContext());
+    const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
+    const text = result.body ?? '';
+    const body = headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text;
+    return { status: result.statusCode ?? 200, headers, body, text };
+  };
 };
 
 describe(`both handlers under hostile input (seed ${SEED})`, () => {
   let table: TestTable;
-  let service: HandlerService;
+  let send: ReturnType<typeof senderOver>;
   const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
 
   beforeAll(async () => {
     table = await createTestTable();
-    service = serviceOver(table.repository());
-    expect((await service.addBatch({ ref: 'fuzz-stock', sku: STOCKED_SKU, qty: 1_000_000_000, eta: null })).status).toBe(201);
+    send = senderOver(table.repository());
+    for (const [index, sku] of [STOCKED_SKU, ...SHELF_SKUS].entries()) {
+      const batch = { ref: `fuzz-stock-${index}`, sku, qty: 1_000_000_000, eta: null };
+      expect((await send('/add_batch', postEvent('/add_batch', batch))).status).toBe(201);
+    }
     // fast-check's report names the failing request; the request logs of every run and shrink would bury it.
     vi.spyOn(console, 'log').mockImplementation(() => undefined);
   });
@@ -324,7 +462,7 @@ describe(`both handlers under hostile input (seed ${SEED})`, () => {
   ) => {
     const before = await tableContents(table.documentClient, table.tableName);
 
-    const answer = await service.send(route, postEvent(route, body, { raw: true, contentType, base64 }));
+    const answer = await send(route, postEvent(route, body, { raw: true, contentType, base64 }));
 
     expect(answer.status).toBeGreaterThanOrEqual(200);
     expect(answer.status).toBeLessThan(500);
@@ -351,32 +489,30 @@ describe(`both handlers under hostile input (seed ${SEED})`, () => {
     expect(answer.body).toEqual({ message: 'Request body is not valid UTF-8' });
   };
 
-  it.each<Route>(['/allocate', '/add_batch'])(
+  it.each<Route>(ROUTES)(
     'POST %s takes each hostile value in each field without a 5xx, and accepts only what the contract allows',
     async (route) => {
-      for (const field of Object.keys(VALID_BODY[route]) as Field[]) {
-        for (const value of CATALOGUE[field]) {
-          await sendAndCheck(route, JSON.stringify({ ...VALID_BODY[route], [field]: value }));
-        }
+      for (const slot of SLOTS[route]) {
+        for (const value of CATALOGUE[slot.kind]) await sendAndCheck(route, JSON.stringify(slot.bodyWith(value)));
       }
     },
     60_000,
   );
 
-  it.each<Route>(['/allocate', '/add_batch'])(
+  it.each<Route>(ROUTES)(
     'POST %s refuses bytes that are not UTF-8 in each field with 400, and changes nothing',
     async (route) => {
-      for (const field of Object.keys(VALID_BODY[route]) as Field[]) {
+      // Lines hold no text of their own: the bytes go into their lines' fields.
+      for (const slot of SLOTS[route].filter(({ kind }) => kind !== 'lines')) {
         for (const bytes of INVALID_UTF8) {
-          const template = JSON.stringify({ ...VALID_BODY[route], [field]: `${VALID_BODY[route][field]}@` });
-          await sendInvalidUtf8AndCheck(route, withBytes(template, bytes));
+          await sendInvalidUtf8AndCheck(route, withBytes(JSON.stringify(slot.bodyWith(`${slot.valid}@`)), bytes));
         }
       }
     },
     60_000,
   );
 
-  it.each<Route>(['/allocate', '/add_batch'])(
+  it.each<Route>(ROUTES)(
     'POST %s never answers 5xx to any request, answers every refusal in JSON, and changes nothing it refuses',
     async (route) => {
       await fc.assert(
