@@ -1,0 +1,250 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { freePort } from '../../local/dynamodb-local';
+import { uniqueId } from '../support/dynamodb';
+import { type RunningService, listening, startService } from '../support/local-service';
+
+// POST /orders as `npm start` serves it, over HTTP, against the run's DynamoDB Local. Each test makes
+// its own SKUs and order ids, so no test sees another's stock.
+
+let service: RunningService;
+let baseUrl: string;
+
+beforeAll(async () => {
+  const port = await freePort();
+  service = startService({
+    PORT: String(port),
+    DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'),
+    TABLE_NAME: uniqueId('e2e-orders'),
+  });
+  await listening(service);
+  baseUrl = `http://127.0.0.1:${port}`;
+});
+afterAll(() => service.stop());
+
+interface Batch {
+  readonly ref: string;
+  readonly sku: string;
+  readonly qty: number;
+  readonly eta: string | null;
+}
+
+interface OrderLine {
+  readonly sku: string;
+  readonly qty: number;
+}
+
+const url = (...segments: string[]) => `${baseUrl}/${segments.map(encodeURIComponent).join('/')}`;
+
+const post = (path: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+  fetch(`${baseUrl}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+const postOrder = (orderid: string, lines: readonly OrderLine[]) => post('/orders', { orderid, lines });
+
+const addBatch = async (batch: Batch): Promise<Batch> => {
+  expect((await post('/add_batch', batch)).status).toBe(201);
+  return batch;
+};
+
+/** SKUs that sort in the order of their letters, whatever the random part shared by all of them. */
+const skusNamed = (...letters: string[]) => {
+  const prefix = uniqueId('sku');
+  return letters.map((letter) => `${prefix}-${letter}`);
+};
+
+const jsonOf = async (response: Response, status: number): Promise<unknown> => {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  return response.json();
+};
+
+const stockOf = async (sku: string) => jsonOf(await fetch(url('skus', sku, 'stock')), 200);
+
+const allocationsOf = (orderid: string) => fetch(url('allocations', orderid));
+
+const expectNoAllocations = async (orderid: string) =>
+  expect(await jsonOf(await allocationsOf(orderid), 404)).toEqual({ message: `Order ${orderid} has no allocations` });
+
+describe('POST /orders over HTTP', () => {
+  it('answers 201 with every line and its batch sorted by sku, then 200 with the same body to a repeat that takes no more stock', async () => {
+    const [bed, chair, desk] = skusNamed('A-BED', 'B-CHAIR', 'C-DESK') as [string, string, string];
+    const bedShipment = await addBatch({ ref: uniqueId('bed-ship'), sku: bed, qty: 10, eta: '2027-05-01' });
+    const bedShelf = await addBatch({ ref: uniqueId('bed-shelf'), sku: bed, qty: 10, eta: null });
+    const chairShelf = await addBatch({ ref: uniqueId('chair-shelf'), sku: chair, qty: 4, eta: null });
+    const deskLater = await addBatch({ ref: uniqueId('desk-later'), sku: desk, qty: 10, eta: '2027-09-01' });
+    const deskEarliest = await addBatch({ ref: uniqueId('desk-earliest'), sku: desk, qty: 10, eta: '2027-03-01' });
+    const orderid = uniqueId('order');
+    const expected = {
+      orderid,
+      lines: [
+        { sku: bed, qty: 2, batchref: bedShelf.ref },
+        { sku: chair, qty: 4, batchref: chairShelf.ref },
+        { sku: desk, qty: 1, batchref: deskEarliest.ref },
+      ],
+    };
+
+    const lines = [
+      { sku: desk, qty: 1 },
+      { sku: bed, qty: 2 },
+      { sku: chair, qty: 4 },
+    ];
+    expect(await jsonOf(await postOrder(orderid, lines), 201)).toEqual(expected);
+    expect(await jsonOf(await postOrder(orderid, lines), 200)).toEqual(expected);
+
+    expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual(expected);
+    expect(await stockOf(bed)).toMatchObject({ in_stock: 8, incoming: bedShipment.qty });
+    expect(await stockOf(chair)).toMatchObject({ in_stock: 0, incoming: 0 });
+    expect(await stockOf(desk)).toMatchObject({ in_stock: 0, incoming: deskLater.qty + deskEarliest.qty - 1 });
+  });
+
+  it('allocates an order of 25 lines, each emptying its batch, in one go', async () => {
+    const skus = skusNamed(...Array.from({ length: 25 }, (_, index) => String(index).padStart(2, '0')));
+    const batches = await Promise.all(skus.map((sku) => addBatch({ ref: uniqueId('last-units'), sku, qty: 3, eta: null })));
+    const orderid = uniqueId('order');
+
+    const body = await jsonOf(await postOrder(orderid, batches.map(({ sku, qty }) => ({ sku, qty }))), 201);
+    expect(body).toEqual({ orderid, lines: batches.map(({ sku, qty, ref }) => ({ sku, qty, batchref: ref })) });
+    for (const sku of skus) expect(await stockOf(sku)).toMatchObject({ in_stock: 0, batches: [] });
+  });
+
+  it('answers 400 naming every line that cannot be allocated, unknown sku and out of stock together, and allocates none of the order', async () => {
+    const [lamp, rug, sofa, table] = skusNamed('A-LAMP', 'B-RUG', 'C-SOFA', 'D-TABLE') as [string, string, string, string];
+    await addBatch({ ref: uniqueId('lamp'), sku: lamp, qty: 10, eta: null });
+    await addBatch({ ref: uniqueId('rug'), sku: rug, qty: 2, eta: null });
+    await addBatch({ ref: uniqueId('table'), sku: table, qty: 10, eta: '2027-01-01' });
+    const before = await Promise.all([lamp, rug, table].map(stockOf));
+    const orderid = uniqueId('order');
+
+    const response = await postOrder(orderid, [
+      { sku: lamp, qty: 1 },
+      { sku: rug, qty: 3 },
+      { sku: sofa, qty: 1 },
+      { sku: table, qty: 1 },
+    ]);
+    expect(await jsonOf(response, 400)).toEqual({
+      message: `Cannot allocate order ${orderid}`,
+      lines: [
+        { sku: rug, reason: 'out_of_stock' },
+        { sku: sofa, reason: 'invalid_sku' },
+      ],
+    });
+
+    await expectNoAllocations(orderid);
+    expect(await Promise.all([lamp, rug, table].map(stockOf))).toEqual(before);
+  });
+
+  it('answers 409 with the quantities the order already has, and changes nothing', async () => {
+    const [lamp, rug, sofa] = skusNamed('A-LAMP', 'B-RUG', 'C-SOFA') as [string, string, string];
+    const lampBatch = await addBatch({ ref: uniqueId('lamp'), sku: lamp, qty: 20, eta: null });
+    const rugBatch = await addBatch({ ref: uniqueId('rug'), sku: rug, qty: 20, eta: null });
+    await addBatch({ ref: uniqueId('sofa'), sku: sofa, qty: 20, eta: null });
+    const orderid = uniqueId('order');
+    const allocated = {
+      orderid,
+      lines: [
+        { sku: lamp, qty: 2, batchref: lampBatch.ref },
+        { sku: rug, qty: 3, batchref: rugBatch.ref },
+      ],
+    };
+    const first = await postOrder(orderid, [
+      { sku: lamp, qty: 2 },
+      { sku: rug, qty: 3 },
+    ]);
+    expect(await jsonOf(first, 201)).toEqual(allocated);
+    const stockBefore = await Promise.all([lamp, rug, sofa].map(stockOf));
+
+    const response = await postOrder(orderid, [
+      { sku: sofa, qty: 1 },
+      { sku: rug, qty: 4 },
+      { sku: lamp, qty: 5 },
+    ]);
+    expect(await jsonOf(response, 409)).toEqual({
+      message: `Order ${orderid} already has lines with other quantities`,
+      lines: [
+        { sku: lamp, qty: 2 },
+        { sku: rug, qty: 3 },
+      ],
+    });
+
+    expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual(allocated);
+    expect(await Promise.all([lamp, rug, sofa].map(stockOf))).toEqual(stockBefore);
+  });
+
+  it('shows the order’s lines, cancels one of them, and allocates that line again when the order is repeated', async () => {
+    const [lamp, rug] = skusNamed('A-LAMP é', 'B-RUG/rond') as [string, string];
+    const lampBatch = await addBatch({ ref: uniqueId('lamp'), sku: lamp, qty: 5, eta: null });
+    const rugBatch = await addBatch({ ref: uniqueId('rug'), sku: rug, qty: 5, eta: null });
+    const orderid = `${uniqueId('order')}/n°1`;
+    const lines = [
+      { sku: rug, qty: 2 },
+      { sku: lamp, qty: 1 },
+    ];
+    const whole = {
+      orderid,
+      lines: [
+        { sku: lamp, qty: 1, batchref: lampBatch.ref },
+        { sku: rug, qty: 2, batchref: rugBatch.ref },
+      ],
+    };
+    expect(await jsonOf(await postOrder(orderid, lines), 201)).toEqual(whole);
+    expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual(whole);
+
+    const cancel = await fetch(url('allocations', orderid, rug), { method: 'DELETE' });
+    expect(cancel.status).toBe(204);
+    expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual({ orderid, lines: [whole.lines[0]] });
+    expect(await stockOf(rug)).toMatchObject({ in_stock: 5 });
+    expect(await stockOf(lamp)).toMatchObject({ in_stock: 4 });
+
+    expect(await jsonOf(await postOrder(orderid, lines), 201)).toEqual(whole);
+    expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual(whole);
+    expect(await stockOf(rug)).toMatchObject({ in_stock: 3 });
+    expect(await stockOf(lamp)).toMatchObject({ in_stock: 4 });
+  });
+});
+
+describe('POST /orders refusing a body, over HTTP', () => {
+  const expectInvalidBody = async (response: Response, issues: Array<{ path: string; message: string }>) =>
+    expect(await jsonOf(response, 400)).toEqual({ message: 'Invalid request body', issues });
+
+  it('answers 400 for an order with no lines', async () => {
+    await expectInvalidBody(await postOrder(uniqueId('order'), []), [{ path: 'lines', message: 'must have at least 1 line' }]);
+  });
+
+  it('answers 400 for an order of 26 lines, and allocates none of them', async () => {
+    const skus = skusNamed(...Array.from({ length: 26 }, (_, index) => String(index).padStart(2, '0')));
+    await Promise.all(skus.map((sku) => addBatch({ ref: uniqueId('batch'), sku, qty: 10, eta: null })));
+    const orderid = uniqueId('order');
+
+    const response = await postOrder(orderid, skus.map((sku) => ({ sku, qty: 1 })));
+    await expectInvalidBody(response, [{ path: 'lines', message: 'must have at most 25 lines' }]);
+    await expectNoAllocations(orderid);
+  });
+
+  it('answers 400 naming the index of a line that repeats the sku of an earlier one, and allocates none of them', async () => {
+    const [lamp, rug, sofa] = skusNamed('A-LAMP', 'B-RUG', 'C-SOFA') as [string, string, string];
+    for (const sku of [lamp, rug, sofa]) await addBatch({ ref: uniqueId('batch'), sku, qty: 10, eta: null });
+    const orderid = uniqueId('order');
+
+    const response = await postOrder(orderid, [
+      { sku: lamp, qty: 1 },
+      { sku: rug, qty: 1 },
+      { sku: sofa, qty: 1 },
+      { sku: rug, qty: 2 },
+    ]);
+    await expectInvalidBody(response, [{ path: 'lines.3.sku', message: 'must not repeat the sku of an earlier line' }]);
+    await expectNoAllocations(orderid);
+  });
+
+  it('answers 415 for an order sent as text/plain', async () => {
+    const response = await post('/orders', JSON.stringify({ orderid: uniqueId('order'), lines: [{ sku: 'LAMP', qty: 1 }] }), {
+      'content-type': 'text/plain',
+    });
+    expect(await jsonOf(response, 415)).toEqual({ message: 'Content-Type must be application/json' });
+  });
+
+  it('answers 405 with Allow: POST to a GET of /orders', async () => {
+    const response = await fetch(`${baseUrl}/orders`);
+    expect(await jsonOf(response, 405)).toEqual({ message: 'Method Not Allowed' });
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+});
