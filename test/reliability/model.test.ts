@@ -25,7 +25,11 @@ interface ModelLine {
   sku: string;
   qty: number;
   batchref: string;
-  /** When it was allocated, as a count of allocations: a moved line keeps it. */
+  /**
+   * When it was allocated, as a count of the requests that allocated: a moved line keeps it, and the
+   * new lines of one order share it, as they share the one time the service writes for the order's
+   * transaction.
+   */
   allocatedAt: number;
 }
 
@@ -50,6 +54,7 @@ class ReferenceModel {
     const byRoute: Record<ModelledRoute, () => Expected> = {
       'POST /add_batch': () => this.addBatch(request.body as BatchBody),
       'POST /allocate': () => this.allocate(request.body as LineBody),
+      'POST /orders': () => this.placeOrder(request.body as OrderBody),
       'GET /allocations/{orderid}': () => this.order(orderid),
       'DELETE /allocations/{orderid}/{sku}': () => this.cancel(orderid, sku),
       'GET /batches/{ref}': () => this.batch(ref),
@@ -80,8 +85,40 @@ class ReferenceModel {
     return json(201, { batchref: chosen.ref });
   }
 
+  /**
+   * All or nothing: a line of the order already allocated with another qty refuses the whole order
+   * (before any other refusal); one with the same qty is done and keeps its batch; every other line
+   * is placed by the normal rule, or the order is refused naming each that cannot be, in the order
+   * sent. The lines have different SKUs, so no two of them compete for one batch.
+   */
+  private placeOrder({ orderid, lines }: OrderBody): Expected {
+    const done = new Map(lines.flatMap(({ sku }) => this.lines.get(lineKey(orderid, sku)) ?? []).map((line) => [line.sku, line]));
+    const conflicting = lines.flatMap(({ sku, qty }) => {
+      const line = done.get(sku);
+      return line && line.qty !== qty ? [{ sku, qty: line.qty }] : [];
+    });
+    if (conflicting.length > 0) {
+      return error(409, { message: `Order ${orderid} already has lines with other quantities`, lines: bySku(conflicting) });
+    }
+    const fresh = lines.filter(({ sku }) => !done.has(sku));
+    const refusals = fresh.flatMap(({ sku, qty }) => {
+      if (this.batchesOf(sku).length === 0) return [{ sku, reason: 'invalid_sku' }];
+      return this.candidates(sku, qty).length === 0 ? [{ sku, reason: 'out_of_stock' }] : [];
+    });
+    if (refusals.length > 0) return error(400, { message: `Cannot allocate order ${orderid}`, lines: refusals });
+    const allocatedAt = this.allocations;
+    if (fresh.length > 0) this.allocations++;
+    for (const { sku, qty } of fresh) {
+      const [chosen] = this.candidates(sku, qty) as [ModelBatch];
+      chosen.available -= qty;
+      this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref: chosen.ref, allocatedAt });
+    }
+    const answered = lines.map(({ sku }) => this.lines.get(lineKey(orderid, sku)) as ModelLine);
+    return json(fresh.length > 0 ? 201 : 200, { orderid, lines: bySku(answered.map(({ sku, qty, batchref }) => ({ sku, qty, batchref }))) });
+  }
+
   private order(orderid: string): Expected {
-    const lines = [...this.lines.values()].filter((line) => line.orderid === orderid).sort((a, b) => (a.sku < b.sku ? -1 : 1));
+    const lines = bySku([...this.lines.values()].filter((line) => line.orderid === orderid));
     if (lines.length === 0) return error(404, { message: `Order ${orderid} has no allocations` });
     return json(200, { orderid, lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref })) });
   }
@@ -112,6 +149,8 @@ class ReferenceModel {
       batch.qty = qty;
     }
     if (eta !== undefined) batch.eta = eta;
+    // Never a tie: requests that allocate are a millisecond apart (see nextMillisecond), and the lines
+    // that share one order's time have different SKUs, so no two of them are ever on one batch.
     const newestFirst = [...this.lines.values()].filter((line) => line.batchref === ref).sort((a, b) => b.allocatedAt - a.allocatedAt);
     const reallocated = [];
     for (const line of newestFirst) {
@@ -159,6 +198,8 @@ class ReferenceModel {
 
 const lineKey = (orderid: string, sku: string) => JSON.stringify([orderid, sku]);
 
+const bySku = <T extends { sku: string }>(lines: T[]): T[] => lines.sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
+
 /** Shelf stock (no eta) first, then the earliest shipment; the reference settles a tie. */
 const byPreference = (a: ModelBatch, b: ModelBatch) => {
   const rank = (batch: ModelBatch) => [batch.eta === null ? '0' : `1${batch.eta}`, batch.ref].join('\u0000');
@@ -178,15 +219,20 @@ interface LineBody extends Record<string, unknown> {
   sku: string;
   qty: number;
 }
+interface OrderBody extends Record<string, unknown> {
+  orderid: string;
+  lines: Array<{ sku: string; qty: number }>;
+}
 interface ChangeBody extends Record<string, unknown> {
   qty?: number;
   eta?: string | null;
 }
 
-/** The routes the model knows: a batch's and a line's whole life. */
+/** The routes the model knows: a batch's, a line's and an order's whole life. */
 type ModelledRoute =
   | 'POST /add_batch'
   | 'POST /allocate'
+  | 'POST /orders'
   | 'GET /allocations/{orderid}'
   | 'DELETE /allocations/{orderid}/{sku}'
   | 'GET /batches/{ref}'
@@ -213,7 +259,14 @@ type Operation =
   /** A cancel of a line the service allocated: the one `back` allocations before the last one answered with a batch. */
   | { readonly cancelAllocated: number }
   /** A change of the batch such a line was answered with, so that the batch most likely holds lines. */
-  | { readonly changeAllocated: number; readonly body: ChangeBody };
+  | { readonly changeAllocated: number; readonly body: ChangeBody }
+  /** A client sending again the order it sent `resendOrder` orders before its last one. */
+  | { readonly resendOrder: number }
+  /**
+   * An order around such a line: its orderid, the line's sku with its qty plus `bump` (0: a line
+   * already done; otherwise a conflict), at place `at` among `others` (lines of other SKUs).
+   */
+  | { readonly orderAround: number; readonly bump: number; readonly at: number; readonly others: OrderBody['lines'] };
 
 interface Expected {
   readonly status: number;
@@ -236,11 +289,21 @@ const batchBody = fc.record({
   eta,
 });
 /** Mostly small, so that batches take several lines each; now and then more than a batch holds. */
-const lineBody = fc.record({
-  orderid,
-  sku,
-  qty: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 5 }) }, fc.integer({ min: 1, max: 25 })),
-});
+const lineQty = fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 5 }) }, fc.integer({ min: 1, max: 25 }));
+const lineBody = fc.record({ orderid, sku, qty: lineQty });
+/** An order's lines: each SKU once, in any order, mostly of SKUs with batches (DESK, like CHAIR, never gets one). */
+const orderLinesOf = (skus: fc.Arbitrary<string>, minLength: number) =>
+  fc.uniqueArray(fc.record({ sku: skus, qty: lineQty }), { minLength, maxLength: 3, selector: (line) => line.sku });
+const orderLines = orderLinesOf(fc.constantFrom('LAMP', 'LAMP', 'SOFA', 'SOFA', 'CHAIR', 'DESK'), 1);
+const orderBody = fc.record({ orderid, lines: orderLines });
+/** As many lines as an order may have: LAMP and SOFA among 23 SKUs never stocked, so a refusal names them all, in the order sent. */
+const fullOrderBody = fc
+  .record({
+    orderid,
+    skus: fc.shuffledSubarray(['LAMP', 'SOFA', ...Array.from({ length: 23 }, (_, index) => `NONE-${index}`)], { minLength: 25 }),
+    qtys: fc.array(lineQty, { minLength: 25, maxLength: 25 }),
+  })
+  .map(({ orderid, skus, qtys }) => ({ orderid, lines: skus.map((sku, index) => ({ sku, qty: qtys[index] as number })) }));
 /** Often below what the batch's lines hold, so that lines come off it. */
 const changeQty = fc.oneof(
   fc.constant(0),
@@ -252,6 +315,11 @@ const changeBody = fc.oneof(fc.record({ qty: changeQty }), fc.record({ eta }), f
 
 const addBatch = batchBody.map((body): Request => ({ routeKey: 'POST /add_batch', body }));
 const allocate = lineBody.map((body): Request => ({ routeKey: 'POST /allocate', body }));
+const placeOrder = orderBody.map((body): Request => ({ routeKey: 'POST /orders', body }));
+/** Only SKUs that may have batches, so that more orders place several lines. */
+const placeStockedOrder = fc
+  .record({ orderid, lines: orderLinesOf(fc.constantFrom('LAMP', 'SOFA'), 1) })
+  .map((body): Request => ({ routeKey: 'POST /orders', body }));
 const change = fc
   .record({ ref, body: changeBody })
   .map(({ ref, body }): Request => ({ routeKey: 'PATCH /batches/{ref}', pathParameters: { ref }, body }));
@@ -281,6 +349,39 @@ const spoil = (requests: fc.Arbitrary<Request>, bad: Record<string, fc.Arbitrary
     }),
   );
 
+/** An order with one line spoiled (`part` null: the line itself is not an object), so the issue's path is `lines.<index>[.<part>]`. */
+const spoilOrderLine = fc
+  .record({ request: placeOrder, at: fc.nat(), part: fc.constantFrom('sku', 'qty', null) })
+  .chain(({ request, at, part }) => {
+    const lines = (request.body as OrderBody).lines;
+    const index = at % lines.length;
+    const bad = part === 'sku' ? badIdentifier : part === 'qty' ? badQty : fc.constantFrom<unknown>(null, 5, 'LAMP', [{ sku: 'LAMP', qty: 1 }]);
+    return bad.map((value): Request => {
+      const spoiledLine: Record<string, unknown> = { ...lines[index] };
+      if (part !== null) spoiledLine[part] = value;
+      if (part !== null && value === undefined) delete spoiledLine[part];
+      const spoiledLines = lines.map((line, place) => (place === index ? (part === null ? value : spoiledLine) : line));
+      return { ...request, body: { ...request.body, lines: spoiledLines }, spoiled: part === null ? `lines.${index}` : `lines.${index}.${part}` };
+    });
+  });
+/** An order naming one SKU a second time, with any qty: the issue names the later line. */
+const repeatOrderSku = fc.record({ request: placeOrder, from: fc.nat(), at: fc.nat(), qty: lineQty }).map(({ request, from, at, qty }): Request => {
+  const lines = (request.body as OrderBody).lines;
+  const first = from % lines.length;
+  const index = first + 1 + (at % (lines.length - first));
+  const repeated = [...lines.slice(0, index), { sku: (lines[first] as { sku: string }).sku, qty }, ...lines.slice(index)];
+  return { ...request, body: { ...request.body, lines: repeated }, spoiled: `lines.${index}.sku` };
+});
+/** No lines, too many, or not a list of them. */
+const badLines = fc.constantFrom<unknown>(
+  [],
+  Array.from({ length: 26 }, (_, index) => ({ sku: `NONE-${index}`, qty: 1 })),
+  { sku: 'LAMP', qty: 1 },
+  'LAMP',
+  null,
+  undefined,
+);
+
 const spoilParameter = (requests: fc.Arbitrary<Request>) =>
   fc
     .record({ request: requests, value: badPathParameter })
@@ -298,10 +399,35 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 1, arbitrary: lineBody.map((body): Operation => ({ routeKey: 'POST /allocate', body: { ...body, batchref: 'b1', note: 'gift' } })) },
   { weight: 1, arbitrary: spoil(allocate, { orderid: badIdentifier, sku: badIdentifier, qty: badQty }) },
   { weight: 1, arbitrary: spoil(addBatch, { ref: badIdentifier, sku: badIdentifier, qty: badQty, eta: badEta }) },
+  { weight: 3, arbitrary: placeOrder },
+  { weight: 3, arbitrary: placeStockedOrder },
+  { weight: 2, arbitrary: fc.nat(5).map((back): Operation => ({ resendOrder: back })) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      orderAround: fc.nat(5),
+      bump: fc.constantFrom(0, 0, 0, 1, 3),
+      at: fc.nat(),
+      others: orderLinesOf(fc.constantFrom('LAMP', 'SOFA', 'LAMP', 'SOFA', 'CHAIR'), 0),
+    }),
+  },
+  { weight: 1, arbitrary: fullOrderBody.map((body): Request => ({ routeKey: 'POST /orders', body })) },
+  // Fields it does not know, in the order and in its lines, are ignored.
+  {
+    weight: 1,
+    arbitrary: orderBody.map(({ orderid, lines }): Request => ({
+      routeKey: 'POST /orders',
+      body: { orderid, note: 'gift', lines: lines.map((line) => ({ ...line, batchref: 'b1' })) },
+    })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.oneof(spoil(placeOrder, { orderid: badIdentifier, lines: badLines }), spoilOrderLine, repeatOrderSku),
+  },
   {
     weight: 1,
     arbitrary: fc
-      .record({ request: fc.oneof(allocate, addBatch, change), rawBody: fc.constantFrom('{"sku": "LAMP",', 'qty=1', "{'qty': 1}") })
+      .record({ request: fc.oneof(allocate, addBatch, change, placeOrder), rawBody: fc.constantFrom('{"sku": "LAMP",', 'qty=1', "{'qty': 1}") })
       .map(({ request: { routeKey, pathParameters }, rawBody }): Request => ({ routeKey, pathParameters, rawBody })),
   },
   { weight: 2, arbitrary: change },
@@ -328,7 +454,8 @@ const send = (service: HandlerService, { routeKey, pathParameters, body, rawBody
 /**
  * Lines come off a batch newest first by their allocation time, which the service keeps to the
  * millisecond: two allocations within one would tie, and the order between them would be the
- * store's. Waiting for the clock to pass the millisecond an answer came in keeps them apart.
+ * store's. Waiting for the clock to pass the millisecond an answer came in keeps them apart. (An
+ * order's lines share one time, but never a batch: see ReferenceModel.change.)
  */
 const nextMillisecond = async () => {
   const answeredAt = Date.now();
@@ -370,11 +497,21 @@ describe(`the service against a reference model of the contract (seed ${SEED})`,
         const service = serviceOver(table.repository());
 
         const allocations: Request[] = [];
-        /** The lines the service answered with a batch, for the cancels and changes that target them. */
-        const allocated: Array<{ orderid: string; sku: string; batchref: string }> = [];
+        const orders: Request[] = [];
+        /** The lines the service answered with a batch, for the cancels, changes and orders that target them. */
+        const allocated: Array<{ orderid: string; sku: string; qty: number; batchref: string }> = [];
         const earlier = <T>(items: readonly T[], back: number): T | undefined => items[items.length - 1 - (back % items.length)];
         const requestOf = (operation: Operation): Request | undefined => {
           if ('resend' in operation) return earlier(allocations, operation.resend);
+          if ('resendOrder' in operation) return earlier(orders, operation.resendOrder);
+          if ('orderAround' in operation) {
+            const line = earlier(allocated, operation.orderAround);
+            if (!line) return undefined;
+            const others = operation.others.filter(({ sku }) => sku !== line.sku);
+            const at = operation.at % (others.length + 1);
+            const lines = [...others.slice(0, at), { sku: line.sku, qty: line.qty + operation.bump }, ...others.slice(at)];
+            return { routeKey: 'POST /orders', body: { orderid: line.orderid, lines } };
+          }
           if ('cancelAllocated' in operation) {
             const line = earlier(allocated, operation.cancelAllocated);
             return line && { routeKey: 'DELETE /allocations/{orderid}/{sku}', pathParameters: { orderid: line.orderid, sku: line.sku } };
@@ -395,8 +532,16 @@ describe(`the service against a reference model of the contract (seed ${SEED})`,
           if (request.routeKey === 'POST /allocate') {
             allocations.push(request);
             if (answer.status === 201 || answer.status === 200) {
-              const { orderid, sku } = request.body as LineBody;
-              allocated.push({ orderid, sku, batchref: (answer.body as { batchref: string }).batchref });
+              const { orderid, sku, qty } = request.body as LineBody;
+              allocated.push({ orderid, sku, qty, batchref: (answer.body as { batchref: string }).batchref });
+            }
+            await nextMillisecond();
+          }
+          if (request.routeKey === 'POST /orders') {
+            orders.push(request);
+            if (answer.status === 201 || answer.status === 200) {
+              const { orderid, lines } = answer.body as { orderid: string; lines: Array<{ sku: string; qty: number; batchref: string }> };
+              allocated.push(...lines.map(({ sku, qty, batchref }) => ({ orderid, sku, qty, batchref })));
             }
             await nextMillisecond();
           }
