@@ -9,9 +9,8 @@ import { lambdaContext, postEvent } from '../support/events';
 /*
  * What one request costs the store, counted rather than timed: the calls the handler makes and the
  * capacity DynamoDB Local reports for them. Its read units follow DynamoDB's rules (4 KB per unit
- * for a strongly consistent read); its write units for a transaction follow the transaction's size
- * rather than DynamoDB's bill of 2 units per item, so only the calls of a write are compared here
- * (docs/capacity.md has the bill).
+ * for a strongly consistent read); its write units for a transaction are not DynamoDB's bill of 2
+ * units per item, so only the calls of a write are compared here (docs/capacity.md has the bill).
  */
 
 let table: TestTable;

@@ -176,7 +176,7 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
   const notes = [
     `${results.date}, Node ${machine.node}, ${machine.cpus} CPUs, load average ${round(machine.loadAverage.atStart, 2)} at start and ${round(machine.loadAverage.atEnd, 2)} at end.`,
     `Throughput and latency: ${throughput.rounds} rounds of ${throughput.roundSeconds} s per side, floor and service in turn; each figure is the median of its value per round.`,
-    "CU: capacity units as DynamoDB Local reports them: reads as DynamoDB bills them, a transaction's writes by its size rather than DynamoDB's 2 per item (docs/capacity.md).",
+    "CU: capacity units as DynamoDB Local reports them: reads as DynamoDB bills them, a transaction's writes not as DynamoDB bills them (2 per item: docs/capacity.md).",
   ];
   return [...rows.map((cells) => `| ${cells.join(' | ')} |`).toSpliced(1, 0, `|${' --- |'.repeat(rows[0]?.length ?? 0)}`), '', ...notes].join('\n');
 };
