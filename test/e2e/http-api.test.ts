@@ -1,30 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { freePort } from '../../local/dynamodb-local';
+import { describe, expect, it } from 'vitest';
 import { uniqueId } from '../support/dynamodb';
-import { type RunningService, listening, startService } from '../support/local-service';
+import { serviceForTheseTests } from '../support/local-service';
 import { sendRaw } from './raw-request';
 
 // The service as `npm start` runs it, over HTTP, against the run's DynamoDB Local; every test
 // makes its own SKUs, refs and order ids, so the tests never see each other's stock.
 
-let service: RunningService;
-let baseUrl: string;
-
-beforeAll(async () => {
-  const port = await freePort();
-  service = startService({
-    PORT: String(port),
-    DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'),
-    TABLE_NAME: uniqueId('e2e'),
-  });
-  await listening(service);
-  baseUrl = `http://127.0.0.1:${port}`;
-});
-afterAll(() => service.stop());
+const baseUrlOf = serviceForTheseTests('e2e');
 
 const post = (path: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-  fetch(`${baseUrl}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetch(`${baseUrlOf()}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
 const addBatch = async (batch: { ref: string; sku: string; qty: number; eta: string | null }) => {
   const response = await post('/add_batch', batch);
@@ -125,7 +110,7 @@ describe('the error table of the contract, over HTTP', () => {
   });
 
   it('answers 415 for a Content-Type sent twice, which API Gateway joins into one that is not JSON', async () => {
-    const answer = await sendRaw(baseUrl, {
+    const answer = await sendRaw(baseUrlOf(), {
       path: '/add_batch',
       headers: ['Content-Type', 'application/json', 'Content-Type', 'application/json'],
       body: JSON.stringify({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 1, eta: null }),
@@ -145,7 +130,7 @@ describe('the error table of the contract, over HTTP', () => {
   });
 
   it('answers 400 for a body that is not UTF-8', async () => {
-    const response = await fetch(`${baseUrl}/allocate`, {
+    const response = await fetch(`${baseUrlOf()}/allocate`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: Buffer.concat([Buffer.from('{"orderid": "'), Buffer.from([0xff]), Buffer.from('", "sku": "LAMP", "qty": 1}')]),
@@ -156,7 +141,7 @@ describe('the error table of the contract, over HTTP', () => {
 
   it('measures the body in the bytes sent, not in what they decode to', async () => {
     // 16 KiB of bytes that are not UTF-8: within the limit, and not JSON either.
-    const response = await fetch(`${baseUrl}/allocate`, {
+    const response = await fetch(`${baseUrlOf()}/allocate`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: new Uint8Array(16 * 1024).fill(0xff),
@@ -171,7 +156,7 @@ describe('the error table of the contract, over HTTP', () => {
   it.each(['/x/../allocate', '/./allocate', '//allocate', '/allocate/'])(
     'answers 404 for %s: API Gateway matches the path as sent, unresolved',
     async (path) => {
-      const answer = await sendRaw(baseUrl, {
+      const answer = await sendRaw(baseUrlOf(), {
         path,
         headers: ['Content-Type', 'application/json'],
         body: JSON.stringify({ orderid: uniqueId('order'), sku: uniqueId('sku'), qty: 1 }),
@@ -182,14 +167,14 @@ describe('the error table of the contract, over HTTP', () => {
   );
 
   it('answers 405 with Allow for a known path and another method', async () => {
-    const response = await fetch(`${baseUrl}/allocate`);
+    const response = await fetch(`${baseUrlOf()}/allocate`);
     await expectJsonError(response, 405);
     expect(response.headers.get('allow')).toBe('POST');
   });
 });
 
 describe('the routes with path parameters, over HTTP', () => {
-  const url = (...segments: string[]) => `${baseUrl}/${segments.map(encodeURIComponent).join('/')}`;
+  const url = (...segments: string[]) => `${baseUrlOf()}/${segments.map(encodeURIComponent).join('/')}`;
   const patch = (ref: string, body: unknown) =>
     fetch(url('batches', ref), { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -284,7 +269,7 @@ describe('the routes with path parameters, over HTTP', () => {
   });
 
   it('answers 400 "Bad Request" for a parameter that does not percent-decode', async () => {
-    const body = await expectJsonError(await fetch(`${baseUrl}/batches/%FF`), 400);
+    const body = await expectJsonError(await fetch(`${baseUrlOf()}/batches/%FF`), 400);
     expect(body).toEqual({ message: 'Bad Request' });
   });
 
@@ -294,7 +279,7 @@ describe('the routes with path parameters, over HTTP', () => {
     ['GET', '/allocations/order-1/LAMP', 'DELETE'],
     ['PATCH', '/skus/LAMP/stock', 'GET'],
   ])('answers %s %s with 405 and the methods of the path in Allow', async (method, path, allow) => {
-    const response = await fetch(`${baseUrl}${path}`, { method });
+    const response = await fetch(`${baseUrlOf()}${path}`, { method });
     const body = await expectJsonError(response, 405);
     expect(body).toEqual({ message: 'Method Not Allowed' });
     expect(response.headers.get('allow')).toBe(allow);

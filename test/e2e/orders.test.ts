@@ -1,26 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { freePort } from '../../local/dynamodb-local';
+import { describe, expect, it } from 'vitest';
 import { uniqueId } from '../support/dynamodb';
-import { type RunningService, listening, startService } from '../support/local-service';
+import { serviceForTheseTests } from '../support/local-service';
 
 // POST /orders as `npm start` serves it, over HTTP, against the run's DynamoDB Local. Each test makes
 // its own SKUs and order ids, so no test sees another's stock.
 
-let service: RunningService;
-let baseUrl: string;
-
-beforeAll(async () => {
-  const port = await freePort();
-  service = startService({
-    PORT: String(port),
-    DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'),
-    TABLE_NAME: uniqueId('e2e-orders'),
-  });
-  await listening(service);
-  baseUrl = `http://127.0.0.1:${port}`;
-});
-afterAll(() => service.stop());
+const baseUrlOf = serviceForTheseTests('e2e-orders');
 
 interface Batch {
   readonly ref: string;
@@ -34,10 +19,10 @@ interface OrderLine {
   readonly qty: number;
 }
 
-const url = (...segments: string[]) => `${baseUrl}/${segments.map(encodeURIComponent).join('/')}`;
+const url = (...segments: string[]) => `${baseUrlOf()}/${segments.map(encodeURIComponent).join('/')}`;
 
 const post = (path: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-  fetch(`${baseUrl}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetch(`${baseUrlOf()}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
 const postOrder = (orderid: string, lines: readonly OrderLine[]) => post('/orders', { orderid, lines });
 
@@ -243,7 +228,7 @@ describe('POST /orders refusing a body, over HTTP', () => {
   });
 
   it('answers 405 with Allow: POST to a GET of /orders', async () => {
-    const response = await fetch(`${baseUrl}/orders`);
+    const response = await fetch(`${baseUrlOf()}/orders`);
     expect(await jsonOf(response, 405)).toEqual({ message: 'Method Not Allowed' });
     expect(response.headers.get('allow')).toBe('POST');
   });

@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { freePort } from '../../local/dynamodb-local';
+import { uniqueId } from './dynamodb';
 
 export interface RunningService {
   readonly process: ChildProcess;
@@ -43,4 +46,22 @@ export const exited = async (service: RunningService): Promise<number | null> =>
   if (service.process.exitCode !== null) return service.process.exitCode;
   const [code] = await once(service.process, 'exit');
   return code as number | null;
+};
+
+/**
+ * For a test file: the service as `npm start` runs it, on a free port, over the run's DynamoDB
+ * Local and a table of the file's own, started before its tests and stopped after them. Answers
+ * the base URL, once the service listens.
+ */
+export const serviceForTheseTests = (tablePrefix: string): (() => string) => {
+  let service: RunningService | undefined;
+  let baseUrl = '';
+  beforeAll(async () => {
+    const port = await freePort();
+    service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'), TABLE_NAME: uniqueId(tablePrefix) });
+    await listening(service);
+    baseUrl = `http://127.0.0.1:${port}`;
+  });
+  afterAll(() => service?.stop());
+  return () => baseUrl;
 };
