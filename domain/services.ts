@@ -89,13 +89,15 @@ export const orderAllocations = async (orderid: string, repository: BatchReposit
 
 /** Removes the line and gives its stock back to its batch; a line that is not there is LineNotFound. */
 export const cancelAllocation = async (orderid: string, sku: string, repository: BatchRepository): Promise<void> => {
+  let contended = '';
   for (let round = 0; round < MAX_BATCH_ROUNDS; round++) {
     const line = await repository.allocationOf(orderid, sku);
     if (!line) throw new LineNotFound(orderid, sku);
     const batch = await batchOrThrow(line.batchref, repository, sku);
     if ((await repository.cancelAllocation(line, batch)) === 'saved') return;
+    contended = batch.ref;
   }
-  throw new BatchContended(`of order ${orderid} for sku ${sku}`, MAX_BATCH_ROUNDS);
+  throw new BatchContended(contended, MAX_BATCH_ROUNDS);
 };
 
 export const batchStatus = async (ref: string, repository: BatchRepository): Promise<Batch> => batchOrThrow(ref, repository);
