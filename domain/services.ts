@@ -76,10 +76,10 @@ const answerRepeat = (existing: Allocation, line: OrderLine): AllocationOutcome 
 };
 
 /** Rounds of read and conditional write on one batch before giving up with a 503 (a retry continues). */
-export const MAX_BATCH_ROUNDS = 8;
+const MAX_BATCH_ROUNDS = 8;
 
 /** Lines read at a time from a batch that shrank: enough for most batches in one read. */
-export const LINES_READ_AT_ONCE = 100;
+const LINES_READ_AT_ONCE = 100;
 
 export const orderAllocations = async (orderid: string, repository: BatchRepository): Promise<Allocation[]> => {
   const lines = await repository.allocationsOf(orderid);
@@ -175,7 +175,7 @@ const batchOrThrow = async (ref: string, repository: BatchRepository, sku?: stri
 };
 
 export interface OrderOutcome {
-  /** Every line of the order, sorted by sku, with its batch. */
+  /** Every line of the request, sorted by sku, with its batch. */
   readonly lines: Allocation[];
   /** False when every line was already allocated with the same qty: a repeat, answered without taking stock. */
   readonly created: boolean;

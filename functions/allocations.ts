@@ -11,13 +11,13 @@ const lineView = ({ sku, qty, batchref }: Allocation) => ({ sku, qty, batchref }
 
 /** Order lines: allocating one, or a whole order's, reading an order's, and cancelling one. */
 export const createAllocationsHandler = (repository: BatchRepository) =>
-  routedHandler<AllocationsRouteKey>([
+  routedHandler<AllocationsRouteKey>(repository, [
     route('POST /allocate', {
       body: orderLineSchema,
       successOutcomes: { 200: 'AlreadyAllocated', 201: 'Allocated' },
       // 201 with the batch for a new line, 200 for an exact repeat of an allocated line.
-      run: async ({ body }, { deadline }) => {
-        const { batchref, created } = await allocate(body, repository.withDeadline(deadline));
+      run: async ({ body }, store) => {
+        const { batchref, created } = await allocate(body, store);
         return json(created ? 201 : 200, { batchref });
       },
     }),
@@ -25,22 +25,22 @@ export const createAllocationsHandler = (repository: BatchRepository) =>
       body: orderSchema,
       successOutcomes: { 200: 'OrderAlreadyAllocated', 201: 'OrderAllocated' },
       // 201 when it allocated at least one new line, 200 when every line was already allocated.
-      run: async ({ body }, { deadline }) => {
-        const { lines, created } = await allocateOrder(body, repository.withDeadline(deadline));
+      run: async ({ body }, store) => {
+        const { lines, created } = await allocateOrder(body, store);
         return json(created ? 201 : 200, { orderid: body.orderid, lines: lines.map(lineView) });
       },
     }),
     route('GET /allocations/{orderid}', {
       successOutcomes: { 200: 'OrderRead' },
-      run: async ({ pathParameters: { orderid } }, { deadline }) => {
-        const lines = await orderAllocations(orderid, repository.withDeadline(deadline));
+      run: async ({ pathParameters: { orderid } }, store) => {
+        const lines = await orderAllocations(orderid, store);
         return json(200, { orderid, lines: lines.map(lineView) });
       },
     }),
     route('DELETE /allocations/{orderid}/{sku}', {
       successOutcomes: { 204: 'LineCancelled' },
-      run: async ({ pathParameters: { orderid, sku } }, { deadline }) => {
-        await cancelAllocation(orderid, sku, repository.withDeadline(deadline));
+      run: async ({ pathParameters: { orderid, sku } }, store) => {
+        await cancelAllocation(orderid, sku, store);
         return noContent();
       },
     }),

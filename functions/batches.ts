@@ -33,32 +33,32 @@ const stockView = ({ sku, inStock, incoming, nextEta, batches }: StockLevels) =>
 
 /** The batches and their stock: adding a batch, reading and changing one, and a SKU's stock levels. */
 export const createBatchesHandler = (repository: BatchRepository) =>
-  routedHandler<BatchesRouteKey>([
+  routedHandler<BatchesRouteKey>(repository, [
     route('POST /add_batch', {
       body: batchSchema,
       successOutcomes: { 201: 'BatchAdded' },
       // 201 with the plain word OK, as the spec has it.
-      run: async ({ body }, { deadline }) => {
-        await addBatch(body, repository.withDeadline(deadline));
+      run: async ({ body }, store) => {
+        await addBatch(body, store);
         return text(201, 'OK');
       },
     }),
     route('GET /batches/{ref}', {
       successOutcomes: { 200: 'BatchRead' },
-      run: async ({ pathParameters: { ref } }, { deadline }) =>
-        json(200, batchView(await batchStatus(ref, repository.withDeadline(deadline)))),
+      run: async ({ pathParameters: { ref } }, store) =>
+        json(200, batchView(await batchStatus(ref, store))),
     }),
     route('PATCH /batches/{ref}', {
       body: batchChangeSchema,
       successOutcomes: { 200: 'BatchChanged' },
-      run: async ({ pathParameters: { ref }, body }, { deadline }) => {
-        const { batch, reallocated } = await changeBatch(ref, body, repository.withDeadline(deadline));
+      run: async ({ pathParameters: { ref }, body }, store) => {
+        const { batch, reallocated } = await changeBatch(ref, body, store);
         return json(200, { ...batchView(batch), reallocated: reallocated.map(reallocationView) });
       },
     }),
     route('GET /skus/{sku}/stock', {
       successOutcomes: { 200: 'StockRead' },
-      run: async ({ pathParameters: { sku } }, { deadline }) => json(200, stockView(await skuStock(sku, repository.withDeadline(deadline)))),
+      run: async ({ pathParameters: { sku } }, store) => json(200, stockView(await skuStock(sku, store))),
     }),
   ]);
 

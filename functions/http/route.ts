@@ -4,6 +4,7 @@ import httpErrorHandler from '@middy/http-error-handler';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
+import type { BatchRepository } from '../../domain/ports';
 import {
   BodyTooLarge,
   InvalidPathParameters,
@@ -47,10 +48,10 @@ export interface RouteDefinition<RouteKey extends string, Schema extends z.ZodMi
   readonly body?: Schema;
   /** What each success status means, for the request log. */
   readonly successOutcomes: Readonly<Record<number, string>>;
-  /** `deadline` aborts when middy answers 503 for lack of time: hand it to every store call. */
+  /** `store` is the handler's repository bound to this request's deadline: every call it makes gives up when middy answers 503. */
   readonly run: (
     input: { readonly pathParameters: PathParameters<RouteKey>; readonly body: BodyOf<Schema> },
-    request: { readonly deadline: AbortSignal },
+    store: BatchRepository,
   ) => Promise<HttpResult>;
 }
 
@@ -60,10 +61,7 @@ export interface Route<RouteKey extends string = string> {
   readonly pathParameters: z.ZodMiniType<Readonly<Record<string, string>>>;
   readonly body: z.ZodMiniType | undefined;
   readonly successOutcomes: Readonly<Record<number, string>>;
-  readonly run: (
-    input: { readonly pathParameters: Readonly<Record<string, string>>; readonly body: unknown },
-    request: { readonly deadline: AbortSignal },
-  ) => Promise<HttpResult>;
+  readonly run: (input: { readonly pathParameters: Readonly<Record<string, string>>; readonly body: unknown }, store: BatchRepository) => Promise<HttpResult>;
 }
 
 /** A route for `routeKey`, as API Gateway names it (e.g. `GET /batches/{ref}`); it also labels the request log. */
@@ -97,9 +95,10 @@ export const noContent = (): HttpResult => ({ statusCode: 204 });
 /**
  * One Lambda handler for several routes, chosen by the event's route key: its path parameters,
  * then, for a route with a body, the Content-Type, body size, UTF-8 and JSON checks and the schema,
- * then `run`. Every error leaves through `toErrorResponse`, and every request logs one JSON line.
+ * then `run`, with `repository` bound to the request's deadline (here, once for every route).
+ * Every error leaves through `toErrorResponse`, and every request logs one JSON line.
  */
-export const routedHandler = <RouteKey extends string>(routes: readonly Route<RouteKey>[]) => {
+export const routedHandler = <RouteKey extends string>(repository: BatchRepository, routes: readonly Route<RouteKey>[]) => {
   const routesByKey = new Map<string, Route>(routes.map((entry) => [entry.routeKey, entry]));
   /** The route of each request and its checked path parameters, from the first check to `run`. */
   const selected = new WeakMap<HttpEvent, { readonly route: Route; readonly pathParameters: Readonly<Record<string, string>> }>();
@@ -147,7 +146,7 @@ export const routedHandler = <RouteKey extends string>(routes: readonly Route<Ro
         // process, and the local server runs several at once.
         const deadline = startDeadline(context);
         try {
-          return await route.run({ pathParameters, body }, { deadline: deadline.signal });
+          return await route.run({ pathParameters, body }, repository.withDeadline(deadline.signal));
         } finally {
           deadline.clear();
         }

@@ -83,7 +83,7 @@ export const batchChangeSchema = /* @__PURE__ */ z
   );
 
 /** A transaction holds at most 100 items; an order's line takes up to 3 (its put, its batch moved). */
-export const MAX_ORDER_LINES = 25;
+const MAX_ORDER_LINES = 25;
 
 /** Each SKU once: an order's line is (orderid, sku), and two lines of one SKU would be one line twice. */
 const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ z.object({ sku: identifier, qty: quantity })).check(

@@ -42,7 +42,7 @@ import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema } from './table';
  *
  * Capacity: an allocate costs one strongly consistent Query (1 RCU while the SKU has fewer than about
  * twenty batches with stock, however many are exhausted) and one transaction of two small writes
- * (2 x 2 WCU), three (6 WCU) when it empties the batch. Every allocation of one SKU writes items in
+ * (2 x 2 WCU), three (6 WCU) when it empties the batch, plus 1 WCU for the line's index entry. Every allocation of one SKU writes items in
  * the same partition, so one hot SKU tops out near 1,000 WCU/s / 2 WCU per batch update ~ 500
  * allocations/s, fewer when requests collide on one batch item (TransactionConflict, retried below).
  */
@@ -147,15 +147,15 @@ const batchIsExactly = ({ qty, available, eta }: Batch) => ({
 });
 
 /**
- * A change of `available` by `delta` that leaves the batch on its side of zero is an update in
- * place, on condition that the result stays on that side: more than zero in the stock range (which
- * also guards "stock never goes below zero"), zero or less out of it. A condition cannot do
- * arithmetic, hence the bound against `-delta`.
+ * A change of `available` by `delta` made in place, on condition that the result stays above zero
+ * (which guards "stock never goes below zero" and "the stock range holds only batches with stock").
+ * A condition cannot do arithmetic, hence the bound against `-delta`.
  */
-const staysOnItsSide = (batch: Batch, delta: number) => ({
-  ConditionExpression: batch.available > 0 ? 'available > :bound' : 'available <= :bound',
-  ExpressionAttributeValues: { ':bound': -delta },
-});
+const keepsStock = (delta: number) => ({ ConditionExpression: 'available > :bound', ExpressionAttributeValues: { ':bound': -delta } });
+
+/** Likewise for a batch out of the stock range that stays there: the result is zero or less. */
+const staysOnItsSide = (batch: Batch, delta: number) =>
+  isInStock(batch) ? keepsStock(delta) : { ConditionExpression: 'available <= :bound', ExpressionAttributeValues: { ':bound': -delta } };
 
 export interface ConflictRetryPolicy {
   /** Attempts of one transaction that DynamoDB cancelled for a conflict or throttling, in all. */
@@ -409,7 +409,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const adjusted = { ...batch, available: batch.available + delta };
     const crossesZero = delta < 0 ? adjusted.available === 0 : !isInStock(batch) && isInStock(adjusted);
     if (crossesZero) return this.moveBatch(batch, adjusted);
-    const condition = delta < 0 ? { ConditionExpression: 'available > :bound', ExpressionAttributeValues: { ':bound': -delta } } : staysOnItsSide(batch, delta);
+    const condition = delta < 0 ? keepsStock(delta) : staysOnItsSide(batch, delta);
     return [
       {
         Update: {

@@ -813,6 +813,7 @@ describe('the route table', () => {
     ['PATCH /batches/{ref}', { pathParameters: { ref: 'batch-1' }, body: { qty: 4 } }],
     ['GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' } }],
     ['POST /allocate', { body: validLine }],
+    ['POST /orders', { body: { orderid: 'order-2', lines: [{ sku: 'LAMP', qty: 1 }] } }],
     ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } }],
     ['DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: 'order-1', sku: 'LAMP' } }],
   ] as const)("hands %s's store calls the request's deadline", async (routeKey, options) => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BatchRepository } from '../../domain/ports';
 import { addBatch, allocateOrder } from '../../domain/services';
-import type { RequestCostMeter } from './request-cost';
+import { type RequestCostMeter, unitsOf } from './request-cost';
 import { median } from './stats';
 
 export interface OrderCost {
@@ -33,13 +33,11 @@ export const measureOrders = async (repository: BatchRepository, meter: RequestC
     milliseconds.push(performance.now() - startedAt);
     calls = meter.takeCalls();
   }
-  const unitsOf = (operation: string) =>
-    calls.filter((call) => call.operation === operation).reduce((sum, { capacityUnits = 0 }) => sum + capacityUnits, 0);
   return {
     lines,
     medianMilliseconds: median(milliseconds),
-    readUnits: unitsOf('Query'),
-    writeUnits: unitsOf('TransactWriteItems'),
+    readUnits: unitsOf(calls, ['Query']),
+    writeUnits: unitsOf(calls, ['TransactWriteItems']),
     calls: calls.length,
   };
 };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BatchRepository } from '../../domain/ports';
 import { addBatch, allocate, changeBatch } from '../../domain/services';
-import type { RequestCostMeter } from './request-cost';
+import { type RequestCostMeter, unitsOf } from './request-cost';
 
 export interface PatchCost {
   readonly linesMoved: number;
@@ -32,13 +32,11 @@ export const measurePatchMoving = async (repository: BatchRepository, meter: Req
   const calls = meter.takeCalls();
   if (reallocated.length !== lines) throw new Error(`The PATCH moved ${reallocated.length} lines, not ${lines}`);
 
-  const unitsOf = (operations: readonly string[]) =>
-    calls.filter(({ operation }) => operations.includes(operation)).reduce((sum, { capacityUnits = 0 }) => sum + capacityUnits, 0);
   return {
     linesMoved: reallocated.length,
     milliseconds,
     calls: Object.fromEntries([...Map.groupBy(calls, ({ operation }) => operation)].map(([operation, some]) => [operation, some.length])),
-    readUnitsPerLine: unitsOf(['Query', 'GetItem', 'BatchGetItem']) / lines,
-    writeUnitsPerLine: unitsOf(['TransactWriteItems']) / lines,
+    readUnitsPerLine: unitsOf(calls, ['Query', 'GetItem', 'BatchGetItem']) / lines,
+    writeUnitsPerLine: unitsOf(calls, ['TransactWriteItems']) / lines,
   };
 };

@@ -55,6 +55,10 @@ export const meterRequestCost = (client: DocumentSender): RequestCostMeter => {
 const operationName = (command: DocumentCommand): string =>
   (command.clientCommand ?? command).constructor.name.replace(/Command$/, '');
 
+/** The units the calls of these operations consumed, in all: reads (`Query`, `GetItem`...) or writes. */
+export const unitsOf = (calls: readonly StoreCall[], operations: readonly string[]): number =>
+  calls.filter(({ operation }) => operations.includes(operation)).reduce((sum, { capacityUnits = 0 }) => sum + capacityUnits, 0);
+
 /** A transaction reports one entry per table it touched; a single-table call, one entry. */
 const totalCapacityUnits = (consumed: ConsumedCapacity | ConsumedCapacity[] | undefined): number =>
   [consumed ?? []].flat().reduce((sum, { CapacityUnits = 0 }) => sum + CapacityUnits, 0);
