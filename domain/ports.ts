@@ -1,4 +1,4 @@
-import type { Allocation, Batch, Placement } from './model';
+import type { Allocation, Batch, OrderLine, Placement } from './model';
 
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
 export type ConditionalWrite = 'saved' | 'changed';
@@ -50,6 +50,11 @@ export interface BatchRepository {
    * transaction. The placements are of different SKUs, so of different batches.
    */
   saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult>;
+  /**
+   * Records that these lines were refused for lack of stock, so the refusal is announced (OutOfStock).
+   * Never rejects: a refusal is answered whether or not it could be recorded.
+   */
+  recordOutOfStock(lines: readonly OrderLine[]): Promise<void>;
   /**
    * The batch as of now (strongly consistent), wherever its stock puts it. `sku`, when the caller
    * knows the batch's SKU, saves looking it up.

@@ -57,6 +57,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
       if (existing) return answerRepeat(existing, line);
+      await repository.recordOutOfStock([line]);
       throw new OutOfStock(line.sku);
     }
 
@@ -201,6 +202,8 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
       const before = done.size;
       takeExisting(orderid, lines, allocated, done);
       if (done.size > before) continue;
+      const outOfStock = new Set(plan.refusals.flatMap(({ sku, reason }) => (reason === 'out_of_stock' ? [sku] : [])));
+      await repository.recordOutOfStock(pending.filter(({ sku }) => outOfStock.has(sku)).map(({ sku, qty }) => ({ orderid, sku, qty })));
       throw new OrderNotAllocated(orderid, plan.refusals);
     }
     const result = await repository.saveAllocations(plan.placements);

@@ -56,7 +56,8 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       else if (stored.kind === 'known-sku') knownSkus.push(stored.sku);
       else if (stored.kind === 'batch-reference') references.push({ ref: stored.ref, sku: stored.sku });
       else if (stored.kind === 'line') lines.push(stored.allocation);
-      else unrecognized.push({ pk: stored.pk, sk: stored.sk });
+      else if (stored.kind === 'unrecognized') unrecognized.push({ pk: stored.pk, sk: stored.sk });
+      // Notices (a deallocation's reason, a refusal) hold no stock: no invariant is about them.
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);

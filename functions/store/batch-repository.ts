@@ -2,6 +2,7 @@ import {
   BatchGetCommand,
   type DynamoDBDocumentClient,
   GetCommand,
+  PutCommand,
   QueryCommand,
   type QueryCommandOutput,
   TransactGetCommand,
@@ -10,19 +11,24 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DuplicateBatch, StoreUnavailable } from '../../domain/errors';
-import type { Allocation, Batch, Placement } from '../../domain/model';
+import type { Allocation, Batch, OrderLine, Placement } from '../../domain/model';
 import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock } from '../../domain/ports';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
-import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema } from './table';
+import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttribute } from './table';
 
 /*
  * The table's items (one table, keys `pk`/`sk` as tableKeySchema names them):
  *   known SKU        pk SKU#<sku>       sk STOCK         sku        (written with the SKU's first batch)
  *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available (> 0), eta
  *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available (<= 0), eta
- *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku   (makes a ref unique across SKUs)
+ *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, changedAt
+ *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,
- *                                                         lineBatch LINES#<batchref>, allocatedAt
+ *                                                         lineBatch LINES#<batchref>, allocatedAt, movedAt
+ *   deallocation     pk ORDER#<orderid> sk DEALLOCATED#<sku>#<noticeId>
+ *                                                         orderid, sku, qty, batchref, reason, deallocatedAt
+ *   out of stock     pk ORDER#<orderid> sk OUTOFSTOCK#<sku>#<noticeId>
+ *                                                         orderid, sku, qty, refusedAt
  * A batch's `available` is below zero only while a change that lowered its qty still has lines to
  * move off it: it then sits out of the stock range, where no allocation reads it, until the lines
  * are moved (domain/services.ts, changeBatch). Its lines are found through the sparse index
@@ -30,6 +36,19 @@ import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema } from './table';
  * a copy of each line under the batch, because that copy would be one more item in every
  * allocation's transaction (2 WCU), where the index costs 1 WCU and the allocation keeps 2 items.
  * `eta` is absent for a batch in stock (a condition cannot compare with NULL everywhere; absence it can).
+ *
+ * Events (functions/events/stream-events.ts) come from the table's stream, so only what committed
+ * is announced. An item's own fields must say what happened, hence three choices here:
+ * - the batch reference holds the batch's qty and eta, and a change of the batch updates it in the
+ *   same transaction: the batch item itself moves between keys whenever its stock crosses zero,
+ *   which a stream shows as a removal and an insertion that look the same for an allocation and a
+ *   change; the reference's own insertion and modification are BatchAdded and BatchChanged;
+ * - a removed line's record cannot tell a cancellation from a change of its batch, so each removal
+ *   writes a deallocation notice with its reason in the same transaction;
+ * - a refusal for lack of stock changes nothing, so it writes an out-of-stock notice.
+ * Notices sit in the order's partition, next to its lines (a stream orders the records of one
+ * partition key's items), and carry `expiresAt`: DynamoDB's time to live deletes them after a day,
+ * long after the stream (24 h retention) has carried them.
  *
  * Allocating reads one key range of the SKU's partition, `STOCK` and `STOCK#...`: the known-SKU item
  * and the batches that still have stock. The allocation that takes a batch's last unit moves it to
@@ -62,7 +81,12 @@ const exhaustedBatchKey = (sku: string, ref: string) => itemKey(skuPartition(sku
 /** Where a batch lives: in the SKU's stock range while it has stock, out of it once it has none. */
 const batchKey = (batch: Batch) => (batch.available > 0 ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref));
 const batchReferenceKey = (ref: string) => itemKey(`${partitionKeyPrefix.batchReference}${ref}`, 'BATCHREF');
-const lineKey = (orderid: string, sku: string) => itemKey(`${partitionKeyPrefix.order}${orderid}`, `LINE#${sku}`);
+const orderPartition = (orderid: string) => `${partitionKeyPrefix.order}${orderid}`;
+/** The sort keys of an order's partition that hold its lines (the rest are notices). */
+const LINES_RANGE = 'LINE#';
+const lineKey = (orderid: string, sku: string) => itemKey(orderPartition(orderid), `${LINES_RANGE}${sku}`);
+const deallocationKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `DEALLOCATED#${sku}#${noticeId}`);
+const outOfStockKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `OUTOFSTOCK#${sku}#${noticeId}`);
 const LINE_BATCH = linesByBatchIndex.partitionKey.name;
 const ALLOCATED_AT = linesByBatchIndex.sortKey.name;
 const linesOfBatch = (ref: string) => `${partitionKeyPrefix.linesOfBatch}${ref}`;
@@ -72,10 +96,30 @@ export type StoredItem =
   /** `inStockRange`: where it is stored, which should be where it has stock (the invariant check compares them). */
   | { readonly kind: 'batch'; readonly batch: Batch; readonly inStockRange: boolean }
   | { readonly kind: 'known-sku'; readonly sku: string }
-  | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string }
-  | { readonly kind: 'line'; readonly allocation: Allocation }
+  /** `qty`, `eta` and `changedAt` are absent from references written before the batch's events existed. */
+  | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string; readonly description?: BatchDescription }
+  /** `movedAt`: when a change of its batch last moved it. */
+  | { readonly kind: 'line'; readonly allocation: Allocation; readonly allocatedAt: string; readonly movedAt?: string }
+  | {
+      readonly kind: 'deallocation';
+      readonly allocation: Allocation;
+      readonly reason: DeallocationReason;
+      readonly deallocatedAt: string;
+    }
+  | { readonly kind: 'out-of-stock'; readonly line: OrderLine; readonly refusedAt: string }
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
   | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
+
+/** Why a line left its batch: its order cancelled it, or a change of the batch took it off. */
+export type DeallocationReason = 'cancelled' | 'reallocated';
+const DEALLOCATION_REASONS: readonly unknown[] = ['cancelled', 'reallocated'] satisfies DeallocationReason[];
+
+/** What a batch reference says of its batch, as of the batch's last change: `changedAt`. */
+export interface BatchDescription {
+  readonly qty: number;
+  readonly eta: string | null;
+  readonly changedAt: string;
+}
 
 /**
  * Reads an item back through the same key functions that wrote it, so the key layout stays known
@@ -84,6 +128,7 @@ export type StoredItem =
  */
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   const { [PK]: pk, [SK]: sk, [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, ref, sku, qty, available, eta, orderid, batchref } = item;
+  const { movedAt, changedAt, reason, deallocatedAt, refusedAt, noticeId } = item;
   const hasKey = (key: ReturnType<typeof itemKey>) => key[PK] === pk && key[SK] === sk;
   const isText = (value: unknown): value is string => typeof value === 'string';
   const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
@@ -94,12 +139,23 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
       const inStockRange = hasKey(batchWithStockKey(sku, ref));
       if (inStockRange || hasKey(exhaustedBatchKey(sku, ref))) return { kind: 'batch', batch, inStockRange };
     }
-    if (hasKey(batchReferenceKey(ref))) return { kind: 'batch-reference', ref, sku };
+    if (hasKey(batchReferenceKey(ref))) {
+      const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt);
+      return { kind: 'batch-reference', ref, sku, ...(described ? { description: { qty, eta: eta ?? null, changedAt } } : {}) };
+    }
   }
   if (isText(sku) && hasKey(knownSkuKey(sku))) return { kind: 'known-sku', sku };
-  const isLine = isText(orderid) && isText(sku) && isNumber(qty) && isText(batchref) && isText(allocatedAt);
-  if (isLine && lineBatch === linesOfBatch(batchref) && hasKey(lineKey(orderid, sku))) {
-    return { kind: 'line', allocation: { orderid, sku, qty, batchref } };
+  if (isText(orderid) && isText(sku) && isNumber(qty)) {
+    const line: OrderLine = { orderid, sku, qty };
+    if (isText(batchref) && isText(allocatedAt) && lineBatch === linesOfBatch(batchref) && (movedAt === undefined || isText(movedAt))) {
+      if (hasKey(lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}) };
+    }
+    if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason)) {
+      if (hasKey(deallocationKey(orderid, sku, noticeId))) {
+        return { kind: 'deallocation', allocation: { ...line, batchref }, reason: reason as DeallocationReason, deallocatedAt };
+      }
+    }
+    if (isText(noticeId) && isText(refusedAt) && hasKey(outOfStockKey(orderid, sku, noticeId))) return { kind: 'out-of-stock', line, refusedAt };
   }
   return { kind: 'unrecognized', pk: String(pk), sk: String(sk) };
 };
@@ -111,6 +167,23 @@ const batchItem = (batch: Batch) => {
 };
 
 const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
+
+const now = () => new Date().toISOString();
+
+/** A batch reference's copy of its batch's qty and eta, for the batch's events. */
+const batchDescription = ({ qty, eta }: Batch) => ({ qty, ...(eta === null ? {} : { eta }), changedAt: now() });
+
+/** Notices live a day: the stream, which carries their insertion, keeps records for 24 hours. */
+const NOTICE_LIFETIME_SECONDS = 24 * 60 * 60;
+const noticeFields = () => {
+  const noticeId = crypto.randomUUID();
+  return { noticeId, [timeToLiveAttribute]: Math.floor(Date.now() / 1000) + NOTICE_LIFETIME_SECONDS };
+};
+
+const outOfStockItem = ({ orderid, sku, qty }: OrderLine) => {
+  const notice = noticeFields();
+  return { ...outOfStockKey(orderid, sku, notice.noticeId), type: 'OutOfStock', orderid, sku, qty, refusedAt: now(), ...notice };
+};
 
 /** What the Query of a SKU's stock range reads, for a stub store to answer as the table would. */
 export const stockRangeItems = (sku: string, batches: readonly Batch[]) => [knownSkuItem(sku), ...batches.map(batchItem)];
@@ -190,7 +263,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
         {
           Put: {
             TableName: this.tableName,
-            Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku },
+            Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch) },
             ConditionExpression: ITEM_IS_NEW,
           },
         },
@@ -232,7 +305,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
-    const allocatedAt = new Date().toISOString();
+    const allocatedAt = now();
     const items: TransactWriteItem[] = [];
     const linePuts: number[] = [];
     for (const { allocation, batch } of placements) {
@@ -265,6 +338,18 @@ export class DynamoDbBatchRepository implements BatchRepository {
     throw new Error(`Allocation transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
   }
 
+  async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
+    const puts = lines.map((line) => ({ TableName: this.tableName, Item: outOfStockItem(line) }));
+    try {
+      // One line, one put; an order's lines, one transaction: either way one call on the refusal's path.
+      if (puts.length === 1) await this.call((options) => this.client.send(new PutCommand(puts[0]!), options));
+      else if (puts.length > 1) await this.transactWrite({ TransactItems: puts.map((Put) => ({ Put })) });
+    } catch (error) {
+      // The refusal is answered all the same: its notice is worth less than a 400 turned into a 503.
+      console.error(JSON.stringify({ message: 'OutOfStock not recorded', lines, error: describeError(error) }));
+    }
+  }
+
   async batch(ref: string, sku?: string): Promise<Batch | undefined> {
     const skuOfBatch = sku ?? (await this.skuOfBatch(ref));
     if (skuOfBatch === undefined) return undefined;
@@ -284,7 +369,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async allocationsOf(orderid: string): Promise<Allocation[]> {
-    return (await this.queryPartition(lineKey(orderid, '')[PK])).map(storedLine);
+    return (await this.queryPartition(orderPartition(orderid), LINES_RANGE)).map(storedLine);
   }
 
   async linesOn(ref: string, limit: number): Promise<Allocation[]> {
@@ -305,14 +390,16 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite> {
-    return this.conditionalWrite([this.removeLine(allocation), ...this.adjustAvailable(batch, allocation.qty)]);
+    return this.conditionalWrite([...this.removeLine(allocation, 'cancelled'), ...this.adjustAvailable(batch, allocation.qty)]);
   }
 
   async changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite> {
     const delta = changed.available - batch.available;
-    if (isInStock(batch) !== isInStock(changed)) return this.conditionalWrite(this.moveBatch(batch, changed));
+    const describeChange = this.describeBatch(changed);
+    if (isInStock(batch) !== isInStock(changed)) return this.conditionalWrite([...this.moveBatch(batch, changed), describeChange]);
     const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta);
     return this.conditionalWrite([
+      describeChange,
       {
         Update: {
           TableName: this.tableName,
@@ -334,20 +421,20 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite> {
-    const lineWrite: TransactWriteItem = to
-      ? {
+    const lineWrite: TransactWriteItem[] = to
+      ? [{
           Update: {
             TableName: this.tableName,
             Key: lineKey(allocation.orderid, allocation.sku),
             // The line keeps its allocation time: it was allocated then, and moved now.
-            UpdateExpression: `SET batchref = :to, ${LINE_BATCH} = :lines`,
+            UpdateExpression: `SET batchref = :to, ${LINE_BATCH} = :lines, movedAt = :movedAt`,
             ConditionExpression: LINE_IS_AS_READ,
-            ExpressionAttributeValues: { ':to': to.ref, ':lines': linesOfBatch(to.ref), ...lineAsRead(allocation) },
+            ExpressionAttributeValues: { ':to': to.ref, ':lines': linesOfBatch(to.ref), ':movedAt': now(), ...lineAsRead(allocation) },
           },
-        }
-      : this.removeLine(allocation);
+        }]
+      : this.removeLine(allocation, 'reallocated');
     return this.conditionalWrite([
-      lineWrite,
+      ...lineWrite,
       ...this.adjustAvailable(from, allocation.qty),
       ...(to ? this.adjustAvailable(to, -allocation.qty) : []),
     ]);
@@ -388,13 +475,39 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return stored?.kind === 'batch-reference' ? stored.sku : undefined;
   }
 
-  private removeLine(allocation: Allocation): TransactWriteItem {
+  /** The line's removal and, in the same transaction, the notice that says why it left (for Deallocated). */
+  private removeLine(allocation: Allocation, reason: DeallocationReason): TransactWriteItem[] {
+    const { orderid, sku, qty, batchref } = allocation;
+    const notice = noticeFields();
+    return [
+      {
+        Delete: {
+          TableName: this.tableName,
+          Key: lineKey(orderid, sku),
+          ConditionExpression: LINE_IS_AS_READ,
+          ExpressionAttributeValues: lineAsRead(allocation),
+        },
+      },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: { ...deallocationKey(orderid, sku, notice.noticeId), type: 'Deallocation', orderid, sku, qty, batchref, reason, deallocatedAt: now(), ...notice },
+        },
+      },
+    ];
+  }
+
+  /** Keeps the batch reference's copy of qty and eta in step with the batch (for BatchChanged). */
+  private describeBatch(changed: Batch): TransactWriteItem {
+    const { ref, qty, eta } = changed;
     return {
-      Delete: {
+      Update: {
         TableName: this.tableName,
-        Key: lineKey(allocation.orderid, allocation.sku),
-        ConditionExpression: LINE_IS_AS_READ,
-        ExpressionAttributeValues: lineAsRead(allocation),
+        Key: batchReferenceKey(ref),
+        UpdateExpression: 'SET qty = :newQty, changedAt = :changedAt' + (eta === null ? ' REMOVE eta' : ', eta = :newEta'),
+        // Guards "a reference exists only with its batch": an update would otherwise create one.
+        ConditionExpression: `attribute_exists(${PK})`,
+        ExpressionAttributeValues: { ':newQty': qty, ':changedAt': now(), ...(eta === null ? {} : { ':newEta': eta }) },
       },
     };
   }
@@ -476,6 +589,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
     }
   }
 }
+
+/** An error and its cause, in one line: a StoreUnavailable says little without what made the store unavailable. */
+const describeError = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}${error.cause ? ` (${describeError(error.cause)})` : ''}` : String(error);
 
 const fullJitter = ({ baseDelayMs, maxDelayMs }: ConflictRetryPolicy, attempt: number): number =>
   Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));

@@ -21,6 +21,18 @@ export const linesByBatchIndex = {
 } as const;
 
 /**
+ * The table's stream carries each item as it was and as it became, for the stream consumer
+ * (functions/publish-events.ts) and the local server to turn committed changes into events.
+ */
+export const tableStreamViewType = 'NEW_AND_OLD_IMAGES' as const;
+
+/**
+ * Items that exist only to put an event on the stream (a deallocation's reason, a refusal for lack
+ * of stock) carry this attribute, epoch seconds, and DynamoDB's time to live deletes them after it.
+ */
+export const timeToLiveAttribute = 'expiresAt';
+
+/**
  * What each kind of item's partition key starts with. The adapter builds every key from these, and
  * the stack grants each function only the prefixes of the items it touches (IAM's
  * `dynamodb:LeadingKeys`), so a key layout and its permissions change together.
@@ -37,8 +49,10 @@ export const partitionKeyPrefix = {
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
-const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta'];
-const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name];
+const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'changedAt'];
+const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
+/** A deallocation's or a refusal's notice, written for its event (functions/store/batch-repository.ts). */
+const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', timeToLiveAttribute];
 
 /**
  * What each handler may do to the table: its read and write actions, the partition key prefixes of
@@ -66,7 +80,7 @@ export const tableAccess = {
     reads: READS,
     writes: WRITES,
     partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.order],
-    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes],
+    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes],
     indexPartitionKeyPrefixes: [],
   },
   // POST /add_batch, GET and PATCH /batches/{ref}, GET /skus/{sku}/stock: batches and their
@@ -75,7 +89,7 @@ export const tableAccess = {
     reads: READS,
     writes: WRITES,
     partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.batchReference, partitionKeyPrefix.order],
-    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes],
+    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes],
     indexPartitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch],
   },
 } as const satisfies Record<string, TableAccess>;

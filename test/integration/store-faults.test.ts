@@ -1,5 +1,5 @@
 import { type DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchesHandler } from '../../functions/batches';
@@ -119,6 +119,29 @@ describe('allocating when the store pushes back', () => {
     expect(result.statusCode).toBe(503);
     expect(JSON.parse(result.body ?? '').message).toMatch(/retry/i);
     unreachable.destroy();
+  });
+});
+
+describe('refusing for lack of stock when its notice cannot be written', () => {
+  it('still answers 400 "Out of stock", not a 5xx, and logs what it could not record', async () => {
+    const batch = await stockWith(1);
+    const refusingPuts: DocumentSender = {
+      send: (async (command: unknown, options?: object) => {
+        if (command instanceof PutCommand) throw throttled();
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+    const logged: unknown[] = [];
+    const consoleError = console.error;
+    console.error = (line: unknown) => logged.push(line);
+    try {
+      const result = await allocateThrough(refusingPuts, { orderid: uniqueId('order'), sku: batch.sku, qty: 2 });
+      expect(result.statusCode).toBe(400);
+      expect(JSON.parse(result.body ?? '').message).toMatch(/^Out of stock/);
+    } finally {
+      console.error = consoleError;
+    }
+    expect(logged).toEqual([expect.stringMatching(/OutOfStock not recorded.*ThrottlingException/)]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { DuplicateBatch } from '../../domain/errors';
-import { type Allocation, type Batch, type Placement, isSameBatch } from '../../domain/model';
+import { type Allocation, type Batch, type OrderLine, type Placement, isSameBatch } from '../../domain/model';
 import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock } from '../../domain/ports';
 
 /**
@@ -10,6 +10,8 @@ export class FakeRepository implements BatchRepository {
   readonly batches = new Map<string, Batch>();
   /** In the order they were allocated: a moved line keeps its place, as it keeps its allocation time. */
   readonly lines = new Map<string, Allocation>();
+  /** Every line refused for lack of stock, in the order refused. */
+  readonly outOfStock: OrderLine[] = [];
 
   async addBatch(batch: Batch): Promise<void> {
     if (this.batches.has(batch.ref)) throw new DuplicateBatch(batch.ref);
@@ -42,6 +44,10 @@ export class FakeRepository implements BatchRepository {
     if (short) return { outcome: 'batch-changed' };
     for (const { allocation, batch } of placements) await this.saveAllocation(allocation, batch);
     return { outcome: 'saved' };
+  }
+
+  async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
+    this.outOfStock.push(...lines);
   }
 
   async batch(ref: string): Promise<Batch | undefined> {

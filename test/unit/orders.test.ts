@@ -81,6 +81,13 @@ describe('allocating a whole order', () => {
     expect(repository.batches.get('lamp-shelf')?.available).toBe(3);
   });
 
+  it('records the lines refused for lack of stock, not those of an unknown SKU, for their OutOfStock events', async () => {
+    const repository = await shop();
+    const order = { orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }, { sku: 'SOFA', qty: 3 }, { sku: 'CHAIR', qty: 1 }] };
+    await expect(allocateOrder(order, repository)).rejects.toThrow(OrderNotAllocated);
+    expect(repository.outOfStock).toEqual([{ orderid: 'o1', sku: 'SOFA', qty: 3 }]);
+  });
+
   it('counts a line already allocated with the same qty as done, and answers a full repeat as not created', async () => {
     const repository = await shop();
     await allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository);

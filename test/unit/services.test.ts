@@ -31,6 +31,20 @@ describe('allocate', () => {
     expect(repository.lines.size).toBe(0);
   });
 
+  it('records a refusal for lack of stock, for its OutOfStock event', async () => {
+    const repository = await withBatches(['b1', 5, null]);
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 6 }, repository)).rejects.toThrow(OutOfStock);
+    expect(repository.outOfStock).toEqual([{ orderid: 'o1', sku: 'LAMP', qty: 6 }]);
+  });
+
+  it('records no refusal for lack of stock when the SKU is unknown, or when the line is a repeat', async () => {
+    const repository = await withBatches(['b1', 2, null]);
+    await expect(allocate({ orderid: 'o1', sku: 'CHAIR', qty: 1 }, repository)).rejects.toThrow(InvalidSku);
+    await allocate({ orderid: 'o2', sku: 'LAMP', qty: 2 }, repository);
+    await allocate({ orderid: 'o2', sku: 'LAMP', qty: 2 }, repository);
+    expect(repository.outOfStock).toEqual([]);
+  });
+
   it('answers out of stock, not invalid sku, when every batch of the SKU is exhausted', async () => {
     const repository = await withBatches(['b1', 2, null]);
     await allocate({ orderid: 'o1', sku: 'LAMP', qty: 2 }, repository);

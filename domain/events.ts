@@ -1,0 +1,65 @@
+import * as z from 'zod/mini';
+
+/*
+ * What the service tells the world, once each thing has happened (README, "Events"). These shapes
+ * are a published contract, versioned and exported as JSON Schema (docs/events/), so they are the
+ * one place in the domain that uses zod: zod is a pure library (no I/O), and defining each shape
+ * once as a schema gives both the TypeScript type and the document a consumer reads.
+ */
+
+/** Bumped, with a new schema file, whenever a field changes meaning or goes away; added fields keep it. */
+export const EVENT_VERSION = 1;
+
+const text = z.string().check(z.minLength(1));
+const quantity = z.int().check(z.gte(1));
+const arrivalDate = z.nullable(z.iso.date());
+
+/** Every event's `detail` begins with these. */
+const envelope = {
+  /** The same for every delivery of one event: a consumer drops an id it has seen. */
+  id: text,
+  version: z.literal(EVENT_VERSION),
+  /** When the change was committed (from the item written), ISO 8601 in UTC. */
+  time: z.iso.datetime(),
+};
+
+/** Each event's description says when it is emitted; it goes into the event's JSON Schema too. */
+export const eventSchemas = {
+  Allocated: z
+    .object({ ...envelope, orderid: text, sku: text, qty: quantity, batchref: text })
+    .check(z.describe('An order line was allocated to a batch: by POST /allocate, by POST /orders, or moved there by a change of its batch.')),
+  Deallocated: z
+    .object({ ...envelope, orderid: text, sku: text, qty: quantity, batchref: text, reason: z.enum(['cancelled', 'reallocated']) })
+    .check(
+      z.describe(
+        'An order line left a batch: `cancelled` by DELETE /allocations/{orderid}/{sku}, or `reallocated` by a change of ' +
+          'the batch (an Allocated to another batch follows, unless no batch had room).',
+      ),
+    ),
+  BatchAdded: z
+    .object({ ...envelope, ref: text, sku: text, qty: quantity, eta: arrivalDate })
+    .check(z.describe('A batch was registered by POST /add_batch.')),
+  BatchChanged: z
+    .object({ ...envelope, ref: text, sku: text, qty: z.int().check(z.gte(0)), eta: arrivalDate })
+    .check(z.describe("PATCH /batches/{ref} changed a batch's qty or eta; the detail carries its new values.")),
+  OutOfStock: z
+    .object({ ...envelope, sku: text, orderid: text, qty: quantity })
+    .check(z.describe('An allocation (POST /allocate, or a line of POST /orders) was refused for lack of stock; not for an unknown SKU.')),
+} as const;
+
+export type EventName = keyof typeof eventSchemas;
+export const eventNames = Object.keys(eventSchemas) as EventName[];
+
+export type EventDetail<Name extends EventName> = z.infer<(typeof eventSchemas)[Name]>;
+
+/** One event: its name (EventBridge's `detail-type`) and its detail. */
+export type DomainEvent = { [Name in EventName]: { readonly name: Name; readonly detail: EventDetail<Name> } }[EventName];
+
+/** Builds an event of the current version; the caller supplies its id and the time of the change. */
+export const domainEvent = <Name extends EventName>(
+  name: Name,
+  fields: Omit<EventDetail<Name>, 'version'>,
+): Extract<DomainEvent, { name: Name }> => {
+  const { id, time, ...rest } = fields as { id: string; time: string };
+  return { name, detail: { id, version: EVENT_VERSION, time, ...rest } } as Extract<DomainEvent, { name: Name }>;
+};

@@ -1,0 +1,85 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type DomainEvent, domainEvent } from '../../domain/events';
+import { type BatchDescription, type StoredItem, parseStoredItem } from '../store/batch-repository';
+
+/** An item image as a stream record carries it: DynamoDB's attribute-value JSON ({"S": "..."}, {"N": "1"}). */
+export type StreamImage = Record<string, unknown>;
+
+/**
+ * The parts of a DynamoDB stream record the events come from; both a Lambda event's record and the
+ * DynamoDB Streams API's record have this shape.
+ */
+export interface ChangeRecord {
+  readonly eventID?: string;
+  readonly eventName?: 'INSERT' | 'MODIFY' | 'REMOVE' | (string & {});
+  readonly dynamodb?: {
+    readonly SequenceNumber?: string;
+    readonly NewImage?: StreamImage;
+    readonly OldImage?: StreamImage;
+  };
+}
+
+/** EventBridge's `source` of every event this service publishes. */
+export const EVENT_SOURCE = 'allocation';
+
+const stored = (image: StreamImage | undefined): StoredItem | undefined =>
+  image && parseStoredItem(unmarshall(image as Parameters<typeof unmarshall>[0]));
+
+/**
+ * The events one committed change produces, in order; none for a change no consumer is told of
+ * (a batch's stock moving between its keys, a line's removal, whose notice speaks for it, a
+ * notice expiring). Each id is the record's eventID and the event's place in it: a stream delivers
+ * a record with the same eventID every time, so a redelivered event carries the same id.
+ */
+export const eventsOfRecord = (record: ChangeRecord): DomainEvent[] => {
+  const { eventID, eventName, dynamodb } = record;
+  if (!eventID) throw new Error('A stream record without an eventID cannot give its events stable ids');
+  const before = stored(dynamodb?.OldImage);
+  const after = stored(dynamodb?.NewImage);
+  return changesOf(eventName, before, after).map(([name, fields], position) =>
+    domainEvent(name, { id: `${eventID}-${position}`, ...fields } as never),
+  );
+};
+
+/** An event's name and its fields but the id, which the record's identity gives. */
+type Change = { [Name in DomainEvent['name']]: [Name, Omit<Extract<DomainEvent, { name: Name }>['detail'], 'id' | 'version'>] }[DomainEvent['name']];
+
+const changesOf = (eventName: ChangeRecord['eventName'], before: StoredItem | undefined, after: StoredItem | undefined): Change[] => {
+  if (eventName === 'INSERT' && after) return insertionChanges(after);
+  if (eventName === 'MODIFY' && before && after) return modificationChanges(before, after);
+  return [];
+};
+
+const insertionChanges = (after: StoredItem): Change[] => {
+  switch (after.kind) {
+    case 'line':
+      return [['Allocated', { time: after.allocatedAt, ...after.allocation }]];
+    case 'deallocation':
+      return [['Deallocated', { time: after.deallocatedAt, ...after.allocation, reason: after.reason }]];
+    case 'out-of-stock':
+      return [['OutOfStock', { time: after.refusedAt, sku: after.line.sku, orderid: after.line.orderid, qty: after.line.qty }]];
+    case 'batch-reference':
+      return after.description ? [['BatchAdded', batchFields(after, after.description)]] : [];
+    default:
+      return [];
+  }
+};
+
+const modificationChanges = (before: StoredItem, after: StoredItem): Change[] => {
+  if (before.kind === 'line' && after.kind === 'line' && before.allocation.batchref !== after.allocation.batchref) {
+    // Only a change of its batch moves a line; a move without its time would be a write this code does not make.
+    const time = after.movedAt ?? after.allocatedAt;
+    return [
+      ['Deallocated', { time, ...before.allocation, reason: 'reallocated' }],
+      ['Allocated', { time, ...after.allocation }],
+    ];
+  }
+  if (before.kind === 'batch-reference' && after.kind === 'batch-reference' && after.description) {
+    const { qty, eta } = after.description;
+    if (before.description?.qty === qty && before.description.eta === eta) return [];
+    return [['BatchChanged', batchFields(after, after.description)]];
+  }
+  return [];
+};
+
+const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt }: BatchDescription) => ({ time: changedAt, ref, sku, qty, eta });

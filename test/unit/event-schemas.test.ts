@@ -1,0 +1,82 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type EventDetail, type EventName, eventNames, eventSchemas } from '../../domain/events';
+import { EVENT_SCHEMAS_DIR, SCHEMA_FILE_SUFFIX, eventSchemaFileName, eventSchemaFiles } from '../../tools/event-schemas';
+
+const REGENERATE = 'run `npm run events:schemas` and commit docs/events/';
+
+const committedSchemaFiles = () => readdirSync(EVENT_SCHEMAS_DIR).filter((file) => file.endsWith(SCHEMA_FILE_SUFFIX));
+
+const committedText = (fileName: string) => readFileSync(join(EVENT_SCHEMAS_DIR, fileName), 'utf8');
+
+describe('the event schemas in docs/events', () => {
+  it('the committed event schemas equal a fresh generation', () => {
+    for (const { fileName, text } of eventSchemaFiles()) {
+      expect(committedSchemaFiles(), `docs/events/${fileName} is missing: ${REGENERATE}`).toContain(fileName);
+      expect(committedText(fileName), `docs/events/${fileName} is out of date: ${REGENERATE}`).toBe(text);
+    }
+  });
+
+  it('holds exactly one schema file per event, none for an event that is gone', () => {
+    expect(committedSchemaFiles().sort(), `docs/events/ lacks a schema or holds a stale one: ${REGENERATE}`).toEqual(
+      eventNames.map(eventSchemaFileName).sort(),
+    );
+  });
+});
+
+const envelope = { id: 'evt-1', version: 1, time: '2026-03-01T09:30:00.000Z' } as const;
+
+const validDetails: { [Name in EventName]: EventDetail<Name> } = {
+  Allocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1' },
+  Deallocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1', reason: 'reallocated' },
+  BatchAdded: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 20, eta: '2026-04-01' },
+  BatchChanged: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 0, eta: null },
+  OutOfStock: { ...envelope, sku: 'LAMP', orderid: 'o2', qty: 5 },
+};
+
+type Detail = Record<string, unknown>;
+
+const invalidDetails = (name: EventName): Array<[string, Detail]> => {
+  const valid: Detail = validDetails[name];
+  const { id: _id, ...withoutId } = valid;
+  const cases: Array<[string, Detail]> = [
+    ['without its id', withoutId],
+    ['with an empty sku', { ...valid, sku: '' }],
+    ['with a fractional qty', { ...valid, qty: 1.5 }],
+    [name === 'BatchChanged' ? 'with qty -1' : 'with qty 0', { ...valid, qty: name === 'BatchChanged' ? -1 : 0 }],
+    ['of version 2', { ...valid, version: 2 }],
+    ['with a time on 30 February', { ...valid, time: '2026-02-30T09:30:00Z' }],
+    ['with a time not in UTC', { ...valid, time: '2026-03-01T10:30:00+01:00' }],
+  ];
+  if ('eta' in valid) cases.push(['with an eta on 30 February', { ...valid, eta: '2026-02-30' }]);
+  if ('reason' in valid) cases.push(['with an unknown reason', { ...valid, reason: 'expired' }]);
+  return cases;
+};
+
+describe.each(eventNames)('the schema of %s', (name) => {
+  let validate: ValidateFunction;
+  // The committed file, not a fresh generation: it is the one consumers validate with. Read in a
+  // hook so that a missing file fails these tests, not the collection of the whole file.
+  beforeAll(() => {
+    validate = addFormats(new Ajv2020({ allErrors: true })).compile(JSON.parse(committedText(eventSchemaFileName(name))));
+  });
+  const zodAccepts = (detail: Detail) => eventSchemas[name].safeParse(detail).success;
+
+  it('accepts a valid detail', () => {
+    expect(validate(validDetails[name]), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  it('accepts a detail with a field added later, as the version rule allows', () => {
+    const detail = { ...validDetails[name], addedLater: 'x' };
+    expect(validate(detail), JSON.stringify(validate.errors)).toBe(true);
+    expect(zodAccepts(detail)).toBe(true);
+  });
+
+  it.each(invalidDetails(name))('rejects a detail %s, as the zod definition does', (_, detail) => {
+    expect(validate(detail)).toBe(false);
+    expect(zodAccepts(detail)).toBe(false);
+  });
+});

@@ -1,0 +1,111 @@
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { type DomainEvent, eventSchemas } from '../../domain/events';
+import { type ChangeRecord, eventsOfRecord } from '../../functions/events/stream-events';
+import recorded from './fixtures/stream-records.json';
+
+/*
+ * Stream records as DynamoDB Local wrote them while the service ran, in the shape Lambda delivers
+ * (ApproximateCreationDateTime in epoch seconds): batches shelf-1 (10, on the shelf) and ship-1
+ * (5, due 2026-12-01) of LAMP; o1 allocates 8 and o2 2, emptying shelf-1; o3 asks 50 (out of
+ * stock) and an unknown SKU (no event); shelf-1 shrinks to 8, moving o2 to ship-1; ship-1's eta
+ * changes, then it shrinks to 0, taking o2 off with nowhere to go; o1 is cancelled; batch sofa-1 of
+ * SOFA is added and order o4 takes a SOFA and a LAMP.
+ */
+const records = (recorded as unknown as DynamoDBStreamEvent).Records as ChangeRecord[];
+const recordAt = (sequenceNumber: number) => records.find((record) => Number(record.dynamodb?.SequenceNumber) === sequenceNumber)!;
+
+/** An event without what changes from run to run (its id and time), to compare with what the story says. */
+const withoutIdentity = ({ name, detail }: DomainEvent) => {
+  const { id, time, ...fields } = detail;
+  return { name, ...fields };
+};
+
+describe('turning stream records into events', () => {
+  it('tells the story of the recorded run, event by event, in commit order', () => {
+    const events = records.flatMap(eventsOfRecord).map(withoutIdentity);
+    expect(events).toEqual([
+      { name: 'BatchAdded', version: 1, ref: 'shelf-1', sku: 'LAMP', qty: 10, eta: null },
+      { name: 'BatchAdded', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 5, eta: '2026-12-01' },
+      { name: 'Allocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1' },
+      { name: 'Allocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'shelf-1' },
+      { name: 'OutOfStock', version: 1, sku: 'LAMP', orderid: 'o3', qty: 50 },
+      { name: 'BatchChanged', version: 1, ref: 'shelf-1', sku: 'LAMP', qty: 8, eta: null },
+      { name: 'Deallocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'shelf-1', reason: 'reallocated' },
+      { name: 'Allocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'ship-1' },
+      { name: 'BatchChanged', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 5, eta: '2026-12-24' },
+      { name: 'BatchChanged', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 0, eta: '2026-12-24' },
+      { name: 'Deallocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'ship-1', reason: 'reallocated' },
+      { name: 'Deallocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1', reason: 'cancelled' },
+      { name: 'BatchAdded', version: 1, ref: 'sofa-1', sku: 'SOFA', qty: 3, eta: null },
+      { name: 'Allocated', version: 1, orderid: 'o4', sku: 'SOFA', qty: 1, batchref: 'sofa-1' },
+      { name: 'Allocated', version: 1, orderid: 'o4', sku: 'LAMP', qty: 1, batchref: 'shelf-1' },
+    ]);
+  });
+
+  it('gives each event a shape its published schema accepts', () => {
+    for (const event of records.flatMap(eventsOfRecord)) {
+      expect(eventSchemas[event.name].safeParse(event.detail).success, JSON.stringify(event)).toBe(true);
+    }
+  });
+
+  it('gives the same ids to the events of a record read twice, from its eventID and their place in it', () => {
+    const moved = recordAt(14);
+    expect(eventsOfRecord(moved)).toEqual(eventsOfRecord(structuredClone(moved)));
+    expect(eventsOfRecord(moved).map(({ detail }) => detail.id)).toEqual([`${moved.eventID}-0`, `${moved.eventID}-1`]);
+    const ids = records.flatMap(eventsOfRecord).map(({ detail }) => detail.id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('announces an allocation when its line is inserted, at the time the line was allocated', () => {
+    const inserted = recordAt(7);
+    const [allocated] = eventsOfRecord(inserted);
+    expect(allocated?.name).toBe('Allocated');
+    expect(allocated?.detail.time).toBe((inserted.dynamodb?.NewImage as { allocatedAt: { S: string } }).allocatedAt.S);
+  });
+
+  it('announces a line moved to another batch as a deallocation from the old batch, then an allocation to the new', () => {
+    expect(eventsOfRecord(recordAt(14)).map(withoutIdentity)).toEqual([
+      { name: 'Deallocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'shelf-1', reason: 'reallocated' },
+      { name: 'Allocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'ship-1' },
+    ]);
+  });
+
+  it("announces a removed line by its notice's insertion, which knows the reason, not by the line's removal", () => {
+    expect(recordAt(25).eventName).toBe('REMOVE');
+    expect(eventsOfRecord(recordAt(25))).toEqual([]);
+    expect(eventsOfRecord(recordAt(26)).map(withoutIdentity)).toEqual([
+      { name: 'Deallocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1', reason: 'cancelled' },
+    ]);
+  });
+
+  it('announces a refusal for lack of stock from its notice', () => {
+    expect(eventsOfRecord(recordAt(11)).map(withoutIdentity)).toEqual([{ name: 'OutOfStock', version: 1, sku: 'LAMP', orderid: 'o3', qty: 50 }]);
+  });
+
+  it('announces nothing when a notice expires', () => {
+    const notice = recordAt(26);
+    const expired: ChangeRecord = { ...notice, eventID: 'expired', eventName: 'REMOVE', dynamodb: { OldImage: notice.dynamodb?.NewImage } };
+    expect(eventsOfRecord(expired)).toEqual([]);
+  });
+
+  it('announces nothing for stock moving within the SKU or a batch moving between its keys', () => {
+    for (const sequenceNumber of [1, 3, 6, 8, 9, 13, 15, 16]) expect(eventsOfRecord(recordAt(sequenceNumber))).toEqual([]);
+  });
+
+  it('announces a change of a batch only when its qty or eta changed', () => {
+    const changed = recordAt(17);
+    const unchanged: ChangeRecord = { ...changed, dynamodb: { OldImage: changed.dynamodb?.NewImage, NewImage: changed.dynamodb?.NewImage } };
+    expect(eventsOfRecord(changed).map(({ name }) => name)).toEqual(['BatchChanged']);
+    expect(eventsOfRecord(unchanged)).toEqual([]);
+  });
+
+  it('announces nothing for an item it does not know', () => {
+    const stranger: ChangeRecord = { eventID: 'x', eventName: 'INSERT', dynamodb: { NewImage: { pk: { S: 'OTHER#1' }, sk: { S: 'X' }, qty: { N: '1' } } } };
+    expect(eventsOfRecord(stranger)).toEqual([]);
+  });
+
+  it('refuses a record without an eventID, which could not give its events stable ids', () => {
+    expect(() => eventsOfRecord({ ...recordAt(7), eventID: undefined })).toThrow(/eventID/);
+  });
+});
