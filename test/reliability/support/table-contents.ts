@@ -1,5 +1,5 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
-import type { DocumentSender } from '../../../functions/store/batch-repository';
+import { type DocumentSender, parseStoredItem } from '../../../functions/store/batch-repository';
 
 /** Every item of the table, as stored, whatever it is. */
 export const scanItems = async (client: DocumentSender, tableName: string): Promise<Record<string, unknown>[]> => {
@@ -15,8 +15,13 @@ export const scanItems = async (client: DocumentSender, tableName: string): Prom
   return items;
 };
 
-/** Every item of the table, in a stable order, so two reads compare equal exactly when nothing changed. */
+/**
+ * Every item of the table but out-of-stock notices, in a stable order, so two reads compare equal
+ * exactly when nothing changed. A refusal for lack of stock writes its notice (for its OutOfStock
+ * event) and nothing else; any other refusal writes nothing at all.
+ */
 export const tableContents = async (client: DocumentSender, tableName: string): Promise<string[]> =>
   (await scanItems(client, tableName))
+    .filter((item) => parseStoredItem(item).kind !== 'out-of-stock')
     .map((item) => JSON.stringify(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : 1))))
     .sort();
