@@ -11,15 +11,26 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Alarm, ComparisonOperator, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { EventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTION_TIMEOUT_SECONDS } from '../functions/http/time-budget';
 import { routeKeys, splitRouteKey } from '../functions/http/route-keys';
-import { type TableAccess, linesByBatchIndex, tableAccess, tableKeySchema } from '../functions/store/table';
+import {
+  type TableAccess,
+  linesByBatchIndex,
+  tableAccess,
+  tableKeySchema,
+  tableStreamViewType,
+  timeToLiveAttribute,
+} from '../functions/store/table';
 import { productionBundling } from './bundling';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -132,6 +143,10 @@ export class AllocationStack extends Stack {
       // The table is the system of record: neither `cdk destroy` nor a console click deletes it.
       removalPolicy: RemovalPolicy.RETAIN,
       deletionProtection: true,
+      // Each committed change, as it was and as it became, for the domain events (below).
+      stream: StreamViewType[tableStreamViewType],
+      // Items written only to put an event on the stream go once they have.
+      timeToLiveAttribute,
     });
     table.addGlobalSecondaryIndex({
       indexName: linesByBatchIndex.name,
@@ -202,9 +217,107 @@ export class AllocationStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Base URL of the HTTP API.' });
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'The DynamoDB table.' });
+
+    this.domainEvents(table);
   }
 
-  /** A function with its own role and log group, so each can be granted only what it uses. */
+  /**
+   * Committed changes become domain events: the table's stream, read by the PublishEvents function,
+   * which puts each change's events on the service's own bus. At least once: a record whose events
+   * did not all get on the bus is delivered again, with the same event ids (functions/publish-events.ts).
+   */
+  private domainEvents(table: Table): void {
+    const bus = new EventBus(this, 'EventBus', {
+      eventBusName: this.stackName,
+      description: 'Domain events of the allocation service (source "allocation").',
+    });
+
+    // Holds pointers (shard, sequence numbers) to the stream records that failed every retry: not
+    // the records themselves, which the stream keeps for 24 hours from their change.
+    const failedRecords = new Queue(this, 'PublishEventsDeadLetters', {
+      // SQS's own keys: a key of ours would also have to be granted to the function, which sends here.
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // SQS's longest, so that a pointer outlives any weekend; the records it points to do not.
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(failedRecords).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: "It is the dead-letter queue: the stream consumer's on-failure destination; a queue behind it would have nothing to hold.",
+    });
+
+    const { fn, role } = this.ownFunction('PublishEvents', 'functions/publish-events.ts', {
+      environment: { EVENT_BUS_NAME: bus.eventBusName, NODE_OPTIONS: '--enable-source-maps' },
+      // A batch of 100 records is at most 20 PutEvents calls of tens of milliseconds; the handler
+      // gives up on EventBridge a second before this and answers what it could not publish.
+      timeout: Duration.seconds(30),
+    });
+    bus.grantPutEventsTo(role);
+    fn.addEventSource(
+      new DynamoEventSource(table, {
+        // From the oldest record the stream holds: a consumer deployed after the table, or
+        // re-created, misses none of the last 24 hours' changes.
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        // 100 records make at most 200 events, 20 calls: well inside the timeout. A record that
+        // fails brings back only the records after it in its batch, so no more than 99 repeats.
+        batchSize: 100,
+        // One batch per shard at a time, so an item's changes are published in the order they
+        // were made (EventBridge itself promises no order to the bus's consumers).
+        parallelizationFactor: 1,
+        // The handler answers each record's failure itself; a batch it could not answer for (a
+        // crash, the timeout) is split in two and retried, which isolates a record that breaks it
+        // and costs no retry.
+        reportBatchItemFailures: true,
+        bisectBatchOnError: true,
+        // Each invocation already sends a failing event 4 times (DEFAULT_RETRY in functions/events/publisher.ts).
+        // A record that fails every time (one the mapping cannot read) holds its shard for 11
+        // invocations, not for hours; an outage of EventBridge longer than that sends its records
+        // to the dead-letter queue, to be re-driven.
+        retryAttempts: 10,
+        // Also bounds how long a shard can be held when invocations cannot even start (throttled):
+        // a record older than 6 hours goes to the dead-letter queue, leaving at least 18 of the
+        // stream's 24 hours of retention to read it back from the pointer and re-drive it.
+        maxRecordAge: Duration.hours(6),
+        onFailure: new SqsDlq(failedRecords),
+      }),
+    );
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'dynamodb:ListStreams, which the event source mapping needs and which has no resource-level ' +
+        "permissions; the stream's own reads (DescribeStream, GetShardIterator, GetRecords) are on its ARN only.",
+    });
+
+    // No alarm topic in the stack yet: the alarm shows in CloudWatch and notifies no one until one
+    // is added as its action.
+    new Alarm(this, 'PublishEventsDeadLettersAlarm', {
+      alarmDescription: [
+        `Domain events are missing: stream records of the table failed every retry to reach the bus ${bus.eventBusName}.`,
+        `First read (do not delete) the message in queue ${failedRecords.queueName}: its DDBStreamBatchInfo names the`,
+        "stream, the shard and the first and last sequence numbers. Within 24 hours of the change (the stream's",
+        'retention; records reach the queue at most 6 hours old), read those records with GetShardIterator',
+        `(AT_SEQUENCE_NUMBER) and GetRecords, and find why in the log of ${fn.functionName} (each failure names`,
+        "its record's sequence number and reason). Fix that, then re-drive: invoke the function with",
+        '{"Records": [those records]}; the events keep their ids, so consumers drop those they already have.',
+        'Then delete the message.',
+      ].join(' '),
+      metric: failedRecords.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: Stats.MAXIMUM }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      // An empty queue may report nothing at all.
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+
+    new CfnOutput(this, 'EventBusName', { value: bus.eventBusName, description: 'The bus the domain events are put on.' });
+    new CfnOutput(this, 'EventBusArn', { value: bus.eventBusArn, description: 'The ARN of the bus the domain events are put on.' });
+    new CfnOutput(this, 'EventsDeadLetterQueueUrl', {
+      value: failedRecords.queueUrl,
+      description: 'Pointers to the stream records whose events could not be published.',
+    });
+  }
+
+  /** An HTTP handler, allowed only its own items of the table. */
   private tableHandler(
     name: string,
     entry: string,
@@ -212,6 +325,21 @@ export class AllocationStack extends Stack {
     tableArn: string,
     access: TableAccess,
   ): NodejsFunction {
+    const { fn, role } = this.ownFunction(name, entry, {
+      environment,
+      // The time budget the handler plans with (functions/http/time-budget.ts), under API Gateway's 30 s.
+      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
+    });
+    grantTableAccess(role, tableArn, access);
+    return fn;
+  }
+
+  /** A function with its own role and log group, so each can be granted only what it uses. */
+  private ownFunction(
+    name: string,
+    entry: string,
+    { environment, timeout }: { environment: Record<string, string>; timeout: Duration },
+  ): { fn: NodejsFunction; role: Role } {
     const logGroup = new LogGroup(this, `${name}Logs`, {
       // Enough to look back on an incident; CloudWatch's default keeps (and bills) them forever.
       retention: RetentionDays.ONE_MONTH,
@@ -224,7 +352,6 @@ export class AllocationStack extends Stack {
       description: `Runs the ${name} handler.`,
     });
     logGroup.grantWrite(role);
-    grantTableAccess(role, tableArn, access);
 
     const fn = new NodejsFunction(this, `${name}Function`, {
       entry: join(repoRoot, entry),
@@ -237,8 +364,7 @@ export class AllocationStack extends Stack {
       architecture: Architecture.ARM_64,
       // More memory buys more CPU, which shortens the cold start; warm calls last tens of ms.
       memorySize: 512,
-      // The time budget the handler plans with (functions/http/time-budget.ts), under API Gateway's 30 s.
-      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
+      timeout,
       role,
       logGroup,
       environment,
@@ -252,6 +378,6 @@ export class AllocationStack extends Stack {
         'Node.js 22 is the runtime the service is developed and tested on (node@22 in devDependencies); ' +
         'moving to a newer major is a deliberate change made together with the local toolchain.',
     });
-    return fn;
+    return { fn, role };
   }
 }

@@ -1,6 +1,7 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Allocation, Batch } from '../domain/model';
-import { type DocumentSender, parseStoredItem } from '../functions/store/batch-repository';
+import type { DocumentSender } from '../functions/store/batch-repository';
+import { parseStoredItem } from '../functions/store/items';
 
 export interface Inventory {
   readonly batches: readonly Batch[];

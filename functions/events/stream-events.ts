@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DomainEvent, domainEvent } from '../../domain/events';
-import { type BatchDescription, type StoredItem, parseStoredItem } from '../store/batch-repository';
+import { type BatchDescription, type StoredItem, parseStoredItem } from '../store/items';
 
 /** An item image as a stream record carries it: DynamoDB's attribute-value JSON ({"S": "..."}, {"N": "1"}). */
 export type StreamImage = Record<string, unknown>;

@@ -3,7 +3,7 @@ import { type Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
-import { linesByBatchIndex, tableKeySchema } from '../../functions/store/table';
+import { linesByBatchIndex, tableKeySchema, timeToLiveAttribute } from '../../functions/store/table';
 import { defineAllocationApp } from '../../infra/allocation-app';
 import { AllocationStack } from '../../infra/allocation-stack';
 import { cdkApp, logicalIdOf } from './cdk-app';
@@ -68,6 +68,18 @@ describe('the table', () => {
     });
   });
 
+  it('streams every change with the item as it was and as it became', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+    });
+  });
+
+  it('lets DynamoDB delete the items whose time to live has passed', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      TimeToLiveSpecification: { AttributeName: timeToLiveAttribute, Enabled: true },
+    });
+  });
+
   it('survives stack deletion, replacement and a delete call', () => {
     template.hasResource('AWS::DynamoDB::Table', {
       DeletionPolicy: 'Retain',
@@ -77,7 +89,7 @@ describe('the table', () => {
   });
 });
 
-describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name function', ({ name }) => {
+describe.each([{ name: 'Batches' }, { name: 'Allocations' }, { name: 'PublishEvents' }])('the $name function', ({ name }) => {
   it('runs index.handler on Node.js 22 on arm64', () => {
     expect(functionNamed(name).Properties).toMatchObject({
       Runtime: 'nodejs22.x',
@@ -86,16 +98,18 @@ describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name functio
     });
   });
 
-  it('is given the table name and source-mapped stack traces, and no DynamoDB endpoint', () => {
-    expect(functionNamed(name).Properties.Environment).toEqual({
-      Variables: { TABLE_NAME: { Ref: table }, NODE_OPTIONS: '--enable-source-maps' },
-    });
-  });
-
   it('logs to a log group of its own that expires', () => {
     const logGroup = logicalIdOf(stack, `${name}Logs`);
     expect(functionNamed(name).Properties.LoggingConfig).toEqual({ LogGroup: { Ref: logGroup } });
     expect(template.toJSON().Resources[logGroup].Properties.RetentionInDays).toBeGreaterThan(0);
+  });
+});
+
+describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name function', ({ name }) => {
+  it('is given the table name and source-mapped stack traces, and no DynamoDB endpoint', () => {
+    expect(functionNamed(name).Properties.Environment).toEqual({
+      Variables: { TABLE_NAME: { Ref: table }, NODE_OPTIONS: '--enable-source-maps' },
+    });
   });
 });
 
@@ -119,7 +133,11 @@ describe("the functions' roles", () => {
     Resource: [{ 'Fn::GetAtt': [logicalIdOf(stack, logGroupName), 'Arn'] }],
   });
 
-  const batchAndLineAttributes = ['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'orderid', 'batchref', 'lineBatch', 'allocatedAt'];
+  // The items' own attributes, then those of the notices that exist to put an event on the stream.
+  const writtenAttributes = [
+    ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'changedAt', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
+    ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'expiresAt'],
+  ];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -132,7 +150,7 @@ describe("the functions' roles", () => {
         Effect: 'Allow',
         Action: writes,
         Resource: [tableArn],
-        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': batchAndLineAttributes } },
+        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': writtenAttributes } },
       },
       {
         Effect: 'Allow',
@@ -152,15 +170,37 @@ describe("the functions' roles", () => {
         Effect: 'Allow',
         Action: writes,
         Resource: [tableArn],
-        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': batchAndLineAttributes } },
+        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': writtenAttributes } },
       },
     ]);
   });
 
+  it('let the stream consumer read the stream, put events on its own bus and send to its dead-letter queue, and nothing else', () => {
+    const statements = statementsOf('PublishEvents');
+    const allowed = [
+      writesTo('PublishEventsLogs'),
+      { Effect: 'Allow', Action: ['events:PutEvents'], Resource: [{ 'Fn::GetAtt': [logicalIdOf(stack, 'EventBus'), 'Arn'] }] },
+      {
+        Effect: 'Allow',
+        Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+        Resource: [{ 'Fn::GetAtt': [logicalIdOf(stack, 'PublishEventsDeadLetters'), 'Arn'] }],
+      },
+      // What the event source mapping reads the stream with; ListStreams has no resource-level permissions.
+      { Effect: 'Allow', Action: ['dynamodb:ListStreams'], Resource: ['*'] },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+        Resource: [{ 'Fn::GetAtt': [table, 'StreamArn'] }],
+      },
+    ];
+    expect(statements).toHaveLength(allowed.length);
+    expect(statements).toEqual(expect.arrayContaining(allowed));
+  });
+
   it('are assumable by Lambda only, with no managed or inline policies', () => {
-    const roles = Object.values(template.findResources('AWS::IAM::Role'));
-    expect(roles).toHaveLength(2);
-    for (const role of roles) {
+    const roles = Object.keys(template.findResources('AWS::IAM::Role'));
+    expect(roles.sort()).toEqual(['Batches', 'Allocations', 'PublishEvents'].map((name) => logicalIdOf(stack, `${name}Role`)).sort());
+    for (const role of Object.values(template.findResources('AWS::IAM::Role'))) {
       expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
         { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
       ]);
@@ -283,11 +323,92 @@ describe('the HTTP API', () => {
   });
 });
 
+describe('the domain events', () => {
+  const bus = logicalIdOf(stack, 'EventBus');
+  const deadLetters = logicalIdOf(stack, 'PublishEventsDeadLetters');
+  const [mapping, ...otherMappings] = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+
+  it('go on an event bus of their own, named after the stack', () => {
+    expect(template.toJSON().Resources[bus]).toMatchObject({ Type: 'AWS::Events::EventBus', Properties: { Name: stack.stackName } });
+  });
+
+  it("reach the consumer from the table's stream, oldest record first, in batches of 100, one batch per shard at a time", () => {
+    expect(otherMappings).toEqual([]);
+    expect(mapping?.Properties).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [table, 'StreamArn'] },
+      FunctionName: { Ref: logicalIdOf(stack, 'PublishEventsFunction') },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 100,
+      ParallelizationFactor: 1,
+    });
+  });
+
+  it('are retried from the first record the consumer reports, a batch it cannot answer for is split, and the retries are bounded', () => {
+    expect(mapping?.Properties).toMatchObject({
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10,
+    });
+  });
+
+  it("give up on a record 6 hours old, leaving 18 of the stream's 24 hours to re-drive it from the dead-letter queue", () => {
+    expect(mapping?.Properties.MaximumRecordAgeInSeconds).toBe(6 * 60 * 60);
+    expect(mapping?.Properties.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [deadLetters, 'Arn'] } } });
+  });
+
+  it("tell the consumer its bus's name, with source-mapped stack traces and nothing of the table", () => {
+    expect(functionNamed('PublishEvents').Properties.Environment).toEqual({
+      Variables: { EVENT_BUS_NAME: { Ref: bus }, NODE_OPTIONS: '--enable-source-maps' },
+    });
+  });
+
+  it('that fail keep their pointers 14 days in a dead-letter queue that is encrypted and refuses requests without TLS', () => {
+    expect(template.toJSON().Resources[deadLetters].Properties).toEqual({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 60 * 60 });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: deadLetters }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 'sqs:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            Resource: { 'Fn::GetAtt': [deadLetters, 'Arn'] },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('that fail raise an alarm on the first message in the dead-letter queue, which says what to do first', () => {
+    const alarm = template.toJSON().Resources[logicalIdOf(stack, 'PublishEventsDeadLettersAlarm')];
+    expect(alarm.Properties).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetters, 'QueueName'] } }],
+      Statistic: 'Maximum',
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+      EvaluationPeriods: 1,
+    });
+    const description = alarm.Properties.AlarmDescription['Fn::Join'][1].filter((part: unknown) => typeof part === 'string').join('');
+    expect(description).toMatch(/read \(do not delete\) the message/);
+    expect(description).toMatch(/the shard and the first and last sequence numbers/);
+    expect(description).toMatch(/Within 24 hours/);
+    expect(description).toMatch(/re-drive/);
+    // The stack has no alarm topic yet: the alarm notifies no one until one is added as its action.
+    expect(alarm.Properties.AlarmActions).toBeUndefined();
+  });
+});
+
 describe('the outputs', () => {
-  it('give the API URL and the table name', () => {
+  it('give the API URL, the table name, the event bus and the dead-letter queue of its events', () => {
+    const bus = logicalIdOf(stack, 'EventBus');
     expect(template.toJSON().Outputs).toMatchObject({
       ApiUrl: { Value: { 'Fn::Join': ['', expect.arrayContaining(['https://', { Ref: logicalIdOf(stack, 'Api') }])] } },
       TableName: { Value: { Ref: table } },
+      EventBusName: { Value: { Ref: bus } },
+      EventBusArn: { Value: { 'Fn::GetAtt': [bus, 'Arn'] } },
+      EventsDeadLetterQueueUrl: { Value: { Ref: logicalIdOf(stack, 'PublishEventsDeadLetters') } },
     });
   });
 });
@@ -309,6 +430,19 @@ describe('cdk-nag AwsSolutions checks', () => {
     expect(() => app.synth()).toThrow(/AwsSolutions-IAM4/);
   });
 
+  it("acknowledge a wildcard resource only on the stream consumer's role, where ListStreams needs it", () => {
+    const wildcardAcknowledgements = stack.node.findAll().flatMap((construct) =>
+      construct.node.metadata
+        .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+        .flatMap((entry) => Object.keys(entry.data))
+        .filter((id) => id.includes('AwsSolutions-IAM5'))
+        .map((id) => ({ path: construct.node.path, id })),
+    );
+    expect(wildcardAcknowledgements).toEqual([
+      { path: `${stack.stackName}/PublishEventsRole`, id: expect.stringMatching(/AwsSolutions-IAM5\[Resource::\*\]$/) },
+    ]);
+  });
+
   it('acknowledge an open route only when the operator asked for it', () => {
     const acknowledged = (checkedStack: Stack) =>
       checkedStack.node
@@ -328,28 +462,26 @@ describe('running under sam local', () => {
     readFileSync(new URL('../../events/sam-env.json', import.meta.url), 'utf8'),
   );
 
-  const declaredVariables = (functionsTemplate: Template): string[][] =>
-    Object.values(functionsTemplate.findResources('AWS::Lambda::Function')).map((fn) =>
-      Object.keys(fn.Properties.Environment.Variables).sort(),
+  /** Of the HTTP handlers, which SAM serves; the stream consumer reads no table, so has no endpoint to point elsewhere. */
+  const declaredVariables = (synthesized: { stack: Stack; template: Template }): string[][] =>
+    ['Batches', 'Allocations'].map((name) =>
+      Object.keys(synthesized.template.toJSON().Resources[logicalIdOf(synthesized.stack, `${name}Function`)].Properties.Environment.Variables).sort(),
     );
 
   it('declares DYNAMODB_ENDPOINT only when synthesized with -c localDynamoDbEndpoint', () => {
-    expect(declaredVariables(template)).toEqual([
+    expect(declaredVariables({ stack, template })).toEqual([
       ['NODE_OPTIONS', 'TABLE_NAME'],
       ['NODE_OPTIONS', 'TABLE_NAME'],
     ]);
-    const forSam = synthesize({ localDynamoDbEndpoint: 'http://host.docker.internal:8000' });
-    for (const fn of Object.values(forSam.template.findResources('AWS::Lambda::Function'))) {
-      expect(fn.Properties.Environment.Variables.DYNAMODB_ENDPOINT).toBe('http://host.docker.internal:8000');
-    }
+    expect(declaredVariables(synthesize({ localDynamoDbEndpoint: 'http://host.docker.internal:8000' }))).toEqual([
+      ['DYNAMODB_ENDPOINT', 'NODE_OPTIONS', 'TABLE_NAME'],
+      ['DYNAMODB_ENDPOINT', 'NODE_OPTIONS', 'TABLE_NAME'],
+    ]);
   });
 
   it('can set every variable of the env file, as SAM only overrides variables the template declares', () => {
     const forSam = synthesize({ localDynamoDbEndpoint: samEnv.Parameters.DYNAMODB_ENDPOINT });
     const samVariables = Object.keys(samEnv.Parameters).sort();
-    expect(declaredVariables(forSam.template)).toEqual([
-      expect.arrayContaining(samVariables),
-      expect.arrayContaining(samVariables),
-    ]);
+    expect(declaredVariables(forSam)).toEqual([expect.arrayContaining(samVariables), expect.arrayContaining(samVariables)]);
   });
 });

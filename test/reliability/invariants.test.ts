@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type StoredItem, parseStoredItem } from '../../functions/store/batch-repository';
+import { type StoredItem, parseStoredItem } from '../../functions/store/items';
 import { freePort } from '../../local/dynamodb-local';
 import { checkInvariants } from '../../tools/invariants';
 import { type TestTable, createTestTable } from '../support/dynamodb';

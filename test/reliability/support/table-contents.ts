@@ -1,5 +1,6 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { type DocumentSender, parseStoredItem } from '../../../functions/store/batch-repository';
+import type { DocumentSender } from '../../../functions/store/batch-repository';
+import { parseStoredItem } from '../../../functions/store/items';
 
 /** Every item of the table, as stored, whatever it is. */
 export const scanItems = async (client: DocumentSender, tableName: string): Promise<Record<string, unknown>[]> => {

@@ -1,0 +1,172 @@
+import type { Allocation, Batch, OrderLine } from '../../domain/model';
+import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttribute } from './table';
+
+/*
+ * The DynamoDB adapter's knowledge of the table's keys, the one place that has it: what each item
+ * looks like, for the repository (batch-repository.ts) that writes and reads them, and for the
+ * stream consumer and the tools that read items without the repository, so that those carry no
+ * DynamoDB client.
+ *
+ * The table's items (one table, keys `pk`/`sk` as tableKeySchema names them):
+ *   known SKU        pk SKU#<sku>       sk STOCK         sku        (written with the SKU's first batch)
+ *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available (> 0), eta
+ *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available (<= 0), eta
+ *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, changedAt
+ *                                                         (makes a ref unique across SKUs)
+ *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,
+ *                                                         lineBatch LINES#<batchref>, allocatedAt, movedAt
+ *   deallocation     pk ORDER#<orderid> sk DEALLOCATED#<sku>#<noticeId>
+ *                                                         orderid, sku, qty, batchref, reason, deallocatedAt
+ *   out of stock     pk ORDER#<orderid> sk OUTOFSTOCK#<sku>#<noticeId>
+ *                                                         orderid, sku, qty, refusedAt
+ * A batch's `available` is below zero only while a change that lowered its qty still has lines to
+ * move off it: it then sits out of the stock range, where no allocation reads it, until the lines
+ * are moved (domain/services.ts, changeBatch). Its lines are found through the sparse index
+ * linesByBatch (functions/store/table.ts) on `lineBatch`, newest `allocatedAt` first: an index, not
+ * a copy of each line under the batch, because that copy would be one more item in every
+ * allocation's transaction (2 WCU), where the index costs 1 WCU and the allocation keeps 2 items.
+ * `eta` is absent for a batch in stock (a condition cannot compare with NULL everywhere; absence it can).
+ *
+ * Events (functions/events/stream-events.ts) come from the table's stream, so only what committed
+ * is announced. An item's own fields must say what happened, hence three choices here:
+ * - the batch reference holds the batch's qty and eta, and a change of the batch updates it in the
+ *   same transaction: the batch item itself moves between keys whenever its stock crosses zero,
+ *   which a stream shows as a removal and an insertion that look the same for an allocation and a
+ *   change; the reference's own insertion and modification are BatchAdded and BatchChanged;
+ * - a removed line's record cannot tell a cancellation from a change of its batch, so each removal
+ *   writes a deallocation notice with its reason in the same transaction;
+ * - a refusal for lack of stock changes nothing, so it writes an out-of-stock notice.
+ * Notices sit in the order's partition, next to its lines (a stream orders the records of one
+ * partition key's items), and carry `expiresAt`: DynamoDB's time to live deletes them after a day,
+ * long after the stream (24 h retention) has carried them.
+ *
+ * Allocating reads one key range of the SKU's partition, `STOCK` and `STOCK#...`: the known-SKU item
+ * and the batches that still have stock. The allocation that takes a batch's last unit moves it to
+ * `EMPTY#<ref>` in the same transaction, so a SKU's exhausted batches, years of them, are never read
+ * again by an allocation, and its cost stays flat (docs/capacity.md). The known-SKU item tells
+ * "Invalid sku" from "Out of stock" when every batch is exhausted, in the same read. The domain sorts
+ * the batches by preference, so the sort key need not encode it. An order's lines share a partition,
+ * ready for reading an order's allocations. `type` names each item's kind for whoever reads the
+ * table without this code (the console, a Scan, a stream record).
+ */
+
+export const PK = tableKeySchema.partitionKey.name;
+export const SK = tableKeySchema.sortKey.name;
+
+/** The sort keys of a SKU's partition that an allocation reads: the known-SKU item and batches with stock. */
+export const STOCK_RANGE = 'STOCK';
+
+const itemKey = (partition: string, sort: string) => ({ [PK]: partition, [SK]: sort });
+export const skuPartition = (sku: string) => `${partitionKeyPrefix.sku}${sku}`;
+const knownSkuKey = (sku: string) => itemKey(skuPartition(sku), STOCK_RANGE);
+export const batchWithStockKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `${STOCK_RANGE}#${ref}`);
+export const exhaustedBatchKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `EMPTY#${ref}`);
+/** Where a batch lives: in the SKU's stock range while it has stock, out of it once it has none. */
+export const batchKey = (batch: Batch) => (batch.available > 0 ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref));
+export const batchReferenceKey = (ref: string) => itemKey(`${partitionKeyPrefix.batchReference}${ref}`, 'BATCHREF');
+export const orderPartition = (orderid: string) => `${partitionKeyPrefix.order}${orderid}`;
+/** The sort keys of an order's partition that hold its lines (the rest are notices). */
+export const LINES_RANGE = 'LINE#';
+export const lineKey = (orderid: string, sku: string) => itemKey(orderPartition(orderid), `${LINES_RANGE}${sku}`);
+export const deallocationKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `DEALLOCATED#${sku}#${noticeId}`);
+const outOfStockKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `OUTOFSTOCK#${sku}#${noticeId}`);
+export const LINE_BATCH = linesByBatchIndex.partitionKey.name;
+export const ALLOCATED_AT = linesByBatchIndex.sortKey.name;
+export const linesOfBatch = (ref: string) => `${partitionKeyPrefix.linesOfBatch}${ref}`;
+
+/** An item of the table as this adapter and the tools that read the whole table see it. */
+export type StoredItem =
+  /** `inStockRange`: where it is stored, which should be where it has stock (the invariant check compares them). */
+  | { readonly kind: 'batch'; readonly batch: Batch; readonly inStockRange: boolean }
+  | { readonly kind: 'known-sku'; readonly sku: string }
+  /** `qty`, `eta` and `changedAt` are absent from references written before the batch's events existed. */
+  | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string; readonly description?: BatchDescription }
+  /** `movedAt`: when a change of its batch last moved it. */
+  | { readonly kind: 'line'; readonly allocation: Allocation; readonly allocatedAt: string; readonly movedAt?: string }
+  | {
+      readonly kind: 'deallocation';
+      readonly allocation: Allocation;
+      readonly reason: DeallocationReason;
+      readonly deallocatedAt: string;
+    }
+  | { readonly kind: 'out-of-stock'; readonly line: OrderLine; readonly refusedAt: string }
+  /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
+  | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
+
+/** Why a line left its batch: its order cancelled it, or a change of the batch took it off. */
+export type DeallocationReason = 'cancelled' | 'reallocated';
+const DEALLOCATION_REASONS: readonly unknown[] = ['cancelled', 'reallocated'] satisfies DeallocationReason[];
+
+/** What a batch reference says of its batch, as of the batch's last change: `changedAt`. */
+export interface BatchDescription {
+  readonly qty: number;
+  readonly eta: string | null;
+  readonly changedAt: string;
+}
+
+/**
+ * Reads an item back through the same key functions that wrote it, so the key layout stays known
+ * to this module alone: an item is a batch only if its key is one of the two keys of a batch of its
+ * sku and ref.
+ */
+export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
+  const { [PK]: pk, [SK]: sk, [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, ref, sku, qty, available, eta, orderid, batchref } = item;
+  const { movedAt, changedAt, reason, deallocatedAt, refusedAt, noticeId } = item;
+  const hasKey = (key: ReturnType<typeof itemKey>) => key[PK] === pk && key[SK] === sk;
+  const isText = (value: unknown): value is string => typeof value === 'string';
+  const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+  if (isText(ref) && isText(sku)) {
+    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta))) {
+      const batch: Batch = { ref, sku, qty, available, eta: eta ?? null };
+      const inStockRange = hasKey(batchWithStockKey(sku, ref));
+      if (inStockRange || hasKey(exhaustedBatchKey(sku, ref))) return { kind: 'batch', batch, inStockRange };
+    }
+    if (hasKey(batchReferenceKey(ref))) {
+      const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt);
+      return { kind: 'batch-reference', ref, sku, ...(described ? { description: { qty, eta: eta ?? null, changedAt } } : {}) };
+    }
+  }
+  if (isText(sku) && hasKey(knownSkuKey(sku))) return { kind: 'known-sku', sku };
+  if (isText(orderid) && isText(sku) && isNumber(qty)) {
+    const line: OrderLine = { orderid, sku, qty };
+    if (isText(batchref) && isText(allocatedAt) && lineBatch === linesOfBatch(batchref) && (movedAt === undefined || isText(movedAt))) {
+      if (hasKey(lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}) };
+    }
+    if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason)) {
+      if (hasKey(deallocationKey(orderid, sku, noticeId))) {
+        return { kind: 'deallocation', allocation: { ...line, batchref }, reason: reason as DeallocationReason, deallocatedAt };
+      }
+    }
+    if (isText(noticeId) && isText(refusedAt) && hasKey(outOfStockKey(orderid, sku, noticeId))) return { kind: 'out-of-stock', line, refusedAt };
+  }
+  return { kind: 'unrecognized', pk: String(pk), sk: String(sk) };
+};
+
+/** A batch as the table holds it. */
+export const batchItem = (batch: Batch) => {
+  const { ref, sku, qty, available, eta } = batch;
+  return { ...batchKey(batch), type: 'Batch', ref, sku, qty, available, ...(eta === null ? {} : { eta }) };
+};
+
+export const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
+
+export const now = () => new Date().toISOString();
+
+/** A batch reference's copy of its batch's qty and eta, for the batch's events. */
+export const batchDescription = ({ qty, eta }: Batch) => ({ qty, ...(eta === null ? {} : { eta }), changedAt: now() });
+
+/** Notices live a day: the stream, which carries their insertion, keeps records for 24 hours. */
+const NOTICE_LIFETIME_SECONDS = 24 * 60 * 60;
+export const noticeFields = () => {
+  const noticeId = crypto.randomUUID();
+  return { noticeId, [timeToLiveAttribute]: Math.floor(Date.now() / 1000) + NOTICE_LIFETIME_SECONDS };
+};
+
+export const outOfStockItem = ({ orderid, sku, qty }: OrderLine) => {
+  const notice = noticeFields();
+  return { ...outOfStockKey(orderid, sku, notice.noticeId), type: 'OutOfStock', orderid, sku, qty, refusedAt: now(), ...notice };
+};
+
+/** What the Query of a SKU's stock range reads, for a stub store to answer as the table would. */
+export const stockRangeItems = (sku: string, batches: readonly Batch[]) => [knownSkuItem(sku), ...batches.map(batchItem)];
