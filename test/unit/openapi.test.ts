@@ -1,0 +1,310 @@
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import * as domainErrors from '../../domain/errors';
+import { StoreUnavailable } from '../../domain/errors';
+import type { BatchRepository } from '../../domain/ports';
+import { createAllocationsHandler } from '../../functions/allocations';
+import { createBatchesHandler } from '../../functions/batches';
+import * as httpErrors from '../../functions/http/errors';
+import { MAX_BODY_BYTES } from '../../functions/http/route';
+import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, routeKeys, splitRouteKey } from '../../functions/http/route-keys';
+import { OPENAPI_FILE, openApiText } from '../../tools/openapi';
+import { documentValidators } from '../../tools/openapi/validation';
+import { type RouteEventOptions, lambdaContext, routeEvent, withBytes } from '../support/events';
+import { FakeRepository } from '../support/fake-repository';
+import { type ReceivedResponse, responseProblems } from '../support/openapi-responses';
+
+type RouteKey = BatchesRouteKey | AllocationsRouteKey;
+
+const REGENERATE = 'run `npm run openapi` and commit docs/openapi.json';
+
+const ALL_ROUTE_KEYS: readonly RouteKey[] = [...routeKeys.batches, ...routeKeys.allocations];
+
+interface MediaType {
+  schema: unknown;
+  example?: unknown;
+  examples?: Record<string, { value: unknown }>;
+}
+interface OperationObject {
+  operationId: string;
+  requestBody?: { content: Record<string, MediaType> };
+  responses: Record<string, { headers?: Record<string, { example: unknown }>; content?: Record<string, MediaType> }>;
+}
+interface PathItem {
+  parameters?: { name: string; in: string; required: boolean; schema: unknown; example: unknown }[];
+  [method: string]: unknown;
+}
+interface Document {
+  openapi: string;
+  paths: Record<string, PathItem>;
+  components: { schemas: Record<string, { examples?: unknown[] }> };
+}
+
+/** The committed file, the one clients read; read in a hook so that a missing file fails tests, not collection. */
+let document: Document;
+beforeAll(() => {
+  document = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8'));
+});
+
+const operationOf = (routeKey: string) => {
+  const { method, path } = splitRouteKey(routeKey);
+  return document.paths[path]?.[method.toLowerCase()] as OperationObject | undefined;
+};
+
+const exampleBodyOf = (routeKey: string) => operationOf(routeKey)?.requestBody?.content['application/json']?.example as Record<string, unknown>;
+
+describe('docs/openapi.json', () => {
+  it('equals a fresh generation', () => {
+    expect(readFileSync(OPENAPI_FILE, 'utf8'), `docs/openapi.json is out of date: ${REGENERATE}`).toBe(openApiText());
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(structuredClone(document) as unknown as Record<string, unknown>);
+    expect(result.errors, JSON.stringify(result.errors, null, 2)).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(document.openapi).toBe('3.1.0');
+  });
+
+  it('describes every route key by its method and path, and no other operation', () => {
+    const described = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((field) => field !== 'parameters')
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(described.sort()).toEqual([...ALL_ROUTE_KEYS].sort());
+  });
+
+  it('names each operation as client generators will, once', () => {
+    expect(Object.fromEntries(ALL_ROUTE_KEYS.map((routeKey) => [routeKey, operationOf(routeKey)?.operationId]))).toEqual({
+      'POST /add_batch': 'addBatch',
+      'GET /batches/{ref}': 'getBatch',
+      'PATCH /batches/{ref}': 'changeBatch',
+      'GET /skus/{sku}/stock': 'getSkuStock',
+      'POST /allocate': 'allocate',
+      'POST /orders': 'allocateOrder',
+      'GET /allocations/{orderid}': 'getOrderAllocations',
+      'DELETE /allocations/{orderid}/{sku}': 'cancelAllocation',
+    });
+  });
+
+  it.each(ALL_ROUTE_KEYS)('%s: takes each parameter of its path as a required identifier', (routeKey) => {
+    const { path } = splitRouteKey(routeKey);
+    const parameters = document.paths[path]?.parameters ?? [];
+    expect(parameters.map(({ name, in: where, required, schema }) => ({ name, where, required, schema }))).toEqual(
+      pathParameterNames(path).map((name) => ({ name, where: 'path', required: true, schema: { $ref: '#/components/schemas/Identifier' } })),
+    );
+  });
+
+  it('holds examples that its own schemas accept', () => {
+    const validators = documentValidators(document);
+    const checked: string[] = [];
+    const check = (value: unknown, ...segments: string[]) => {
+      const validate = validators.schemaAt(...segments);
+      expect(validate, `no schema at ${segments.join(' ')}`).toBeDefined();
+      expect(validate?.(value), `${segments.join(' ')}: ${validate && validators.errorsText(validate)}`).toBe(true);
+      checked.push(segments.join(' '));
+    };
+    for (const [name, schema] of Object.entries(document.components.schemas)) {
+      for (const example of schema.examples ?? []) check(example, 'components', 'schemas', name);
+    }
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const parameter of item.parameters ?? []) check(parameter.example, 'paths', path, 'parameters', String(item.parameters?.indexOf(parameter)), 'schema');
+      for (const [method, operation] of Object.entries(item).filter(([field]) => field !== 'parameters') as [string, OperationObject][]) {
+        for (const [mediaType, { example }] of Object.entries(operation.requestBody?.content ?? {})) {
+          check(example, 'paths', path, method, 'requestBody', 'content', mediaType, 'schema');
+        }
+        for (const [status, response] of Object.entries(operation.responses)) {
+          for (const [name, header] of Object.entries(response.headers ?? {})) check(header.example, 'paths', path, method, 'responses', status, 'headers', name, 'schema');
+          for (const [mediaType, { examples = {} }] of Object.entries(response.content ?? {})) {
+            for (const { value } of Object.values(examples)) check(value, 'paths', path, method, 'responses', status, 'content', mediaType, 'schema');
+          }
+        }
+      }
+    }
+    // Every operation has examples of its answers, most have several.
+    expect(checked.length).toBeGreaterThan(ALL_ROUTE_KEYS.length * 10);
+  });
+});
+
+const isBatchesRoute = (routeKey: string): routeKey is BatchesRouteKey => (routeKeys.batches as readonly string[]).includes(routeKey);
+
+/** Both handlers over one repository, each sent the route keys the stack sends it. */
+const serviceOver = (repository: BatchRepository) => {
+  const batches = createBatchesHandler(repository);
+  const allocations = createAllocationsHandler(repository);
+  return async (routeKey: string, options: RouteEventOptions = {}): Promise<ReceivedResponse> => {
+    const result = await (isBatchesRoute(routeKey) ? batches : allocations)(routeEvent(routeKey, options), lambdaContext());
+    return { status: result.statusCode ?? 200, headers: result.headers ?? {}, ...(result.body === undefined ? {} : { body: result.body }) };
+  };
+};
+
+/** A repository whose every call fails with `error`, as a store that is down fails them. */
+const failingRepository = (error: Error): BatchRepository => {
+  const repository: BatchRepository = new Proxy({} as BatchRepository, {
+    get: (_, method) =>
+      method === 'withDeadline'
+        ? () => repository
+        : async () => {
+            throw error;
+          },
+  });
+  return repository;
+};
+
+/** The abstract bases: never thrown themselves. */
+const ABSTRACT_ERRORS = new Set(['DomainError', 'TransientFailure']);
+
+const errorClassNames = (module: Record<string, unknown>) =>
+  Object.values(module)
+    .filter((value): value is { name: string } => typeof value === 'function' && value.prototype instanceof Error)
+    .map(({ name }) => name)
+    .filter((name) => !ABSTRACT_ERRORS.has(name));
+
+describe('the answers of the handlers, checked against docs/openapi.json', () => {
+  const outcomes = new Set<string>();
+
+  beforeAll(() => {
+    // The request log names what each request came to; the answers are checked, so the lines are only counted.
+    vi.spyOn(console, 'log').mockImplementation((line: string) => {
+      outcomes.add(JSON.parse(line).outcome);
+    });
+  });
+  afterAll(() => {
+    vi.restoreAllMocks();
+  });
+
+  const expectDocumented = async (routeKey: string, answer: Promise<ReceivedResponse>, status: number) => {
+    const response = await answer;
+    expect(response.status, response.body).toBe(status);
+    expect(responseProblems(routeKey, response)).toEqual([]);
+  };
+
+  it("a batch's life, sent the document's examples, gets the documented answer at each step", async () => {
+    const send = serviceOver(new FakeRepository());
+    const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
+      ['POST /add_batch', { body: exampleBodyOf('POST /add_batch') }, 201],
+      ['POST /add_batch', { body: { ref: 'batch-7', sku: 'SOFA', qty: 5, eta: null } }, 201],
+      ['POST /add_batch', { body: exampleBodyOf('POST /add_batch') }, 409],
+      ['POST /allocate', { body: exampleBodyOf('POST /allocate') }, 201],
+      ['POST /allocate', { body: exampleBodyOf('POST /allocate') }, 200],
+      ['POST /allocate', { body: { ...exampleBodyOf('POST /allocate'), qty: 4 } }, 409],
+      ['POST /allocate', { body: { orderid: 'order-5', sku: 'NOPE', qty: 1 } }, 400],
+      ['POST /allocate', { body: { orderid: 'order-5', sku: 'LAMP', qty: 1000 } }, 400],
+      ['POST /orders', { body: exampleBodyOf('POST /orders') }, 201],
+      ['POST /orders', { body: exampleBodyOf('POST /orders') }, 200],
+      ['POST /orders', { body: { orderid: 'order-6', lines: [{ sku: 'NOPE', qty: 1 }] } }, 400],
+      ['POST /orders', { body: { orderid: 'order-2', lines: [{ sku: 'LAMP', qty: 9 }] } }, 409],
+      ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } }, 200],
+      ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-9' } }, 404],
+      ['GET /batches/{ref}', { pathParameters: { ref: 'batch-1' } }, 200],
+      ['GET /batches/{ref}', { pathParameters: { ref: 'batch-9' } }, 404],
+      ['GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' } }, 200],
+      ['GET /skus/{sku}/stock', { pathParameters: { sku: 'NOPE' } }, 404],
+      // Below what its lines hold: the newest line leaves its order, as no other batch of LAMP has stock.
+      ['PATCH /batches/{ref}', { pathParameters: { ref: 'batch-1' }, body: exampleBodyOf('PATCH /batches/{ref}') }, 200],
+      ['PATCH /batches/{ref}', { pathParameters: { ref: 'batch-9' }, body: { qty: 1 } }, 404],
+      ['DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: 'order-1', sku: 'LAMP' } }, 204],
+      ['DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: 'order-1', sku: 'LAMP' } }, 404],
+    ];
+    for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
+  });
+
+  describe.each(ALL_ROUTE_KEYS)('%s', (routeKey) => {
+    const { path } = splitRouteKey(routeKey);
+    const names = pathParameterNames(path);
+    const validParameters = Object.fromEntries(names.map((name) => [name, 'x']));
+    // As the README has it: the routes with a body are the POST and PATCH ones.
+    const takesBody = ['POST', 'PATCH'].includes(splitRouteKey(routeKey).method);
+    const validRequest = (): RouteEventOptions => ({ pathParameters: validParameters, ...(takesBody ? { body: exampleBodyOf(routeKey) } : {}) });
+
+    it.each(names)('refuses a bad %s with a documented 400', async (name) => {
+      const send = serviceOver(new FakeRepository());
+      await expectDocumented(routeKey, send(routeKey, { ...validRequest(), pathParameters: { ...validParameters, [name]: ' ' } }), 400);
+    });
+
+    it('answers a store that is down with a documented 503 and its Retry-After', async () => {
+      await expectDocumented(routeKey, serviceOver(failingRepository(new StoreUnavailable('down')))(routeKey, validRequest()), 503);
+    });
+
+    it('answers an unexpected failure with a documented 500', async () => {
+      await expectDocumented(routeKey, serviceOver(failingRepository(new Error('disk on fire')))(routeKey, validRequest()), 500);
+    });
+
+    if (!takesBody) return;
+
+    it('answers each bad body with its documented status', async () => {
+      const send = serviceOver(new FakeRepository());
+      const example = exampleBodyOf(routeKey);
+      const badBodies: readonly (readonly [RouteEventOptions, number])[] = [
+        [{ body: example, contentType: null }, 415],
+        [{ body: example, contentType: 'application/json; charset=latin1' }, 415],
+        [{ body: { ...example, padding: 'x'.repeat(MAX_BODY_BYTES) } }, 413],
+        [{ body: withBytes('{"note": "@"}', [0xff]) }, 400],
+        [{ body: '{"qty":', raw: true }, 400],
+        [{ body: [example] }, 400],
+      ];
+      for (const [options, status] of badBodies) await expectDocumented(routeKey, send(routeKey, { pathParameters: validParameters, ...options }), status);
+    });
+
+    it("takes the document's example body, and refuses it without any one of its fields", async () => {
+      const send = serviceOver(new FakeRepository());
+      const example = exampleBodyOf(routeKey);
+      const accepted = await send(routeKey, { pathParameters: validParameters, body: example });
+      expect(accepted.body ?? '').not.toContain('Invalid request body');
+      for (const field of Object.keys(example)) {
+        const { [field]: _, ...without } = example;
+        const refused = await send(routeKey, { pathParameters: validParameters, body: without });
+        expect(refused.status, `without ${field}`).toBe(400);
+        expect(JSON.parse(refused.body ?? '').message).toBe('Invalid request body');
+      }
+    });
+  });
+
+  it('answers a store that keeps changing under a write with a documented 503', async () => {
+    const repository = new FakeRepository();
+    const send = serviceOver(repository);
+    await send('POST /add_batch', { body: exampleBodyOf('POST /add_batch') });
+    repository.changeBatch = async () => 'changed';
+    repository.saveAllocation = async () => ({ outcome: 'batch-changed' });
+    await expectDocumented('PATCH /batches/{ref}', send('PATCH /batches/{ref}', { pathParameters: { ref: 'batch-1' }, body: { qty: 5 } }), 503);
+    await expectDocumented('POST /allocate', send('POST /allocate', { body: exampleBodyOf('POST /allocate') }), 503);
+  });
+
+  it('answers a method its path does not take with a documented 404, as API Gateway does', async () => {
+    // API Gateway never sends such an event; a handler that got one answers what API Gateway would.
+    const send = serviceOver(new FakeRepository());
+    await expectDocumented('POST /allocate', send('GET /allocate'), 404);
+  });
+
+  // Runs last: it counts what the tests above provoked.
+  it('has provoked every error the service defines, so each is documented where it comes', () => {
+    const defined = [...errorClassNames(domainErrors), ...errorClassNames(httpErrors)];
+    // One of each module: the list is not short by a slip of its own.
+    expect(defined).toEqual(expect.arrayContaining(['OutOfStock', 'InvalidRequestBody']));
+    expect(defined.filter((name) => !outcomes.has(name))).toEqual([]);
+  });
+});
+
+describe('responseProblems', () => {
+  it('finds nothing wrong with an answer as documented', () => {
+    expect(responseProblems('POST /allocate', { status: 201, headers: { 'content-type': 'application/json' }, body: '{"batchref":"batch-1"}' })).toEqual([]);
+  });
+
+  it.each<[string, string, ReceivedResponse, RegExp]>([
+    ['a status the route does not document', 'POST /allocate', { status: 418, headers: {}, body: '' }, /418/],
+    ['a 503 without Retry-After', 'GET /batches/{ref}', { status: 503, headers: { 'Content-Type': 'application/json' }, body: '{"message":"m","requestId":"r"}' }, /Retry-After/],
+    ['a Retry-After that is not a number of seconds', 'GET /batches/{ref}', { status: 503, headers: { 'Content-Type': 'application/json', 'Retry-After': 'soon' }, body: '{"message":"m","requestId":"r"}' }, /Retry-After/],
+    ['a body on a 204', 'DELETE /allocations/{orderid}/{sku}', { status: 204, headers: { 'Content-Type': 'application/json' }, body: '{}' }, /204/],
+    ['another media type', 'POST /add_batch', { status: 201, headers: { 'Content-Type': 'application/json' }, body: '"OK"' }, /text\/plain/],
+    ['a body that is not JSON', 'POST /allocate', { status: 201, headers: { 'Content-Type': 'application/json' }, body: 'OK' }, /not JSON/],
+    ['an identifier its rules refuse', 'POST /allocate', { status: 201, headers: { 'Content-Type': 'application/json' }, body: '{"batchref":" "}' }, /batchref/],
+    ['a field the view does not name, such as a store key', 'GET /batches/{ref}', {
+      status: 200,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ ref: 'b', sku: 'LAMP', qty: 1, allocated: 0, available: 1, eta: null, pk: 'SKU#LAMP' }),
+    }, /additional properties/],
+  ])('names %s', (_case, routeKey, response, problem) => {
+    expect(responseProblems(routeKey, response).join('\n')).toMatch(problem);
+  });
+});

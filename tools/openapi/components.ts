@@ -1,0 +1,256 @@
+/**
+ * The document's `components.schemas`: the request bodies exported from the zod schemas the
+ * handlers validate with (functions/http/schemas.ts), and the response bodies, which the handlers
+ * build by hand (their views, and errors.ts's mapping), so they are written here as JSON Schema.
+ */
+import * as z from 'zod/mini';
+import { InvalidPathParameters, InvalidRequestBody } from '../../functions/http/errors';
+import {
+  MAX_IDENTIFIER_CHARACTERS,
+  MAX_QTY,
+  arrivalDateSchema,
+  batchChangeSchema,
+  batchSchema,
+  eachSkuOnce,
+  identifierSchema,
+  inNfc,
+  orderLineSchema,
+  orderSchema,
+  qtyOrEta,
+} from '../../functions/http/schemas';
+import { nfcFormat, uniqueItemPropertiesKeyword } from './extensions';
+
+export type JsonSchema = z.core.JSONSchema.BaseSchema;
+
+/**
+ * The refinements of functions/http/schemas.ts, which zod's export drops, each as the document
+ * states it. A refinement missing here fails the generation rather than the document.
+ */
+const REFINEMENTS = new Map<object, (schema: JsonSchema) => void>([
+  [
+    inNfc,
+    (schema) => {
+      schema.format = nfcFormat.name;
+    },
+  ],
+  [
+    eachSkuOnce,
+    (schema) => {
+      schema[uniqueItemPropertiesKeyword.name] = ['sku'];
+    },
+  ],
+  // JSON Schema can say this one; zod cannot, as it cannot see what a refinement's function tests.
+  [
+    qtyOrEta,
+    (schema) => {
+      schema.anyOf = [{ required: ['qty'] }, { required: ['eta'] }];
+    },
+  ],
+]);
+
+const writeRefinements = ({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodType; jsonSchema: JsonSchema }) => {
+  for (const check of zodSchema._zod.def.checks ?? []) {
+    if (check._zod.def.check !== 'custom') continue;
+    const write = REFINEMENTS.get(check);
+    if (!write) {
+      throw new Error(
+        'A refinement in functions/http/schemas.ts has no JSON Schema, so the document would not state it: ' +
+          'write the rule as a check zod exports (a pattern, a bound), or say in tools/openapi/components.ts how the document states it.',
+      );
+    }
+    write(jsonSchema);
+  }
+};
+
+/** Each identifier rule, in the order they are checked, and a value that breaks it and no earlier one. */
+const IDENTIFIER_RULES: readonly (readonly [rule: string, breaking: string])[] = [
+  ['at least 1 character', ''],
+  [`at most ${MAX_IDENTIFIER_CHARACTERS} characters, counted as code points (an emoji counts once)`, 'x'.repeat(MAX_IDENTIFIER_CHARACTERS + 1)],
+  ['not blank', ' '],
+  ['no white space at either end', 'LAMP '],
+  ['no U+FFFD, the character a lenient decoder puts for bytes it could not read', 'LAMP\uFFFD'],
+  [
+    'no invisible or control characters: controls, format characters (zero-width space and joiner, byte order and ' +
+      'bidirectional marks: so emoji joined by U+200D are refused), lone surrogates, line and paragraph separators, ' +
+      'and spaces other than U+0020',
+    'LA\u200BMP',
+  ],
+  [`in Unicode normalization form NFC (format \`${nfcFormat.name}\`): refused, not normalized, so the id stored is the id sent`, 'cafe\u0301'],
+];
+
+/** Each rule with the message of the issue a 400 carries for it, as the schema answers. */
+const identifierRulesText = () =>
+  IDENTIFIER_RULES.map(([rule, breaking]) => {
+    const issues = identifierSchema.safeParse(breaking).error?.issues ?? [];
+    if (issues.length !== 1) throw new Error(`${JSON.stringify(breaking)} should break exactly the identifier rule "${rule}"`);
+    return `- ${rule}: \`${issues[0]?.message}\``;
+  }).join('\n');
+
+/** The request bodies, by the names the document gives them. */
+export const requestBodySchemas = {
+  OrderLine: orderLineSchema,
+  NewBatch: batchSchema,
+  BatchChange: batchChangeSchema,
+  Order: orderSchema,
+} as const;
+
+export type RequestBodyName = keyof typeof requestBodySchemas;
+
+const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
+  OrderLine: 'An order line, identified by (`orderid`, `sku`). Unknown fields are ignored.',
+  NewBatch: 'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. Unknown fields are ignored.',
+  BatchChange:
+    "A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so " +
+    '`available` moves by the difference. Unknown fields (`ref` and `sku` among them) are ignored.',
+  Order: `A whole order: every line is allocated, or none. Each SKU at most once (\`${uniqueItemPropertiesKeyword.name}\`). Unknown fields are ignored.`,
+};
+
+/** The request schemas, exported from zod, by the names the document gives them. */
+const requestSchemas = () => {
+  const registry = z.registry<{ id: string; description: string; examples?: unknown[]; maxLength?: number }>();
+  registry.add(identifierSchema, {
+    id: 'Identifier',
+    description:
+      'An `orderid`, `sku` or `ref`: a key, compared code point by code point, so its rules keep two ids that look the ' +
+      'same from being two orders. Look-alike letters of different scripts (Latin `a`, Cyrillic `а`) are different ids. ' +
+      'The rules, in the order they are checked; a field (or path parameter) that breaks some gets one issue, with the ' +
+      `message shown, for the first:\n\n${identifierRulesText()}`,
+    examples: ['order-1', 'LAMPE À POSER', '注文-1', '📦-1'],
+    // The pattern zod exports already bounds the length; this says it the way client generators read.
+    maxLength: MAX_IDENTIFIER_CHARACTERS,
+  });
+  registry.add(arrivalDateSchema, {
+    id: 'ArrivalDate',
+    description: '`null` for a batch in stock, or the day a shipment arrives: a real calendar date `YYYY-MM-DD` (2026-02-30 is refused).',
+    examples: [null, '2026-06-01'],
+  });
+  for (const [name, schema] of Object.entries(requestBodySchemas)) registry.add(schema, { id: name, description: REQUEST_BODY_DESCRIPTIONS[name as RequestBodyName] });
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    // What a request may hold: a parse ignores unknown fields, where 'output' would forbid them.
+    io: 'input',
+    metadata: registry,
+    uri: (id) => `#/components/schemas/${id}`,
+    override: writeRefinements,
+  });
+  // Each is a component of the document, not a document of its own.
+  return Object.fromEntries(Object.entries(schemas).map(([name, { $schema: _, $id: __, ...schema }]) => [name, schema]));
+};
+
+/** Typed as a plain string only here, where the names are being defined. */
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+const identifier = ref('Identifier');
+const arrivalDate = ref('ArrivalDate');
+const quantity = { type: 'integer', minimum: 1, maximum: MAX_QTY } as const;
+const units = (description: string) => ({ type: 'integer', minimum: 0, description }) as const;
+
+/** Exactly these fields: the views name every field they show. */
+const closedObject = (properties: Record<string, JsonSchema>, description: string, required = Object.keys(properties)): JsonSchema => ({
+  type: 'object',
+  description,
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+const listOf = (items: JsonSchema, description: string, minItems = 0): JsonSchema => ({
+  type: 'array',
+  description,
+  items,
+  ...(minItems > 0 ? { minItems } : {}),
+});
+
+const batchFields = {
+  ref: identifier,
+  sku: identifier,
+  qty: { type: 'integer', minimum: 0, maximum: MAX_QTY, description: "The batch's total." },
+  allocated: units('The units on its lines; above `qty` only while a PATCH that lowered `qty` still has lines to move.'),
+  available: units('`qty - allocated`, never shown below 0.'),
+  eta: arrivalDate,
+} satisfies Record<string, JsonSchema>;
+
+const issue = closedObject(
+  {
+    path: {
+      type: 'string',
+      description: "The field, its parts joined by dots (`lines.3.sku`), `\"\"` for the body itself; or the path parameter's name.",
+    },
+    message: { type: 'string', description: "What is wrong with it: for an identifier, its rule's message." },
+  },
+  'One field, or one path parameter, and the first rule it breaks.',
+);
+
+const invalidInput = (message: string, description: string) =>
+  closedObject({ message: { const: message }, issues: listOf(issue, 'One issue per field (or path parameter) that breaks a rule.', 1) }, description);
+
+/** Each error's message as its class writes it. */
+const messageOf = (InvalidInput: typeof InvalidRequestBody | typeof InvalidPathParameters) => new InvalidInput([]).message;
+
+const message = { type: 'string', description: 'Human-readable; safe to show.' } as const;
+const requestId = { type: 'string', description: 'The API Gateway request id, also in the request log line.' } as const;
+
+const responseSchemas = {
+  BatchRef: closedObject({ batchref: identifier }, 'The batch the line is allocated to.'),
+  AllocatedLine: closedObject({ sku: identifier, qty: quantity, batchref: identifier }, 'An allocated line of an order, and its batch.'),
+  OrderAllocations: closedObject(
+    { orderid: identifier, lines: listOf(ref('AllocatedLine'), 'Sorted by `sku`.', 1) },
+    "An order's lines, each with its batch.",
+  ),
+  Batch: closedObject(batchFields, 'A batch, and the units on its lines.'),
+  Reallocation: closedObject(
+    {
+      orderid: identifier,
+      sku: identifier,
+      qty: quantity,
+      from: identifier,
+      batchref: { anyOf: [identifier, { type: 'null' }], description: 'The batch the line moved to, or `null` when it left its order.' },
+    },
+    'A line this request moved off the batch.',
+  ),
+  ChangedBatch: closedObject(
+    { ...batchFields, reallocated: listOf(ref('Reallocation'), 'The lines this request moved; `[]` once nothing is left to move.') },
+    'The batch as `GET /batches/{ref}` shows it, and the lines the change moved.',
+  ),
+  StockBatch: closedObject({ ref: identifier, qty: batchFields.qty, available: units('Units not on any line.'), eta: arrivalDate }, 'A batch with stock left.'),
+  SkuStock: closedObject(
+    {
+      sku: identifier,
+      in_stock: units('Units available in batches on the shelf (`eta` null).'),
+      incoming: units('Units available in shipments.'),
+      next_eta: { ...arrivalDate, description: 'The earliest `eta` among shipments with stock, or `null`.' },
+      batches: listOf(ref('StockBatch'), 'The batches with stock left, in the order allocation prefers them.'),
+    },
+    "A SKU's stock levels; a SKU whose batches are all empty answers zeros and `[]`.",
+  ),
+  Error: closedObject({ message }, 'Every error answers JSON with a human-readable `message`.'),
+  InvalidRequestBody: invalidInput(messageOf(InvalidRequestBody), 'The body breaks the bounds of its fields.'),
+  InvalidPathParameters: invalidInput(messageOf(InvalidPathParameters), 'A path parameter breaks an identifier rule.'),
+  OrderNotAllocated: closedObject(
+    {
+      message,
+      lines: listOf(
+        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock'] } }, 'A line that cannot be allocated, and why.'),
+        'Every line that fails.',
+        1,
+      ),
+    },
+    'Some new line of the order cannot be allocated; nothing was allocated.',
+  ),
+  OrderLinesConflict: closedObject(
+    { message, lines: listOf(closedObject({ sku: identifier, qty: { ...quantity, description: 'The qty allocated.' } }, 'A line allocated with another qty.'), 'Every such line.', 1) },
+    'Lines of the order are already allocated with other quantities; nothing changes.',
+  ),
+  Unavailable: closedObject({ message, requestId }, 'Nothing was half-written: repeat the same request after `Retry-After` seconds.'),
+  InternalError: closedObject(
+    { message, requestId },
+    "Never a stack trace or a store error text. No `requestId` when the function failed instead of answering (API Gateway's own 500).",
+    ['message'],
+  ),
+} satisfies Record<string, JsonSchema>;
+
+export type ComponentName = 'Identifier' | 'ArrivalDate' | RequestBodyName | keyof typeof responseSchemas;
+
+export const schemaRef = (name: ComponentName): JsonSchema => ref(name);
+
+export const componentSchemas = (): Record<string, JsonSchema> => ({ ...requestSchemas(), ...responseSchemas });

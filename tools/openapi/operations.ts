@@ -1,0 +1,409 @@
+/**
+ * Every route as docs/openapi.json describes it: what it takes, and each answer it can give, with
+ * when, in the README's words. The status, body and headers of every error the service answers
+ * itself are what errors.ts's one mapping (`toErrorResponse`) makes of it, so the document cannot
+ * drift from the handlers; what API Gateway or the local server answer before a function runs is
+ * written out from the README.
+ */
+import type * as z from 'zod/mini';
+import {
+  BatchNotFound,
+  DuplicateBatch,
+  InvalidSku,
+  LineAlreadyAllocated,
+  LineNotFound,
+  OrderLinesAlreadyAllocated,
+  OrderNotAllocated,
+  OrderNotFound,
+  OutOfStock,
+  StoreUnavailable,
+  UnknownSku,
+} from '../../domain/errors';
+import {
+  BodyTooLarge,
+  InvalidPathParameters,
+  InvalidRequestBody,
+  InvalidUtf8Body,
+  RouteNotFound,
+  UnsupportedMediaType,
+  toErrorResponse,
+} from '../../functions/http/errors';
+import { MAX_BODY_BYTES } from '../../functions/http/route';
+import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
+import { pathParametersSchema } from '../../functions/http/schemas';
+import { type ComponentName, type JsonSchema, type RequestBodyName, requestBodySchemas, schemaRef } from './components';
+
+export type RouteKey = BatchesRouteKey | AllocationsRouteKey;
+
+export const JSON_MEDIA_TYPE = 'application/json';
+
+/** One answer a route can give, and when. */
+export interface Answer {
+  readonly status: number;
+  /** Markdown, from the README. */
+  readonly when: string;
+  /** The example's name: where the service answers, the outcome its request log records. */
+  readonly name: string;
+  /** None for a 204. */
+  readonly body?: { readonly mediaType: string; readonly schema: JsonSchema; readonly example: unknown };
+  /** Each header it carries, with the value of the example. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface Operation {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly requestBody?: {
+    readonly schema: RequestBodyName;
+    readonly example: unknown;
+    /** A body that breaks a bound: the example of its 400. */
+    readonly refused: unknown;
+  };
+  /** The example of each path parameter. */
+  readonly pathParameters?: Readonly<Record<string, string>>;
+  /** Its successes and its own refusals; those of every route are added to them. */
+  readonly answers: readonly Answer[];
+}
+
+/** Headers the answers carry, as the document describes them. */
+export const HEADERS: Readonly<Record<string, { readonly description: string; readonly schema: JsonSchema }>> = {
+  'Retry-After': { description: 'Seconds to wait before repeating the same request.', schema: { type: 'integer', minimum: 0 } },
+  Allow: { description: 'The methods the path takes.', schema: { type: 'string', pattern: '^[A-Z]+(, [A-Z]+)*$' } },
+};
+
+const EXAMPLE_REQUEST_ID = 'JKJaXmPLvHcESHA=';
+
+const json = (name: ComponentName, example: unknown) => ({ mediaType: JSON_MEDIA_TYPE, schema: schemaRef(name), example });
+
+/** What the mapping answers for `error`, named by the outcome it logs. */
+const mapped = (when: string, error: unknown, schema: ComponentName = 'Error'): Answer => {
+  const { statusCode, body, headers, outcome } = toErrorResponse(error, EXAMPLE_REQUEST_ID);
+  return { status: statusCode, when, name: outcome, body: json(schema, body), ...(headers ? { headers } : {}) };
+};
+
+const issuesOf = (schema: z.ZodMiniType, refused: unknown) => {
+  const parsed = schema.safeParse(refused);
+  if (parsed.success) throw new Error(`The example of a refused input is accepted: ${JSON.stringify(refused)}`);
+  return parsed.error.issues;
+};
+
+/** As @middy/http-json-body-parser throws it for a body that does not parse. */
+const malformedJson = new Error('Invalid or malformed JSON was provided', { cause: { package: '@middy/http-json-body-parser' } });
+
+const pathParameterAnswers = (names: readonly string[]): Answer[] =>
+  names.length === 0
+    ? []
+    : [
+        mapped(
+          'A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule ' +
+            'it breaks. Checked before anything of the body is read',
+          new InvalidPathParameters(issuesOf(pathParametersSchema(names), { ...Object.fromEntries(names.map((name) => [name, 'x'])), [names[0] ?? '']: ' ' })),
+          'InvalidPathParameters',
+        ),
+      ];
+
+/** In the order the chain checks them. */
+const bodyAnswers = (name: RequestBodyName, refused: unknown): Answer[] => [
+  mapped(
+    'The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins ' +
+      'the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413',
+    new UnsupportedMediaType(),
+  ),
+  mapped(`The body is over ${MAX_BODY_BYTES / 1024} KiB`, new BodyTooLarge(MAX_BODY_BYTES)),
+  mapped("The body's bytes are not valid UTF-8: refused, never repaired; nothing is written", new InvalidUtf8Body()),
+  mapped('The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)', malformedJson),
+  mapped(
+    'A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the ' +
+      'first rule it breaks; `path` is `""` when the body is not an object',
+    new InvalidRequestBody(issuesOf(requestBodySchemas[name], refused)),
+    'InvalidRequestBody',
+  ),
+];
+
+/** What API Gateway or the local server may answer for any route before its function runs; `allowed` is the methods its path takes. */
+const answersBeforeTheFunction = (allowed: readonly string[]): Answer[] => [
+  {
+    status: 403,
+    when:
+      'On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not ' +
+      'allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs',
+    name: 'Forbidden',
+    body: json('Error', { message: 'Forbidden' }),
+  },
+  mapped(
+    'No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a ' +
+      '`{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method',
+    new RouteNotFound(),
+  ),
+  {
+    status: 405,
+    when: 'The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404',
+    name: 'MethodNotAllowed',
+    body: json('Error', { message: 'Method Not Allowed' }),
+    headers: { Allow: allowed.join(', ') },
+  },
+  {
+    status: 413,
+    when:
+      'The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request ' +
+      'context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server',
+    name: 'RequestEntityTooLarge',
+    body: json('Error', { message: 'Request Entity Too Large' }),
+  },
+  {
+    status: 429,
+    when: "On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200)",
+    name: 'TooManyRequests',
+    body: json('Error', { message: 'Too Many Requests' }),
+  },
+];
+
+/** What any route answers when the store, or anything else, fails. */
+const failureAnswers = (): Answer[] => [
+  mapped(
+    "The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation " +
+      'kept losing the race for stock, or a batch kept changing under a cancel or a PATCH; nothing was half-written (a ' +
+      'PATCH may have written its qty and some moves, each whole), and repeating the request is safe',
+    new StoreUnavailable('example'),
+    'Unavailable',
+  ),
+  mapped('Anything else: never a stack trace or a store error text', new Error('example'), 'InternalError'),
+  {
+    status: 500,
+    when: 'The function failed instead of answering: API Gateway (or the local server) answers, with no request id',
+    name: 'FunctionError',
+    body: json('InternalError', { message: 'Internal Server Error' }),
+  },
+];
+
+export const operations: Readonly<Record<RouteKey, Operation>> = {
+  'POST /add_batch': {
+    operationId: 'addBatch',
+    summary: 'Add a batch',
+    description: 'Adds a batch of a SKU: in stock (`eta` null) or a shipment arriving on `eta`.',
+    requestBody: {
+      schema: 'NewBatch',
+      example: { ref: 'batch-1', sku: 'LAMP', qty: 20, eta: '2026-06-01' },
+      refused: { ref: 'batch-1', sku: 'LAMP', qty: 20, eta: '2026-02-30' },
+    },
+    answers: [
+      {
+        status: 201,
+        when: 'The batch was added: the plain word `OK` (`text/plain; charset=utf-8`)',
+        name: 'BatchAdded',
+        body: { mediaType: 'text/plain', schema: { type: 'string', const: 'OK' }, example: 'OK' },
+      },
+      mapped('A batch with this `ref` exists (under any SKU); nothing changes', new DuplicateBatch('batch-1')),
+    ],
+  },
+  'GET /batches/{ref}': {
+    operationId: 'getBatch',
+    summary: 'Read a batch',
+    description:
+      '`allocated` is the units on its lines; `available` is `qty - allocated`, never shown below 0. Only while a `PATCH` ' +
+      'that lowered `qty` still has lines to move is `allocated` above `qty` (and `available` 0); repeating that `PATCH` ' +
+      'finishes moving them.',
+    pathParameters: { ref: 'batch-1' },
+    answers: [
+      {
+        status: 200,
+        when: 'The batch exists',
+        name: 'BatchRead',
+        body: json('Batch', { ref: 'batch-1', sku: 'LAMP', qty: 20, allocated: 3, available: 17, eta: '2026-06-01' }),
+      },
+      mapped('No batch has this `ref`', new BatchNotFound('batch-1')),
+    ],
+  },
+  'PATCH /batches/{ref}': {
+    operationId: 'changeBatch',
+    summary: "Change a batch's qty or eta",
+    description:
+      'A new `eta` only changes the order in which later allocations prefer the batch, and a larger `qty` moves no line. ' +
+      'When the lines hold more than the new `qty`, lines come off the batch, most recently allocated first, until the ' +
+      'rest fit: each goes to the batch the normal rule picks among the SKU\'s others, or leaves its order when no batch ' +
+      'can take it whole. Each move is one transaction. `qty: 0` empties the batch.\n\n' +
+      '**Idempotent, and resumable.** The same PATCH again answers 200 with `"reallocated": []` once nothing is left to ' +
+      'move. One request moves as many lines as its time allows (about 9 s); a 503 may come after the new `qty` was ' +
+      'written with lines still to move: repeat the same PATCH and it moves the rest.',
+    pathParameters: { ref: 'batch-1' },
+    requestBody: { schema: 'BatchChange', example: { qty: 3 }, refused: {} },
+    answers: [
+      {
+        status: 200,
+        when: 'The batch is changed (or already was as asked)',
+        name: 'BatchChanged',
+        body: json('ChangedBatch', {
+          ref: 'batch-1',
+          sku: 'LAMP',
+          qty: 3,
+          allocated: 3,
+          available: 0,
+          eta: '2026-06-01',
+          reallocated: [{ orderid: 'order-3', sku: 'LAMP', qty: 2, from: 'batch-1', batchref: 'batch-2' }],
+        }),
+      },
+      mapped('No batch has this `ref`', new BatchNotFound('batch-1')),
+    ],
+  },
+  'GET /skus/{sku}/stock': {
+    operationId: 'getSkuStock',
+    summary: 'Read the stock levels of a SKU',
+    description:
+      '`in_stock`: units available in batches on the shelf; `incoming`: units available in shipments; `next_eta`: the ' +
+      'earliest `eta` among shipments with stock; `batches`: those with stock left, in the order allocation prefers them.',
+    pathParameters: { sku: 'LAMP' },
+    answers: [
+      {
+        status: 200,
+        when: 'A batch of the SKU was ever added',
+        name: 'StockRead',
+        body: json('SkuStock', {
+          sku: 'LAMP',
+          in_stock: 7,
+          incoming: 9,
+          next_eta: '2027-01-01',
+          batches: [
+            { ref: 'batch-1', qty: 10, available: 7, eta: null },
+            { ref: 'early', qty: 4, available: 4, eta: '2027-01-01' },
+            { ref: 'late', qty: 5, available: 5, eta: '2027-06-01' },
+          ],
+        }),
+      },
+      mapped('No batch of this SKU was ever added', new UnknownSku('LAMP')),
+    ],
+  },
+  'POST /allocate': {
+    operationId: 'allocate',
+    summary: 'Allocate an order line',
+    description:
+      'Allocates the line whole to one batch of its SKU: in stock before shipments, then the earliest `eta`. A line is ' +
+      'identified by (`orderid`, `sku`): the same line again is a retry, answered with the batch it has.',
+    requestBody: { schema: 'OrderLine', example: { orderid: 'order-1', sku: 'LAMP', qty: 3 }, refused: { orderid: 'order-1', sku: 'LAMP', qty: 0 } },
+    answers: [
+      { status: 201, when: 'The line was allocated', name: 'Allocated', body: json('BatchRef', { batchref: 'batch-1' }) },
+      {
+        status: 200,
+        when: 'The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry',
+        name: 'AlreadyAllocated',
+        body: json('BatchRef', { batchref: 'batch-1' }),
+      },
+      mapped('No batch of that SKU was ever added', new InvalidSku('LAMP')),
+      mapped('No batch can take the whole line', new OutOfStock('LAMP')),
+      mapped('The same (`orderid`, `sku`) is allocated with another `qty`; nothing changes', new LineAlreadyAllocated('order-1', 'LAMP', 4)),
+    ],
+  },
+  'POST /orders': {
+    operationId: 'allocateOrder',
+    summary: 'Allocate a whole order',
+    description:
+      'Every line allocated, or none: each line is decided by the normal rule, and all the new lines are written in one ' +
+      'transaction. Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.',
+    requestBody: {
+      schema: 'Order',
+      example: {
+        orderid: 'order-2',
+        lines: [
+          { sku: 'LAMP', qty: 1 },
+          { sku: 'SOFA', qty: 2 },
+        ],
+      },
+      refused: {
+        orderid: 'order-2',
+        lines: [
+          { sku: 'LAMP', qty: 1 },
+          { sku: 'SOFA', qty: 2 },
+          { sku: 'CHAIR', qty: 4 },
+          { sku: 'LAMP', qty: 3 },
+        ],
+      },
+    },
+    answers: [
+      {
+        status: 201,
+        when: 'At least one new line was allocated. The body holds every line of this request (not other lines the same `orderid` got elsewhere), sorted by `sku`',
+        name: 'OrderAllocated',
+        body: json('OrderAllocations', {
+          orderid: 'order-2',
+          lines: [
+            { sku: 'LAMP', qty: 1, batchref: 'batch-1' },
+            { sku: 'SOFA', qty: 2, batchref: 'batch-7' },
+          ],
+        }),
+      },
+      {
+        status: 200,
+        when: 'Every line was already allocated with the same `qty`: a repeat',
+        name: 'OrderAlreadyAllocated',
+        body: json('OrderAllocations', {
+          orderid: 'order-2',
+          lines: [
+            { sku: 'LAMP', qty: 1, batchref: 'batch-1' },
+            { sku: 'SOFA', qty: 2, batchref: 'batch-7' },
+          ],
+        }),
+      },
+      mapped(
+        'Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails',
+        new OrderNotAllocated('order-2', [
+          { sku: 'NOPE', reason: 'invalid_sku' },
+          { sku: 'SOFA', reason: 'out_of_stock' },
+        ]),
+        'OrderNotAllocated',
+      ),
+      mapped(
+        'A line is already allocated with another `qty`; nothing changes. `lines` names each, with the qty it has',
+        new OrderLinesAlreadyAllocated('order-2', [{ sku: 'LAMP', qty: 4 }]),
+        'OrderLinesConflict',
+      ),
+    ],
+  },
+  'GET /allocations/{orderid}': {
+    operationId: 'getOrderAllocations',
+    summary: "Read an order's lines",
+    description:
+      'Once `POST /orders` has answered, every read sees all of its lines; one sent while the order is still committing ' +
+      'may see only some of them.',
+    pathParameters: { orderid: 'order-1' },
+    answers: [
+      {
+        status: 200,
+        when: 'The order has lines',
+        name: 'OrderRead',
+        body: json('OrderAllocations', { orderid: 'order-1', lines: [{ sku: 'LAMP', qty: 3, batchref: 'batch-1' }] }),
+      },
+      mapped(
+        'The order has no line: never allocated, or every line cancelled or taken off it by a batch change',
+        new OrderNotFound('order-1'),
+      ),
+    ],
+  },
+  'DELETE /allocations/{orderid}/{sku}': {
+    operationId: 'cancelAllocation',
+    summary: 'Cancel an order line',
+    description:
+      "Removes the line and gives its `qty` back to its batch, in one transaction. After a cancel the same (`orderid`, `sku`) " +
+      'is a new line: `POST /allocate` answers 201 for any `qty`.',
+    pathParameters: { orderid: 'order-1', sku: 'LAMP' },
+    answers: [
+      { status: 204, when: 'The line was removed; no body, and no `Content-Type`', name: 'LineCancelled' },
+      mapped(
+        'The order has no line for this SKU: never allocated, already cancelled (a repeat), or taken off its order by a ' +
+          'batch change; nothing changes',
+        new LineNotFound('order-1', 'LAMP'),
+      ),
+    ],
+  },
+};
+
+/** Every answer of the route, in the order of the checks that lead to them; `allowed` is the methods its path takes. */
+export const answersOf = (routeKey: RouteKey, allowed: readonly string[]): Answer[] => {
+  const operation = operations[routeKey];
+  return [
+    ...answersBeforeTheFunction(allowed),
+    ...pathParameterAnswers(pathParameterNames(splitRouteKey(routeKey).path)),
+    ...(operation.requestBody ? bodyAnswers(operation.requestBody.schema, operation.requestBody.refused) : []),
+    ...operation.answers,
+    ...failureAnswers(),
+  ];
+};
