@@ -58,6 +58,9 @@ export const startDynamoDbLocal = async ({ dataDir, port }: DynamoDbLocalOptions
   const chosenPort = port ?? (await freePort());
   const path = dataDir === undefined ? null : resolve(dataDir);
   if (path) mkdirSync(path, { recursive: true });
+  // Nothing of a developer's machine goes to AWS. The package's spawn takes no arguments of ours
+  // (no -disableTelemetry) but passes this process's environment on, which DynamoDB Local also reads.
+  process.env.DDB_LOCAL_TELEMETRY = '0';
   // One database file for every credential and region, so any client sees the same tables.
   const child = spawn({ port: chosenPort, path, sharedDb: true, stdio: 'pipe' });
   let output = '';

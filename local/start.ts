@@ -1,15 +1,21 @@
 /**
  * `npm start`: the API on http://localhost:5005 (PORT overrides) over DynamoDB Local, or over the
- * DynamoDB at DYNAMODB_ENDPOINT when that is set. `--in-memory` keeps no data between runs.
+ * DynamoDB at DYNAMODB_ENDPOINT when that is set. `--in-memory` keeps no data between runs. Each
+ * event the table's changes make is printed as one JSON line, and `--events-file PATH` appends it
+ * to that file as well.
  */
+import { mkdirSync, openSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailable } from '../domain/errors';
+import type { DomainEvent } from '../domain/events';
 import { routeKeys } from '../functions/http/route-keys';
 import { createDynamoDbClient } from '../functions/store/client';
 import { isStoreUnavailable } from '../functions/store/store-errors';
 import { tableNameFromEnv } from '../functions/store/table';
 import { type DynamoDbLocal, JavaUnavailable, startDynamoDbLocal } from './dynamodb-local';
+import { type EventStream, deliveredEvent, followTableEvents } from './event-stream';
 import { type LambdaHttpHandler, createLocalServer, errorResult } from './server';
 import { ensureTable } from './table';
 
@@ -25,17 +31,52 @@ const portFromEnv = (): number => {
   return port;
 };
 
+const eventsFileFromArgs = (): string | undefined => {
+  const index = process.argv.indexOf('--events-file');
+  if (index === -1) return undefined;
+  const path = process.argv[index + 1];
+  if (path === undefined || path.startsWith('--')) throw new UsageError('--events-file needs a path, as in: npm start -- --events-file events.jsonl');
+  return path;
+};
+
 /**
- * Creates the table when it is missing. A store that is down is waited for in the background, and
- * `isReady` says when the table is there; any other failure, such as credentials a real AWS
- * endpoint refuses, goes to `onFailure`.
+ * Prints each event as one JSON line, shaped as EventBridge delivers it, and appends the same line
+ * to `eventsFile` when there is one. The file is opened at once, so that a path that cannot be
+ * written stops the start rather than every event.
  */
-const prepareTable = async (tableName: string, onFailure: (error: unknown) => void): Promise<{ isReady(): boolean }> => {
+const eventPrinter = (eventsFile: string | undefined): ((event: DomainEvent) => void) => {
+  let file: number | undefined;
+  if (eventsFile !== undefined) {
+    try {
+      mkdirSync(dirname(eventsFile), { recursive: true });
+      file = openSync(eventsFile, 'a');
+    } catch (error) {
+      throw new UsageError(`Cannot append events to ${eventsFile}: ${error instanceof Error ? error.message : error}`);
+    }
+  }
+  return (event) => {
+    const line = `${JSON.stringify(deliveredEvent(event))}\n`;
+    process.stdout.write(line);
+    if (file !== undefined) writeSync(file, line);
+  };
+};
+
+/**
+ * Creates the table when it is missing, then runs `onTable` (which follows its stream). A store that
+ * is down is waited for in the background, and `isReady` says when both are done; any other
+ * failure, such as credentials a real AWS endpoint refuses, goes to `onFailure`.
+ */
+const prepareTable = async (
+  tableName: string,
+  onTable: () => Promise<void>,
+  onFailure: (error: unknown) => void,
+): Promise<{ isReady(): boolean }> => {
   const client = createDynamoDbClient();
   let ready = false;
   const attempt = async () => {
     try {
       await ensureTable(client, tableName);
+      await onTable();
       client.destroy();
       ready = true;
     } catch (error) {
@@ -67,14 +108,32 @@ const whenReady =
     return Promise.resolve(errorResult(new StoreUnavailable('The table is not ready'), event.requestContext.requestId));
   };
 
+/**
+ * Follows the table's stream from now on, handing each event to `onEvent`. The API serves without
+ * its events when the stream cannot be read (a DYNAMODB_ENDPOINT with no Streams API beside it).
+ */
+const followEvents = async (tableName: string, onEvent: (event: DomainEvent) => void): Promise<EventStream | undefined> => {
+  try {
+    return await followTableEvents({ tableName, onEvent });
+  } catch (error) {
+    if (isStoreUnavailable(error)) throw error;
+    console.error(`Events are not shown: cannot read the stream of table ${tableName}:`, error instanceof Error ? error.message : error);
+    return undefined;
+  }
+};
+
 const main = async () => {
   const inMemory = process.argv.includes('--in-memory');
   const port = portFromEnv();
+  const eventsFile = eventsFileFromArgs();
+  const printEvent = eventPrinter(eventsFile);
   let dynamoDbLocal: DynamoDbLocal | undefined;
   let server: Server | undefined;
+  let events: EventStream | undefined;
   const stop = async (exitCode: number) => {
     server?.close();
     server?.closeAllConnections();
+    await events?.stop();
     await dynamoDbLocal?.stop();
     process.exit(exitCode);
   };
@@ -87,10 +146,16 @@ const main = async () => {
     process.env.DYNAMODB_ENDPOINT = dynamoDbLocal.endpoint;
   }
   const tableName = tableNameFromEnv();
-  const table = await prepareTable(tableName, (error) => {
-    console.error(`Cannot prepare table ${tableName}:`, error instanceof Error ? error.message : error);
-    return stop(1);
-  });
+  const table = await prepareTable(
+    tableName,
+    async () => {
+      events = await followEvents(tableName, printEvent);
+    },
+    (error) => {
+      console.error(`Cannot prepare table ${tableName}:`, error instanceof Error ? error.message : error);
+      return stop(1);
+    },
+  );
   const [batches, allocations] = await Promise.all([import('../functions/batches'), import('../functions/allocations')]);
   server = createLocalServer({
     batches: { handler: whenReady(table, batches.handler), routeKeys: routeKeys.batches },
@@ -104,7 +169,8 @@ const main = async () => {
     const store = dynamoDbLocal
       ? `DynamoDB Local at ${dynamoDbLocal.endpoint} (${inMemory ? 'in memory' : `data in ${DATA_DIR}`})`
       : `DynamoDB at ${process.env.DYNAMODB_ENDPOINT}`;
-    console.log(`Allocation service listening on http://localhost:${port}\n  table ${tableName} on ${store}\n  Ctrl-C stops it.`);
+    const eventsTo = `printed here as JSON lines${eventsFile === undefined ? '' : `, and appended to ${eventsFile}`}`;
+    console.log(`Allocation service listening on http://localhost:${port}\n  table ${tableName} on ${store}\n  events ${eventsTo}\n  Ctrl-C stops it.`);
   });
 };
 

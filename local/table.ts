@@ -1,18 +1,21 @@
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   type DynamoDBClient,
+  DynamoDBServiceException,
   ResourceInUseException,
   ResourceNotFoundException,
   type TableDescription,
   UpdateTableCommand,
+  UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { linesByBatchIndex, tableKeySchema } from '../functions/store/table';
+import { linesByBatchIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../functions/store/table';
 
-const INDEX_POLL_MS = 250;
-const INDEX_WAIT_MS = 60_000;
+const UPDATE_POLL_MS = 250;
+const UPDATE_WAIT_MS = 60_000;
 
 const { partitionKey, sortKey } = tableKeySchema;
 const attributeDefinitions = [partitionKey, sortKey, linesByBatchIndex.partitionKey, linesByBatchIndex.sortKey].map(
@@ -26,10 +29,13 @@ const linesByBatch = {
   ],
   Projection: { ProjectionType: 'ALL' as const },
 };
+const stream = { StreamEnabled: true, StreamViewType: tableStreamViewType };
 
 /**
- * Creates the service's table when it is missing, with the key schema and the index the CDK stack
- * deploys; adds the index to a table made before it existed (a developer's kept DynamoDB Local data).
+ * Creates the service's table when it is missing, with the key schema, the index, the stream and
+ * the time to live the CDK stack deploys; adds what is missing to a table made before them (a
+ * developer's kept DynamoDB Local data), keeping what it holds. DynamoDB Local (3.3.0) accepts the
+ * time to live and reports it enabled, but deletes no expired item: a local table keeps its notices.
  */
 export const ensureTable = async (client: DynamoDBClient, tableName: string): Promise<void> => {
   const existing = await describe(client, tableName);
@@ -37,8 +43,21 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string): Pr
     if (!existing.GlobalSecondaryIndexes?.some(({ IndexName }) => IndexName === linesByBatchIndex.name)) {
       await addLinesByBatchIndex(client, tableName);
     }
-    return;
+    if (!existing.StreamSpecification?.StreamEnabled) await enableStream(client, tableName);
+    else if (existing.StreamSpecification.StreamViewType !== tableStreamViewType) {
+      // Only a stream of both images tells what a change did; changing the view means a new stream.
+      throw new Error(
+        `Table ${tableName} streams ${existing.StreamSpecification.StreamViewType}, and its events need ${tableStreamViewType}: ` +
+          'disable its stream (aws dynamodb update-table --stream-specification StreamEnabled=false) and start again',
+      );
+    }
+  } else {
+    await createTable(client, tableName);
   }
+  await enableTimeToLive(client, tableName);
+};
+
+const createTable = async (client: DynamoDBClient, tableName: string): Promise<void> => {
   try {
     await client.send(
       new CreateTableCommand({
@@ -50,6 +69,7 @@ export const ensureTable = async (client: DynamoDBClient, tableName: string): Pr
           { AttributeName: sortKey.name, KeyType: 'RANGE' },
         ],
         GlobalSecondaryIndexes: [linesByBatch],
+        StreamSpecification: stream,
       }),
     );
   } catch (error) {
@@ -68,6 +88,17 @@ const describe = async (client: DynamoDBClient, tableName: string): Promise<Tabl
   }
 };
 
+/** Polls the table until `isDone` holds of it: DynamoDB answers an update before the update is in place. */
+const waitForTable = async (client: DynamoDBClient, tableName: string, what: string, isDone: (table: TableDescription) => boolean) => {
+  const startedAt = Date.now();
+  while (Date.now() - startedAt < UPDATE_WAIT_MS) {
+    const table = await describe(client, tableName);
+    if (table && isDone(table)) return;
+    await sleep(UPDATE_POLL_MS);
+  }
+  throw new Error(`${what} of table ${tableName} is not in place after ${UPDATE_WAIT_MS / 1000} s`);
+};
+
 const addLinesByBatchIndex = async (client: DynamoDBClient, tableName: string): Promise<void> => {
   await client.send(
     new UpdateTableCommand({
@@ -76,11 +107,33 @@ const addLinesByBatchIndex = async (client: DynamoDBClient, tableName: string): 
       GlobalSecondaryIndexUpdates: [{ Create: linesByBatch }],
     }),
   );
-  const startedAt = Date.now();
-  while (Date.now() - startedAt < INDEX_WAIT_MS) {
-    const index = (await describe(client, tableName))?.GlobalSecondaryIndexes?.find(({ IndexName }) => IndexName === linesByBatchIndex.name);
-    if (index?.IndexStatus === 'ACTIVE') return;
-    await sleep(INDEX_POLL_MS);
+  await waitForTable(client, tableName, `Index ${linesByBatchIndex.name}`, ({ GlobalSecondaryIndexes }) =>
+    GlobalSecondaryIndexes?.find(({ IndexName }) => IndexName === linesByBatchIndex.name)?.IndexStatus === 'ACTIVE',
+  );
+};
+
+/** In a call of its own: DynamoDB takes one kind of change per UpdateTable. */
+const enableStream = async (client: DynamoDBClient, tableName: string): Promise<void> => {
+  await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: stream }));
+  await waitForTable(client, tableName, 'The stream', ({ TableStatus, LatestStreamArn }) => TableStatus === 'ACTIVE' && LatestStreamArn !== undefined);
+};
+
+const timeToLiveStatus = async (client: DynamoDBClient, tableName: string) =>
+  (await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }))).TimeToLiveDescription?.TimeToLiveStatus;
+
+/**
+ * Turns the time to live on when it is off: DynamoDB refuses an UpdateTimeToLive (a
+ * ValidationException) while one is in effect or under way, DynamoDB Local included.
+ */
+const enableTimeToLive = async (client: DynamoDBClient, tableName: string): Promise<void> => {
+  if ((await timeToLiveStatus(client, tableName)) !== 'DISABLED') return;
+  try {
+    await client.send(
+      new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { Enabled: true, AttributeName: timeToLiveAttribute } }),
+    );
+  } catch (error) {
+    // Another process turned it on between the two calls.
+    if (!(error instanceof DynamoDBServiceException && error.name === 'ValidationException')) throw error;
+    if ((await timeToLiveStatus(client, tableName)) === 'DISABLED') throw error;
   }
-  throw new Error(`Index ${linesByBatchIndex.name} of table ${tableName} is not active after ${INDEX_WAIT_MS / 1000} s`);
 };

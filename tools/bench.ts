@@ -2,8 +2,8 @@
  * `npm run bench`: how close the service comes to its floors, on this machine, in a few minutes.
  * Builds the handlers as they deploy, times their cold start against the DynamoDB client's alone,
  * times a warm invocation with the store stubbed, drives allocations through the local server
- * against the same DynamoDB Local as the store floor, and counts the store calls of each request.
- * Prints a Markdown table and writes every figure to bench/results/. Loopback only.
+ * against the same DynamoDB Local as the store floor, counts the store calls of each request, and
+ * times an allocation's event from its 201 to its line on `npm start`'s output. Prints a Markdown table and writes every figure to bench/results/. Loopback only.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { serviceOverHttp, storeFloor } from './bench/allocators';
 import { buildBundles } from './bench/bundles';
 import { firstMessage, spawnTypeScript, stopChild } from './bench/child-process';
 import { measureColdInit } from './bench/cold-init';
+import { measureEventDelay } from './bench/event-delay';
 import type { HandlerMeasurements } from './bench/handler-measurements';
 import { jsonPoster, runClosedLoop } from './bench/load';
 import { type BenchResults, renderTable, targetsOf } from './bench/report';
@@ -29,6 +30,8 @@ const ROUNDS = 6;
 const ROUND_MS = 4_000;
 /** Enough for DynamoDB Local's JIT and the server's to settle before anything is timed. */
 const WARM_UP_MS = 4_000;
+/** One at a time, about a tenth of a second each. */
+const EVENT_DELAY_ALLOCATIONS = 200;
 /** The whole run takes about two minutes; past this, something hangs. */
 const TIME_LIMIT_MS = 6 * 60_000;
 
@@ -105,6 +108,9 @@ const main = async (): Promise<void> => {
     throughput.push(await compareThroughput(allocators, { inFlight, rounds: ROUNDS, roundMs: ROUND_MS }));
   }
   const httpRequests = http.answered();
+
+  step(`end-to-end event delay: ${EVENT_DELAY_ALLOCATIONS} allocations through npm start, one at a time`);
+  const eventDelay = await measureEventDelay(dynamoDbLocal.endpoint, EVENT_DELAY_ALLOCATIONS);
   await cleanUp();
 
   const results: BenchResults = {
@@ -124,6 +130,7 @@ const main = async (): Promise<void> => {
     readUnitsByHistory: handlerMeasurements.readUnitsByHistory,
     patchMovingLines: handlerMeasurements.patchMovingLines,
     orders: handlerMeasurements.orders,
+    eventDelay,
   };
   const targets = targetsOf(results);
 

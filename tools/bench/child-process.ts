@@ -4,11 +4,12 @@ import { once } from 'node:events';
 /**
  * Runs a TypeScript module in its own Node process (this Node, through tsx), with an IPC channel
  * for its results. Its stdout, where handlers write their request log, goes to `stdout`: a file
- * descriptor or 'ignore' (/dev/null), so that logging costs what a write costs and no more.
+ * descriptor or 'ignore' (/dev/null), so that logging costs what a write costs and no more, or
+ * 'pipe' for the bench to read what it prints.
  */
 export const spawnTypeScript = (
   script: string,
-  { args = [], env = {}, stdout = 'ignore' }: { args?: string[]; env?: NodeJS.ProcessEnv; stdout?: number | 'ignore' } = {},
+  { args = [], env = {}, stdout = 'ignore' }: { args?: string[]; env?: NodeJS.ProcessEnv; stdout?: number | 'ignore' | 'pipe' } = {},
 ): ChildProcess =>
   spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     env: { ...process.env, ...env },

@@ -1,0 +1,156 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../../local/dynamodb-local';
+import { uniqueId } from '../support/dynamodb';
+import { type RunningService, listening, startService } from '../support/local-service';
+
+// `npm start`'s events, as a developer sees them: JSON lines on its output among the request log,
+// and in the --events-file.
+
+/** The issue's promise: an event shows within 2 seconds of the answer to the change that made it. */
+const EVENT_WITHIN_MS = 2_000;
+
+interface EventLine {
+  readonly source: string;
+  readonly 'detail-type': string;
+  readonly detail: Record<string, unknown>;
+}
+
+/** The whole lines of the output that are events (the request log is JSON lines too), as printed. */
+const eventLinesOf = (output: string): string[] =>
+  // The last piece is empty, or a line still being written.
+  output.split('\n').slice(0, -1).filter((line) => {
+    if (!line.startsWith('{')) return false;
+    const parsed = JSON.parse(line) as Partial<EventLine>;
+    return parsed.source === 'allocation' && typeof parsed['detail-type'] === 'string';
+  });
+
+const eventsOf = (output: string): EventLine[] => eventLinesOf(output).map((line) => JSON.parse(line) as EventLine);
+
+/** The service on a free port; `request` sends JSON, or nothing when `body` is undefined. */
+const serviceAt = async (env: NodeJS.ProcessEnv, args: string[] = []) => {
+  const port = await freePort();
+  const service = startService({ PORT: String(port), ...env }, args);
+  await listening(service);
+  const request = (method: string, path: string, body?: unknown) =>
+    fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    });
+  return { service, request };
+};
+
+/**
+ * Sends one request, expects `status`, then waits for the events it should make (each given as the
+ * fields it must have), each one found within EVENT_WITHIN_MS of the answer's arrival.
+ */
+const expectEventsOf = async (
+  service: RunningService,
+  send: () => Promise<Response>,
+  status: number,
+  ...expected: Array<{ 'detail-type': string; detail: Record<string, unknown> }>
+) => {
+  const before = eventsOf(service.output()).length;
+  const response = await send();
+  const answeredAt = Date.now();
+  expect(response.status).toBe(status);
+  const matches = (events: EventLine[]) => expected.every((fields) => events.some((event) => matchesFields(event, fields)));
+  while (!matches(eventsOf(service.output()).slice(before)) && Date.now() - answeredAt <= EVENT_WITHIN_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const events = eventsOf(service.output()).slice(before);
+  for (const { 'detail-type': name, detail } of expected) {
+    expect(events).toContainEqual({ source: 'allocation', 'detail-type': name, detail: expect.objectContaining(detail) });
+  }
+};
+
+const matchesFields = (event: EventLine, { 'detail-type': name, detail }: { 'detail-type': string; detail: Record<string, unknown> }) =>
+  event['detail-type'] === name && Object.entries(detail).every(([field, value]) => event.detail[field] === value);
+
+describe('npm start --in-memory --events-file PATH', () => {
+  let dataDir: string;
+  let eventsFile: string;
+  let running: Awaited<ReturnType<typeof serviceAt>>;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'allocations-events-'));
+    // In a folder that does not exist yet: the service makes it.
+    eventsFile = join(dataDir, 'new-folder', 'events.jsonl');
+    running = await serviceAt({ DYNAMODB_ENDPOINT: '' }, ['--in-memory', '--events-file', eventsFile]);
+  });
+  afterAll(async () => {
+    await running?.service.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints the event of each change within 2 seconds of its answer, as EventBridge delivers it', async () => {
+    const { service, request } = running;
+    const sku = uniqueId('LAMP');
+    const [shelf, shipment] = [uniqueId('shelf'), uniqueId('shipment')];
+    const [first, second] = [uniqueId('order'), uniqueId('order')];
+
+    await expectEventsOf(service, () => request('POST', '/add_batch', { ref: shelf, sku, qty: 5, eta: null }), 201, {
+      'detail-type': 'BatchAdded',
+      detail: { ref: shelf, sku, qty: 5, eta: null },
+    });
+    await request('POST', '/add_batch', { ref: shipment, sku, qty: 5, eta: '2027-06-01' });
+    await expectEventsOf(service, () => request('POST', '/allocate', { orderid: first, sku, qty: 3 }), 201, {
+      'detail-type': 'Allocated',
+      detail: { orderid: first, sku, qty: 3, batchref: shelf },
+    });
+    await expectEventsOf(service, () => request('DELETE', `/allocations/${first}/${sku}`), 204, {
+      'detail-type': 'Deallocated',
+      detail: { orderid: first, sku, qty: 3, batchref: shelf, reason: 'cancelled' },
+    });
+    await request('POST', '/allocate', { orderid: second, sku, qty: 4 });
+    await expectEventsOf(
+      service,
+      () => request('PATCH', `/batches/${shelf}`, { qty: 2 }),
+      200,
+      { 'detail-type': 'BatchChanged', detail: { ref: shelf, qty: 2 } },
+      { 'detail-type': 'Deallocated', detail: { orderid: second, batchref: shelf, reason: 'reallocated' } },
+      { 'detail-type': 'Allocated', detail: { orderid: second, batchref: shipment } },
+    );
+    await expectEventsOf(service, () => request('PATCH', `/batches/${shipment}`, { eta: '2027-05-01' }), 200, {
+      'detail-type': 'BatchChanged',
+      detail: { ref: shipment, qty: 5, eta: '2027-05-01' },
+    });
+    await expectEventsOf(service, () => request('POST', '/allocate', { orderid: uniqueId('order'), sku, qty: 50 }), 400, {
+      'detail-type': 'OutOfStock',
+      detail: { sku, qty: 50 },
+    });
+  });
+
+  it('appends to the file the same lines it prints, one JSON line per event', () => {
+    const { service } = running;
+    const printed = eventLinesOf(service.output());
+    expect(printed.length).toBeGreaterThan(0);
+    for (const line of printed) expect(Object.keys(JSON.parse(line))).toEqual(['source', 'detail-type', 'detail']);
+    expect(readFileSync(eventsFile, 'utf8')).toBe(printed.map((line) => `${line}\n`).join(''));
+    expect(service.output()).toContain(`appended to ${eventsFile}`);
+  });
+});
+
+describe('npm start over a table it used before', () => {
+  it('prints what changes from its start on, not what it printed before', async () => {
+    const env = { DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'), TABLE_NAME: uniqueId('kept-events') };
+    const addBatch = async (ref: string) => {
+      const { service, request } = await serviceAt(env);
+      try {
+        await expectEventsOf(service, () => request('POST', '/add_batch', { ref, sku: 'LAMP', qty: 1, eta: null }), 201, {
+          'detail-type': 'BatchAdded',
+          detail: { ref },
+        });
+        return eventsOf(service.output()).map((event) => event.detail.ref);
+      } finally {
+        await service.stop();
+      }
+    };
+    const [before, after] = [uniqueId('before'), uniqueId('after')];
+
+    expect(await addBatch(before)).toEqual([before]);
+    expect(await addBatch(after)).toEqual([after]);
+  });
+});

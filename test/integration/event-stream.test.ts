@@ -1,0 +1,266 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { type DomainEvent, eventSchemas } from '../../domain/events';
+import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { createDynamoDbClient } from '../../functions/store/client';
+import { tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../../functions/store/table';
+import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
+import { type StreamStart, followTableEvents } from '../../local/event-stream';
+import { ensureTable } from '../../local/table';
+import { type HandlerService, serviceOver } from '../reliability/support/service';
+import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
+import { routeEvent } from '../support/events';
+
+// The local server's events, read from the table's stream on the run's DynamoDB Local with the
+// code the Lambda consumer uses, after the real handlers' writes.
+
+let table: TestTable;
+let service: HandlerService;
+
+beforeAll(async () => {
+  table = await createTestTable();
+  service = serviceOver(table.repository());
+});
+afterAll(() => table.drop());
+
+interface Following {
+  /** What was handed on so far, in order. */
+  readonly events: DomainEvent[];
+  /** Resolves once an event satisfies `condition`; by then every change committed before that event's has been handed on too. */
+  until(condition: (event: DomainEvent) => boolean): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const follow = async (tableName: string, from?: StreamStart, endpoint = inject('dynamoDbEndpoint')): Promise<Following> => {
+  const events: DomainEvent[] = [];
+  const stream = await followTableEvents({ tableName, endpoint, from, onEvent: (event) => {
+      events.push(event);
+    },
+  });
+  return {
+    events,
+    until: async (condition) => {
+      while (!events.some(condition)) await sleep(20);
+    },
+    stop: () => stream.stop(),
+  };
+};
+
+/**
+ * A batch of a SKU of its own, added last: DynamoDB Local keeps one shard, so once its BatchAdded
+ * is handed on, so is every event of what committed before it.
+ */
+const addMarker = async () => {
+  const ref = uniqueId('marker');
+  expect((await service.addBatch({ ref, sku: uniqueId('MARKER'), qty: 1, eta: null })).status).toBe(201);
+  return (event: DomainEvent) => event.name === 'BatchAdded' && event.detail.ref === ref;
+};
+
+/** Whose events these are: a line's (orderid and sku), or a batch's (ref). */
+const keyOf = ({ detail }: DomainEvent) => ('orderid' in detail ? `${detail.orderid} ${detail.sku}` : detail.ref);
+
+/** Each key's events in the order handed on, without what differs on every run (id, version, time). */
+const byKey = (events: readonly DomainEvent[]) => {
+  const keyed: Record<string, unknown[]> = {};
+  for (const event of events) {
+    const { id, version, time, ...fields } = event.detail;
+    (keyed[keyOf(event)] ??= []).push({ name: event.name, ...fields });
+  }
+  return keyed;
+};
+
+const patchBatch = async (ref: string, body: unknown) =>
+  expect((await service.invoke(routeEvent('PATCH /batches/{ref}', { pathParameters: { ref }, body }))).status).toBe(200);
+
+describe("the local server's events", () => {
+  it("announces each committed change once, in order per line and per batch, and nothing for an unknown SKU", async () => {
+    const following = await follow(table.tableName);
+    const [lamp, chair] = [uniqueId('LAMP'), uniqueId('CHAIR')];
+    const [shelf, shipment, chairs] = [uniqueId('shelf'), uniqueId('shipment'), uniqueId('chairs')];
+    const [kept, moved, refused, ordered] = [uniqueId('kept'), uniqueId('moved'), uniqueId('refused'), uniqueId('ordered')];
+
+    expect((await service.addBatch({ ref: shelf, sku: lamp, qty: 10, eta: null })).status).toBe(201);
+    expect((await service.addBatch({ ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15' })).status).toBe(201);
+    expect((await service.allocate({ orderid: kept, sku: lamp, qty: 4 })).body).toEqual({ batchref: shelf });
+    expect((await service.allocate({ orderid: moved, sku: lamp, qty: 3 })).body).toEqual({ batchref: shelf });
+    // 7 on a shelf of 4: the newest line moves to the shipment.
+    await patchBatch(shelf, { qty: 4 });
+    // No batch has room for it now: it leaves its order.
+    await patchBatch(shipment, { qty: 0 });
+    expect((await service.invoke(routeEvent('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: kept, sku: lamp } }))).status).toBe(204);
+    expect((await service.allocate({ orderid: refused, sku: lamp, qty: 100 })).status).toBe(400);
+    expect((await service.addBatch({ ref: chairs, sku: chair, qty: 5, eta: null })).status).toBe(201);
+    const order = { orderid: ordered, lines: [{ sku: lamp, qty: 1 }, { sku: chair, qty: 2 }] };
+    expect((await service.invoke(routeEvent('POST /orders', { body: order }))).status).toBe(201);
+    expect((await service.allocate({ orderid: uniqueId('unknown'), sku: uniqueId('NO-SUCH-SKU'), qty: 1 })).status).toBe(400);
+    const isMarker = await addMarker();
+    await following.until(isMarker);
+    await following.stop();
+
+    const events = following.events.filter((event) => !isMarker(event));
+    expect(byKey(events)).toEqual({
+      [shelf]: [
+        { name: 'BatchAdded', ref: shelf, sku: lamp, qty: 10, eta: null },
+        { name: 'BatchChanged', ref: shelf, sku: lamp, qty: 4, eta: null },
+      ],
+      [shipment]: [
+        { name: 'BatchAdded', ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15' },
+        { name: 'BatchChanged', ref: shipment, sku: lamp, qty: 0, eta: '2027-01-15' },
+      ],
+      [chairs]: [{ name: 'BatchAdded', ref: chairs, sku: chair, qty: 5, eta: null }],
+      [`${kept} ${lamp}`]: [
+        { name: 'Allocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf },
+        { name: 'Deallocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf, reason: 'cancelled' },
+      ],
+      [`${moved} ${lamp}`]: [
+        { name: 'Allocated', orderid: moved, sku: lamp, qty: 3, batchref: shelf },
+        { name: 'Deallocated', orderid: moved, sku: lamp, qty: 3, batchref: shelf, reason: 'reallocated' },
+        { name: 'Allocated', orderid: moved, sku: lamp, qty: 3, batchref: shipment },
+        { name: 'Deallocated', orderid: moved, sku: lamp, qty: 3, batchref: shipment, reason: 'reallocated' },
+      ],
+      [`${refused} ${lamp}`]: [{ name: 'OutOfStock', orderid: refused, sku: lamp, qty: 100 }],
+      [`${ordered} ${lamp}`]: [{ name: 'Allocated', orderid: ordered, sku: lamp, qty: 1, batchref: shelf }],
+      [`${ordered} ${chair}`]: [{ name: 'Allocated', orderid: ordered, sku: chair, qty: 2, batchref: chairs }],
+    });
+    for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
+    expect(new Set(events.map(({ detail }) => detail.id)).size).toBe(events.length);
+  });
+
+  it('hands on the same events with the same ids each time the same records are read', async () => {
+    const sku = uniqueId('DESK');
+    const ref = uniqueId('desk');
+    expect((await service.addBatch({ ref, sku, qty: 3, eta: null })).status).toBe(201);
+    expect((await service.allocate({ orderid: uniqueId('order'), sku, qty: 2 })).status).toBe(201);
+    await patchBatch(ref, { qty: 1 });
+    const isMarker = await addMarker();
+
+    const readFromTheStart = async () => {
+      const following = await follow(table.tableName, 'TRIM_HORIZON');
+      await following.until(isMarker);
+      await following.stop();
+      return following.events.slice(0, following.events.findIndex(isMarker) + 1);
+    };
+    const first = await readFromTheStart();
+    const second = await readFromTheStart();
+
+    expect(first.map(({ name }) => name)).toEqual(expect.arrayContaining(['BatchAdded', 'Allocated', 'BatchChanged', 'Deallocated']));
+    expect(second).toEqual(first);
+  });
+
+  it('reports an event its receiver throws on, and hands on the next ones', async () => {
+    const refused: DomainEvent[] = [];
+    const handedOn: DomainEvent[] = [];
+    const report = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const stream = await followTableEvents({
+      tableName: table.tableName,
+      endpoint: table.endpoint,
+      onEvent: (event) => {
+        if (refused.length === 0) {
+          refused.push(event);
+          throw new Error('receiver down');
+        }
+        handedOn.push(event);
+      },
+    });
+    try {
+      const first = await addMarker();
+      const second = await addMarker();
+      while (!handedOn.some(second)) await sleep(20);
+      expect(refused.some(first)).toBe(true);
+      expect(report).toHaveBeenCalledWith(expect.stringContaining('receiver down'));
+    } finally {
+      await stream.stop();
+      report.mockRestore();
+    }
+  });
+});
+
+describe('a table made before its events', () => {
+  it('gets its stream and its time to live, keeps what it holds, and announces its changes from then on', async () => {
+    const endpoint = inject('dynamoDbEndpoint');
+    const tableName = uniqueId('before-events');
+    const client = createDynamoDbClient(endpoint);
+    const { partitionKey, sortKey } = tableKeySchema;
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
+          { AttributeName: sortKey.name, AttributeType: sortKey.type },
+        ],
+        KeySchema: [
+          { AttributeName: partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: sortKey.name, KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    const repository = new DynamoDbBatchRepository(DynamoDBDocumentClient.from(client), tableName);
+    const before = { ref: uniqueId('before'), sku: uniqueId('LAMP'), qty: 5, available: 5, eta: null };
+    await repository.addBatch(before);
+    try {
+      await ensureTable(client, tableName);
+
+      const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      expect(Table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: tableStreamViewType });
+      const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+      expect(TimeToLiveDescription).toEqual({ TimeToLiveStatus: 'ENABLED', AttributeName: timeToLiveAttribute });
+      expect(await repository.batch(before.ref)).toEqual(before);
+
+      const following = await follow(tableName, 'TRIM_HORIZON', endpoint);
+      const after = { ...before, ref: uniqueId('after') };
+      await repository.addBatch(after);
+      await following.until((event) => event.name === 'BatchAdded' && event.detail.ref === after.ref);
+      await following.stop();
+      expect(following.events.map(({ name }) => name)).toEqual(['BatchAdded']);
+    } finally {
+      await client.send(new DeleteTableCommand({ TableName: tableName }));
+      client.destroy();
+    }
+  });
+});
+
+describe('a stream that stops answering', () => {
+  let dataDir: string;
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'allocations-event-stream-'));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('is reported once, and read again from where it stood once its DynamoDB is back', async () => {
+    const port = await freePort();
+    let store = await startDynamoDbLocal({ dataDir, port });
+    const client = createDynamoDbClient(store.endpoint);
+    const tableName = uniqueId('restarted');
+    await ensureTable(client, tableName);
+    const repository = new DynamoDbBatchRepository(DynamoDBDocumentClient.from(client), tableName);
+    const batch = (ref: string) => ({ ref, sku: 'LAMP', qty: 1, available: 1, eta: null });
+    const report = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const following = await follow(tableName, 'LATEST', store.endpoint);
+    try {
+      await repository.addBatch(batch('before-the-outage'));
+      await following.until((event) => event.name === 'BatchAdded');
+      await store.stop();
+      const outageReports = () => report.mock.calls.filter(([line]) => String(line).includes('Cannot read the stream'));
+      while (outageReports().length === 0) await sleep(20);
+
+      store = await startDynamoDbLocal({ dataDir, port });
+      await repository.addBatch(batch('after-the-outage'));
+      await following.until((event) => event.name === 'BatchAdded' && event.detail.ref === 'after-the-outage');
+
+      expect(following.events.map((event) => event.name === 'BatchAdded' && event.detail.ref)).toEqual(['before-the-outage', 'after-the-outage']);
+      expect(outageReports()).toHaveLength(1);
+    } finally {
+      await following.stop();
+      report.mockRestore();
+      client.destroy();
+      await store.stop();
+    }
+    // Two starts of DynamoDB Local, each seconds of JVM start-up.
+  }, 60_000);
+});
