@@ -17,6 +17,7 @@ import { buildBundles } from './bench/bundles';
 import { firstMessage, spawnTypeScript, stopChild } from './bench/child-process';
 import { measureColdInit } from './bench/cold-init';
 import { measureEventDelay } from './bench/event-delay';
+import { measureEventThroughput } from './bench/event-throughput';
 import type { HandlerMeasurements } from './bench/handler-measurements';
 import { jsonPoster, runClosedLoop } from './bench/load';
 import { type BenchResults, renderTable, targetsOf } from './bench/report';
@@ -30,6 +31,8 @@ const ROUNDS = 6;
 const ROUND_MS = 4_000;
 /** Enough for DynamoDB Local's JIT and the server's to settle before anything is timed. */
 const WARM_UP_MS = 4_000;
+/** 35 recorded records a copy: 35,000 records, 15,000 events. */
+const EVENT_RECORD_COPIES = 1_000;
 /** One at a time, about a tenth of a second each. */
 const EVENT_DELAY_ALLOCATIONS = 200;
 /** The whole run takes about two minutes; past this, something hangs. */
@@ -113,6 +116,9 @@ const main = async (): Promise<void> => {
   const eventDelay = await measureEventDelay(dynamoDbLocal.endpoint, EVENT_DELAY_ALLOCATIONS);
   await cleanUp();
 
+  step(`stream consumer: events from ${EVENT_RECORD_COPIES} copies of the recorded stream records`);
+  const eventThroughput = await measureEventThroughput(EVENT_RECORD_COPIES);
+
   const results: BenchResults = {
     date: new Date().toISOString(),
     command: 'npm run bench',
@@ -131,6 +137,7 @@ const main = async (): Promise<void> => {
     patchMovingLines: handlerMeasurements.patchMovingLines,
     orders: handlerMeasurements.orders,
     eventDelay,
+    eventThroughput,
   };
   const targets = targetsOf(results);
 

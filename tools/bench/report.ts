@@ -1,4 +1,5 @@
 import type { EventDelay } from './event-delay';
+import type { EventThroughput } from './event-throughput';
 import type { HandlerMeasurements } from './handler-measurements';
 import type { StoreCall } from './request-cost';
 import { round } from './stats';
@@ -29,6 +30,7 @@ export interface BenchResults {
   /** The server's request log against the requests it answered: the log stays on the measured path. */
   readonly requestLog: { readonly httpRequests: number; readonly lines: number };
   readonly eventDelay: EventDelay;
+  readonly eventThroughput: EventThroughput;
 }
 
 export interface Target {
@@ -183,6 +185,14 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     '',
     '',
     `p99 <= ${MAX_EVENT_DELAY_MS / 1000} s: ${verdict(targets, TARGET.eventDelay)}`,
+  ]);
+  const { eventThroughput } = results;
+  rows.push([
+    `stream consumer's code: events/s (records/s) from ${eventThroughput.records} recorded records, EventBridge stubbed`,
+    `${Math.round(eventThroughput.eventsPerSecond)}/s (${Math.round(eventThroughput.recordsPerSecond)}/s)`,
+    '',
+    '',
+    '',
   ]);
 
   const { machine } = results;
