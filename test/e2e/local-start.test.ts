@@ -1,11 +1,11 @@
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createDynamoDbClient } from '../../functions/store/client';
-import { linesByBatchIndex, tableKeySchema } from '../../functions/store/table';
+import { linesByBatchIndex } from '../../functions/store/table';
 import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
-import { uniqueId } from '../support/dynamodb';
+import { createTableAsFirstReleased, uniqueId } from '../support/dynamodb';
 import { exited, listening, startService } from '../support/local-service';
 
 describe('npm start', () => {
@@ -81,21 +81,7 @@ describe('npm start', () => {
     const endpoint = inject('dynamoDbEndpoint');
     const tableName = uniqueId('before-index');
     const client = createDynamoDbClient(endpoint);
-    const { partitionKey, sortKey } = tableKeySchema;
-    await client.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
-          { AttributeName: sortKey.name, AttributeType: sortKey.type },
-        ],
-        KeySchema: [
-          { AttributeName: partitionKey.name, KeyType: 'HASH' },
-          { AttributeName: sortKey.name, KeyType: 'RANGE' },
-        ],
-      }),
-    );
+    await createTableAsFirstReleased(client, tableName);
     const batch = { ref: uniqueId('batch'), sku: 'LAMP', qty: 5, available: 5, eta: null };
     await new DynamoDbBatchRepository(DynamoDBDocumentClient.from(client), tableName).addBatch(batch);
     const port = await freePort();

@@ -2,18 +2,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { type DomainEvent, eventSchemas } from '../../domain/events';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createDynamoDbClient } from '../../functions/store/client';
-import { tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../../functions/store/table';
+import { tableStreamViewType, timeToLiveAttribute } from '../../functions/store/table';
 import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
 import { type StreamStart, followTableEvents } from '../../local/event-stream';
 import { ensureTable } from '../../local/table';
 import { type HandlerService, serviceOver } from '../reliability/support/service';
-import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
+import { type TestTable, createTableAsFirstReleased, createTestTable, uniqueId } from '../support/dynamodb';
 import { routeEvent } from '../support/events';
 
 // The local server's events, read from the table's stream on the run's DynamoDB Local with the
@@ -185,21 +185,7 @@ describe('a table made before its events', () => {
     const endpoint = inject('dynamoDbEndpoint');
     const tableName = uniqueId('before-events');
     const client = createDynamoDbClient(endpoint);
-    const { partitionKey, sortKey } = tableKeySchema;
-    await client.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
-          { AttributeName: sortKey.name, AttributeType: sortKey.type },
-        ],
-        KeySchema: [
-          { AttributeName: partitionKey.name, KeyType: 'HASH' },
-          { AttributeName: sortKey.name, KeyType: 'RANGE' },
-        ],
-      }),
-    );
+    await createTableAsFirstReleased(client, tableName);
     const repository = new DynamoDbBatchRepository(DynamoDBDocumentClient.from(client), tableName);
     const before = { ref: uniqueId('before'), sku: uniqueId('LAMP'), qty: 5, available: 5, eta: null };
     await repository.addBatch(before);

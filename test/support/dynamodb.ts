@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { type ConflictRetryPolicy, type DocumentSender, DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createDynamoDbClient } from '../../functions/store/client';
+import { tableKeySchema } from '../../functions/store/table';
 import { ensureTable } from '../../local/table';
 
 export interface TestTable {
@@ -37,3 +38,22 @@ export const createTestTable = async (): Promise<TestTable> => {
 };
 
 export const uniqueId = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+/** The table as 0.1.0 made it: its keys, and no index, stream or time to live, which later starts must add. */
+export const createTableAsFirstReleased = async (client: DynamoDBClient, tableName: string): Promise<void> => {
+  const { partitionKey, sortKey } = tableKeySchema;
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
+        { AttributeName: sortKey.name, AttributeType: sortKey.type },
+      ],
+      KeySchema: [
+        { AttributeName: partitionKey.name, KeyType: 'HASH' },
+        { AttributeName: sortKey.name, KeyType: 'RANGE' },
+      ],
+    }),
+  );
+};
