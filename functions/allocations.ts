@@ -1,6 +1,7 @@
 import type { Allocation } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import { allocate, allocateOrder, cancelAllocation, orderAllocations } from '../domain/services';
+import { type OpenApiDocumentReader, openApiDocumentFile, openApiDocumentResult } from './http/openapi-document';
 import { json, noContent, route, routedHandler } from './http/route';
 import type { AllocationsRouteKey } from './http/route-keys';
 import { orderLineSchema, orderSchema } from './http/schemas';
@@ -9,8 +10,15 @@ import { batchRepository } from './store/repository';
 /** Every field named, so that what the store holds beside them never reaches a client. */
 const lineView = ({ sku, qty, batchref }: Allocation) => ({ sku, qty, batchref });
 
-/** Order lines: allocating one, or a whole order's, reading an order's, and cancelling one. */
-export const createAllocationsHandler = (repository: BatchRepository) =>
+/**
+ * The copy of docs/openapi.json that the stack ships beside the bundle (infra/allocation-stack.ts).
+ * Run from source, this module has none beside it: the local server and the tests that ask for the
+ * document pass a reader of docs/openapi.json.
+ */
+const documentBesideTheBundle = openApiDocumentFile(new URL('./openapi.json', import.meta.url));
+
+/** Order lines: allocating one, or a whole order's, reading an order's, and cancelling one; and the API's OpenAPI document. */
+export const createAllocationsHandler = (repository: BatchRepository, readOpenApiDocument: OpenApiDocumentReader = documentBesideTheBundle) =>
   routedHandler<AllocationsRouteKey>(repository, [
     route('POST /allocate', {
       body: orderLineSchema,
@@ -43,6 +51,10 @@ export const createAllocationsHandler = (repository: BatchRepository) =>
         await cancelAllocation(orderid, sku, store);
         return noContent();
       },
+    }),
+    route('GET /openapi.json', {
+      successOutcomes: { 200: 'OpenApiDocumentRead' },
+      run: async () => openApiDocumentResult(await readOpenApiDocument()),
     }),
   ]);
 

@@ -17,7 +17,7 @@ import { EventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -36,6 +36,21 @@ import { productionBundling } from './bundling';
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 const attributeType = { S: AttributeType.STRING, N: AttributeType.NUMBER, B: AttributeType.BINARY } as const;
+
+/**
+ * The allocations function answers `GET /openapi.json` from a copy of docs/openapi.json beside its
+ * bundle, read at the first request that asks (functions/allocations.ts): imported, its 100-odd KB
+ * would be in the bundle and parsed at every cold start. The asset's hash covers the output, so a new
+ * document is a new deploy of the function.
+ */
+const withOpenApiDocument: BundlingOptions = {
+  ...productionBundling,
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) => [`cp "${inputDir}/docs/openapi.json" "${outputDir}/openapi.json"`],
+  },
+};
 
 // One JSON object per request, with who called (the SigV4 identity) and how it went.
 const accessLogFormat = AccessLogFormat.custom(
@@ -173,10 +188,16 @@ export class AllocationStack extends Stack {
     });
     const functions = [
       { name: 'Batches', entry: 'functions/batches.ts', access: tableAccess.batches, routeKeys: routeKeys.batches },
-      { name: 'Allocations', entry: 'functions/allocations.ts', access: tableAccess.allocations, routeKeys: routeKeys.allocations },
+      {
+        name: 'Allocations',
+        entry: 'functions/allocations.ts',
+        access: tableAccess.allocations,
+        routeKeys: routeKeys.allocations,
+        bundling: withOpenApiDocument,
+      },
     ];
-    const routes = functions.flatMap(({ name, entry, access, routeKeys: keys }) => {
-      const fn = this.tableHandler(name, entry, environment, table.tableArn, access);
+    const routes = functions.flatMap(({ name, entry, access, routeKeys: keys, bundling }) => {
+      const fn = this.tableHandler(name, entry, { environment, bundling }, table.tableArn, access);
       // One integration per function, shared by its routes; each route gets its own permission to invoke it.
       const integration = new HttpLambdaIntegration(`${name}Integration`, fn);
       return keys.flatMap((routeKey) => {
@@ -321,12 +342,13 @@ export class AllocationStack extends Stack {
   private tableHandler(
     name: string,
     entry: string,
-    environment: Record<string, string>,
+    { environment, bundling }: { environment: Record<string, string>; bundling?: BundlingOptions },
     tableArn: string,
     access: TableAccess,
   ): NodejsFunction {
     const { fn, role } = this.ownFunction(name, entry, {
       environment,
+      bundling,
       // The time budget the handler plans with (functions/http/time-budget.ts), under API Gateway's 30 s.
       timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
     });
@@ -338,7 +360,11 @@ export class AllocationStack extends Stack {
   private ownFunction(
     name: string,
     entry: string,
-    { environment, timeout }: { environment: Record<string, string>; timeout: Duration },
+    {
+      environment,
+      timeout,
+      bundling = productionBundling,
+    }: { environment: Record<string, string>; timeout: Duration; bundling?: BundlingOptions },
   ): { fn: NodejsFunction; role: Role } {
     const logGroup = new LogGroup(this, `${name}Logs`, {
       // Enough to look back on an incident; CloudWatch's default keeps (and bills) them forever.
@@ -370,7 +396,7 @@ export class AllocationStack extends Stack {
       environment,
       // ESM, `module` entry points, minified, the AWS SDK bundled, source maps: each choice and its
       // reason are in ./bundling, shared with `npm run bench` so it measures what deploys.
-      bundling: productionBundling,
+      bundling,
     });
     Validations.of(fn).acknowledge({
       id: 'AwsSolutions-L1',

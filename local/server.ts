@@ -6,6 +6,7 @@ import { toErrorResponse } from '../functions/http/errors';
 import { type HttpEvent, type HttpResult, json } from '../functions/http/route';
 import { pathParameterNames, splitRouteKey } from '../functions/http/route-keys';
 import { FUNCTION_TIMEOUT_SECONDS } from '../functions/http/time-budget';
+import { type LocalPage, apiReferencePages } from './api-reference';
 
 export type LambdaHttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
@@ -50,7 +51,9 @@ interface LocalFunction {
  * key), each serving its route keys. What API Gateway and Lambda answer before any function runs,
  * the server answers itself: a route that does not match (404, 405 here), a path parameter that
  * does not decode (400), a payload too large for Lambda (413), and a function that fails instead of
- * answering (500). Everything else is the handler's to answer.
+ * answering (500). Everything else is the handler's to answer. When a function serves the OpenAPI
+ * document, the server also answers the API reference at `GET /docs` (./api-reference), which is
+ * no route of the API.
  */
 export const createLocalServer = (functions: Readonly<Record<string, FunctionRoutes>>): Server => {
   const invoke = limitConcurrency(MAX_CONCURRENT_INVOCATIONS);
@@ -58,6 +61,7 @@ export const createLocalServer = (functions: Readonly<Record<string, FunctionRou
     const fn = localFunction(name, handler);
     return routeKeys.map((routeKey) => routeTemplate(routeKey, fn));
   });
+  const pages = apiReferencePages(templates.map(({ routeKey }) => routeKey));
 
   return createServer((request, response) => {
     const arrival: Arrival = { ...splitRequestTarget(request.url ?? '/'), requestId: apiGatewayRequestId(), receivedAt: new Date() };
@@ -68,6 +72,11 @@ export const createLocalServer = (functions: Readonly<Record<string, FunctionRou
       return sendResult(response, json(400, { message: 'Bad Request' }), requestId);
     }
     const method = request.method ?? 'GET';
+    const page = method === 'GET' ? pages.get(arrival.rawPath) : undefined;
+    if (page) {
+      request.resume();
+      return sendPage(response, page, requestId);
+    }
     const matches = templates.flatMap((template) => {
       const captured = template.match(arrival.rawPath);
       return captured ? [{ template, captured }] : [];
@@ -347,3 +356,13 @@ const sendResult = (response: ServerResponse, result: HttpResult, requestId: str
   });
   response.end(body);
 };
+
+/** A page the server answers itself, or a 500 when its file cannot be read. */
+const sendPage = (response: ServerResponse, page: LocalPage, requestId: string) =>
+  page.body().then(
+    (body) => {
+      response.writeHead(200, { ...page.headers, 'Content-Length': Buffer.byteLength(body) });
+      response.end(body);
+    },
+    (error: unknown) => sendResult(response, errorResult(error, requestId), requestId),
+  );

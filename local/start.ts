@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailable } from '../domain/errors';
 import type { DomainEvent } from '../domain/events';
+import { openApiDocumentFile } from '../functions/http/openapi-document';
 import { routeKeys } from '../functions/http/route-keys';
 import { createDynamoDbClient } from '../functions/store/client';
 import { isStoreUnavailable } from '../functions/store/store-errors';
@@ -156,10 +157,16 @@ const main = async () => {
       return stop(1);
     },
   );
-  const [batches, allocations] = await Promise.all([import('../functions/batches'), import('../functions/allocations')]);
+  const [batches, { createAllocationsHandler }, { batchRepository }] = await Promise.all([
+    import('../functions/batches'),
+    import('../functions/allocations'),
+    import('../functions/store/repository'),
+  ]);
+  // The Lambda handler reads the copy of the document beside its bundle; from source there is none.
+  const allocations = createAllocationsHandler(batchRepository, openApiDocumentFile(new URL('../docs/openapi.json', import.meta.url)));
   server = createLocalServer({
     batches: { handler: whenReady(table, batches.handler), routeKeys: routeKeys.batches },
-    allocations: { handler: whenReady(table, allocations.handler), routeKeys: routeKeys.allocations },
+    allocations: { handler: whenReady(table, allocations), routeKeys: routeKeys.allocations },
   });
   server.on('error', (error) => {
     console.error(`Cannot listen on port ${port}: ${error.message}`);

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pathParameterNames, routeKeys, splitRouteKey } from '../functions/http/route-keys';
-import { componentSchemas, type JsonSchema, schemaRef } from './openapi/components';
+import { componentSchemas, type JsonSchema, OPENAPI_VERSION, schemaRef } from './openapi/components';
 import { nfcFormat, uniqueItemPropertiesKeyword } from './openapi/extensions';
 import { type Answer, HEADERS, JSON_MEDIA_TYPE, type RouteKey, answersOf, operations } from './openapi/operations';
 
@@ -28,11 +28,11 @@ Two rules of the request schemas have no JSON Schema keyword; the document state
 - \`"format": "${nfcFormat.name}"\`: ${nfcFormat.description}
 - \`"${uniqueItemPropertiesKeyword.name}": [...]\`: ${uniqueItemPropertiesKeyword.description}
 
-The statuses answered by API Gateway (403 when unsigned, 404 for an unknown route, 413 over 6 MiB, 429 past the stage's throttling, a bare 500 when a function fails) or only by the local server (\`npm start\`: 405 with \`Allow\`) are documented on each operation too, as the README's "Errors of every route" lists them.`;
+The statuses answered by API Gateway (403 when unsigned, 404 for an unknown route, 413 over 6 MiB, 429 past the stage's throttling, a bare 500 when a function fails) or only by the local server (\`npm start\`: 405 with \`Allow\`, 400 for a path parameter that does not percent-decode) are documented on each operation too, as the README's "Errors of every route" lists them.`;
 
 const TAGS: Readonly<Record<keyof typeof routeKeys, string>> = {
   batches: 'Batches and their stock: the batches function.',
-  allocations: 'Order lines, one or a whole order: the allocations function.',
+  allocations: 'Order lines, one or a whole order, and this document: the allocations function.',
 };
 
 const REQUEST_BODY_DESCRIPTION =
@@ -147,7 +147,7 @@ const pathsOf = () => {
 };
 
 export const openApiDocument = () => ({
-  openapi: '3.1.0',
+  openapi: OPENAPI_VERSION,
   info: { title: 'Allocation service', version, description: DESCRIPTION },
   servers: [{ url: '/', description: "The API's base URL: on AWS, the stack's `ApiUrl` output; locally, `npm start`'s." }],
   tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),

@@ -247,3 +247,11 @@ describe('what API Gateway answers itself', () => {
     expect(invocations).toHaveLength(0);
   });
 });
+
+describe('the API reference, a page of the local server only', () => {
+  it('is not served at /docs when no function serves the OpenAPI document', async () => {
+    const answer = await sendRaw(baseUrl, { method: 'GET', path: '/docs' });
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.text)).toEqual({ message: 'Not Found' });
+  });
+});

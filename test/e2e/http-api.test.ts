@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { OPENAPI_FILE } from '../../tools/openapi';
 import { uniqueId } from '../support/dynamodb';
 import { serviceForTheseTests } from '../support/local-service';
-import { sendRaw } from './raw-request';
+import { fetchDocumented, sendRawDocumented } from './documented';
 
 // The service as `npm start` runs it, over HTTP, against the run's DynamoDB Local; every test
 // makes its own SKUs, refs and order ids, so the tests never see each other's stock.
@@ -9,7 +11,7 @@ import { sendRaw } from './raw-request';
 const baseUrlOf = serviceForTheseTests('e2e');
 
 const post = (path: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-  fetch(`${baseUrlOf()}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetchDocumented(`${baseUrlOf()}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
 const addBatch = async (batch: { ref: string; sku: string; qty: number; eta: string | null }) => {
   const response = await post('/add_batch', batch);
@@ -110,7 +112,8 @@ describe('the error table of the contract, over HTTP', () => {
   });
 
   it('answers 415 for a Content-Type sent twice, which API Gateway joins into one that is not JSON', async () => {
-    const answer = await sendRaw(baseUrlOf(), {
+    const answer = await sendRawDocumented(baseUrlOf(), {
+      method: 'POST',
       path: '/add_batch',
       headers: ['Content-Type', 'application/json', 'Content-Type', 'application/json'],
       body: JSON.stringify({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 1, eta: null }),
@@ -130,7 +133,7 @@ describe('the error table of the contract, over HTTP', () => {
   });
 
   it('answers 400 for a body that is not UTF-8', async () => {
-    const response = await fetch(`${baseUrlOf()}/allocate`, {
+    const response = await fetchDocumented(`${baseUrlOf()}/allocate`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: Buffer.concat([Buffer.from('{"orderid": "'), Buffer.from([0xff]), Buffer.from('", "sku": "LAMP", "qty": 1}')]),
@@ -141,7 +144,7 @@ describe('the error table of the contract, over HTTP', () => {
 
   it('measures the body in the bytes sent, not in what they decode to', async () => {
     // 16 KiB of bytes that are not UTF-8: within the limit, and not JSON either.
-    const response = await fetch(`${baseUrlOf()}/allocate`, {
+    const response = await fetchDocumented(`${baseUrlOf()}/allocate`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: new Uint8Array(16 * 1024).fill(0xff),
@@ -156,7 +159,8 @@ describe('the error table of the contract, over HTTP', () => {
   it.each(['/x/../allocate', '/./allocate', '//allocate', '/allocate/'])(
     'answers 404 for %s: API Gateway matches the path as sent, unresolved',
     async (path) => {
-      const answer = await sendRaw(baseUrlOf(), {
+      const answer = await sendRawDocumented(baseUrlOf(), {
+        method: 'POST',
         path,
         headers: ['Content-Type', 'application/json'],
         body: JSON.stringify({ orderid: uniqueId('order'), sku: uniqueId('sku'), qty: 1 }),
@@ -167,7 +171,7 @@ describe('the error table of the contract, over HTTP', () => {
   );
 
   it('answers 405 with Allow for a known path and another method', async () => {
-    const response = await fetch(`${baseUrlOf()}/allocate`);
+    const response = await fetchDocumented(`${baseUrlOf()}/allocate`);
     await expectJsonError(response, 405);
     expect(response.headers.get('allow')).toBe('POST');
   });
@@ -176,7 +180,7 @@ describe('the error table of the contract, over HTTP', () => {
 describe('the routes with path parameters, over HTTP', () => {
   const url = (...segments: string[]) => `${baseUrlOf()}/${segments.map(encodeURIComponent).join('/')}`;
   const patch = (ref: string, body: unknown) =>
-    fetch(url('batches', ref), { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetchDocumented(url('batches', ref), { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   it('reads, cancels and changes through every route, with ids percent-encoded in the path', async () => {
     const sku = `${uniqueId('lampe')} à poser`;
@@ -184,19 +188,19 @@ describe('the routes with path parameters, over HTTP', () => {
     const [kept, cancelled] = [{ orderid: uniqueId('order'), sku, qty: 3 }, { orderid: uniqueId('order'), sku, qty: 4 }];
     for (const line of [kept, cancelled]) expect((await post('/allocate', line)).status).toBe(201);
 
-    const order = await fetch(url('allocations', kept.orderid));
+    const order = await fetchDocumented(url('allocations', kept.orderid));
     expect(order.status).toBe(200);
     expect(await order.json()).toEqual({ orderid: kept.orderid, lines: [{ sku, qty: 3, batchref: batch.ref }] });
 
-    const cancel = await fetch(url('allocations', cancelled.orderid, sku), { method: 'DELETE' });
+    const cancel = await fetchDocumented(url('allocations', cancelled.orderid, sku), { method: 'DELETE' });
     expect(cancel.status).toBe(204);
     expect(cancel.headers.get('content-type')).toBeNull();
     expect(await cancel.text()).toBe('');
 
-    const status = await fetch(url('batches', batch.ref));
+    const status = await fetchDocumented(url('batches', batch.ref));
     expect(await status.json()).toEqual({ ...batch, allocated: 3, available: 7 });
 
-    const stock = await fetch(url('skus', sku, 'stock'));
+    const stock = await fetchDocumented(url('skus', sku, 'stock'));
     expect(await stock.json()).toEqual({
       sku,
       in_stock: 7,
@@ -212,7 +216,7 @@ describe('the routes with path parameters, over HTTP', () => {
       available: 0,
       reallocated: [{ orderid: kept.orderid, sku, qty: 3, from: batch.ref, batchref: null }],
     });
-    await expectJsonError(await fetch(url('allocations', kept.orderid)), 404);
+    await expectJsonError(await fetchDocumented(url('allocations', kept.orderid)), 404);
   });
 
   it('moves a line to the batch the rule picks when its batch shrinks, and answers a repeat of the change with nothing to move', async () => {
@@ -234,22 +238,22 @@ describe('the routes with path parameters, over HTTP', () => {
     const repeat = await patch(shrinking.ref, { qty: 6 });
     expect(repeat.status).toBe(200);
     expect(await repeat.json()).toMatchObject({ qty: 6, allocated: 4, reallocated: [] });
-    expect(await (await fetch(url('allocations', newer.orderid))).json()).toEqual({
+    expect(await (await fetchDocumented(url('allocations', newer.orderid))).json()).toEqual({
       orderid: newer.orderid,
       lines: [{ sku, qty: 5, batchref: shipment.ref }],
     });
   });
 
   it.each([
-    ['GET /batches/{ref}', (id: string) => fetch(url('batches', id)), (id: string) => `Batch ${id} not found`],
+    ['GET /batches/{ref}', (id: string) => fetchDocumented(url('batches', id)), (id: string) => `Batch ${id} not found`],
     ['PATCH /batches/{ref}', (id: string) => patch(id, { qty: 1 }), (id: string) => `Batch ${id} not found`],
-    ['GET /allocations/{orderid}', (id: string) => fetch(url('allocations', id)), (id: string) => `Order ${id} has no allocations`],
+    ['GET /allocations/{orderid}', (id: string) => fetchDocumented(url('allocations', id)), (id: string) => `Order ${id} has no allocations`],
     [
       'DELETE /allocations/{orderid}/{sku}',
-      (id: string) => fetch(url('allocations', id, id), { method: 'DELETE' }),
+      (id: string) => fetchDocumented(url('allocations', id, id), { method: 'DELETE' }),
       (id: string) => `Order ${id} has no line for sku ${id}`,
     ],
-    ['GET /skus/{sku}/stock', (id: string) => fetch(url('skus', id, 'stock')), (id: string) => `Invalid sku ${id}`],
+    ['GET /skus/{sku}/stock', (id: string) => fetchDocumented(url('skus', id, 'stock')), (id: string) => `Invalid sku ${id}`],
   ])('%s answers 404 with its message for what was never added', async (_route, send, message) => {
     const id = uniqueId('never-added');
     const body = await expectJsonError(await send(id), 404);
@@ -257,19 +261,19 @@ describe('the routes with path parameters, over HTTP', () => {
   });
 
   it.each([
-    ['GET /batches/{ref}', 'ref', () => fetch(url('batches', ' '))],
+    ['GET /batches/{ref}', 'ref', () => fetchDocumented(url('batches', ' '))],
     ['PATCH /batches/{ref}', 'ref', () => patch(' ', { qty: 1 })],
-    ['GET /allocations/{orderid}', 'orderid', () => fetch(url('allocations', ' '))],
-    ['DELETE /allocations/{orderid}/{sku}', 'orderid', () => fetch(url('allocations', ' ', 'LAMP'), { method: 'DELETE' })],
-    ['DELETE /allocations/{orderid}/{sku}', 'sku', () => fetch(url('allocations', 'order-1', ' '), { method: 'DELETE' })],
-    ['GET /skus/{sku}/stock', 'sku', () => fetch(url('skus', ' ', 'stock'))],
+    ['GET /allocations/{orderid}', 'orderid', () => fetchDocumented(url('allocations', ' '))],
+    ['DELETE /allocations/{orderid}/{sku}', 'orderid', () => fetchDocumented(url('allocations', ' ', 'LAMP'), { method: 'DELETE' })],
+    ['DELETE /allocations/{orderid}/{sku}', 'sku', () => fetchDocumented(url('allocations', 'order-1', ' '), { method: 'DELETE' })],
+    ['GET /skus/{sku}/stock', 'sku', () => fetchDocumented(url('skus', ' ', 'stock'))],
   ])('%s answers 400 naming %s when it breaks an identifier rule', async (_route, parameter, send) => {
     const body = await expectJsonError(await send(), 400);
     expect(body).toEqual({ message: 'Invalid request', issues: [{ path: parameter, message: 'must not be blank' }] });
   });
 
   it('answers 400 "Bad Request" for a parameter that does not percent-decode', async () => {
-    const body = await expectJsonError(await fetch(`${baseUrlOf()}/batches/%FF`), 400);
+    const body = await expectJsonError(await fetchDocumented(`${baseUrlOf()}/batches/%FF`), 400);
     expect(body).toEqual({ message: 'Bad Request' });
   });
 
@@ -278,15 +282,16 @@ describe('the routes with path parameters, over HTTP', () => {
     ['DELETE', '/allocations/order-1', 'GET'],
     ['GET', '/allocations/order-1/LAMP', 'DELETE'],
     ['PATCH', '/skus/LAMP/stock', 'GET'],
+    ['POST', '/openapi.json', 'GET'],
   ])('answers %s %s with 405 and the methods of the path in Allow', async (method, path, allow) => {
-    const response = await fetch(`${baseUrlOf()}${path}`, { method });
+    const response = await fetchDocumented(`${baseUrlOf()}${path}`, { method });
     const body = await expectJsonError(response, 405);
     expect(body).toEqual({ message: 'Method Not Allowed' });
     expect(response.headers.get('allow')).toBe(allow);
   });
 
   it('answers 415 for a PATCH whose body is not JSON', async () => {
-    const response = await fetch(url('batches', 'batch-1'), { method: 'PATCH', headers: { 'content-type': 'text/plain' }, body: 'qty=1' });
+    const response = await fetchDocumented(url('batches', 'batch-1'), { method: 'PATCH', headers: { 'content-type': 'text/plain' }, body: 'qty=1' });
     await expectJsonError(response, 415);
   });
 
@@ -294,6 +299,16 @@ describe('the routes with path parameters, over HTTP', () => {
     const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
     const body = await expectJsonError(await patch(batch.ref, { sku: 'other' }), 400);
     expect(body).toEqual({ message: 'Invalid request body', issues: [{ path: '', message: 'must have qty or eta, or both' }] });
-    expect(await (await fetch(url('batches', batch.ref))).json()).toEqual({ ...batch, allocated: 0, available: 10 });
+    expect(await (await fetchDocumented(url('batches', batch.ref))).json()).toEqual({ ...batch, allocated: 0, available: 10 });
+  });
+});
+
+describe('GET /openapi.json over HTTP', () => {
+  it('answers the committed document as it is, as JSON that a client must fetch again before using a copy it kept', async () => {
+    const response = await fetchDocumented(`${baseUrlOf()}/openapi.json`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('cache-control')).toBe('no-cache');
+    expect(await response.text()).toBe(readFileSync(OPENAPI_FILE, 'utf8'));
   });
 });

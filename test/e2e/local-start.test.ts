@@ -7,13 +7,14 @@ import { linesByBatchIndex } from '../../functions/store/table';
 import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
 import { createTableAsFirstReleased, uniqueId } from '../support/dynamodb';
 import { exited, listening, startService } from '../support/local-service';
+import { fetchDocumented } from './documented';
 
 describe('npm start', () => {
   it('starts its own in-memory DynamoDB Local, serves the API, and stops both on Ctrl-C', async () => {
     const port = await freePort();
     const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--in-memory']);
     await listening(service);
-    const response = await fetch(`http://127.0.0.1:${port}/add_batch`, {
+    const response = await fetchDocumented(`http://127.0.0.1:${port}/add_batch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ ref: 'b1', sku: 'LAMP', qty: 1, eta: null }),
@@ -47,7 +48,7 @@ describe('npm start', () => {
       TABLE_NAME: uniqueId('late-store'),
     });
     const addBatch = () =>
-      fetch(`http://127.0.0.1:${port}/add_batch`, {
+      fetchDocumented(`http://127.0.0.1:${port}/add_batch`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ ref: uniqueId('batch'), sku: 'LAMP', qty: 1, eta: null }),
@@ -92,7 +93,7 @@ describe('npm start', () => {
       expect(Table?.GlobalSecondaryIndexes?.map(({ IndexName, IndexStatus }) => ({ IndexName, IndexStatus }))).toEqual([
         { IndexName: linesByBatchIndex.name, IndexStatus: 'ACTIVE' },
       ]);
-      const response = await fetch(`http://127.0.0.1:${port}/batches/${batch.ref}`);
+      const response = await fetchDocumented(`http://127.0.0.1:${port}/batches/${batch.ref}`);
       expect(await response.json()).toEqual({ ref: batch.ref, sku: 'LAMP', qty: 5, allocated: 0, available: 5, eta: null });
     } finally {
       await service.stop();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { uniqueId } from '../support/dynamodb';
 import { serviceForTheseTests } from '../support/local-service';
+import { fetchDocumented } from './documented';
 
 // POST /orders as `npm start` serves it, over HTTP, against the run's DynamoDB Local. Each test makes
 // its own SKUs and order ids, so no test sees another's stock.
@@ -22,7 +23,7 @@ interface OrderLine {
 const url = (...segments: string[]) => `${baseUrlOf()}/${segments.map(encodeURIComponent).join('/')}`;
 
 const post = (path: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-  fetch(`${baseUrlOf()}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetchDocumented(`${baseUrlOf()}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
 const postOrder = (orderid: string, lines: readonly OrderLine[]) => post('/orders', { orderid, lines });
 
@@ -43,9 +44,9 @@ const jsonOf = async (response: Response, status: number): Promise<unknown> => {
   return response.json();
 };
 
-const stockOf = async (sku: string) => jsonOf(await fetch(url('skus', sku, 'stock')), 200);
+const stockOf = async (sku: string) => jsonOf(await fetchDocumented(url('skus', sku, 'stock')), 200);
 
-const allocationsOf = (orderid: string) => fetch(url('allocations', orderid));
+const allocationsOf = (orderid: string) => fetchDocumented(url('allocations', orderid));
 
 const expectNoAllocations = async (orderid: string) =>
   expect(await jsonOf(await allocationsOf(orderid), 404)).toEqual({ message: `Order ${orderid} has no allocations` });
@@ -174,7 +175,7 @@ describe('POST /orders over HTTP', () => {
     expect(await jsonOf(await postOrder(orderid, lines), 201)).toEqual(whole);
     expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual(whole);
 
-    const cancel = await fetch(url('allocations', orderid, rug), { method: 'DELETE' });
+    const cancel = await fetchDocumented(url('allocations', orderid, rug), { method: 'DELETE' });
     expect(cancel.status).toBe(204);
     expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual({ orderid, lines: [whole.lines[0]] });
     expect(await stockOf(rug)).toMatchObject({ in_stock: 5 });
@@ -228,7 +229,7 @@ describe('POST /orders refusing a body, over HTTP', () => {
   });
 
   it('answers 405 with Allow: POST to a GET of /orders', async () => {
-    const response = await fetch(`${baseUrlOf()}/orders`);
+    const response = await fetchDocumented(`${baseUrlOf()}/orders`);
     expect(await jsonOf(response, 405)).toEqual({ message: 'Method Not Allowed' });
     expect(response.headers.get('allow')).toBe('POST');
   });

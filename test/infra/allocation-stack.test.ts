@@ -233,6 +233,7 @@ describe('the HTTP API', () => {
     ['POST /orders', 'Allocations'],
     ['GET /allocations/{orderid}', 'Allocations'],
     ['DELETE /allocations/{orderid}/{sku}', 'Allocations'],
+    ['GET /openapi.json', 'Allocations'],
   ] as const;
 
   it.each(ROUTES)('routes %s to the %s function, through a Lambda proxy with payload 2.0', (routeKey, name) => {

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAllocationApp, stackName } from '../../infra/allocation-app';
+import { OPENAPI_FILE } from '../../tools/openapi';
 import { createTestTable, type TestTable } from '../support/dynamodb';
 import { cdkApp, logicalIdOf } from './cdk-app';
 
@@ -112,5 +113,17 @@ describe('the functions as `cdk synth` bundles them', () => {
     const ordered = bodyOf(JSON.parse(readFileSync(eventFile('orders.json'), 'utf8')));
     expect(wholeOrder.statusCode).toBe(201);
     expect(bodyOf(wholeOrder)).toEqual({ orderid: ordered.orderid, lines: [{ ...ordered.lines[0], batchref: batch.ref }] });
+  });
+
+  it('answers GET /openapi.json with docs/openapi.json, shipped beside the allocations bundle and not inside it', () => {
+    const bundle = bundleOf(functions.Allocations);
+    const document = readFileSync(OPENAPI_FILE, 'utf8');
+    expect(readFileSync(join(bundle, '../openapi.json'), 'utf8')).toBe(document);
+    // Imported, the document would be inlined, its text parsed at every cold start.
+    expect(readFileSync(bundle, 'utf8')).not.toContain(JSON.parse(document).info.description.slice(0, 60));
+
+    const answer = invokeInNode(bundle, eventFile('openapi-document.json'), environmentOf(functions.Allocations));
+    expect(answer).toMatchObject({ statusCode: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } });
+    expect(answer.body).toBe(document);
   });
 });

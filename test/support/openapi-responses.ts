@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { type OpenApiDocumentReader, openApiDocumentFile } from '../../functions/http/openapi-document';
 import { splitRouteKey } from '../../functions/http/route-keys';
 import { OPENAPI_FILE } from '../../tools/openapi';
 import { type DocumentValidators, documentValidators } from '../../tools/openapi/validation';
+
+/** docs/openapi.json, for an allocations handler run from source, which has no copy beside it as the bundle has. */
+export const committedOpenApiDocument: OpenApiDocumentReader = openApiDocumentFile(pathToFileURL(OPENAPI_FILE));
 
 /** An answer as a client receives it: the body as text, header names in any case. */
 export interface ReceivedResponse {

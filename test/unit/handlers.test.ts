@@ -5,6 +5,7 @@ import { createBatchesHandler } from '../../functions/batches';
 import type { HttpResult } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, routeKeys } from '../../functions/http/route-keys';
 import { FakeRepository } from '../support/fake-repository';
+import { committedOpenApiDocument } from '../support/openapi-responses';
 import { type RouteEventOptions, lambdaContext, postEvent, routeEvent, withBytes } from '../support/events';
 
 type RouteKey = BatchesRouteKey | AllocationsRouteKey;
@@ -14,7 +15,7 @@ const isBatchesRoute = (routeKey: string): routeKey is BatchesRouteKey => (route
 const setUp = () => {
   const repository = new FakeRepository();
   const batches = createBatchesHandler(repository);
-  const allocations = createAllocationsHandler(repository);
+  const allocations = createAllocationsHandler(repository, committedOpenApiDocument);
   return {
     repository,
     batches,

@@ -13,13 +13,18 @@ import { OPENAPI_FILE, openApiText } from '../../tools/openapi';
 import { documentValidators } from '../../tools/openapi/validation';
 import { type RouteEventOptions, lambdaContext, routeEvent, withBytes } from '../support/events';
 import { FakeRepository } from '../support/fake-repository';
-import { type ReceivedResponse, responseProblems } from '../support/openapi-responses';
+import { type ReceivedResponse, committedOpenApiDocument, responseProblems } from '../support/openapi-responses';
 
 type RouteKey = BatchesRouteKey | AllocationsRouteKey;
 
 const REGENERATE = 'run `npm run openapi` and commit docs/openapi.json';
 
 const ALL_ROUTE_KEYS: readonly RouteKey[] = [...routeKeys.batches, ...routeKeys.allocations];
+
+const DOCUMENT_ROUTE_KEY: RouteKey = 'GET /openapi.json';
+
+/** Every route but the document's reads or writes the store. */
+const STORE_ROUTE_KEYS = ALL_ROUTE_KEYS.filter((routeKey) => routeKey !== DOCUMENT_ROUTE_KEY);
 
 interface MediaType {
   schema: unknown;
@@ -85,6 +90,7 @@ describe('docs/openapi.json', () => {
       'POST /orders': 'allocateOrder',
       'GET /allocations/{orderid}': 'getOrderAllocations',
       'DELETE /allocations/{orderid}/{sku}': 'cancelAllocation',
+      'GET /openapi.json': 'getOpenApiDocument',
     });
   });
 
@@ -130,9 +136,9 @@ describe('docs/openapi.json', () => {
 const isBatchesRoute = (routeKey: string): routeKey is BatchesRouteKey => (routeKeys.batches as readonly string[]).includes(routeKey);
 
 /** Both handlers over one repository, each sent the route keys the stack sends it. */
-const serviceOver = (repository: BatchRepository) => {
+const serviceOver = (repository: BatchRepository, readOpenApiDocument = committedOpenApiDocument) => {
   const batches = createBatchesHandler(repository);
-  const allocations = createAllocationsHandler(repository);
+  const allocations = createAllocationsHandler(repository, readOpenApiDocument);
   return async (routeKey: string, options: RouteEventOptions = {}): Promise<ReceivedResponse> => {
     const result = await (isBatchesRoute(routeKey) ? batches : allocations)(routeEvent(routeKey, options), lambdaContext());
     return { status: result.statusCode ?? 200, headers: result.headers ?? {}, ...(result.body === undefined ? {} : { body: result.body }) };
@@ -210,7 +216,7 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
   });
 
-  describe.each(ALL_ROUTE_KEYS)('%s', (routeKey) => {
+  describe.each(STORE_ROUTE_KEYS)('%s', (routeKey) => {
     const { path } = splitRouteKey(routeKey);
     const names = pathParameterNames(path);
     const validParameters = Object.fromEntries(names.map((name) => [name, 'x']));
@@ -269,6 +275,19 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     repository.saveAllocation = async () => ({ outcome: 'batch-changed' });
     await expectDocumented('PATCH /batches/{ref}', send('PATCH /batches/{ref}', { pathParameters: { ref: 'batch-1' }, body: { qty: 5 } }), 503);
     await expectDocumented('POST /allocate', send('POST /allocate', { body: exampleBodyOf('POST /allocate') }), 503);
+  });
+
+  it('answers GET /openapi.json with the committed document, as it documents itself', async () => {
+    const response = serviceOver(new FakeRepository())(DOCUMENT_ROUTE_KEY);
+    await expectDocumented(DOCUMENT_ROUTE_KEY, response, 200);
+    expect((await response).body).toBe(readFileSync(OPENAPI_FILE, 'utf8'));
+  });
+
+  it('answers a document it cannot read with a documented 500', async () => {
+    const unreadable = () => Promise.reject(Object.assign(new Error("ENOENT: no such file or directory, open '/var/task/openapi.json'"), { code: 'ENOENT' }));
+    const response = serviceOver(new FakeRepository(), unreadable)(DOCUMENT_ROUTE_KEY);
+    await expectDocumented(DOCUMENT_ROUTE_KEY, response, 500);
+    expect((await response).body).not.toContain('ENOENT');
   });
 
   it('answers a method its path does not take with a documented 404, as API Gateway does', async () => {

@@ -22,6 +22,8 @@ import { nfcFormat, uniqueItemPropertiesKeyword } from './extensions';
 
 export type JsonSchema = z.core.JSONSchema.BaseSchema;
 
+export const OPENAPI_VERSION = '3.1.0';
+
 /**
  * The refinements of functions/http/schemas.ts, which zod's export drops, each as the document
  * states it. A refinement missing here fails the generation rather than the document.
@@ -242,6 +244,16 @@ const responseSchemas = {
     'Lines of the order are already allocated with other quantities; nothing changes.',
   ),
   Unavailable: closedObject({ message, requestId }, 'Nothing was half-written: repeat the same request after `Retry-After` seconds.'),
+  OpenApiDocument: {
+    type: 'object',
+    description: 'An OpenAPI 3.1 document: this one.',
+    properties: {
+      openapi: { const: OPENAPI_VERSION },
+      info: { type: 'object', required: ['title', 'version'] },
+      paths: { type: 'object' },
+    },
+    required: ['openapi', 'info', 'paths'],
+  },
   InternalError: closedObject(
     { message, requestId },
     "Never a stack trace or a store error text. No `requestId` when the function failed instead of answering (API Gateway's own 500).",

@@ -28,10 +28,11 @@ import {
   UnsupportedMediaType,
   toErrorResponse,
 } from '../../functions/http/errors';
+import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
 import { pathParametersSchema } from '../../functions/http/schemas';
-import { type ComponentName, type JsonSchema, type RequestBodyName, requestBodySchemas, schemaRef } from './components';
+import { type ComponentName, type JsonSchema, OPENAPI_VERSION, type RequestBodyName, requestBodySchemas, schemaRef } from './components';
 
 export type RouteKey = BatchesRouteKey | AllocationsRouteKey;
 
@@ -64,12 +65,18 @@ export interface Operation {
   readonly pathParameters?: Readonly<Record<string, string>>;
   /** Its successes and its own refusals; those of every route are added to them. */
   readonly answers: readonly Answer[];
+  /** Its answers when it fails, for a route that never calls the store; otherwise the store's (`failureAnswers`). */
+  readonly failures?: readonly Answer[];
 }
 
 /** Headers the answers carry, as the document describes them. */
 export const HEADERS: Readonly<Record<string, { readonly description: string; readonly schema: JsonSchema }>> = {
   'Retry-After': { description: 'Seconds to wait before repeating the same request.', schema: { type: 'integer', minimum: 0 } },
   Allow: { description: 'The methods the path takes.', schema: { type: 'string', pattern: '^[A-Z]+(, [A-Z]+)*$' } },
+  'Cache-Control': {
+    description: 'The document changes with each deploy, under the same URL: a copy may be kept, but must be fetched again before it is used.',
+    schema: { type: 'string', const: OPENAPI_DOCUMENT_CACHE_CONTROL },
+  },
 };
 
 const EXAMPLE_REQUEST_ID = 'JKJaXmPLvHcESHA=';
@@ -137,6 +144,14 @@ const answersBeforeTheFunction = (allowed: readonly string[]): Answer[] => [
     new RouteNotFound(),
   ),
   {
+    status: 400,
+    when:
+      'The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has ' +
+      "two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented",
+    name: 'BadRequest',
+    body: json('Error', { message: 'Bad Request' }),
+  },
+  {
     status: 405,
     when: 'The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404',
     name: 'MethodNotAllowed',
@@ -159,7 +174,15 @@ const answersBeforeTheFunction = (allowed: readonly string[]): Answer[] => [
   },
 ];
 
-/** What any route answers when the store, or anything else, fails. */
+/** API Gateway's answer, or the local server's, when the function fails instead of answering. */
+const functionError: Answer = {
+  status: 500,
+  when: 'The function failed instead of answering: API Gateway (or the local server) answers, with no request id',
+  name: 'FunctionError',
+  body: json('InternalError', { message: 'Internal Server Error' }),
+};
+
+/** What any route that calls the store answers when the store, or anything else, fails. */
 const failureAnswers = (): Answer[] => [
   mapped(
     "The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation " +
@@ -169,12 +192,7 @@ const failureAnswers = (): Answer[] => [
     'Unavailable',
   ),
   mapped('Anything else: never a stack trace or a store error text', new Error('example'), 'InternalError'),
-  {
-    status: 500,
-    when: 'The function failed instead of answering: API Gateway (or the local server) answers, with no request id',
-    name: 'FunctionError',
-    body: json('InternalError', { message: 'Internal Server Error' }),
-  },
+  functionError,
 ];
 
 export const operations: Readonly<Record<RouteKey, Operation>> = {
@@ -394,6 +412,32 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       ),
     ],
   },
+  'GET /openapi.json': {
+    operationId: 'getOpenApiDocument',
+    summary: 'Read this OpenAPI document',
+    description:
+      'This document, as the deployed functions were built with it: what client generators and API references read. ' +
+      `\`Cache-Control: ${OPENAPI_DOCUMENT_CACHE_CONTROL}\`: it changes with each deploy, under the same URL.`,
+    answers: [
+      {
+        status: 200,
+        when: 'Always: the document (the example is an excerpt)',
+        name: 'OpenApiDocumentRead',
+        body: json('OpenApiDocument', { openapi: OPENAPI_VERSION, info: { title: 'Allocation service', version: '0.1.0' }, paths: {} }),
+        headers: { 'Cache-Control': OPENAPI_DOCUMENT_CACHE_CONTROL },
+      },
+    ],
+    failures: [
+      mapped(
+        'The function ran out of its time budget, or, on the local server, its table is not ready yet: repeat the request ' +
+          'after `Retry-After` seconds',
+        new StoreUnavailable('example'),
+        'Unavailable',
+      ),
+      mapped('The document could not be read: never a stack trace or a file system error text', new Error('example'), 'InternalError'),
+      functionError,
+    ],
+  },
 };
 
 /** Every answer of the route, in the order of the checks that lead to them; `allowed` is the methods its path takes. */
@@ -404,6 +448,6 @@ export const answersOf = (routeKey: RouteKey, allowed: readonly string[]): Answe
     ...pathParameterAnswers(pathParameterNames(splitRouteKey(routeKey).path)),
     ...(operation.requestBody ? bodyAnswers(operation.requestBody.schema, operation.requestBody.refused) : []),
     ...operation.answers,
-    ...failureAnswers(),
+    ...(operation.failures ?? failureAnswers()),
   ];
 };
