@@ -1,4 +1,5 @@
 import { type App, Validations } from 'aws-cdk-lib';
+import { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { AllocationStack } from './allocation-stack';
 
@@ -7,9 +8,9 @@ export const stackName = 'AllocationService';
 
 /**
  * Puts the service's stack into `app`, configured from the app's context (`-c publicApi=true`,
- * `-c throttlingRateLimit=200 -c throttlingBurstLimit=400`, `-c localDynamoDbEndpoint=<url>`), and
- * makes every synth run cdk-nag's AwsSolutions checks: any finding not acknowledged with a reason
- * fails the synth.
+ * `-c throttlingRateLimit=200 -c throttlingBurstLimit=400`, `-c localDynamoDbEndpoint=<url>`,
+ * `-c logLevel=DEBUG`, `-c p99LatencyMs=800`, `-c alarmEmail=ops@example.com`), and makes every
+ * synth run cdk-nag's AwsSolutions checks: any finding not acknowledged with a reason fails the synth.
  */
 export const defineAllocationApp = (app: App): AllocationStack => {
   const stack = new AllocationStack(app, stackName, {
@@ -17,6 +18,9 @@ export const defineAllocationApp = (app: App): AllocationStack => {
     throttlingRateLimit: positiveIntegerContext(app, 'throttlingRateLimit'),
     throttlingBurstLimit: positiveIntegerContext(app, 'throttlingBurstLimit'),
     localDynamoDbEndpoint: app.node.tryGetContext('localDynamoDbEndpoint'),
+    logLevel: logLevelContext(app, 'logLevel'),
+    p99LatencyMs: positiveIntegerContext(app, 'p99LatencyMs'),
+    alarmEmail: emailContext(app, 'alarmEmail'),
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return stack;
@@ -38,4 +42,31 @@ const positiveIntegerContext = (app: App, key: string): number | undefined => {
   const number = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
   if (typeof number === 'number' && Number.isSafeInteger(number) && number > 0) return number;
   throw new Error(`Context ${key} must be a positive integer, not ${JSON.stringify(value)}`);
+};
+
+/** Lambda's application log levels, from the most verbose. */
+const logLevels = [
+  ApplicationLogLevel.TRACE,
+  ApplicationLogLevel.DEBUG,
+  ApplicationLogLevel.INFO,
+  ApplicationLogLevel.WARN,
+  ApplicationLogLevel.ERROR,
+  ApplicationLogLevel.FATAL,
+];
+
+// `-c logLevel=debug` is as good as DEBUG; a level Lambda does not know would fail the deploy, not the synth.
+const logLevelContext = (app: App, key: string): ApplicationLogLevel | undefined => {
+  const value: unknown = app.node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  const level = logLevels.find((known) => typeof value === 'string' && known === value.toUpperCase());
+  if (level) return level;
+  throw new Error(`Context ${key} must be one of ${logLevels.join(', ')}, not ${JSON.stringify(value)}`);
+};
+
+// Only the shape: SNS itself finds out whether the address exists, by asking its owner to confirm.
+const emailContext = (app: App, key: string): string | undefined => {
+  const value: unknown = app.node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) return value;
+  throw new Error(`Context ${key} must be an e-mail address, not ${JSON.stringify(value)}`);
 };

@@ -1,11 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { type Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
 import { linesByBatchIndex, tableKeySchema, timeToLiveAttribute } from '../../functions/store/table';
+import { METRICS_NAMESPACE, SERVICE_NAME, metricNames } from '../../functions/telemetry-names';
 import { defineAllocationApp } from '../../infra/allocation-app';
-import { AllocationStack } from '../../infra/allocation-stack';
+import { AllocationStack, tableOperations } from '../../infra/allocation-stack';
 import { cdkApp, logicalIdOf } from './cdk-app';
 import { routeKeys } from '../../functions/http/route-keys';
 
@@ -19,6 +20,9 @@ const table = logicalIdOf(stack, 'Table');
 const tableArn = { 'Fn::GetAtt': [table, 'Arn'] };
 
 const functionNamed = (name: string) => template.toJSON().Resources[logicalIdOf(stack, `${name}Function`)];
+
+/** What Powertools reads to name every function's logs and metrics. */
+const telemetryNames = { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE };
 
 describe('the table', () => {
   it('has the key schema the local server creates', () => {
@@ -100,15 +104,50 @@ describe.each([{ name: 'Batches' }, { name: 'Allocations' }, { name: 'PublishEve
 
   it('logs to a log group of its own that expires', () => {
     const logGroup = logicalIdOf(stack, `${name}Logs`);
-    expect(functionNamed(name).Properties.LoggingConfig).toEqual({ LogGroup: { Ref: logGroup } });
+    expect(functionNamed(name).Properties.LoggingConfig).toMatchObject({ LogGroup: { Ref: logGroup } });
     expect(template.toJSON().Resources[logGroup].Properties.RetentionInDays).toBeGreaterThan(0);
+  });
+
+  it("logs JSON, its own lines from INFO up and Lambda's with each invocation's report", () => {
+    expect(functionNamed(name).Properties.LoggingConfig).toEqual({
+      LogGroup: { Ref: logicalIdOf(stack, `${name}Logs`) },
+      LogFormat: 'JSON',
+      ApplicationLogLevel: 'INFO',
+      SystemLogLevel: 'INFO',
+    });
+  });
+
+  it('logs and measures under the names the alarms and the dashboard read', () => {
+    expect(functionNamed(name).Properties.Environment.Variables).toMatchObject({
+      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+    });
+  });
+
+  it('has no X-Ray active tracing', () => {
+    expect(functionNamed(name).Properties.TracingConfig).toBeUndefined();
+  });
+});
+
+describe('the log level', () => {
+  const applicationLogLevels = (synthesized: { stack: Stack; template: Template }) =>
+    ['Batches', 'Allocations', 'PublishEvents'].map(
+      (name) => synthesized.template.toJSON().Resources[logicalIdOf(synthesized.stack, `${name}Function`)].Properties.LoggingConfig.ApplicationLogLevel,
+    );
+
+  it.each(['DEBUG', 'debug'])('of every function is -c logLevel=%s', (logLevel) => {
+    expect(applicationLogLevels(synthesize({ logLevel }))).toEqual(['DEBUG', 'DEBUG', 'DEBUG']);
+  });
+
+  it.each(['verbose', '', 3, true])('refuses -c logLevel=%o, which Lambda does not know', (logLevel) => {
+    expect(() => synthesize({ logLevel })).toThrow(/logLevel must be one of TRACE, DEBUG, INFO, WARN, ERROR, FATAL/);
   });
 });
 
 describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name function', ({ name }) => {
   it('is given the table name and source-mapped stack traces, and no DynamoDB endpoint', () => {
     expect(functionNamed(name).Properties.Environment).toEqual({
-      Variables: { TABLE_NAME: { Ref: table }, NODE_OPTIONS: '--enable-source-maps' },
+      Variables: { TABLE_NAME: { Ref: table }, NODE_OPTIONS: '--enable-source-maps', ...telemetryNames },
     });
   });
 });
@@ -303,6 +342,8 @@ describe('the HTTP API', () => {
     ['throttlingBurstLimit', 0],
     ['throttlingBurstLimit', 2.5],
     ['throttlingBurstLimit', true],
+    ['p99LatencyMs', '0'],
+    ['p99LatencyMs', 'fast'],
   ])('refuses %s=%o, which is not a positive integer', (key, value) => {
     expect(() => synthesize({ [key]: value })).toThrow(new RegExp(`${key} must be a positive integer`));
   });
@@ -359,7 +400,7 @@ describe('the domain events', () => {
 
   it("tell the consumer its bus's name, with source-mapped stack traces and nothing of the table", () => {
     expect(functionNamed('PublishEvents').Properties.Environment).toEqual({
-      Variables: { EVENT_BUS_NAME: { Ref: bus }, NODE_OPTIONS: '--enable-source-maps' },
+      Variables: { EVENT_BUS_NAME: { Ref: bus }, NODE_OPTIONS: '--enable-source-maps', ...telemetryNames },
     });
   });
 
@@ -396,13 +437,419 @@ describe('the domain events', () => {
     expect(description).toMatch(/the shard and the first and last sequence numbers/);
     expect(description).toMatch(/Within 24 hours/);
     expect(description).toMatch(/re-drive/);
-    // The stack has no alarm topic yet: the alarm notifies no one until one is added as its action.
-    expect(alarm.Properties.AlarmActions).toBeUndefined();
+  });
+});
+
+describe('the alarm topic', () => {
+  const alarmTopic = logicalIdOf(stack, 'AlarmTopic');
+  const key = logicalIdOf(stack, 'AlarmTopicKey');
+
+  it('is encrypted with a key of the stack that rotates and that CloudWatch may use, as it cannot use SNS\'s own', () => {
+    expect(template.toJSON().Resources[alarmTopic].Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [key, 'Arn'] });
+    const { Properties } = template.toJSON().Resources[key];
+    expect(Properties.EnableKeyRotation).toBe(true);
+    expect(Properties.KeyPolicy.Statement).toContainEqual({
+      Effect: 'Allow',
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      Resource: '*',
+    });
+  });
+
+  it("refuses publishing without TLS, and lets the account's alarms publish", () => {
+    const [policy, ...others] = Object.values(template.findResources('AWS::SNS::TopicPolicy'));
+    expect(others).toEqual([]);
+    expect(policy?.Properties.Topics).toEqual([{ Ref: alarmTopic }]);
+    expect(policy?.Properties.PolicyDocument.Statement).toEqual([
+      expect.objectContaining({
+        Effect: 'Deny',
+        Principal: '*',
+        Action: 'sns:Publish',
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      }),
+      expect.objectContaining({
+        Effect: 'Allow',
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: 'sns:Publish',
+        Resource: { Ref: alarmTopic },
+        Condition: {
+          ArnLike: {
+            'aws:SourceArn': {
+              'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:*']],
+            },
+          },
+        },
+      }),
+    ]);
+  });
+
+  it('is an output, for subscribing to it', () => {
+    expect(template.toJSON().Outputs.AlarmTopicArn.Value).toEqual({ Ref: alarmTopic });
+  });
+
+  it('e-mails the address of -c alarmEmail, and no one without it', () => {
+    expect(template.findResources('AWS::SNS::Subscription')).toEqual({});
+    const subscribed = synthesize({ alarmEmail: 'ops@example.com' });
+    expect(Object.values(subscribed.template.findResources('AWS::SNS::Subscription')).map(({ Properties }) => Properties)).toEqual([
+      { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: logicalIdOf(subscribed.stack, 'AlarmTopic') } },
+    ]);
+  });
+
+  it.each(['ops', 'ops@example', '@example.com', 'ops @example.com', '', true])(
+    'refuses -c alarmEmail=%o, which is not an e-mail address',
+    (alarmEmail) => {
+      expect(() => synthesize({ alarmEmail })).toThrow(/alarmEmail must be an e-mail address/);
+    },
+  );
+});
+
+interface AlarmResource {
+  Properties: {
+    AlarmDescription: string | { 'Fn::Join': [string, unknown[]] };
+    AlarmActions?: unknown[];
+    OKActions?: unknown[];
+    Threshold: number;
+    ComparisonOperator: string;
+    EvaluationPeriods: number;
+    DatapointsToAlarm?: number;
+    TreatMissingData?: string;
+    Namespace?: string;
+    MetricName?: string;
+    Dimensions?: { Name: string; Value: unknown }[];
+    Statistic?: string;
+    ExtendedStatistic?: string;
+    Period?: number;
+    Metrics?: {
+      Id: string;
+      Expression?: string;
+      ReturnData?: boolean;
+      MetricStat?: {
+        Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: unknown }[] };
+        Stat: string;
+        Period: number;
+      };
+    }[];
+  };
+}
+
+/** A metric an alarm reads, whether the alarm reads one metric or a math expression over several. */
+interface ReadMetric {
+  id?: string;
+  namespace?: string;
+  metricName?: string;
+  dimensions: Record<string, unknown>;
+  stat?: string;
+  period?: number;
+}
+
+const dimensionsOf = (dimensions: { Name: string; Value: unknown }[] = []) => Object.fromEntries(dimensions.map(({ Name, Value }) => [Name, Value]));
+
+const metricsRead = ({ Properties: p }: AlarmResource): ReadMetric[] =>
+  p.Metrics === undefined
+    ? [
+        {
+          namespace: p.Namespace,
+          metricName: p.MetricName,
+          dimensions: dimensionsOf(p.Dimensions),
+          stat: p.Statistic ?? p.ExtendedStatistic,
+          period: p.Period,
+        },
+      ]
+    : p.Metrics.flatMap(({ Id, MetricStat }) =>
+        MetricStat === undefined
+          ? []
+          : [
+              {
+                id: Id,
+                namespace: MetricStat.Metric.Namespace,
+                metricName: MetricStat.Metric.MetricName,
+                dimensions: dimensionsOf(MetricStat.Metric.Dimensions),
+                stat: MetricStat.Stat,
+                period: MetricStat.Period,
+              },
+            ],
+      );
+
+/** The expression an alarm compares with its threshold, when it reads a math expression. */
+const expressionOf = ({ Properties: p }: AlarmResource) => p.Metrics?.find(({ ReturnData }) => ReturnData !== false)?.Expression;
+
+/** A description's text, each name that CloudFormation fills in at deploy written as `name`. */
+const textOf = (description: AlarmResource['Properties']['AlarmDescription'], name = '<name>') =>
+  typeof description === 'string' ? description : description['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : name)).join('');
+
+const allRouteKeys = [...routeKeys.batches, ...routeKeys.allocations];
+const functionNames = ['Batches', 'Allocations', 'PublishEvents'];
+
+describe('the alarms', () => {
+  const alarms = (from: Template = template) => Object.values(from.findResources('AWS::CloudWatch::Alarm')) as AlarmResource[];
+  const alarmNamed = (id: string) => template.toJSON().Resources[logicalIdOf(stack, id)] as AlarmResource;
+  const latencyAlarmOf = (routeKey: string, from: Template = template) => {
+    const [method, path] = routeKey.split(' ');
+    return alarms(from).filter((alarm) =>
+      metricsRead(alarm).some(({ metricName, dimensions }) => metricName === 'Latency' && dimensions.Method === method && dimensions.Resource === path),
+    );
+  };
+  const api = { Ref: logicalIdOf(stack, 'Api') };
+
+  it('are one on the 5xx rate, one per route, two per function, two on the table and two on the events', () => {
+    expect(alarms()).toHaveLength(1 + allRouteKeys.length + 2 * functionNames.length + 2 + 2);
+  });
+
+  it('notify the alarm topic when they go off and when they are over', () => {
+    const topic = [{ Ref: logicalIdOf(stack, 'AlarmTopic') }];
+    for (const { Properties } of alarms()) {
+      expect(Properties.AlarmActions).toEqual(topic);
+      expect(Properties.OKActions).toEqual(topic);
+    }
+  });
+
+  it("each say what happened and what to do first, within CloudWatch's 1,024 characters however long the generated names", () => {
+    for (const { Properties } of alarms()) {
+      const text = textOf(Properties.AlarmDescription, 'x'.repeat(80));
+      expect(text).toMatch(/\bFirst\b/);
+      expect(text.length).toBeGreaterThan(200);
+      expect(text.length).toBeLessThanOrEqual(1024);
+    }
+  });
+
+  it('go off when more than 1% of the requests of 5 minutes answer 5xx, and at least 5 do', () => {
+    const alarm = alarmNamed('ApiServerErrorsAlarm');
+    expect(expressionOf(alarm)).toBe('IF(errors >= 5, 100 * errors / requests, 0)');
+    const stage = { ApiId: api, Stage: '$default' };
+    expect(metricsRead(alarm)).toEqual([
+      { id: 'errors', namespace: 'AWS/ApiGateway', metricName: '5xx', dimensions: stage, stat: 'Sum', period: 300 },
+      { id: 'requests', namespace: 'AWS/ApiGateway', metricName: 'Count', dimensions: stage, stat: 'Sum', period: 300 },
+    ]);
+    expect(alarm.Properties).toMatchObject({
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it.each(allRouteKeys)('go off when %s answers its slowest 1% in more than 1,000 ms for 10 minutes', (routeKey) => {
+    const [method, path] = routeKey.split(' ');
+    const [alarm, ...others] = latencyAlarmOf(routeKey);
+    expect(others).toEqual([]);
+    expect(metricsRead(alarm as AlarmResource)).toEqual([
+      expect.objectContaining({
+        namespace: 'AWS/ApiGateway',
+        dimensions: { ApiId: api, Stage: '$default', Method: method, Resource: path },
+        stat: 'p99',
+        period: 300,
+      }),
+    ]);
+    expect(alarm?.Properties).toMatchObject({
+      Threshold: 1000,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 2,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(textOf(alarm?.Properties.AlarmDescription ?? '')).toContain(`filter route = "${routeKey}"`);
+  });
+
+  it('hold every route to the p99 of -c p99LatencyMs', () => {
+    const tuned = synthesize({ p99LatencyMs: '750' }).template;
+    expect(allRouteKeys.map((routeKey) => latencyAlarmOf(routeKey, tuned)[0]?.Properties.Threshold)).toEqual(allRouteKeys.map(() => 750));
+  });
+
+  it("read each route's own metrics, which the stage publishes only when told to", () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: Match.objectLike({ DetailedMetricsEnabled: true }) });
+  });
+
+  it.each(functionNames)('go off at the first error, and at the first throttle, of the %s function in 5 minutes', (name) => {
+    const fn = { Ref: logicalIdOf(stack, `${name}Function`) };
+    for (const [id, metricName] of [
+      [`${name}ErrorsAlarm`, 'Errors'],
+      [`${name}ThrottlesAlarm`, 'Throttles'],
+    ] as const) {
+      const alarm = alarmNamed(id);
+      expect(metricsRead(alarm)).toEqual([{ namespace: 'AWS/Lambda', metricName, dimensions: { FunctionName: fn }, stat: 'Sum', period: 300 }]);
+      expect(alarm.Properties).toMatchObject({
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+    }
+  });
+
+  it.each([
+    ['TableThrottlesAlarm', 'ThrottledRequests'],
+    ['TableSystemErrorsAlarm', 'SystemErrors'],
+  ])('%s goes off at %s of any operation in 2 of 3 five-minute periods, an operation with none counting 0', (id, metricName) => {
+    const alarm = alarmNamed(id);
+    const read = metricsRead(alarm);
+    expect(read.map(({ dimensions }) => dimensions.Operation)).toEqual([...tableOperations]);
+    for (const metric of read) {
+      expect(metric).toMatchObject({ namespace: 'AWS/DynamoDB', metricName, dimensions: { TableName: { Ref: table } }, stat: 'Sum', period: 300 });
+    }
+    expect(expressionOf(alarm)).toBe(read.map(({ id: metricId }) => `FILL(${metricId}, 0)`).join(' + '));
+    // CloudWatch refuses an alarm that reads more than 10 metrics.
+    expect(read.length).toBeLessThanOrEqual(10);
+    expect(alarm.Properties).toMatchObject({ Threshold: 1, EvaluationPeriods: 3, DatapointsToAlarm: 2, TreatMissingData: 'notBreaching' });
+  });
+
+  it('on the table count every DynamoDB operation the adapter sends', () => {
+    // The Document client's commands, by the operation DynamoDB names them by in its metrics.
+    const operationOf: Record<string, string> = {
+      Get: 'GetItem',
+      Put: 'PutItem',
+      Update: 'UpdateItem',
+      Delete: 'DeleteItem',
+      BatchGet: 'BatchGetItem',
+      BatchWrite: 'BatchWriteItem',
+      TransactGet: 'TransactGetItems',
+      TransactWrite: 'TransactWriteItems',
+      Query: 'Query',
+      Scan: 'Scan',
+    };
+    const storeDirectory = new URL('../../functions/store/', import.meta.url);
+    const sent = readdirSync(storeDirectory)
+      .filter((file) => file.endsWith('.ts'))
+      .flatMap((file) => [...readFileSync(new URL(file, storeDirectory), 'utf8').matchAll(/new (\w+?)(?:Item)?Command\(/g)])
+      .map(([, command = '']) => operationOf[command] ?? command);
+    expect(sent.length).toBeGreaterThan(0);
+    expect([...tableOperations]).toEqual(expect.arrayContaining([...new Set(sent)]));
+  });
+
+  it('go off when the stream consumer gets records more than 5 minutes after their change', () => {
+    const alarm = alarmNamed('PublishEventsIteratorAgeAlarm');
+    expect(metricsRead(alarm)).toEqual([
+      expect.objectContaining({
+        namespace: 'AWS/Lambda',
+        metricName: 'IteratorAge',
+        dimensions: { FunctionName: { Ref: logicalIdOf(stack, 'PublishEventsFunction') } },
+        stat: 'Maximum',
+        period: 300,
+      }),
+    ]);
+    expect(alarm.Properties).toMatchObject({ Threshold: 5 * 60 * 1000, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+  });
+});
+
+describe('the dashboard', () => {
+  const [dashboardId, dashboard] = Object.entries(template.findResources('AWS::CloudWatch::Dashboard'))[0] ?? [];
+  /** The body, each value CloudFormation fills in at deploy written as `<token>`. */
+  const body: { start: string; widgets: { type: string; properties: { title?: string; alarms?: unknown[]; metrics?: unknown[][]; query?: string } }[] } =
+    JSON.parse(
+      dashboard?.Properties.DashboardBody['Fn::Join'][1].map((part: unknown) => (typeof part === 'string' ? part : '<token>')).join('') ?? '{}',
+    );
+  /** Each graphed metric as its namespace, name, dimensions and options; an expression as its options alone. */
+  const graphed = body.widgets.flatMap(({ properties }) =>
+    (properties.metrics ?? []).map((line) => {
+      const options = (typeof line.at(-1) === 'object' ? line.at(-1) : {}) as { stat?: string; expression?: string; label?: string };
+      const [namespace, metricName, ...dimensions] = line.filter((part): part is string => typeof part === 'string');
+      const dimensionsMap = Object.fromEntries(dimensions.flatMap((name, index) => (index % 2 === 0 ? [[name, dimensions[index + 1]]] : [])));
+      return { namespace, metricName, dimensions: dimensionsMap, ...options };
+    }),
+  );
+  const titles = body.widgets.map(({ properties }) => properties.title);
+
+  it('is named after the stack, and its address is an output', () => {
+    expect(dashboard?.Properties.DashboardName).toBe(stack.stackName);
+    expect(template.toJSON().Outputs.DashboardUrl.Value['Fn::Join'][1]).toContainEqual({ Ref: dashboardId });
+  });
+
+  it('shows the state of every alarm first', () => {
+    const [first] = body.widgets;
+    expect(first?.type).toBe('alarm');
+    expect(first?.properties.alarms).toHaveLength(Object.keys(template.findResources('AWS::CloudWatch::Alarm')).length);
+  });
+
+  it("shows the stage's requests, 4xx and 5xx", () => {
+    const stage = { ApiId: '<token>', Stage: '$default' };
+    for (const metricName of ['Count', '4xx', '5xx']) {
+      expect(graphed).toContainEqual(expect.objectContaining({ namespace: 'AWS/ApiGateway', metricName, dimensions: stage, stat: 'Sum' }));
+    }
+  });
+
+  it.each(allRouteKeys)('shows the p50 and p99 latency of %s', (routeKey) => {
+    const [method, path] = routeKey.split(' ');
+    for (const stat of ['p50', 'p99']) {
+      expect(graphed).toContainEqual(
+        expect.objectContaining({
+          namespace: 'AWS/ApiGateway',
+          metricName: 'Latency',
+          dimensions: { ApiId: '<token>', Method: method, Resource: path, Stage: '$default' },
+          stat,
+          label: routeKey,
+        }),
+      );
+    }
+  });
+
+  it.each(['POST /allocate', 'POST /orders'])('shows the lines %s allocated against those it refused, by the names the handler emits', (operation) => {
+    const names = [metricNames.linesAllocated, metricNames.outOfStock, metricNames.invalidSku];
+    for (const metricName of operation === 'POST /orders' ? [...names, metricNames.ordersAllocated] : names) {
+      expect(graphed).toContainEqual(
+        expect.objectContaining({ namespace: METRICS_NAMESPACE, metricName, dimensions: { operation, service: SERVICE_NAME }, stat: 'Sum' }),
+      );
+    }
+  });
+
+  it('shows every metric the handlers emit', () => {
+    const shown = (metricName: string) =>
+      graphed.some(
+        (metric) =>
+          (metric.namespace === METRICS_NAMESPACE && metric.metricName === metricName) ||
+          metric.expression?.includes(`{${METRICS_NAMESPACE},`) && metric.expression.includes(`MetricName="${metricName}"`),
+      );
+    expect(Object.values(metricNames).filter((metricName) => !shown(metricName))).toEqual([]);
+  });
+
+  it('shows the 503s by cause and route, and the events published against those that failed', () => {
+    const byCauseAndRoute = `SEARCH('{${METRICS_NAMESPACE},service,cause,operation} MetricName="${metricNames.unavailable}"', 'Sum', 300)`;
+    expect(graphed).toContainEqual(expect.objectContaining({ expression: byCauseAndRoute }));
+    for (const metricName of [metricNames.eventsPublished, metricNames.eventsFailed]) {
+      expect(graphed).toContainEqual(
+        expect.objectContaining({ namespace: METRICS_NAMESPACE, metricName, dimensions: { operation: 'PublishEvents', service: SERVICE_NAME } }),
+      );
+    }
+  });
+
+  it("shows the table's consumed capacity, its index's included, its throttles and its system errors", () => {
+    for (const [metricName, dimensions] of [
+      ['ConsumedReadCapacityUnits', { TableName: '<token>' }],
+      ['ConsumedWriteCapacityUnits', { TableName: '<token>' }],
+      ['ConsumedWriteCapacityUnits', { TableName: '<token>', GlobalSecondaryIndexName: linesByBatchIndex.name }],
+    ] as const) {
+      expect(graphed).toContainEqual(expect.objectContaining({ namespace: 'AWS/DynamoDB', metricName, dimensions, stat: 'Sum' }));
+    }
+    for (const metricName of ['ThrottledRequests', 'SystemErrors']) {
+      expect(graphed.filter((metric) => metric.metricName === metricName).map(({ dimensions }) => dimensions.Operation)).toEqual(
+        expect.arrayContaining([...tableOperations]),
+      );
+    }
+  });
+
+  it("shows the stream consumer's iterator age and the dead-letter queue's depth", () => {
+    expect(graphed).toContainEqual(expect.objectContaining({ namespace: 'AWS/Lambda', metricName: 'IteratorAge', stat: 'Maximum' }));
+    expect(graphed).toContainEqual(expect.objectContaining({ namespace: 'AWS/SQS', metricName: 'ApproximateNumberOfMessagesVisible' }));
+  });
+
+  it.each(functionNames)('shows the errors, throttles, duration and concurrent executions of the %s function', (name) => {
+    for (const metricName of ['Errors', 'Throttles', 'Duration', 'ConcurrentExecutions']) {
+      expect(graphed).toContainEqual(
+        expect.objectContaining({ namespace: 'AWS/Lambda', metricName, label: expect.stringContaining(name) }),
+      );
+    }
+  });
+
+  it("counts cold starts from Lambda's reports in the functions' logs", () => {
+    const [logWidget] = body.widgets.filter(({ type }) => type === 'log');
+    expect(logWidget?.properties.query).toContain('filter type = "platform.report" and ispresent(record.metrics.initDurationMs)');
+    expect(logWidget?.properties.query?.match(/SOURCE '<token>'/g)).toHaveLength(functionNames.length);
+  });
+
+  it('has a title on every widget', () => {
+    expect(titles.every((title) => typeof title === 'string' && title.length > 0)).toBe(true);
   });
 });
 
 describe('the outputs', () => {
-  it('give the API URL, the table name, the event bus and the dead-letter queue of its events', () => {
+  it('give the API URL, the table name, the event bus, the dead-letter queue of its events, the alarm topic and the dashboard', () => {
     const bus = logicalIdOf(stack, 'EventBus');
     expect(template.toJSON().Outputs).toMatchObject({
       ApiUrl: { Value: { 'Fn::Join': ['', expect.arrayContaining(['https://', { Ref: logicalIdOf(stack, 'Api') }])] } },
@@ -410,12 +857,14 @@ describe('the outputs', () => {
       EventBusName: { Value: { Ref: bus } },
       EventBusArn: { Value: { 'Fn::GetAtt': [bus, 'Arn'] } },
       EventsDeadLetterQueueUrl: { Value: { Ref: logicalIdOf(stack, 'PublishEventsDeadLetters') } },
+      AlarmTopicArn: { Value: { Ref: logicalIdOf(stack, 'AlarmTopic') } },
+      DashboardUrl: { Value: { 'Fn::Join': ['', expect.arrayContaining([{ Ref: logicalIdOf(stack, 'Dashboard') }])] } },
     });
   });
 });
 
 describe('cdk-nag AwsSolutions checks', () => {
-  it.each([{ publicApi: 'false' }, { publicApi: 'true' }])('pass with every finding acknowledged (%o)', (context) => {
+  it.each([{ publicApi: 'false' }, { publicApi: 'true' }, { alarmEmail: 'ops@example.com' }])('pass with every finding acknowledged (%o)', (context) => {
     const app = cdkApp(context);
     defineAllocationApp(app);
     expect(() => app.synth()).not.toThrow();
@@ -470,14 +919,10 @@ describe('running under sam local', () => {
     );
 
   it('declares DYNAMODB_ENDPOINT only when synthesized with -c localDynamoDbEndpoint', () => {
-    expect(declaredVariables({ stack, template })).toEqual([
-      ['NODE_OPTIONS', 'TABLE_NAME'],
-      ['NODE_OPTIONS', 'TABLE_NAME'],
-    ]);
-    expect(declaredVariables(synthesize({ localDynamoDbEndpoint: 'http://host.docker.internal:8000' }))).toEqual([
-      ['DYNAMODB_ENDPOINT', 'NODE_OPTIONS', 'TABLE_NAME'],
-      ['DYNAMODB_ENDPOINT', 'NODE_OPTIONS', 'TABLE_NAME'],
-    ]);
+    const withoutEndpoint = ['NODE_OPTIONS', ...Object.keys(telemetryNames), 'TABLE_NAME'].sort();
+    expect(declaredVariables({ stack, template })).toEqual([withoutEndpoint, withoutEndpoint]);
+    const withEndpoint = ['DYNAMODB_ENDPOINT', ...withoutEndpoint].sort();
+    expect(declaredVariables(synthesize({ localDynamoDbEndpoint: 'http://host.docker.internal:8000' }))).toEqual([withEndpoint, withEndpoint]);
   });
 
   it('can set every variable of the env file, as SAM only overrides variables the template declares', () => {
