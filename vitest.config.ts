@@ -7,6 +7,10 @@ export default defineConfig({
     globalSetup: ['test/support/dynamodb-local.global.ts'],
     // Request logs are printed only for tests that fail.
     silent: 'passed-only',
+    // Powertools' Logger and Metrics write through the global console, which vitest holds back
+    // for tests that pass and tests can spy on, rather than through consoles of their own onto
+    // the terminal; metrics stay on, so that tests read what a function would publish.
+    env: { POWERTOOLS_DEV: 'true', POWERTOOLS_METRICS_DISABLED: 'false' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

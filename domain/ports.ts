@@ -79,7 +79,19 @@ export interface BatchRepository {
   moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite>;
   /**
    * This repository for one request that must be answered by a deadline: once `deadline` aborts,
-   * no call starts and a call in flight is abandoned, with StoreUnavailable.
+   * no call starts and a call in flight is abandoned, with StoreUnavailable. `observer`, when given,
+   * hears what the store did for the request beyond what the answers show.
    */
-  withDeadline(deadline: AbortSignal): BatchRepository;
+  withDeadline(deadline: AbortSignal, observer?: StoreObserver): BatchRepository;
+}
+
+/**
+ * The store's work that its answers do not show, for a request's metrics and log: the rules never
+ * read it, so a repository may tell it nothing.
+ */
+export interface StoreObserver {
+  /** The store cancelled a transaction for a conflict with another or for throttling (these codes), and it is sent again. */
+  transactionRetried(cancellationCodes: readonly string[]): void;
+  /** A conditional write found what it was read against changed (another request got there first); nothing was written. */
+  raceLost(): void;
 }

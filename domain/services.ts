@@ -178,8 +178,11 @@ const batchOrThrow = async (ref: string, repository: BatchRepository, sku?: stri
 export interface OrderOutcome {
   /** Every line of the request, sorted by sku, with its batch. */
   readonly lines: Allocation[];
-  /** False when every line was already allocated with the same qty: a repeat, answered without taking stock. */
-  readonly created: boolean;
+  /**
+   * How many of `lines` this request allocated; the others were already allocated with the same
+   * qty. 0 for a repeat of the whole order, answered without taking stock.
+   */
+  readonly newLines: number;
 }
 
 /**
@@ -192,7 +195,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
   const done = new Map<string, Allocation>();
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
     const pending = lines.filter(({ sku }) => !done.has(sku));
-    if (pending.length === 0) return { lines: bySku([...done.values()]), created: false };
+    if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
     const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku)));
     const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
     const plan = planOrder(orderid, pending, stockBySku);
@@ -208,7 +211,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     }
     const result = await repository.saveAllocations(plan.placements);
     if (result.outcome === 'saved') {
-      return { lines: bySku([...done.values(), ...plan.placements.map(({ allocation }) => allocation)]), created: true };
+      return { lines: bySku([...done.values(), ...plan.placements.map(({ allocation }) => allocation)]), newLines: plan.placements.length };
     }
     if (result.outcome === 'lines-exist') takeExisting(orderid, lines, result.existing, done);
   }

@@ -6,6 +6,7 @@ import { json, noContent, route, routedHandler } from './http/route';
 import type { AllocationsRouteKey } from './http/route-keys';
 import { orderLineSchema, orderSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
+import { metricNames } from './telemetry-names';
 
 /** Every field named, so that what the store holds beside them never reaches a client. */
 const lineView = ({ sku, qty, batchref }: Allocation) => ({ sku, qty, batchref });
@@ -24,8 +25,9 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
       body: orderLineSchema,
       successOutcomes: { 200: 'AlreadyAllocated', 201: 'Allocated' },
       // 201 with the batch for a new line, 200 for an exact repeat of an allocated line.
-      run: async ({ body }, store) => {
+      run: async ({ body }, store, counter) => {
         const { batchref, created } = await allocate(body, store);
+        if (created) counter.count(metricNames.linesAllocated);
         return json(created ? 201 : 200, { batchref });
       },
     }),
@@ -33,9 +35,13 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
       body: orderSchema,
       successOutcomes: { 200: 'OrderAlreadyAllocated', 201: 'OrderAllocated' },
       // 201 when it allocated at least one new line, 200 when every line was already allocated.
-      run: async ({ body }, store) => {
-        const { lines, created } = await allocateOrder(body, store);
-        return json(created ? 201 : 200, { orderid: body.orderid, lines: lines.map(lineView) });
+      run: async ({ body }, store, counter) => {
+        const { lines, newLines } = await allocateOrder(body, store);
+        if (newLines > 0) {
+          counter.count(metricNames.ordersAllocated);
+          counter.count(metricNames.linesAllocated, newLines);
+        }
+        return json(newLines > 0 ? 201 : 200, { orderid: body.orderid, lines: lines.map(lineView) });
       },
     }),
     route('GET /allocations/{orderid}', {

@@ -5,6 +5,7 @@ import { json, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
 import { batchChangeSchema, batchSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
+import { metricNames } from './telemetry-names';
 
 /*
  * The views name every field they show, so that what the store holds beside them never reaches a
@@ -51,8 +52,9 @@ export const createBatchesHandler = (repository: BatchRepository) =>
     route('PATCH /batches/{ref}', {
       body: batchChangeSchema,
       successOutcomes: { 200: 'BatchChanged' },
-      run: async ({ pathParameters: { ref }, body }, store) => {
+      run: async ({ pathParameters: { ref }, body }, store, counter) => {
         const { batch, reallocated } = await changeBatch(ref, body, store);
+        counter.count(metricNames.linesReallocated, reallocated.length);
         return json(200, { ...batchView(batch), reallocated: reallocated.map(reallocationView) });
       },
     }),

@@ -3,6 +3,8 @@ import middy from '@middy/core';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { type PublisherOptions, type RecordEvents, eventPublisher } from './events/publisher';
 import { eventsOfRecord } from './events/stream-events';
+import { addCount, logger, publishOperationCounts, takeColdStart } from './telemetry';
+import { type MetricName, PUBLISH_EVENTS_OPERATION, metricNames } from './telemetry-names';
 
 /**
  * The table's stream consumer: each committed change becomes its domain events on the service's
@@ -53,6 +55,8 @@ const describe = (error: unknown): string => (error instanceof Error ? `${error.
 export const createPublishEventsHandler = ({ eventBusName, ...publisherOptions }: PublishEventsOptions) => {
   const publish = eventBusName ? eventPublisher({ ...publisherOptions, eventBusName }) : undefined;
   return middy<DynamoDBStreamEvent, DynamoDBBatchResponse, Error, Context>().handler(async ({ Records: records }, context) => {
+    // Each invocation draws anew whether it logs at DEBUG (POWERTOOLS_LOGGER_SAMPLE_RATE).
+    logger.refreshSampleRateCalculation();
     if (!publish) throw new Error('EVENT_BUS_NAME is not set');
     // Lambda treats an empty item identifier as the failure of the whole batch: the safe answer
     // for a record that, against the stream's contract, came without a sequence number.
@@ -69,17 +73,26 @@ export const createPublishEventsHandler = ({ eventBusName, ...publisherOptions }
         failures.set(sequenceNumberOf(record), describe(error));
       }
     }
-    for (const [sequenceNumber, reason] of await publish(mapped, deadlineOf(context))) failures.set(sequenceNumber, reason);
+    const { failedRecords, failedEvents } = await publish(mapped, deadlineOf(context));
+    for (const [sequenceNumber, reason] of failedRecords) failures.set(sequenceNumber, reason);
 
-    console.log(
-      JSON.stringify({
-        level: failures.size > 0 ? 'error' : 'info',
-        requestId: context.awsRequestId,
-        records: records.length,
-        events: mapped.reduce((count, { events }) => count + events.length, 0),
-        failed: [...failures].map(([sequenceNumber, reason]) => ({ sequenceNumber, reason })),
-      }),
-    );
+    const events = mapped.reduce((count, { events }) => count + events.length, 0);
+    const entry = {
+      message: 'Stream records',
+      cold_start: takeColdStart(),
+      function_request_id: context.awsRequestId,
+      records: records.length,
+      events,
+      failed: [...failures].map(([sequenceNumber, reason]) => ({ sequenceNumber, reason })),
+    };
+    if (failures.size > 0) logger.error(entry);
+    else logger.info(entry);
+    // Events, not records: a record whose events could not be read has none to count (its entry
+    // above names it, and its retries end in the dead-letter queue, whose alarm watches for it).
+    const counts = new Map<MetricName, number>();
+    addCount(counts, metricNames.eventsPublished, events - failedEvents);
+    addCount(counts, metricNames.eventsFailed, failedEvents);
+    publishOperationCounts(PUBLISH_EVENTS_OPERATION, counts);
     return {
       batchItemFailures: records
         .map(sequenceNumberOf)

@@ -2,8 +2,11 @@
  * `npm start`: the API on http://localhost:5005 (PORT overrides) over DynamoDB Local, or over the
  * DynamoDB at DYNAMODB_ENDPOINT when that is set. `--in-memory` keeps no data between runs. Each
  * event the table's changes make is printed as one JSON line, and `--events-file PATH` appends it
- * to that file as well.
+ * to that file as well. The functions' log entries are printed too: indented in a terminal, one
+ * JSON line each otherwise (./log-output).
  */
+// First: it decides how the functions' loggers print, before any of them is built.
+import './log-output';
 import { mkdirSync, openSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { dirname } from 'node:path';

@@ -10,6 +10,7 @@ import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createDocumentClient, createDynamoDbClient } from '../functions/store/client';
+import { REQUEST_LOG_MESSAGE } from '../functions/telemetry-names';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../local/dynamodb-local';
 import { ensureTable } from '../local/table';
 import { serviceOverHttp, storeFloor } from './bench/allocators';
@@ -48,6 +49,16 @@ const cleanUp = async () => {
 
 const step = (what: string) => console.error(`bench: ${what}`);
 
+/** The request entries among the lines of a log, which also holds metric entries and the server's own lines. */
+const requestEntriesIn = (log: string): number =>
+  log.split('\n').filter((line) => {
+    try {
+      return JSON.parse(line).message === REQUEST_LOG_MESSAGE;
+    } catch {
+      return false;
+    }
+  }).length;
+
 const main = async (): Promise<void> => {
   const loadAtStart = loadavg()[0] ?? 0;
   // The paths below, and those of the child processes, are the repository's.
@@ -62,7 +73,8 @@ const main = async (): Promise<void> => {
   // Before DynamoDB Local starts, so that its JVM does not compete with the fresh processes.
   step(`cold init: ${INIT_PROCESSES} fresh processes per bundle, interleaved`);
   const initCases = [
-    { label: 'client-alone', file: bundles.clientAlone.file },
+    { label: bundles.clientAlone.name, file: bundles.clientAlone.file },
+    { label: bundles.clientAloneAliased.name, file: bundles.clientAloneAliased.file },
     ...bundles.handlers.map(({ name, file }) => ({ label: name, file })),
     ...bundles.handlers.map(({ name, file }) => ({ label: `${name} (source maps)`, file, nodeOptions: ['--enable-source-maps'] })),
   ];
@@ -87,11 +99,14 @@ const main = async (): Promise<void> => {
   adminClient.destroy();
 
   const requestLog = `${WORK_DIR}/server.log`;
+  const serverOutput = openSync(requestLog, 'w');
   const server = spawnTypeScript('tools/bench/serve-bundles.ts', {
     args: [allocationsBundle.file, batchesBundle.file],
     env: { ...storeEnvironment, TABLE_NAME: serviceTable },
-    // The request log goes to a file, as a terminal or a log agent would take it.
-    stdout: openSync(requestLog, 'w'),
+    // The log entries and metrics go to a file, as a log agent would take them, both streams
+    // together: a 5xx's entry is written to stderr.
+    stdout: serverOutput,
+    stderr: serverOutput,
   });
   cleanups.push(() => stopChild(server));
   const { port } = await firstMessage<{ port: number }>(server);
@@ -123,7 +138,7 @@ const main = async (): Promise<void> => {
     date: new Date().toISOString(),
     command: 'npm run bench',
     machine: { node: process.version, cpus: cpus().length, loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0] ?? 0 } },
-    bundles: [...bundles.handlers, bundles.clientAlone].map(({ name, bytes }) => ({ name, bytes })),
+    bundles: [...bundles.handlers, bundles.consumer, bundles.clientAlone, bundles.clientAloneAliased].map(({ name, bytes }) => ({ name, bytes })),
     coldInit: {
       processes: INIT_PROCESSES,
       medianMs: Object.fromEntries([...initSamples].map(([label, samples]) => [label, median(samples)])),
@@ -131,7 +146,7 @@ const main = async (): Promise<void> => {
     },
     warmOverhead: handlerMeasurements.warmOverhead,
     throughput: { rounds: ROUNDS, roundSeconds: ROUND_MS / 1000, comparisons: throughput },
-    requestLog: { httpRequests, lines: readFileSync(requestLog, 'utf8').split('\n').filter(Boolean).length },
+    requestLog: { httpRequests, lines: requestEntriesIn(readFileSync(requestLog, 'utf8')) },
     requestCost: handlerMeasurements.requestCost,
     readUnitsByHistory: handlerMeasurements.readUnitsByHistory,
     patchMovingLines: handlerMeasurements.patchMovingLines,

@@ -46,10 +46,18 @@ export interface PublisherOptions {
   readonly wait?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
+/** What became of one call's events. */
+export interface Published {
+  /** The records not all of whose events are known to be on the bus, each with the last reason one failed for. */
+  readonly failedRecords: Map<string, string>;
+  /** The events not known to be on the bus. */
+  readonly failedEvents: number;
+}
+
 /**
  * Puts every record's events on the bus and answers the records not all of whose events are known
  * to be on it, each with the last reason it failed for (an entry's ErrorCode, or the error of a
- * call that failed whole). Calls carry the events in record order; a retry sends only the entries
+ * call that failed whole), and how many events those are. Calls carry the events in record order; a retry sends only the entries
  * that failed, so an event that got on the bus is not sent again within the call to `publish`.
  * Once `signal` aborts (the invocation's time is nearly up), no call starts and no wait goes on,
  * and the call in flight is abandoned: its events may or may not be on the bus, and count as failed.
@@ -88,7 +96,7 @@ export const eventPublisher = ({ sender, eventBusName, retry = DEFAULT_RETRY, wa
     return failed;
   };
 
-  return async (records: readonly RecordEvents[], signal?: AbortSignal): Promise<Map<string, string>> => {
+  return async (records: readonly RecordEvents[], signal?: AbortSignal): Promise<Published> => {
     let unsent: Unsent[] = records.flatMap(({ key, events }) => events.map((event) => ({ key, entry: entryOf(event), reason: '' })));
     for (let attempt = 1; unsent.length > 0; attempt += 1) {
       unsent = await sendRound(unsent, signal);
@@ -96,7 +104,7 @@ export const eventPublisher = ({ sender, eventBusName, retry = DEFAULT_RETRY, wa
       await wait(Math.random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1)), signal);
       if (signal?.aborted) break;
     }
-    return new Map(unsent.map(({ key, reason }) => [key, reason]));
+    return { failedRecords: new Map(unsent.map(({ key, reason }) => [key, reason])), failedEvents: unsent.length };
   };
 };
 

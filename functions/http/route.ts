@@ -5,6 +5,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import type { BatchRepository } from '../../domain/ports';
+import { logger } from '../telemetry';
 import {
   BodyTooLarge,
   InvalidPathParameters,
@@ -15,6 +16,7 @@ import {
   UnsupportedMediaType,
   toErrorResponse,
 } from './errors';
+import { RequestMeasures, type RouteCounter, recordRequest } from './request-telemetry';
 import { pathParameterNames, splitRouteKey } from './route-keys';
 import { pathParametersSchema } from './schemas';
 import { TIME_TO_ANSWER_MS, startDeadline } from './time-budget';
@@ -48,10 +50,14 @@ export interface RouteDefinition<RouteKey extends string, Schema extends z.ZodMi
   readonly body?: Schema;
   /** What each success status means, for the request log. */
   readonly successOutcomes: Readonly<Record<number, string>>;
-  /** `store` is the handler's repository bound to this request's deadline: every call it makes gives up when middy answers 503. */
+  /**
+   * `store` is the handler's repository bound to this request's deadline: every call it makes gives
+   * up when middy answers 503. `counter` takes what a success counts for the request's metrics.
+   */
   readonly run: (
     input: { readonly pathParameters: PathParameters<RouteKey>; readonly body: BodyOf<Schema> },
     store: BatchRepository,
+    counter: RouteCounter,
   ) => Promise<HttpResult>;
 }
 
@@ -61,7 +67,11 @@ export interface Route<RouteKey extends string = string> {
   readonly pathParameters: z.ZodMiniType<Readonly<Record<string, string>>>;
   readonly body: z.ZodMiniType | undefined;
   readonly successOutcomes: Readonly<Record<number, string>>;
-  readonly run: (input: { readonly pathParameters: Readonly<Record<string, string>>; readonly body: unknown }, store: BatchRepository) => Promise<HttpResult>;
+  readonly run: (
+    input: { readonly pathParameters: Readonly<Record<string, string>>; readonly body: unknown },
+    store: BatchRepository,
+    counter: RouteCounter,
+  ) => Promise<HttpResult>;
 }
 
 /** A route for `routeKey`, as API Gateway names it (e.g. `GET /batches/{ref}`); it also labels the request log. */
@@ -96,10 +106,12 @@ export const noContent = (): HttpResult => ({ statusCode: 204 });
  * One Lambda handler for several routes, chosen by the event's route key: its path parameters,
  * then, for a route with a body, the Content-Type, body size, UTF-8 and JSON checks and the schema,
  * then `run`, with `repository` bound to the request's deadline (here, once for every route).
- * Every error leaves through `toErrorResponse`, and every request logs one JSON line.
+ * Every error leaves through `toErrorResponse`, and every request writes one log entry and its
+ * metrics (./request-telemetry).
  */
 export const routedHandler = <RouteKey extends string>(repository: BatchRepository, routes: readonly Route<RouteKey>[]) => {
   const routesByKey = new Map<string, Route>(routes.map((entry) => [entry.routeKey, entry]));
+  const telemetry = requestTelemetry((event) => routesByKey.get(event.routeKey)?.successOutcomes ?? {});
   /** The route of each request and its checked path parameters, from the first check to `run`. */
   const selected = new WeakMap<HttpEvent, { readonly route: Route; readonly pathParameters: Readonly<Record<string, string>> }>();
   const takesBody = ({ event }: HttpRequest) => selected.get(event)?.route.body !== undefined;
@@ -121,8 +133,8 @@ export const routedHandler = <RouteKey extends string>(repository: BatchReposito
   return (
     middy<HttpEvent, HttpResult, Error, Context>({ timeoutEarlyInMillis: TIME_TO_ANSWER_MS })
       // onError middlewares run in reverse order of use(): errorResponses shapes the error, then
-      // httpErrorHandler renders it; requestLog, used first, sees the final response last.
-      .use(requestLog((event) => routesByKey.get(event.routeKey)?.successOutcomes ?? {}))
+      // httpErrorHandler renders it; the telemetry, used first, sees the final response last.
+      .use(telemetry.middleware)
       .use(httpErrorHandler({ logger: false, fallbackMessage: FALLBACK_ERROR_BODY }))
       .use(errorResponses())
       // The path names what the request is about: a bad one is refused whatever the body.
@@ -146,7 +158,8 @@ export const routedHandler = <RouteKey extends string>(repository: BatchReposito
         // process, and the local server runs several at once.
         const deadline = startDeadline(context);
         try {
-          return await route.run({ pathParameters, body }, repository.withDeadline(deadline.signal));
+          const measures = telemetry.measuresOf(event);
+          return await route.run({ pathParameters, body }, repository.withDeadline(deadline.signal, measures), measures);
         } finally {
           deadline.clear();
         }
@@ -227,34 +240,44 @@ const errorResponses = (): HttpMiddleware => ({
   },
 });
 
-/** One line per request, labelled with its route key; `successOutcomesOf` names what a success status means for its route. */
-const requestLog = (successOutcomesOf: (event: HttpEvent) => Readonly<Record<number, string>>): HttpMiddleware => {
-  const startedAt = new WeakMap<HttpRequest, number>();
+/**
+ * One log entry and the metrics of each request, under its route key; `successOutcomesOf` names
+ * what a success status means for its route. Each request's measures are its own, so invocations
+ * that run at once (the local server's) never count into each other's.
+ */
+const requestTelemetry = (successOutcomesOf: (event: HttpEvent) => Readonly<Record<number, string>>) => {
+  const started = new WeakMap<HttpEvent, { readonly at: number; readonly measures: RequestMeasures }>();
+  /** Set by the first middleware of the chain, so every later step finds it. */
+  const startOf = (event: HttpEvent) => {
+    const start = started.get(event);
+    if (!start) throw new Error('The request was not measured from its start');
+    return start;
+  };
   const write = (request: HttpRequest) => {
+    const { at, measures } = startOf(request.event);
     const status = request.response?.statusCode ?? 500;
     const failure = failures.get(request);
-    const line: Record<string, unknown> = {
-      level: status >= 500 ? 'error' : 'info',
-      requestId: requestIdOf(request),
-      route: request.event.routeKey,
-      status,
-      durationMs: Math.round((performance.now() - (startedAt.get(request) ?? performance.now())) * 10) / 10,
-      outcome: failure?.outcome ?? successOutcomesOf(request.event)[status] ?? 'ok',
-    };
-    if (status >= 500 && failure) line.cause = describe(failure.cause);
-    console.log(JSON.stringify(line));
+    recordRequest(
+      {
+        requestId: requestIdOf(request),
+        functionRequestId: request.context.awsRequestId,
+        route: request.event.routeKey,
+        status,
+        durationMs: Math.round((performance.now() - at) * 10) / 10,
+        outcome: failure?.outcome ?? successOutcomesOf(request.event)[status] ?? 'ok',
+        error: failure?.cause,
+      },
+      measures,
+    );
   };
-  return {
-    before: function startClock(request) {
-      startedAt.set(request, performance.now());
+  const middleware: HttpMiddleware = {
+    before: function startMeasuring(request) {
+      // Each invocation draws anew whether it logs at DEBUG (POWERTOOLS_LOGGER_SAMPLE_RATE).
+      logger.refreshSampleRateCalculation();
+      started.set(request.event, { at: performance.now(), measures: new RequestMeasures(requestIdOf(request), request.event.routeKey) });
     },
     after: write,
     onError: write,
   };
-};
-
-/** An error and its causes by name and message, for the log only: no stack, no request data. */
-const describe = (error: unknown): unknown => {
-  if (!(error instanceof Error)) return typeof error === 'object' && error !== null ? JSON.stringify(error) : String(error);
-  return { name: error.name, message: error.message, ...(error.cause ? { cause: describe(error.cause) } : {}) };
+  return { middleware, measuresOf: (event: HttpEvent): RequestMeasures => startOf(event).measures };
 };

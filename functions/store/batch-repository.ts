@@ -12,7 +12,8 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DuplicateBatch, StoreUnavailable } from '../../domain/errors';
 import type { Allocation, Batch, OrderLine, Placement } from '../../domain/model';
-import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock } from '../../domain/ports';
+import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock, StoreObserver } from '../../domain/ports';
+import { describeError, logger } from '../telemetry';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
 import {
   ALLOCATED_AT,
@@ -111,10 +112,11 @@ export class DynamoDbBatchRepository implements BatchRepository {
     private readonly tableName: string,
     private readonly conflictRetry: ConflictRetryPolicy = defaultConflictRetryPolicy,
     private readonly deadline?: AbortSignal,
+    private readonly observer?: StoreObserver,
   ) {}
 
-  withDeadline(deadline: AbortSignal): DynamoDbBatchRepository {
-    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline);
+  withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
+    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer);
   }
 
   async addBatch(batch: Batch): Promise<void> {
@@ -196,7 +198,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
       return reason?.Code === 'ConditionalCheckFailed' && reason.Item ? [storedLine(unmarshall(reason.Item))] : [];
     });
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
-    if (cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) return { outcome: 'batch-changed' };
+    if (cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
+      this.observer?.raceLost();
+      return { outcome: 'batch-changed' };
+    }
     throw new Error(`Allocation transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
   }
 
@@ -208,7 +213,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
       else if (puts.length > 1) await this.transactWrite({ TransactItems: puts.map((Put) => ({ Put })) });
     } catch (error) {
       // The refusal is answered all the same: its notice is worth less than a 400 turned into a 503.
-      console.error(JSON.stringify({ message: 'OutOfStock not recorded', lines, error: describeError(error) }));
+      // An error all the same: subscribers will miss that OutOfStock event.
+      logger.error({ message: 'OutOfStock not recorded', lines, cause: describeError(error) });
     }
   }
 
@@ -408,7 +414,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
   private async conditionalWrite(items: TransactWriteItem[]): Promise<ConditionalWrite> {
     const cancellation = await this.transactWrite({ TransactItems: items });
     if (!cancellation) return 'saved';
-    if (cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) return 'changed';
+    if (cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
+      this.observer?.raceLost();
+      return 'changed';
+    }
     throw new Error(`Transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
   }
 
@@ -429,6 +438,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
         if (attempt >= this.conflictRetry.maxAttempts) {
           throw new StoreUnavailable(`Transaction still conflicting after ${attempt} attempts`, { cause: error });
         }
+        this.observer?.transactionRetried(reasons.map((reason) => reason.Code ?? 'None'));
         await sleep(fullJitter(this.conflictRetry, attempt));
       }
     }
@@ -451,10 +461,6 @@ export class DynamoDbBatchRepository implements BatchRepository {
     }
   }
 }
-
-/** An error and its cause, in one line: a StoreUnavailable says little without what made the store unavailable. */
-const describeError = (error: unknown): string =>
-  error instanceof Error ? `${error.name}: ${error.message}${error.cause ? ` (${describeError(error.cause)})` : ''}` : String(error);
 
 const fullJitter = ({ baseDelayMs, maxDelayMs }: ConflictRetryPolicy, attempt: number): number =>
   Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));

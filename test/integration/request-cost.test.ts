@@ -5,6 +5,7 @@ import { measurePatchMoving } from '../../tools/bench/patch-cost';
 import { meterRequestCost, skuWithHistory } from '../../tools/bench/request-cost';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
 import { lambdaContext, postEvent } from '../support/events';
+import { captureTelemetry } from '../support/telemetry';
 
 /*
  * What one request costs the store, counted rather than timed: the calls the handler makes and the
@@ -78,15 +79,19 @@ describe('the store work of one request on the happy path', () => {
     expect(await readUnitsOfAllocate(200)).toBe(1);
   }, 60_000);
 
-  it('writes one request-log line per request', async () => {
+  it('writes one request-log entry per request, and one metric entry for the allocation', async () => {
     const batch = await batchInStock(10);
     const { allocate, addBatch } = meteredHandlers();
-    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    const telemetry = captureTelemetry();
 
     await addBatch(postEvent('/add_batch', { ref: uniqueId('batch'), sku: batch.sku, qty: 5, eta: null }), lambdaContext());
     await allocate(postEvent('/allocate', { orderid: uniqueId('order'), sku: batch.sku, qty: 1 }), lambdaContext());
 
-    expect(log).toHaveBeenCalledTimes(2);
+    expect(telemetry.entries.map(({ message, route }) => [message, route])).toEqual([
+      ['Request', 'POST /add_batch'],
+      ['Request', 'POST /allocate'],
+    ]);
+    expect(telemetry.metrics.map(({ counts }) => counts)).toEqual([{ LinesAllocated: 1 }]);
   });
 });
 

@@ -1,7 +1,8 @@
 import { type DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { allocate } from '../../domain/services';
 import { createBatchesHandler } from '../../functions/batches';
 import { createAllocationsHandler } from '../../functions/allocations';
 import type { DocumentSender } from '../../functions/store/batch-repository';
@@ -10,6 +11,7 @@ import { DynamoDbBatchRepository } from '../../functions/store/batch-repository'
 import { freePort } from '../../local/dynamodb-local';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
 import { lambdaContext, postEvent } from '../support/events';
+import { captureTelemetry } from '../support/telemetry';
 
 // DynamoDB Local never throttles and never reports a transaction conflict: these clients do, on
 // purpose, in front of the real one.
@@ -122,6 +124,79 @@ describe('allocating when the store pushes back', () => {
   });
 });
 
+describe("the store's pushing back, in the request's metrics", () => {
+  const send = (sender: DocumentSender, event: ReturnType<typeof postEvent>) =>
+    createAllocationsHandler(table.repository({ sender, conflictRetry: fastRetries }))(event, lambdaContext());
+  const lineOf = (batch: { sku: string }) => postEvent('/allocate', { orderid: uniqueId('order'), sku: batch.sku, qty: 1 });
+
+  it('counts each transaction retried after a conflict under its route, with no entry of its own at INFO', async () => {
+    const batch = await stockWith(10);
+    const telemetry = captureTelemetry();
+    try {
+      expect((await send(failingTransactions(2, conflict), lineOf(batch))).statusCode).toBe(201);
+    } finally {
+      telemetry.restore();
+    }
+
+    expect(telemetry.metrics.map(({ dimensions, counts }) => ({ dimensions, counts }))).toEqual([
+      { dimensions: { service: 'allocation', operation: 'POST /allocate' }, counts: { ConflictsRetried: 2, LinesAllocated: 1 } },
+    ]);
+    expect(telemetry.entries.map(({ message }) => message)).toEqual(['Request']);
+  });
+
+  it('logs each retried transaction with its cancellation codes and request id when POWERTOOLS_LOG_LEVEL is DEBUG', async () => {
+    const batch = await stockWith(10);
+    vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'DEBUG');
+    vi.resetModules();
+    const telemetry = captureTelemetry();
+    const event = lineOf(batch);
+    try {
+      // A logger built, as at a cold start, under that configuration.
+      const { createAllocationsHandler: handlerLoggingAtDebug } = await import('../../functions/allocations');
+      const handler = handlerLoggingAtDebug(table.repository({ sender: failingTransactions(1, conflict), conflictRetry: fastRetries }));
+      expect((await handler(event, lambdaContext())).statusCode).toBe(201);
+    } finally {
+      telemetry.restore();
+      vi.unstubAllEnvs();
+    }
+
+    expect(telemetry.entries.filter(({ level }) => level === 'DEBUG')).toEqual([
+      expect.objectContaining({
+        message: 'Transaction retried',
+        requestId: event.requestContext.requestId,
+        route: 'POST /allocate',
+        cancellationCodes: ['TransactionConflict', 'None'],
+      }),
+    ]);
+  });
+
+  it('counts a write that found the stock taken since it was read, then the line allocated from the next batch', async () => {
+    const taken = await stockWith(10);
+    const next = { ref: uniqueId('batch'), sku: taken.sku, qty: 10, available: 10, eta: '2027-03-01' };
+    await table.repository().addBatch(next);
+    // Another request takes most of the first batch between this one's read and its write.
+    let rivalled = false;
+    const rivalFirst: DocumentSender = {
+      send: (async (command: unknown, options?: object) => {
+        if (command instanceof TransactWriteCommand && !rivalled) {
+          rivalled = true;
+          await allocate({ orderid: uniqueId('rival'), sku: taken.sku, qty: 7 }, table.repository());
+        }
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+    const telemetry = captureTelemetry();
+    try {
+      const result = await send(rivalFirst, postEvent('/allocate', { orderid: uniqueId('order'), sku: taken.sku, qty: 4 }));
+      expect(JSON.parse(result.body ?? '')).toEqual({ batchref: next.ref });
+    } finally {
+      telemetry.restore();
+    }
+
+    expect(telemetry.metrics.map(({ counts }) => counts)).toEqual([{ ConflictsLost: 1, LinesAllocated: 1 }]);
+  });
+});
+
 describe('refusing for lack of stock when its notice cannot be written', () => {
   it('still answers 400 "Out of stock", not a 5xx, and logs what it could not record', async () => {
     const batch = await stockWith(1);
@@ -131,17 +206,22 @@ describe('refusing for lack of stock when its notice cannot be written', () => {
         return table.documentClient.send(command as never, options);
       }) as DocumentSender['send'],
     };
-    const logged: unknown[] = [];
-    const consoleError = console.error;
-    console.error = (line: unknown) => logged.push(line);
+    const line = { orderid: uniqueId('order'), sku: batch.sku, qty: 2 };
+    const telemetry = captureTelemetry();
     try {
-      const result = await allocateThrough(refusingPuts, { orderid: uniqueId('order'), sku: batch.sku, qty: 2 });
+      const result = await allocateThrough(refusingPuts, line);
       expect(result.statusCode).toBe(400);
       expect(JSON.parse(result.body ?? '').message).toMatch(/^Out of stock/);
     } finally {
-      console.error = consoleError;
+      telemetry.restore();
     }
-    expect(logged).toEqual([expect.stringMatching(/OutOfStock not recorded.*ThrottlingException/)]);
+    expect(telemetry.entries.filter(({ level }) => level === 'ERROR')).toEqual([
+      expect.objectContaining({ message: 'OutOfStock not recorded', lines: [line], cause: {
+        name: 'StoreUnavailable',
+        message: 'The store did not answer',
+        cause: { name: 'ThrottlingException', message: expect.any(String) },
+      } }),
+    ]);
   });
 });
 

@@ -8,6 +8,7 @@ import type { HttpEvent } from '../../functions/http/route';
 import { checkInvariants } from '../../tools/invariants';
 import { type TestTable, createTestTable } from '../support/dynamodb';
 import { lambdaContext, postEvent, withBytes } from '../support/events';
+import { muteTelemetry } from '../support/telemetry';
 import { seedOr } from './support/seed';
 import type { Answer } from './support/service';
 import { tableContents } from './support/table-contents';
@@ -444,7 +445,7 @@ describe(`both handlers under hostile input (seed ${SEED})`, () => {
       expect((await send('/add_batch', postEvent('/add_batch', batch))).status).toBe(201);
     }
     // fast-check's report names the failing request; the request logs of every run and shrink would bury it.
-    vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    muteTelemetry();
   });
   afterAll(async () => {
     vi.restoreAllMocks();

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestTable, createTestTable } from '../support/dynamodb';
 import { routeEvent } from '../support/events';
+import { muteTelemetry } from '../support/telemetry';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { seedOr } from './support/seed';
 import { type Answer, type HandlerService, serviceOver } from './support/service';
@@ -473,7 +474,7 @@ describe(`the service against a reference model of the contract (seed ${SEED})`,
   beforeAll(async () => {
     table = await createTestTable();
     // fast-check's report names the failing sequence; the request logs of every run and shrink would bury it.
-    vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    muteTelemetry();
   });
   afterAll(async () => {
     vi.restoreAllMocks();

@@ -7,6 +7,7 @@ import { type AllocationsRouteKey, type BatchesRouteKey, routeKeys } from '../..
 import { FakeRepository } from '../support/fake-repository';
 import { committedOpenApiDocument } from '../support/openapi-responses';
 import { type RouteEventOptions, lambdaContext, postEvent, routeEvent, withBytes } from '../support/events';
+import { captureTelemetry } from '../support/telemetry';
 
 type RouteKey = BatchesRouteKey | AllocationsRouteKey;
 
@@ -823,7 +824,7 @@ describe('the route table', () => {
     await allocate(validLine);
     const withDeadline = vi.spyOn(repository, 'withDeadline');
     await send(routeKey, options);
-    expect(withDeadline.mock.calls).toEqual([[expect.any(AbortSignal)]]);
+    expect(withDeadline.mock.calls).toEqual([[expect.any(AbortSignal), expect.anything()]]);
   });
 
   it('answers 503 with Retry-After when the store outlasts the time a read has left', async () => {
@@ -853,25 +854,23 @@ describe('the request log of each route', () => {
     const { addBatch, allocate, send } = setUp();
     await addBatch(validBatch);
     await allocate(validLine);
-    const logged: string[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void logged.push(String(line)));
+    const telemetry = captureTelemetry();
     try {
       expect((await send(routeKey, options)).statusCode).toBe(status);
     } finally {
-      log.mockRestore();
+      telemetry.restore();
     }
-    expect(logged.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ route: routeKey, status, outcome })]);
+    expect(telemetry.entries).toEqual([expect.objectContaining({ route: routeKey, status, outcome })]);
   });
 
   it('logs a route key it does not route as RouteNotFound', async () => {
     const { batches } = setUp();
-    const logged: string[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void logged.push(String(line)));
+    const telemetry = captureTelemetry();
     try {
       await batches(routeEvent('GET /batches'), lambdaContext());
     } finally {
-      log.mockRestore();
+      telemetry.restore();
     }
-    expect(logged.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ route: 'GET /batches', status: 404, outcome: 'RouteNotFound' })]);
+    expect(telemetry.entries).toEqual([expect.objectContaining({ route: 'GET /batches', status: 404, outcome: 'RouteNotFound' })]);
   });
 });

@@ -60,7 +60,7 @@ describe('allocating a whole order', () => {
     const repository = await shop();
     const outcome = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'SOFA', qty: 2 }, { sku: 'LAMP', qty: 1 }] }, repository);
     expect(outcome).toEqual({
-      created: true,
+      newLines: 2,
       lines: [
         { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-shelf' },
         { orderid: 'o1', sku: 'SOFA', qty: 2, batchref: 'sofa-shelf' },
@@ -88,14 +88,14 @@ describe('allocating a whole order', () => {
     expect(repository.outOfStock).toEqual([{ orderid: 'o1', sku: 'SOFA', qty: 3 }]);
   });
 
-  it('counts a line already allocated with the same qty as done, and answers a full repeat as not created', async () => {
+  it('counts a line already allocated with the same qty as done, not new, and answers a full repeat with no new line', async () => {
     const repository = await shop();
     await allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository);
     const order = { orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }, { sku: 'RUG', qty: 5 }] };
-    expect((await allocateOrder(order, repository)).created).toBe(true);
+    expect((await allocateOrder(order, repository)).newLines).toBe(1);
     // The rug's batch is empty now: the repeat is answered from the stored lines.
     expect(await allocateOrder(order, repository)).toEqual({
-      created: false,
+      newLines: 0,
       lines: [
         { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-shelf' },
         { orderid: 'o1', sku: 'RUG', qty: 5, batchref: 'rug-ship' },

@@ -57,9 +57,10 @@ export const measureEventThroughput = async (copies: number): Promise<EventThrou
       if (batchItemFailures.length > 0) throw new Error(`The consumer reported ${batchItemFailures.length} failures`);
     }
   };
-  // The handler's one log line per batch would flood the bench's output; it goes nowhere here.
-  const log = console.log;
-  console.log = () => undefined;
+  // The handler's log entry and metrics of each batch would flood the bench's output; they go
+  // nowhere here. Powertools writes them to stdout through a console of its own, built at load.
+  const write = process.stdout.write;
+  process.stdout.write = () => true;
   try {
     await consume(copiesOfRecorded(WARM_UP_COPIES));
     const records = copiesOfRecorded(copies);
@@ -69,6 +70,6 @@ export const measureEventThroughput = async (copies: number): Promise<EventThrou
     const seconds = (performance.now() - startedAt) / 1000;
     return { records: records.length, events: events.count, eventsPerSecond: events.count / seconds, recordsPerSecond: records.length / seconds };
   } finally {
-    console.log = log;
+    process.stdout.write = write;
   }
 };

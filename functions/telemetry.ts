@@ -1,0 +1,64 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import { METRICS_NAMESPACE, type MetricName, OPERATION_DIMENSION, SERVICE_NAME } from './telemetry-names';
+
+/*
+ * The functions' Powertools Logger and Metrics, one of each per Lambda instance (module scope).
+ * Both only write lines to standard output (and Logger's warnings and errors to standard error):
+ * CloudWatch Logs takes them from there, reads the metrics out of their embedded metric format,
+ * and no call to any API is made for either. On Lambda they write through a console of their own,
+ * so that the runtime does not wrap each entry as text inside its own JSON line.
+ *
+ * Configuration, all from the environment (the stack sets it; see the README's Operations):
+ * POWERTOOLS_LOG_LEVEL, or Lambda's own log level with its JSON log format (AWS_LAMBDA_LOG_LEVEL),
+ * which wins; POWERTOOLS_LOGGER_SAMPLE_RATE, the share of invocations logged at DEBUG; and
+ * POWERTOOLS_DEV, for a terminal or a test only, never on Lambda: indented entries through the
+ * global console, and no metrics unless POWERTOOLS_METRICS_DISABLED is false.
+ */
+
+export const logger = new Logger({ serviceName: SERVICE_NAME });
+
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+
+/**
+ * Lambda ran this instance's init on demand, for the invocation waiting on it; not with provisioned
+ * concurrency or SnapStart, whose init ran ahead of any request, nor off Lambda.
+ */
+let coldStartPending = process.env.AWS_LAMBDA_INITIALIZATION_TYPE === 'on-demand';
+
+/** True once: for the first invocation of an instance started on demand, whose latency includes the init. */
+export const takeColdStart = (): boolean => {
+  const coldStart = coldStartPending;
+  coldStartPending = false;
+  return coldStart;
+};
+
+/** Counts by metric name, of one invocation. */
+export type Counts = ReadonlyMap<MetricName, number>;
+
+/**
+ * Writes `counts` as one embedded-metric entry under `dimensions` (beside `service`), and nothing
+ * when there is nothing to count: an invocation that counted nothing publishes no empty entry, and
+ * Powertools warns of none. Synchronous from the first dimension to the write, so invocations that
+ * share the instance (the local server's) never mix their counts.
+ */
+export const publishCounts = (dimensions: Readonly<Record<string, string>>, counts: Counts): void => {
+  if (counts.size === 0) return;
+  for (const [name, value] of Object.entries(dimensions)) metrics.addDimension(name, value);
+  for (const [name, value] of counts) metrics.addMetric(name, MetricUnit.Count, value);
+  metrics.publishStoredMetrics();
+};
+
+/** `counts` under the one dimension every metric of an operation has. */
+export const publishOperationCounts = (operation: string, counts: Counts): void => publishCounts({ [OPERATION_DIMENSION]: operation }, counts);
+
+/** Adds `value` to `name` in `counts`; a zero adds nothing, so that no metric of 0 is published. */
+export const addCount = (counts: Map<MetricName, number>, name: MetricName, value = 1): void => {
+  if (value > 0) counts.set(name, (counts.get(name) ?? 0) + value);
+};
+
+/** An error and its causes by name and message, for a log entry only: no stack, no request data. */
+export const describeError = (error: unknown): unknown => {
+  if (!(error instanceof Error)) return typeof error === 'object' && error !== null ? JSON.stringify(error) : String(error);
+  return { name: error.name, message: error.message, ...(error.cause ? { cause: describeError(error.cause) } : {}) };
+};
