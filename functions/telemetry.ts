@@ -10,13 +10,30 @@ import { METRICS_NAMESPACE, type MetricName, OPERATION_DIMENSION, SERVICE_NAME }
  * so that the runtime does not wrap each entry as text inside its own JSON line.
  *
  * Configuration, all from the environment (the stack sets it; see the README's Operations):
- * POWERTOOLS_LOG_LEVEL, or Lambda's own log level with its JSON log format (AWS_LAMBDA_LOG_LEVEL),
- * which wins; POWERTOOLS_LOGGER_SAMPLE_RATE, the share of invocations logged at DEBUG; and
+ * POWERTOOLS_LOG_LEVEL (not Lambda's own level: see `logger`); POWERTOOLS_LOGGER_SAMPLE_RATE, the
+ * share of invocations logged at DEBUG; and
  * POWERTOOLS_DEV, for a terminal or a test only, never on Lambda: indented entries through the
  * global console, and no metrics unless POWERTOOLS_METRICS_DISABLED is false.
  */
 
-export const logger = new Logger({ serviceName: SERVICE_NAME });
+/**
+ * Built without Lambda's own log level in sight. Powertools lets AWS_LAMBDA_LOG_LEVEL win over its
+ * level and its debug sampling, which would make sampling impossible: a sampled invocation's DEBUG
+ * lines would be refused at Lambda's level. The stack therefore sets Lambda's level to DEBUG, a
+ * filter that drops nothing, and the level that decides is POWERTOOLS_LOG_LEVEL, with
+ * POWERTOOLS_LOGGER_SAMPLE_RATE (infra/allocation-stack.ts).
+ */
+const withoutLambdaLogLevel = <Built>(build: () => Built): Built => {
+  const lambdaLogLevel = process.env.AWS_LAMBDA_LOG_LEVEL;
+  delete process.env.AWS_LAMBDA_LOG_LEVEL;
+  try {
+    return build();
+  } finally {
+    if (lambdaLogLevel !== undefined) process.env.AWS_LAMBDA_LOG_LEVEL = lambdaLogLevel;
+  }
+};
+
+export const logger = withoutLambdaLogLevel(() => new Logger({ serviceName: SERVICE_NAME }));
 
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 

@@ -9,7 +9,7 @@ export const stackName = 'AllocationService';
 /**
  * Puts the service's stack into `app`, configured from the app's context (`-c publicApi=true`,
  * `-c throttlingRateLimit=200 -c throttlingBurstLimit=400`, `-c localDynamoDbEndpoint=<url>`,
- * `-c logLevel=DEBUG`, `-c p99LatencyMs=800`, `-c alarmEmail=ops@example.com`), and makes every
+ * `-c logLevel=DEBUG`, `-c debugSampleRate=0.05`, `-c p99LatencyMs=800`, `-c alarmEmail=ops@example.com`), and makes every
  * synth run cdk-nag's AwsSolutions checks: any finding not acknowledged with a reason fails the synth.
  */
 export const defineAllocationApp = (app: App): AllocationStack => {
@@ -19,6 +19,7 @@ export const defineAllocationApp = (app: App): AllocationStack => {
     throttlingBurstLimit: positiveIntegerContext(app, 'throttlingBurstLimit'),
     localDynamoDbEndpoint: app.node.tryGetContext('localDynamoDbEndpoint'),
     logLevel: logLevelContext(app, 'logLevel'),
+    debugSampleRate: shareContext(app, 'debugSampleRate'),
     p99LatencyMs: positiveIntegerContext(app, 'p99LatencyMs'),
     alarmEmail: emailContext(app, 'alarmEmail'),
   });
@@ -42,6 +43,15 @@ const positiveIntegerContext = (app: App, key: string): number | undefined => {
   const number = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
   if (typeof number === 'number' && Number.isSafeInteger(number) && number > 0) return number;
   throw new Error(`Context ${key} must be a positive integer, not ${JSON.stringify(value)}`);
+};
+
+// `-c rate=0.05` arrives as a string, cdk.json gives a number; a share is from 0 to 1.
+const shareContext = (app: App, key: string): number | undefined => {
+  const value: unknown = app.node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof number === 'number' && number >= 0 && number <= 1) return number;
+  throw new Error(`Context ${key} must be a number from 0 to 1, not ${JSON.stringify(value)}`);
 };
 
 /** Lambda's application log levels, from the most verbose. */

@@ -275,12 +275,18 @@ export interface AllocationStackProps extends StackProps {
    */
   readonly localDynamoDbEndpoint?: string;
   /**
-   * The least severe of the functions' own log lines that reaches CloudWatch: Lambda drops the
-   * others, and Powertools' Logger, which reads it from AWS_LAMBDA_LOG_LEVEL, does not write them.
-   * Set with `-c logLevel=DEBUG`.
+   * The least severe of the functions' own log lines that is written (POWERTOOLS_LOG_LEVEL), but
+   * for the invocations sampled at `debugSampleRate`. Set with `-c logLevel=DEBUG`.
    * @default ApplicationLogLevel.INFO - one line per request, and what goes wrong
    */
   readonly logLevel?: ApplicationLogLevel;
+  /**
+   * The share of invocations, 0 to 1, whose DEBUG lines are written whatever `logLevel` says
+   * (POWERTOOLS_LOGGER_SAMPLE_RATE): the retried transactions and lost races of a sample of
+   * requests, without the cost of DEBUG everywhere. Set with `-c debugSampleRate=0.05`.
+   * @default 0.01
+   */
+  readonly debugSampleRate?: number;
   /**
    * The p99 latency of a route, in milliseconds, above which its alarm goes off. Set with
    * `-c p99LatencyMs=<n>`.
@@ -296,13 +302,15 @@ export interface AllocationStackProps extends StackProps {
 }
 
 export class AllocationStack extends Stack {
-  private readonly applicationLogLevel: ApplicationLogLevel;
+  private readonly logLevel: ApplicationLogLevel;
+  private readonly debugSampleRate: number;
   private readonly alarmAction: SnsAction;
   private readonly alarms: Alarm[] = [];
 
   constructor(scope: Construct, id: string, props: AllocationStackProps = {}) {
     super(scope, id, props);
-    this.applicationLogLevel = props.logLevel ?? ApplicationLogLevel.INFO;
+    this.logLevel = props.logLevel ?? ApplicationLogLevel.INFO;
+    this.debugSampleRate = props.debugSampleRate ?? 0.01;
     this.alarmAction = new SnsAction(this.alarmTopic(props.alarmEmail));
 
     const table = new Table(this, 'Table', {
@@ -894,18 +902,23 @@ export class AllocationStack extends Stack {
       logGroup,
       // Lambda's own lines (start, report, timeouts) as JSON too, so one query reads them with the handler's.
       loggingFormat: LoggingFormat.JSON,
-      applicationLogLevelV2: this.applicationLogLevel,
+      // Lambda's own filter lets every line through, and the Logger decides (POWERTOOLS_LOG_LEVEL and
+      // its debug sampling, below): a level set here would win over both, and a sampled
+      // invocation's DEBUG lines would be dropped (functions/telemetry.ts).
+      applicationLogLevelV2: ApplicationLogLevel.DEBUG,
       // INFO keeps each invocation's report: duration, memory used and, for a cold start, its init
       // duration, the one record of cold starts in production without X-Ray.
       systemLogLevelV2: SystemLogLevel.INFO,
       environment: {
         ...environment,
         // Powertools' Logger and Metrics read these, so the handlers' logs and metrics carry the
-        // names the alarms and the dashboard read (functions/telemetry-names.ts). No debug sampling
-        // (POWERTOOLS_LOGGER_SAMPLE_RATE): Powertools never logs below Lambda's level, and Lambda
-        // would drop the lines if it did (README, Operations).
+        // names the alarms and the dashboard read (functions/telemetry-names.ts), at the level and
+        // with the debug sampling the deployment chose (README, Operations). Lambda's FATAL is
+        // Powertools' CRITICAL.
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        POWERTOOLS_LOG_LEVEL: this.logLevel === ApplicationLogLevel.FATAL ? 'CRITICAL' : this.logLevel,
+        POWERTOOLS_LOGGER_SAMPLE_RATE: String(this.debugSampleRate),
       },
       // ESM, `module` entry points, minified, the AWS SDK bundled, source maps: each choice and its
       // reason are in ./bundling, shared with `npm run bench` so it measures what deploys.

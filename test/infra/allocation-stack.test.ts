@@ -22,7 +22,13 @@ const tableArn = { 'Fn::GetAtt': [table, 'Arn'] };
 const functionNamed = (name: string) => template.toJSON().Resources[logicalIdOf(stack, `${name}Function`)];
 
 /** What Powertools reads to name every function's logs and metrics. */
-const telemetryNames = { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE };
+/** What every function is told for its logs and metrics, by default. */
+const telemetryNames = {
+  POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+  POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+  POWERTOOLS_LOG_LEVEL: 'INFO',
+  POWERTOOLS_LOGGER_SAMPLE_RATE: '0.01',
+};
 
 describe('the table', () => {
   it('has the key schema the local server creates', () => {
@@ -108,19 +114,21 @@ describe.each([{ name: 'Batches' }, { name: 'Allocations' }, { name: 'PublishEve
     expect(template.toJSON().Resources[logGroup].Properties.RetentionInDays).toBeGreaterThan(0);
   });
 
-  it("logs JSON, its own lines from INFO up and Lambda's with each invocation's report", () => {
+  it("logs JSON, Lambda's filter letting every line through to the Logger's level, and Lambda's with each invocation's report", () => {
     expect(functionNamed(name).Properties.LoggingConfig).toEqual({
       LogGroup: { Ref: logicalIdOf(stack, `${name}Logs`) },
       LogFormat: 'JSON',
-      ApplicationLogLevel: 'INFO',
+      ApplicationLogLevel: 'DEBUG',
       SystemLogLevel: 'INFO',
     });
   });
 
-  it('logs and measures under the names the alarms and the dashboard read', () => {
+  it('logs from INFO up, 1% of invocations at DEBUG, under the names the alarms and the dashboard read', () => {
     expect(functionNamed(name).Properties.Environment.Variables).toMatchObject({
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
       POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      POWERTOOLS_LOGGER_SAMPLE_RATE: '0.01',
     });
   });
 
@@ -130,13 +138,25 @@ describe.each([{ name: 'Batches' }, { name: 'Allocations' }, { name: 'PublishEve
 });
 
 describe('the log level', () => {
-  const applicationLogLevels = (synthesized: { stack: Stack; template: Template }) =>
+  const variable = (synthesized: { stack: Stack; template: Template }, name: string) =>
     ['Batches', 'Allocations', 'PublishEvents'].map(
-      (name) => synthesized.template.toJSON().Resources[logicalIdOf(synthesized.stack, `${name}Function`)].Properties.LoggingConfig.ApplicationLogLevel,
+      (fn) => synthesized.template.toJSON().Resources[logicalIdOf(synthesized.stack, `${fn}Function`)].Properties.Environment.Variables[name],
     );
 
-  it.each(['DEBUG', 'debug'])('of every function is -c logLevel=%s', (logLevel) => {
-    expect(applicationLogLevels(synthesize({ logLevel }))).toEqual(['DEBUG', 'DEBUG', 'DEBUG']);
+  it.each(['WARN', 'warn'])('of every function is -c logLevel=%s', (logLevel) => {
+    expect(variable(synthesize({ logLevel }), 'POWERTOOLS_LOG_LEVEL')).toEqual(['WARN', 'WARN', 'WARN']);
+  });
+
+  it("is Powertools' CRITICAL for Lambda's FATAL", () => {
+    expect(variable(synthesize({ logLevel: 'FATAL' }), 'POWERTOOLS_LOG_LEVEL')).toEqual(['CRITICAL', 'CRITICAL', 'CRITICAL']);
+  });
+
+  it('samples -c debugSampleRate of the invocations at DEBUG', () => {
+    expect(variable(synthesize({ debugSampleRate: '0.25' }), 'POWERTOOLS_LOGGER_SAMPLE_RATE')).toEqual(['0.25', '0.25', '0.25']);
+  });
+
+  it.each(['1.5', '-0.1', 'often', ''])('refuses -c debugSampleRate=%o, which is not a share', (debugSampleRate) => {
+    expect(() => synthesize({ debugSampleRate })).toThrow(/debugSampleRate must be a number from 0 to 1/);
   });
 
   it.each(['verbose', '', 3, true])('refuses -c logLevel=%o, which Lambda does not know', (logLevel) => {

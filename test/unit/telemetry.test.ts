@@ -1,6 +1,6 @@
 import type { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AllocationContended, StoreUnavailable } from '../../domain/errors';
 import { createAllocationsHandler } from '../../functions/allocations';
 import { createBatchesHandler } from '../../functions/batches';
@@ -207,5 +207,21 @@ describe("the stream consumer's metrics", () => {
     await consume(busRefusing('none'), [allocatedLine(1), allocatedLine(2)]);
 
     expect(telemetry.metrics).toEqual([expect.objectContaining({ dimensions: under('PublishEvents'), counts: { EventsPublished: 2 } })]);
+  });
+});
+
+describe('the log level on Lambda', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    vi.resetModules();
+  });
+
+  it("is POWERTOOLS_LOG_LEVEL's, not Lambda's filter's, so that a sampled invocation's DEBUG lines are written", async () => {
+    vi.resetModules();
+    vi.stubEnv('AWS_LAMBDA_LOG_LEVEL', 'DEBUG');
+    vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'WARN');
+    const { logger } = await import('../../functions/telemetry');
+    expect(logger.getLevelName()).toBe('WARN');
+    expect(process.env.AWS_LAMBDA_LOG_LEVEL).toBe('DEBUG');
   });
 });
