@@ -50,7 +50,14 @@ import {
   tableStreamViewType,
   timeToLiveAttribute,
 } from '../functions/store/table';
-import { CAUSE_DIMENSION, METRICS_NAMESPACE, OPERATION_DIMENSION, SERVICE_NAME, metricNames } from '../functions/telemetry-names';
+import {
+  CAUSE_DIMENSION,
+  METRICS_NAMESPACE,
+  OPERATION_DIMENSION,
+  PUBLISH_EVENTS_OPERATION,
+  SERVICE_NAME,
+  metricNames,
+} from '../functions/telemetry-names';
 import { productionBundling } from './bundling';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -148,8 +155,6 @@ export const tableOperations = [
   Operation.TRANSACT_WRITE_ITEMS,
 ] as const;
 
-/** The stream consumer's `operation`, where the HTTP handlers put their route key. */
-const CONSUMER_OPERATION = 'PublishEvents';
 
 /** The routes that allocate, and the one that moves lines: their metrics are on the dashboard by name. */
 const SINGLE_LINE: AllocationsRouteKey = 'POST /allocate';
@@ -682,8 +687,8 @@ export class AllocationStack extends Stack {
     );
     dashboard.addWidgets(
       graph('Event delivery', [
-        serviceMetric(metricNames.eventsPublished, CONSUMER_OPERATION),
-        serviceMetric(metricNames.eventsFailed, CONSUMER_OPERATION),
+        serviceMetric(metricNames.eventsPublished, PUBLISH_EVENTS_OPERATION),
+        serviceMetric(metricNames.eventsFailed, PUBLISH_EVENTS_OPERATION),
       ]),
       graph('Consumer iterator age, max (ms)', [events.iteratorAge], {
         leftAnnotations: [{ value: LATE_EVENTS.toMilliseconds(), label: 'alarm' }],

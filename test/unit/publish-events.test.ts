@@ -5,6 +5,7 @@ import { DEFAULT_RETRY, MAX_ENTRIES_PER_CALL, type PutEventsSender } from '../..
 import { eventsOfRecord } from '../../functions/events/stream-events';
 import { createPublishEventsHandler } from '../../functions/publish-events';
 import { lambdaContext } from '../support/events';
+import { allocatedLine } from '../support/stream-records';
 
 /*
  * The stream consumer with the real mapping (stream-events.ts) and a fake EventBridge, which
@@ -13,25 +14,6 @@ import { lambdaContext } from '../support/events';
 
 const BUS = 'allocation-test-bus';
 
-/** The INSERT of an allocated line: one Allocated event. */
-const allocatedLine = (n: number): DynamoDBRecord => ({
-  eventID: `event-${n}`,
-  eventName: 'INSERT',
-  dynamodb: {
-    SequenceNumber: `${1000 + n}`,
-    NewImage: {
-      pk: { S: `ORDER#o${n}` },
-      sk: { S: 'LINE#LAMP' },
-      type: { S: 'Line' },
-      orderid: { S: `o${n}` },
-      sku: { S: 'LAMP' },
-      qty: { N: '2' },
-      batchref: { S: 'b1' },
-      lineBatch: { S: 'LINES#b1' },
-      allocatedAt: { S: '2026-11-23T10:00:00.000Z' },
-    },
-  },
-});
 
 /** A line moved from batch b1 to b2 by a change of b1: Deallocated, then Allocated. */
 const movedLine = (n: number): DynamoDBRecord => {

@@ -10,6 +10,7 @@ import { CAUSE_DIMENSION, METRICS_NAMESPACE, OPERATION_DIMENSION, SERVICE_NAME, 
 import { type RouteEventOptions, lambdaContext, routeEvent } from '../support/events';
 import { FakeRepository } from '../support/fake-repository';
 import { type CapturedTelemetry, captureTelemetry } from '../support/telemetry';
+import { allocatedLine } from '../support/stream-records';
 
 /*
  * The metrics each request and each batch of stream records publishes, read back from the
@@ -160,25 +161,6 @@ describe("the HTTP handlers' metrics", () => {
 });
 
 describe("the stream consumer's metrics", () => {
-  /** The INSERT of an allocated line: one Allocated event. */
-  const allocatedLine = (n: number): DynamoDBRecord => ({
-    eventID: `event-${n}`,
-    eventName: 'INSERT',
-    dynamodb: {
-      SequenceNumber: `${1000 + n}`,
-      NewImage: {
-        pk: { S: `ORDER#o${n}` },
-        sk: { S: 'LINE#LAMP' },
-        type: { S: 'Line' },
-        orderid: { S: `o${n}` },
-        sku: { S: 'LAMP' },
-        qty: { N: '2' },
-        batchref: { S: 'b1' },
-        lineBatch: { S: 'LINES#b1' },
-        allocatedAt: { S: '2026-11-23T10:00:00.000Z' },
-      },
-    },
-  });
 
   /** An EventBridge that refuses every entry of order `refusedOrder`, every time. */
   const busRefusing = (refusedOrder: string) => ({
