@@ -180,7 +180,10 @@ const main = async () => {
       ? `DynamoDB Local at ${dynamoDbLocal.endpoint} (${inMemory ? 'in memory' : `data in ${DATA_DIR}`})`
       : `DynamoDB at ${process.env.DYNAMODB_ENDPOINT}`;
     const eventsTo = `printed here as JSON lines${eventsFile === undefined ? '' : `, and appended to ${eventsFile}`}`;
-    console.log(`Allocation service listening on http://localhost:${port}\n  table ${tableName} on ${store}\n  events ${eventsTo}\n  Ctrl-C stops it.`);
+    console.log(
+      `Allocation service listening on http://localhost:${port}\n  API reference at http://localhost:${port}/docs\n` +
+        `  table ${tableName} on ${store}\n  events ${eventsTo}\n  Ctrl-C stops it.`,
+    );
   });
 };
 
