@@ -1,5 +1,3 @@
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
@@ -28,11 +26,11 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { AttributeType, BillingMode, Operation, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus } from 'aws-cdk-lib/aws-events';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime, StartingPosition, SystemLogLevel } from 'aws-cdk-lib/aws-lambda';
+import { ApplicationLogLevel, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { type BundlingOptions, NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -42,14 +40,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTION_TIMEOUT_SECONDS } from '../functions/http/time-budget';
 import { type AllocationsRouteKey, type BatchesRouteKey, routeKeys, splitRouteKey } from '../functions/http/route-keys';
-import {
-  type TableAccess,
-  linesByBatchIndex,
-  tableAccess,
-  tableKeySchema,
-  tableStreamViewType,
-  timeToLiveAttribute,
-} from '../functions/store/table';
+import { type TableAccess, linesByBatchIndex, tableAccess } from '../functions/store/table';
 import {
   CAUSE_DIMENSION,
   METRICS_NAMESPACE,
@@ -59,10 +50,9 @@ import {
   metricNames,
 } from '../functions/telemetry-names';
 import { productionBundling } from './bundling';
-
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-
-const attributeType = { S: AttributeType.STRING, N: AttributeType.NUMBER, B: AttributeType.BINARY } as const;
+import { type LogSettings, serviceFunction } from './constructs/service-function';
+import { AllocationTable } from './constructs/table';
+import { grantTableAccess } from './constructs/table-access';
 
 /**
  * The allocations function answers `GET /openapi.json` from a copy of docs/openapi.json beside its
@@ -96,44 +86,6 @@ const accessLogFormat = AccessLogFormat.custom(
     authorizerError: '$context.authorizer.error',
   }),
 );
-
-/**
- * The handler's actions on the table, and only on the items whose partition key starts with one of
- * its prefixes (`dynamodb:LeadingKeys`): the allocation handler cannot take a batch reference. Its
- * writes may name only the attributes it writes (`dynamodb:Attributes`); reads are not restricted by
- * attribute, since a Query would then have to name every attribute it reads. A handler that finds a
- * batch's lines through the index may Query it, and only it, on its own prefixes: the index's
- * partition keys are not the table's.
- */
-const grantTableAccess = (
-  role: Role,
-  tableArn: string,
-  { reads, writes, partitionKeyPrefixes, writtenAttributes, indexPartitionKeyPrefixes }: TableAccess,
-) => {
-  const leadingKeys = (prefixes: readonly string[]) => ({
-    'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes.map((prefix) => `${prefix}*`) },
-  });
-  const onItsItems = leadingKeys(partitionKeyPrefixes);
-  if (reads.length > 0) {
-    role.addToPrincipalPolicy(new PolicyStatement({ actions: [...reads], resources: [tableArn], conditions: onItsItems }));
-  }
-  role.addToPrincipalPolicy(
-    new PolicyStatement({
-      actions: [...writes],
-      resources: [tableArn],
-      conditions: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...writtenAttributes] } },
-    }),
-  );
-  if (indexPartitionKeyPrefixes.length > 0) {
-    role.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:Query'],
-        resources: [`${tableArn}/index/${linesByBatchIndex.name}`],
-        conditions: leadingKeys(indexPartitionKeyPrefixes),
-      }),
-    );
-  }
-};
 
 /** A route key's method as CDK names it; a key with any other fails the synth, not the deploy. */
 const httpMethod = (method: string): HttpMethod => {
@@ -295,7 +247,7 @@ export interface AllocationStackProps extends StackProps {
   /**
    * The p99 latency of a route, in milliseconds, above which its alarm goes off. Set with
    * `-c p99LatencyMs=<n>`.
-   * @default 1000 - about ten times a warm allocation's p99 under load (README, Performance)
+   * @default 1000 - about ten times a warm allocation's p99 under load (docs/performance.md)
    */
   readonly p99LatencyMs?: number;
   /**
@@ -307,41 +259,16 @@ export interface AllocationStackProps extends StackProps {
 }
 
 export class AllocationStack extends Stack {
-  private readonly logLevel: ApplicationLogLevel;
-  private readonly debugSampleRate: number;
+  private readonly logSettings: LogSettings;
   private readonly alarmAction: SnsAction;
   private readonly alarms: Alarm[] = [];
 
   constructor(scope: Construct, id: string, props: AllocationStackProps = {}) {
     super(scope, id, props);
-    this.logLevel = props.logLevel ?? ApplicationLogLevel.INFO;
-    this.debugSampleRate = props.debugSampleRate ?? 0.01;
+    this.logSettings = { logLevel: props.logLevel ?? ApplicationLogLevel.INFO, debugSampleRate: props.debugSampleRate ?? 0.01 };
     this.alarmAction = new SnsAction(this.alarmTopic(props.alarmEmail));
 
-    const table = new Table(this, 'Table', {
-      partitionKey: {
-        name: tableKeySchema.partitionKey.name,
-        type: attributeType[tableKeySchema.partitionKey.type],
-      },
-      sortKey: { name: tableKeySchema.sortKey.name, type: attributeType[tableKeySchema.sortKey.type] },
-      // Traffic is spiky and mostly idle: pay per request rather than for provisioned capacity.
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      // The table is the system of record: neither `cdk destroy` nor a console click deletes it.
-      removalPolicy: RemovalPolicy.RETAIN,
-      deletionProtection: true,
-      // Each committed change, as it was and as it became, for the domain events (below).
-      stream: StreamViewType[tableStreamViewType],
-      // Items written only to put an event on the stream go once they have.
-      timeToLiveAttribute,
-    });
-    table.addGlobalSecondaryIndex({
-      indexName: linesByBatchIndex.name,
-      partitionKey: { name: linesByBatchIndex.partitionKey.name, type: attributeType[linesByBatchIndex.partitionKey.type] },
-      sortKey: { name: linesByBatchIndex.sortKey.name, type: attributeType[linesByBatchIndex.sortKey.type] },
-      // A shrinking batch moves the lines it reads here: each must come whole, without a second read.
-      projectionType: ProjectionType.ALL,
-    });
+    const table = new AllocationTable(this, 'Table');
 
     const environment: Record<string, string> = {
       TABLE_NAME: table.tableName,
@@ -414,7 +341,7 @@ export class AllocationStack extends Stack {
       // Billed as custom metrics: six per route that had traffic in the hour.
       detailedMetricsEnabled: true,
     });
-    // No X-Ray on the API: API Gateway traces REST APIs only (README, Operations).
+    // No X-Ray on the API: API Gateway traces REST APIs only (docs/operations.md).
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Base URL of the HTTP API.' });
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'The DynamoDB table.' });
@@ -761,11 +688,13 @@ export class AllocationStack extends Stack {
       reason: "It is the dead-letter queue: the stream consumer's on-failure destination; a queue behind it would have nothing to hold.",
     });
 
-    const { fn, role } = this.ownFunction('PublishEvents', 'functions/publish-events.ts', {
+    const { fn, role } = serviceFunction(this, 'PublishEvents', {
+      entry: 'functions/publish-events.ts',
       environment: { EVENT_BUS_NAME: bus.eventBusName, NODE_OPTIONS: '--enable-source-maps' },
       // A batch of 100 records is at most 20 PutEvents calls of tens of milliseconds; the handler
       // gives up on EventBridge a second before this and answers what it could not publish.
       timeout: Duration.seconds(30),
+      logSettings: this.logSettings,
     });
     bus.grantPutEventsTo(role);
     fn.addEventSource(
@@ -857,84 +786,15 @@ export class AllocationStack extends Stack {
     tableArn: string,
     access: TableAccess,
   ): NodejsFunction {
-    const { fn, role } = this.ownFunction(name, entry, {
+    const { fn, role } = serviceFunction(this, name, {
+      entry,
       environment,
       bundling,
       // The time budget the handler plans with (functions/http/time-budget.ts), under API Gateway's 30 s.
       timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
+      logSettings: this.logSettings,
     });
     grantTableAccess(role, tableArn, access);
     return fn;
-  }
-
-  /** A function with its own role and log group, so each can be granted only what it uses. */
-  private ownFunction(
-    name: string,
-    entry: string,
-    {
-      environment,
-      timeout,
-      bundling = productionBundling,
-    }: { environment: Record<string, string>; timeout: Duration; bundling?: BundlingOptions },
-  ): { fn: NodejsFunction; role: Role } {
-    const logGroup = new LogGroup(this, `${name}Logs`, {
-      // Enough to look back on an incident; CloudWatch's default keeps (and bills) them forever.
-      retention: RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    // A role of our own: the default one carries the managed AWSLambdaBasicExecutionRole, which
-    // may write to any log group in the account.
-    const role = new Role(this, `${name}Role`, {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `Runs the ${name} handler.`,
-    });
-    logGroup.grantWrite(role);
-
-    // No X-Ray tracing: the tracing SDKs add 112-124 KB and 23-32 ms to a cold start and break the ESM bundle (README, Operations).
-    const fn = new NodejsFunction(this, `${name}Function`, {
-      entry: join(repoRoot, entry),
-      handler: 'handler',
-      // Explicit, so that bundling does not depend on the directory `cdk` or a test runs from.
-      projectRoot: repoRoot,
-      depsLockFilePath: join(repoRoot, 'package-lock.json'),
-      runtime: Runtime.NODEJS_22_X,
-      // Graviton: about 20% cheaper per GB-second than x86, and the code has no native modules.
-      architecture: Architecture.ARM_64,
-      // More memory buys more CPU, which shortens the cold start; warm calls last tens of ms.
-      memorySize: 512,
-      timeout,
-      role,
-      logGroup,
-      // Lambda's own lines (start, report, timeouts) as JSON too, so one query reads them with the handler's.
-      loggingFormat: LoggingFormat.JSON,
-      // Lambda's own filter lets every line through, and the Logger decides (POWERTOOLS_LOG_LEVEL and
-      // its debug sampling, below): a level set here would win over both, and a sampled
-      // invocation's DEBUG lines would be dropped (functions/telemetry.ts).
-      applicationLogLevelV2: ApplicationLogLevel.DEBUG,
-      // INFO keeps each invocation's report: duration, memory used and, for a cold start, its init
-      // duration, the one record of cold starts in production without X-Ray.
-      systemLogLevelV2: SystemLogLevel.INFO,
-      environment: {
-        ...environment,
-        // Powertools' Logger and Metrics read these, so the handlers' logs and metrics carry the
-        // names the alarms and the dashboard read (functions/telemetry-names.ts), at the level and
-        // with the debug sampling the deployment chose (README, Operations). Lambda's FATAL is
-        // Powertools' CRITICAL.
-        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-        POWERTOOLS_LOG_LEVEL: this.logLevel === ApplicationLogLevel.FATAL ? 'CRITICAL' : this.logLevel,
-        POWERTOOLS_LOGGER_SAMPLE_RATE: String(this.debugSampleRate),
-      },
-      // ESM, `module` entry points, minified, the AWS SDK bundled, source maps: each choice and its
-      // reason are in ./bundling, shared with `npm run bench` so it measures what deploys.
-      bundling,
-    });
-    Validations.of(fn).acknowledge({
-      id: 'AwsSolutions-L1',
-      reason:
-        'Node.js 22 is the runtime the service is developed and tested on (node@22 in devDependencies); ' +
-        'moving to a newer major is a deliberate change made together with the local toolchain.',
-    });
-    return { fn, role };
   }
 }
