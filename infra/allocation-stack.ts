@@ -1,4 +1,4 @@
-import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { ArnFormat, type CfnElement, CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   HttpApi,
@@ -27,16 +27,14 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
-import { EventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { ApplicationLogLevel, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTION_TIMEOUT_SECONDS } from '../functions/http/time-budget';
 import { type AllocationsRouteKey, type BatchesRouteKey, routeKeys, splitRouteKey } from '../functions/http/route-keys';
@@ -50,6 +48,8 @@ import {
   metricNames,
 } from '../functions/telemetry-names';
 import { productionBundling } from './bundling';
+import { DomainEvents } from './constructs/domain-events';
+import { Part } from './constructs/part';
 import { type LogSettings, serviceFunction } from './constructs/service-function';
 import { AllocationTable } from './constructs/table';
 import { grantTableAccess } from './constructs/table-access';
@@ -190,7 +190,7 @@ const serviceMetricSearch = (metricName: string, dimensions: readonly string[]):
   });
 
 /** What the stack watches of the domain events' delivery. */
-interface DomainEvents {
+interface WatchedEvents {
   readonly consumer: NodejsFunction;
   readonly deadLetters: Queue;
   readonly iteratorAge: Metric;
@@ -202,7 +202,7 @@ interface Watched {
   readonly table: Table;
   /** Each function, with the route keys it serves (none for the stream consumer). */
   readonly functions: readonly { name: string; fn: NodejsFunction; routeKeys: readonly string[] }[];
-  readonly events: DomainEvents;
+  readonly events: WatchedEvents;
   readonly p99LatencyMs: number;
 }
 
@@ -663,79 +663,14 @@ export class AllocationStack extends Stack {
     });
   }
 
-  /**
-   * Committed changes become domain events: the table's stream, read by the PublishEvents function,
-   * which puts each change's events on the service's own bus. At least once: a record whose events
-   * did not all get on the bus is delivered again, with the same event ids (functions/publish-events.ts).
-   */
-  private domainEvents(table: Table): DomainEvents {
-    const bus = new EventBus(this, 'EventBus', {
-      eventBusName: this.stackName,
-      description: 'Domain events of the allocation service (source "allocation").',
-    });
-
-    // Holds pointers (shard, sequence numbers) to the stream records that failed every retry: not
-    // the records themselves, which the stream keeps for 24 hours from their change.
-    const failedRecords = new Queue(this, 'PublishEventsDeadLetters', {
-      // SQS's own keys: a key of ours would also have to be granted to the function, which sends here.
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      // SQS's longest, so that a pointer outlives any weekend; the records it points to do not.
-      retentionPeriod: Duration.days(14),
-    });
-    Validations.of(failedRecords).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason: "It is the dead-letter queue: the stream consumer's on-failure destination; a queue behind it would have nothing to hold.",
-    });
-
-    const { fn, role } = serviceFunction(this, 'PublishEvents', {
-      entry: 'functions/publish-events.ts',
-      environment: { EVENT_BUS_NAME: bus.eventBusName, NODE_OPTIONS: '--enable-source-maps' },
-      // A batch of 100 records is at most 20 PutEvents calls of tens of milliseconds; the handler
-      // gives up on EventBridge a second before this and answers what it could not publish.
-      timeout: Duration.seconds(30),
-      logSettings: this.logSettings,
-    });
-    bus.grantPutEventsTo(role);
-    fn.addEventSource(
-      new DynamoEventSource(table, {
-        // From the oldest record the stream holds: a consumer deployed after the table, or
-        // re-created, misses none of the last 24 hours' changes.
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        // 100 records make at most 200 events, 20 calls: well inside the timeout. A record that
-        // fails brings back only the records after it in its batch, so no more than 99 repeats.
-        batchSize: 100,
-        // One batch per shard at a time, so an item's changes are published in the order they
-        // were made (EventBridge itself promises no order to the bus's consumers).
-        parallelizationFactor: 1,
-        // The handler answers each record's failure itself; a batch it could not answer for (a
-        // crash, the timeout) is split in two and retried, which isolates a record that breaks it
-        // and costs no retry.
-        reportBatchItemFailures: true,
-        bisectBatchOnError: true,
-        // Each invocation already sends a failing event 4 times (DEFAULT_RETRY in functions/events/publisher.ts).
-        // A record that fails every time (one the mapping cannot read) holds its shard for 11
-        // invocations, not for hours; an outage of EventBridge longer than that sends its records
-        // to the dead-letter queue, to be re-driven.
-        retryAttempts: 10,
-        // Also bounds how long a shard can be held when invocations cannot even start (throttled):
-        // a record older than 6 hours goes to the dead-letter queue, leaving at least 18 of the
-        // stream's 24 hours of retention to read it back from the pointer and re-drive it.
-        maxRecordAge: Duration.hours(6),
-        onFailure: new SqsDlq(failedRecords),
-      }),
-    );
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'dynamodb:ListStreams, which the event source mapping needs and which has no resource-level ' +
-        "permissions; the stream's own reads (DescribeStream, GetShardIterator, GetRecords) are on its ARN only.",
-    });
+  /** The domain events (./constructs/domain-events), and the alarms on their delivery. */
+  private domainEvents(table: Table): WatchedEvents {
+    const { bus, deadLetters, consumer: fn } = new DomainEvents(this, 'DomainEvents', { table, logSettings: this.logSettings });
 
     this.raiseAlarm('PublishEventsDeadLettersAlarm', {
       alarmDescription: [
         `Domain events are missing: stream records of the table failed every retry to reach the bus ${bus.eventBusName}.`,
-        `First read (do not delete) the message in queue ${failedRecords.queueName}: its DDBStreamBatchInfo names the`,
+        `First read (do not delete) the message in queue ${deadLetters.queueName}: its DDBStreamBatchInfo names the`,
         "stream, the shard and the first and last sequence numbers. Within 24 hours of the change (the stream's",
         'retention; records reach the queue at most 6 hours old), read those records with GetShardIterator',
         `(AT_SEQUENCE_NUMBER) and GetRecords, and find why in the log of ${fn.functionName} (each failure names`,
@@ -743,7 +678,7 @@ export class AllocationStack extends Stack {
         '{"Records": [those records]}; the events keep their ids, so consumers drop those they already have.',
         'Then delete the message.',
       ].join(' '),
-      metric: failedRecords.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: Stats.MAXIMUM }),
+      metric: deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: Stats.MAXIMUM }),
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
@@ -754,7 +689,7 @@ export class AllocationStack extends Stack {
     new CfnOutput(this, 'EventBusName', { value: bus.eventBusName, description: 'The bus the domain events are put on.' });
     new CfnOutput(this, 'EventBusArn', { value: bus.eventBusArn, description: 'The ARN of the bus the domain events are put on.' });
     new CfnOutput(this, 'EventsDeadLetterQueueUrl', {
-      value: failedRecords.queueUrl,
+      value: deadLetters.queueUrl,
       description: 'Pointers to the stream records whose events could not be published.',
     });
 
@@ -775,7 +710,7 @@ export class AllocationStack extends Stack {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
 
-    return { consumer: fn, deadLetters: failedRecords, iteratorAge };
+    return { consumer: fn, deadLetters, iteratorAge };
   }
 
   /** An HTTP handler, allowed only its own items of the table. */
@@ -796,5 +731,17 @@ export class AllocationStack extends Stack {
     });
     grantTableAccess(role, tableArn, access);
     return fn;
+  }
+
+  /**
+   * CDK makes a resource's logical id from its path in the stack. The stack was one flat construct
+   * until its parts became constructs of their own, so their ids are left out of that path: every
+   * resource keeps the logical id it had, and an upgrade of a deployed stack replaces none of them,
+   * the table, the bus, the queue and the log groups with their logs included
+   * (test/infra/allocation-stack.test.ts pins them).
+   */
+  protected override allocateLogicalId(element: CfnElement): string {
+    const scopes = element.node.scopes.filter((scope) => !(scope instanceof Part));
+    return super.allocateLogicalId(Object.create(element, { node: { value: { scopes } } }));
   }
 }

@@ -909,7 +909,7 @@ describe('cdk-nag AwsSolutions checks', () => {
         .map((id) => ({ path: construct.node.path, id })),
     );
     expect(wildcardAcknowledgements).toEqual([
-      { path: `${stack.stackName}/PublishEventsRole`, id: expect.stringMatching(/AwsSolutions-IAM5\[Resource::\*\]$/) },
+      { path: `${stack.stackName}/DomainEvents/PublishEventsRole`, id: expect.stringMatching(/AwsSolutions-IAM5\[Resource::\*\]$/) },
     ]);
   });
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
 
 /** The feature flags and settings `npm run synth` applies, so tests see the template it writes. */
 const cdkJsonContext: Record<string, unknown> = JSON.parse(
@@ -20,6 +21,12 @@ export const cdkApp = (context: Record<string, unknown> = {}, { bundle = false }
     builtinCloudFormationValidation: false,
   });
 
-/** The logical ID in the template of the resource behind a construct the stack names `id`. */
-export const logicalIdOf = (stack: Stack, id: string): string =>
-  stack.getLogicalId(stack.node.findChild(id).node.defaultChild as CfnElement);
+/**
+ * The logical ID in the template of the resource behind the one construct of id `id` that `scope`
+ * holds at any depth: the stack, or one of the constructs it is composed of.
+ */
+export const logicalIdOf = (scope: IConstruct, id: string): string => {
+  const [construct, ...others] = scope.node.findAll().filter((candidate) => candidate !== scope && candidate.node.id === id);
+  if (!construct || others.length > 0) throw new Error(`${scope.node.path} holds ${others.length + (construct ? 1 : 0)} constructs of id ${id}, not one`);
+  return Stack.of(scope).getLogicalId(construct.node.defaultChild as CfnElement);
+};
