@@ -1,14 +1,5 @@
-import { ArnFormat, type CfnElement, CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
-import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import {
-  HttpApi,
-  HttpMethod,
-  HttpNoneAuthorizer,
-  HttpStage,
-  LogGroupLogDestination,
-} from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
-import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { ArnFormat, type CfnElement, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import type { HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   Alarm,
   AlarmStatusWidget,
@@ -30,15 +21,13 @@ import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { FUNCTION_TIMEOUT_SECONDS } from '../functions/http/time-budget';
-import { type AllocationsRouteKey, type BatchesRouteKey, routeKeys, splitRouteKey } from '../functions/http/route-keys';
-import { type TableAccess, linesByBatchIndex, tableAccess } from '../functions/store/table';
+import { type AllocationsRouteKey, type BatchesRouteKey, splitRouteKey } from '../functions/http/route-keys';
+import { linesByBatchIndex } from '../functions/store/table';
 import {
   CAUSE_DIMENSION,
   METRICS_NAMESPACE,
@@ -47,52 +36,11 @@ import {
   SERVICE_NAME,
   metricNames,
 } from '../functions/telemetry-names';
-import { productionBundling } from './bundling';
 import { DomainEvents } from './constructs/domain-events';
+import { ServiceApi } from './constructs/http-api';
 import { Part } from './constructs/part';
-import { type LogSettings, serviceFunction } from './constructs/service-function';
+import type { LogSettings } from './constructs/service-function';
 import { AllocationTable } from './constructs/table';
-import { grantTableAccess } from './constructs/table-access';
-
-/**
- * The allocations function answers `GET /openapi.json` from a copy of docs/openapi.json beside its
- * bundle, read at the first request that asks (functions/allocations.ts): imported, its 100-odd KB
- * would be in the bundle and parsed at every cold start. The asset's hash covers the output, so a new
- * document is a new deploy of the function.
- */
-const withOpenApiDocument: BundlingOptions = {
-  ...productionBundling,
-  commandHooks: {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (inputDir, outputDir) => [`cp "${inputDir}/docs/openapi.json" "${outputDir}/openapi.json"`],
-  },
-};
-
-// One JSON object per request, with who called (the SigV4 identity) and how it went.
-const accessLogFormat = AccessLogFormat.custom(
-  JSON.stringify({
-    requestId: '$context.requestId',
-    requestTime: '$context.requestTime',
-    sourceIp: '$context.identity.sourceIp',
-    caller: '$context.identity.caller',
-    userArn: '$context.identity.userArn',
-    routeKey: '$context.routeKey',
-    status: '$context.status',
-    responseLength: '$context.responseLength',
-    responseLatency: '$context.responseLatency',
-    integrationLatency: '$context.integrationLatency',
-    integrationError: '$context.integrationErrorMessage',
-    authorizerError: '$context.authorizer.error',
-  }),
-);
-
-/** A route key's method as CDK names it; a key with any other fails the synth, not the deploy. */
-const httpMethod = (method: string): HttpMethod => {
-  const known = Object.values(HttpMethod).find((value) => value === method);
-  if (!known) throw new Error(`Route method ${method} is not an HTTP method API Gateway routes`);
-  return known;
-};
 
 /**
  * The DynamoDB operations the adapter sends (functions/store): the throttling and system-error
@@ -270,78 +218,13 @@ export class AllocationStack extends Stack {
 
     const table = new AllocationTable(this, 'Table');
 
-    const environment: Record<string, string> = {
-      TABLE_NAME: table.tableName,
-      // Stack traces point at the TypeScript source; the price is a slower cold start (the source
-      // maps are parsed at load) and a slower `error.stack`, which only errors pay.
-      NODE_OPTIONS: '--enable-source-maps',
-      ...(props.localDynamoDbEndpoint === undefined ? {} : { DYNAMODB_ENDPOINT: props.localDynamoDbEndpoint }),
-    };
-
-    const api = new HttpApi(this, 'Api', {
-      apiName: this.stackName,
-      description: 'Allocates order lines to batches of stock.',
-      // The stage is created below, because only a stage we create takes throttling and access logs.
-      createDefaultStage: false,
-      defaultAuthorizer: props.publicApi ? new HttpNoneAuthorizer() : new HttpIamAuthorizer(),
+    const { stage, handlers } = new ServiceApi(this, 'HttpApi', {
+      table,
+      publicApi: props.publicApi ?? false,
+      throttling: { rateLimit: props.throttlingRateLimit ?? 100, burstLimit: props.throttlingBurstLimit ?? 200 },
+      localDynamoDbEndpoint: props.localDynamoDbEndpoint,
+      logSettings: this.logSettings,
     });
-    const functions = [
-      { name: 'Batches', entry: 'functions/batches.ts', access: tableAccess.batches, routeKeys: routeKeys.batches },
-      {
-        name: 'Allocations',
-        entry: 'functions/allocations.ts',
-        access: tableAccess.allocations,
-        routeKeys: routeKeys.allocations,
-        bundling: withOpenApiDocument,
-      },
-    ];
-    const handlers = functions.map(({ name, entry, access, routeKeys: keys, bundling }) => ({
-      name,
-      routeKeys: keys,
-      fn: this.tableHandler(name, entry, { environment, bundling }, table.tableArn, access),
-    }));
-    const routes = handlers.flatMap(({ name, fn, routeKeys: keys }) => {
-      // One integration per function, shared by its routes; each route gets its own permission to invoke it.
-      const integration = new HttpLambdaIntegration(`${name}Integration`, fn);
-      return keys.flatMap((routeKey) => {
-        const { method, path } = splitRouteKey(routeKey);
-        return api.addRoutes({ path, methods: [httpMethod(method)], integration });
-      });
-    });
-    if (props.publicApi) {
-      for (const route of routes) {
-        Validations.of(route).acknowledge({
-          id: 'AwsSolutions-APIG4',
-          reason:
-            'The operator deployed with -c publicApi=true, for a demo: the route is open on purpose, ' +
-            'and stage throttling bounds what an anonymous caller can do.',
-        });
-      }
-    }
-
-    // The record of who called: kept longer than the functions' own logs.
-    const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
-      retention: RetentionDays.THREE_MONTHS,
-      // Logs go with the stack; the table is the one thing `cdk destroy` leaves behind.
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    const stage = new HttpStage(this, 'DefaultStage', {
-      httpApi: api,
-      stageName: '$default',
-      autoDeploy: true,
-      throttle: {
-        rateLimit: props.throttlingRateLimit ?? 100,
-        burstLimit: props.throttlingBurstLimit ?? 200,
-      },
-      accessLogSettings: {
-        destination: new LogGroupLogDestination(accessLogs),
-        format: accessLogFormat,
-      },
-      // Each route's own request count, errors and latency, for its p99 alarm and the dashboard.
-      // Billed as custom metrics: six per route that had traffic in the hour.
-      detailedMetricsEnabled: true,
-    });
-    // No X-Ray on the API: API Gateway traces REST APIs only (docs/operations.md).
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Base URL of the HTTP API.' });
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'The DynamoDB table.' });
@@ -711,26 +594,6 @@ export class AllocationStack extends Stack {
     });
 
     return { consumer: fn, deadLetters, iteratorAge };
-  }
-
-  /** An HTTP handler, allowed only its own items of the table. */
-  private tableHandler(
-    name: string,
-    entry: string,
-    { environment, bundling }: { environment: Record<string, string>; bundling?: BundlingOptions },
-    tableArn: string,
-    access: TableAccess,
-  ): NodejsFunction {
-    const { fn, role } = serviceFunction(this, name, {
-      entry,
-      environment,
-      bundling,
-      // The time budget the handler plans with (functions/http/time-budget.ts), under API Gateway's 30 s.
-      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
-      logSettings: this.logSettings,
-    });
-    grantTableAccess(role, tableArn, access);
-    return fn;
   }
 
   /**
