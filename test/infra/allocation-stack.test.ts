@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { linesByBatchIndex, tableKeySchema, timeToLiveAttribute } from '../../functions/store/table';
 import { METRICS_NAMESPACE, SERVICE_NAME, metricNames } from '../../functions/telemetry-names';
 import { defineAllocationApp } from '../../infra/allocation-app';
-import { AllocationStack, tableOperations } from '../../infra/allocation-stack';
+import { AllocationStack } from '../../infra/allocation-stack';
+import { tableOperations } from '../../infra/constructs/monitoring/metrics';
 import { cdkApp, logicalIdOf } from './cdk-app';
 import { routeKeys } from '../../functions/http/route-keys';
 
