@@ -50,7 +50,7 @@ describe('the functions as `cdk synth` bundles them', () => {
     const stack = defineAllocationApp(app);
     assembly = app.synth();
     const resources: Record<string, FunctionResource> = assembly.getStackByName(stackName).template.Resources;
-    const resourceOf = (id: string) => resources[logicalIdOf(stack, id)] as FunctionResource;
+    const resourceOf = (id: string) => resources[logicalIdOf(stack.api, id)] as FunctionResource;
     functions = { Batches: resourceOf('BatchesFunction'), Allocations: resourceOf('AllocationsFunction') };
     table = await createTestTable();
   }, 60_000);

@@ -1,0 +1,180 @@
+import { readFileSync } from 'node:fs';
+import { Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { linesByBatchIndex } from '../../../functions/store/table';
+import { AllocationStack } from '../../../infra/allocation-stack';
+import { cdkApp, logicalIdOf } from '../cdk-app';
+import { type Synthesized, functionNamed, statementsOf, synthesize, tableArnOf, telemetryNames, writesTo } from '../synthesized';
+
+const synthesized = synthesize();
+const { stack, template } = synthesized;
+const tableArn = tableArnOf(synthesized);
+
+describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name function', ({ name }) => {
+  it('is given the table name and source-mapped stack traces, and no DynamoDB endpoint', () => {
+    expect(functionNamed(synthesized, name).Properties.Environment).toEqual({
+      Variables: { TABLE_NAME: { Ref: logicalIdOf(stack, 'Table') }, NODE_OPTIONS: '--enable-source-maps', ...telemetryNames },
+    });
+  });
+});
+
+describe("the handlers' roles", () => {
+  // The items' own attributes, then those of the notices that exist to put an event on the stream.
+  const writtenAttributes = [
+    ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'changedAt', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
+    ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'expiresAt'],
+  ];
+  const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
+  const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+
+  it('let the batches handler touch SKU, batch reference and order items, and query the index only for a batch\'s lines', () => {
+    const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'BATCHREF#*', 'ORDER#*'] } };
+    expect(statementsOf(synthesized, 'Batches')).toEqual([
+      writesTo(synthesized, 'BatchesLogs'),
+      { Effect: 'Allow', Action: reads, Resource: [tableArn], Condition: onItsItems },
+      {
+        Effect: 'Allow',
+        Action: writes,
+        Resource: [tableArn],
+        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': writtenAttributes } },
+      },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:Query'],
+        Resource: [{ 'Fn::Join': ['', [tableArn, `/index/${linesByBatchIndex.name}`]] }],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['LINES#*'] } },
+      },
+    ]);
+  });
+
+  it('let the allocations handler touch only SKU and order items, and not the index', () => {
+    const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'ORDER#*'] } };
+    expect(statementsOf(synthesized, 'Allocations')).toEqual([
+      writesTo(synthesized, 'AllocationsLogs'),
+      { Effect: 'Allow', Action: reads, Resource: [tableArn], Condition: onItsItems },
+      {
+        Effect: 'Allow',
+        Action: writes,
+        Resource: [tableArn],
+        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': writtenAttributes } },
+      },
+    ]);
+  });
+});
+
+describe('the HTTP API', () => {
+  const routesOf = (routesTemplate: Template) =>
+    Object.values(routesTemplate.findResources('AWS::ApiGatewayV2::Route')).map(({ Properties }) => ({
+      routeKey: Properties.RouteKey,
+      authorizationType: Properties.AuthorizationType,
+    }));
+
+  const ROUTES = [
+    ['POST /add_batch', 'Batches'],
+    ['GET /batches/{ref}', 'Batches'],
+    ['PATCH /batches/{ref}', 'Batches'],
+    ['GET /skus/{sku}/stock', 'Batches'],
+    ['POST /allocate', 'Allocations'],
+    ['POST /orders', 'Allocations'],
+    ['GET /allocations/{orderid}', 'Allocations'],
+    ['DELETE /allocations/{orderid}/{sku}', 'Allocations'],
+    ['GET /openapi.json', 'Allocations'],
+  ] as const;
+
+  it.each(ROUTES)('routes %s to the %s function, through a Lambda proxy with payload 2.0', (routeKey, name) => {
+    const [route] = Object.values(template.findResources('AWS::ApiGatewayV2::Route', { Properties: { RouteKey: routeKey } }));
+    expect(route?.Properties.Target).toEqual({ 'Fn::Join': ['', ['integrations/', { Ref: expect.any(String) }]] });
+    const integration = template.toJSON().Resources[route?.Properties.Target['Fn::Join'][1][1].Ref];
+    expect(integration).toMatchObject({
+      Type: 'AWS::ApiGatewayV2::Integration',
+      Properties: {
+        IntegrationType: 'AWS_PROXY',
+        PayloadFormatVersion: '2.0',
+        IntegrationUri: { 'Fn::GetAtt': [logicalIdOf(stack.api, `${name}Function`), 'Arn'] },
+      },
+    });
+  });
+
+  it.each(['Batches', 'Allocations'])('lets API Gateway invoke the %s function from its own routes only, any stage', (name) => {
+    const functionArn = { 'Fn::GetAtt': [logicalIdOf(stack.api, `${name}Function`), 'Arn'] };
+    const sourcePaths = Object.values(template.findResources('AWS::Lambda::Permission', { Properties: { FunctionName: functionArn } })).map(
+      ({ Properties }) => Properties.SourceArn['Fn::Join'][1].at(-1),
+    );
+    const ownPaths = ROUTES.filter(([, routedTo]) => routedTo === name).map(([routeKey]) => `/*/*${routeKey.split(' ')[1]}`);
+    expect(sourcePaths.sort()).toEqual(ownPaths.sort());
+  });
+
+  it('requires IAM (SigV4) authorization on every route by default', () => {
+    expect(routesOf(template)).toEqual(ROUTES.map(([routeKey]) => ({ routeKey, authorizationType: 'AWS_IAM' })));
+  });
+
+  it('opens every route with -c publicApi=true', () => {
+    expect(routesOf(synthesize({ publicApi: 'true' }).template)).toEqual(
+      ROUTES.map(([routeKey]) => ({ routeKey, authorizationType: 'NONE' })),
+    );
+  });
+
+  it('refuses a publicApi flag that is neither true nor false', () => {
+    expect(() => synthesize({ publicApi: 'yes' })).toThrow(/publicApi must be true or false/);
+  });
+
+  it('throttles the stage at 100 requests per second with bursts of 200 unless told otherwise', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+    });
+    const tuned = new AllocationStack(cdkApp(), 'Tuned', { throttlingRateLimit: 5, throttlingBurstLimit: 10 });
+    Template.fromStack(tuned).hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 },
+    });
+  });
+
+  it.each([
+    { throttlingRateLimit: '200', throttlingBurstLimit: '400' },
+    { throttlingRateLimit: 200, throttlingBurstLimit: 400 },
+  ])('throttles the stage as -c throttlingRateLimit and -c throttlingBurstLimit say (%o)', (context) => {
+    synthesize(context).template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+    });
+  });
+
+  it('writes an access log line per request, with the caller, to a log group that expires', () => {
+    const [stage] = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'));
+    const { DestinationArn, Format } = stage?.Properties.AccessLogSettings;
+    const logGroup = DestinationArn['Fn::GetAtt'][0];
+    expect(template.toJSON().Resources[logGroup]).toMatchObject({
+      Type: 'AWS::Logs::LogGroup',
+      Properties: { RetentionInDays: expect.any(Number) },
+    });
+    expect(JSON.parse(Format)).toMatchObject({
+      requestId: '$context.requestId',
+      userArn: '$context.identity.userArn',
+      routeKey: '$context.routeKey',
+      status: '$context.status',
+    });
+  });
+});
+
+describe('running under sam local', () => {
+  const samEnv: { Parameters: Record<string, string> } = JSON.parse(
+    readFileSync(new URL('../../../events/sam-env.json', import.meta.url), 'utf8'),
+  );
+
+  /** Of the HTTP handlers, which SAM serves; the stream consumer reads no table, so has no endpoint to point elsewhere. */
+  const declaredVariables = (withContext: Synthesized): string[][] =>
+    ['Batches', 'Allocations'].map((name) => Object.keys(functionNamed(withContext, name).Properties.Environment.Variables).sort());
+
+  it('declares DYNAMODB_ENDPOINT only when synthesized with -c localDynamoDbEndpoint', () => {
+    const withoutEndpoint = ['NODE_OPTIONS', ...Object.keys(telemetryNames), 'TABLE_NAME'].sort();
+    expect(declaredVariables(synthesized)).toEqual([withoutEndpoint, withoutEndpoint]);
+    const withEndpoint = ['DYNAMODB_ENDPOINT', ...withoutEndpoint].sort();
+    expect(declaredVariables(synthesize({ localDynamoDbEndpoint: 'http://host.docker.internal:8000' }))).toEqual([withEndpoint, withEndpoint]);
+  });
+
+  it('can set every variable of the env file, as SAM only overrides variables the template declares', () => {
+    const forSam = synthesize({ localDynamoDbEndpoint: samEnv.Parameters.DYNAMODB_ENDPOINT });
+    const samVariables = Object.keys(samEnv.Parameters).sort();
+    expect(declaredVariables(forSam)).toEqual([expect.arrayContaining(samVariables), expect.arrayContaining(samVariables)]);
+  });
+});
