@@ -111,13 +111,15 @@ export class AllocationStack extends Stack {
 
   /**
    * CDK makes a resource's logical id from its path in the stack. The stack was one flat construct
-   * until its parts became constructs of their own, so their ids are left out of that path: every
-   * resource keeps the logical id it had, and an upgrade of a deployed stack replaces none of them,
-   * the table, the bus, the queue and the log groups with their logs included
+   * until its parts (./constructs/part.ts) became constructs of their own, so their ids are left out
+   * of that path: every resource keeps the logical id it had, and an upgrade of a deployed stack
+   * replaces none of them, the table, the bus, the queue and the log groups with their logs included
    * (test/infra/allocation-stack.test.ts pins them).
    */
   protected override allocateLogicalId(element: CfnElement): string {
     const scopes = element.node.scopes.filter((scope) => !(scope instanceof Part));
-    return super.allocateLogicalId(Object.create(element, { node: { value: { scopes } } }));
+    // CDK's own naming, which reads the element's scopes and its stack, given the path without the parts.
+    const withoutParts: CfnElement = Object.create(element, { node: { value: { scopes } } });
+    return super.allocateLogicalId(withoutParts);
   }
 }
