@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 
 /*
- * What the service tells the world, once each thing has happened (README, "Events"). These shapes
+ * What the service tells the world, once each thing has happened (docs/events.md). These shapes
  * are a published contract, versioned and exported as JSON Schema (docs/events/), so they are the
  * one place in the domain that uses zod: zod is a pure library (no I/O), and defining each shape
  * once as a schema gives both the TypeScript type and the document a consumer reads.

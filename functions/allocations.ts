@@ -12,7 +12,7 @@ import { metricNames } from './telemetry-names';
 const lineView = ({ sku, qty, batchref }: Allocation) => ({ sku, qty, batchref });
 
 /**
- * The copy of docs/openapi.json that the stack ships beside the bundle (infra/allocation-stack.ts).
+ * The copy of docs/openapi.json that the stack ships beside the bundle (infra/constructs/http-api.ts).
  * Run from source, this module has none beside it: the local server and the tests that ask for the
  * document pass a reader of docs/openapi.json.
  */

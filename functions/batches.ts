@@ -9,7 +9,7 @@ import { metricNames } from './telemetry-names';
 
 /*
  * The views name every field they show, so that what the store holds beside them never reaches a
- * client, and the contract's field names (snake case where the README has it) live here.
+ * client, and the contract's field names (snake case where docs/api.md has it) live here.
  */
 
 /** `available` is below zero while a batch whose qty was lowered still has lines to move: shown as 0. */

@@ -9,7 +9,7 @@ import { METRICS_NAMESPACE, type MetricName, OPERATION_DIMENSION, SERVICE_NAME }
  * and no call to any API is made for either. On Lambda they write through a console of their own,
  * so that the runtime does not wrap each entry as text inside its own JSON line.
  *
- * Configuration, all from the environment (the stack sets it; see the README's Operations):
+ * Configuration, all from the environment (the stack sets it; see docs/operations.md):
  * POWERTOOLS_LOG_LEVEL (not Lambda's own level: see `logger`); POWERTOOLS_LOGGER_SAMPLE_RATE, the
  * share of invocations logged at DEBUG; and
  * POWERTOOLS_DEV, for a terminal or a test only, never on Lambda: indented entries through the
@@ -21,7 +21,7 @@ import { METRICS_NAMESPACE, type MetricName, OPERATION_DIMENSION, SERVICE_NAME }
  * level and its debug sampling, which would make sampling impossible: a sampled invocation's DEBUG
  * lines would be refused at Lambda's level. The stack therefore sets Lambda's level to DEBUG, a
  * filter that drops nothing, and the level that decides is POWERTOOLS_LOG_LEVEL, with
- * POWERTOOLS_LOGGER_SAMPLE_RATE (infra/allocation-stack.ts).
+ * POWERTOOLS_LOGGER_SAMPLE_RATE (infra/constructs/service-function.ts).
  */
 const withoutLambdaLogLevel = <Built>(build: () => Built): Built => {
   const lambdaLogLevel = process.env.AWS_LAMBDA_LOG_LEVEL;

@@ -26,7 +26,7 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
 type HttpRequest = Request<HttpEvent, HttpResult, Error, Context>;
 type HttpMiddleware = MiddlewareObj<HttpEvent, HttpResult, Error, Context>;
 
-/** The README's API section: a body over 16 KiB is refused with 413, on AWS as on the local server. */
+/** docs/api.md: a body over 16 KiB is refused with 413, on AWS as on the local server. */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /** Only reached if an error escapes the mapping below; still JSON, still no detail. */
@@ -139,7 +139,7 @@ export const routedHandler = <RouteKey extends string>(repository: BatchReposito
       .use(errorResponses())
       // The path names what the request is about: a bad one is refused whatever the body.
       .use(selectRoute)
-      // In the order the README's API section promises: 415 before the body is read, then 413.
+      // In the order docs/api.md promises: 415 before the body is read, then 413.
       .use(forBodies(requireJsonMediaType()))
       .use(forBodies(bodySizeLimit(MAX_BODY_BYTES)))
       .use(forBodies(decodeUtf8Body()))

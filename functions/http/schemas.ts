@@ -5,7 +5,7 @@ import * as z from 'zod/mini';
 // ships no messages: the 400 body's issues carry zod's English ones, so load them.
 z.config(en());
 
-/** Bounds from the README's API section. They also keep every key well inside DynamoDB's key-size limits. */
+/** Bounds from docs/api.md. They also keep every key well inside DynamoDB's key-size limits. */
 export const MAX_IDENTIFIER_CHARACTERS = 128;
 export const MAX_QTY = 1_000_000_000;
 

@@ -1,8 +1,8 @@
 import type { Context } from 'aws-lambda';
 
 /**
- * One time budget for an invocation, so that it always answers before Lambda cuts it off (the README's
- * "Timeouts and retries" shows the arithmetic):
+ * One time budget for an invocation, so that it always answers before Lambda cuts it off (docs/reliability.md,
+ * "Timeouts and retries", shows the arithmetic):
  * - the function's timeout, set on each Lambda by the CDK stack; the local server counts
  *   `getRemainingTimeInMillis` down from the same number, so the budget holds locally too;
  * - middy answers 503 `TIME_TO_ANSWER_MS` before that, and at the same moment the request's

@@ -109,7 +109,7 @@ describe('allocating when the store pushes back', () => {
     const { sender, attempts } = clientWithThrottledTransactions();
     const result = await allocateThrough(sender, line);
     expect(result.statusCode).toBe(503);
-    // The README's "Timeouts and retries": 3 attempts of a call, by the SDK, before the 503.
+    // docs/reliability.md, "Timeouts and retries": 3 attempts of a call, by the SDK, before the 503.
     expect(attempts.count).toBe(3);
     expect(await table.repository().allocationOf(line.orderid, line.sku)).toBeUndefined();
   });

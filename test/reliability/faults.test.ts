@@ -23,7 +23,7 @@ const expectRetryLater = (answer: Answer) => {
   expect(answer.text).not.toMatch(/ECONNREFUSED|ECONNRESET|Timeout|Throughput|Transaction|dynamodb|\n\s+at /i);
 };
 
-/** The README's "Timeouts and retries": 3 attempts of a call; written out, so that changing the client's setting fails here. */
+/** docs/reliability.md, "Timeouts and retries": 3 attempts of a call; written out, so that changing the client's setting fails here. */
 const ATTEMPTS_PER_CALL = 3;
 
 describe('a store that hangs, throttles or conflicts, behind the service’s real client', () => {

@@ -325,7 +325,7 @@ const request = (route: Route) =>
     },
   );
 
-/** The bounds in the README's API section, written out independently of the service's schema. */
+/** The bounds of docs/api.md, written out independently of the service's schema. */
 const isIdentifier = (value: unknown) =>
   typeof value === 'string' &&
   value.length > 0 &&

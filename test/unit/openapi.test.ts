@@ -220,7 +220,7 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     const { path } = splitRouteKey(routeKey);
     const names = pathParameterNames(path);
     const validParameters = Object.fromEntries(names.map((name) => [name, 'x']));
-    // As the README has it: the routes with a body are the POST and PATCH ones.
+    // As docs/api.md has it: the routes with a body are the POST and PATCH ones.
     const takesBody = ['POST', 'PATCH'].includes(splitRouteKey(routeKey).method);
     const validRequest = (): RouteEventOptions => ({ pathParameters: validParameters, ...(takesBody ? { body: exampleBodyOf(routeKey) } : {}) });
 

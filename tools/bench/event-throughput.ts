@@ -18,7 +18,7 @@ export interface EventThroughput {
 }
 
 const RECORDED = 'test/unit/fixtures/stream-records.json';
-/** The stack's event source mapping's batch size (infra/allocation-stack.ts). */
+/** The stack's event source mapping's batch size (infra/constructs/domain-events.ts). */
 const RECORDS_PER_INVOCATION = 100;
 const WARM_UP_COPIES = 50;
 

@@ -96,7 +96,7 @@ const verdict = (targets: readonly Target[], name: string) => (targets.find((tar
 const callsWithCapacity = (calls: readonly StoreCall[]) =>
   calls.map(({ operation, capacityUnits }) => `${operation} (${capacityUnits ?? '?'} CU)`).join(' + ');
 
-/** The figures as one Markdown table, readable in a terminal and ready for the README. */
+/** The figures as one Markdown table, readable in a terminal and ready for docs/performance.md. */
 export const renderTable = (results: BenchResults, targets: readonly Target[]): string => {
   const { coldInit, warmOverhead, throughput, requestCost } = results;
   const rows: string[][] = [['Figure', 'Service', 'Floor', 'Ratio', 'Target']];

@@ -1,9 +1,9 @@
 /**
  * Every route as docs/openapi.json describes it: what it takes, and each answer it can give, with
- * when, in the README's words. The status, body and headers of every error the service answers
+ * when, in the words of docs/api.md. The status, body and headers of every error the service answers
  * itself are what errors.ts's one mapping (`toErrorResponse`) makes of it, so the document cannot
  * drift from the handlers; what API Gateway or the local server answer before a function runs is
- * written out from the README.
+ * written out from docs/api.md.
  */
 import type * as z from 'zod/mini';
 import {
@@ -41,7 +41,7 @@ export const JSON_MEDIA_TYPE = 'application/json';
 /** One answer a route can give, and when. */
 export interface Answer {
   readonly status: number;
-  /** Markdown, from the README. */
+  /** Markdown, from docs/api.md. */
   readonly when: string;
   /** The example's name: where the service answers, the outcome its request log records. */
   readonly name: string;

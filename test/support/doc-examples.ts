@@ -1,0 +1,109 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/*
+ * The request examples of the README and the docs/ pages, as docs/development.md describes them: in
+ * a ```sh block, a `curl` command (continued by a trailing `\` or `|`), then, on the next line, its
+ * answer as a comment:
+ *
+ *   # <status> <body>              the body: JSON, over several lines each starting "#  " when long;
+ *                                  a JSON string "<...>" stands for a generated value, any string;
+ *   # <status> <body> (with Allow: GET, PATCH)    and a header the answer carries;
+ *   # 204 No Content               an empty body;
+ *   # 201 OK                       any other text is the body as text.
+ *
+ * A command sent to the local server (`localhost:5005`) without an answer comment must succeed. Any
+ * other request (awscurl, or curl to the deployed `${API_URL}`) needs AWS and is listed, not run.
+ */
+
+export const LOCAL_ORIGIN = 'localhost:5005';
+
+export interface ExpectedAnswer {
+  readonly status: number;
+  readonly body: { readonly json: unknown } | { readonly text: string };
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface DocExample {
+  /** The file, relative to the repository, and the line of the command in it. */
+  readonly page: string;
+  readonly line: number;
+  /** As written, continuation lines included. */
+  readonly command: string;
+  /** Sent to the local server; otherwise it needs a deployed stack. */
+  readonly local: boolean;
+  readonly expected?: ExpectedAnswer;
+}
+
+const ANSWER = /^# (\d{3})(?: (.*))?$/;
+const ANSWER_CONTINUED = /^#\s{2,}(\S.*)$/;
+const HEADER_NOTE = /^\(with ([A-Za-z-]+): (.+)\)$/;
+
+/** The JSON value at the start of `text`, and what follows it. */
+const leadingJson = (text: string): { json: unknown; rest: string } => {
+  for (let end = text.length; end > 0; end--) {
+    if (text[end - 1] !== '}' && text[end - 1] !== ']') continue;
+    try {
+      return { json: JSON.parse(text.slice(0, end)), rest: text.slice(end).trim() };
+    } catch {
+      // a shorter prefix may be the value, with a note after it
+    }
+  }
+  throw new Error(`not JSON: ${text}`);
+};
+
+const parseAnswer = (status: number, shown: string, where: string): ExpectedAnswer => {
+  if (status === 204 && shown === 'No Content') return { status, body: { text: '' }, headers: {} };
+  if (!shown.startsWith('{') && !shown.startsWith('[')) return { status, body: { text: shown }, headers: {} };
+  const { json, rest } = leadingJson(shown);
+  if (rest === '') return { status, body: { json }, headers: {} };
+  const header = HEADER_NOTE.exec(rest);
+  if (!header) throw new Error(`${where}: after the body, only "(with Name: value)" may follow, not ${rest}`);
+  return { status, body: { json }, headers: { [(header[1] as string).toLowerCase()]: header[2] as string } };
+};
+
+/** The examples of one Markdown text, in order. */
+export const examplesIn = (page: string, markdown: string): DocExample[] => {
+  const lines = markdown.split('\n');
+  const examples: DocExample[] = [];
+  let inShellBlock = false;
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index] as string;
+    if (line.trimStart().startsWith('```')) {
+      inShellBlock = !inShellBlock && line.trim() === '```sh';
+      continue;
+    }
+    if (!inShellBlock || line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    const start = index;
+    const commandLines = [line];
+    while (/[\\|]\s*$/.test(lines[index] as string) && index + 1 < lines.length) commandLines.push(lines[++index] as string);
+    const command = commandLines.join('\n');
+    if (!/curl\b/.test(command)) continue;
+    const where = `${page}:${start + 1}`;
+    let expected: ExpectedAnswer | undefined;
+    const answer = ANSWER.exec(lines[index + 1] ?? '');
+    if (answer) {
+      index++;
+      let shown = answer[2] ?? '';
+      for (let next = ANSWER_CONTINUED.exec(lines[index + 1] ?? ''); next; next = ANSWER_CONTINUED.exec(lines[index + 1] ?? '')) {
+        shown += next[1];
+        index++;
+      }
+      expected = parseAnswer(Number(answer[1]), shown, where);
+    }
+    examples.push({ page, line: start + 1, command, local: command.includes(LOCAL_ORIGIN), expected });
+  }
+  return examples;
+};
+
+/** The README first, then every page of docs/, by name. */
+export const documentedPages = (root: string): string[] => [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
+
+export const examplesOf = (root: string, page: string): DocExample[] => examplesIn(page, readFileSync(join(root, page), 'utf8'));
