@@ -64,3 +64,11 @@ export const sendRawDocumented = async (baseUrl: string, request: RawRequest & {
   expectDocumented(request.method, request.path.split('?', 1)[0] ?? '', { status: answer.status, headers, body: answer.text });
   return answer;
 };
+
+/** `fetchDocumented` for a Request, as the typed client sends it (client/index.ts). */
+export const fetchRequestDocumented = async (request: Request): Promise<Response> =>
+  fetchDocumented(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body === null ? undefined : await request.arrayBuffer(),
+  });

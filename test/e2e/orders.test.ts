@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { createAllocationClient } from '../../client/index';
 import { uniqueId } from '../support/dynamodb';
 import { serviceForTheseTests } from '../support/local-service';
-import { fetchDocumented } from './documented';
+import { fetchDocumented, fetchRequestDocumented } from './documented';
 
-// POST /orders as `npm start` serves it, over HTTP, against the run's DynamoDB Local. Each test makes
+// POST /orders as `npm start` serves it, over HTTP, against the run's DynamoDB Local, through the
+// typed client (client/, docs/client.md), so that the client cannot drift from the API. Each test makes
 // its own SKUs and order ids, so no test sees another's stock.
 
 const baseUrlOf = serviceForTheseTests('e2e-orders');
@@ -20,15 +22,16 @@ interface OrderLine {
   readonly qty: number;
 }
 
-const url = (...segments: string[]) => `${baseUrlOf()}/${segments.map(encodeURIComponent).join('/')}`;
+const client = () => createAllocationClient({ baseUrl: baseUrlOf(), fetch: fetchRequestDocumented });
 
 const post = (path: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
   fetchDocumented(`${baseUrlOf()}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
-const postOrder = (orderid: string, lines: readonly OrderLine[]) => post('/orders', { orderid, lines });
+const postOrder = (orderid: string, lines: readonly OrderLine[]) => client().POST('/orders', { body: { orderid, lines: [...lines] } });
 
 const addBatch = async (batch: Batch): Promise<Batch> => {
-  expect((await post('/add_batch', batch)).status).toBe(201);
+  const { data, response } = await client().POST('/add_batch', { body: batch, parseAs: 'text' });
+  expect({ status: response.status, data }).toEqual({ status: 201, data: 'OK' });
   return batch;
 };
 
@@ -38,18 +41,22 @@ const skusNamed = (...letters: string[]) => {
   return letters.map((letter) => `${prefix}-${letter}`);
 };
 
-const jsonOf = async (response: Response, status: number): Promise<unknown> => {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-  return response.json();
+/** The body of a 2xx answer, or the error of another, with the status it came with. */
+const answered = ({ data, error, response }: { data?: unknown; error?: unknown; response: Response }) => ({
+  status: response.status,
+  body: response.ok ? data : error,
+});
+
+const stockOf = async (sku: string) => {
+  const answer = answered(await client().GET('/skus/{sku}/stock', { params: { path: { sku } } }));
+  expect(answer.status).toBe(200);
+  return answer.body;
 };
 
-const stockOf = async (sku: string) => jsonOf(await fetchDocumented(url('skus', sku, 'stock')), 200);
-
-const allocationsOf = (orderid: string) => fetchDocumented(url('allocations', orderid));
+const allocationsOf = (orderid: string) => client().GET('/allocations/{orderid}', { params: { path: { orderid } } });
 
 const expectNoAllocations = async (orderid: string) =>
-  expect(await jsonOf(await allocationsOf(orderid), 404)).toEqual({ message: `Order ${orderid} has no allocations` });
+  expect(answered(await allocationsOf(orderid))).toEqual({ status: 404, body: { message: `Order ${orderid} has no allocations` } });
 
 describe('POST /orders over HTTP', () => {
   it('answers 201 with every line and its batch sorted by sku, then 200 with the same body to a repeat that takes no more stock', async () => {
@@ -74,10 +81,10 @@ describe('POST /orders over HTTP', () => {
       { sku: bed, qty: 2 },
       { sku: chair, qty: 4 },
     ];
-    expect(await jsonOf(await postOrder(orderid, lines), 201)).toEqual(expected);
-    expect(await jsonOf(await postOrder(orderid, lines), 200)).toEqual(expected);
+    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 201, body: expected });
+    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 200, body: expected });
 
-    expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual(expected);
+    expect(answered(await allocationsOf(orderid))).toEqual({ status: 200, body: expected });
     expect(await stockOf(bed)).toMatchObject({ in_stock: 8, incoming: bedShipment.qty });
     expect(await stockOf(chair)).toMatchObject({ in_stock: 0, incoming: 0 });
     expect(await stockOf(desk)).toMatchObject({ in_stock: 0, incoming: deskLater.qty + deskEarliest.qty - 1 });
@@ -88,8 +95,10 @@ describe('POST /orders over HTTP', () => {
     const batches = await Promise.all(skus.map((sku) => addBatch({ ref: uniqueId('last-units'), sku, qty: 3, eta: null })));
     const orderid = uniqueId('order');
 
-    const body = await jsonOf(await postOrder(orderid, batches.map(({ sku, qty }) => ({ sku, qty }))), 201);
-    expect(body).toEqual({ orderid, lines: batches.map(({ sku, qty, ref }) => ({ sku, qty, batchref: ref })) });
+    expect(answered(await postOrder(orderid, batches.map(({ sku, qty }) => ({ sku, qty }))))).toEqual({
+      status: 201,
+      body: { orderid, lines: batches.map(({ sku, qty, ref }) => ({ sku, qty, batchref: ref })) },
+    });
     for (const sku of skus) expect(await stockOf(sku)).toMatchObject({ in_stock: 0, batches: [] });
   });
 
@@ -107,12 +116,15 @@ describe('POST /orders over HTTP', () => {
       { sku: sofa, qty: 1 },
       { sku: table, qty: 1 },
     ]);
-    expect(await jsonOf(response, 400)).toEqual({
-      message: `Cannot allocate order ${orderid}`,
-      lines: [
-        { sku: rug, reason: 'out_of_stock' },
-        { sku: sofa, reason: 'invalid_sku' },
-      ],
+    expect(answered(response)).toEqual({
+      status: 400,
+      body: {
+        message: `Cannot allocate order ${orderid}`,
+        lines: [
+          { sku: rug, reason: 'out_of_stock' },
+          { sku: sofa, reason: 'invalid_sku' },
+        ],
+      },
     });
 
     await expectNoAllocations(orderid);
@@ -136,7 +148,7 @@ describe('POST /orders over HTTP', () => {
       { sku: lamp, qty: 2 },
       { sku: rug, qty: 3 },
     ]);
-    expect(await jsonOf(first, 201)).toEqual(allocated);
+    expect(answered(first)).toEqual({ status: 201, body: allocated });
     const stockBefore = await Promise.all([lamp, rug, sofa].map(stockOf));
 
     const response = await postOrder(orderid, [
@@ -144,15 +156,18 @@ describe('POST /orders over HTTP', () => {
       { sku: rug, qty: 4 },
       { sku: lamp, qty: 5 },
     ]);
-    expect(await jsonOf(response, 409)).toEqual({
-      message: `Order ${orderid} already has lines with other quantities`,
-      lines: [
-        { sku: lamp, qty: 2 },
-        { sku: rug, qty: 3 },
-      ],
+    expect(answered(response)).toEqual({
+      status: 409,
+      body: {
+        message: `Order ${orderid} already has lines with other quantities`,
+        lines: [
+          { sku: lamp, qty: 2 },
+          { sku: rug, qty: 3 },
+        ],
+      },
     });
 
-    expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual(allocated);
+    expect(answered(await allocationsOf(orderid))).toEqual({ status: 200, body: allocated });
     expect(await Promise.all([lamp, rug, sofa].map(stockOf))).toEqual(stockBefore);
   });
 
@@ -172,28 +187,35 @@ describe('POST /orders over HTTP', () => {
         { sku: rug, qty: 2, batchref: rugBatch.ref },
       ],
     };
-    expect(await jsonOf(await postOrder(orderid, lines), 201)).toEqual(whole);
-    expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual(whole);
+    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 201, body: whole });
+    expect(answered(await allocationsOf(orderid))).toEqual({ status: 200, body: whole });
 
-    const cancel = await fetchDocumented(url('allocations', orderid, rug), { method: 'DELETE' });
-    expect(cancel.status).toBe(204);
-    expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual({ orderid, lines: [whole.lines[0]] });
+    const cancel = await client().DELETE('/allocations/{orderid}/{sku}', { params: { path: { orderid, sku: rug } } });
+    expect(answered(cancel)).toEqual({ status: 204, body: undefined });
+    expect(answered(await allocationsOf(orderid))).toEqual({ status: 200, body: { orderid, lines: [whole.lines[0]] } });
     expect(await stockOf(rug)).toMatchObject({ in_stock: 5 });
     expect(await stockOf(lamp)).toMatchObject({ in_stock: 4 });
 
-    expect(await jsonOf(await postOrder(orderid, lines), 201)).toEqual(whole);
-    expect(await jsonOf(await allocationsOf(orderid), 200)).toEqual(whole);
+    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 201, body: whole });
+    expect(answered(await allocationsOf(orderid))).toEqual({ status: 200, body: whole });
     expect(await stockOf(rug)).toMatchObject({ in_stock: 3 });
     expect(await stockOf(lamp)).toMatchObject({ in_stock: 4 });
   });
 });
 
 describe('POST /orders refusing a body, over HTTP', () => {
-  const expectInvalidBody = async (response: Response, issues: Array<{ path: string; message: string }>) =>
-    expect(await jsonOf(response, 400)).toEqual({ message: 'Invalid request body', issues });
+  const expectInvalidBody = async (sent: Promise<{ data?: unknown; error?: unknown; response: Response }>, issues: Array<{ path: string; message: string }>) =>
+    expect(answered(await sent)).toEqual({ status: 400, body: { message: 'Invalid request body', issues } });
+
+  /** The answer of a request the typed client would not send, read as JSON. */
+  const jsonOf = async (response: Response, status: number): Promise<unknown> => {
+    expect(response.status).toBe(status);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    return response.json();
+  };
 
   it('answers 400 for an order with no lines', async () => {
-    await expectInvalidBody(await postOrder(uniqueId('order'), []), [{ path: 'lines', message: 'must have at least 1 line' }]);
+    await expectInvalidBody(postOrder(uniqueId('order'), []), [{ path: 'lines', message: 'must have at least 1 line' }]);
   });
 
   it('answers 400 for an order of 26 lines, and allocates none of them', async () => {
@@ -201,8 +223,7 @@ describe('POST /orders refusing a body, over HTTP', () => {
     await Promise.all(skus.map((sku) => addBatch({ ref: uniqueId('batch'), sku, qty: 10, eta: null })));
     const orderid = uniqueId('order');
 
-    const response = await postOrder(orderid, skus.map((sku) => ({ sku, qty: 1 })));
-    await expectInvalidBody(response, [{ path: 'lines', message: 'must have at most 25 lines' }]);
+    await expectInvalidBody(postOrder(orderid, skus.map((sku) => ({ sku, qty: 1 }))), [{ path: 'lines', message: 'must have at most 25 lines' }]);
     await expectNoAllocations(orderid);
   });
 
@@ -211,13 +232,13 @@ describe('POST /orders refusing a body, over HTTP', () => {
     for (const sku of [lamp, rug, sofa]) await addBatch({ ref: uniqueId('batch'), sku, qty: 10, eta: null });
     const orderid = uniqueId('order');
 
-    const response = await postOrder(orderid, [
+    const sent = postOrder(orderid, [
       { sku: lamp, qty: 1 },
       { sku: rug, qty: 1 },
       { sku: sofa, qty: 1 },
       { sku: rug, qty: 2 },
     ]);
-    await expectInvalidBody(response, [{ path: 'lines.3.sku', message: 'must not repeat the sku of an earlier line' }]);
+    await expectInvalidBody(sent, [{ path: 'lines.3.sku', message: 'must not repeat the sku of an earlier line' }]);
     await expectNoAllocations(orderid);
   });
 
