@@ -27,10 +27,10 @@ describe("the handlers' roles", () => {
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
-  it('let the batches handler touch SKU, batch reference and order items, and query the index only for a batch\'s lines', () => {
-    const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'BATCHREF#*', 'ORDER#*'] } };
-    expect(statementsOf(synthesized, 'Batches')).toEqual([
-      writesTo(synthesized, 'BatchesLogs'),
+  /** Reads of the items under these key prefixes, and writes of only the attributes the adapter writes. */
+  const itemGrants = (leadingKeys: string[]) => {
+    const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': leadingKeys } };
+    return [
       { Effect: 'Allow', Action: reads, Resource: [tableArn], Condition: onItsItems },
       {
         Effect: 'Allow',
@@ -38,6 +38,13 @@ describe("the handlers' roles", () => {
         Resource: [tableArn],
         Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': writtenAttributes } },
       },
+    ];
+  };
+
+  it('let the batches handler touch SKU, batch reference and order items, and query the index only for a batch\'s lines', () => {
+    expect(statementsOf(synthesized, 'Batches')).toEqual([
+      writesTo(synthesized, 'BatchesLogs'),
+      ...itemGrants(['SKU#*', 'BATCHREF#*', 'ORDER#*']),
       {
         Effect: 'Allow',
         Action: ['dynamodb:Query'],
@@ -48,17 +55,7 @@ describe("the handlers' roles", () => {
   });
 
   it('let the allocations handler touch only SKU and order items, and not the index', () => {
-    const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKU#*', 'ORDER#*'] } };
-    expect(statementsOf(synthesized, 'Allocations')).toEqual([
-      writesTo(synthesized, 'AllocationsLogs'),
-      { Effect: 'Allow', Action: reads, Resource: [tableArn], Condition: onItsItems },
-      {
-        Effect: 'Allow',
-        Action: writes,
-        Resource: [tableArn],
-        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': writtenAttributes } },
-      },
-    ]);
+    expect(statementsOf(synthesized, 'Allocations')).toEqual([writesTo(synthesized, 'AllocationsLogs'), ...itemGrants(['SKU#*', 'ORDER#*'])]);
   });
 });
 
