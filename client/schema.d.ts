@@ -427,6 +427,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The same batch (same `ref`, `sku`, `qty` and `eta` as it is now) was already added: a repeat, which changes nothing */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": "OK";
+                };
+            };
             /** @description The batch was added: the plain word `OK` (`text/plain; charset=utf-8`) */
             201: {
                 headers: {
@@ -482,7 +491,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A batch with this `ref` exists (under any SKU); nothing changes */
+            /** @description Another batch with this `ref` exists (under any SKU, or with another `qty` or `eta`); nothing changes */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,7 +1,12 @@
-import type { Allocation, Batch, OrderLine, Placement } from './model';
+import type { Allocation, Batch, NewBatch, OrderLine, Placement } from './model';
 
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
 export type ConditionalWrite = 'saved' | 'changed';
+
+export type AddBatchResult =
+  | { readonly outcome: 'added' }
+  /** A batch with this reference exists, whatever its SKU: this one, as it is now. Nothing was written. */
+  | { readonly outcome: 'exists'; readonly existing: NewBatch };
 
 export type SaveAllocationResult =
   | { readonly outcome: 'saved' }
@@ -35,8 +40,8 @@ export interface SkuStock {
  * Methods throw StoreUnavailable when the store cannot answer.
  */
 export interface BatchRepository {
-  /** Throws DuplicateBatch when a batch with this reference exists, whatever its SKU. */
-  addBatch(batch: Batch): Promise<void>;
+  /** Adds the batch unless one with its reference exists, whatever its SKU. */
+  addBatch(batch: Batch): Promise<AddBatchResult>;
   /** The SKU's stock as of now (a strongly consistent read). */
   stockOf(sku: string): Promise<SkuStock>;
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;

@@ -2,6 +2,7 @@ import {
   AllocationContended,
   BatchContended,
   BatchNotFound,
+  DuplicateBatch,
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
@@ -43,8 +44,16 @@ export interface AllocationOutcome {
  */
 export const MAX_ALLOCATION_ROUNDS = 8;
 
-export const addBatch = async (batch: NewBatch, repository: BatchRepository): Promise<void> => {
-  await repository.addBatch(newBatch(batch));
+/**
+ * Adds the batch. The same batch again (same ref, sku, qty and eta as it is now) is a repeat, which
+ * changes nothing; another batch under that reference is DuplicateBatch.
+ */
+export const addBatch = async (batch: NewBatch, repository: BatchRepository): Promise<{ readonly created: boolean }> => {
+  const result = await repository.addBatch(newBatch(batch));
+  if (result.outcome === 'added') return { created: true };
+  const { existing } = result;
+  if (existing.sku === batch.sku && existing.qty === batch.qty && existing.eta === batch.eta) return { created: false };
+  throw new DuplicateBatch(batch.ref);
 };
 
 export const allocate = async (line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {

@@ -37,11 +37,11 @@ export const createBatchesHandler = (repository: BatchRepository) =>
   routedHandler<BatchesRouteKey>(repository, [
     route('POST /add_batch', {
       body: batchSchema,
-      successOutcomes: { 201: 'BatchAdded' },
-      // 201 with the plain word OK, as the spec has it.
+      successOutcomes: { 201: 'BatchAdded', 200: 'BatchAlreadyAdded' },
+      // The plain word OK, as the spec has it; 200 for a repeat.
       run: async ({ body }, store) => {
-        await addBatch(body, store);
-        return text(201, 'OK');
+        const { created } = await addBatch(body, store);
+        return text(created ? 201 : 200, 'OK');
       },
     }),
     route('GET /batches/{ref}', {

@@ -10,9 +10,9 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { DuplicateBatch, StoreUnavailable } from '../../domain/errors';
+import { StoreUnavailable } from '../../domain/errors';
 import type { Allocation, Batch, OrderLine, Placement } from '../../domain/model';
-import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock, StoreObserver } from '../../domain/ports';
+import type { AddBatchResult, BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock, StoreObserver } from '../../domain/ports';
 import { describeError, logger } from '../telemetry';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
 import {
@@ -119,7 +119,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer);
   }
 
-  async addBatch(batch: Batch): Promise<void> {
+  async addBatch(batch: Batch): Promise<AddBatchResult> {
     const { ref, sku } = batch;
     const input: TransactWriteCommandInput = {
       TransactItems: [
@@ -136,9 +136,14 @@ export class DynamoDbBatchRepository implements BatchRepository {
       ],
     };
     const cancellation = await this.transactWrite(input);
-    if (!cancellation) return;
-    if (cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) throw new DuplicateBatch(ref);
-    throw new Error(`Batch transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
+    if (!cancellation) return { outcome: 'added' };
+    if (!cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
+      throw new Error(`Batch transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
+    }
+    // A batch and its reference are only ever written together, so the reference names the batch in the way.
+    const existing = await this.batch(ref);
+    if (!existing) throw new Error(`Batch ${ref} exists and cannot be read`);
+    return { outcome: 'exists', existing };
   }
 
   async stockOf(sku: string): Promise<SkuStock> {

@@ -40,9 +40,15 @@ describe('POST /add_batch over HTTP', () => {
     expect(await response.text()).toBe('OK');
   });
 
-  it('answers 409 for a reference that exists', async () => {
+  it('answers 200 with the plain word OK to the same batch sent again', async () => {
     const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
-    const body = await expectJsonError(await post('/add_batch', batch), 409);
+    const response = await post('/add_batch', batch);
+    expect({ status: response.status, body: await response.text() }).toEqual({ status: 200, body: 'OK' });
+  });
+
+  it('answers 409 for a reference that exists with another batch', async () => {
+    const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
+    const body = await expectJsonError(await post('/add_batch', { ...batch, qty: 11 }), 409);
     expect(body.message).toBe(`Batch ${batch.ref} already exists`);
   });
 

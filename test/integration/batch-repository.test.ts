@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuplicateBatch } from '../../domain/errors';
 import { type Allocation, type Batch, newBatch } from '../../domain/model';
 import { allocate, cancelAllocation, changeBatch } from '../../domain/services';
 import type { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
@@ -74,12 +73,23 @@ describe('the DynamoDB batch repository', () => {
     expect(await repository.allocationOf(line.orderid, batch.sku)).toBeUndefined();
   });
 
-  it('refuses a batch reference that exists, even under another SKU, and keeps the first', async () => {
+  it('refuses a batch reference that exists, even under another SKU, answering the batch as it is and keeping it', async () => {
     const first = await addBatch(10);
-    await expect(repository.addBatch(newBatch({ ref: first.ref, sku: uniqueId('sku'), qty: 3, eta: null }))).rejects.toThrow(
-      DuplicateBatch,
-    );
-    expect(await repository.stockOf(first.sku)).toEqual({ known: true, batches: [first] });
+    await repository.saveAllocation(lineOf(first, 4), first);
+    expect(await repository.addBatch(newBatch({ ref: first.ref, sku: uniqueId('sku'), qty: 3, eta: null }))).toEqual({
+      outcome: 'exists',
+      existing: { ...first, available: 6 },
+    });
+    expect(await repository.stockOf(first.sku)).toEqual({ known: true, batches: [{ ...first, available: 6 }] });
+  });
+
+  it('answers the exhausted batch that holds a reference, though it is stored out of the stock range', async () => {
+    const first = await addBatch(4);
+    await repository.saveAllocation(lineOf(first, 4), first);
+    expect(await repository.addBatch(newBatch({ ref: first.ref, sku: first.sku, qty: 4, eta: null }))).toEqual({
+      outcome: 'exists',
+      existing: { ...first, available: 0 },
+    });
   });
 
   it('takes the line quantity from the batch and stores the line', async () => {

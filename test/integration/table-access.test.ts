@@ -124,7 +124,7 @@ const statusesOf = async (handler: ReturnType<typeof createBatchesHandler>, even
 };
 
 describe("each handler's calls to the table stay within what its role is granted", () => {
-  it('batches: add (new SKU, another batch, a duplicate), read, stock levels, a change moving lines away and out', async () => {
+  it('batches: add (new SKU, another batch, a repeat, a duplicate), read, stock levels, a change moving lines away and out', async () => {
     const sku = uniqueId('sku');
     const [shrinking, room] = [uniqueId('batch'), uniqueId('batch')];
     await table.repository().addBatch({ ref: shrinking, sku, qty: 5, available: 5, eta: null });
@@ -137,13 +137,14 @@ describe("each handler's calls to the table stay within what its role is granted
       postEvent('/add_batch', { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null }),
       postEvent('/add_batch', added),
       postEvent('/add_batch', added),
+      postEvent('/add_batch', { ...added, qty: 3 }),
       routeEvent('GET /batches/{ref}', { pathParameters: { ref: shrinking } }),
       routeEvent('GET /skus/{sku}/stock', { pathParameters: { sku } }),
       // Set to 0: the newest line (3) fits nowhere and leaves its order; the 2 moves to the shipment.
       routeEvent('PATCH /batches/{ref}', { pathParameters: { ref: shrinking }, body: { qty: 0 } }),
     ]);
 
-    expect(statuses).toEqual([201, 201, 409, 200, 200, 200]);
+    expect(statuses).toEqual([201, 201, 200, 409, 200, 200, 200]);
     const done = actions.map(({ action, index }) => (index ? `${action} on ${index}` : action));
     for (const action of ['dynamodb:BatchGetItem', 'dynamodb:Query on linesByBatch', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']) {
       expect(done).toContain(action);

@@ -66,7 +66,12 @@ class ReferenceModel {
   }
 
   private addBatch({ ref, sku, qty, eta }: BatchBody): Expected {
-    if (this.batches.has(ref)) return error(409, { message: `Batch ${ref} already exists` });
+    const existing = this.batches.get(ref);
+    if (existing) {
+      return existing.sku === sku && existing.qty === qty && existing.eta === eta
+        ? { status: 200, contentType: 'text/plain', body: 'OK' }
+        : error(409, { message: `Batch ${ref} already exists` });
+    }
     this.batches.set(ref, { ref, sku, qty, available: qty, eta });
     return { status: 201, contentType: 'text/plain', body: 'OK' };
   }

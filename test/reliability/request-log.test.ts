@@ -32,7 +32,8 @@ describe('the request log', () => {
     // The domain's refusals are named as `error` too; the edge's own refusals only by their outcome.
     const requests: Array<[Route, ReturnType<typeof postEvent>, number, string, string?]> = [
       ['/add_batch', postEvent('/add_batch', batch), 201, 'BatchAdded'],
-      ['/add_batch', postEvent('/add_batch', batch), 409, 'DuplicateBatch', 'DuplicateBatch'],
+      ['/add_batch', postEvent('/add_batch', batch), 200, 'BatchAlreadyAdded'],
+      ['/add_batch', postEvent('/add_batch', { ...batch, qty: 6 }), 409, 'DuplicateBatch', 'DuplicateBatch'],
       ['/allocate', postEvent('/allocate', line), 201, 'Allocated'],
       ['/allocate', postEvent('/allocate', line), 200, 'AlreadyAllocated'],
       ['/allocate', postEvent('/allocate', { ...line, qty: 3 }), 409, 'LineAlreadyAllocated', 'LineAlreadyAllocated'],

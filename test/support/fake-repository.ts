@@ -1,6 +1,5 @@
-import { DuplicateBatch } from '../../domain/errors';
 import { type Allocation, type Batch, type OrderLine, type Placement, isSameBatch } from '../../domain/model';
-import type { BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock } from '../../domain/ports';
+import type { AddBatchResult, BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock } from '../../domain/ports';
 
 /**
  * The repository port in memory, with the same all-or-nothing answers as the DynamoDB adapter:
@@ -13,9 +12,11 @@ export class FakeRepository implements BatchRepository {
   /** Every line refused for lack of stock, in the order refused. */
   readonly outOfStock: OrderLine[] = [];
 
-  async addBatch(batch: Batch): Promise<void> {
-    if (this.batches.has(batch.ref)) throw new DuplicateBatch(batch.ref);
+  async addBatch(batch: Batch): Promise<AddBatchResult> {
+    const existing = this.batches.get(batch.ref);
+    if (existing) return { outcome: 'exists', existing };
     this.batches.set(batch.ref, batch);
+    return { outcome: 'added' };
   }
 
   async stockOf(sku: string): Promise<SkuStock> {

@@ -55,6 +55,13 @@ describe('POST /add_batch', () => {
     expect(repository.batches.get('batch-1')?.eta).toBe('2028-02-29');
   });
 
+  it('answers 200 OK to the same batch sent again', async () => {
+    const { addBatch } = setUp();
+    await addBatch(validBatch);
+    const result = await addBatch(validBatch);
+    expect({ status: result.statusCode, body: result.body }).toEqual({ status: 200, body: 'OK' });
+  });
+
   it('answers 409 for a reference that already exists', async () => {
     const { addBatch } = setUp();
     await addBatch(validBatch);

@@ -132,9 +132,19 @@ describe('addBatch', () => {
     expect(repository.batches.get('b1')).toEqual({ ref: 'b1', sku: 'LAMP', qty: 7, available: 7, eta: '2026-03-01' });
   });
 
-  it('refuses a reference that already exists, even for another SKU', async () => {
-    const repository = await withBatches(['b1', 7, null]);
-    await expect(addBatch({ ref: 'b1', sku: 'TABLE', qty: 1, eta: null }, repository)).rejects.toThrow(DuplicateBatch);
-    expect(repository.batches.get('b1')?.sku).toBe('LAMP');
+  it('answers a batch added again with the same sku, qty and eta as a repeat, changing nothing', async () => {
+    const repository = await withBatches(['b1', 7, '2026-03-01']);
+    expect(await addBatch({ ref: 'b1', sku: 'LAMP', qty: 7, eta: '2026-03-01' }, repository)).toEqual({ created: false });
+    expect(repository.batches.get('b1')).toEqual({ ref: 'b1', sku: 'LAMP', qty: 7, available: 7, eta: '2026-03-01' });
+  });
+
+  it.each([
+    ['another SKU', { sku: 'TABLE' }],
+    ['another qty', { qty: 8 }],
+    ['another eta', { eta: null }],
+  ])('refuses a reference that already exists with %s', async (_, other) => {
+    const repository = await withBatches(['b1', 7, '2026-03-01']);
+    await expect(addBatch({ ref: 'b1', sku: 'LAMP', qty: 7, eta: '2026-03-01', ...other }, repository)).rejects.toThrow(DuplicateBatch);
+    expect(repository.batches.get('b1')).toEqual({ ref: 'b1', sku: 'LAMP', qty: 7, available: 7, eta: '2026-03-01' });
   });
 });

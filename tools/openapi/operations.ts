@@ -212,7 +212,13 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         name: 'BatchAdded',
         body: { mediaType: 'text/plain', schema: { type: 'string', const: 'OK' }, example: 'OK' },
       },
-      mapped('A batch with this `ref` exists (under any SKU); nothing changes', new DuplicateBatch('batch-1')),
+      {
+        status: 200,
+        when: 'The same batch (same `ref`, `sku`, `qty` and `eta` as it is now) was already added: a repeat, which changes nothing',
+        name: 'BatchAlreadyAdded',
+        body: { mediaType: 'text/plain', schema: { type: 'string', const: 'OK' }, example: 'OK' },
+      },
+      mapped('Another batch with this `ref` exists (under any SKU, or with another `qty` or `eta`); nothing changes', new DuplicateBatch('batch-1')),
     ],
   },
   'GET /batches/{ref}': {
