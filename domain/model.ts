@@ -1,3 +1,5 @@
+import type { HeldUnits } from './holds';
+
 /** A customer's request for some quantity of one product. An order holds at most one line per SKU. */
 export interface OrderLine {
   readonly orderid: string;
@@ -13,8 +15,11 @@ export interface Batch {
   readonly ref: string;
   readonly sku: string;
   readonly qty: number;
+  /** Units neither on a line nor set aside by a hold recorded on the batch. */
   readonly available: number;
   readonly eta: string | null;
+  /** The holds recorded on the batch (domain/holds.ts), expired ones included until given back; absent when none. */
+  readonly held?: readonly HeldUnits[];
 }
 
 /** An order line placed into a batch. */
@@ -56,10 +61,12 @@ export const isSameLine = (allocation: Allocation, line: OrderLine): boolean =>
   allocation.orderid === line.orderid && allocation.sku === line.sku && allocation.qty === line.qty;
 
 /**
- * Units on lines. Above `qty` only while a change that lowered `qty` still has lines to move off
- * the batch: then `available` is below zero, and no allocation reads the batch until it is back.
+ * Units on lines: `qty` = `available` + allocated + the units of the holds recorded on the batch.
+ * Above `qty` only while a change that lowered `qty` still has lines to move off the batch: then
+ * `available` is below zero, and no allocation reads the batch until it is back.
  */
-export const allocatedOf = (batch: Batch): number => batch.qty - batch.available;
+export const allocatedOf = (batch: Batch): number =>
+  batch.qty - batch.available - (batch.held ?? []).reduce((sum, { qty }) => sum + qty, 0);
 
 /** What a client may change of a batch: its quantity, its arrival date, or both. */
 export interface BatchChange {

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { type Hold, batchAt, expiredOn, expiryAfter, heldOn, statusAt } from '../../domain/holds';
+import { type Batch, allocatedOf, candidateBatches } from '../../domain/model';
+
+const NOW = Date.parse('2026-11-25T10:00:00.000Z');
+const SECOND = 1000;
+
+const hold = (status: Hold['status'], expiresAt: string): Hold => ({
+  holdid: 'cart-1',
+  lines: [{ sku: 'LAMP', qty: 2, batchref: 'lamp-1' }],
+  status,
+  expiresAt,
+});
+
+/** A batch of 10 with 3 units on lines, 2 held until a second from now and 4 by a hold that expired a second ago. */
+const batch: Batch = {
+  ref: 'lamp-1',
+  sku: 'LAMP',
+  qty: 10,
+  available: 1,
+  eta: null,
+  held: [
+    { holdid: 'cart-1', qty: 2, expiresAt: new Date(NOW + SECOND).toISOString() },
+    { holdid: 'cart-2', qty: 4, expiresAt: new Date(NOW - SECOND).toISOString() },
+  ],
+};
+
+describe('a hold', () => {
+  it('expires after its time to live, to the millisecond, in UTC', () => {
+    expect(expiryAfter(NOW, 900)).toBe('2026-11-25T10:15:00.000Z');
+  });
+
+  it('reads expired the moment its expiresAt passes, whatever has run since', () => {
+    const expiresAt = new Date(NOW).toISOString();
+    expect(statusAt(hold('active', expiresAt), NOW - 1)).toBe('active');
+    expect(statusAt(hold('active', expiresAt), NOW)).toBe('expired');
+  });
+
+  it('keeps the status it ended with, however late it is read', () => {
+    const expiresAt = new Date(NOW).toISOString();
+    for (const status of ['confirmed', 'released', 'expired'] as const) {
+      expect(statusAt(hold(status, expiresAt), NOW + 86_400 * SECOND)).toBe(status);
+    }
+  });
+});
+
+describe('a batch with holds', () => {
+  it('counts as allocated only the units on lines: qty = available + allocated + held', () => {
+    expect(allocatedOf(batch)).toBe(3);
+    expect(allocatedOf({ ...batch, held: undefined })).toBe(9);
+  });
+
+  it('holds the units of its active holds only', () => {
+    expect(heldOn(batch, NOW)).toBe(2);
+    expect(expiredOn(batch, NOW).map(({ holdid }) => holdid)).toEqual(['cart-2']);
+    expect(heldOn(batch, NOW + SECOND)).toBe(0);
+  });
+
+  it('offers the units of an expired hold to the next line, though nothing gave them back', () => {
+    const asFound = batchAt(batch, NOW);
+    expect(asFound).toEqual({ ...batch, available: 5, held: [batch.held?.[0]] });
+    expect(allocatedOf(asFound)).toBe(3);
+    expect(candidateBatches({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, [batch])).toEqual([]);
+    expect(candidateBatches({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, [asFound])).toEqual([asFound]);
+  });
+
+  it('is found as it is when none of its holds has expired', () => {
+    expect(batchAt(batch, NOW - 2 * SECOND)).toBe(batch);
+  });
+});
