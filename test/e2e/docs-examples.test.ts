@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../local/dynamodb-local';
-import { type DocExample, type ExpectedAnswer, LOCAL_ORIGIN, documentedPages, examplesOf } from '../support/doc-examples';
+import { CLIENT_PACKAGE, type DocExample, type ExpectedAnswer, LOCAL_ORIGIN, documentedPages, examplesOf } from '../support/doc-examples';
 import { uniqueId } from '../support/dynamodb';
 import { type RunningService, listening, startService } from '../support/local-service';
 
@@ -19,6 +22,30 @@ interface Received {
   readonly headers: Record<string, string>;
   readonly body: string;
 }
+
+const SNIPPETS = mkdtempSync(join(tmpdir(), 'doc-snippets-'));
+
+/**
+ * A TypeScript example as a reader would run it against `npm start`: type-checked with the project's
+ * compiler in strict mode, then run, importing the typed client from this repository.
+ */
+const runProgram = async (example: DocExample, origin: string) => {
+  const file = join(SNIPPETS, `${example.page.replace(/\W/g, '-')}-${example.line}.mts`);
+  writeFileSync(file, example.command.replaceAll(`'${CLIENT_PACKAGE}'`, `'${join(ROOT, 'client', 'index')}'`).replaceAll(LOCAL_ORIGIN, origin));
+  const compilerOptions = ['--strict', '--module', 'esnext', '--moduleResolution', 'bundler', '--target', 'es2022', '--types', 'node', '--skipLibCheck'];
+  await succeeds(join(ROOT, 'node_modules', '.bin', 'tsc'), ['--ignoreConfig', '--noEmit', ...compilerOptions, file]);
+  await succeeds(process.execPath, ['--import', 'tsx', file]);
+};
+
+/** Runs a program; when it fails, the failure says what it printed (tsc prints its errors on stdout). */
+const succeeds = async (program: string, args: string[]) => {
+  try {
+    await promisify(execFile)(program, args);
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${program} ${args.join(' ')} failed:\n${stdout}${stderr}`);
+  }
+};
 
 const run = async (example: DocExample, origin: string): Promise<Received> => {
   const command = example.command.replaceAll(LOCAL_ORIGIN, origin);
@@ -79,6 +106,10 @@ for (const { page, examples } of pages.filter((entry) => entry.examples.length >
     for (const example of examples) {
       if (!example.local) {
         it.skip(`${title(example)} (needs AWS or SAM: not run here)`, () => {});
+        continue;
+      }
+      if (example.language === 'ts') {
+        it(title(example), () => runProgram(example, origin));
         continue;
       }
       it(title(example), async () => {

@@ -14,9 +14,12 @@ import { join } from 'node:path';
  *
  * A command sent to the local server (`localhost:5005`) without an answer comment must succeed. Any
  * other request (awscurl, or curl to the deployed `${API_URL}`) needs AWS and is listed, not run.
+ * A ```ts block that imports the typed client (`@allocation-service/client`) is an example too: a
+ * program, type-checked and run against the local server when it calls `localhost:5005`.
  */
 
 export const LOCAL_ORIGIN = 'localhost:5005';
+export const CLIENT_PACKAGE = '@allocation-service/client';
 
 export interface ExpectedAnswer {
   readonly status: number;
@@ -29,6 +32,8 @@ export interface DocExample {
   /** The file, relative to the repository, and the line of the command in it. */
   readonly page: string;
   readonly line: number;
+  /** A shell command, or a TypeScript program calling the typed client. */
+  readonly language: 'sh' | 'ts';
   /** As written, continuation lines included. */
   readonly command: string;
   /** Sent to the local server; otherwise it needs a deployed stack. */
@@ -67,14 +72,21 @@ const parseAnswer = (status: number, shown: string, where: string): ExpectedAnsw
 export const examplesIn = (page: string, markdown: string): DocExample[] => {
   const lines = markdown.split('\n');
   const examples: DocExample[] = [];
-  let inShellBlock = false;
+  let block: string | undefined;
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index] as string;
     if (line.trimStart().startsWith('```')) {
-      inShellBlock = !inShellBlock && line.trim() === '```sh';
+      block = block === undefined ? line.trim().slice(3) : undefined;
+      if (block === 'ts') {
+        const end = lines.findIndex((closing, at) => at > index && closing.trimStart().startsWith('```'));
+        const program = lines.slice(index + 1, end).join('\n');
+        if (program.includes(`'${CLIENT_PACKAGE}'`)) {
+          examples.push({ page, line: index + 2, language: 'ts', command: program, local: program.includes(LOCAL_ORIGIN) });
+        }
+      }
       continue;
     }
-    if (!inShellBlock || line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    if (block !== 'sh' || line.trim() === '' || line.trimStart().startsWith('#')) continue;
     const start = index;
     const commandLines = [line];
     while (/[\\|]\s*$/.test(lines[index] as string) && index + 1 < lines.length) commandLines.push(lines[++index] as string);
@@ -92,7 +104,7 @@ export const examplesIn = (page: string, markdown: string): DocExample[] => {
       }
       expected = parseAnswer(Number(answer[1]), shown, where);
     }
-    examples.push({ page, line: start + 1, command, local: command.includes(LOCAL_ORIGIN), expected });
+    examples.push({ page, line: start + 1, language: 'sh', command, local: command.includes(LOCAL_ORIGIN), expected });
   }
   return examples;
 };
