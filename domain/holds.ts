@@ -1,4 +1,4 @@
-import type { Batch } from './model';
+import { type Batch, heldTotal } from './model';
 
 /*
  * Holds: stock set aside for a checkout, for a while. A hold takes units of its lines' batches out
@@ -49,24 +49,26 @@ export const expiryAfter = (now: Instant, ttlSeconds: number): string => new Dat
 export const statusAt = (hold: Hold, now: Instant): HoldStatus =>
   hold.status === 'active' && hasExpired(hold.expiresAt, now) ? 'expired' : hold.status;
 
-const total = (held: readonly HeldUnits[]) => held.reduce((sum, { qty }) => sum + qty, 0);
-
 /** The holds on the batch whose time has passed: their units are free, though still recorded on it. */
 export const expiredOn = (batch: Batch, now: Instant): HeldUnits[] =>
   (batch.held ?? []).filter(({ expiresAt }) => hasExpired(expiresAt, now));
 
 /** The units set aside by holds still active on the batch. */
 export const heldOn = (batch: Batch, now: Instant): number =>
-  total((batch.held ?? []).filter(({ expiresAt }) => !hasExpired(expiresAt, now)));
+  heldTotal((batch.held ?? []).filter(({ expiresAt }) => !hasExpired(expiresAt, now)));
 
 /**
  * The batch as a new line or hold finds it at `now`: the units of its expired holds are available
- * again, and only its active holds are still held. Its stored record may still list the expired ones:
- * the write that takes the units gives them back in the same transaction.
+ * again (`freed`), and only its active holds are still held. Its stored record still lists the
+ * expired ones until a write gives them back.
  */
 export const batchAt = (batch: Batch, now: Instant): Batch => {
   const expired = expiredOn(batch, now);
   if (expired.length === 0) return batch;
   const active = (batch.held ?? []).filter((units) => !expired.includes(units));
-  return { ...batch, available: batch.available + total(expired), held: active };
+  return { ...batch, available: batch.available + heldTotal(expired), held: active, freed: [...(batch.freed ?? []), ...expired] };
 };
+
+/** The batch as its stored record has it, whatever moment it was found at. */
+export const batchAsStored = ({ freed = [], ...batch }: Batch): Batch =>
+  freed.length === 0 ? batch : { ...batch, available: batch.available - heldTotal(freed), held: [...(batch.held ?? []), ...freed] };

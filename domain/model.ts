@@ -20,6 +20,12 @@ export interface Batch {
   readonly eta: string | null;
   /** The holds recorded on the batch (domain/holds.ts), expired ones included until given back; absent when none. */
   readonly held?: readonly HeldUnits[];
+  /**
+   * Only on a batch as found at some moment (batchAt): the holds that had expired by then, whose
+   * units `available` counts though the stored batch still records them. The write that takes
+   * from the batch gives them back in the same transaction.
+   */
+  readonly freed?: readonly HeldUnits[];
 }
 
 /** An order line placed into a batch. */
@@ -65,8 +71,16 @@ export const isSameLine = (allocation: Allocation, line: OrderLine): boolean =>
  * Above `qty` only while a change that lowered `qty` still has lines to move off the batch: then
  * `available` is below zero, and no allocation reads the batch until it is back.
  */
-export const allocatedOf = (batch: Batch): number =>
-  batch.qty - batch.available - (batch.held ?? []).reduce((sum, { qty }) => sum + qty, 0);
+export const allocatedOf = (batch: Batch): number => batch.qty - batch.available - heldTotal(batch.held);
+
+export const heldTotal = (held: readonly HeldUnits[] = []): number => held.reduce((sum, { qty }) => sum + qty, 0);
+
+/**
+ * The batch has units that no line holds: available ones, or ones held, and no unfinished change of
+ * its qty still owes any. Allocations read only such batches, so a batch every unit of which is held
+ * stays where they look, ready for the moment its holds expire.
+ */
+export const hasStockLeft = (batch: Batch): boolean => batch.available >= 0 && batch.available + heldTotal(batch.held) > 0;
 
 /** What a client may change of a batch: its quantity, its arrival date, or both. */
 export interface BatchChange {

@@ -1,3 +1,4 @@
+import type { Instant } from './holds';
 import type { Allocation, Batch, NewBatch, OrderLine, Placement } from './model';
 
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
@@ -82,6 +83,8 @@ export interface BatchRepository {
    * the line and both batches in one transaction.
    */
   moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite>;
+  /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */
+  currentTime(): Instant;
   /**
    * This repository for one request that must be answered by a deadline: once `deadline` aborts,
    * no call starts and a call in flight is abandoned, with StoreUnavailable. `observer`, when given,

@@ -30,6 +30,7 @@ import {
   planOrder,
   stockLevels,
 } from './model';
+import { batchAt } from './holds';
 import type { BatchRepository } from './ports';
 
 export interface AllocationOutcome {
@@ -61,7 +62,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
     const stock = await repository.stockOf(line.sku);
     if (!stock.known) throw new InvalidSku(line.sku);
 
-    const candidates = candidateBatches(line, stock.batches);
+    const candidates = candidateBatches(line, found(stock.batches, repository));
     if (candidates.length === 0) {
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
@@ -78,6 +79,12 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
     }
   }
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);
+};
+
+/** The batches as a new line finds them now: the units of holds that have expired are free. */
+const found = (batches: readonly Batch[], repository: BatchRepository): Batch[] => {
+  const now = repository.currentTime();
+  return batches.map((batch) => batchAt(batch, now));
 };
 
 const answerRepeat = (existing: Allocation, line: OrderLine): AllocationOutcome => {
@@ -165,7 +172,7 @@ const applyChange = async (ref: string, change: BatchChange, repository: BatchRe
 const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
   const lines = linesToTakeOff(shrunk, await repository.linesOn(shrunk.ref, LINES_READ_AT_ONCE));
   if (lines.length === 0) return [];
-  let others = (await repository.stockOf(shrunk.sku)).batches.filter((batch) => batch.ref !== shrunk.ref);
+  let others = found((await repository.stockOf(shrunk.sku)).batches, repository).filter((batch) => batch.ref !== shrunk.ref);
   let from = shrunk;
   const moved: Reallocation[] = [];
   for (const line of lines) {
@@ -206,7 +213,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     const pending = lines.filter(({ sku }) => !done.has(sku));
     if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
     const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku)));
-    const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
+    const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? found(stocks[index].batches, repository) : undefined]));
     const plan = planOrder(orderid, pending, stockBySku);
     if (plan.kind === 'refused') {
       // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.

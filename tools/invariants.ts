@@ -1,5 +1,5 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
-import type { Allocation, Batch } from '../domain/model';
+import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldTotal } from '../domain/model';
 import type { DocumentSender } from '../functions/store/batch-repository';
 import { parseStoredItem } from '../functions/store/items';
 
@@ -52,7 +52,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       const stored = parseStoredItem(item);
       if (stored.kind === 'batch') {
         batches.push(stored.batch);
-        if (stored.inStockRange !== stored.batch.available > 0) batchesOutOfPlace.push(stored.batch);
+        if (stored.inStockRange !== hasStockLeft(stored.batch)) batchesOutOfPlace.push(stored.batch);
       }
       else if (stored.kind === 'known-sku') knownSkus.push(stored.sku);
       else if (stored.kind === 'batch-reference') references.push({ ref: stored.ref, sku: stored.sku });
@@ -69,9 +69,10 @@ const show = (value: string) => JSON.stringify(value);
 
 /**
  * What must be true of any state the service leaves behind, however requests raced or failed:
- * stock is never negative, each batch has given out exactly what its lines hold, every line sits in
- * a batch of its own SKU, a batch reference names one batch, a batch is stored among those with stock
- * exactly when it has some (allocations read only those), and a SKU is known exactly when it has
+ * stock is never negative, each batch's qty is exactly its available units, the units its lines
+ * hold and the units its holds hold, every line sits in a batch of its own SKU, a batch reference
+ * names one batch, a batch is stored among those with stock exactly when it has some left, available
+ * or held (allocations read only those), and a SKU is known exactly when it has
  * batches ("Invalid sku" depends on it once every batch is exhausted).
  */
 export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, references, lines, unrecognized }: Inventory): Violation[] => {
@@ -104,11 +105,13 @@ export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, referenc
           '(a change of its qty cut off before it moved them: repeat the PATCH to finish it)',
       });
     }
-    const held = heldByBatch.get(batch) ?? 0;
-    if (batch.qty - batch.available !== held) {
+    const onLines = heldByBatch.get(batch) ?? 0;
+    const onHolds = heldTotal(batch.held);
+    if (allocatedOf(batch) !== onLines) {
+      const holds = onHolds > 0 ? ` - held ${onHolds}` : '';
       violations.push({
         rule: 'stock-matches-lines',
-        message: `${name}: qty ${batch.qty} - available ${batch.available} = ${batch.qty - batch.available}, but its lines hold ${held}`,
+        message: `${name}: qty ${batch.qty} - available ${batch.available}${holds} = ${allocatedOf(batch)}, but its lines hold ${onLines}`,
       });
     }
   }

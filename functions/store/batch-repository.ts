@@ -11,7 +11,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
-import type { Allocation, Batch, OrderLine, Placement } from '../../domain/model';
+import { type Instant, batchAsStored } from '../../domain/holds';
+import { type Allocation, type Batch, type OrderLine, type Placement, hasStockLeft, heldTotal } from '../../domain/model';
 import type { AddBatchResult, BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock, StoreObserver } from '../../domain/ports';
 import { describeError, logger } from '../telemetry';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
@@ -30,6 +31,7 @@ import {
   batchWithStockKey,
   deallocationKey,
   exhaustedBatchKey,
+  heldAttribute,
   knownSkuItem,
   lineKey,
   linesOfBatch,
@@ -57,7 +59,6 @@ const storedLine = (item: Record<string, unknown>): Allocation => {
   return stored.allocation;
 };
 
-const isInStock = (batch: Batch) => batch.available > 0;
 const firstBatch = (items: readonly Record<string, unknown>[]): Batch | undefined =>
   items.map(parseStoredItem).find((stored) => stored.kind === 'batch')?.batch;
 const lineAsRead = ({ batchref, qty }: Allocation) => ({ ':batchref': batchref, ':lineQty': qty });
@@ -72,26 +73,48 @@ const ITEM_IS_NEW = `attribute_not_exists(${PK})`;
 const LINE_IS_AS_READ = 'batchref = :batchref AND qty = :lineQty';
 
 /**
- * A batch's key says whether it has stock, so a change of `available` that crosses zero moves the
- * item: delete it where it is, on condition that it is exactly as read (so the copy is exact), and
- * put the copy on the other side. A condition cannot compare with NULL everywhere, hence an absent
- * `eta` for a batch in stock.
+ * Guards "a batch's holds are as read": every write of a batch is made against the holds it read on
+ * it (none, or exactly these), so that where the batch belongs, in the stock range or out of it,
+ * follows from `available` alone. A write that gives holds back removes their entries and checks
+ * that each is still there: only one write can give a hold's units back.
  */
-const batchIsExactly = ({ qty, available, eta }: Batch) => ({
-  ConditionExpression: `available = :available AND qty = :qty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`,
-  ExpressionAttributeValues: { ':available': available, ':qty': qty, ...(eta === null ? {} : { ':eta': eta }) },
+const holdsAsRead = (held: Batch['held'] = []) =>
+  held.length === 0
+    ? { ConditionExpression: '(attribute_not_exists(held) OR held = :noHolds)', ExpressionAttributeValues: { ':noHolds': {} } }
+    : { ConditionExpression: 'held = :held', ExpressionAttributeValues: { ':held': heldAttribute(held) } };
+
+const and = (...conditions: { ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> }[]) => ({
+  ConditionExpression: conditions.map(({ ConditionExpression }) => ConditionExpression).join(' AND '),
+  ExpressionAttributeValues: Object.assign({}, ...conditions.map(({ ExpressionAttributeValues }) => ExpressionAttributeValues)),
 });
 
 /**
- * A change of `available` by `delta` made in place, on condition that the result stays above zero
- * (which guards "stock never goes below zero" and "the stock range holds only batches with stock").
- * A condition cannot do arithmetic, hence the bound against `-delta`.
+ * A batch's key says whether it has stock left, so a change of `available` that crosses that line
+ * moves the item: delete it where it is, on condition that it is exactly as read (so the copy is
+ * exact), and put it at its other key. The put's condition cannot fail while the delete's holds: one
+ * batch never has both keys.
  */
-const keepsStock = (delta: number) => ({ ConditionExpression: 'available > :bound', ExpressionAttributeValues: { ':bound': -delta } });
+const batchIsExactly = ({ qty, available, eta, held }: Batch) =>
+  and(
+    {
+      ConditionExpression: `available = :available AND qty = :qty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`,
+      ExpressionAttributeValues: { ':available': available, ':qty': qty, ...(eta === null ? {} : { ':eta': eta }) },
+    },
+    holdsAsRead(held),
+  );
 
-/** Likewise for a batch out of the stock range that stays there: the result is zero or less. */
-const staysOnItsSide = (batch: Batch, delta: number) =>
-  isInStock(batch) ? keepsStock(delta) : { ConditionExpression: 'available <= :bound', ExpressionAttributeValues: { ':bound': -delta } };
+/**
+ * A change of `available` by `delta` made in place, on a batch stored with these holds, on condition
+ * that the result stays on the side of the stock range the batch was read on (which guards "stock
+ * never goes below zero" and "the stock range holds exactly the batches with stock left"). Holds left
+ * on the batch after the write (`heldAfter`) keep it in the range at `available` 0. A condition
+ * cannot do arithmetic, hence the bound against `-delta`.
+ */
+const staysOnItsSide = (stored: Batch, delta: number, heldAfter: Batch['held'] = stored.held) => {
+  const held = heldTotal(heldAfter) > 0;
+  const comparison = hasStockLeft(stored) ? (held ? '>=' : '>') : held ? '<' : '<=';
+  return and({ ConditionExpression: `available ${comparison} :bound`, ExpressionAttributeValues: { ':bound': -delta } }, holdsAsRead(stored.held));
+};
 
 export interface ConflictRetryPolicy {
   /** Attempts of one transaction that DynamoDB cancelled for a conflict or throttling, in all. */
@@ -113,10 +136,15 @@ export class DynamoDbBatchRepository implements BatchRepository {
     private readonly conflictRetry: ConflictRetryPolicy = defaultConflictRetryPolicy,
     private readonly deadline?: AbortSignal,
     private readonly observer?: StoreObserver,
+    private readonly clock: () => Instant = Date.now,
   ) {}
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
-    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer);
+    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.clock);
+  }
+
+  currentTime(): Instant {
+    return this.clock();
   }
 
   async addBatch(batch: Batch): Promise<AddBatchResult> {
@@ -269,7 +297,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite> {
     const delta = changed.available - batch.available;
     const describeChange = this.describeBatch(changed);
-    if (isInStock(batch) !== isInStock(changed)) return this.conditionalWrite([...this.moveBatch(batch, changed), describeChange]);
+    if (hasStockLeft(batch) !== hasStockLeft(changed)) return this.conditionalWrite([...this.moveBatch(batch, changed), describeChange]);
     const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta);
     return this.conditionalWrite([
       describeChange,
@@ -386,23 +414,28 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   /**
-   * `available` plus `delta`, on the batch as it was read: in place, or moved across zero. A take
-   * never leaves a batch below zero: one that would (the read was stale, or the caller asked too
-   * much) goes as an update on condition that the batch has more than it takes, which fails unless
-   * the batch has more stock than was read. Only a change of qty (changeBatch) goes below zero.
+   * `available` plus `delta`, on the batch as it was found: in place, or moved across the edge of the
+   * stock range. A take never leaves a batch below zero: one that would (the read was stale, or the
+   * caller asked too much) goes as an update whose condition fails unless the batch has more stock
+   * than was read. Only a change of qty (changeBatch) goes below zero. The holds that had expired
+   * when the batch was found (`freed`, counted in its `available`) are given back in the same write.
    */
   private adjustAvailable(batch: Batch, delta: number): TransactWriteItem[] {
-    const adjusted = { ...batch, available: batch.available + delta };
-    const crossesZero = delta < 0 ? adjusted.available === 0 : !isInStock(batch) && isInStock(adjusted);
-    if (crossesZero) return this.moveBatch(batch, adjusted);
-    const condition = delta < 0 ? keepsStock(delta) : staysOnItsSide(batch, delta);
+    const stored = batchAsStored(batch);
+    const adjusted: Batch = { ...stored, available: batch.available + delta, held: batch.held };
+    // A take that the read says would go below zero is not moved: its in-place condition fails instead.
+    if (hasStockLeft(stored) !== hasStockLeft(adjusted) && adjusted.available >= 0) return this.moveBatch(stored, adjusted);
+    const storedDelta = adjusted.available - stored.available;
+    const freed = Object.fromEntries((batch.freed ?? []).map(({ holdid }, index) => [`#freed${index}`, holdid]));
+    const giveBack = Object.keys(freed).map((name) => `held.${name}`);
     return [
       {
         Update: {
           TableName: this.tableName,
-          Key: batchKey(batch),
-          UpdateExpression: 'SET available = available + :delta',
-          ...withValues(condition, { ':delta': delta }),
+          Key: batchKey(stored),
+          UpdateExpression: 'SET available = available + :delta' + (giveBack.length > 0 ? ` REMOVE ${giveBack.join(', ')}` : ''),
+          ...withValues(staysOnItsSide(stored, storedDelta, adjusted.held), { ':delta': storedDelta }),
+          ...(giveBack.length > 0 ? { ExpressionAttributeNames: freed } : {}),
         },
       },
     ];

@@ -1,4 +1,5 @@
-import type { Allocation, Batch, OrderLine } from '../../domain/model';
+import type { HeldUnits } from '../../domain/holds';
+import { type Allocation, type Batch, type OrderLine, hasStockLeft } from '../../domain/model';
 import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttribute } from './table';
 
 /*
@@ -9,8 +10,8 @@ import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttrib
  *
  * The table's items (one table, keys `pk`/`sk` as tableKeySchema names them):
  *   known SKU        pk SKU#<sku>       sk STOCK         sku        (written with the SKU's first batch)
- *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available (> 0), eta
- *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available (<= 0), eta
+ *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available, eta, held
+ *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available, eta, held
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, changedAt
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,
@@ -19,6 +20,12 @@ import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttrib
  *                                                         orderid, sku, qty, batchref, reason, deallocatedAt
  *   out of stock     pk ORDER#<orderid> sk OUTOFSTOCK#<sku>#<noticeId>
  *                                                         orderid, sku, qty, refusedAt
+ * A batch's `held` maps each hold recorded on it to its units and expiry ({qty, expiresAt}); its
+ * `available` counts neither those units nor its lines'. A batch is in the stock range while it has
+ * units no line holds (available or held: hasStockLeft), so that a batch whose every unit is held is
+ * still read by allocations, which take the units of an expired hold and remove its entry in the
+ * same write (domain/holds.ts). Giving a hold's units back is removing its entry, on condition that
+ * the entry exists: only one write can do it.
  * A batch's `available` is below zero only while a change that lowered its qty still has lines to
  * move off it: it then sits out of the stock range, where no allocation reads it, until the lines
  * are moved (domain/services.ts, changeBatch). Its lines are found through the sparse index
@@ -62,7 +69,23 @@ const knownSkuKey = (sku: string) => itemKey(skuPartition(sku), STOCK_RANGE);
 export const batchWithStockKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `${STOCK_RANGE}#${ref}`);
 export const exhaustedBatchKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `EMPTY#${ref}`);
 /** Where a batch lives: in the SKU's stock range while it has stock, out of it once it has none. */
-export const batchKey = (batch: Batch) => (batch.available > 0 ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref));
+export const batchKey = (batch: Batch) => (hasStockLeft(batch) ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref));
+
+/** The `held` attribute: each hold's units and expiry, by holdid. */
+export const heldAttribute = (held: readonly HeldUnits[] = []) =>
+  Object.fromEntries(held.map(({ holdid, qty, expiresAt }) => [holdid, { qty, expiresAt }]));
+
+const parseHeld = (value: unknown): HeldUnits[] | undefined => {
+  if (value === undefined) return [];
+  if (typeof value !== 'object' || value === null) return undefined;
+  const held: HeldUnits[] = [];
+  for (const [holdid, units] of Object.entries(value)) {
+    const { qty, expiresAt } = (units ?? {}) as { qty?: unknown; expiresAt?: unknown };
+    if (typeof qty !== 'number' || typeof expiresAt !== 'string' || Number.isNaN(Date.parse(expiresAt))) return undefined;
+    held.push({ holdid, qty, expiresAt });
+  }
+  return held;
+};
 export const batchReferenceKey = (ref: string) => itemKey(`${partitionKeyPrefix.batchReference}${ref}`, 'BATCHREF');
 export const orderPartition = (orderid: string) => `${partitionKeyPrefix.order}${orderid}`;
 /** The sort keys of an order's partition that hold its lines (the rest are notices). */
@@ -111,14 +134,15 @@ export interface BatchDescription {
  */
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   const { [PK]: pk, [SK]: sk, [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, ref, sku, qty, available, eta, orderid, batchref } = item;
-  const { movedAt, changedAt, reason, deallocatedAt, refusedAt, noticeId } = item;
+  const { movedAt, changedAt, reason, deallocatedAt, refusedAt, noticeId, held: heldValue } = item;
   const hasKey = (key: ReturnType<typeof itemKey>) => key[PK] === pk && key[SK] === sk;
   const isText = (value: unknown): value is string => typeof value === 'string';
   const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
   if (isText(ref) && isText(sku)) {
-    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta))) {
-      const batch: Batch = { ref, sku, qty, available, eta: eta ?? null };
+    const held = parseHeld(heldValue);
+    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && held) {
+      const batch: Batch = { ref, sku, qty, available, eta: eta ?? null, ...(held.length > 0 ? { held } : {}) };
       const inStockRange = hasKey(batchWithStockKey(sku, ref));
       if (inStockRange || hasKey(exhaustedBatchKey(sku, ref))) return { kind: 'batch', batch, inStockRange };
     }
@@ -145,8 +169,8 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
 
 /** A batch as the table holds it. */
 export const batchItem = (batch: Batch) => {
-  const { ref, sku, qty, available, eta } = batch;
-  return { ...batchKey(batch), type: 'Batch', ref, sku, qty, available, ...(eta === null ? {} : { eta }) };
+  const { ref, sku, qty, available, eta, held = [] } = batch;
+  return { ...batchKey(batch), type: 'Batch', ref, sku, qty, available, ...(eta === null ? {} : { eta }), ...(held.length > 0 ? { held: heldAttribute(held) } : {}) };
 };
 
 export const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });

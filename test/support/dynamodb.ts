@@ -12,8 +12,8 @@ export interface TestTable {
   readonly tableName: string;
   readonly client: DynamoDBClient;
   readonly documentClient: DynamoDBDocumentClient;
-  /** A repository over this table, optionally through another client (one that fails on purpose). */
-  repository(options?: { sender?: DocumentSender; conflictRetry?: ConflictRetryPolicy }): DynamoDbBatchRepository;
+  /** A repository over this table, optionally through another client (one that fails on purpose), or by a clock the test sets. */
+  repository(options?: { sender?: DocumentSender; conflictRetry?: ConflictRetryPolicy; clock?: () => number }): DynamoDbBatchRepository;
   drop(): Promise<void>;
 }
 
@@ -29,7 +29,8 @@ export const createTestTable = async (): Promise<TestTable> => {
     tableName,
     client,
     documentClient,
-    repository: ({ sender = documentClient, conflictRetry } = {}) => new DynamoDbBatchRepository(sender, tableName, conflictRetry),
+    repository: ({ sender = documentClient, conflictRetry, clock } = {}) =>
+      new DynamoDbBatchRepository(sender, tableName, conflictRetry, undefined, undefined, clock),
     drop: async () => {
       await client.send(new DeleteTableCommand({ TableName: tableName }));
       client.destroy();

@@ -1,4 +1,5 @@
-import { type Allocation, type Batch, type OrderLine, type Placement, isSameBatch } from '../../domain/model';
+import type { Instant } from '../../domain/holds';
+import { type Allocation, type Batch, type OrderLine, type Placement, hasStockLeft, heldTotal, isSameBatch } from '../../domain/model';
 import type { AddBatchResult, BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock } from '../../domain/ports';
 
 /**
@@ -11,6 +12,12 @@ export class FakeRepository implements BatchRepository {
   readonly lines = new Map<string, Allocation>();
   /** Every line refused for lack of stock, in the order refused. */
   readonly outOfStock: OrderLine[] = [];
+  /** The time the rules of holds are judged at: set it to move time on. */
+  now: Instant = Date.parse('2026-11-25T10:00:00.000Z');
+
+  currentTime(): Instant {
+    return this.now;
+  }
 
   async addBatch(batch: Batch): Promise<AddBatchResult> {
     const existing = this.batches.get(batch.ref);
@@ -21,19 +28,17 @@ export class FakeRepository implements BatchRepository {
 
   async stockOf(sku: string): Promise<SkuStock> {
     const batches = [...this.batches.values()].filter((batch) => batch.sku === sku);
-    return { known: batches.length > 0, batches: batches.filter((batch) => batch.available > 0) };
+    return { known: batches.length > 0, batches: batches.filter(hasStockLeft) };
   }
 
   async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {
     return this.lines.get(lineKey(orderid, sku));
   }
 
-  async saveAllocation(allocation: Allocation, { ref }: Batch): Promise<SaveAllocationResult> {
+  async saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> {
     const existing = this.lines.get(lineKey(allocation.orderid, allocation.sku));
     if (existing) return { outcome: 'line-exists', existing };
-    const batch = this.batches.get(ref);
-    if (!batch || batch.available < allocation.qty) return { outcome: 'batch-changed' };
-    this.batches.set(batch.ref, { ...batch, available: batch.available - allocation.qty });
+    if (!this.take(batch, allocation.qty)) return { outcome: 'batch-changed' };
     this.lines.set(lineKey(allocation.orderid, allocation.sku), allocation);
     return { outcome: 'saved' };
   }
@@ -41,7 +46,7 @@ export class FakeRepository implements BatchRepository {
   async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
     const existing = placements.flatMap(({ allocation }) => this.lines.get(lineKey(allocation.orderid, allocation.sku)) ?? []);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
-    const short = placements.some(({ allocation, batch }) => (this.batches.get(batch.ref)?.available ?? 0) < allocation.qty);
+    const short = placements.some(({ allocation, batch }) => !this.canTake(batch, allocation.qty));
     if (short) return { outcome: 'batch-changed' };
     for (const { allocation, batch } of placements) await this.saveAllocation(allocation, batch);
     return { outcome: 'saved' };
@@ -83,13 +88,12 @@ export class FakeRepository implements BatchRepository {
 
   async moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite> {
     const source = this.batches.get(from.ref);
-    const destination = to && this.batches.get(to.ref);
-    if (!this.holds(allocation) || !source || (to && (!destination || destination.available < allocation.qty))) return 'changed';
+    if (!this.holds(allocation) || !source || (to && !this.canTake(to, allocation.qty))) return 'changed';
     this.batches.set(source.ref, { ...source, available: source.available + allocation.qty });
     const key = lineKey(allocation.orderid, allocation.sku);
-    if (destination) {
-      this.batches.set(destination.ref, { ...destination, available: destination.available - allocation.qty });
-      this.lines.set(key, { ...allocation, batchref: destination.ref });
+    if (to) {
+      this.take(to, allocation.qty);
+      this.lines.set(key, { ...allocation, batchref: to.ref });
     } else {
       this.lines.delete(key);
     }
@@ -99,6 +103,27 @@ export class FakeRepository implements BatchRepository {
   /** Its calls answer at once: a deadline never passes in one. */
   withDeadline(): BatchRepository {
     return this;
+  }
+
+  /**
+   * The adapter's condition on a take: the holds the batch was found with (expired ones given back by
+   * this write) are still recorded on it, and what is available with theirs covers the qty.
+   */
+  private canTake({ ref, freed = [] }: Batch, qty: number): boolean {
+    const stored = this.batches.get(ref);
+    const recorded = new Set((stored?.held ?? []).map(({ holdid }) => holdid));
+    return stored !== undefined && freed.every(({ holdid }) => recorded.has(holdid)) && stored.available + heldTotal(freed) >= qty;
+  }
+
+  private take(batch: Batch, qty: number): boolean {
+    if (!this.canTake(batch, qty)) return false;
+    const stored = this.batches.get(batch.ref) as Batch;
+    const givenBack = new Set((batch.freed ?? []).map(({ holdid }) => holdid));
+    const held = (stored.held ?? []).filter(({ holdid }) => !givenBack.has(holdid));
+    const { held: _, ...withoutHolds } = stored;
+    const available = stored.available + heldTotal(batch.freed) - qty;
+    this.batches.set(batch.ref, held.length > 0 ? { ...withoutHolds, available, held } : { ...withoutHolds, available });
+    return true;
   }
 
   private holds(allocation: Allocation): boolean {

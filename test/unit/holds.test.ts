@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { type Hold, batchAt, expiredOn, expiryAfter, heldOn, statusAt } from '../../domain/holds';
-import { type Batch, allocatedOf, candidateBatches } from '../../domain/model';
+import { OutOfStock } from '../../domain/errors';
+import { type Hold, batchAsStored, batchAt, expiredOn, expiryAfter, heldOn, statusAt } from '../../domain/holds';
+import { type Batch, allocatedOf, candidateBatches, hasStockLeft } from '../../domain/model';
+import { allocate } from '../../domain/services';
+import { FakeRepository } from '../support/fake-repository';
 
 const NOW = Date.parse('2026-11-25T10:00:00.000Z');
 const SECOND = 1000;
@@ -58,13 +61,41 @@ describe('a batch with holds', () => {
 
   it('offers the units of an expired hold to the next line, though nothing gave them back', () => {
     const asFound = batchAt(batch, NOW);
-    expect(asFound).toEqual({ ...batch, available: 5, held: [batch.held?.[0]] });
+    expect(asFound).toEqual({ ...batch, available: 5, held: [batch.held?.[0]], freed: [batch.held?.[1]] });
     expect(allocatedOf(asFound)).toBe(3);
     expect(candidateBatches({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, [batch])).toEqual([]);
     expect(candidateBatches({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, [asFound])).toEqual([asFound]);
   });
 
-  it('is found as it is when none of its holds has expired', () => {
+  it('is found as it is when none of its holds has expired, and stored as it was found', () => {
     expect(batchAt(batch, NOW - 2 * SECOND)).toBe(batch);
+    expect(batchAsStored(batchAt(batch, NOW))).toEqual(batch);
+  });
+
+  it('has stock left while a unit is available or held, and none while a change of its qty owes units', () => {
+    expect(hasStockLeft({ ...batch, available: 0 })).toBe(true);
+    expect(hasStockLeft({ ...batch, available: 0, held: undefined })).toBe(false);
+    expect(hasStockLeft({ ...batch, available: -1 })).toBe(false);
+  });
+});
+
+describe('an allocation against batches with holds', () => {
+  const withHeldBatch = () => {
+    const repository = new FakeRepository();
+    repository.now = NOW;
+    repository.batches.set(batch.ref, batch);
+    return repository;
+  };
+
+  it('takes the units of a hold that has expired, and gives its entry back', async () => {
+    const repository = withHeldBatch();
+    expect(await allocate({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, repository)).toEqual({ batchref: 'lamp-1', created: true });
+    expect(repository.batches.get('lamp-1')).toEqual({ ...batch, available: 0, held: [batch.held?.[0]] });
+  });
+
+  it('leaves the units of an active hold alone', async () => {
+    const repository = withHeldBatch();
+    await expect(allocate({ orderid: 'order-1', sku: 'LAMP', qty: 6 }, repository)).rejects.toThrow(OutOfStock);
+    expect(repository.batches.get('lamp-1')).toEqual(batch);
   });
 });

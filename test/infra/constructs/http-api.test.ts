@@ -21,7 +21,7 @@ describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name functio
 describe("the handlers' roles", () => {
   // The items' own attributes, then those of the notices that exist to put an event on the stream.
   const writtenAttributes = [
-    ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'changedAt', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
+    ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
     ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'expiresAt'],
   ];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
