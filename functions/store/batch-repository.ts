@@ -113,7 +113,10 @@ const batchIsExactly = ({ qty, available, eta, held }: Batch) =>
 const staysOnItsSide = (stored: Batch, delta: number, heldAfter: Batch['held'] = stored.held) => {
   const held = heldTotal(heldAfter) > 0;
   const comparison = hasStockLeft(stored) ? (held ? '>=' : '>') : held ? '<' : '<=';
-  return and({ ConditionExpression: `available ${comparison} :bound`, ExpressionAttributeValues: { ':bound': -delta } }, holdsAsRead(stored.held));
+  const bound = { ConditionExpression: `available ${comparison} :bound`, ExpressionAttributeValues: { ':bound': -delta } };
+  // A batch with stock and no holds keeps it by `available` alone, whatever holds come meanwhile: the
+  // allocation's path needs no more.
+  return comparison === '>' && (stored.held ?? []).length === 0 ? bound : and(bound, holdsAsRead(stored.held));
 };
 
 export interface ConflictRetryPolicy {
