@@ -1,4 +1,4 @@
-import type { Instant } from './holds';
+import type { HeldLine, Hold, Instant } from './holds';
 import type { Allocation, Batch, NewBatch, OrderLine, Placement } from './model';
 
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
@@ -8,6 +8,22 @@ export type AddBatchResult =
   | { readonly outcome: 'added' }
   /** A batch with this reference exists, whatever its SKU: this one, as it is now. Nothing was written. */
   | { readonly outcome: 'exists'; readonly existing: NewBatch };
+
+/** A line of a hold and the batch it goes to, as that batch was found (batchAt) when the hold was planned. */
+export interface HoldPlacement {
+  readonly line: HeldLine;
+  readonly batch: Batch;
+}
+
+export type SaveHoldResult =
+  | { readonly outcome: 'saved' }
+  /** A batch is no longer as it was found: another request took stock or placed a hold first. Nothing was written. */
+  | { readonly outcome: 'batch-changed' }
+  /** A hold with this holdid exists (as stored): a holdid is used once. Nothing was written. */
+  | { readonly outcome: 'hold-exists'; readonly existing: Hold };
+
+/** How an active hold ends without becoming an order's lines. */
+export type HoldEnding = 'released' | 'expired';
 
 export type SaveAllocationResult =
   | { readonly outcome: 'saved' }
@@ -83,6 +99,20 @@ export interface BatchRepository {
    * the line and both batches in one transaction.
    */
   moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite>;
+  /**
+   * Records the hold, active until its `expiresAt`, and sets aside each placement's qty on its
+   * batch, giving back in the same write the expired holds the batch was found with: all or nothing.
+   */
+  saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult>;
+  /** The hold as last written (strongly consistent); its status at a given moment is statusAt's to say. */
+  hold(holdid: string): Promise<Hold | undefined>;
+  /**
+   * Ends the active hold, as read: `released` while it lasts at `now`, `expired` once it has not.
+   * Gives back its units on the batches named (`givenBackOn`, refs), where its entry must still be;
+   * on its other batches an allocation took them once the hold expired. One write: `changed` when
+   * the hold or one of those entries is no longer as read, and then nothing was written.
+   */
+  endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite>;
   /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */
   currentTime(): Instant;
   /**

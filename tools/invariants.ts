@@ -1,4 +1,5 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
+import type { Hold } from '../domain/holds';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldTotal } from '../domain/model';
 import type { DocumentSender } from '../functions/store/batch-repository';
 import { parseStoredItem } from '../functions/store/items';
@@ -11,6 +12,8 @@ export interface Inventory {
   readonly knownSkus: readonly string[];
   readonly references: readonly { readonly ref: string; readonly sku: string }[];
   readonly lines: readonly Allocation[];
+  /** As last written: an active one may have expired since, its units free for the next line. */
+  readonly holds: readonly Hold[];
   readonly unrecognized: readonly { readonly pk: string; readonly sk: string }[];
 }
 
@@ -18,6 +21,7 @@ export type Rule =
   | 'stock-never-negative'
   | 'stock-matches-lines'
   | 'line-in-batch-of-its-sku'
+  | 'held-for-an-active-hold'
   | 'batch-ref-unique'
   | 'batch-ref-reserved'
   | 'batch-where-its-stock-says'
@@ -42,6 +46,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const knownSkus: string[] = [];
   const references: { ref: string; sku: string }[] = [];
   const lines: Allocation[] = [];
+  const holds: Hold[] = [];
   const unrecognized: { pk: string; sk: string }[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
   do {
@@ -57,12 +62,13 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       else if (stored.kind === 'known-sku') knownSkus.push(stored.sku);
       else if (stored.kind === 'batch-reference') references.push({ ref: stored.ref, sku: stored.sku });
       else if (stored.kind === 'line') lines.push(stored.allocation);
+      else if (stored.kind === 'hold') holds.push(stored.hold);
       else if (stored.kind === 'unrecognized') unrecognized.push({ pk: stored.pk, sk: stored.sk });
       // Notices (a deallocation's reason, a refusal) hold no stock: no invariant is about them.
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { batches, batchesOutOfPlace, knownSkus, references, lines, unrecognized };
+  return { batches, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized };
 };
 
 const show = (value: string) => JSON.stringify(value);
@@ -75,7 +81,7 @@ const show = (value: string) => JSON.stringify(value);
  * or held (allocations read only those), and a SKU is known exactly when it has
  * batches ("Invalid sku" depends on it once every batch is exhausted).
  */
-export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, references, lines, unrecognized }: Inventory): Violation[] => {
+export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized }: Inventory): Violation[] => {
   const violations: Violation[] = [];
   const batchBySkuAndRef = new Map(batches.map((batch) => [JSON.stringify([batch.sku, batch.ref]), batch]));
   const heldByBatch = new Map<Batch, number>();
@@ -112,6 +118,23 @@ export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, referenc
       violations.push({
         rule: 'stock-matches-lines',
         message: `${name}: qty ${batch.qty} - available ${batch.available}${holds} = ${allocatedOf(batch)}, but its lines hold ${onLines}`,
+      });
+    }
+  }
+
+  // A batch's held units belong to a hold still active as written, for that batch and qty: an ended
+  // hold gave its units back (or they became lines) in the write that ended it.
+  const holdById = new Map(holds.map((hold) => [hold.holdid, hold]));
+  for (const batch of batches) {
+    for (const { holdid, qty } of batch.held ?? []) {
+      const hold = holdById.get(holdid);
+      const line = hold?.lines.find(({ sku, batchref }) => sku === batch.sku && batchref === batch.ref);
+      if (hold?.status === 'active' && line?.qty === qty) continue;
+      violations.push({
+        rule: 'held-for-an-active-hold',
+        message:
+          `batch ${show(batch.ref)} of sku ${show(batch.sku)} holds ${qty} for hold ${show(holdid)}, ` +
+          (hold === undefined ? 'which does not exist' : hold.status !== 'active' ? `which is ${hold.status}` : `whose line there is ${line ? `of ${line.qty}` : 'missing'}`),
       });
     }
   }
@@ -169,7 +192,7 @@ export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, referenc
   for (const { pk, sk } of unrecognized) {
     violations.push({
       rule: 'item-recognized',
-      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, known SKU, batch reference or line`,
+      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, known SKU, batch reference, line, notice or hold`,
     });
   }
   return violations;

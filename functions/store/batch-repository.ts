@@ -11,9 +11,20 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
-import { type Instant, batchAsStored } from '../../domain/holds';
+import { type Hold, type Instant, batchAsStored } from '../../domain/holds';
 import { type Allocation, type Batch, type OrderLine, type Placement, hasStockLeft, heldTotal } from '../../domain/model';
-import type { AddBatchResult, BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock, StoreObserver } from '../../domain/ports';
+import type {
+  AddBatchResult,
+  BatchRepository,
+  ConditionalWrite,
+  HoldEnding,
+  HoldPlacement,
+  SaveAllocationResult,
+  SaveAllocationsResult,
+  SaveHoldResult,
+  SkuStock,
+  StoreObserver,
+} from '../../domain/ports';
 import { describeError, logger } from '../telemetry';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
 import {
@@ -32,6 +43,9 @@ import {
   deallocationKey,
   exhaustedBatchKey,
   heldAttribute,
+  holdEndedFields,
+  holdItem,
+  holdKey,
   knownSkuItem,
   lineKey,
   linesOfBatch,
@@ -42,7 +56,7 @@ import {
   parseStoredItem,
   skuPartition,
 } from './items';
-import { linesByBatchIndex } from './table';
+import { linesByBatchIndex, timeToLiveAttribute } from './table';
 
 /*
  * Capacity: an allocate costs one strongly consistent Query (1 RCU while the SKU has fewer than about
@@ -239,6 +253,80 @@ export class DynamoDbBatchRepository implements BatchRepository {
       return { outcome: 'batch-changed' };
     }
     throw new Error(`Allocation transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
+  }
+
+  async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {
+    const items: TransactWriteItem[] = [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: holdItem(hold),
+          // Guards "a holdid is used once": a second hold under it is refused, and answered the first.
+          ConditionExpression: ITEM_IS_NEW,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+      ...placements.map(({ line, batch }) => this.setAside(hold, line.qty, batch)),
+    ];
+    const cancellation = await this.transactWrite({ TransactItems: items });
+    if (!cancellation) return { outcome: 'saved' };
+    const [holdReason] = cancellation;
+    if (holdReason?.Code === 'ConditionalCheckFailed' && holdReason.Item) {
+      const existing = parseStoredItem(unmarshall(holdReason.Item));
+      if (existing.kind !== 'hold') throw new Error(`Item at the key of a hold is not a hold: ${JSON.stringify(existing)}`);
+      return { outcome: 'hold-exists', existing: existing.hold };
+    }
+    if (cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
+      this.observer?.raceLost();
+      return { outcome: 'batch-changed' };
+    }
+    throw new Error(`Hold transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
+  }
+
+  async hold(holdid: string): Promise<Hold | undefined> {
+    const { Item } = await this.call((options) =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: holdKey(holdid), ConsistentRead: true }), options),
+    );
+    const stored = Item && parseStoredItem(Item);
+    return stored?.kind === 'hold' ? stored.hold : undefined;
+  }
+
+  async endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite> {
+    const lasts = ending === 'released' ? '>' : '<=';
+    const ended = holdEndedFields(now);
+    const endRecord: TransactWriteItem = {
+      Update: {
+        TableName: this.tableName,
+        Key: holdKey(hold.holdid),
+        UpdateExpression: 'SET #status = :ending, endedAt = :endedAt, #ttl = :ttl',
+        // Guards "a hold ends once, one way": it is active and as read, and its time has (not) passed.
+        ConditionExpression: `#status = :active AND heldUntil = :heldUntil AND heldUntil ${lasts} :now`,
+        ExpressionAttributeNames: { '#status': 'status', '#ttl': timeToLiveAttribute },
+        ExpressionAttributeValues: {
+          ':ending': ending,
+          ':endedAt': ended.endedAt,
+          ':ttl': ended.timeToLive,
+          ':active': 'active',
+          ':heldUntil': hold.expiresAt,
+          ':now': new Date(now).toISOString(),
+        },
+      },
+    };
+    const givesBack = hold.lines
+      .filter(({ batchref }) => givenBackOn.includes(batchref))
+      .map(({ sku, qty, batchref }): TransactWriteItem => ({
+        Update: {
+          TableName: this.tableName,
+          // A batch holding units is in the stock range, and giving units back keeps it there.
+          Key: batchWithStockKey(sku, batchref),
+          UpdateExpression: 'SET available = available + :qty REMOVE held.#hold',
+          // Guards "a hold's units go back once": only the write that removes its entry gives them.
+          ConditionExpression: 'attribute_exists(held.#hold)',
+          ExpressionAttributeNames: { '#hold': hold.holdid },
+          ExpressionAttributeValues: { ':qty': qty },
+        },
+      }));
+    return this.conditionalWrite([endRecord, ...givesBack]);
   }
 
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
@@ -442,6 +530,28 @@ export class DynamoDbBatchRepository implements BatchRepository {
         },
       },
     ];
+  }
+
+  /**
+   * Sets `qty` of the batch, as found, aside for the hold: its available units go to the hold's entry,
+   * and the expired holds it was found with give theirs back, so what it has left, available or
+   * held, does not change, nor does where it is stored.
+   */
+  private setAside(hold: Hold, qty: number, batch: Batch): TransactWriteItem {
+    const stored = batchAsStored(batch);
+    const held = [...(batch.held ?? []), { holdid: hold.holdid, qty, expiresAt: hold.expiresAt }];
+    const taken = stored.available - (batch.available - qty);
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: batchKey(stored),
+        UpdateExpression: 'SET available = available - :taken, held = :newHeld',
+        ...withValues(and({ ConditionExpression: 'available >= :taken', ExpressionAttributeValues: {} }, holdsAsRead(stored.held)), {
+          ':taken': taken,
+          ':newHeld': heldAttribute(held),
+        }),
+      },
+    };
   }
 
   private moveBatch(batch: Batch, moved: Batch): TransactWriteItem[] {

@@ -1,4 +1,4 @@
-import type { HeldUnits } from '../../domain/holds';
+import type { HeldLine, HeldUnits, Hold, HoldStatus, Instant } from '../../domain/holds';
 import { type Allocation, type Batch, type OrderLine, hasStockLeft } from '../../domain/model';
 import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttribute } from './table';
 
@@ -20,12 +20,17 @@ import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttrib
  *                                                         orderid, sku, qty, batchref, reason, deallocatedAt
  *   out of stock     pk ORDER#<orderid> sk OUTOFSTOCK#<sku>#<noticeId>
  *                                                         orderid, sku, qty, refusedAt
+ *   hold             pk HOLD#<holdid>   sk HOLD         holdid, lines [{sku, qty, batchref}], status,
+ *                                                         heldUntil, placedAt, endedAt, expiresAt
  * A batch's `held` maps each hold recorded on it to its units and expiry ({qty, expiresAt}); its
  * `available` counts neither those units nor its lines'. A batch is in the stock range while it has
  * units no line holds (available or held: hasStockLeft), so that a batch whose every unit is held is
  * still read by allocations, which take the units of an expired hold and remove its entry in the
  * same write (domain/holds.ts). Giving a hold's units back is removing its entry, on condition that
  * the entry exists: only one write can do it.
+ * A hold's record says what it holds and until when (`heldUntil`: `expiresAt` is the table's time
+ * to live, which deletes an ended hold's record two days after it ended). Its status is the one last
+ * written; whether an active hold has expired is a matter of `heldUntil` and the time (statusAt).
  * A batch's `available` is below zero only while a change that lowered its qty still has lines to
  * move off it: it then sits out of the stock range, where no allocation reads it, until the lines
  * are moved (domain/services.ts, changeBatch). Its lines are found through the sparse index
@@ -93,6 +98,7 @@ export const LINES_RANGE = 'LINE#';
 export const lineKey = (orderid: string, sku: string) => itemKey(orderPartition(orderid), `${LINES_RANGE}${sku}`);
 export const deallocationKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `DEALLOCATED#${sku}#${noticeId}`);
 const outOfStockKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `OUTOFSTOCK#${sku}#${noticeId}`);
+export const holdKey = (holdid: string) => itemKey(`${partitionKeyPrefix.hold}${holdid}`, 'HOLD');
 export const LINE_BATCH = linesByBatchIndex.partitionKey.name;
 export const ALLOCATED_AT = linesByBatchIndex.sortKey.name;
 export const linesOfBatch = (ref: string) => `${partitionKeyPrefix.linesOfBatch}${ref}`;
@@ -114,6 +120,7 @@ export type StoredItem =
     }
   | { readonly kind: 'out-of-stock'; readonly line: OrderLine; readonly refusedAt: string }
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
+  | { readonly kind: 'hold'; readonly hold: Hold }
   | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
 
 /** Why a line left its batch: its order cancelled it, or a change of the batch took it off. */
@@ -134,7 +141,7 @@ export interface BatchDescription {
  */
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   const { [PK]: pk, [SK]: sk, [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, ref, sku, qty, available, eta, orderid, batchref } = item;
-  const { movedAt, changedAt, reason, deallocatedAt, refusedAt, noticeId, held: heldValue } = item;
+  const { movedAt, changedAt, reason, deallocatedAt, refusedAt, noticeId, held: heldValue, holdid, lines, status, heldUntil } = item;
   const hasKey = (key: ReturnType<typeof itemKey>) => key[PK] === pk && key[SK] === sk;
   const isText = (value: unknown): value is string => typeof value === 'string';
   const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
@@ -152,6 +159,13 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
     }
   }
   if (isText(sku) && hasKey(knownSkuKey(sku))) return { kind: 'known-sku', sku };
+  if (isText(holdid) && hasKey(holdKey(holdid))) {
+    const heldLines = parseHeldLines(lines);
+    if (heldLines && HOLD_STATUSES.includes(status) && isText(heldUntil) && (orderid === undefined || isText(orderid))) {
+      const hold: Hold = { holdid, lines: heldLines, status: status as HoldStatus, expiresAt: heldUntil, ...(isText(orderid) ? { orderid } : {}) };
+      return { kind: 'hold', hold };
+    }
+  }
   if (isText(orderid) && isText(sku) && isNumber(qty)) {
     const line: OrderLine = { orderid, sku, qty };
     if (isText(batchref) && isText(allocatedAt) && lineBatch === linesOfBatch(batchref) && (movedAt === undefined || isText(movedAt))) {
@@ -166,6 +180,39 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   }
   return { kind: 'unrecognized', pk: String(pk), sk: String(sk) };
 };
+
+const HOLD_STATUSES: readonly unknown[] = ['active', 'confirmed', 'released', 'expired'] satisfies HoldStatus[];
+
+const parseHeldLines = (value: unknown): HeldLine[] | undefined => {
+  if (!Array.isArray(value)) return undefined;
+  const lines: HeldLine[] = [];
+  for (const line of value) {
+    const { sku, qty, batchref } = (line ?? {}) as Record<string, unknown>;
+    if (typeof sku !== 'string' || typeof qty !== 'number' || typeof batchref !== 'string') return undefined;
+    lines.push({ sku, qty, batchref });
+  }
+  return lines;
+};
+
+/** An ended hold's record stays readable at least a day, as the contract promises; its time to live is two. */
+const ENDED_HOLD_LIFETIME_SECONDS = 2 * 24 * 60 * 60;
+
+/** A hold's record as placing it writes it: active until its expiresAt. */
+export const holdItem = ({ holdid, lines, expiresAt }: Hold) => ({
+  ...holdKey(holdid),
+  type: 'Hold',
+  holdid,
+  lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref })),
+  status: 'active',
+  heldUntil: expiresAt,
+  placedAt: now(),
+});
+
+/** What ending a hold writes on its record besides its status: when, and the record's time to live (timeToLiveAttribute). */
+export const holdEndedFields = (endedAt: Instant) => ({
+  endedAt: new Date(endedAt).toISOString(),
+  timeToLive: Math.floor(endedAt / 1000) + ENDED_HOLD_LIFETIME_SECONDS,
+});
 
 /** A batch as the table holds it. */
 export const batchItem = (batch: Batch) => {

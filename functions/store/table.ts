@@ -44,6 +44,8 @@ export const partitionKeyPrefix = {
   batchReference: 'BATCHREF#',
   /** An order's allocated lines. */
   order: 'ORDER#',
+  /** A hold's record: its lines, its status, until when it holds. */
+  hold: 'HOLD#',
   /** A batch's lines, in the index. */
   linesOfBatch: 'LINES#',
 } as const;

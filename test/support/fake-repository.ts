@@ -1,6 +1,16 @@
-import type { Instant } from '../../domain/holds';
+import { type Hold, type Instant, batchAsStored, hasExpired } from '../../domain/holds';
 import { type Allocation, type Batch, type OrderLine, type Placement, hasStockLeft, heldTotal, isSameBatch } from '../../domain/model';
-import type { AddBatchResult, BatchRepository, ConditionalWrite, SaveAllocationResult, SaveAllocationsResult, SkuStock } from '../../domain/ports';
+import type {
+  AddBatchResult,
+  BatchRepository,
+  ConditionalWrite,
+  HoldEnding,
+  HoldPlacement,
+  SaveAllocationResult,
+  SaveAllocationsResult,
+  SaveHoldResult,
+  SkuStock,
+} from '../../domain/ports';
 
 /**
  * The repository port in memory, with the same all-or-nothing answers as the DynamoDB adapter:
@@ -12,6 +22,7 @@ export class FakeRepository implements BatchRepository {
   readonly lines = new Map<string, Allocation>();
   /** Every line refused for lack of stock, in the order refused. */
   readonly outOfStock: OrderLine[] = [];
+  readonly holds = new Map<string, Hold>();
   /** The time the rules of holds are judged at: set it to move time on. */
   now: Instant = Date.parse('2026-11-25T10:00:00.000Z');
 
@@ -52,6 +63,40 @@ export class FakeRepository implements BatchRepository {
     return { outcome: 'saved' };
   }
 
+  async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {
+    const existing = this.holds.get(hold.holdid);
+    if (existing) return { outcome: 'hold-exists', existing };
+    const asStored = (batch: Batch) => JSON.stringify(this.batches.get(batch.ref)?.held ?? []) === JSON.stringify(batchAsStored(batch).held ?? []);
+    if (placements.some(({ line, batch }) => !asStored(batch) || !this.canTake(batch, line.qty))) return { outcome: 'batch-changed' };
+    for (const { line, batch } of placements) {
+      this.take(batch, line.qty);
+      const stored = this.batches.get(batch.ref) as Batch;
+      this.batches.set(batch.ref, { ...stored, held: [...(stored.held ?? []), { holdid: hold.holdid, qty: line.qty, expiresAt: hold.expiresAt }] });
+    }
+    this.holds.set(hold.holdid, { ...hold, status: 'active' });
+    return { outcome: 'saved' };
+  }
+
+  async hold(holdid: string): Promise<Hold | undefined> {
+    return this.holds.get(holdid);
+  }
+
+  async endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite> {
+    const stored = this.holds.get(hold.holdid);
+    const lasts = !hasExpired(hold.expiresAt, now);
+    if (stored?.status !== 'active' || stored.expiresAt !== hold.expiresAt || lasts !== (ending === 'released')) return 'changed';
+    const givingBack = hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref));
+    const recorded = (batchref: string) => this.batches.get(batchref)?.held?.some(({ holdid }) => holdid === hold.holdid) ?? false;
+    if (!givingBack.every(({ batchref }) => recorded(batchref))) return 'changed';
+    for (const { batchref, qty } of givingBack) {
+      const { held = [], ...batch } = this.batches.get(batchref) as Batch;
+      const others = held.filter(({ holdid }) => holdid !== hold.holdid);
+      this.batches.set(batchref, { ...batch, available: batch.available + qty, ...(others.length > 0 ? { held: others } : {}) });
+    }
+    this.holds.set(hold.holdid, { ...stored, status: ending });
+    return 'saved';
+  }
+
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
     this.outOfStock.push(...lines);
   }
@@ -73,7 +118,7 @@ export class FakeRepository implements BatchRepository {
 
   async cancelAllocation(allocation: Allocation, { ref }: Batch): Promise<ConditionalWrite> {
     const batch = this.batches.get(ref);
-    if (!this.holds(allocation) || !batch) return 'changed';
+    if (!this.hasLineAsRead(allocation) || !batch) return 'changed';
     this.lines.delete(lineKey(allocation.orderid, allocation.sku));
     this.batches.set(ref, { ...batch, available: batch.available + allocation.qty });
     return 'saved';
@@ -88,7 +133,7 @@ export class FakeRepository implements BatchRepository {
 
   async moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite> {
     const source = this.batches.get(from.ref);
-    if (!this.holds(allocation) || !source || (to && !this.canTake(to, allocation.qty))) return 'changed';
+    if (!this.hasLineAsRead(allocation) || !source || (to && !this.canTake(to, allocation.qty))) return 'changed';
     this.batches.set(source.ref, { ...source, available: source.available + allocation.qty });
     const key = lineKey(allocation.orderid, allocation.sku);
     if (to) {
@@ -126,7 +171,7 @@ export class FakeRepository implements BatchRepository {
     return true;
   }
 
-  private holds(allocation: Allocation): boolean {
+  private hasLineAsRead(allocation: Allocation): boolean {
     const stored = this.lines.get(lineKey(allocation.orderid, allocation.sku));
     return stored?.batchref === allocation.batchref && stored.qty === allocation.qty;
   }
