@@ -106,7 +106,8 @@ const and = (...conditions: { ConditionExpression: string; ExpressionAttributeVa
  * A batch's key says whether it has stock left, so a change of `available` that crosses that line
  * moves the item: delete it where it is, on condition that it is exactly as read (so the copy is
  * exact), and put it at its other key. The put's condition cannot fail while the delete's holds: one
- * batch never has both keys.
+ * batch never has both keys. A condition cannot compare with NULL everywhere, hence an absent `eta`
+ * for a batch in stock.
  */
 const batchIsExactly = ({ qty, available, eta, held }: Batch) =>
   and(
