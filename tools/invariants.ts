@@ -1,7 +1,7 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Hold } from '../domain/holds';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldTotal } from '../domain/model';
-import type { DocumentSender } from '../functions/store/batch-repository';
+import type { DocumentSender } from '../functions/store/store-calls';
 import { parseStoredItem } from '../functions/store/items';
 
 export interface Inventory {

@@ -53,7 +53,7 @@ export const partitionKeyPrefix = {
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
 const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt'];
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
-/** A deallocation's or a refusal's notice, written for its event (functions/store/batch-repository.ts). */
+/** A deallocation's or a refusal's notice, written for its event (functions/store/conditional-writes.ts). */
 const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', timeToLiveAttribute];
 
 /**

@@ -4,7 +4,7 @@ import { OutOfStock } from '../../domain/errors';
 import { type HeldLine, type HeldUnits, type Hold, expiryAfter } from '../../domain/holds';
 import { type Batch, newBatch } from '../../domain/model';
 import { allocate, allocateOrder } from '../../domain/services';
-import type { DocumentSender } from '../../functions/store/batch-repository';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import { batchItem, parseStoredItem } from '../../functions/store/items';
 import { checkInvariants } from '../../tools/invariants';
 import { scanItems } from '../reliability/support/table-contents';

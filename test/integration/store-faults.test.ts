@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { allocate } from '../../domain/services';
 import { createBatchesHandler } from '../../functions/batches';
 import { createAllocationsHandler } from '../../functions/allocations';
-import type { DocumentSender } from '../../functions/store/batch-repository';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { freePort } from '../../local/dynamodb-local';

@@ -3,7 +3,7 @@ import { allocate } from '../../domain/services';
 import { createBatchesHandler } from '../../functions/batches';
 import { createAllocationsHandler } from '../../functions/allocations';
 import type { HttpEvent } from '../../functions/http/route';
-import type { DocumentSender } from '../../functions/store/batch-repository';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import { type TableAccess, tableAccess } from '../../functions/store/table';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
 import { lambdaContext, postEvent, routeEvent } from '../support/events';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type DocumentSender, DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import type { JsonPoster } from './load';
 
 /*
@@ -19,8 +20,7 @@ const skuNames = (prefix: string) => Array.from({ length: SKU_COUNT }, (_, index
 
 /**
  * The store floor: the least any design must do per allocation, issued to DynamoDB through the
- * service's own adapter (so the key layout stays known to `functions/store/batch-repository.ts`
- * alone) over a client with the service's settings, but without the handler and the domain. One
+ * service's own adapter (so the key layout stays known to `functions/store/` alone) over a client with the service's settings, but without the handler and the domain. One
  * strongly consistent Query of the SKU's stock (`stockOf`), then one TransactWriteItems
  * (`saveAllocation`: the conditional decrement of the first batch with enough stock and the
  * conditional put of the line). Its stock lives in a table of its own.

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import type { BatchRepository } from '../../domain/ports';
 import { addBatch, allocate } from '../../domain/services';
-import type { DocumentSender } from '../../functions/store/batch-repository';
+import type { DocumentSender } from '../../functions/store/store-calls';
 
 /** One call to DynamoDB, by its API name (`Query`, `TransactWriteItems`), and the capacity it consumed. */
 export interface StoreCall {

@@ -1,5 +1,5 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
-import type { DocumentSender } from '../../../functions/store/batch-repository';
+import type { DocumentSender } from '../../../functions/store/store-calls';
 import { parseStoredItem } from '../../../functions/store/items';
 
 /** Every item of the table, as stored, whatever it is. */

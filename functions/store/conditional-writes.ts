@@ -1,0 +1,296 @@
+import { type Hold, type Instant, batchAsStored } from '../../domain/holds';
+import { type Allocation, type Batch, hasStockLeft, heldTotal } from '../../domain/model';
+import type { HoldEnding } from '../../domain/ports';
+import {
+  ALLOCATED_AT,
+  type DeallocationReason,
+  LINE_BATCH,
+  PK,
+  batchDescription,
+  batchItem,
+  batchKey,
+  batchReferenceKey,
+  batchWithStockKey,
+  deallocationKey,
+  heldAttribute,
+  holdEndedFields,
+  holdItem,
+  holdKey,
+  knownSkuItem,
+  lineKey,
+  linesOfBatch,
+  noticeFields,
+  now,
+} from './items';
+import type { TransactWriteItem } from './store-calls';
+import { timeToLiveAttribute } from './table';
+
+/*
+ * Every item the adapter's transactions write, each with the condition that guards its invariant:
+ * which write may happen, on what it read. The repository (batch-repository.ts) puts them together
+ * into the transaction of each request; items.ts knows the keys and attributes they name.
+ */
+
+type Condition = { ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> };
+
+const withValues = (condition: Condition, values: Record<string, unknown>) => ({
+  ...condition,
+  ExpressionAttributeValues: { ...condition.ExpressionAttributeValues, ...values },
+});
+
+const and = (...conditions: Condition[]): Condition => ({
+  ConditionExpression: conditions.map(({ ConditionExpression }) => ConditionExpression).join(' AND '),
+  ExpressionAttributeValues: Object.assign({}, ...conditions.map(({ ExpressionAttributeValues }) => ExpressionAttributeValues)),
+});
+
+/** Guards "a key is written once": the put fails if an item with that key already exists. */
+const ITEM_IS_NEW = `attribute_not_exists(${PK})`;
+/** Guards "the stock a line gives back is the stock it held": the line is still as it was read. */
+const LINE_IS_AS_READ = 'batchref = :batchref AND qty = :lineQty';
+const lineAsRead = ({ batchref, qty }: Allocation) => ({ ':batchref': batchref, ':lineQty': qty });
+
+/**
+ * Guards "a batch's holds are as read": a write of a batch that could move it is made against the
+ * holds it read on it (none, or exactly these), so that where the batch belongs, in the stock range
+ * or out of it, follows from `available` alone.
+ */
+const holdsAsRead = (held: Batch['held'] = []): Condition =>
+  held.length === 0
+    ? { ConditionExpression: '(attribute_not_exists(held) OR held = :noHolds)', ExpressionAttributeValues: { ':noHolds': {} } }
+    : { ConditionExpression: 'held = :held', ExpressionAttributeValues: { ':held': heldAttribute(held) } };
+
+/**
+ * A batch's key says whether it has stock left, so a change of `available` that crosses that line
+ * moves the item: delete it where it is, on condition that it is exactly as read (so the copy is
+ * exact), and put it at its other key. The put's condition cannot fail while the delete's holds: one
+ * batch never has both keys. A condition cannot compare with NULL everywhere, hence an absent `eta`
+ * for a batch in stock.
+ */
+const batchIsExactly = ({ qty, available, eta, held }: Batch) =>
+  and(
+    {
+      ConditionExpression: `available = :available AND qty = :qty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`,
+      ExpressionAttributeValues: { ':available': available, ':qty': qty, ...(eta === null ? {} : { ':eta': eta }) },
+    },
+    holdsAsRead(held),
+  );
+
+/**
+ * A change of `available` by `delta` made in place, on a batch stored with these holds, on condition
+ * that the result stays on the side of the stock range the batch was read on (which guards "stock
+ * never goes below zero" and "the stock range holds exactly the batches with stock left"). Holds left
+ * on the batch after the write (`heldAfter`) keep it in the range at `available` 0. A condition
+ * cannot do arithmetic, hence the bound against `-delta`.
+ */
+const staysOnItsSide = (stored: Batch, delta: number, heldAfter: Batch['held'] = stored.held) => {
+  const held = heldTotal(heldAfter) > 0;
+  const comparison = hasStockLeft(stored) ? (held ? '>=' : '>') : held ? '<' : '<=';
+  const bound = { ConditionExpression: `available ${comparison} :bound`, ExpressionAttributeValues: { ':bound': -delta } };
+  // A batch with stock and no holds keeps it by `available` alone, whatever holds come meanwhile: the
+  // allocation's path needs no more.
+  return comparison === '>' && (stored.held ?? []).length === 0 ? bound : and(bound, holdsAsRead(stored.held));
+};
+
+/** The items of a new batch: the batch, its reference (which makes a ref unique across SKUs) and its SKU's known-SKU item. */
+export const newBatchWrites = (tableName: string, batch: Batch): TransactWriteItem[] => {
+  const { ref, sku } = batch;
+  return [
+    { Put: { TableName: tableName, Item: batchItem(batch), ConditionExpression: ITEM_IS_NEW } },
+    {
+      Put: {
+        TableName: tableName,
+        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch) },
+        ConditionExpression: ITEM_IS_NEW,
+      },
+    },
+    // Unconditional: every batch of the SKU writes the same item.
+    { Put: { TableName: tableName, Item: knownSkuItem(sku) } },
+  ];
+};
+
+/** A new line, on condition that the order has none for its SKU; a failure carries the line there. */
+export const newLineWrite = (tableName: string, allocation: Allocation, allocatedAt: string): TransactWriteItem => ({
+  Put: {
+    TableName: tableName,
+    Item: {
+      ...lineKey(allocation.orderid, allocation.sku),
+      type: 'Line',
+      ...allocation,
+      [LINE_BATCH]: linesOfBatch(allocation.batchref),
+      [ALLOCATED_AT]: allocatedAt,
+    },
+    ConditionExpression: ITEM_IS_NEW,
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  },
+});
+
+/** The line put on another batch, on condition that it is still as read. */
+export const lineMoveWrite = (tableName: string, allocation: Allocation, to: Batch): TransactWriteItem => ({
+  Update: {
+    TableName: tableName,
+    Key: lineKey(allocation.orderid, allocation.sku),
+    // The line keeps its allocation time: it was allocated then, and moved now.
+    UpdateExpression: `SET batchref = :to, ${LINE_BATCH} = :lines, movedAt = :movedAt`,
+    ConditionExpression: LINE_IS_AS_READ,
+    ExpressionAttributeValues: { ':to': to.ref, ':lines': linesOfBatch(to.ref), ':movedAt': now(), ...lineAsRead(allocation) },
+  },
+});
+
+/** The line's removal and, in the same transaction, the notice that says why it left (for Deallocated). */
+export const lineRemovalWrites = (tableName: string, allocation: Allocation, reason: DeallocationReason): TransactWriteItem[] => {
+  const { orderid, sku, qty, batchref } = allocation;
+  const notice = noticeFields();
+  return [
+    {
+      Delete: {
+        TableName: tableName,
+        Key: lineKey(orderid, sku),
+        ConditionExpression: LINE_IS_AS_READ,
+        ExpressionAttributeValues: lineAsRead(allocation),
+      },
+    },
+    {
+      Put: {
+        TableName: tableName,
+        Item: { ...deallocationKey(orderid, sku, notice.noticeId), type: 'Deallocation', orderid, sku, qty, batchref, reason, deallocatedAt: now(), ...notice },
+      },
+    },
+  ];
+};
+
+/** Keeps the batch reference's copy of qty and eta in step with the batch (for BatchChanged). */
+export const batchDescriptionWrite = (tableName: string, changed: Batch): TransactWriteItem => {
+  const { ref, qty, eta } = changed;
+  return {
+    Update: {
+      TableName: tableName,
+      Key: batchReferenceKey(ref),
+      UpdateExpression: 'SET qty = :newQty, changedAt = :changedAt' + (eta === null ? ' REMOVE eta' : ', eta = :newEta'),
+      // Guards "a reference exists only with its batch": an update would otherwise create one.
+      ConditionExpression: `attribute_exists(${PK})`,
+      ExpressionAttributeValues: { ':newQty': qty, ':changedAt': now(), ...(eta === null ? {} : { ':newEta': eta }) },
+    },
+  };
+};
+
+const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): TransactWriteItem[] => [
+  { Delete: { TableName: tableName, Key: batchKey(batch), ...batchIsExactly(batch) } },
+  { Put: { TableName: tableName, Item: batchItem(moved), ConditionExpression: ITEM_IS_NEW } },
+];
+
+/** A batch's new qty and eta, as read: moved across the edge of the stock range, or in place. */
+export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem[] => {
+  if (hasStockLeft(batch) !== hasStockLeft(changed)) return batchMoveWrites(tableName, batch, changed);
+  const delta = changed.available - batch.available;
+  const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta);
+  return [
+    {
+      Update: {
+        TableName: tableName,
+        Key: batchKey(batch),
+        UpdateExpression: 'SET qty = :newQty, available = available + :delta' + (changed.eta === null ? ' REMOVE eta' : ', eta = :newEta'),
+        // `qty = :qty`: the delta of `available` is the delta of the qty it replaces.
+        ConditionExpression: `qty = :qty AND ${ConditionExpression}`,
+        ExpressionAttributeValues: {
+          ...ExpressionAttributeValues,
+          ':qty': batch.qty,
+          ':newQty': changed.qty,
+          ':delta': delta,
+          ...(changed.eta === null ? {} : { ':newEta': changed.eta }),
+        },
+      },
+    },
+  ];
+};
+
+/**
+ * `available` plus `delta`, on the batch as it was found: in place, or moved across the edge of the
+ * stock range. A take never leaves a batch below zero: one that would (the read was stale, or the
+ * caller asked too much) goes as an update whose condition fails unless the batch has more stock
+ * than was read. Only a change of qty goes below zero. The holds that had expired when the batch was
+ * found (`freed`, counted in its `available`) are given back in the same write.
+ */
+export const availableWrites = (tableName: string, batch: Batch, delta: number): TransactWriteItem[] => {
+  const stored = batchAsStored(batch);
+  const adjusted: Batch = { ...stored, available: batch.available + delta, held: batch.held };
+  // A take that the read says would go below zero is not moved: its in-place condition fails instead.
+  if (hasStockLeft(stored) !== hasStockLeft(adjusted) && adjusted.available >= 0) return batchMoveWrites(tableName, stored, adjusted);
+  const storedDelta = adjusted.available - stored.available;
+  const freed = Object.fromEntries((batch.freed ?? []).map(({ holdid }, index) => [`#freed${index}`, holdid]));
+  const giveBack = Object.keys(freed).map((name) => `held.${name}`);
+  return [
+    {
+      Update: {
+        TableName: tableName,
+        Key: batchKey(stored),
+        UpdateExpression: 'SET available = available + :delta' + (giveBack.length > 0 ? ` REMOVE ${giveBack.join(', ')}` : ''),
+        ...withValues(staysOnItsSide(stored, storedDelta, adjusted.held), { ':delta': storedDelta }),
+        ...(giveBack.length > 0 ? { ExpressionAttributeNames: freed } : {}),
+      },
+    },
+  ];
+};
+
+/** A hold's record, on condition that its holdid was never used; a failure carries the record there. */
+export const newHoldWrite = (tableName: string, hold: Hold): TransactWriteItem => ({
+  Put: { TableName: tableName, Item: holdItem(hold), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
+});
+
+/**
+ * Sets `qty` of the batch, as found, aside for the hold: its available units go to the hold's entry,
+ * and the expired holds it was found with give theirs back, so what it has left, available or
+ * held, does not change, nor does where it is stored.
+ */
+export const setAsideWrite = (tableName: string, hold: Hold, qty: number, batch: Batch): TransactWriteItem => {
+  const stored = batchAsStored(batch);
+  const held = [...(batch.held ?? []), { holdid: hold.holdid, qty, expiresAt: hold.expiresAt }];
+  const taken = stored.available - (batch.available - qty);
+  return {
+    Update: {
+      TableName: tableName,
+      Key: batchKey(stored),
+      UpdateExpression: 'SET available = available - :taken, held = :newHeld',
+      ...withValues(and({ ConditionExpression: 'available >= :taken', ExpressionAttributeValues: {} }, holdsAsRead(stored.held)), {
+        ':taken': taken,
+        ':newHeld': heldAttribute(held),
+      }),
+    },
+  };
+};
+
+/** The hold's end on its record, on condition that it is active and as read, and its time has (not) passed at `now`. */
+export const holdEndWrite = (tableName: string, hold: Hold, ending: HoldEnding, now: Instant): TransactWriteItem => {
+  const ended = holdEndedFields(now);
+  return {
+    Update: {
+      TableName: tableName,
+      Key: holdKey(hold.holdid),
+      UpdateExpression: 'SET #status = :ending, endedAt = :endedAt, #ttl = :ttl',
+      // Guards "a hold ends once, one way".
+      ConditionExpression: `#status = :active AND heldUntil = :heldUntil AND heldUntil ${ending === 'released' ? '>' : '<='} :now`,
+      ExpressionAttributeNames: { '#status': 'status', '#ttl': timeToLiveAttribute },
+      ExpressionAttributeValues: {
+        ':ending': ending,
+        ':endedAt': ended.endedAt,
+        ':ttl': ended.timeToLive,
+        ':active': 'active',
+        ':heldUntil': hold.expiresAt,
+        ':now': new Date(now).toISOString(),
+      },
+    },
+  };
+};
+
+/** A hold's units on one batch given back, on condition that its entry is still there. */
+export const heldUnitsReturnWrite = (tableName: string, hold: Hold, { sku, qty, batchref }: Hold['lines'][number]): TransactWriteItem => ({
+  Update: {
+    TableName: tableName,
+    // A batch holding units is in the stock range, and giving units back keeps it there.
+    Key: batchWithStockKey(sku, batchref),
+    UpdateExpression: 'SET available = available + :qty REMOVE held.#hold',
+    // Guards "a hold's units go back once": only the write that removes its entry gives them.
+    ConditionExpression: 'attribute_exists(held.#hold)',
+    ExpressionAttributeNames: { '#hold': hold.holdid },
+    ExpressionAttributeValues: { ':qty': qty },
+  },
+});

@@ -1,0 +1,102 @@
+import type { CancellationReason } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { StoreUnavailable } from '../../domain/errors';
+import type { ConditionalWrite, StoreObserver } from '../../domain/ports';
+import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
+
+/*
+ * How the DynamoDB adapter sends its calls for one request: within the request's deadline, with a
+ * transaction that DynamoDB cancelled for a conflict or throttling sent again, and what it did told
+ * to the request's observer. What the calls say is the adapter's (batch-repository.ts).
+ */
+
+export type TransactWriteItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** Why each item of a cancelled transaction failed, at the item's place. */
+export type Cancellation = readonly CancellationReason[];
+
+export interface ConflictRetryPolicy {
+  /** Attempts of one transaction that DynamoDB cancelled for a conflict or throttling, in all. */
+  readonly maxAttempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+/** Conflicts clear in milliseconds; four tries with full jitter spread competitors over ~200 ms. */
+export const defaultConflictRetryPolicy: ConflictRetryPolicy = { maxAttempts: 4, baseDelayMs: 25, maxDelayMs: 200 };
+
+/** The one call the repository makes, so tests can hand in a client that fails on purpose. */
+export type DocumentSender = Pick<DynamoDBDocumentClient, 'send'>;
+
+export class StoreCalls {
+  constructor(
+    private readonly client: DocumentSender,
+    private readonly conflictRetry: ConflictRetryPolicy,
+    private readonly deadline?: AbortSignal,
+    private readonly observer?: StoreObserver,
+  ) {}
+
+  /**
+   * Sends one call within the request's deadline: none starts once it has passed, and one in flight
+   * is abandoned when it passes (a write already delivered may still commit, as when an answer is
+   * lost; each is one transaction, so a retry is safe). Turns the failures of an unreachable or
+   * overloaded store, and a passed deadline, into StoreUnavailable (503).
+   */
+  async call<Output>(send: (options: { abortSignal?: AbortSignal }) => Promise<Output>): Promise<Output> {
+    try {
+      this.deadline?.throwIfAborted();
+      return await send({ abortSignal: this.deadline });
+    } catch (error) {
+      if (this.deadline?.aborted) throw new StoreUnavailable('The request ran out of time', { cause: error });
+      if (isStoreUnavailable(error)) throw new StoreUnavailable('The store did not answer', { cause: error });
+      throw error;
+    }
+  }
+
+  /**
+   * Runs a transaction, retrying the cancellations that clear by themselves (a conflict with another
+   * transaction on the same item, throttling) with full-jitter backoff. Answers the reasons of a
+   * cancellation by failed conditions, or undefined when the transaction committed.
+   */
+  async transactWrite(items: TransactWriteItem[]): Promise<Cancellation | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.call((options) => this.client.send(new TransactWriteCommand({ TransactItems: items }), options));
+        return undefined;
+      } catch (error) {
+        const reasons = transactionCancellation(error);
+        if (!reasons) throw error;
+        if (!isRetryableCancellation(reasons)) return reasons;
+        if (attempt >= this.conflictRetry.maxAttempts) {
+          throw new StoreUnavailable(`Transaction still conflicting after ${attempt} attempts`, { cause: error });
+        }
+        this.observer?.transactionRetried(reasons.map((reason) => reason.Code ?? 'None'));
+        await sleep(fullJitter(this.conflictRetry, attempt));
+      }
+    }
+  }
+
+  /** A transaction whose failed conditions all mean "something read has changed since". */
+  async conditionalWrite(items: TransactWriteItem[]): Promise<ConditionalWrite> {
+    const cancellation = await this.transactWrite(items);
+    if (!cancellation) return 'saved';
+    this.raceLost(cancellation);
+    return 'changed';
+  }
+
+  /**
+   * A transaction cancelled by failed conditions found what it was read against changed: another
+   * request got there first, which the observer hears of. Any other cancellation is a bug.
+   */
+  raceLost(cancellation: Cancellation): void {
+    if (!cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
+      throw new Error(`Transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
+    }
+    this.observer?.raceLost();
+  }
+}
+
+const fullJitter = ({ baseDelayMs, maxDelayMs }: ConflictRetryPolicy, attempt: number): number =>
+  Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
