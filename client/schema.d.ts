@@ -39,7 +39,7 @@ export interface paths {
         };
         /**
          * Read a batch
-         * @description `allocated` is the units on its lines; `available` is `qty - allocated`, never shown below 0. Only while a `PATCH` that lowered `qty` still has lines to move is `allocated` above `qty` (and `available` 0); repeating that `PATCH` finishes moving them.
+         * @description `allocated` is the units on its lines, `held` the units set aside by active holds; `available` is `qty - allocated - held`, never shown below 0: what a new line or hold can take. Only while a `PATCH` that lowered `qty` still has lines to move is `allocated` above `qty` (and `available` 0); repeating that `PATCH` finishes moving them.
          */
         get: operations["getBatch"];
         put?: never;
@@ -49,7 +49,7 @@ export interface paths {
         head?: never;
         /**
          * Change a batch's qty or eta
-         * @description A new `eta` only changes the order in which later allocations prefer the batch, and a larger `qty` moves no line. When the lines hold more than the new `qty`, lines come off the batch, most recently allocated first, until the rest fit: each goes to the batch the normal rule picks among the SKU's others, or leaves its order when no batch can take it whole. Each move is one transaction. `qty: 0` empties the batch.
+         * @description A new `eta` only changes the order in which later allocations prefer the batch, and a larger `qty` moves no line. When its lines and holds take more than the new `qty`, its holds end first: expired ones, then active ones with the latest `expiresAt`, each released whole (on every batch it holds), until the lines fit. Then, when the lines still hold more than the new `qty`, lines come off the batch, most recently allocated first, until the rest fit: each goes to the batch the normal rule picks among the SKU's others, or leaves its order when no batch can take it whole. Each move is one transaction. `qty: 0` empties the batch.
          *
          *     **Idempotent, and resumable.** The same PATCH again answers 200 with `"reallocated": []` once nothing is left to move. One request moves as many lines as its time allows (about 9 s); a 503 may come after the new `qty` was written with lines still to move: repeat the same PATCH and it moves the rest.
          */
@@ -179,6 +179,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hold stock through checkout
+         * @description Sets aside every line, whole, in one batch by the normal rule, or none, in one transaction: what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.
+         */
+        post: operations["placeHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/holds/{holdid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example cart-7
+                 */
+                holdid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a hold
+         * @description The hold as of now: `expired` the moment its `expiresAt` passes. An ended hold stays readable for at least 24 hours.
+         */
+        get: operations["getHold"];
+        put?: never;
+        post?: never;
+        /**
+         * Release a hold
+         * @description Gives an active hold's units back to their batches at once, in one transaction.
+         */
+        delete: operations["releaseHold"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a hold's expiry
+         * @description Sets an active hold's `expiresAt` to now + `ttlSeconds` (longer or shorter), for a checkout whose payment runs long.
+         */
+        patch: operations["extendHold"];
+        trace?: never;
+    };
+    "/holds/{holdid}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example cart-7
+                 */
+                holdid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a hold as an order
+         * @description The held lines become the order's lines, on the same batches, taking exactly the held units: they never compete for stock again. One transaction. Confirmed lines are like any allocated line: read, cancelled, moved by a batch `PATCH`.
+         */
+        post: operations["confirmHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -252,6 +332,23 @@ export interface components {
                 qty: number;
             }[];
         };
+        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. Unknown fields are ignored. */
+        NewHold: {
+            holdid: components["schemas"]["Identifier"];
+            lines: {
+                sku: components["schemas"]["Identifier"];
+                qty: number;
+            }[];
+            ttlSeconds?: number;
+        };
+        /** @description A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored. */
+        HoldExtension: {
+            ttlSeconds: number;
+        };
+        /** @description The order the hold's lines become lines of. Unknown fields are ignored. */
+        HoldConfirmation: {
+            orderid: components["schemas"]["Identifier"];
+        };
         /** @description The batch the line is allocated to. */
         BatchRef: {
             batchref: components["schemas"]["Identifier"];
@@ -276,7 +373,9 @@ export interface components {
             qty: number;
             /** @description The units on its lines; above `qty` only while a PATCH that lowered `qty` still has lines to move. */
             allocated: number;
-            /** @description `qty - allocated`, never shown below 0. */
+            /** @description The units set aside by active holds. */
+            held: number;
+            /** @description What a new line or hold can take: `qty - allocated - held`, never shown below 0. */
             available: number;
             eta: components["schemas"]["ArrivalDate"];
         };
@@ -297,18 +396,22 @@ export interface components {
             qty: number;
             /** @description The units on its lines; above `qty` only while a PATCH that lowered `qty` still has lines to move. */
             allocated: number;
-            /** @description `qty - allocated`, never shown below 0. */
+            /** @description The units set aside by active holds. */
+            held: number;
+            /** @description What a new line or hold can take: `qty - allocated - held`, never shown below 0. */
             available: number;
             eta: components["schemas"]["ArrivalDate"];
             /** @description The lines this request moved; `[]` once nothing is left to move. */
             reallocated: components["schemas"]["Reallocation"][];
         };
-        /** @description A batch with stock left. */
+        /** @description A batch with units available or held. */
         StockBatch: {
             ref: components["schemas"]["Identifier"];
             /** @description The batch's total. */
             qty: number;
-            /** @description Units not on any line. */
+            /** @description The units set aside by active holds. */
+            held: number;
+            /** @description Units neither on a line nor held. */
             available: number;
             eta: components["schemas"]["ArrivalDate"];
         };
@@ -319,10 +422,41 @@ export interface components {
             in_stock: number;
             /** @description Units available in shipments. */
             incoming: number;
+            /** @description Units set aside by active holds, in every batch. */
+            held: number;
             /** @description The earliest `eta` among shipments with stock, or `null`. */
             next_eta: components["schemas"]["ArrivalDate"];
-            /** @description The batches with stock left, in the order allocation prefers them. */
+            /** @description The batches with units available or held, in the order allocation prefers them. */
             batches: components["schemas"]["StockBatch"][];
+        };
+        /** @description A hold and its status as of the moment it was read. */
+        Hold: {
+            holdid: components["schemas"]["Identifier"];
+            /**
+             * @description `expired` the moment `expiresAt` passes, whether or not anything has run since.
+             * @enum {unknown}
+             */
+            status: "active" | "confirmed" | "released" | "expired";
+            /**
+             * Format: date-time
+             * @description When the hold ends unless confirmed, released or extended: ISO 8601 UTC, milliseconds.
+             */
+            expiresAt: string;
+            /** @description Each held line and the batch holding it, sorted by `sku`. */
+            lines: components["schemas"]["AllocatedLine"][];
+            /** @description The order its lines went to; only once confirmed. */
+            orderid?: components["schemas"]["Identifier"];
+        };
+        /** @description Some line of the hold cannot be held; nothing was held. */
+        HoldNotPlaced: {
+            /** @description Human-readable; safe to show. */
+            message: string;
+            /** @description Every line that fails. */
+            lines: {
+                sku: components["schemas"]["Identifier"];
+                /** @enum {unknown} */
+                reason: "invalid_sku" | "out_of_stock";
+            }[];
         };
         /** @description Every error answers JSON with a human-readable `message`. */
         Error: {
@@ -542,7 +676,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch kept changing under a cancel or a PATCH; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -659,7 +793,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch kept changing under a cancel or a PATCH; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -801,7 +935,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch kept changing under a cancel or a PATCH; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -918,7 +1052,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch kept changing under a cancel or a PATCH; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1072,7 +1206,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch kept changing under a cancel or a PATCH; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1233,7 +1367,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch kept changing under a cancel or a PATCH; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1350,7 +1484,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch kept changing under a cancel or a PATCH; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1470,7 +1604,717 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch kept changing under a cancel or a PATCH; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    placeHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A JSON object in UTF-8 (`Content-Type: application/json`, or `application/<type>+json`; a `charset` parameter, if present, must be `utf-8`), at most 16 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "holdid": "cart-7",
+                 *       "lines": [
+                 *         {
+                 *           "sku": "LAMP",
+                 *           "qty": 1
+                 *         }
+                 *       ],
+                 *       "ttlSeconds": 900
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewHold"];
+            };
+        };
+        responses: {
+            /** @description The same `holdid` with the same lines, while the hold is active: a repeat, which does not extend it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            /** @description Every line is held, until `expiresAt` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
+             *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
+             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - Some line cannot be held; nothing was held. `lines` names every line that fails
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["HoldNotPlaced"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example POST
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `holdid` exists with other lines, or has ended (confirmed, released or expired): a holdid is used once */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server
+             *     - The body is over 16 KiB
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    getHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example cart-7
+                 */
+                holdid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold exists */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             *     - No hold has this `holdid`, or it ended more than 24 hours ago
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET, PATCH, DELETE
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    releaseHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example cart-7
+                 */
+                holdid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold is released, or had already been released or expired (a repeat); no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             *     - No hold has this `holdid`
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET, PATCH, DELETE
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The hold was confirmed: its lines are an order's, cancelled with `DELETE /allocations/{orderid}/{sku}` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    extendHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example cart-7
+                 */
+                holdid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        /** @description A JSON object in UTF-8 (`Content-Type: application/json`, or `application/<type>+json`; a `charset` parameter, if present, must be `utf-8`), at most 16 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttlSeconds": 600
+                 *     }
+                 */
+                "application/json": components["schemas"]["HoldExtension"];
+            };
+        };
+        responses: {
+            /** @description The hold lasts until its new `expiresAt` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
+             *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
+             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             *     - No hold has this `holdid`
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET, PATCH, DELETE
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The hold is no longer active: it expired, was released, or was confirmed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server
+             *     - The body is over 16 KiB
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    confirmHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example cart-7
+                 */
+                holdid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        /** @description A JSON object in UTF-8 (`Content-Type: application/json`, or `application/<type>+json`; a `charset` parameter, if present, must be `utf-8`), at most 16 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "orderid": "order-7"
+                 *     }
+                 */
+                "application/json": components["schemas"]["HoldConfirmation"];
+            };
+        };
+        responses: {
+            /** @description The hold was already confirmed to this order: a repeat */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderAllocations"];
+                };
+            };
+            /** @description The hold's lines are the order's */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderAllocations"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
+             *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
+             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             *     - No hold has this `holdid`
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example POST
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing changed, and the message says why: the hold expired, was released, was confirmed to another order, or the order already has a line for one of its SKUs */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server
+             *     - The body is over 16 KiB
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**

@@ -91,6 +91,39 @@ export class UnknownSku extends DomainError {
   }
 }
 
+/** No hold was ever placed with this holdid, or its record has outlived the day an ended hold stays readable. */
+export class HoldNotFound extends DomainError {
+  override readonly name = 'HoldNotFound';
+  constructor(readonly holdid: string) {
+    super(`Hold ${holdid} not found`);
+  }
+}
+
+/** Some lines of a hold cannot be held: every one of them, with why. Nothing was held. */
+export class HoldNotPlaced extends DomainError {
+  override readonly name = 'HoldNotPlaced';
+  constructor(
+    readonly holdid: string,
+    readonly lines: readonly { readonly sku: string; readonly reason: 'invalid_sku' | 'out_of_stock' }[],
+  ) {
+    super(`Cannot place hold ${holdid}`);
+  }
+}
+
+/**
+ * The request needs the hold active, and it is not, or it asks for something else under a holdid
+ * already used: the message says which. Nothing was changed.
+ */
+export class HoldConflict extends DomainError {
+  override readonly name = 'HoldConflict';
+  constructor(
+    readonly holdid: string,
+    why: string,
+  ) {
+    super(`Hold ${holdid} ${why}`);
+  }
+}
+
 /** The request cannot complete now, and nothing of it was written: repeating it is safe. */
 export abstract class TransientFailure extends Error {
   abstract override readonly name: string;
@@ -120,5 +153,16 @@ export class AllocationContended extends TransientFailure {
     rounds: number,
   ) {
     super(`Allocation for sku ${sku} lost ${rounds} rounds of races for stock`);
+  }
+}
+
+/** Other requests kept changing the hold or its batches between this one's read and its write; a retry continues. */
+export class HoldContended extends TransientFailure {
+  override readonly name = 'HoldContended';
+  constructor(
+    readonly holdid: string,
+    rounds: number,
+  ) {
+    super(`Hold ${holdid} changed under ${rounds} attempts in a row`);
   }
 }

@@ -123,20 +123,24 @@ export interface StockLevels {
   readonly inStock: number;
   /** Units available in shipments. */
   readonly incoming: number;
+  /** Units set aside by active holds, in every batch. */
+  readonly held: number;
   /** The earliest arrival among shipments with stock. */
   readonly nextEta: string | null;
-  /** The batches with stock, in the order allocation prefers them. */
+  /** The batches with units available or held, in the order allocation prefers them. */
   readonly batches: readonly Batch[];
 }
 
+/** The SKU's stock levels from its batches with stock left, as found at one moment (holds.ts, batchAt). */
 export const stockLevels = (sku: string, batchesWithStock: readonly Batch[]): StockLevels => {
-  const batches = batchesWithStock.filter((batch) => batch.available > 0).sort(byPreference);
+  const batches = batchesWithStock.filter((batch) => batch.available > 0 || heldTotal(batch.held) > 0).sort(byPreference);
   const shipments = batches.filter((batch) => batch.eta !== null);
   const sum = (some: readonly Batch[]) => some.reduce((total, batch) => total + batch.available, 0);
   return {
     sku,
     inStock: sum(batches.filter((batch) => batch.eta === null)),
     incoming: sum(shipments),
+    held: batches.reduce((total, batch) => total + heldTotal(batch.held), 0),
     nextEta: shipments[0]?.eta ?? null,
     batches,
   };

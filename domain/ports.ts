@@ -22,6 +22,13 @@ export type SaveHoldResult =
   /** A hold with this holdid exists (as stored): a holdid is used once. Nothing was written. */
   | { readonly outcome: 'hold-exists'; readonly existing: Hold };
 
+export type ConfirmHoldResult =
+  | { readonly outcome: 'saved' }
+  /** The hold, or one of its batches, is no longer as read. Nothing was written. */
+  | { readonly outcome: 'changed' }
+  /** The order already has lines for some of the hold's SKUs (these, as stored). Nothing was written. */
+  | { readonly outcome: 'lines-exist'; readonly existing: Allocation[] };
+
 /** How an active hold ends without becoming an order's lines. */
 export type HoldEnding = 'released' | 'expired';
 
@@ -113,6 +120,19 @@ export interface BatchRepository {
    * the hold or one of those entries is no longer as read, and then nothing was written.
    */
   endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite>;
+  /**
+   * Moves the active hold's expiry, as read, to `expiresAt`: on its record and on its entry on each
+   * of its batches, on condition that it still lasts at `now`. One write.
+   */
+  extendHold(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite>;
+  /**
+   * Turns the active hold's lines into lines of the order, on the same batches, and ends the hold
+   * as confirmed, on condition that it lasts at `now`: its units go from held to allocated, so no
+   * batch's `available` changes. One write. A batch that the hold leaves with no units but its
+   * lines' moves out of the stock range: `batches` (as read now, one per line) lets the write do
+   * so; without them, such a batch answers `changed`.
+   */
+  confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult>;
   /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */
   currentTime(): Instant;
   /**

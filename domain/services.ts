@@ -30,6 +30,7 @@ import {
   planOrder,
   stockLevels,
 } from './model';
+import { endHoldsFor } from './hold-services';
 import { batchAt } from './holds';
 import type { BatchRepository } from './ports';
 
@@ -117,12 +118,14 @@ export const cancelAllocation = async (orderid: string, sku: string, repository:
   throw new BatchContended(contended, MAX_BATCH_ROUNDS);
 };
 
-export const batchStatus = async (ref: string, repository: BatchRepository): Promise<Batch> => batchOrThrow(ref, repository);
+/** The batch as found now: the units of its holds that have expired are available again. */
+export const batchStatus = async (ref: string, repository: BatchRepository): Promise<Batch> =>
+  batchAt(await batchOrThrow(ref, repository), repository.currentTime());
 
 export const skuStock = async (sku: string, repository: BatchRepository): Promise<StockLevels> => {
   const stock = await repository.stockOf(sku);
   if (!stock.known) throw new UnknownSku(sku);
-  return stockLevels(sku, stock.batches);
+  return stockLevels(sku, found(stock.batches, repository));
 };
 
 export interface BatchChangeOutcome {
@@ -150,17 +153,28 @@ export const changeBatch = async (ref: string, change: BatchChange, repository: 
     if (fruitlessRounds >= MAX_BATCH_ROUNDS) throw new BatchContended(ref, fruitlessRounds);
     batch = await batchOrThrow(ref, repository, batch.sku);
   }
-  return { batch, reallocated };
+  return { batch: batchAt(batch, repository.currentTime()), reallocated };
 };
 
+/**
+ * A change that leaves the batch fewer units than its lines and holds take ends holds first
+ * (endHoldsFor): a hold is a checkout's pending claim, an order's line a promise made. So a batch
+ * whose lines the change leaves to move holds none, and each hold on it ends whole, once.
+ */
 const applyChange = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<Batch> => {
-  for (let round = 0; round < MAX_BATCH_ROUNDS; round++) {
+  let lostRounds = 0;
+  while (lostRounds < MAX_BATCH_ROUNDS) {
     const batch = await batchOrThrow(ref, repository);
     const changed = changedBatch(batch, change);
     if (isSameBatch(changed, batch)) return batch;
+    if (changed.available < 0 && (batch.held ?? []).length > 0) {
+      lostRounds = (await endHoldsFor(batch, -changed.available, repository)) > 0 ? 0 : lostRounds + 1;
+      continue;
+    }
     if ((await repository.changeBatch(batch, changed)) === 'saved') return changed;
+    lostRounds++;
   }
-  throw new BatchContended(ref, MAX_BATCH_ROUNDS);
+  throw new BatchContended(ref, lostRounds);
 };
 
 /**

@@ -1,15 +1,26 @@
+import { confirmHold, extendHold, holdStatus, placeHold, releaseHold } from '../domain/hold-services';
+import { DEFAULT_HOLD_SECONDS, type Hold } from '../domain/holds';
 import type { Allocation } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import { allocate, allocateOrder, cancelAllocation, orderAllocations } from '../domain/services';
 import { type OpenApiDocumentReader, openApiDocumentFile, openApiDocumentResult } from './http/openapi-document';
 import { json, noContent, route, routedHandler } from './http/route';
 import type { AllocationsRouteKey } from './http/route-keys';
-import { orderLineSchema, orderSchema } from './http/schemas';
+import { holdConfirmationSchema, holdExtensionSchema, holdSchema, orderLineSchema, orderSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
 /** Every field named, so that what the store holds beside them never reaches a client. */
-const lineView = ({ sku, qty, batchref }: Allocation) => ({ sku, qty, batchref });
+const lineView = ({ sku, qty, batchref }: Pick<Allocation, 'sku' | 'qty' | 'batchref'>) => ({ sku, qty, batchref });
+
+/** A hold as read at some moment (its status then); `orderid` once confirmed. */
+const holdView = ({ holdid, status, expiresAt, lines, orderid }: Hold) => ({
+  holdid,
+  status,
+  expiresAt,
+  lines: lines.map(lineView),
+  ...(orderid === undefined ? {} : { orderid }),
+});
 
 /**
  * The copy of docs/openapi.json that the stack ships beside the bundle (infra/constructs/http-api.ts).
@@ -18,7 +29,10 @@ const lineView = ({ sku, qty, batchref }: Allocation) => ({ sku, qty, batchref }
  */
 const documentBesideTheBundle = openApiDocumentFile(new URL('./openapi.json', import.meta.url));
 
-/** Order lines: allocating one, or a whole order's, reading an order's, and cancelling one; and the API's OpenAPI document. */
+/**
+ * Order lines: allocating one, or a whole order's, reading an order's, and cancelling one; holds
+ * through checkout, which end as an order's lines; and the API's OpenAPI document.
+ */
 export const createAllocationsHandler = (repository: BatchRepository, readOpenApiDocument: OpenApiDocumentReader = documentBesideTheBundle) =>
   routedHandler<AllocationsRouteKey>(repository, [
     route('POST /allocate', {
@@ -56,6 +70,44 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
       run: async ({ pathParameters: { orderid, sku } }, store) => {
         await cancelAllocation(orderid, sku, store);
         return noContent();
+      },
+    }),
+    route('POST /holds', {
+      body: holdSchema,
+      successOutcomes: { 200: 'HoldAlreadyPlaced', 201: 'HoldPlaced' },
+      run: async ({ body: { ttlSeconds = DEFAULT_HOLD_SECONDS, ...body } }, store, counter) => {
+        const { hold, created } = await placeHold({ ...body, ttlSeconds }, store);
+        if (created) counter.count(metricNames.holdsPlaced);
+        return json(created ? 201 : 200, holdView(hold));
+      },
+    }),
+    route('GET /holds/{holdid}', {
+      successOutcomes: { 200: 'HoldRead' },
+      run: async ({ pathParameters: { holdid } }, store) => json(200, holdView(await holdStatus(holdid, store))),
+    }),
+    route('PATCH /holds/{holdid}', {
+      body: holdExtensionSchema,
+      successOutcomes: { 200: 'HoldExtended' },
+      run: async ({ pathParameters: { holdid }, body: { ttlSeconds } }, store) => json(200, holdView(await extendHold(holdid, ttlSeconds, store))),
+    }),
+    route('DELETE /holds/{holdid}', {
+      successOutcomes: { 204: 'HoldReleased' },
+      run: async ({ pathParameters: { holdid } }, store, counter) => {
+        const ending = await releaseHold(holdid, store);
+        if (ending !== 'repeat') counter.count(ending === 'released' ? metricNames.holdsReleased : metricNames.holdsExpired);
+        return noContent();
+      },
+    }),
+    route('POST /holds/{holdid}/confirm', {
+      body: holdConfirmationSchema,
+      successOutcomes: { 200: 'HoldAlreadyConfirmed', 201: 'HoldConfirmed' },
+      run: async ({ pathParameters: { holdid }, body: { orderid } }, store, counter) => {
+        const { lines, created } = await confirmHold(holdid, orderid, store);
+        if (created) {
+          counter.count(metricNames.holdsConfirmed);
+          counter.count(metricNames.linesAllocated, lines.length);
+        }
+        return json(created ? 201 : 200, { orderid, lines: lines.map(lineView) });
       },
     }),
     route('GET /openapi.json', {

@@ -1,4 +1,4 @@
-import { type Batch, type Reallocation, type StockLevels, allocatedOf } from '../domain/model';
+import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldTotal } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import { addBatch, batchStatus, changeBatch, skuStock } from '../domain/services';
 import { json, route, routedHandler, text } from './http/route';
@@ -12,24 +12,30 @@ import { metricNames } from './telemetry-names';
  * client, and the contract's field names (snake case where docs/api.md has it) live here.
  */
 
-/** `available` is below zero while a batch whose qty was lowered still has lines to move: shown as 0. */
+/**
+ * The batch as found now (its expired holds' units available again): `qty` = `allocated` + `held`
+ * + `available`. `available` is below zero while a batch whose qty was lowered still has lines to
+ * move: shown as 0.
+ */
 const batchView = (batch: Batch) => ({
   ref: batch.ref,
   sku: batch.sku,
   qty: batch.qty,
   allocated: allocatedOf(batch),
+  held: heldTotal(batch.held),
   available: Math.max(0, batch.available),
   eta: batch.eta,
 });
 
 const reallocationView = ({ orderid, sku, qty, from, batchref }: Reallocation) => ({ orderid, sku, qty, from, batchref });
 
-const stockView = ({ sku, inStock, incoming, nextEta, batches }: StockLevels) => ({
+const stockView = ({ sku, inStock, incoming, held, nextEta, batches }: StockLevels) => ({
   sku,
   in_stock: inStock,
   incoming,
+  held,
   next_eta: nextEta,
-  batches: batches.map(({ ref, qty, available, eta }) => ({ ref, qty, available, eta })),
+  batches: batches.map(({ ref, qty, held: holds, available, eta }) => ({ ref, qty, held: heldTotal(holds), available, eta })),
 });
 
 /** The batches and their stock: adding a batch, reading and changing one, and a SKU's stock levels. */

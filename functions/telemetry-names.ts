@@ -27,7 +27,7 @@ export const CAUSE_DIMENSION = 'cause';
  * The values of `cause`: the name of the failure a 503 answers (functions/http/errors.ts), the
  * store's or a race's (domain/errors.ts), or the function's own time running out.
  */
-export const unavailableCauses = ['StoreUnavailable', 'AllocationContended', 'BatchContended', 'FunctionTimeout'] as const;
+export const unavailableCauses = ['StoreUnavailable', 'AllocationContended', 'BatchContended', 'HoldContended', 'FunctionTimeout'] as const;
 export type UnavailableCause = (typeof unavailableCauses)[number];
 
 /** The `message` of the one log entry each request writes, to find those entries among the others. */
@@ -49,6 +49,14 @@ export const metricNames = {
   conflictsLost: 'ConflictsLost',
   /** Lines moved off a batch by PATCH /batches/{ref}, to another batch or out of their order. */
   linesReallocated: 'LinesReallocated',
+  /** Holds newly placed by POST /holds; not a repeat. */
+  holdsPlaced: 'HoldsPlaced',
+  /** Holds whose lines became an order's by POST /holds/{holdid}/confirm; not a repeat. */
+  holdsConfirmed: 'HoldsConfirmed',
+  /** Active holds ended by DELETE /holds/{holdid}, or by a PATCH of a batch that shrank under them. */
+  holdsReleased: 'HoldsReleased',
+  /** Holds ended as expired: by the sweeper, or by a DELETE or a batch change that found them expired. */
+  holdsExpired: 'HoldsExpired',
   /** Answers 503, by `cause`. */
   unavailable: 'Unavailable',
   /** Events the stream consumer put on the bus. */

@@ -3,6 +3,9 @@ import {
   BatchNotFound,
   DomainError,
   DuplicateBatch,
+  HoldConflict,
+  HoldNotFound,
+  HoldNotPlaced,
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
@@ -98,6 +101,9 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [OrderNotFound, 404],
   [LineNotFound, 404],
   [UnknownSku, 404],
+  [HoldNotFound, 404],
+  [HoldNotPlaced, 400],
+  [HoldConflict, 409],
 ]);
 
 /**
@@ -133,7 +139,7 @@ const unavailable = (requestId: string, outcome: string): ErrorResponse => ({
 export const toErrorResponse = (error: unknown, requestId: string): ErrorResponse => {
   if (error instanceof DomainError) {
     // An order's refusal names every line it is about, so a client can fix them all at once.
-    const lines = error instanceof OrderNotAllocated || error instanceof OrderLinesAlreadyAllocated ? { lines: error.lines } : {};
+    const lines = error instanceof OrderNotAllocated || error instanceof OrderLinesAlreadyAllocated || error instanceof HoldNotPlaced ? { lines: error.lines } : {};
     return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, ...lines }, outcome: error.name };
   }
   if (error instanceof InvalidInput) {

@@ -5,7 +5,18 @@
  */
 export const routeKeys = {
   batches: ['POST /add_batch', 'GET /batches/{ref}', 'PATCH /batches/{ref}', 'GET /skus/{sku}/stock'],
-  allocations: ['POST /allocate', 'POST /orders', 'GET /allocations/{orderid}', 'DELETE /allocations/{orderid}/{sku}', 'GET /openapi.json'],
+  allocations: [
+    'POST /allocate',
+    'POST /orders',
+    'GET /allocations/{orderid}',
+    'DELETE /allocations/{orderid}/{sku}',
+    'POST /holds',
+    'GET /holds/{holdid}',
+    'PATCH /holds/{holdid}',
+    'DELETE /holds/{holdid}',
+    'POST /holds/{holdid}/confirm',
+    'GET /openapi.json',
+  ],
 } as const;
 
 export type BatchesRouteKey = (typeof routeKeys.batches)[number];

@@ -1,5 +1,6 @@
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
+import { MAX_HOLD_SECONDS } from '../../domain/holds';
 
 // zod/mini is a fifth of classic zod's bundle and builds its schemas faster at cold start, but it
 // ships no messages: the 400 body's issues carry zod's English ones, so load them.
@@ -116,3 +117,19 @@ const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ z.object({ sku: ident
 );
 
 export const orderSchema = /* @__PURE__ */ z.object({ orderid: identifierSchema, lines: orderLines });
+
+/** How long a hold lasts, from now: a day at most (domain/holds.ts). */
+const holdSeconds = /* @__PURE__ */ z
+  .number()
+  .check(
+    /* @__PURE__ */ z.int('must be a whole number'),
+    /* @__PURE__ */ z.gte(1, 'must be at least 1'),
+    /* @__PURE__ */ z.lte(MAX_HOLD_SECONDS, `must be at most ${MAX_HOLD_SECONDS}`),
+  );
+
+/** A hold's lines are an order's: 1 to 25, each SKU once. `ttlSeconds` defaults to DEFAULT_HOLD_SECONDS. */
+export const holdSchema = /* @__PURE__ */ z.object({ holdid: identifierSchema, lines: orderLines, ttlSeconds: /* @__PURE__ */ z.optional(holdSeconds) });
+
+export const holdExtensionSchema = /* @__PURE__ */ z.object({ ttlSeconds: holdSeconds });
+
+export const holdConfirmationSchema = /* @__PURE__ */ z.object({ orderid: identifierSchema });

@@ -13,6 +13,7 @@ import type {
   AddBatchResult,
   BatchRepository,
   ConditionalWrite,
+  ConfirmHoldResult,
   HoldEnding,
   HoldPlacement,
   SaveAllocationResult,
@@ -26,8 +27,11 @@ import {
   availableWrites,
   batchChangeWrites,
   batchDescriptionWrite,
+  heldUnitsConfirmationWrites,
   heldUnitsReturnWrite,
+  holdConfirmationWrite,
   holdEndWrite,
+  holdExtensionWrites,
   lineMoveWrite,
   lineRemovalWrites,
   newBatchWrites,
@@ -182,6 +186,31 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite> {
     const givesBack = hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref)).map((line) => heldUnitsReturnWrite(this.tableName, hold, line));
     return this.calls.conditionalWrite([holdEndWrite(this.tableName, hold, ending, now), ...givesBack]);
+  }
+
+  async extendHold(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite> {
+    return this.calls.conditionalWrite(holdExtensionWrites(this.tableName, hold, expiresAt, now));
+  }
+
+  async confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult> {
+    const confirmedAt = new Date(now).toISOString();
+    const items: TransactWriteItem[] = [holdConfirmationWrite(this.tableName, hold, orderid, now)];
+    const linePuts: number[] = [];
+    for (const line of hold.lines) {
+      linePuts.push(items.length);
+      items.push(newLineWrite(this.tableName, { orderid, ...line }, confirmedAt));
+      const found = batches?.find(({ ref }) => ref === line.batchref);
+      items.push(...heldUnitsConfirmationWrites(this.tableName, hold, line, found));
+    }
+    const cancellation = await this.calls.transactWrite(items);
+    if (!cancellation) return { outcome: 'saved' };
+    const existing = linePuts.flatMap((index) => {
+      const reason = cancellation[index];
+      return reason?.Code === 'ConditionalCheckFailed' && reason.Item ? [storedLine(unmarshall(reason.Item))] : [];
+    });
+    if (existing.length > 0) return { outcome: 'lines-exist', existing };
+    this.calls.raceLost(cancellation);
+    return { outcome: 'changed' };
   }
 
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {

@@ -294,3 +294,77 @@ export const heldUnitsReturnWrite = (tableName: string, hold: Hold, { sku, qty, 
     ExpressionAttributeValues: { ':qty': qty },
   },
 });
+
+/** Guards "a hold changes only while it is active, as read": its status, its expiry, and the time has not passed it. */
+const holdLastsAsRead = (hold: Hold, now: Instant) => ({
+  ConditionExpression: '#status = :active AND heldUntil = :heldUntil AND heldUntil > :now',
+  ExpressionAttributeValues: { ':active': 'active', ':heldUntil': hold.expiresAt, ':now': new Date(now).toISOString() },
+});
+
+/** The hold's new expiry, on its record and on its entry on each of its batches (which allocations judge it by). */
+export const holdExtensionWrites = (tableName: string, hold: Hold, expiresAt: string, now: Instant): TransactWriteItem[] => [
+  {
+    Update: {
+      TableName: tableName,
+      Key: holdKey(hold.holdid),
+      UpdateExpression: 'SET heldUntil = :newHeldUntil',
+      ...withValues(holdLastsAsRead(hold, now), { ':newHeldUntil': expiresAt }),
+      ExpressionAttributeNames: { '#status': 'status' },
+    },
+  },
+  ...hold.lines.map(
+    ({ sku, batchref }): TransactWriteItem => ({
+      Update: {
+        TableName: tableName,
+        // A batch holding units is in the stock range.
+        Key: batchWithStockKey(sku, batchref),
+        UpdateExpression: 'SET held.#hold.expiresAt = :newHeldUntil',
+        // Guards "an entry's expiry is its hold's": the entry is there, with the expiry the record had.
+        ConditionExpression: 'held.#hold.expiresAt = :heldUntil',
+        ExpressionAttributeNames: { '#hold': hold.holdid },
+        ExpressionAttributeValues: { ':newHeldUntil': expiresAt, ':heldUntil': hold.expiresAt },
+      },
+    }),
+  ),
+];
+
+/** The hold's record, confirmed to the order, on condition that it lasts at `now` as read. */
+export const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, now: Instant): TransactWriteItem => {
+  const ended = holdEndedFields(now);
+  return {
+    Update: {
+      TableName: tableName,
+      Key: holdKey(hold.holdid),
+      UpdateExpression: 'SET #status = :confirmed, orderid = :orderid, endedAt = :endedAt, #ttl = :ttl',
+      // Guards "a hold ends once, one way": against its release, its expiry and another confirm.
+      ...withValues(holdLastsAsRead(hold, now), { ':confirmed': 'confirmed', ':orderid': orderid, ':endedAt': ended.endedAt, ':ttl': ended.timeToLive }),
+      ExpressionAttributeNames: { '#status': 'status', '#ttl': timeToLiveAttribute },
+    },
+  };
+};
+
+/**
+ * The hold's units on one batch become its line's: the entry goes, `available` stays. In place
+ * while the batch keeps units no line holds; the batch as read (`found`) lets a confirm that leaves
+ * it none move it out of the stock range.
+ */
+export const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, { sku, batchref }: Hold['lines'][number], found?: Batch): TransactWriteItem[] => {
+  if (found) {
+    const left = { ...found, held: (found.held ?? []).filter(({ holdid }) => holdid !== hold.holdid) };
+    if (!hasStockLeft(left)) return batchMoveWrites(tableName, found, left);
+  }
+  return [
+    {
+      Update: {
+        TableName: tableName,
+        Key: batchWithStockKey(sku, batchref),
+        UpdateExpression: 'REMOVE held.#hold',
+        // Guards "a hold's units are taken once" (its entry is there) and "the stock range holds
+        // exactly the batches with stock left" (the batch keeps units no line holds).
+        ConditionExpression: 'attribute_exists(held.#hold) AND (available > :none OR size(held) > :one)',
+        ExpressionAttributeNames: { '#hold': hold.holdid },
+        ExpressionAttributeValues: { ':none': 0, ':one': 1 },
+      },
+    },
+  ];
+};

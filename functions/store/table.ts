@@ -53,6 +53,8 @@ export const partitionKeyPrefix = {
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
 const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt'];
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
+/** A hold's record, besides the `orderid` a line names too and the time to live a notice has too. */
+const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'endedAt'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/conditional-writes.ts). */
 const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', timeToLiveAttribute];
 
@@ -76,22 +78,22 @@ const READS = ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
 const WRITES = ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'];
 
 export const tableAccess = {
-  // POST /allocate, GET /allocations/{orderid}, DELETE /allocations/{orderid}/{sku}: the SKU's
-  // stock and its batches, the order's lines; never a batch reference.
+  // POST /allocate, GET /allocations/{orderid}, DELETE /allocations/{orderid}/{sku}, the holds'
+  // routes: the SKU's stock and its batches, the order's lines, the holds; never a batch reference.
   allocations: {
     reads: READS,
     writes: WRITES,
-    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.order],
-    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes],
+    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.order, partitionKeyPrefix.hold],
+    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes],
     indexPartitionKeyPrefixes: [],
   },
   // POST /add_batch, GET and PATCH /batches/{ref}, GET /skus/{sku}/stock: batches and their
-  // references, and the lines a shrinking batch moves (found through the index).
+  // references, and the lines a shrinking batch moves (found through the index) and the holds it ends.
   batches: {
     reads: READS,
     writes: WRITES,
-    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.batchReference, partitionKeyPrefix.order],
-    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes],
+    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.batchReference, partitionKeyPrefix.order, partitionKeyPrefix.hold],
+    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes],
     indexPartitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch],
   },
 } as const satisfies Record<string, TableAccess>;

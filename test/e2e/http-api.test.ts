@@ -204,15 +204,16 @@ describe('the routes with path parameters, over HTTP', () => {
     expect(await cancel.text()).toBe('');
 
     const status = await fetchDocumented(url('batches', batch.ref));
-    expect(await status.json()).toEqual({ ...batch, allocated: 3, available: 7 });
+    expect(await status.json()).toEqual({ ...batch, allocated: 3, held: 0, available: 7 });
 
     const stock = await fetchDocumented(url('skus', sku, 'stock'));
     expect(await stock.json()).toEqual({
       sku,
       in_stock: 7,
       incoming: 0,
+      held: 0,
       next_eta: null,
-      batches: [{ ref: batch.ref, qty: 10, available: 7, eta: null }],
+      batches: [{ ref: batch.ref, qty: 10, held: 0, available: 7, eta: null }],
     });
 
     const emptied = await patch(batch.ref, { qty: 0 });
@@ -238,6 +239,7 @@ describe('the routes with path parameters, over HTTP', () => {
       ...shrinking,
       qty: 6,
       allocated: 4,
+      held: 0,
       available: 2,
       reallocated: [{ ...newer, from: shrinking.ref, batchref: shipment.ref }],
     });
@@ -305,7 +307,7 @@ describe('the routes with path parameters, over HTTP', () => {
     const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
     const body = await expectJsonError(await patch(batch.ref, { sku: 'other' }), 400);
     expect(body).toEqual({ message: 'Invalid request body', issues: [{ path: '', message: 'must have qty or eta, or both' }] });
-    expect(await (await fetchDocumented(url('batches', batch.ref))).json()).toEqual({ ...batch, allocated: 0, available: 10 });
+    expect(await (await fetchDocumented(url('batches', batch.ref))).json()).toEqual({ ...batch, allocated: 0, held: 0, available: 10 });
   });
 });
 

@@ -96,7 +96,7 @@ describe('the functions as `cdk synth` bundles them', () => {
 
     const status = invoke('Batches', 'batch-status.json');
     expect(status.statusCode).toBe(200);
-    expect(bodyOf(status)).toEqual({ ...batch, allocated: line.qty, available: batch.qty - line.qty });
+    expect(bodyOf(status)).toEqual({ ...batch, allocated: line.qty, held: 0, available: batch.qty - line.qty });
 
     const stock = invoke('Batches', 'sku-stock.json');
     expect(stock.statusCode).toBe(200);

@@ -35,10 +35,14 @@ const EXPRESSION_WORDS = new Set([
   'attribute_exists', 'attribute_not_exists', 'attribute_type', 'begins_with', 'contains', 'size', 'if_not_exists', 'list_append',
 ]);
 
-/** The attribute names an expression refers to: its words that are not values (`:x`) or keywords. */
+/**
+ * The top-level attribute names an expression refers to (IAM's `dynamodb:Attributes` names no more:
+ * `held.#hold.expiresAt` is `held`): its words that are not values (`:x`), keywords, or parts of a
+ * document path after its first.
+ */
 const namesIn = (expression: unknown, names: Record<string, string> = {}): string[] =>
   typeof expression === 'string'
-    ? [...expression.matchAll(/(?<![:\w#])#?[A-Za-z_]\w*/g)]
+    ? [...expression.matchAll(/(?<![:\w#.])#?[A-Za-z_]\w*/g)]
         .map(([word]) => (word.startsWith('#') ? (names[word] ?? word) : word))
         .filter((word) => !EXPRESSION_WORDS.has(word))
     : [];
@@ -176,5 +180,39 @@ describe("each handler's calls to the table stay within what its role is granted
     expect(statuses).toEqual([201, 200, 409, 201, 201, 400, 400, 200, 204, 201]);
     expect(actions.map(({ action }) => action)).toContain('dynamodb:DeleteItem');
     expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
+  });
+
+  it('allocations: holds placed, read, extended, released, and confirmed, one emptying its batch', async () => {
+    const sku = uniqueId('sku');
+    await table.repository().addBatch({ ref: uniqueId('batch'), sku, qty: 3, available: 3, eta: null });
+    const { sender, actions } = recording(table.documentClient);
+    const allocations = createAllocationsHandler(table.repository({ sender }));
+    const [released, confirmed] = [uniqueId('cart'), uniqueId('cart')];
+    const path = (holdid: string) => ({ pathParameters: { holdid } });
+
+    const statuses = await statusesOf(allocations, [
+      postEvent('/holds', { holdid: released, lines: [{ sku, qty: 1 }] }),
+      routeEvent('GET /holds/{holdid}', path(released)),
+      routeEvent('PATCH /holds/{holdid}', { ...path(released), body: { ttlSeconds: 60 } }),
+      routeEvent('DELETE /holds/{holdid}', path(released)),
+      postEvent('/holds', { holdid: confirmed, lines: [{ sku, qty: 3 }] }),
+      routeEvent('POST /holds/{holdid}/confirm', { ...path(confirmed), body: { orderid: uniqueId('order') } }),
+    ]);
+
+    expect(statuses).toEqual([201, 200, 200, 204, 201, 201]);
+    expect(actions.map(({ action }) => action)).toContain('dynamodb:DeleteItem');
+    expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
+  });
+
+  it('batches: a change that releases a hold on the batch', async () => {
+    const sku = uniqueId('sku');
+    const ref = uniqueId('batch');
+    await table.repository().addBatch({ ref, sku, qty: 3, available: 3, eta: null });
+    await createAllocationsHandler(table.repository())(postEvent('/holds', { holdid: uniqueId('cart'), lines: [{ sku, qty: 2 }] }), lambdaContext());
+    const { sender, actions } = recording(table.documentClient);
+    const batches = createBatchesHandler(table.repository({ sender }));
+
+    expect(await statusesOf(batches, [routeEvent('PATCH /batches/{ref}', { pathParameters: { ref }, body: { qty: 0 } })])).toEqual([200]);
+    expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
   });
 });

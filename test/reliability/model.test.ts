@@ -185,8 +185,9 @@ class ReferenceModel {
       sku,
       in_stock: sum(withStock.filter((batch) => batch.eta === null)),
       incoming: sum(shipments),
+      held: 0,
       next_eta: shipments[0]?.eta ?? null,
-      batches: withStock.map(({ ref, qty, available, eta }) => ({ ref, qty, available, eta })),
+      batches: withStock.map(({ ref, qty, available, eta }) => ({ ref, qty, held: 0, available, eta })),
     });
   }
 
@@ -212,7 +213,7 @@ const byPreference = (a: ModelBatch, b: ModelBatch) => {
   return rank(a) < rank(b) ? -1 : 1;
 };
 
-const view = ({ ref, sku, qty, available, eta }: ModelBatch) => ({ ref, sku, qty, allocated: qty - available, available, eta });
+const view = ({ ref, sku, qty, available, eta }: ModelBatch) => ({ ref, sku, qty, allocated: qty - available, held: 0, available, eta });
 
 interface BatchBody extends Record<string, unknown> {
   ref: string;

@@ -4,6 +4,7 @@ import type {
   AddBatchResult,
   BatchRepository,
   ConditionalWrite,
+  ConfirmHoldResult,
   HoldEnding,
   HoldPlacement,
   SaveAllocationResult,
@@ -97,6 +98,34 @@ export class FakeRepository implements BatchRepository {
     return 'saved';
   }
 
+  async extendHold(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite> {
+    if (!this.lastsAsRead(hold, now)) return 'changed';
+    const entry = (batchref: string) => this.batches.get(batchref)?.held?.find(({ holdid }) => holdid === hold.holdid);
+    if (!hold.lines.every(({ batchref }) => entry(batchref)?.expiresAt === hold.expiresAt)) return 'changed';
+    for (const { batchref } of hold.lines) {
+      const batch = this.batches.get(batchref) as Batch;
+      this.batches.set(batchref, { ...batch, held: (batch.held ?? []).map((units) => (units.holdid === hold.holdid ? { ...units, expiresAt } : units)) });
+    }
+    this.holds.set(hold.holdid, { ...hold, expiresAt });
+    return 'saved';
+  }
+
+  /** The adapter's conditions, but a batch the confirm empties needs no second round: the fake has no stock range to leave. */
+  async confirmHold(hold: Hold, orderid: string, now: Instant): Promise<ConfirmHoldResult> {
+    const existing = hold.lines.flatMap(({ sku }) => this.lines.get(lineKey(orderid, sku)) ?? []);
+    if (existing.length > 0) return { outcome: 'lines-exist', existing };
+    const recorded = (batchref: string) => this.batches.get(batchref)?.held?.some(({ holdid }) => holdid === hold.holdid) ?? false;
+    if (!this.lastsAsRead(hold, now) || !hold.lines.every(({ batchref }) => recorded(batchref))) return { outcome: 'changed' };
+    for (const line of hold.lines) {
+      const { held = [], ...batch } = this.batches.get(line.batchref) as Batch;
+      const others = held.filter(({ holdid }) => holdid !== hold.holdid);
+      this.batches.set(line.batchref, { ...batch, ...(others.length > 0 ? { held: others } : {}) });
+      this.lines.set(lineKey(orderid, line.sku), { orderid, ...line });
+    }
+    this.holds.set(hold.holdid, { ...hold, status: 'confirmed', orderid });
+    return { outcome: 'saved' };
+  }
+
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
     this.outOfStock.push(...lines);
   }
@@ -169,6 +198,11 @@ export class FakeRepository implements BatchRepository {
     const available = stored.available + heldTotal(batch.freed) - qty;
     this.batches.set(batch.ref, held.length > 0 ? { ...withoutHolds, available, held } : { ...withoutHolds, available });
     return true;
+  }
+
+  private lastsAsRead(hold: Hold, now: Instant): boolean {
+    const stored = this.holds.get(hold.holdid);
+    return stored?.status === 'active' && stored.expiresAt === hold.expiresAt && !hasExpired(hold.expiresAt, now);
   }
 
   private hasLineAsRead(allocation: Allocation): boolean {

@@ -545,7 +545,7 @@ describe('GET /batches/{ref}', () => {
     await allocate(validLine);
     const result = await send('GET /batches/{ref}', { pathParameters: { ref: 'batch-2' } });
     expect(result.statusCode).toBe(200);
-    expect(jsonBody(result)).toEqual({ ref: 'batch-2', sku: 'LAMP', qty: 10, allocated: 3, available: 7, eta: '2027-01-01' });
+    expect(jsonBody(result)).toEqual({ ref: 'batch-2', sku: 'LAMP', qty: 10, allocated: 3, held: 0, available: 7, eta: '2027-01-01' });
   });
 
   it('shows no less than 0 available while a batch whose qty was lowered still has lines to move', async () => {
@@ -576,6 +576,7 @@ describe('PATCH /batches/{ref}', () => {
       sku: 'LAMP',
       qty: 12,
       allocated: 3,
+      held: 0,
       available: 9,
       eta: '2027-02-01',
       reallocated: [],
@@ -603,6 +604,7 @@ describe('PATCH /batches/{ref}', () => {
       sku: 'LAMP',
       qty: 0,
       allocated: 0,
+      held: 0,
       available: 0,
       eta: null,
       reallocated: [
@@ -696,11 +698,12 @@ describe('GET /skus/{sku}/stock', () => {
       sku: 'LAMP',
       in_stock: 7,
       incoming: 9,
+      held: 0,
       next_eta: '2027-01-01',
       batches: [
-        { ref: 'batch-1', qty: 10, available: 7, eta: null },
-        { ref: 'early', qty: 4, available: 4, eta: '2027-01-01' },
-        { ref: 'late', qty: 5, available: 5, eta: '2027-06-01' },
+        { ref: 'batch-1', qty: 10, held: 0, available: 7, eta: null },
+        { ref: 'early', qty: 4, held: 0, available: 4, eta: '2027-01-01' },
+        { ref: 'late', qty: 5, held: 0, available: 5, eta: '2027-06-01' },
       ],
     });
   });

@@ -4,6 +4,7 @@
  * build by hand (their views, and errors.ts's mapping), so they are written here as JSON Schema.
  */
 import * as z from 'zod/mini';
+import { DEFAULT_HOLD_SECONDS } from '../../domain/holds';
 import { InvalidPathParameters, InvalidRequestBody } from '../../functions/http/errors';
 import {
   MAX_IDENTIFIER_CHARACTERS,
@@ -12,6 +13,9 @@ import {
   batchChangeSchema,
   batchSchema,
   eachSkuOnce,
+  holdConfirmationSchema,
+  holdExtensionSchema,
+  holdSchema,
   identifierSchema,
   inNfc,
   orderLineSchema,
@@ -94,6 +98,9 @@ export const requestBodySchemas = {
   NewBatch: batchSchema,
   BatchChange: batchChangeSchema,
   Order: orderSchema,
+  NewHold: holdSchema,
+  HoldExtension: holdExtensionSchema,
+  HoldConfirmation: holdConfirmationSchema,
 } as const;
 
 export type RequestBodyName = keyof typeof requestBodySchemas;
@@ -105,6 +112,11 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     "A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so " +
     '`available` moves by the difference. Unknown fields (`ref` and `sku` among them) are ignored.',
   Order: `A whole order: every line is allocated, or none. Each SKU at most once (\`${uniqueItemPropertiesKeyword.name}\`). Unknown fields are ignored.`,
+  NewHold:
+    'A hold: its lines are held all or none, each whole in one batch, as an order\'s are. Each SKU at most once ' +
+    `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. Unknown fields are ignored.`,
+  HoldExtension: "A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored.",
+  HoldConfirmation: 'The order the hold\'s lines become lines of. Unknown fields are ignored.',
 };
 
 /** The request schemas, exported from zod, by the names the document gives them. */
@@ -168,7 +180,8 @@ const batchFields = {
   sku: identifier,
   qty: { type: 'integer', minimum: 0, maximum: MAX_QTY, description: "The batch's total." },
   allocated: units('The units on its lines; above `qty` only while a PATCH that lowered `qty` still has lines to move.'),
-  available: units('`qty - allocated`, never shown below 0.'),
+  held: units('The units set aside by active holds.'),
+  available: units('What a new line or hold can take: `qty - allocated - held`, never shown below 0.'),
   eta: arrivalDate,
 } satisfies Record<string, JsonSchema>;
 
@@ -214,16 +227,45 @@ const responseSchemas = {
     { ...batchFields, reallocated: listOf(ref('Reallocation'), 'The lines this request moved; `[]` once nothing is left to move.') },
     'The batch as `GET /batches/{ref}` shows it, and the lines the change moved.',
   ),
-  StockBatch: closedObject({ ref: identifier, qty: batchFields.qty, available: units('Units not on any line.'), eta: arrivalDate }, 'A batch with stock left.'),
+  StockBatch: closedObject(
+    { ref: identifier, qty: batchFields.qty, held: batchFields.held, available: units('Units neither on a line nor held.'), eta: arrivalDate },
+    'A batch with units available or held.',
+  ),
   SkuStock: closedObject(
     {
       sku: identifier,
       in_stock: units('Units available in batches on the shelf (`eta` null).'),
       incoming: units('Units available in shipments.'),
+      held: units('Units set aside by active holds, in every batch.'),
       next_eta: { ...arrivalDate, description: 'The earliest `eta` among shipments with stock, or `null`.' },
-      batches: listOf(ref('StockBatch'), 'The batches with stock left, in the order allocation prefers them.'),
+      batches: listOf(ref('StockBatch'), 'The batches with units available or held, in the order allocation prefers them.'),
     },
     "A SKU's stock levels; a SKU whose batches are all empty answers zeros and `[]`.",
+  ),
+  Hold: closedObject(
+    {
+      holdid: identifier,
+      status: {
+        enum: ['active', 'confirmed', 'released', 'expired'],
+        description: '`expired` the moment `expiresAt` passes, whether or not anything has run since.',
+      },
+      expiresAt: { type: 'string', format: 'date-time', description: 'When the hold ends unless confirmed, released or extended: ISO 8601 UTC, milliseconds.' },
+      lines: listOf(ref('AllocatedLine'), 'Each held line and the batch holding it, sorted by `sku`.', 1),
+      orderid: { ...identifier, description: 'The order its lines went to; only once confirmed.' },
+    },
+    'A hold and its status as of the moment it was read.',
+    ['holdid', 'status', 'expiresAt', 'lines'],
+  ),
+  HoldNotPlaced: closedObject(
+    {
+      message,
+      lines: listOf(
+        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock'] } }, 'A line that cannot be held, and why.'),
+        'Every line that fails.',
+        1,
+      ),
+    },
+    'Some line of the hold cannot be held; nothing was held.',
   ),
   Error: closedObject({ message }, 'Every error answers JSON with a human-readable `message`.'),
   InvalidRequestBody: invalidInput(messageOf(InvalidRequestBody), 'The body breaks the bounds of its fields.'),

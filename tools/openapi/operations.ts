@@ -9,6 +9,9 @@ import type * as z from 'zod/mini';
 import {
   BatchNotFound,
   DuplicateBatch,
+  HoldConflict,
+  HoldNotFound,
+  HoldNotPlaced,
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
@@ -186,7 +189,7 @@ const functionError: Answer = {
 const failureAnswers = (): Answer[] => [
   mapped(
     "The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation " +
-      'kept losing the race for stock, or a batch kept changing under a cancel or a PATCH; nothing was half-written (a ' +
+      'kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a ' +
       'PATCH may have written its qty and some moves, each whole), and repeating the request is safe',
     new StoreUnavailable('example'),
     'Unavailable',
@@ -194,6 +197,8 @@ const failureAnswers = (): Answer[] => [
   mapped('Anything else: never a stack trace or a store error text', new Error('example'), 'InternalError'),
   functionError,
 ];
+
+const HOLD_EXAMPLE = { holdid: 'cart-7', status: 'active', expiresAt: '2026-11-25T10:15:00.000Z', lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1' }] };
 
 export const operations: Readonly<Record<RouteKey, Operation>> = {
   'POST /add_batch': {
@@ -225,7 +230,8 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     operationId: 'getBatch',
     summary: 'Read a batch',
     description:
-      '`allocated` is the units on its lines; `available` is `qty - allocated`, never shown below 0. Only while a `PATCH` ' +
+      '`allocated` is the units on its lines, `held` the units set aside by active holds; `available` is `qty - allocated - ' +
+      'held`, never shown below 0: what a new line or hold can take. Only while a `PATCH` ' +
       'that lowered `qty` still has lines to move is `allocated` above `qty` (and `available` 0); repeating that `PATCH` ' +
       'finishes moving them.',
     pathParameters: { ref: 'batch-1' },
@@ -234,7 +240,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 200,
         when: 'The batch exists',
         name: 'BatchRead',
-        body: json('Batch', { ref: 'batch-1', sku: 'LAMP', qty: 20, allocated: 3, available: 17, eta: '2026-06-01' }),
+        body: json('Batch', { ref: 'batch-1', sku: 'LAMP', qty: 20, allocated: 3, held: 2, available: 15, eta: '2026-06-01' }),
       },
       mapped('No batch has this `ref`', new BatchNotFound('batch-1')),
     ],
@@ -244,7 +250,9 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     summary: "Change a batch's qty or eta",
     description:
       'A new `eta` only changes the order in which later allocations prefer the batch, and a larger `qty` moves no line. ' +
-      'When the lines hold more than the new `qty`, lines come off the batch, most recently allocated first, until the ' +
+      'When its lines and holds take more than the new `qty`, its holds end first: expired ones, then active ones with ' +
+      'the latest `expiresAt`, each released whole (on every batch it holds), until the lines fit. Then, when the lines ' +
+      'still hold more than the new `qty`, lines come off the batch, most recently allocated first, until the ' +
       'rest fit: each goes to the batch the normal rule picks among the SKU\'s others, or leaves its order when no batch ' +
       'can take it whole. Each move is one transaction. `qty: 0` empties the batch.\n\n' +
       '**Idempotent, and resumable.** The same PATCH again answers 200 with `"reallocated": []` once nothing is left to ' +
@@ -262,6 +270,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
           sku: 'LAMP',
           qty: 3,
           allocated: 3,
+          held: 0,
           available: 0,
           eta: '2026-06-01',
           reallocated: [{ orderid: 'order-3', sku: 'LAMP', qty: 2, from: 'batch-1', batchref: 'batch-2' }],
@@ -286,11 +295,12 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
           sku: 'LAMP',
           in_stock: 7,
           incoming: 9,
+          held: 2,
           next_eta: '2027-01-01',
           batches: [
-            { ref: 'batch-1', qty: 10, available: 7, eta: null },
-            { ref: 'early', qty: 4, available: 4, eta: '2027-01-01' },
-            { ref: 'late', qty: 5, available: 5, eta: '2027-06-01' },
+            { ref: 'batch-1', qty: 10, held: 2, available: 7, eta: null },
+            { ref: 'early', qty: 4, held: 0, available: 4, eta: '2027-01-01' },
+            { ref: 'late', qty: 5, held: 0, available: 5, eta: '2027-06-01' },
           ],
         }),
       },
@@ -415,6 +425,105 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         'The order has no line for this SKU: never allocated, already cancelled (a repeat), or taken off its order by a ' +
           'batch change; nothing changes',
         new LineNotFound('order-1', 'LAMP'),
+      ),
+    ],
+  },
+  'POST /holds': {
+    operationId: 'placeHold',
+    summary: 'Hold stock through checkout',
+    description:
+      'Sets aside every line, whole, in one batch by the normal rule, or none, in one transaction: what a checkout holds ' +
+      'no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a ' +
+      'sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.',
+    requestBody: {
+      schema: 'NewHold',
+      example: { holdid: 'cart-7', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 900 },
+      refused: { holdid: 'cart-7', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 86401 },
+    },
+    answers: [
+      { status: 201, when: 'Every line is held, until `expiresAt`', name: 'HoldPlaced', body: json('Hold', HOLD_EXAMPLE) },
+      {
+        status: 200,
+        when: 'The same `holdid` with the same lines, while the hold is active: a repeat, which does not extend it',
+        name: 'HoldAlreadyPlaced',
+        body: json('Hold', HOLD_EXAMPLE),
+      },
+      mapped(
+        'Some line cannot be held; nothing was held. `lines` names every line that fails',
+        new HoldNotPlaced('cart-7', [
+          { sku: 'NOPE', reason: 'invalid_sku' },
+          { sku: 'SOFA', reason: 'out_of_stock' },
+        ]),
+        'HoldNotPlaced',
+      ),
+      mapped(
+        'The `holdid` exists with other lines, or has ended (confirmed, released or expired): a holdid is used once',
+        new HoldConflict('cart-7', 'already exists with other lines'),
+      ),
+    ],
+  },
+  'GET /holds/{holdid}': {
+    operationId: 'getHold',
+    summary: 'Read a hold',
+    description: 'The hold as of now: `expired` the moment its `expiresAt` passes. An ended hold stays readable for at least 24 hours.',
+    pathParameters: { holdid: 'cart-7' },
+    answers: [
+      { status: 200, when: 'The hold exists', name: 'HoldRead', body: json('Hold', HOLD_EXAMPLE) },
+      mapped('No hold has this `holdid`, or it ended more than 24 hours ago', new HoldNotFound('cart-7')),
+    ],
+  },
+  'PATCH /holds/{holdid}': {
+    operationId: 'extendHold',
+    summary: "Change a hold's expiry",
+    description: "Sets an active hold's `expiresAt` to now + `ttlSeconds` (longer or shorter), for a checkout whose payment runs long.",
+    pathParameters: { holdid: 'cart-7' },
+    requestBody: { schema: 'HoldExtension', example: { ttlSeconds: 600 }, refused: { ttlSeconds: 0 } },
+    answers: [
+      { status: 200, when: 'The hold lasts until its new `expiresAt`', name: 'HoldExtended', body: json('Hold', HOLD_EXAMPLE) },
+      mapped('No hold has this `holdid`', new HoldNotFound('cart-7')),
+      mapped('The hold is no longer active: it expired, was released, or was confirmed', new HoldConflict('cart-7', 'has expired: only an active hold can be extended')),
+    ],
+  },
+  'DELETE /holds/{holdid}': {
+    operationId: 'releaseHold',
+    summary: 'Release a hold',
+    description: 'Gives an active hold\'s units back to their batches at once, in one transaction.',
+    pathParameters: { holdid: 'cart-7' },
+    answers: [
+      { status: 204, when: 'The hold is released, or had already been released or expired (a repeat); no body', name: 'HoldReleased' },
+      mapped('No hold has this `holdid`', new HoldNotFound('cart-7')),
+      mapped(
+        "The hold was confirmed: its lines are an order's, cancelled with `DELETE /allocations/{orderid}/{sku}`",
+        new HoldConflict('cart-7', "was confirmed to order order-7: cancel the order's lines instead"),
+      ),
+    ],
+  },
+  'POST /holds/{holdid}/confirm': {
+    operationId: 'confirmHold',
+    summary: 'Confirm a hold as an order',
+    description:
+      "The held lines become the order's lines, on the same batches, taking exactly the held units: they never compete " +
+      'for stock again. One transaction. Confirmed lines are like any allocated line: read, cancelled, moved by a batch `PATCH`.',
+    pathParameters: { holdid: 'cart-7' },
+    requestBody: { schema: 'HoldConfirmation', example: { orderid: 'order-7' }, refused: { orderid: '' } },
+    answers: [
+      {
+        status: 201,
+        when: "The hold's lines are the order's",
+        name: 'HoldConfirmed',
+        body: json('OrderAllocations', { orderid: 'order-7', lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1' }] }),
+      },
+      {
+        status: 200,
+        when: 'The hold was already confirmed to this order: a repeat',
+        name: 'HoldAlreadyConfirmed',
+        body: json('OrderAllocations', { orderid: 'order-7', lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1' }] }),
+      },
+      mapped('No hold has this `holdid`', new HoldNotFound('cart-7')),
+      mapped(
+        'Nothing changed, and the message says why: the hold expired, was released, was confirmed to another order, or the ' +
+          'order already has a line for one of its SKUs',
+        new HoldConflict('cart-7', 'has expired: only an active hold can be confirmed'),
       ),
     ],
   },

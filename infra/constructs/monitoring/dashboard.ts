@@ -78,6 +78,15 @@ export const serviceDashboard = (
     graph('503s by cause', [serviceMetricSearch(metricNames.unavailable, [CAUSE_DIMENSION, OPERATION_DIMENSION])]),
   );
   dashboard.addWidgets(
+    graph(
+      'Holds placed and how they ended',
+      [metricNames.holdsPlaced, metricNames.holdsConfirmed, metricNames.holdsReleased, metricNames.holdsExpired].map((name) =>
+        serviceMetricSearch(name, [OPERATION_DIMENSION]),
+      ),
+      { width: 24 },
+    ),
+  );
+  dashboard.addWidgets(
     graph('DynamoDB consumed capacity (units per 5 minutes)', [
       table.metricConsumedReadCapacityUnits({ label: 'read, table' }),
       table.metricConsumedWriteCapacityUnits({ label: 'write, table' }),

@@ -19,10 +19,11 @@ describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name functio
 });
 
 describe("the handlers' roles", () => {
-  // The items' own attributes, then those of the notices that exist to put an event on the stream.
+  // The items' own attributes, then those of the notices that exist to put an event on the stream, then a hold's record's.
   const writtenAttributes = [
     ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
     ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'expiresAt'],
+    ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'endedAt'],
   ];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
@@ -41,10 +42,10 @@ describe("the handlers' roles", () => {
     ];
   };
 
-  it('let the batches handler touch SKU, batch reference and order items, and query the index only for a batch\'s lines', () => {
+  it('let the batches handler touch SKU, batch reference, order and hold items, and query the index only for a batch\'s lines', () => {
     expect(statementsOf(synthesized, 'Batches')).toEqual([
       writesTo(synthesized, 'BatchesLogs'),
-      ...itemGrants(['SKU#*', 'BATCHREF#*', 'ORDER#*']),
+      ...itemGrants(['SKU#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*']),
       {
         Effect: 'Allow',
         Action: ['dynamodb:Query'],
@@ -54,8 +55,8 @@ describe("the handlers' roles", () => {
     ]);
   });
 
-  it('let the allocations handler touch only SKU and order items, and not the index', () => {
-    expect(statementsOf(synthesized, 'Allocations')).toEqual([writesTo(synthesized, 'AllocationsLogs'), ...itemGrants(['SKU#*', 'ORDER#*'])]);
+  it('let the allocations handler touch only SKU, order and hold items, and not the index', () => {
+    expect(statementsOf(synthesized, 'Allocations')).toEqual([writesTo(synthesized, 'AllocationsLogs'), ...itemGrants(['SKU#*', 'ORDER#*', 'HOLD#*'])]);
   });
 });
 
@@ -75,6 +76,11 @@ describe('the HTTP API', () => {
     ['POST /orders', 'Allocations'],
     ['GET /allocations/{orderid}', 'Allocations'],
     ['DELETE /allocations/{orderid}/{sku}', 'Allocations'],
+    ['POST /holds', 'Allocations'],
+    ['GET /holds/{holdid}', 'Allocations'],
+    ['PATCH /holds/{holdid}', 'Allocations'],
+    ['DELETE /holds/{holdid}', 'Allocations'],
+    ['POST /holds/{holdid}/confirm', 'Allocations'],
     ['GET /openapi.json', 'Allocations'],
   ] as const;
 

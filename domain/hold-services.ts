@@ -1,0 +1,200 @@
+import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
+import { type HeldLine, type Hold, type HoldStatus, type Instant, batchAt, expiryAfter, hasExpired, statusAt } from './holds';
+import { type Allocation, type Batch, type Order, heldTotal, planOrder } from './model';
+import type { BatchRepository, ConditionalWrite, HoldEnding } from './ports';
+
+/*
+ * Holds through checkout (docs/api.md, "Holds"). Every change of a hold is one transaction guarded
+ * by the hold's record as read, so whatever races end a hold (release, confirm, expiry, a batch
+ * that shrinks), exactly one of them does, and its units go back to their batches, or to an
+ * order's lines, once.
+ */
+
+export interface HoldRequest {
+  readonly holdid: string;
+  readonly lines: Order['lines'];
+  readonly ttlSeconds: number;
+}
+
+/** A hold as a client reads it: its status at the moment it was read. */
+export interface HoldOutcome {
+  readonly hold: Hold;
+  /** False for a repeat of a hold already placed, answered without holding more. */
+  readonly created: boolean;
+}
+
+/** Rounds of read and conditional write before giving up with a 503; each lost round means another request got there first. */
+const MAX_HOLD_ROUNDS = 8;
+
+/**
+ * Holds every line in one batch by the normal rule, or none: one read round (the hold's record and
+ * each SKU's stock) and one transaction. A repeat with the same lines while the hold is active
+ * answers it as it is, without extending it; a holdid is used once.
+ */
+export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repository: BatchRepository): Promise<HoldOutcome> => {
+  for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
+    const [existing, ...stocks] = await Promise.all([repository.hold(holdid), ...lines.map(({ sku }) => repository.stockOf(sku))]);
+    const now = repository.currentTime();
+    if (existing) return answerRepeat(existing, lines, now);
+    const stockBySku = new Map(lines.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches.map((batch) => batchAt(batch, now)) : undefined]));
+    const plan = planOrder(holdid, lines, stockBySku);
+    if (plan.kind === 'refused') throw new HoldNotPlaced(holdid, plan.refusals);
+    const placements = plan.placements.map(({ allocation: { sku, qty, batchref }, batch }) => ({ line: { sku, qty, batchref }, batch }));
+    const hold: Hold = { holdid, lines: bySku(placements.map(({ line }) => line)), status: 'active', expiresAt: expiryAfter(now, ttlSeconds) };
+    const result = await repository.saveHold(hold, placements);
+    if (result.outcome === 'saved') return { hold, created: true };
+    if (result.outcome === 'hold-exists') return answerRepeat(result.existing, lines, now);
+  }
+  throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_HOLD_ROUNDS);
+};
+
+const answerRepeat = (existing: Hold, lines: Order['lines'], now: Instant): HoldOutcome => {
+  const status = statusAt(existing, now);
+  if (status !== 'active') throw new HoldConflict(existing.holdid, `has ended (${status}): a holdid is used once`);
+  const asked = new Map(lines.map(({ sku, qty }) => [sku, qty]));
+  const same = existing.lines.length === asked.size && existing.lines.every(({ sku, qty }) => asked.get(sku) === qty);
+  if (!same) throw new HoldConflict(existing.holdid, 'already exists with other lines');
+  return { hold: existing, created: false };
+};
+
+/** The hold with its status as of now: an active hold whose time has passed reads expired. */
+export const holdStatus = async (holdid: string, repository: BatchRepository): Promise<Hold> => {
+  const hold = await holdOrThrow(holdid, repository);
+  return { ...hold, status: statusAt(hold, repository.currentTime()) };
+};
+
+/** Sets an active hold's expiry to now + `ttlSeconds`, on its record and its batches in one transaction. */
+export const extendHold = async (holdid: string, ttlSeconds: number, repository: BatchRepository): Promise<Hold> => {
+  for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
+    const hold = await holdOrThrow(holdid, repository);
+    const now = repository.currentTime();
+    const status = statusAt(hold, now);
+    if (status !== 'active') throw new HoldConflict(holdid, `${endedAs(status, hold)}: only an active hold can be extended`);
+    const expiresAt = expiryAfter(now, ttlSeconds);
+    if ((await repository.extendHold(hold, expiresAt, now)) === 'saved') return { ...hold, expiresAt };
+  }
+  throw new HoldContended(holdid, MAX_HOLD_ROUNDS);
+};
+
+/**
+ * Gives an active hold's units back at once. A hold already released or expired is a repeat, and
+ * one whose time has passed is ended as expired here rather than waiting for the sweeper. A
+ * confirmed hold's units are an order's lines: those are cancelled line by line. How it ended, or
+ * `repeat` when it already had.
+ */
+export const releaseHold = async (holdid: string, repository: BatchRepository): Promise<HoldEnding | 'repeat'> => {
+  for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
+    const hold = await holdOrThrow(holdid, repository);
+    if (hold.status === 'confirmed') throw new HoldConflict(holdid, `${endedAs('confirmed', hold)}: cancel the order's lines instead`);
+    if (hold.status !== 'active') return 'repeat';
+    const now = repository.currentTime();
+    const ending = hasExpired(hold.expiresAt, now) ? 'expired' : 'released';
+    if ((await endHold(hold, ending, now, repository)) === 'saved') return ending;
+  }
+  throw new HoldContended(holdid, MAX_HOLD_ROUNDS);
+};
+
+/**
+ * Ends an active hold whose time has passed, as the sweeper does, giving back its units still on
+ * their batches. False when the hold was no longer active and expired: something else ended it.
+ */
+export const endExpiredHold = async (holdid: string, repository: BatchRepository): Promise<boolean> => {
+  for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
+    const hold = await repository.hold(holdid);
+    const now = repository.currentTime();
+    if (hold?.status !== 'active' || !hasExpired(hold.expiresAt, now)) return false;
+    if ((await endHold(hold, 'expired', now, repository)) === 'saved') return true;
+  }
+  throw new HoldContended(holdid, MAX_HOLD_ROUNDS);
+};
+
+/**
+ * Ends the hold, as read, giving back its units on every batch: the one-transaction path. Once its
+ * time has passed an allocation may have taken its units on some batch (and removed its entry
+ * there), so when that write finds an entry gone, the batches are read and the units given back
+ * where the hold still has them.
+ */
+const endHold = async (hold: Hold, ending: HoldEnding, now: Instant, repository: BatchRepository): Promise<ConditionalWrite> => {
+  const everyBatch = hold.lines.map(({ batchref }) => batchref);
+  if ((await repository.endHold(hold, ending, now, everyBatch)) === 'saved') return 'saved';
+  const batches = await batchesOf(hold, repository);
+  const stillHeld = batches.filter((batch) => batch?.held?.some((units) => units.holdid === hold.holdid)).map((batch) => batch!.ref);
+  return repository.endHold(hold, ending, now, stillHeld);
+};
+
+/**
+ * Ends enough of the holds recorded on a batch for it to lose `deficit` units (a change of its qty):
+ * every expired one, then active ones, latest expiry first, each released whole, on all its
+ * batches. How many it ended; 0 when others ended them first, and the caller reads the batch again.
+ */
+export const endHoldsFor = async (batch: Batch, deficit: number, repository: BatchRepository): Promise<number> => {
+  const now = repository.currentTime();
+  const recorded = batch.held ?? [];
+  const expired = recorded.filter(({ expiresAt }) => hasExpired(expiresAt, now));
+  const active = recorded.filter((units) => !expired.includes(units)).sort((a, b) => (a.expiresAt < b.expiresAt ? 1 : -1));
+  const ending = [...expired];
+  let freed = heldTotal(expired);
+  for (const units of active) {
+    if (freed >= deficit) break;
+    ending.push(units);
+    freed += units.qty;
+  }
+  let ended = 0;
+  for (const { holdid } of ending) {
+    const hold = await repository.hold(holdid);
+    if (hold?.status !== 'active') continue;
+    if ((await endHold(hold, hasExpired(hold.expiresAt, now) ? 'expired' : 'released', now, repository)) === 'saved') ended++;
+  }
+  return ended;
+};
+
+export interface ConfirmOutcome {
+  /** The order's new lines: the hold's, sorted by sku. */
+  readonly lines: Allocation[];
+  /** False for a repeat of a confirm already made to this order. */
+  readonly created: boolean;
+}
+
+/**
+ * Turns an active hold's lines into the order's, on the same batches, in one transaction: they take
+ * exactly the held units and never compete for stock again. A confirm that empties a batch takes a
+ * second round, which reads the batches to move them out of the stock range.
+ */
+export const confirmHold = async (holdid: string, orderid: string, repository: BatchRepository): Promise<ConfirmOutcome> => {
+  let batches: readonly Batch[] | undefined;
+  for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
+    const hold = await holdOrThrow(holdid, repository);
+    const lines = hold.lines.map((line) => ({ orderid, ...line }));
+    const now = repository.currentTime();
+    const status = statusAt(hold, now);
+    if (status === 'confirmed' && hold.orderid === orderid) return { lines, created: false };
+    if (status !== 'active') throw new HoldConflict(holdid, `${endedAs(status, hold)}: only an active hold can be confirmed`);
+    const result = await repository.confirmHold(hold, orderid, now, batches);
+    if (result.outcome === 'saved') return { lines, created: true };
+    if (result.outcome === 'lines-exist') {
+      const skus = bySku(result.existing).map(({ sku }) => sku);
+      throw new HoldConflict(holdid, `cannot be confirmed: order ${orderid} already has a line for sku ${skus.join(', ')}`);
+    }
+    batches = (await batchesOf(hold, repository)).filter((batch) => batch !== undefined);
+  }
+  throw new HoldContended(holdid, MAX_HOLD_ROUNDS);
+};
+
+/** The batches of the hold's lines, as of now, each read at its SKU's keys. */
+const batchesOf = (hold: Hold, repository: BatchRepository): Promise<(Batch | undefined)[]> =>
+  Promise.all(hold.lines.map(({ batchref, sku }) => repository.batch(batchref, sku)));
+
+/** How a hold that is not active came to end, for the 409 that says so. */
+const endedAs = (status: HoldStatus, hold: Hold): string => {
+  if (status === 'confirmed') return `was confirmed to order ${hold.orderid}`;
+  if (status === 'released') return 'was released';
+  return 'has expired';
+};
+
+const holdOrThrow = async (holdid: string, repository: BatchRepository): Promise<Hold> => {
+  const hold = await repository.hold(holdid);
+  if (!hold) throw new HoldNotFound(holdid);
+  return hold;
+};
+
+const bySku = <Line extends HeldLine | Allocation>(lines: Line[]): Line[] => lines.sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));

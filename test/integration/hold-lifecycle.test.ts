@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HoldConflict, OutOfStock } from '../../domain/errors';
+import { confirmHold, endExpiredHold, extendHold, holdStatus, placeHold, releaseHold } from '../../domain/hold-services';
+import { type Batch, newBatch } from '../../domain/model';
+import { addBatch, allocate, batchStatus, changeBatch } from '../../domain/services';
+import type { DocumentSender } from '../../functions/store/store-calls';
+import { parseStoredItem } from '../../functions/store/items';
+import { checkInvariants } from '../../tools/invariants';
+import { scanItems } from '../reliability/support/table-contents';
+import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
+
+/*
+ * A hold's life against DynamoDB Local, on a clock the test sets: placed, extended, released,
+ * confirmed, expired (with no sweeper running), and ended by a batch that shrinks under it. Each
+ * ends in exactly one state, every unit counted once (the invariant check), at the cost
+ * docs/performance.md gives.
+ */
+
+const START = Date.parse('2026-11-25T10:00:00.000Z');
+const MINUTE = 60_000;
+
+let table: TestTable;
+beforeAll(async () => {
+  table = await createTestTable();
+});
+afterAll(() => table.drop());
+
+/** The repository at a moment the test picks, counting the calls it sends. */
+const at = (now: number) => {
+  const calls: string[] = [];
+  const sender: DocumentSender = {
+    send: ((command: object, options?: object) => {
+      calls.push(command.constructor.name.replace(/Command$/, ''));
+      return table.documentClient.send(command as never, options);
+    }) as DocumentSender['send'],
+  };
+  return { repository: table.repository({ sender, clock: () => now }), calls };
+};
+
+const stocked = async (qty: number, { sku = uniqueId('sku') } = {}) => {
+  const batch = newBatch({ ref: uniqueId('batch'), sku, qty, eta: null });
+  await addBatch(batch, table.repository());
+  return batch;
+};
+
+/** Places a hold of `qty` of the batch's SKU at START, for `ttlSeconds`. */
+const held = async (batch: Batch, qty: number, ttlSeconds = 60) => {
+  const holdid = uniqueId('cart');
+  await placeHold({ holdid, lines: [{ sku: batch.sku, qty }], ttlSeconds }, at(START).repository);
+  return holdid;
+};
+
+const violationsOf = async (...batches: Batch[]) =>
+  (await checkInvariants(table.documentClient, table.tableName)).filter(({ message }) => batches.some(({ ref }) => message.includes(ref)));
+
+const storedPlace = async (ref: string) => {
+  const items = (await scanItems(table.documentClient, table.tableName)).map(parseStoredItem);
+  return items.flatMap((item) => (item.kind === 'batch' && item.batch.ref === ref ? [item.inStockRange ? 'stock' : 'empty'] : []))[0];
+};
+
+describe('a hold placed', () => {
+  it('takes one read round and one transaction, and a repeat holds nothing more', async () => {
+    const batch = await stocked(5);
+    const { repository, calls } = at(START);
+    const request = { holdid: uniqueId('cart'), lines: [{ sku: batch.sku, qty: 2 }], ttlSeconds: 60 };
+    const { hold, created } = await placeHold(request, repository);
+    expect(created).toBe(true);
+    expect(hold.expiresAt).toBe('2026-11-25T10:01:00.000Z');
+    expect(calls).toEqual(['Get', 'Query', 'TransactWrite']);
+    expect((await placeHold(request, at(START + 1_000).repository)).created).toBe(false);
+    expect(await batchStatus(batch.ref, repository)).toMatchObject({ available: 3, held: [{ qty: 2 }] });
+  });
+
+  it('reads expired at exactly its expiresAt, with no sweeper run, and its units are free for a sale then', async () => {
+    const batch = await stocked(2);
+    const holdid = await held(batch, 2);
+    const justBefore = at(START + MINUTE - 1).repository;
+    expect((await holdStatus(holdid, justBefore)).status).toBe('active');
+    await expect(allocate({ orderid: uniqueId('order'), sku: batch.sku, qty: 1 }, justBefore)).rejects.toThrow(OutOfStock);
+
+    const atExpiry = at(START + MINUTE).repository;
+    expect((await holdStatus(holdid, atExpiry)).status).toBe('expired');
+    expect(await allocate({ orderid: uniqueId('order'), sku: batch.sku, qty: 2 }, atExpiry)).toMatchObject({ created: true });
+    expect(await violationsOf(batch)).toEqual([]);
+  });
+});
+
+describe('a hold extended', () => {
+  it('lasts until its new expiry on its batches too, and cannot be extended once expired', async () => {
+    const batch = await stocked(2);
+    const holdid = await held(batch, 2);
+    const { repository, calls } = at(START + 30_000);
+    expect((await extendHold(holdid, 120, repository)).expiresAt).toBe('2026-11-25T10:02:30.000Z');
+    expect(calls).toEqual(['Get', 'TransactWrite']);
+
+    const afterFirstExpiry = at(START + 2 * MINUTE).repository;
+    expect((await holdStatus(holdid, afterFirstExpiry)).status).toBe('active');
+    await expect(allocate({ orderid: uniqueId('order'), sku: batch.sku, qty: 1 }, afterFirstExpiry)).rejects.toThrow(OutOfStock);
+    await expect(extendHold(holdid, 60, at(START + 150_000).repository)).rejects.toThrow(HoldConflict);
+  });
+});
+
+describe('a hold released', () => {
+  it('gives its units back at once in one read and one transaction; a repeat changes nothing', async () => {
+    const batch = await stocked(3);
+    const holdid = await held(batch, 2);
+    const { repository, calls } = at(START + 1_000);
+    expect(await releaseHold(holdid, repository)).toBe('released');
+    expect(calls).toEqual(['Get', 'TransactWrite']);
+    expect(await releaseHold(holdid, repository)).toBe('repeat');
+    expect(await batchStatus(batch.ref, repository)).toEqual({ ...batch, available: 3 });
+    expect(await violationsOf(batch)).toEqual([]);
+  });
+
+  it('once expired and its units taken by a sale on one batch, ends expired, giving back only what it still holds', async () => {
+    const lamp = await stocked(2);
+    const chair = await stocked(2);
+    const holdid = uniqueId('cart');
+    await placeHold({ holdid, lines: [{ sku: lamp.sku, qty: 2 }, { sku: chair.sku, qty: 2 }], ttlSeconds: 60 }, at(START).repository);
+    const { repository } = at(START + MINUTE);
+    await allocate({ orderid: uniqueId('order'), sku: lamp.sku, qty: 2 }, repository);
+
+    expect(await releaseHold(holdid, repository)).toBe('expired');
+    expect((await holdStatus(holdid, repository)).status).toBe('expired');
+    expect(await batchStatus(chair.ref, repository)).toEqual({ ...chair, available: 2 });
+    expect(await batchStatus(lamp.ref, repository)).toEqual({ ...lamp, available: 0 });
+    expect(await violationsOf(lamp, chair)).toEqual([]);
+  });
+});
+
+describe('a hold confirmed', () => {
+  it('becomes the order\'s lines in one read and one transaction, and a confirm after expiry is refused', async () => {
+    const batch = await stocked(5);
+    const holdid = await held(batch, 2);
+    const late = await held(batch, 1);
+    const orderid = uniqueId('order');
+    const { repository, calls } = at(START + 1_000);
+    expect(await confirmHold(holdid, orderid, repository)).toEqual({ lines: [{ orderid, sku: batch.sku, qty: 2, batchref: batch.ref }], created: true });
+    expect(calls).toEqual(['Get', 'TransactWrite']);
+    await expect(confirmHold(late, uniqueId('order'), at(START + MINUTE).repository)).rejects.toThrow('has expired');
+    expect(await violationsOf(batch)).toEqual([]);
+  });
+
+  it('moves a batch it leaves with no units but lines out of the stock range, in a second round', async () => {
+    const batch = await stocked(2);
+    const holdid = await held(batch, 2);
+    const { repository, calls } = at(START + 1_000);
+    await confirmHold(holdid, uniqueId('order'), repository);
+    expect(calls).toEqual(['Get', 'TransactWrite', 'BatchGet', 'Get', 'TransactWrite']);
+    expect(await storedPlace(batch.ref)).toBe('empty');
+    expect(await violationsOf(batch)).toEqual([]);
+  });
+
+  it('races its expiry, its release and another confirm to exactly one end', async () => {
+    const batch = await stocked(6);
+    const holds = await Promise.all([held(batch, 2), held(batch, 2), held(batch, 2)]);
+    const atTheEdge = at(START + MINUTE - 1).repository;
+    const settled = await Promise.all(
+      holds.map(async (holdid) =>
+        Promise.allSettled([
+          confirmHold(holdid, uniqueId('order'), atTheEdge),
+          confirmHold(holdid, uniqueId('order'), atTheEdge),
+          releaseHold(holdid, atTheEdge),
+          endExpiredHold(holdid, at(START + MINUTE).repository),
+        ]),
+      ),
+    );
+    for (const [index, answers] of settled.entries()) {
+      const status = (await holdStatus(holds[index] as string, at(START + MINUTE + 1).repository)).status;
+      const confirmed = answers.slice(0, 2).filter((answer) => answer.status === 'fulfilled').length;
+      expect(confirmed).toBe(status === 'confirmed' ? 1 : 0);
+    }
+    expect(await violationsOf(batch)).toEqual([]);
+  });
+});
+
+describe('a batch that shrinks under holds', () => {
+  it('releases the holds with the latest expiry first until its lines fit, each whole on every batch', async () => {
+    const lamp = await stocked(4);
+    const chair = await stocked(1);
+    const early = await held(lamp, 2, 60);
+    const late = uniqueId('cart');
+    await placeHold({ holdid: late, lines: [{ sku: lamp.sku, qty: 2 }, { sku: chair.sku, qty: 1 }], ttlSeconds: 120 }, at(START).repository);
+    const { repository } = at(START + 1_000);
+
+    const { batch, reallocated } = await changeBatch(lamp.ref, { qty: 3 }, repository);
+
+    expect(reallocated).toEqual([]);
+    expect(batch).toMatchObject({ qty: 3, available: 1, held: [{ holdid: early, qty: 2 }] });
+    expect((await holdStatus(late, repository)).status).toBe('released');
+    expect((await holdStatus(early, repository)).status).toBe('active');
+    expect(await batchStatus(chair.ref, repository)).toEqual({ ...chair, available: 1 });
+    expect(await violationsOf(lamp, chair)).toEqual([]);
+  });
+
+  it('ends expired holds first, as expired, and then moves lines', async () => {
+    const batch = await stocked(3);
+    const expiring = await held(batch, 1, 1);
+    await allocate({ orderid: uniqueId('order'), sku: batch.sku, qty: 2 }, at(START).repository);
+    const { repository } = at(START + MINUTE);
+
+    const { reallocated } = await changeBatch(batch.ref, { qty: 1 }, repository);
+
+    expect((await holdStatus(expiring, repository)).status).toBe('expired');
+    expect(reallocated).toEqual([expect.objectContaining({ qty: 2, from: batch.ref, batchref: null })]);
+    expect(await violationsOf(batch)).toEqual([]);
+  });
+});
