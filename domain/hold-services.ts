@@ -148,6 +148,45 @@ export const endHoldsFor = async (batch: Batch, deficit: number, repository: Bat
   return ended;
 };
 
+/** A hold still active this long after it expired is overdue: the sweeper has fallen behind (its alarm). */
+export const OVERDUE_AFTER_MS = 5 * 60_000;
+
+/** Holds read, and ended concurrently, at a time. */
+const SWEEP_PAGE = 100;
+const SWEEP_CONCURRENCY = 8;
+
+export interface Sweep {
+  readonly ended: number;
+  /** Holds it failed to end (the store kept refusing, or the hold kept changing): the next sweep tries again. */
+  readonly failed: number;
+  /** Holds still active OVERDUE_AFTER_MS after they expired, once it was done (up to a page of them). */
+  readonly overdue: number;
+}
+
+/**
+ * Ends every hold whose time has passed, page by page, earliest first, and then counts the overdue
+ * ones left. One hold that cannot be ended stops none of the others. Stops at a page that ended
+ * none: the index still lists holds that something else ended a moment ago.
+ */
+export const sweepExpiredHolds = async (repository: BatchRepository): Promise<Sweep> => {
+  let ended = 0;
+  let failed = 0;
+  for (;;) {
+    const expired = await repository.expiredHolds(repository.currentTime(), SWEEP_PAGE);
+    let endedNow = 0;
+    for (let start = 0; start < expired.length; start += SWEEP_CONCURRENCY) {
+      const page = expired.slice(start, start + SWEEP_CONCURRENCY);
+      const results = await Promise.allSettled(page.map((holdid) => endExpiredHold(holdid, repository)));
+      endedNow += results.filter((result) => result.status === 'fulfilled' && result.value).length;
+      failed += results.filter((result) => result.status === 'rejected').length;
+    }
+    ended += endedNow;
+    if (expired.length < SWEEP_PAGE || endedNow === 0) break;
+  }
+  const overdue = (await repository.expiredHolds(repository.currentTime() - OVERDUE_AFTER_MS, SWEEP_PAGE)).length;
+  return { ended, failed, overdue };
+};
+
 export interface ConfirmOutcome {
   /** The order's new lines: the hold's, sorted by sku. */
   readonly lines: Allocation[];

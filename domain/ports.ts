@@ -133,6 +133,12 @@ export interface BatchRepository {
    * so; without them, such a batch answers `changed`.
    */
   confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult>;
+  /**
+   * The holdids of up to `limit` holds still active whose expiry is at or before `before`, earliest
+   * first. Read through an index that lags writes by a moment: a hold ended a moment ago may be
+   * listed (ending it again finds it ended), one that expired a moment ago may be missing.
+   */
+  expiredHolds(before: Instant, limit: number): Promise<string[]>;
   /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */
   currentTime(): Instant;
   /**

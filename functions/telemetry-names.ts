@@ -20,6 +20,9 @@ export const OPERATION_DIMENSION = 'operation';
 /** The stream consumer's `operation`: it serves no route. */
 export const PUBLISH_EVENTS_OPERATION = 'PublishEvents';
 
+/** The hold sweeper's `operation`. */
+export const SWEEP_HOLDS_OPERATION = 'SweepHolds';
+
 /** The 503s' dimension: why the service could not answer (domain/errors.ts, StoreUnavailable and the contended errors). */
 export const CAUSE_DIMENSION = 'cause';
 
@@ -57,6 +60,8 @@ export const metricNames = {
   holdsReleased: 'HoldsReleased',
   /** Holds ended as expired: by the sweeper, or by a DELETE or a batch change that found them expired. */
   holdsExpired: 'HoldsExpired',
+  /** Holds still active 5 minutes after they expired, counted by the sweeper after each sweep (0 included): its alarm's metric. */
+  holdsOverdue: 'HoldsOverdue',
   /** Answers 503, by `cause`. */
   unavailable: 'Unavailable',
   /** Events the stream consumer put on the bus. */

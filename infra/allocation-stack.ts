@@ -2,6 +2,7 @@ import { CfnOutput, type CfnElement, Stack, type StackProps } from 'aws-cdk-lib'
 import { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { DomainEvents } from './constructs/domain-events';
+import { HoldSweeper } from './constructs/hold-sweeper';
 import { ServiceApi } from './constructs/http-api';
 import { Monitoring } from './constructs/monitoring';
 import { Part } from './constructs/part';
@@ -67,6 +68,7 @@ export class AllocationStack extends Stack {
   readonly table: AllocationTable;
   readonly api: ServiceApi;
   readonly events: DomainEvents;
+  readonly sweeper: HoldSweeper;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: AllocationStackProps = {}) {
@@ -82,11 +84,17 @@ export class AllocationStack extends Stack {
       logSettings,
     });
     this.events = new DomainEvents(this, 'DomainEvents', { table: this.table, logSettings });
+    this.sweeper = new HoldSweeper(this, 'HoldSweeper', { table: this.table, logSettings });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       stage: this.api.stage,
       table: this.table,
-      functions: [...this.api.handlers, { name: 'PublishEvents', fn: this.events.consumer, routeKeys: [] }],
+      functions: [
+        ...this.api.handlers,
+        { name: 'PublishEvents', fn: this.events.consumer, routeKeys: [] },
+        { name: 'SweepHolds', fn: this.sweeper.fn, routeKeys: [] },
+      ],
       events: this.events,
+      sweeper: this.sweeper.fn,
       p99LatencyMs: props.p99LatencyMs ?? 1000,
       alarmEmail: props.alarmEmail,
     });

@@ -26,6 +26,8 @@ import { ensureTable } from './table';
 const DEFAULT_PORT = 5005;
 const DATA_DIR = '.local/dynamodb';
 const MAX_TABLE_RETRY_DELAY_MS = 5_000;
+/** The hold sweeper's period here: an expired hold's HoldReleased shows within a second or two (on AWS, a minute). */
+const SWEEP_INTERVAL_MS = 1_000;
 
 class UsageError extends Error {}
 
@@ -126,6 +128,23 @@ const followEvents = async (tableName: string, onEvent: (event: DomainEvent) => 
   }
 };
 
+/**
+ * Runs `task` every `intervalMs`, never two at once, as the schedule runs the sweeper on AWS; a
+ * failure is printed, and the next run tries again.
+ */
+const runEvery = (intervalMs: number, task: () => Promise<void>): NodeJS.Timeout => {
+  let running = false;
+  return setInterval(() => {
+    if (running) return;
+    running = true;
+    task()
+      .catch((error: unknown) => console.error('Hold sweep failed:', error instanceof Error ? error.message : error))
+      .finally(() => {
+        running = false;
+      });
+  }, intervalMs);
+};
+
 const main = async () => {
   const inMemory = process.argv.includes('--in-memory');
   const port = portFromEnv();
@@ -134,7 +153,9 @@ const main = async () => {
   let dynamoDbLocal: DynamoDbLocal | undefined;
   let server: Server | undefined;
   let events: EventStream | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
   const stop = async (exitCode: number) => {
+    clearInterval(sweeper);
     server?.close();
     server?.closeAllConnections();
     await events?.stop();
@@ -160,11 +181,15 @@ const main = async () => {
       return stop(1);
     },
   );
-  const [batches, { createAllocationsHandler }, { batchRepository }] = await Promise.all([
+  const [batches, { createAllocationsHandler }, { batchRepository }, { sweepExpiredHolds }] = await Promise.all([
     import('../functions/batches'),
     import('../functions/allocations'),
     import('../functions/store/repository'),
+    import('../domain/hold-services'),
   ]);
+  sweeper = runEvery(SWEEP_INTERVAL_MS, async () => {
+    if (table.isReady()) await sweepExpiredHolds(batchRepository);
+  });
   // The Lambda handler reads the copy of the document beside its bundle; from source there is none.
   const allocations = createAllocationsHandler(batchRepository, openApiDocumentFile(new URL('../docs/openapi.json', import.meta.url)));
   server = createLocalServer({

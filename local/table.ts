@@ -12,27 +12,37 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { linesByBatchIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../functions/store/table';
+import { activeHoldsIndex, linesByBatchIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../functions/store/table';
 
 const UPDATE_POLL_MS = 250;
 const UPDATE_WAIT_MS = 60_000;
 
 const { partitionKey, sortKey } = tableKeySchema;
-const attributeDefinitions = [partitionKey, sortKey, linesByBatchIndex.partitionKey, linesByBatchIndex.sortKey].map(
-  ({ name, type }) => ({ AttributeName: name, AttributeType: type }),
-);
-const linesByBatch = {
-  IndexName: linesByBatchIndex.name,
-  KeySchema: [
-    { AttributeName: linesByBatchIndex.partitionKey.name, KeyType: 'HASH' as const },
-    { AttributeName: linesByBatchIndex.sortKey.name, KeyType: 'RANGE' as const },
-  ],
-  Projection: { ProjectionType: 'ALL' as const },
-};
+const attributeDefinitions = [
+  partitionKey,
+  sortKey,
+  linesByBatchIndex.partitionKey,
+  linesByBatchIndex.sortKey,
+  activeHoldsIndex.partitionKey,
+  activeHoldsIndex.sortKey,
+].map(({ name, type }) => ({ AttributeName: name, AttributeType: type }));
+const keySchemaOf = (index: typeof linesByBatchIndex | typeof activeHoldsIndex) => [
+  { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
+  { AttributeName: index.sortKey.name, KeyType: 'RANGE' as const },
+];
+/** As infra/constructs/table.ts deploys them. */
+const indexes = [
+  { IndexName: linesByBatchIndex.name, KeySchema: keySchemaOf(linesByBatchIndex), Projection: { ProjectionType: 'ALL' as const } },
+  {
+    IndexName: activeHoldsIndex.name,
+    KeySchema: keySchemaOf(activeHoldsIndex),
+    Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: ['holdid'] },
+  },
+];
 const stream = { StreamEnabled: true, StreamViewType: tableStreamViewType };
 
 /**
- * Creates the service's table when it is missing, with the key schema, the index, the stream and
+ * Creates the service's table when it is missing, with the key schema, the indexes, the stream and
  * the time to live the CDK stack deploys; adds what is missing to a table made before them (a
  * developer's kept DynamoDB Local data), keeping what it holds. DynamoDB Local (3.3.0) accepts the
  * time to live and reports it enabled, but deletes no expired item: a local table keeps its notices.
@@ -40,8 +50,8 @@ const stream = { StreamEnabled: true, StreamViewType: tableStreamViewType };
 export const ensureTable = async (client: DynamoDBClient, tableName: string): Promise<void> => {
   const existing = await describe(client, tableName);
   if (existing) {
-    if (!existing.GlobalSecondaryIndexes?.some(({ IndexName }) => IndexName === linesByBatchIndex.name)) {
-      await addLinesByBatchIndex(client, tableName);
+    for (const index of indexes) {
+      if (!existing.GlobalSecondaryIndexes?.some(({ IndexName }) => IndexName === index.IndexName)) await addIndex(client, tableName, index);
     }
     if (!existing.StreamSpecification?.StreamEnabled) await enableStream(client, tableName);
     else if (existing.StreamSpecification.StreamViewType !== tableStreamViewType) {
@@ -68,7 +78,7 @@ const createTable = async (client: DynamoDBClient, tableName: string): Promise<v
           { AttributeName: partitionKey.name, KeyType: 'HASH' },
           { AttributeName: sortKey.name, KeyType: 'RANGE' },
         ],
-        GlobalSecondaryIndexes: [linesByBatch],
+        GlobalSecondaryIndexes: indexes,
         StreamSpecification: stream,
       }),
     );
@@ -99,16 +109,13 @@ const waitForTable = async (client: DynamoDBClient, tableName: string, what: str
   throw new Error(`${what} of table ${tableName} is not in place after ${UPDATE_WAIT_MS / 1000} s`);
 };
 
-const addLinesByBatchIndex = async (client: DynamoDBClient, tableName: string): Promise<void> => {
+/** One index per call: DynamoDB creates one index per UpdateTable. */
+const addIndex = async (client: DynamoDBClient, tableName: string, index: (typeof indexes)[number]): Promise<void> => {
   await client.send(
-    new UpdateTableCommand({
-      TableName: tableName,
-      AttributeDefinitions: attributeDefinitions,
-      GlobalSecondaryIndexUpdates: [{ Create: linesByBatch }],
-    }),
+    new UpdateTableCommand({ TableName: tableName, AttributeDefinitions: attributeDefinitions, GlobalSecondaryIndexUpdates: [{ Create: index }] }),
   );
-  await waitForTable(client, tableName, `Index ${linesByBatchIndex.name}`, ({ GlobalSecondaryIndexes }) =>
-    GlobalSecondaryIndexes?.find(({ IndexName }) => IndexName === linesByBatchIndex.name)?.IndexStatus === 'ACTIVE',
+  await waitForTable(client, tableName, `Index ${index.IndexName}`, ({ GlobalSecondaryIndexes }) =>
+    GlobalSecondaryIndexes?.find(({ IndexName }) => IndexName === index.IndexName)?.IndexStatus === 'ACTIVE',
   );
 };
 

@@ -40,11 +40,13 @@ import {
   setAsideWrite,
 } from './conditional-writes';
 import {
+  ACTIVE_HOLD_SHARD,
   LINES_RANGE,
   LINE_BATCH,
   PK,
   SK,
   STOCK_RANGE,
+  activeHoldShards,
   batchReferenceKey,
   batchWithStockKey,
   exhaustedBatchKey,
@@ -58,7 +60,7 @@ import {
   skuPartition,
 } from './items';
 import { type ConflictRetryPolicy, type DocumentSender, type TransactWriteItem, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
-import { linesByBatchIndex } from './table';
+import { activeHoldsIndex, linesByBatchIndex } from './table';
 
 /*
  * Capacity: an allocate costs one strongly consistent Query (1 RCU while the SKU has fewer than about
@@ -211,6 +213,30 @@ export class DynamoDbBatchRepository implements BatchRepository {
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     this.calls.raceLost(cancellation);
     return { outcome: 'changed' };
+  }
+
+  async expiredHolds(before: Instant, limit: number): Promise<string[]> {
+    const shards = await Promise.all(
+      activeHoldShards.map((shard) =>
+        this.calls.call((options) =>
+          this.client.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              IndexName: activeHoldsIndex.name,
+              KeyConditionExpression: `${ACTIVE_HOLD_SHARD} = :shard AND heldUntil <= :before`,
+              ExpressionAttributeValues: { ':shard': shard, ':before': new Date(before).toISOString() },
+              Limit: limit,
+            }),
+            options,
+          ),
+        ),
+      ),
+    );
+    const expired = shards.flatMap(({ Items }) => (Items ?? []).map((item) => ({ holdid: String(item.holdid), heldUntil: String(item.heldUntil) })));
+    return expired
+      .sort((a, b) => (a.heldUntil < b.heldUntil ? -1 : a.heldUntil > b.heldUntil ? 1 : 0))
+      .slice(0, limit)
+      .map(({ holdid }) => holdid);
   }
 
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {

@@ -2,6 +2,7 @@ import { type Hold, type Instant, batchAsStored } from '../../domain/holds';
 import { type Allocation, type Batch, hasStockLeft, heldTotal } from '../../domain/model';
 import type { HoldEnding } from '../../domain/ports';
 import {
+  ACTIVE_HOLD_SHARD,
   ALLOCATED_AT,
   type DeallocationReason,
   LINE_BATCH,
@@ -265,7 +266,8 @@ export const holdEndWrite = (tableName: string, hold: Hold, ending: HoldEnding, 
     Update: {
       TableName: tableName,
       Key: holdKey(hold.holdid),
-      UpdateExpression: 'SET #status = :ending, endedAt = :endedAt, #ttl = :ttl',
+      // Ended, it leaves the active holds' index.
+      UpdateExpression: `SET #status = :ending, endedAt = :endedAt, #ttl = :ttl REMOVE ${ACTIVE_HOLD_SHARD}`,
       // Guards "a hold ends once, one way".
       ConditionExpression: `#status = :active AND heldUntil = :heldUntil AND heldUntil ${ending === 'released' ? '>' : '<='} :now`,
       ExpressionAttributeNames: { '#status': 'status', '#ttl': timeToLiveAttribute },
@@ -335,7 +337,7 @@ export const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: st
     Update: {
       TableName: tableName,
       Key: holdKey(hold.holdid),
-      UpdateExpression: 'SET #status = :confirmed, orderid = :orderid, endedAt = :endedAt, #ttl = :ttl',
+      UpdateExpression: `SET #status = :confirmed, orderid = :orderid, endedAt = :endedAt, #ttl = :ttl REMOVE ${ACTIVE_HOLD_SHARD}`,
       // Guards "a hold ends once, one way": against its release, its expiry and another confirm.
       ...withValues(holdLastsAsRead(hold, now), { ':confirmed': 'confirmed', ':orderid': orderid, ':endedAt': ended.endedAt, ':ttl': ended.timeToLive }),
       ExpressionAttributeNames: { '#status': 'status', '#ttl': timeToLiveAttribute },

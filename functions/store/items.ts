@@ -1,6 +1,6 @@
 import type { HeldLine, HeldUnits, Hold, HoldStatus, Instant } from '../../domain/holds';
 import { type Allocation, type Batch, type OrderLine, hasStockLeft } from '../../domain/model';
-import { linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttribute } from './table';
+import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttribute } from './table';
 
 /*
  * The DynamoDB adapter's knowledge of the table's keys, the one place that has it: what each item
@@ -205,8 +205,23 @@ export const holdItem = ({ holdid, lines, expiresAt }: Hold) => ({
   lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref })),
   status: 'active',
   heldUntil: expiresAt,
+  [ACTIVE_HOLD_SHARD]: activeHoldShardOf(holdid),
   placedAt: now(),
 });
+
+/** The attribute that lists an active hold in the active holds' index; ending the hold removes it. */
+export const ACTIVE_HOLD_SHARD = activeHoldsIndex.partitionKey.name;
+
+/** The shards of the active holds' index, each queried by the sweeper. */
+export const activeHoldShards = Array.from({ length: activeHoldsIndex.shards }, (_, shard) => `${partitionKeyPrefix.activeHolds}${shard}`);
+
+/** A holdid's shard: the same for every write of the hold, spread evenly over holdids. */
+const activeHoldShardOf = (holdid: string): string => {
+  let hash = 0;
+  for (const character of holdid) hash = (hash * 31 + (character.codePointAt(0) ?? 0)) >>> 0;
+  return activeHoldShards[hash % activeHoldShards.length] as string;
+};
+
 
 /** What ending a hold writes on its record besides its status: when, and the record's time to live (timeToLiveAttribute). */
 export const holdEndedFields = (endedAt: Instant) => ({

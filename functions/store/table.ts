@@ -21,6 +21,18 @@ export const linesByBatchIndex = {
 } as const;
 
 /**
+ * Active holds by when they expire, for the sweeper: a hold's record carries the partition key
+ * while it is active (a sparse index: ending the hold removes it), spread over a few shards so that
+ * no one index partition takes every hold's writes; `heldUntil` moves with an extension.
+ */
+export const activeHoldsIndex = {
+  name: 'activeHolds',
+  partitionKey: { name: 'activeHoldShard', type: 'S' },
+  sortKey: { name: 'heldUntil', type: 'S' },
+  shards: 4,
+} as const;
+
+/**
  * The table's stream carries each item as it was and as it became, for the stream consumer
  * (functions/publish-events.ts) and the local server to turn committed changes into events.
  */
@@ -48,13 +60,15 @@ export const partitionKeyPrefix = {
   hold: 'HOLD#',
   /** A batch's lines, in the index. */
   linesOfBatch: 'LINES#',
+  /** A shard of the active holds, in their index. */
+  activeHolds: 'ACTIVEHOLDS#',
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
 const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt'];
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
 /** A hold's record, besides the `orderid` a line names too and the time to live a notice has too. */
-const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'endedAt'];
+const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/conditional-writes.ts). */
 const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', timeToLiveAttribute];
 
@@ -69,8 +83,8 @@ export interface TableAccess {
   readonly writes: readonly string[];
   readonly partitionKeyPrefixes: readonly string[];
   readonly writtenAttributes: readonly string[];
-  /** Queries of the lines-by-batch index, on these partition key prefixes; none when empty. */
-  readonly indexPartitionKeyPrefixes: readonly string[];
+  /** The indexes it queries, each on these partition key prefixes of the index's own keys. */
+  readonly indexQueries: readonly { readonly index: string; readonly partitionKeyPrefixes: readonly string[] }[];
 }
 
 const READS = ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
@@ -85,7 +99,7 @@ export const tableAccess = {
     writes: WRITES,
     partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.order, partitionKeyPrefix.hold],
     writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes],
-    indexPartitionKeyPrefixes: [],
+    indexQueries: [],
   },
   // POST /add_batch, GET and PATCH /batches/{ref}, GET /skus/{sku}/stock: batches and their
   // references, and the lines a shrinking batch moves (found through the index) and the holds it ends.
@@ -94,7 +108,16 @@ export const tableAccess = {
     writes: WRITES,
     partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.batchReference, partitionKeyPrefix.order, partitionKeyPrefix.hold],
     writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes],
-    indexPartitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch],
+    indexQueries: [{ index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] }],
+  },
+  // The hold sweeper: the active holds' index, the holds it ends and the batches it gives their
+  // units back to; never an order's line or a batch reference.
+  sweeper: {
+    reads: READS,
+    writes: ['dynamodb:UpdateItem'],
+    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.hold],
+    writtenAttributes: [...keyAttributes, 'available', 'held', ...holdAttributes, timeToLiveAttribute],
+    indexQueries: [{ index: activeHoldsIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.activeHolds] }],
   },
 } as const satisfies Record<string, TableAccess>;
 

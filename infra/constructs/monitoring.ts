@@ -3,6 +3,7 @@ import type { HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Alarm, type Dashboard } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { alarmTopic } from './monitoring/alarm-topic';
@@ -10,6 +11,7 @@ import { serviceDashboard } from './monitoring/dashboard';
 import { type WatchedEvents, raiseEventAlarms } from './monitoring/event-alarms';
 import type { RaiseAlarm } from './monitoring/raise-alarm';
 import { type WatchedFunction, raiseServiceAlarms } from './monitoring/service-alarms';
+import { raiseSweeperAlarm } from './monitoring/sweeper-alarm';
 import { Part } from './part';
 
 export interface MonitoringProps {
@@ -20,6 +22,8 @@ export interface MonitoringProps {
   readonly functions: readonly WatchedFunction[];
   /** The domain events' delivery: the bus, its dead-letter queue and the stream consumer. */
   readonly events: WatchedEvents;
+  /** The hold sweeper, whose falling behind has an alarm. */
+  readonly sweeper: NodejsFunction;
   /** The p99 latency of a route, in milliseconds, above which its alarm goes off. */
   readonly p99LatencyMs: number;
   /** An address subscribed to every alarm by e-mail (AllocationStackProps). */
@@ -36,7 +40,7 @@ export class Monitoring extends Part {
   readonly alarmTopic: Topic;
   readonly dashboard: Dashboard;
 
-  constructor(scope: Construct, id: string, { stage, table, functions, events, p99LatencyMs, alarmEmail }: MonitoringProps) {
+  constructor(scope: Construct, id: string, { stage, table, functions, events, sweeper, p99LatencyMs, alarmEmail }: MonitoringProps) {
     super(scope, id);
     const dashboardName = Stack.of(this).stackName;
     this.alarmTopic = alarmTopic(this, alarmEmail);
@@ -51,6 +55,7 @@ export class Monitoring extends Part {
     const service = { stage, table, functions, p99LatencyMs, dashboardName };
     raiseEventAlarms(raise, events, dashboardName);
     raiseServiceAlarms(raise, service);
+    raiseSweeperAlarm(raise, sweeper, dashboardName);
     this.dashboard = serviceDashboard(this, service, events, alarms);
   }
 }

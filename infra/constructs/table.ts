@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import { linesByBatchIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../../functions/store/table';
+import { activeHoldsIndex, linesByBatchIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../../functions/store/table';
 
 const attributeType = { S: AttributeType.STRING, N: AttributeType.NUMBER, B: AttributeType.BINARY } as const;
 
@@ -36,6 +36,14 @@ export class AllocationTable extends Table {
       sortKey: { name: linesByBatchIndex.sortKey.name, type: attributeType[linesByBatchIndex.sortKey.type] },
       // A shrinking batch moves the lines it reads here: each must come whole, without a second read.
       projectionType: ProjectionType.ALL,
+    });
+    this.addGlobalSecondaryIndex({
+      indexName: activeHoldsIndex.name,
+      partitionKey: { name: activeHoldsIndex.partitionKey.name, type: attributeType[activeHoldsIndex.partitionKey.type] },
+      sortKey: { name: activeHoldsIndex.sortKey.name, type: attributeType[activeHoldsIndex.sortKey.type] },
+      // The sweeper needs only which holds expired: it reads each hold's record before ending it.
+      projectionType: ProjectionType.INCLUDE,
+      nonKeyAttributes: ['holdid'],
     });
   }
 }

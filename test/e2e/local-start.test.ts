@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createDynamoDbClient } from '../../functions/store/client';
-import { linesByBatchIndex } from '../../functions/store/table';
+import { activeHoldsIndex, linesByBatchIndex } from '../../functions/store/table';
 import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
 import { createTableAsFirstReleased, uniqueId } from '../support/dynamodb';
 import { exited, listening, startService } from '../support/local-service';
@@ -78,7 +78,7 @@ describe('npm start', () => {
     }
   });
 
-  it('adds the lines-by-batch index to a table made before it, keeping what the table holds', async () => {
+  it('adds the lines-by-batch and active holds indexes to a table made before them, keeping what the table holds', async () => {
     const endpoint = inject('dynamoDbEndpoint');
     const tableName = uniqueId('before-index');
     const client = createDynamoDbClient(endpoint);
@@ -90,9 +90,13 @@ describe('npm start', () => {
     try {
       await listening(service);
       const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-      expect(Table?.GlobalSecondaryIndexes?.map(({ IndexName, IndexStatus }) => ({ IndexName, IndexStatus }))).toEqual([
-        { IndexName: linesByBatchIndex.name, IndexStatus: 'ACTIVE' },
-      ]);
+      expect(Table?.GlobalSecondaryIndexes?.map(({ IndexName, IndexStatus }) => ({ IndexName, IndexStatus }))).toEqual(
+        expect.arrayContaining([
+          { IndexName: linesByBatchIndex.name, IndexStatus: 'ACTIVE' },
+          { IndexName: activeHoldsIndex.name, IndexStatus: 'ACTIVE' },
+        ]),
+      );
+      expect(Table?.GlobalSecondaryIndexes).toHaveLength(2);
       const response = await fetchDocumented(`http://127.0.0.1:${port}/batches/${batch.ref}`);
       expect(await response.json()).toEqual({ ref: batch.ref, sku: 'LAMP', qty: 5, allocated: 0, held: 0, available: 5, eta: null });
     } finally {

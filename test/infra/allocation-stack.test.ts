@@ -34,7 +34,7 @@ describe('the logical ids', () => {
       table: ['TableCD117FA1'],
       bus: ['EventBus7B8748AA'],
       deadLetters: ['PublishEventsDeadLettersF69DE6E8'],
-      logGroups: ['AllocationsLogs61E22636', 'ApiAccessLogsE9DF007D', 'BatchesLogs970CE1D6', 'PublishEventsLogsC3662FA3'],
+      logGroups: ['AllocationsLogs61E22636', 'ApiAccessLogsE9DF007D', 'BatchesLogs970CE1D6', 'PublishEventsLogsC3662FA3', 'SweepHoldsLogs35156B38'],
       streamReader: ['PublishEventsFunctionDynamoDBEventSourceAllocationServiceTable605470774D46729C'],
       alarmTopicKey: ['AlarmTopicKey57B0D3A7'],
       alarmTopic: ['AlarmTopicD01E77F9'],
@@ -42,8 +42,8 @@ describe('the logical ids', () => {
   });
 
   it('of no resource name the constructs the stack is composed of', () => {
-    const partIds = [stack.api, stack.events, stack.monitoring].map((part) => part.node.id);
-    expect(partIds).toEqual(['HttpApi', 'DomainEvents', 'Monitoring']);
+    const partIds = [stack.api, stack.events, stack.sweeper, stack.monitoring].map((part) => part.node.id);
+    expect(partIds).toEqual(['HttpApi', 'DomainEvents', 'HoldSweeper', 'Monitoring']);
     const named = Object.keys(template.toJSON().Resources).filter((logicalId) => partIds.some((id) => logicalId.startsWith(id)));
     expect(named).toEqual([]);
   });

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HoldConflict, OutOfStock } from '../../domain/errors';
-import { confirmHold, endExpiredHold, extendHold, holdStatus, placeHold, releaseHold } from '../../domain/hold-services';
+import {
+  OVERDUE_AFTER_MS,
+  confirmHold,
+  endExpiredHold,
+  extendHold,
+  holdStatus,
+  placeHold,
+  releaseHold,
+  sweepExpiredHolds,
+} from '../../domain/hold-services';
 import { type Batch, newBatch } from '../../domain/model';
 import { addBatch, allocate, batchStatus, changeBatch } from '../../domain/services';
 import type { DocumentSender } from '../../functions/store/store-calls';
@@ -204,5 +213,39 @@ describe('a batch that shrinks under holds', () => {
     expect((await holdStatus(expiring, repository)).status).toBe('expired');
     expect(reallocated).toEqual([expect.objectContaining({ qty: 2, from: batch.ref, batchref: null })]);
     expect(await violationsOf(batch)).toEqual([]);
+  });
+});
+
+describe('the sweeper', () => {
+  it('ends the holds whose time has passed, giving their units back, and leaves the others', async () => {
+    const batch = await stocked(6);
+    const [short, long, extended] = [await held(batch, 1, 30), await held(batch, 2, 600), await held(batch, 3, 30)];
+    await extendHold(extended, 600, at(START + 10_000).repository);
+    const { repository } = at(START + MINUTE);
+
+    const { ended } = await sweepExpiredHolds(repository);
+
+    expect(ended).toBeGreaterThanOrEqual(1);
+    expect((await holdStatus(short, repository)).status).toBe('expired');
+    expect((await holdStatus(long, repository)).status).toBe('active');
+    expect((await holdStatus(extended, repository)).status).toBe('active');
+    expect(await batchStatus(batch.ref, repository)).toMatchObject({ available: 1, held: [expect.anything(), expect.anything()] });
+    expect((await sweepExpiredHolds(at(START + 2 * MINUTE).repository)).overdue).toBe(0);
+    expect(await violationsOf(batch)).toEqual([]);
+  });
+
+  it('counts the holds it could not end, and those 5 minutes past their expiry as overdue, for the alarm', async () => {
+    const batch = await stocked(1);
+    const holdid = await held(batch, 1, 30);
+    const { repository } = at(START + 30_000 + OVERDUE_AFTER_MS + 1);
+    const failingToEnd = Object.assign(Object.create(repository), { endHold: async () => 'changed' as const });
+
+    const failedSweep = await sweepExpiredHolds(failingToEnd);
+
+    expect(failedSweep).toMatchObject({ ended: 0 });
+    expect(failedSweep.failed).toBeGreaterThanOrEqual(1);
+    expect(failedSweep.overdue).toBeGreaterThanOrEqual(1);
+    expect(await repository.expiredHolds(START + 30_000, 1_000)).toContain(holdid);
+    expect(await sweepExpiredHolds(repository)).toMatchObject({ failed: 0, overdue: 0 });
   });
 });

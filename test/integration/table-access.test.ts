@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { placeHold, sweepExpiredHolds } from '../../domain/hold-services';
 import { allocate } from '../../domain/services';
 import { createBatchesHandler } from '../../functions/batches';
 import { createAllocationsHandler } from '../../functions/allocations';
@@ -107,7 +108,7 @@ const recording = (client: DocumentSender) => {
 const outsideGrant = (actions: readonly StoreAction[], access: TableAccess) =>
   actions.filter(({ action, partitionKey, index, attributes }) => {
     const isWrite = access.writes.includes(action);
-    const prefixes = index === undefined ? access.partitionKeyPrefixes : access.indexPartitionKeyPrefixes;
+    const prefixes = index === undefined ? access.partitionKeyPrefixes : (access.indexQueries.find((query) => query.index === index)?.partitionKeyPrefixes ?? []);
     return (
       !(isWrite || access.reads.includes(action)) ||
       !prefixes.some((prefix) => partitionKey.startsWith(prefix)) ||
@@ -214,5 +215,19 @@ describe("each handler's calls to the table stay within what its role is granted
 
     expect(await statusesOf(batches, [routeEvent('PATCH /batches/{ref}', { pathParameters: { ref }, body: { qty: 0 } })])).toEqual([200]);
     expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
+  });
+
+  it('sweeper: expired holds ended, their units given back, the overdue counted', async () => {
+    const sku = uniqueId('sku');
+    const now = Date.now();
+    await table.repository().addBatch({ ref: uniqueId('batch'), sku, qty: 3, available: 3, eta: null });
+    await placeHold({ holdid: uniqueId('cart'), lines: [{ sku, qty: 2 }], ttlSeconds: 1 }, table.repository({ clock: () => now }));
+    const { sender, actions } = recording(table.documentClient);
+
+    const sweep = await sweepExpiredHolds(table.repository({ sender, clock: () => now + 2_000 }));
+
+    expect(sweep.ended).toBeGreaterThanOrEqual(1);
+    expect(actions.map(({ action, index }) => (index ? `${action} on ${index}` : action))).toContain('dynamodb:Query on activeHolds');
+    expect(outsideGrant(actions, tableAccess.sweeper)).toEqual([]);
   });
 });

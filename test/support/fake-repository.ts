@@ -126,6 +126,14 @@ export class FakeRepository implements BatchRepository {
     return { outcome: 'saved' };
   }
 
+  async expiredHolds(before: Instant, limit: number): Promise<string[]> {
+    return [...this.holds.values()]
+      .filter(({ status, expiresAt }) => status === 'active' && hasExpired(expiresAt, before))
+      .sort((a, b) => (a.expiresAt < b.expiresAt ? -1 : 1))
+      .slice(0, limit)
+      .map(({ holdid }) => holdid);
+  }
+
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
     this.outOfStock.push(...lines);
   }

@@ -12,7 +12,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import { linesByBatchIndex } from '../../../functions/store/table';
-import { CAUSE_DIMENSION, OPERATION_DIMENSION, PUBLISH_EVENTS_OPERATION, metricNames } from '../../../functions/telemetry-names';
+import { CAUSE_DIMENSION, OPERATION_DIMENSION, PUBLISH_EVENTS_OPERATION, SWEEP_HOLDS_OPERATION, metricNames } from '../../../functions/telemetry-names';
 import { LATE_EVENTS, type WatchedEvents, iteratorAgeOf } from './event-alarms';
 import {
   BATCH_CHANGE,
@@ -83,7 +83,7 @@ export const serviceDashboard = (
       [metricNames.holdsPlaced, metricNames.holdsConfirmed, metricNames.holdsReleased, metricNames.holdsExpired].map((name) =>
         serviceMetricSearch(name, [OPERATION_DIMENSION]),
       ),
-      { width: 24 },
+      { width: 24, right: [serviceMetric(metricNames.holdsOverdue, SWEEP_HOLDS_OPERATION).with({ statistic: Stats.MAXIMUM })] },
     ),
   );
   dashboard.addWidgets(

@@ -72,7 +72,7 @@ describe('the log level', () => {
 describe("the functions' roles", () => {
   it('are assumable by Lambda only, with no managed or inline policies', () => {
     const roles = Object.keys(template.findResources('AWS::IAM::Role'));
-    expect(roles.sort()).toEqual(['Batches', 'Allocations', 'PublishEvents'].map((name) => logicalIdOf(stack, `${name}Role`)).sort());
+    expect(roles.sort()).toEqual(['Batches', 'Allocations', 'PublishEvents', 'SweepHolds'].map((name) => logicalIdOf(stack, `${name}Role`)).sort());
     for (const role of Object.values(template.findResources('AWS::IAM::Role'))) {
       expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
         { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },

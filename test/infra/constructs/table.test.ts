@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, it } from 'vitest';
-import { linesByBatchIndex, tableKeySchema, timeToLiveAttribute } from '../../../functions/store/table';
+import { activeHoldsIndex, linesByBatchIndex, tableKeySchema, timeToLiveAttribute } from '../../../functions/store/table';
 import { synthesize } from '../synthesized';
 
 const { template } = synthesize();
@@ -27,7 +27,7 @@ describe('the table', () => {
         { AttributeName: partitionKey.name, AttributeType: partitionKey.type },
         { AttributeName: sortKey.name, AttributeType: sortKey.type },
       ]),
-      GlobalSecondaryIndexes: [
+      GlobalSecondaryIndexes: Match.arrayWith([
         {
           IndexName: name,
           KeySchema: [
@@ -36,7 +36,23 @@ describe('the table', () => {
           ],
           Projection: { ProjectionType: 'ALL' },
         },
-      ],
+      ]),
+    });
+  });
+
+  it('has the index the sweeper finds expired holds by, sparse: only active holds carry its key', () => {
+    const { name, partitionKey, sortKey } = activeHoldsIndex;
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      GlobalSecondaryIndexes: Match.arrayWith([
+        {
+          IndexName: name,
+          KeySchema: [
+            { AttributeName: partitionKey.name, KeyType: 'HASH' },
+            { AttributeName: sortKey.name, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['holdid'] },
+        },
+      ]),
     });
   });
 
