@@ -125,9 +125,10 @@ const endHold = async (hold: Hold, ending: HoldEnding, now: Instant, repository:
 /**
  * Ends enough of the holds recorded on a batch for it to lose `deficit` units (a change of its qty):
  * every expired one, then active ones, latest expiry first, each released whole, on all its
- * batches. How many it ended; 0 when others ended them first, and the caller reads the batch again.
+ * batches. How each hold it ended ended; none when others ended them first, and the caller reads
+ * the batch again.
  */
-export const endHoldsFor = async (batch: Batch, deficit: number, repository: BatchRepository): Promise<number> => {
+export const endHoldsFor = async (batch: Batch, deficit: number, repository: BatchRepository): Promise<HoldEnding[]> => {
   const now = repository.currentTime();
   const recorded = batch.held ?? [];
   const expired = recorded.filter(({ expiresAt }) => hasExpired(expiresAt, now));
@@ -139,11 +140,12 @@ export const endHoldsFor = async (batch: Batch, deficit: number, repository: Bat
     ending.push(units);
     freed += units.qty;
   }
-  let ended = 0;
+  const ended: HoldEnding[] = [];
   for (const { holdid } of ending) {
     const hold = await repository.hold(holdid);
     if (hold?.status !== 'active') continue;
-    if ((await endHold(hold, hasExpired(hold.expiresAt, now) ? 'expired' : 'released', now, repository)) === 'saved') ended++;
+    const how = hasExpired(hold.expiresAt, now) ? 'expired' : 'released';
+    if ((await endHold(hold, how, now, repository)) === 'saved') ended.push(how);
   }
   return ended;
 };

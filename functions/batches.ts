@@ -59,8 +59,9 @@ export const createBatchesHandler = (repository: BatchRepository) =>
       body: batchChangeSchema,
       successOutcomes: { 200: 'BatchChanged' },
       run: async ({ pathParameters: { ref }, body }, store, counter) => {
-        const { batch, reallocated } = await changeBatch(ref, body, store);
+        const { batch, reallocated, endedHolds } = await changeBatch(ref, body, store);
         counter.count(metricNames.linesReallocated, reallocated.length);
+        for (const ending of endedHolds) counter.count(ending === 'released' ? metricNames.holdsReleased : metricNames.holdsExpired);
         return json(200, { ...batchView(batch), reallocated: reallocated.map(reallocationView) });
       },
     }),

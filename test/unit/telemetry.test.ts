@@ -93,6 +93,18 @@ describe("the HTTP handlers' metrics", () => {
     expect(telemetry.metrics).toEqual([expect.objectContaining({ dimensions: under('PATCH /batches/{ref}'), counts: { LinesReallocated: 2 } })]);
   });
 
+  it('count the holds a change of a batch ended to make room: the expired as expired, the active as released', async () => {
+    const { repository, send } = await shop();
+    const hold = (holdid: string, ttlSeconds: number) => send('POST /holds', { body: { holdid, lines: [{ sku: 'SOFA', qty: 1 }], ttlSeconds } });
+    expect([await hold('cart-1', 60), await hold('cart-2', 600)]).toEqual([201, 201]);
+    repository.now += 120_000;
+    telemetry.clear();
+
+    expect(await send('PATCH /batches/{ref}', { pathParameters: { ref: 'sofa-shelf' }, body: { qty: 0 } })).toBe(200);
+
+    expect(telemetry.metrics).toEqual([expect.objectContaining({ dimensions: under('PATCH /batches/{ref}'), counts: { HoldsExpired: 1, HoldsReleased: 1 } })]);
+  });
+
   it('publish nothing for a request with nothing to count', async () => {
     const { send } = await shop();
 
