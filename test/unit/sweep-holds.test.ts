@@ -1,0 +1,76 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { OVERDUE_AFTER_MS, holdStatus, placeHold } from '../../domain/hold-services';
+import { createSweepHoldsHandler } from '../../functions/sweep-holds';
+import { OPERATION_DIMENSION, SERVICE_NAME, SWEEP_HOLDS_OPERATION } from '../../functions/telemetry-names';
+import { lambdaContext } from '../support/events';
+import { FakeRepository } from '../support/fake-repository';
+import { type CapturedTelemetry, captureTelemetry } from '../support/telemetry';
+
+/*
+ * The sweeper as Lambda runs it (functions/sweep-holds.ts): what it ends, what it logs, and the
+ * metrics its alarm reads (docs/operations.md, "The hold sweeper").
+ */
+
+let telemetry: CapturedTelemetry;
+beforeEach(() => {
+  telemetry = captureTelemetry();
+});
+afterEach(() => telemetry.restore());
+
+const sweeping = { service: SERVICE_NAME, [OPERATION_DIMENSION]: SWEEP_HOLDS_OPERATION };
+
+/** A shop with 5 lamps, 2 of them held for a minute and 1 for an hour. */
+const shop = async () => {
+  const repository = new FakeRepository();
+  await repository.addBatch({ ref: 'lamp-1', sku: 'LAMP', qty: 5, available: 5, eta: null });
+  await placeHold({ holdid: 'cart-short', lines: [{ sku: 'LAMP', qty: 2 }], ttlSeconds: 60 }, repository);
+  await placeHold({ holdid: 'cart-long', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 3_600 }, repository);
+  return { repository, sweep: () => createSweepHoldsHandler(repository)({}, lambdaContext()) };
+};
+
+describe('the hold sweeper', () => {
+  it('ends the expired holds, gives their units back, and counts them with 0 overdue', async () => {
+    const { repository, sweep } = await shop();
+    repository.now += 61_000;
+
+    expect(await sweep()).toEqual({ ended: 1, failed: 0, overdue: 0 });
+
+    expect(repository.holds.get('cart-short')?.status).toBe('expired');
+    expect((await holdStatus('cart-long', repository)).status).toBe('active');
+    expect(repository.batches.get('lamp-1')).toMatchObject({ available: 4, held: [expect.objectContaining({ holdid: 'cart-long' })] });
+    expect(telemetry.metrics).toEqual([expect.objectContaining({ dimensions: sweeping, counts: { HoldsExpired: 1, HoldsOverdue: 0 } })]);
+    expect(telemetry.entries).toEqual([expect.objectContaining({ level: 'INFO', message: 'Holds swept', ended: 1, failed: 0, overdue: 0 })]);
+  });
+
+  it('publishes 0 overdue when nothing has expired, so that its alarm tells silence from calm', async () => {
+    const { sweep } = await shop();
+
+    expect(await sweep()).toEqual({ ended: 0, failed: 0, overdue: 0 });
+
+    expect(telemetry.metrics).toEqual([expect.objectContaining({ dimensions: sweeping, counts: { HoldsOverdue: 0 } })]);
+  });
+
+  it('warns of the holds it could not end, counted as overdue once 5 minutes past their expiry', async () => {
+    const { repository, sweep } = await shop();
+    repository.now += 60_000 + OVERDUE_AFTER_MS + 1;
+    repository.endHold = async () => 'changed';
+
+    expect(await sweep()).toMatchObject({ ended: 0, overdue: 1 });
+
+    expect(telemetry.entries).toEqual([expect.objectContaining({ level: 'WARN', message: 'Holds swept', ended: 0, overdue: 1 })]);
+    expect(telemetry.metrics).toEqual([expect.objectContaining({ counts: { HoldsOverdue: 1 } })]);
+  });
+
+  it('logs a sweep that failed as an error, and fails the invocation for Lambda to count', async () => {
+    const { repository, sweep } = await shop();
+    repository.expiredHolds = async () => {
+      throw new Error('The index did not answer');
+    };
+
+    await expect(sweep()).rejects.toThrow('The index did not answer');
+
+    expect(telemetry.entries).toEqual([
+      expect.objectContaining({ level: 'ERROR', message: 'Hold sweep failed', cause: { name: 'Error', message: 'The index did not answer' } }),
+    ]);
+  });
+});
