@@ -1,9 +1,11 @@
 /**
  * `npm run bench`: how close the service comes to its floors, on this machine, in a few minutes.
- * Builds the handlers as they deploy, times their cold start against the DynamoDB client's alone,
- * times a warm invocation with the store stubbed, drives allocations through the local server
- * against the same DynamoDB Local as the store floor, counts the store calls of each request, and
- * times an allocation's event from its 201 to its line on `npm start`'s output. Prints a Markdown table and writes every figure to bench/results/. Loopback only.
+ * Builds the functions as they deploy, times the cold start of the handlers and of the hold sweeper
+ * against the DynamoDB client's alone, times a warm invocation with the store stubbed, drives
+ * allocations through the local server against the same DynamoDB Local as the store floor, counts
+ * the store calls of each request (placing and confirming a hold among them), and times an
+ * allocation's event from its 201 to its line on `npm start`'s output. Prints a Markdown table and
+ * writes every figure to bench/results/. Loopback only.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -72,11 +74,14 @@ const main = async (): Promise<void> => {
 
   // Before DynamoDB Local starts, so that its JVM does not compete with the fresh processes.
   step(`cold init: ${INIT_PROCESSES} fresh processes per bundle, interleaved`);
+  // The sweeper with the HTTP handlers: its module scope builds the same DynamoDB client and
+  // repository, so the client alone is its floor too. The stream consumer talks to EventBridge.
+  const initialized = [...bundles.handlers, bundles.sweeper];
   const initCases = [
     { label: bundles.clientAlone.name, file: bundles.clientAlone.file },
     { label: bundles.clientAloneAliased.name, file: bundles.clientAloneAliased.file },
-    ...bundles.handlers.map(({ name, file }) => ({ label: name, file })),
-    ...bundles.handlers.map(({ name, file }) => ({ label: `${name} (source maps)`, file, nodeOptions: ['--enable-source-maps'] })),
+    ...initialized.map(({ name, file }) => ({ label: name, file })),
+    ...initialized.map(({ name, file }) => ({ label: `${name} (source maps)`, file, nodeOptions: ['--enable-source-maps'] })),
   ];
   const initSamples = measureColdInit(initCases, INIT_PROCESSES);
 
@@ -138,7 +143,10 @@ const main = async (): Promise<void> => {
     date: new Date().toISOString(),
     command: 'npm run bench',
     machine: { node: process.version, cpus: cpus().length, loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0] ?? 0 } },
-    bundles: [...bundles.handlers, bundles.consumer, bundles.clientAlone, bundles.clientAloneAliased].map(({ name, bytes }) => ({ name, bytes })),
+    bundles: [...bundles.handlers, bundles.consumer, bundles.sweeper, bundles.clientAlone, bundles.clientAloneAliased].map(({ name, bytes }) => ({
+      name,
+      bytes,
+    })),
     coldInit: {
       processes: INIT_PROCESSES,
       medianMs: Object.fromEntries([...initSamples].map(([label, samples]) => [label, median(samples)])),
@@ -151,6 +159,8 @@ const main = async (): Promise<void> => {
     readUnitsByHistory: handlerMeasurements.readUnitsByHistory,
     patchMovingLines: handlerMeasurements.patchMovingLines,
     orders: handlerMeasurements.orders,
+    holds: handlerMeasurements.holds,
+    allocateUnderHolds: handlerMeasurements.allocateUnderHolds,
     eventDelay,
     eventThroughput,
   };

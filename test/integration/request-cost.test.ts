@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBatchesHandler } from '../../functions/batches';
 import { createAllocationsHandler } from '../../functions/allocations';
+import { measureAllocateUnderHolds, measureHolds } from '../../tools/bench/hold-cost';
 import { measurePatchMoving } from '../../tools/bench/patch-cost';
 import { meterRequestCost, skuWithHistory } from '../../tools/bench/request-cost';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
@@ -134,4 +135,29 @@ describe('the store work of a PATCH that moves many lines', () => {
     // transaction per line.
     expect(cost.calls).toEqual({ GetItem: 1, BatchGetItem: 2, Query: 2, TransactWriteItems: 101 });
   }, 60_000);
+});
+
+describe('the store work of a hold, as the bench measures it', () => {
+  it('places a hold in one read round (its record, each SKU) and one transaction, and confirms it in one read and one transaction', async () => {
+    const meter = meterRequestCost(table.documentClient);
+
+    const [place, confirm] = await measureHolds(table.repository({ sender: meter.sender }), meter, 3);
+
+    expect(place).toMatchObject({ action: 'place', lines: 3, calls: { GetItem: 1, Query: 3, TransactWriteItems: 1 } });
+    expect(confirm).toMatchObject({ action: 'confirm', lines: 3, calls: { GetItem: 1, TransactWriteItems: 1 } });
+    expect(Object.keys(place?.calls ?? {})).toHaveLength(3);
+    expect(Object.keys(confirm?.calls ?? {})).toHaveLength(2);
+  }, 60_000);
+
+  it('allocates on a batch carrying active and expired holds with one consistent query and one transaction, and no other call', async () => {
+    const meter = meterRequestCost(table.documentClient);
+    const anHourAgo = table.repository({ sender: meter.sender, clock: () => Date.now() - 3_600_000 });
+
+    const cost = await measureAllocateUnderHolds(table.repository({ sender: meter.sender }), anHourAgo, meter, { activeHolds: 2, expiredHolds: 2 });
+
+    expect(cost.calls).toEqual([
+      { operation: 'Query', capacityUnits: 1 },
+      { operation: 'TransactWriteItems', capacityUnits: expect.any(Number) },
+    ]);
+  });
 });

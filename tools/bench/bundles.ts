@@ -14,6 +14,8 @@ export interface Bundles {
   readonly handlers: readonly Bundle[];
   /** The stream consumer (functions/publish-events.ts). */
   readonly consumer: Bundle;
+  /** The hold sweeper (functions/sweep-holds.ts), which a schedule runs: no HTTP, but the DynamoDB client as the handlers have it. */
+  readonly sweeper: Bundle;
   /** The floor: the DynamoDB client alone, as the SDK ships it. */
   readonly clientAlone: Bundle;
   /** The same client with every setting of the handlers' bundles, the credential alias included. */
@@ -22,6 +24,7 @@ export interface Bundles {
 
 const HANDLER_ENTRIES = { allocations: 'functions/allocations.ts', batches: 'functions/batches.ts' };
 const CONSUMER = 'publish-events';
+export const SWEEPER = 'sweep-holds';
 const CLIENT_ALONE_ENTRY = 'tools/bench/client-alone.ts';
 export const CLIENT_ALONE = 'client-alone';
 export const CLIENT_ALONE_ALIASED = 'client-alone-aliased';
@@ -35,7 +38,7 @@ export const CLIENT_ALONE_ALIASED = 'client-alone-aliased';
 const stockBuildOptions = { ...productionBuildOptions, alias: {} };
 
 /**
- * Builds the handlers, the consumer and the client alone with the alias with exactly the settings
+ * Builds the handlers, the consumer, the sweeper and the client alone with the alias with exactly the settings
  * the stack deploys with, and the floor with the same settings save the alias.
  */
 export const buildBundles = async (outdir: string): Promise<Bundles> => {
@@ -45,7 +48,12 @@ export const buildBundles = async (outdir: string): Promise<Bundles> => {
     build({
       ...productionBuildOptions,
       ...common,
-      entryPoints: { ...HANDLER_ENTRIES, [CONSUMER]: 'functions/publish-events.ts', [CLIENT_ALONE_ALIASED]: CLIENT_ALONE_ENTRY },
+      entryPoints: {
+        ...HANDLER_ENTRIES,
+        [CONSUMER]: 'functions/publish-events.ts',
+        [SWEEPER]: 'functions/sweep-holds.ts',
+        [CLIENT_ALONE_ALIASED]: CLIENT_ALONE_ENTRY,
+      },
     }),
     build({ ...stockBuildOptions, ...common, entryPoints: { [CLIENT_ALONE]: CLIENT_ALONE_ENTRY } }),
   ]);
@@ -56,6 +64,7 @@ export const buildBundles = async (outdir: string): Promise<Bundles> => {
   return {
     handlers: await Promise.all(Object.keys(HANDLER_ENTRIES).map(bundleOf)),
     consumer: await bundleOf(CONSUMER),
+    sweeper: await bundleOf(SWEEPER),
     clientAlone: await bundleOf(CLIENT_ALONE),
     clientAloneAliased: await bundleOf(CLIENT_ALONE_ALIASED),
   };

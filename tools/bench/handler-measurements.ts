@@ -6,7 +6,9 @@
  *   Local at DYNAMODB_ENDPOINT;
  * - the read units of one allocate of a SKU with 1, 50 and 200 exhausted batches behind it;
  * - the time and units of one PATCH that moves a hundred lines to another batch;
- * - the time and units of whole orders of 1, 5 and 25 lines.
+ * - the time and units of whole orders of 1, 5 and 25 lines;
+ * - the time, units and calls of placing and of confirming a hold of 1 and of 5 lines, and the
+ *   calls of one allocate on a batch that carries holds, expired ones among them.
  * Its stdout (the request log) is the parent's to redirect.
  */
 import { randomUUID } from 'node:crypto';
@@ -20,6 +22,7 @@ import { stockRangeItems } from '../../functions/store/items';
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { ensureTable } from '../../local/table';
 import { lambdaContext, postEvent } from '../../test/support/events';
+import { type AllocateUnderHolds, type HoldCost, measureAllocateUnderHolds, measureHolds } from './hold-cost';
 import { type OrderCost, measureOrders } from './order-cost';
 import { type PatchCost, measurePatchMoving } from './patch-cost';
 import { type StoreCall, meterRequestCost, skuWithHistory } from './request-cost';
@@ -42,6 +45,8 @@ export interface HandlerMeasurements {
   readonly readUnitsByHistory: ReadUnitsByHistory;
   readonly patchMovingLines: PatchCost;
   readonly orders: readonly OrderCost[];
+  readonly holds: readonly HoldCost[];
+  readonly allocateUnderHolds: AllocateUnderHolds;
 }
 
 /** The order sizes the issue asks about: one line, a few, and the most an order may hold. */
@@ -51,6 +56,12 @@ const ORDER_SIZES = [1, 5, 25];
 const LINES_MOVED_BY_PATCH = 100;
 
 const EXHAUSTED_BATCHES = [1, 50, 200];
+
+/** A hold of one line, and one of a few: placing reads each SKU, so its cost grows with the lines. */
+const HOLD_SIZES = [1, 5];
+
+/** The holds on the batch of the allocate that must stay one read and one transaction. */
+const HOLDS_ON_THE_BATCH = { activeHolds: 3, expiredHolds: 3 };
 
 const STUB_SKU = 'STUB-SKU';
 
@@ -101,7 +112,9 @@ const meteredRepository = async () => {
   await ensureTable(adminClient, tableName);
   adminClient.destroy();
   const meter = meterRequestCost(createDocumentClient());
-  return { meter, repository: new DynamoDbBatchRepository(meter.sender, tableName) };
+  /** The same table through a clock an hour behind: what it holds for a minute has expired by the others' clock. */
+  const anHourAgo = () => new DynamoDbBatchRepository(meter.sender, tableName, undefined, undefined, undefined, () => Date.now() - 3_600_000);
+  return { meter, repository: new DynamoDbBatchRepository(meter.sender, tableName), anHourAgo };
 };
 
 const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']> => {
@@ -148,12 +161,20 @@ const measureOrderSizes = async (): Promise<OrderCost[]> => {
   return costs;
 };
 
+const measureHoldCosts = async (): Promise<Pick<HandlerMeasurements, 'holds' | 'allocateUnderHolds'>> => {
+  const { meter, repository, anHourAgo } = await meteredRepository();
+  const holds = [];
+  for (const lines of HOLD_SIZES) holds.push(...(await measureHolds(repository, meter, lines)));
+  return { holds, allocateUnderHolds: await measureAllocateUnderHolds(repository, anHourAgo(), meter, HOLDS_ON_THE_BATCH) };
+};
+
 const measurements: HandlerMeasurements = {
   warmOverhead: await measureWarmOverhead(),
   requestCost: await measureRequestCost(),
   readUnitsByHistory: await measureReadUnitsByHistory(),
   patchMovingLines: await measurePatchMovingLines(),
   orders: await measureOrderSizes(),
+  ...(await measureHoldCosts()),
 };
 process.send?.(measurements);
 process.disconnect?.();
