@@ -24,10 +24,12 @@ const main = async (): Promise<number> => {
   const tableName = options.table ?? tableNameFromEnv();
   const client = createDynamoDbClient(endpoint);
   try {
+    // Taken before the read: a hold unexpired then, in a table at rest, still has its units when read.
+    const readAt = Date.now();
     const inventory = await readInventory(DynamoDBDocumentClient.from(client), tableName);
-    const violations = findViolations(inventory);
+    const violations = findViolations(inventory, readAt);
     const where = `table ${tableName}${endpoint ? ` at ${endpoint}` : ''}`;
-    const counted = `${inventory.batches.length} batches, ${inventory.lines.length} lines`;
+    const counted = `${inventory.batches.length} batches, ${inventory.lines.length} lines, ${inventory.holds.length} holds`;
     if (violations.length === 0) {
       console.log(`${where}: ${counted}; every invariant holds.`);
       return 0;

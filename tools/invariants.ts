@@ -1,5 +1,5 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
-import type { Hold } from '../domain/holds';
+import { type Hold, type Instant, statusAt } from '../domain/holds';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldTotal } from '../domain/model';
 import type { DocumentSender } from '../functions/store/store-calls';
 import { parseStoredItem } from '../functions/store/items';
@@ -22,6 +22,7 @@ export type Rule =
   | 'stock-matches-lines'
   | 'line-in-batch-of-its-sku'
   | 'held-for-an-active-hold'
+  | 'active-hold-holds-its-units'
   | 'batch-ref-unique'
   | 'batch-ref-reserved'
   | 'batch-where-its-stock-says'
@@ -81,7 +82,10 @@ const show = (value: string) => JSON.stringify(value);
  * or held (allocations read only those), and a SKU is known exactly when it has
  * batches ("Invalid sku" depends on it once every batch is exhausted).
  */
-export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized }: Inventory): Violation[] => {
+export const findViolations = (
+  { batches, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized }: Inventory,
+  now?: Instant,
+): Violation[] => {
   const violations: Violation[] = [];
   const batchBySkuAndRef = new Map(batches.map((batch) => [JSON.stringify([batch.sku, batch.ref]), batch]));
   const heldByBatch = new Map<Batch, number>();
@@ -122,19 +126,40 @@ export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, referenc
     }
   }
 
-  // A batch's held units belong to a hold still active as written, for that batch and qty: an ended
-  // hold gave its units back (or they became lines) in the write that ended it.
+  // A batch's held units belong to a hold still active as written, for that batch and qty, until the
+  // hold's own expiry: an ended hold gave its units back (or they became lines) in the write that
+  // ended it, and an extension moves the record's expiry and its entries' in one write.
   const holdById = new Map(holds.map((hold) => [hold.holdid, hold]));
   for (const batch of batches) {
-    for (const { holdid, qty } of batch.held ?? []) {
+    for (const { holdid, qty, expiresAt } of batch.held ?? []) {
       const hold = holdById.get(holdid);
       const line = hold?.lines.find(({ sku, batchref }) => sku === batch.sku && batchref === batch.ref);
-      if (hold?.status === 'active' && line?.qty === qty) continue;
+      if (hold?.status === 'active' && line?.qty === qty && hold.expiresAt === expiresAt) continue;
       violations.push({
         rule: 'held-for-an-active-hold',
         message:
-          `batch ${show(batch.ref)} of sku ${show(batch.sku)} holds ${qty} for hold ${show(holdid)}, ` +
-          (hold === undefined ? 'which does not exist' : hold.status !== 'active' ? `which is ${hold.status}` : `whose line there is ${line ? `of ${line.qty}` : 'missing'}`),
+          `batch ${show(batch.ref)} of sku ${show(batch.sku)} holds ${qty} until ${expiresAt} for hold ${show(holdid)}, ` +
+          (hold === undefined
+            ? 'which does not exist'
+            : hold.status !== 'active'
+              ? `which is ${hold.status}`
+              : line?.qty !== qty
+                ? `whose line there is ${line ? `of ${line.qty}` : 'missing'}`
+                : `which lasts until ${hold.expiresAt}`),
+      });
+    }
+  }
+
+  // An active hold that has not expired by `now` still has its units on every batch of its lines:
+  // only its own end, or a write after its expiry, removes them. Judged only at a given time.
+  const batchByRef = new Map(batches.map((batch) => [batch.ref, batch]));
+  for (const hold of now === undefined ? [] : holds.filter((hold) => statusAt(hold, now) === 'active')) {
+    for (const { sku, qty, batchref } of hold.lines) {
+      const units = batchByRef.get(batchref)?.held?.find(({ holdid }) => holdid === hold.holdid);
+      if (units?.qty === qty) continue;
+      violations.push({
+        rule: 'active-hold-holds-its-units',
+        message: `hold ${show(hold.holdid)}, active until ${hold.expiresAt}, holds ${qty} of sku ${show(sku)} on batch ${show(batchref)}, which holds ${units ? units.qty : 'none'} for it`,
       });
     }
   }
@@ -198,6 +223,9 @@ export const findViolations = ({ batches, batchesOutOfPlace, knownSkus, referenc
   return violations;
 };
 
-/** Reads the table and answers what is wrong with it; an empty list means every invariant holds. It writes nothing. */
-export const checkInvariants = async (client: DocumentSender, tableName: string): Promise<Violation[]> =>
-  findViolations(await readInventory(client, tableName));
+/**
+ * Reads the table and answers what is wrong with it; an empty list means every invariant holds. It
+ * writes nothing. With `now`, holds are judged at that time too (the CLI gives the time before it reads).
+ */
+export const checkInvariants = async (client: DocumentSender, tableName: string, now?: Instant): Promise<Violation[]> =>
+  findViolations(await readInventory(client, tableName), now);

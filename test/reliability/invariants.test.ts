@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { placeHold } from '../../domain/hold-services';
 import { type StoredItem, parseStoredItem } from '../../functions/store/items';
 import { freePort } from '../../local/dynamodb-local';
 import { checkInvariants } from '../../tools/invariants';
@@ -143,6 +144,58 @@ describe('the invariant check', () => {
       new DeleteCommand({ TableName: table.tableName, Key: await keyOf(table, (item) => item.kind === 'known-sku' && item.sku === 'SOFA') }),
     );
     expect(await violations()).toEqual([{ rule: 'sku-known-with-batches', message: 'sku "SOFA" has batches but no known-SKU item' }]);
+  });
+
+  describe('of holds', () => {
+    /** Two lamps held for ten minutes on lamp-2, the batch with 3 left; answers the hold's expiry. */
+    const placeCart = async () => (await placeHold({ holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 2 }], ttlSeconds: 600 }, table.repository())).hold.expiresAt;
+    const holdKey = () => keyOf(table, (item) => item.kind === 'hold' && item.hold.holdid === 'cart-1');
+
+    it('finds nothing wrong with a hold the service placed, judged at any time', async () => {
+      const expiresAt = Date.parse(await placeCart());
+      expect(await violations()).toEqual([]);
+      expect(await checkInvariants(table.documentClient, table.tableName, expiresAt - 1)).toEqual([]);
+      expect(await checkInvariants(table.documentClient, table.tableName, expiresAt)).toEqual([]);
+    });
+
+    it('reports units still held for a hold that has ended', async () => {
+      const expiresAt = await placeCart();
+      await set(await holdKey(), 'status', 'released');
+      expect(await violations()).toEqual([
+        { rule: 'held-for-an-active-hold', message: `batch "lamp-2" of sku "LAMP" holds 2 until ${expiresAt} for hold "cart-1", which is released` },
+      ]);
+    });
+
+    it("reports units held until another time than their hold's", async () => {
+      const expiresAt = await placeCart();
+      await set(await holdKey(), 'heldUntil', '2099-01-01T00:00:00.000Z');
+      expect(await violations()).toEqual([
+        {
+          rule: 'held-for-an-active-hold',
+          message: `batch "lamp-2" of sku "LAMP" holds 2 until ${expiresAt} for hold "cart-1", which lasts until 2099-01-01T00:00:00.000Z`,
+        },
+      ]);
+    });
+
+    it('reports an active hold that lost its units before it expired, and not once it has expired', async () => {
+      const expiresAt = await placeCart();
+      await table.documentClient.send(
+        new UpdateCommand({
+          TableName: table.tableName,
+          Key: await batchKey(table, 'lamp-2'),
+          UpdateExpression: 'SET available = available + :qty REMOVE held',
+          ExpressionAttributeValues: { ':qty': 2 },
+        }),
+      );
+      expect(await checkInvariants(table.documentClient, table.tableName, Date.parse(expiresAt) - 1)).toEqual([
+        {
+          rule: 'active-hold-holds-its-units',
+          message: `hold "cart-1", active until ${expiresAt}, holds 2 of sku "LAMP" on batch "lamp-2", which holds none for it`,
+        },
+      ]);
+      // Expired, its units are anyone's: an allocation may have taken them and removed its entry.
+      expect(await checkInvariants(table.documentClient, table.tableName, Date.parse(expiresAt))).toEqual([]);
+    });
   });
 });
 
