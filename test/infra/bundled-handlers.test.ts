@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
@@ -38,13 +39,17 @@ const invokeInNode = (bundle: string, eventFile: string, environment: Record<str
 };
 
 const eventFile = (name: string) => join(import.meta.dirname, '../../events', name);
+const sampleEvent = (name: string) => JSON.parse(readFileSync(eventFile(name), 'utf8'));
 
 describe('the functions as `cdk synth` bundles them', () => {
   let assembly: CloudAssembly;
   let functions: Record<'Batches' | 'Allocations', FunctionResource>;
   let table: TestTable;
+  /** Copies of sample events that the test points at another hold. */
+  let copies: string;
 
   beforeAll(async () => {
+    copies = mkdtempSync(join(tmpdir(), 'sample-events-'));
     // The one synth of the suite that runs esbuild.
     const app = cdkApp({}, { bundle: true });
     const stack = defineAllocationApp(app);
@@ -57,6 +62,7 @@ describe('the functions as `cdk synth` bundles them', () => {
 
   afterAll(async () => {
     await table?.drop();
+    if (copies) rmSync(copies, { recursive: true, force: true });
     if (assembly) rmSync(assembly.directory, { recursive: true, force: true });
   });
 
@@ -78,11 +84,11 @@ describe('the functions as `cdk synth` bundles them', () => {
   });
 
   it("answers every sample event, through a batch's life, from the bundles", () => {
-    const invoke = (name: keyof typeof functions, event: string) =>
-      invokeInNode(bundleOf(functions[name]), eventFile(event), environmentOf(functions[name]));
+    const invokeFile = (name: keyof typeof functions, file: string) => invokeInNode(bundleOf(functions[name]), file, environmentOf(functions[name]));
+    const invoke = (name: keyof typeof functions, event: string) => invokeFile(name, eventFile(event));
     const bodyOf = (result: { body: string }) => JSON.parse(result.body);
-    const batch = bodyOf(JSON.parse(readFileSync(eventFile('add-batch.json'), 'utf8')));
-    const line = bodyOf(JSON.parse(readFileSync(eventFile('allocate.json'), 'utf8')));
+    const batch = bodyOf(sampleEvent('add-batch.json'));
+    const line = bodyOf(sampleEvent('allocate.json'));
 
     expect(invoke('Batches', 'add-batch.json')).toMatchObject({ statusCode: 201, body: 'OK' });
 
@@ -110,10 +116,58 @@ describe('the functions as `cdk synth` bundles them', () => {
     expect(invoke('Allocations', 'order-allocations.json')).toMatchObject({ statusCode: 404 });
 
     const wholeOrder = invoke('Allocations', 'orders.json');
-    const ordered = bodyOf(JSON.parse(readFileSync(eventFile('orders.json'), 'utf8')));
+    const ordered = bodyOf(sampleEvent('orders.json'));
     expect(wholeOrder.statusCode).toBe(201);
     expect(bodyOf(wholeOrder)).toEqual({ orderid: ordered.orderid, lines: [{ ...ordered.lines[0], batchref: batch.ref }] });
-  });
+
+    // A checkout: its hold placed, read, extended and confirmed to an order, after which it cannot be released.
+    const { qty } = bodyOf(sampleEvent('change-batch.json'));
+    const orderedUnits = ordered.lines[0].qty;
+    const held = bodyOf(sampleEvent('place-hold.json'));
+    const heldLines = held.lines.map((heldLine: { sku: string; qty: number }) => ({ ...heldLine, batchref: batch.ref }));
+    const batchNow = (units: { allocated: number; held: number }) => ({ ...batch, qty, ...units, available: qty - units.allocated - units.held });
+
+    const placed = invoke('Allocations', 'place-hold.json');
+    expect(placed.statusCode).toBe(201);
+    const hold = bodyOf(placed);
+    expect(hold).toEqual({ holdid: held.holdid, status: 'active', expiresAt: expect.any(String), lines: heldLines });
+    expect(bodyOf(invoke('Batches', 'batch-status.json'))).toEqual(batchNow({ allocated: orderedUnits, held: held.lines[0].qty }));
+
+    expect(invoke('Allocations', 'hold-status.json')).toMatchObject({ statusCode: 200 });
+    expect(bodyOf(invoke('Allocations', 'hold-status.json'))).toEqual(hold);
+
+    const extended = invoke('Allocations', 'extend-hold.json');
+    expect(extended.statusCode).toBe(200);
+    expect(bodyOf(extended)).toEqual({ ...hold, expiresAt: expect.any(String) });
+    expect(Date.parse(bodyOf(extended).expiresAt)).toBeGreaterThan(Date.parse(hold.expiresAt));
+
+    const { orderid } = bodyOf(sampleEvent('confirm-hold.json'));
+    const confirmed = invoke('Allocations', 'confirm-hold.json');
+    expect(confirmed.statusCode).toBe(201);
+    expect(bodyOf(confirmed)).toEqual({ orderid, lines: heldLines });
+    expect(invoke('Allocations', 'confirm-hold.json')).toMatchObject({ statusCode: 200, body: confirmed.body });
+    expect(bodyOf(invoke('Allocations', 'hold-status.json'))).toEqual({ ...bodyOf(extended), status: 'confirmed', orderid });
+    expect(bodyOf(invoke('Batches', 'batch-status.json'))).toEqual(batchNow({ allocated: orderedUnits + held.lines[0].qty, held: 0 }));
+
+    const released = invoke('Allocations', 'release-hold.json');
+    expect(released.statusCode).toBe(409);
+    expect(bodyOf(released)).toEqual({ message: `Hold ${held.holdid} was confirmed to order ${orderid}: cancel the order's lines instead` });
+
+    // A checkout abandoned: the same events, pointed at a hold of its own (an id as long, so that
+    // each content-length stays true), released at once.
+    const abandoned = 'cart-002';
+    const forAnotherHold = (event: string) => {
+      const file = join(copies, event);
+      writeFileSync(file, readFileSync(eventFile(event), 'utf8').replaceAll(held.holdid, abandoned));
+      return file;
+    };
+    expect(invokeFile('Allocations', forAnotherHold('place-hold.json'))).toMatchObject({ statusCode: 201 });
+    expect(bodyOf(invoke('Batches', 'batch-status.json'))).toMatchObject({ held: held.lines[0].qty });
+    expect(invokeFile('Allocations', forAnotherHold('release-hold.json'))).toMatchObject({ statusCode: 204 });
+    expect(invokeFile('Allocations', forAnotherHold('release-hold.json'))).toMatchObject({ statusCode: 204 });
+    expect(bodyOf(invokeFile('Allocations', forAnotherHold('hold-status.json')))).toMatchObject({ status: 'released' });
+    expect(bodyOf(invoke('Batches', 'batch-status.json'))).toEqual(batchNow({ allocated: orderedUnits + held.lines[0].qty, held: 0 }));
+  }, 120_000);
 
   it('answers GET /openapi.json with docs/openapi.json, shipped beside the allocations bundle and not inside it', () => {
     const bundle = bundleOf(functions.Allocations);
