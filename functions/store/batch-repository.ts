@@ -164,7 +164,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {
-    const items = [newHoldWrite(this.tableName, hold), ...placements.map(({ line, batch }) => setAsideWrite(this.tableName, hold, line.qty, batch))];
+    // Placed by the clock that set its expiry, which a test may set, rather than the system's.
+    const record = newHoldWrite(this.tableName, hold, this.currentTime());
+    const items = [record, ...placements.map(({ line, batch }) => setAsideWrite(this.tableName, hold, line.qty, batch))];
     const cancellation = await this.calls.transactWrite(items);
     if (!cancellation) return { outcome: 'saved' };
     const [holdReason] = cancellation;

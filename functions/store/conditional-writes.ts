@@ -232,9 +232,9 @@ export const availableWrites = (tableName: string, batch: Batch, delta: number):
   ];
 };
 
-/** A hold's record, on condition that its holdid was never used; a failure carries the record there. */
-export const newHoldWrite = (tableName: string, hold: Hold): TransactWriteItem => ({
-  Put: { TableName: tableName, Item: holdItem(hold), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
+/** A hold's record, placed at `now`, on condition that its holdid was never used; a failure carries the record there. */
+export const newHoldWrite = (tableName: string, hold: Hold, now: Instant): TransactWriteItem => ({
+  Put: { TableName: tableName, Item: holdItem(hold, now), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
 });
 
 /**
@@ -303,14 +303,17 @@ const holdLastsAsRead = (hold: Hold, now: Instant) => ({
   ExpressionAttributeValues: { ':active': 'active', ':heldUntil': hold.expiresAt, ':now': new Date(now).toISOString() },
 });
 
-/** The hold's new expiry, on its record and on its entry on each of its batches (which allocations judge it by). */
+/**
+ * The hold's new expiry, on its record (with the time of the extension, for HoldExtended) and on its
+ * entry on each of its batches (which allocations judge it by).
+ */
 export const holdExtensionWrites = (tableName: string, hold: Hold, expiresAt: string, now: Instant): TransactWriteItem[] => [
   {
     Update: {
       TableName: tableName,
       Key: holdKey(hold.holdid),
-      UpdateExpression: 'SET heldUntil = :newHeldUntil',
-      ...withValues(holdLastsAsRead(hold, now), { ':newHeldUntil': expiresAt }),
+      UpdateExpression: 'SET heldUntil = :newHeldUntil, extendedAt = :extendedAt',
+      ...withValues(holdLastsAsRead(hold, now), { ':newHeldUntil': expiresAt, ':extendedAt': new Date(now).toISOString() }),
       ExpressionAttributeNames: { '#status': 'status' },
     },
   },

@@ -21,7 +21,7 @@ import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema
  *   out of stock     pk ORDER#<orderid> sk OUTOFSTOCK#<sku>#<noticeId>
  *                                                         orderid, sku, qty, refusedAt
  *   hold             pk HOLD#<holdid>   sk HOLD         holdid, lines [{sku, qty, batchref}], status,
- *                                                         heldUntil, placedAt, endedAt, expiresAt
+ *                                                         heldUntil, placedAt, extendedAt, endedAt, expiresAt
  * A batch's `held` maps each hold recorded on it to its units and expiry ({qty, expiresAt}); its
  * `available` counts neither those units nor its lines'. A batch is in the stock range while it has
  * units no line holds (available or held: hasStockLeft), so that a batch whose every unit is held is
@@ -48,6 +48,9 @@ import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema
  * - a removed line's record cannot tell a cancellation from a change of its batch, so each removal
  *   writes a deallocation notice with its reason in the same transaction;
  * - a refusal for lack of stock changes nothing, so it writes an out-of-stock notice.
+ * A hold's record needs no notice: its insertion is its placing, and each modification of an active
+ * record says by its new status or `heldUntil` what it was; each write records its own time with it
+ * (`placedAt`, `extendedAt`, `endedAt`).
  * Notices sit in the order's partition, next to its lines (a stream orders the records of one
  * partition key's items), and carry `expiresAt`: DynamoDB's time to live deletes them after a day,
  * long after the stream (24 h retention) has carried them.
@@ -119,8 +122,9 @@ export type StoredItem =
       readonly deallocatedAt: string;
     }
   | { readonly kind: 'out-of-stock'; readonly line: OrderLine; readonly refusedAt: string }
+  /** `extendedAt`: when it was last extended; `endedAt`: when it ended, if it has. */
+  | { readonly kind: 'hold'; readonly hold: Hold; readonly placedAt: string; readonly extendedAt?: string; readonly endedAt?: string }
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
-  | { readonly kind: 'hold'; readonly hold: Hold }
   | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
 
 /** Why a line left its batch: its order cancelled it, or a change of the batch took it off. */
@@ -142,6 +146,7 @@ export interface BatchDescription {
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   const { [PK]: pk, [SK]: sk, [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, ref, sku, qty, available, eta, orderid, batchref } = item;
   const { movedAt, changedAt, reason, deallocatedAt, refusedAt, noticeId, held: heldValue, holdid, lines, status, heldUntil } = item;
+  const { placedAt, extendedAt, endedAt } = item;
   const hasKey = (key: ReturnType<typeof itemKey>) => key[PK] === pk && key[SK] === sk;
   const isText = (value: unknown): value is string => typeof value === 'string';
   const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
@@ -161,9 +166,10 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   if (isText(sku) && hasKey(knownSkuKey(sku))) return { kind: 'known-sku', sku };
   if (isText(holdid) && hasKey(holdKey(holdid))) {
     const heldLines = parseHeldLines(lines);
-    if (heldLines && HOLD_STATUSES.includes(status) && isText(heldUntil) && (orderid === undefined || isText(orderid))) {
+    const times = isText(placedAt) && [extendedAt, endedAt].every((time) => time === undefined || isText(time));
+    if (heldLines && HOLD_STATUSES.includes(status) && isText(heldUntil) && (orderid === undefined || isText(orderid)) && times) {
       const hold: Hold = { holdid, lines: heldLines, status: status as HoldStatus, expiresAt: heldUntil, ...(isText(orderid) ? { orderid } : {}) };
-      return { kind: 'hold', hold };
+      return { kind: 'hold', hold, placedAt, ...(isText(extendedAt) ? { extendedAt } : {}), ...(isText(endedAt) ? { endedAt } : {}) };
     }
   }
   if (isText(orderid) && isText(sku) && isNumber(qty)) {
@@ -197,8 +203,8 @@ const parseHeldLines = (value: unknown): HeldLine[] | undefined => {
 /** An ended hold's record stays readable at least a day, as the contract promises; its time to live is two. */
 const ENDED_HOLD_LIFETIME_SECONDS = 2 * 24 * 60 * 60;
 
-/** A hold's record as placing it writes it: active until its expiresAt. */
-export const holdItem = ({ holdid, lines, expiresAt }: Hold) => ({
+/** A hold's record as placing it at `placedAt` writes it: active until its expiresAt. */
+export const holdItem = ({ holdid, lines, expiresAt }: Hold, placedAt: Instant) => ({
   ...holdKey(holdid),
   type: 'Hold',
   holdid,
@@ -206,7 +212,7 @@ export const holdItem = ({ holdid, lines, expiresAt }: Hold) => ({
   status: 'active',
   heldUntil: expiresAt,
   [ACTIVE_HOLD_SHARD]: activeHoldShardOf(holdid),
-  placedAt: now(),
+  placedAt: new Date(placedAt).toISOString(),
 });
 
 /** The attribute that lists an active hold in the active holds' index; ending the hold removes it. */

@@ -68,7 +68,7 @@ const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.
 const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt'];
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
 /** A hold's record, besides the `orderid` a line names too and the time to live a notice has too. */
-const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
+const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/conditional-writes.ts). */
 const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', timeToLiveAttribute];
 

@@ -23,7 +23,7 @@ describe("the handlers' roles", () => {
   const writtenAttributes = [
     ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
     ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'expiresAt'],
-    ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'endedAt', 'activeHoldShard'],
+    ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', 'activeHoldShard'],
   ];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
