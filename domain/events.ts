@@ -19,6 +19,18 @@ const text = /* @__PURE__ */ z.string().check(/* @__PURE__ */ z.minLength(1));
 const quantity = /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(1));
 const arrivalDate = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.date());
 
+/**
+ * What every hold event says of its hold, so that a consumer needs no other event to know what it
+ * held: its lines, each on its batch, and the time it lasts (or lasted) until.
+ */
+const hold = {
+  holdid: text,
+  expiresAt: /* @__PURE__ */ z.iso.datetime(),
+  lines: /* @__PURE__ */ z
+    .array(/* @__PURE__ */ z.object({ sku: text, qty: quantity, batchref: text }))
+    .check(/* @__PURE__ */ z.minLength(1)),
+};
+
 /** Every event's `detail` begins with these. */
 const envelope = {
   /** The same for every delivery of one event: a consumer drops an id it has seen. */
@@ -50,6 +62,28 @@ export const eventSchemas = {
   OutOfStock: /* @__PURE__ */ z
     .object({ ...envelope, sku: text, orderid: text, qty: quantity })
     .check(/* @__PURE__ */ z.describe('An allocation (POST /allocate, or a line of POST /orders) was refused for lack of stock; not for an unknown SKU.')),
+  HoldPlaced: /* @__PURE__ */ z
+    .object({ ...envelope, ...hold })
+    .check(/* @__PURE__ */ z.describe("POST /holds placed a hold: each line's units are set aside on its batch until expiresAt.")),
+  HoldExtended: /* @__PURE__ */ z
+    .object({ ...envelope, ...hold })
+    .check(/* @__PURE__ */ z.describe('PATCH /holds/{holdid} extended an active hold; expiresAt is its new expiry.')),
+  HoldReleased: /* @__PURE__ */ z
+    .object({ ...envelope, ...hold, reason: /* @__PURE__ */ z.enum(['released', 'expired']) })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'A hold ended and its units went back to their batches: `released` while it lasted (by DELETE /holds/{holdid}, or by a change ' +
+          'that left one of its batches fewer units than its lines and holds take), or `expired` once its time had passed (by the ' +
+          'sweeper, or sooner by one of those).',
+      ),
+    ),
+  HoldConfirmed: /* @__PURE__ */ z
+    .object({ ...envelope, ...hold, orderid: text })
+    .check(
+      /* @__PURE__ */ z.describe(
+        "POST /holds/{holdid}/confirm made a hold's lines the order's, on the same batches: an Allocated for each line comes with it.",
+      ),
+    ),
 } as const;
 
 export type EventName = keyof typeof eventSchemas;

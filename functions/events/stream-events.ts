@@ -1,5 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DomainEvent, domainEvent } from '../../domain/events';
+import type { Hold } from '../../domain/holds';
 import { type BatchDescription, type StoredItem, parseStoredItem } from '../store/items';
 
 /** An item image as a stream record carries it: DynamoDB's attribute-value JSON ({"S": "..."}, {"N": "1"}). */
@@ -28,8 +29,9 @@ const stored = (image: StreamImage | undefined): StoredItem | undefined =>
 /**
  * The events one committed change produces, in order; none for a change no consumer is told of
  * (a batch's stock moving between its keys, a line's removal, whose notice speaks for it, a
- * notice expiring). Each id is the record's eventID and the event's place in it: a stream delivers
- * a record with the same eventID every time, so a redelivered event carries the same id.
+ * notice or an ended hold's record expiring). Each id is the record's eventID and the event's
+ * place in it: a stream delivers a record with the same eventID every time, so a redelivered event
+ * carries the same id.
  */
 export const eventsOfRecord = (record: ChangeRecord): DomainEvent[] => {
   const { eventID, eventName, dynamodb } = record;
@@ -60,6 +62,8 @@ const insertionChanges = (after: StoredItem): Change[] => {
       return [['OutOfStock', { time: after.refusedAt, sku: after.line.sku, orderid: after.line.orderid, qty: after.line.qty }]];
     case 'batch-reference':
       return after.description ? [['BatchAdded', batchFields(after, after.description)]] : [];
+    case 'hold':
+      return after.hold.status === 'active' ? [['HoldPlaced', { time: after.placedAt, ...holdFields(after.hold) }]] : [];
     default:
       return [];
   }
@@ -79,7 +83,29 @@ const modificationChanges = (before: StoredItem, after: StoredItem): Change[] =>
     if (before.description?.qty === qty && before.description.eta === eta) return [];
     return [['BatchChanged', batchFields(after, after.description)]];
   }
+  if (before.kind === 'hold' && after.kind === 'hold' && before.hold.status === 'active') return holdChanges(before.hold, after);
   return [];
 };
+
+/**
+ * What became of an active hold: extended, or ended one of three ways. Every write that extends or
+ * ends a hold records its time; one without would be a write this code does not make.
+ */
+const holdChanges = (before: Hold, after: Extract<StoredItem, { kind: 'hold' }>): Change[] => {
+  const { hold } = after;
+  const fields = holdFields(hold);
+  const endedAt = after.endedAt ?? after.placedAt;
+  if (hold.status === 'active') {
+    return hold.expiresAt === before.expiresAt ? [] : [['HoldExtended', { time: after.extendedAt ?? after.placedAt, ...fields }]];
+  }
+  if (hold.status === 'confirmed') return hold.orderid ? [['HoldConfirmed', { time: endedAt, ...fields, orderid: hold.orderid }]] : [];
+  return [['HoldReleased', { time: endedAt, ...fields, reason: hold.status }]];
+};
+
+const holdFields = ({ holdid, expiresAt, lines }: Hold) => ({
+  holdid,
+  expiresAt,
+  lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref })),
+});
 
 const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt }: BatchDescription) => ({ time: changedAt, ref, sku, qty, eta });

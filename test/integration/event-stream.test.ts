@@ -6,6 +6,8 @@ import { DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand } f
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { type DomainEvent, eventSchemas } from '../../domain/events';
+import { confirmHold, endExpiredHold, extendHold, placeHold, releaseHold } from '../../domain/hold-services';
+import { addBatch, changeBatch } from '../../domain/services';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createDynamoDbClient } from '../../functions/store/client';
 import { tableStreamViewType, timeToLiveAttribute } from '../../functions/store/table';
@@ -61,8 +63,11 @@ const addMarker = async () => {
   return (event: DomainEvent) => event.name === 'BatchAdded' && event.detail.ref === ref;
 };
 
-/** Whose events these are: a line's (orderid and sku), or a batch's (ref). */
-const keyOf = ({ detail }: DomainEvent) => ('orderid' in detail ? `${detail.orderid} ${detail.sku}` : detail.ref);
+/** Whose events these are: a hold's (holdid), a line's (orderid and sku), or a batch's (ref). */
+const keyOf = ({ detail }: DomainEvent) => {
+  if ('holdid' in detail) return detail.holdid;
+  return 'orderid' in detail ? `${detail.orderid} ${detail.sku}` : detail.ref;
+};
 
 /** Each key's events in the order handed on, without what differs on every run (id, version, time). */
 const byKey = (events: readonly DomainEvent[]) => {
@@ -129,6 +134,63 @@ describe("the local server's events", () => {
     });
     for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
     expect(new Set(events.map(({ detail }) => detail.id)).size).toBe(events.length);
+  });
+
+  it("announces a hold's life at the times of the clock that judged each change, and a hold a shrinking batch ends as released", async () => {
+    const following = await follow(table.tableName);
+    const start = Date.parse('2030-01-01T10:00:00.000Z');
+    let now = start;
+    const at = (seconds: number) => new Date(start + seconds * 1000).toISOString();
+    const repository = table.repository({ clock: () => now });
+    const sku = uniqueId('LAMP');
+    const ref = uniqueId('shelf');
+    const [confirmed, released, expired, shrunk] = [uniqueId('kept'), uniqueId('released'), uniqueId('expired'), uniqueId('shrunk')];
+    const orderid = uniqueId('order');
+    const heldOn = (qty: number) => [{ sku, qty, batchref: ref }];
+    expect((await addBatch({ ref, sku, qty: 10, eta: null }, repository)).created).toBe(true);
+
+    await placeHold({ holdid: confirmed, lines: [{ sku, qty: 2 }], ttlSeconds: 60 }, repository);
+    now = start + 10_000;
+    await extendHold(confirmed, 120, repository);
+    now = start + 20_000;
+    await confirmHold(confirmed, orderid, repository);
+    await placeHold({ holdid: released, lines: [{ sku, qty: 1 }], ttlSeconds: 60 }, repository);
+    now = start + 21_000;
+    expect(await releaseHold(released, repository)).toBe('released');
+    await placeHold({ holdid: expired, lines: [{ sku, qty: 1 }], ttlSeconds: 5 }, repository);
+    now = start + 31_000;
+    expect(await endExpiredHold(expired, repository)).toBe(true);
+    await placeHold({ holdid: shrunk, lines: [{ sku, qty: 3 }], ttlSeconds: 60 }, repository);
+    // 10 units, 2 of them the confirmed hold's line and 3 held: at 3, the hold gives way to the line.
+    await changeBatch(ref, { qty: 3 }, repository);
+    const isMarker = await addMarker();
+    await following.until(isMarker);
+    await following.stop();
+
+    /** The hold's events as handed on, with their times, without their ids. */
+    const eventsOfHold = (holdid: string) =>
+      following.events
+        .filter(({ detail }) => 'holdid' in detail && detail.holdid === holdid)
+        .map(({ name, detail: { id, version, ...fields } }) => ({ name, ...fields }));
+    expect(eventsOfHold(confirmed)).toEqual([
+      { name: 'HoldPlaced', time: at(0), holdid: confirmed, expiresAt: at(60), lines: heldOn(2) },
+      { name: 'HoldExtended', time: at(10), holdid: confirmed, expiresAt: at(130), lines: heldOn(2) },
+      { name: 'HoldConfirmed', time: at(20), holdid: confirmed, expiresAt: at(130), lines: heldOn(2), orderid },
+    ]);
+    const allocated = following.events.find(({ name, detail }) => name === 'Allocated' && detail.orderid === orderid);
+    expect(allocated?.detail).toMatchObject({ time: at(20), orderid, sku, qty: 2, batchref: ref });
+    expect(eventsOfHold(released)).toEqual([
+      { name: 'HoldPlaced', time: at(20), holdid: released, expiresAt: at(80), lines: heldOn(1) },
+      { name: 'HoldReleased', time: at(21), holdid: released, expiresAt: at(80), lines: heldOn(1), reason: 'released' },
+    ]);
+    expect(eventsOfHold(expired)).toEqual([
+      { name: 'HoldPlaced', time: at(21), holdid: expired, expiresAt: at(26), lines: heldOn(1) },
+      { name: 'HoldReleased', time: at(31), holdid: expired, expiresAt: at(26), lines: heldOn(1), reason: 'expired' },
+    ]);
+    expect(eventsOfHold(shrunk)).toEqual([
+      { name: 'HoldPlaced', time: at(31), holdid: shrunk, expiresAt: at(91), lines: heldOn(3) },
+      { name: 'HoldReleased', time: at(31), holdid: shrunk, expiresAt: at(91), lines: heldOn(3), reason: 'released' },
+    ]);
   });
 
   it('hands on the same events with the same ids each time the same records are read', async () => {

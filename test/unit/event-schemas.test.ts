@@ -28,6 +28,7 @@ describe('the event schemas in docs/events', () => {
 });
 
 const envelope = { id: 'evt-1', version: 1, time: '2026-03-01T09:30:00.000Z' } as const;
+const hold = { holdid: 'cart-1', expiresAt: '2026-03-01T09:45:00.000Z', lines: [{ sku: 'LAMP', qty: 3, batchref: 'b1' }] };
 
 const validDetails: { [Name in EventName]: EventDetail<Name> } = {
   Allocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1' },
@@ -35,24 +36,39 @@ const validDetails: { [Name in EventName]: EventDetail<Name> } = {
   BatchAdded: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 20, eta: '2026-04-01' },
   BatchChanged: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 0, eta: null },
   OutOfStock: { ...envelope, sku: 'LAMP', orderid: 'o2', qty: 5 },
+  HoldPlaced: { ...envelope, ...hold },
+  HoldExtended: { ...envelope, ...hold },
+  HoldReleased: { ...envelope, ...hold, reason: 'expired' },
+  HoldConfirmed: { ...envelope, ...hold, orderid: 'o1' },
 };
 
 type Detail = Record<string, unknown>;
+
+/** The detail with these fields changed where it names a SKU and its qty: in itself, or in its (first) line for a hold's. */
+const withLineFields = (valid: Detail, fields: Detail): Detail =>
+  Array.isArray(valid.lines) ? { ...valid, lines: [{ ...(valid.lines[0] as Detail), ...fields }] } : { ...valid, ...fields };
 
 const invalidDetails = (name: EventName): Array<[string, Detail]> => {
   const valid: Detail = validDetails[name];
   const { id: _id, ...withoutId } = valid;
   const cases: Array<[string, Detail]> = [
     ['without its id', withoutId],
-    ['with an empty sku', { ...valid, sku: '' }],
-    ['with a fractional qty', { ...valid, qty: 1.5 }],
-    [name === 'BatchChanged' ? 'with qty -1' : 'with qty 0', { ...valid, qty: name === 'BatchChanged' ? -1 : 0 }],
+    ['with an empty sku', withLineFields(valid, { sku: '' })],
+    ['with a fractional qty', withLineFields(valid, { qty: 1.5 })],
+    [name === 'BatchChanged' ? 'with qty -1' : 'with qty 0', withLineFields(valid, { qty: name === 'BatchChanged' ? -1 : 0 })],
     ['of version 2', { ...valid, version: 2 }],
     ['with a time on 30 February', { ...valid, time: '2026-02-30T09:30:00Z' }],
     ['with a time not in UTC', { ...valid, time: '2026-03-01T10:30:00+01:00' }],
   ];
   if ('eta' in valid) cases.push(['with an eta on 30 February', { ...valid, eta: '2026-02-30' }]);
-  if ('reason' in valid) cases.push(['with an unknown reason', { ...valid, reason: 'expired' }]);
+  if ('reason' in valid) cases.push(['with an unknown reason', { ...valid, reason: 'lost' }]);
+  if ('lines' in valid) {
+    cases.push(
+      ['with no lines', { ...valid, lines: [] }],
+      ['with a line without its batchref', withLineFields(valid, { batchref: undefined })],
+      ['with an expiresAt not in UTC', { ...valid, expiresAt: '2026-03-01T10:45:00+01:00' }],
+    );
+  }
   return cases;
 };
 

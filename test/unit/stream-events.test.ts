@@ -2,6 +2,7 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { type DomainEvent, eventSchemas } from '../../domain/events';
 import { type ChangeRecord, eventsOfRecord } from '../../functions/events/stream-events';
+import { activeHold, endedHold, holdRecord } from '../support/stream-records';
 import recorded from './fixtures/stream-records.json';
 
 /*
@@ -107,5 +108,86 @@ describe('turning stream records into events', () => {
 
   it('refuses a record without an eventID, which could not give its events stable ids', () => {
     expect(() => eventsOfRecord({ ...recordAt(7), eventID: undefined })).toThrow(/eventID/);
+  });
+});
+
+describe("turning a hold's record into events", () => {
+  const lines = [
+    { sku: 'LAMP', qty: 2, batchref: 'b1' },
+    { sku: 'SOFA', qty: 1, batchref: 's1' },
+  ];
+  const extendedHold = { ...activeHold, heldUntil: { S: '2026-11-23T10:30:00.000Z' }, extendedAt: { S: '2026-11-23T10:05:00.000Z' } };
+
+  it('announces a hold placed when its record is inserted, at the time it was placed, with its lines and expiry', () => {
+    expect(eventsOfRecord(holdRecord(1, 'INSERT', undefined, activeHold))).toEqual([
+      {
+        name: 'HoldPlaced',
+        detail: { id: 'event-1-0', version: 1, time: '2026-11-23T10:00:00.000Z', holdid: 'cart-1', expiresAt: '2026-11-23T10:15:00.000Z', lines },
+      },
+    ]);
+  });
+
+  it('announces an extension when an active hold keeps its status and its expiry moves, at the time of the extension, with the new expiry', () => {
+    expect(eventsOfRecord(holdRecord(2, 'MODIFY', activeHold, extendedHold))).toEqual([
+      {
+        name: 'HoldExtended',
+        detail: { id: 'event-2-0', version: 1, time: '2026-11-23T10:05:00.000Z', holdid: 'cart-1', expiresAt: '2026-11-23T10:30:00.000Z', lines },
+      },
+    ]);
+  });
+
+  it.each(['released', 'expired'] as const)('announces a hold ended as %s as HoldReleased with that reason, at the time it ended', (status) => {
+    const ended = endedHold(status, '2026-11-23T10:20:00.000Z', { heldUntil: extendedHold.heldUntil, extendedAt: extendedHold.extendedAt });
+    expect(eventsOfRecord(holdRecord(3, 'MODIFY', extendedHold, ended))).toEqual([
+      {
+        name: 'HoldReleased',
+        detail: {
+          id: 'event-3-0',
+          version: 1,
+          time: '2026-11-23T10:20:00.000Z',
+          holdid: 'cart-1',
+          expiresAt: '2026-11-23T10:30:00.000Z',
+          lines,
+          reason: status,
+        },
+      },
+    ]);
+  });
+
+  it('announces a confirmed hold as HoldConfirmed with its order, at the time it ended', () => {
+    const confirmed = endedHold('confirmed', '2026-11-23T10:10:00.000Z', { orderid: { S: 'order-9' } });
+    expect(eventsOfRecord(holdRecord(4, 'MODIFY', activeHold, confirmed))).toEqual([
+      {
+        name: 'HoldConfirmed',
+        detail: {
+          id: 'event-4-0',
+          version: 1,
+          time: '2026-11-23T10:10:00.000Z',
+          holdid: 'cart-1',
+          expiresAt: '2026-11-23T10:15:00.000Z',
+          lines,
+          orderid: 'order-9',
+        },
+      },
+    ]);
+  });
+
+  it('gives each hold event a shape its published schema accepts', () => {
+    const records = [
+      holdRecord(1, 'INSERT', undefined, activeHold),
+      holdRecord(2, 'MODIFY', activeHold, extendedHold),
+      holdRecord(3, 'MODIFY', activeHold, endedHold('expired', '2026-11-23T10:20:00.000Z')),
+      holdRecord(4, 'MODIFY', activeHold, endedHold('confirmed', '2026-11-23T10:10:00.000Z', { orderid: { S: 'order-9' } })),
+    ];
+    const events = records.flatMap(eventsOfRecord);
+    expect(events.map(({ name }) => name)).toEqual(['HoldPlaced', 'HoldExtended', 'HoldReleased', 'HoldConfirmed']);
+    for (const event of events) expect(eventSchemas[event.name].safeParse(event.detail).success, JSON.stringify(event)).toBe(true);
+  });
+
+  it("announces nothing when an active hold's record is written without a new expiry, an ended one's is written again, or its record expires", () => {
+    const released = endedHold('released', '2026-11-23T10:10:00.000Z');
+    expect(eventsOfRecord(holdRecord(5, 'MODIFY', activeHold, { ...activeHold }))).toEqual([]);
+    expect(eventsOfRecord(holdRecord(6, 'MODIFY', released, endedHold('released', '2026-11-23T10:11:00.000Z')))).toEqual([]);
+    expect(eventsOfRecord(holdRecord(7, 'REMOVE', released))).toEqual([]);
   });
 });
