@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -66,6 +66,15 @@ const expectEventsOf = async (
   }
 };
 
+/** Long enough for the sweeper (every second) and the stream's follower on a busy machine: a wait for appearance, not a promise of speed. */
+const APPEARS_WITHIN_MS = 15_000;
+
+/** Waits until the events file holds an event with these fields (compared deeply), and expects it there. */
+const expectInFile = async (file: string, name: string, detail: Record<string, unknown>) =>
+  expect
+    .poll(() => (existsSync(file) ? eventsOf(readFileSync(file, 'utf8')) : []), { timeout: APPEARS_WITHIN_MS, interval: 50 })
+    .toContainEqual({ source: 'allocation', 'detail-type': name, detail: expect.objectContaining(detail) });
+
 const matchesFields = (event: EventLine, { 'detail-type': name, detail }: { 'detail-type': string; detail: Record<string, unknown> }) =>
   event['detail-type'] === name && Object.entries(detail).every(([field, value]) => event.detail[field] === value);
 
@@ -121,6 +130,47 @@ describe('npm start --in-memory --events-file PATH', () => {
       'detail-type': 'OutOfStock',
       detail: { sku, qty: 50 },
     });
+  });
+
+  it("writes a hold's HoldPlaced, HoldExtended and HoldConfirmed, with an Allocated per line, and HoldReleased for one released", async () => {
+    const { request } = running;
+    const sku = uniqueId('LAMP');
+    const ref = uniqueId('shelf');
+    const [kept, dropped, orderid] = [uniqueId('cart'), uniqueId('cart'), uniqueId('order')];
+    const lines = [{ sku, qty: 3, batchref: ref }];
+    expect((await request('POST', '/add_batch', { ref, sku, qty: 10, eta: null })).status).toBe(201);
+
+    const placed = await request('POST', '/holds', { holdid: kept, lines: [{ sku, qty: 3 }], ttlSeconds: 60 });
+    expect(placed.status).toBe(201);
+    const { expiresAt } = (await placed.json()) as { expiresAt: string };
+    await expectInFile(eventsFile, 'HoldPlaced', { holdid: kept, expiresAt, lines });
+
+    const extended = await request('PATCH', `/holds/${kept}`, { ttlSeconds: 120 });
+    expect(extended.status).toBe(200);
+    const { expiresAt: extendedUntil } = (await extended.json()) as { expiresAt: string };
+    await expectInFile(eventsFile, 'HoldExtended', { holdid: kept, expiresAt: extendedUntil, lines });
+    // The extension's time is the instant its new expiry was counted from.
+    const extension = eventsOf(readFileSync(eventsFile, 'utf8')).find((event) => event['detail-type'] === 'HoldExtended' && event.detail.holdid === kept);
+    expect(Date.parse(extendedUntil) - Date.parse(String(extension?.detail.time))).toBe(120_000);
+
+    expect((await request('POST', `/holds/${kept}/confirm`, { orderid })).status).toBe(201);
+    await expectInFile(eventsFile, 'HoldConfirmed', { holdid: kept, expiresAt: extendedUntil, lines, orderid });
+    await expectInFile(eventsFile, 'Allocated', { orderid, sku, qty: 3, batchref: ref });
+
+    expect((await request('POST', '/holds', { holdid: dropped, lines: [{ sku, qty: 2 }] })).status).toBe(201);
+    expect((await request('DELETE', `/holds/${dropped}`)).status).toBe(204);
+    await expectInFile(eventsFile, 'HoldReleased', { holdid: dropped, lines: [{ sku, qty: 2, batchref: ref }], reason: 'released' });
+  });
+
+  it('writes HoldReleased with reason expired for a hold no request touches once its time passes: the sweeper ends it', async () => {
+    const { request } = running;
+    const sku = uniqueId('LAMP');
+    const ref = uniqueId('shelf');
+    const holdid = uniqueId('cart');
+    expect((await request('POST', '/add_batch', { ref, sku, qty: 10, eta: null })).status).toBe(201);
+    expect((await request('POST', '/holds', { holdid, lines: [{ sku, qty: 4 }], ttlSeconds: 1 })).status).toBe(201);
+
+    await expectInFile(eventsFile, 'HoldReleased', { holdid, lines: [{ sku, qty: 4, batchref: ref }], reason: 'expired' });
   });
 
   it('appends to the file the same lines it prints, one JSON line per event', () => {
