@@ -69,7 +69,10 @@ export const extendHold = async (holdid: string, ttlSeconds: number, repository:
     const hold = await holdOrThrow(holdid, repository);
     const now = repository.currentTime();
     const status = statusAt(hold, now);
-    if (status !== 'active') throw new HoldConflict(holdid, `${endedAs(status, hold)}: only an active hold can be extended`);
+    if (status !== 'active') {
+      if (!(await settledAsEnded(hold, now, repository))) continue;
+      throw new HoldConflict(holdid, `${endedAs(status, hold)}: only an active hold can be extended`);
+    }
     const expiresAt = expiryAfter(now, ttlSeconds);
     if ((await repository.extendHold(hold, expiresAt, now)) === 'saved') return { ...hold, expiresAt };
   }
@@ -209,9 +212,14 @@ export const confirmHold = async (holdid: string, orderid: string, repository: B
     const now = repository.currentTime();
     const status = statusAt(hold, now);
     if (status === 'confirmed' && hold.orderid === orderid) return { lines, created: false };
-    if (status !== 'active') throw new HoldConflict(holdid, `${endedAs(status, hold)}: only an active hold can be confirmed`);
+    if (status !== 'active') {
+      if (!(await settledAsEnded(hold, now, repository))) continue;
+      throw new HoldConflict(holdid, `${endedAs(status, hold)}: only an active hold can be confirmed`);
+    }
     const result = await repository.confirmHold(hold, orderid, now, batches);
     if (result.outcome === 'saved') return { lines, created: true };
+    // Another confirm to this order may have written those lines a moment ago: then the hold, read again, says so.
+    if (result.outcome === 'lines-exist' && !isAsRead(await repository.hold(holdid), hold)) continue;
     if (result.outcome === 'lines-exist') {
       const skus = bySku(result.existing).map(({ sku }) => sku);
       throw new HoldConflict(holdid, `cannot be confirmed: order ${orderid} already has a line for sku ${skus.join(', ')}`);
@@ -220,6 +228,17 @@ export const confirmHold = async (holdid: string, orderid: string, repository: B
   }
   throw new HoldContended(holdid, MAX_HOLD_ROUNDS);
 };
+
+/**
+ * Before a request answers that a hold has expired, the hold is ended as expired if its record still
+ * says active: otherwise a release or a confirm in flight from before its expiry, judged at that
+ * earlier moment, could still end it otherwise after the answer said it had expired. False when the
+ * hold changed first, for the caller to read it again.
+ */
+const settledAsEnded = async (hold: Hold, now: Instant, repository: BatchRepository): Promise<boolean> =>
+  hold.status !== 'active' || !hasExpired(hold.expiresAt, now) || (await endHold(hold, 'expired', now, repository)) === 'saved';
+
+const isAsRead = (found: Hold | undefined, hold: Hold): boolean => found?.status === hold.status && found.expiresAt === hold.expiresAt;
 
 /** The batches of the hold's lines, as of now, each read at its SKU's keys. */
 const batchesOf = (hold: Hold, repository: BatchRepository): Promise<(Batch | undefined)[]> =>
