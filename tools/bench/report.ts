@@ -70,8 +70,15 @@ const operationsOf = (calls: readonly StoreCall[]) => calls.map(({ operation }) 
 /** The calls the docs promise for a hold of `lines` lines (docs/api.md, "Holds", Cost): one read round and one transaction. */
 const expectedHoldCalls = ({ action, lines }: Pick<HoldCost, 'action' | 'lines'>): Record<string, number> =>
   action === 'place' ? { GetItem: 1, Query: lines, TransactWriteItems: 1 } : { GetItem: 1, TransactWriteItems: 1 };
+/** Reads before writes, whatever order the calls of one read round, sent at once, came back in. */
+const OPERATION_ORDER = ['GetItem', 'BatchGetItem', 'Query', 'TransactWriteItems'];
+const operationRank = (operation: string) => {
+  const rank = OPERATION_ORDER.indexOf(operation);
+  return rank === -1 ? OPERATION_ORDER.length : rank;
+};
 const countsText = (calls: Readonly<Record<string, number>>) =>
   Object.entries(calls)
+    .sort(([a], [b]) => operationRank(a) - operationRank(b))
     .map(([operation, count]) => `${count} ${operation}`)
     .join(' + ');
 const sameCounts = (a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>) =>
