@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { placeHold } from '../../domain/hold-services';
 import { defineAllocationApp, stackName } from '../../infra/allocation-app';
 import { OPENAPI_FILE } from '../../tools/openapi';
 import { createTestTable, type TestTable } from '../support/dynamodb';
@@ -43,7 +44,7 @@ const sampleEvent = (name: string) => JSON.parse(readFileSync(eventFile(name), '
 
 describe('the functions as `cdk synth` bundles them', () => {
   let assembly: CloudAssembly;
-  let functions: Record<'Batches' | 'Allocations', FunctionResource>;
+  let functions: Record<'Batches' | 'Allocations' | 'SweepHolds', FunctionResource>;
   let table: TestTable;
   /** Copies of sample events that the test points at another hold. */
   let copies: string;
@@ -56,7 +57,11 @@ describe('the functions as `cdk synth` bundles them', () => {
     assembly = app.synth();
     const resources: Record<string, FunctionResource> = assembly.getStackByName(stackName).template.Resources;
     const resourceOf = (id: string) => resources[logicalIdOf(stack.api, id)] as FunctionResource;
-    functions = { Batches: resourceOf('BatchesFunction'), Allocations: resourceOf('AllocationsFunction') };
+    functions = {
+      Batches: resourceOf('BatchesFunction'),
+      Allocations: resourceOf('AllocationsFunction'),
+      SweepHolds: resources[logicalIdOf(stack.sweeper, 'SweepHoldsFunction')] as FunctionResource,
+    };
     table = await createTestTable();
   }, 60_000);
 
@@ -75,7 +80,7 @@ describe('the functions as `cdk synth` bundles them', () => {
     DYNAMODB_ENDPOINT: table.endpoint,
   });
 
-  it.each(['Batches', 'Allocations'] as const)('%s: the template points SAM at a bundle holding index.mjs', (name) => {
+  it.each(['Batches', 'Allocations', 'SweepHolds'] as const)('%s: the template points SAM at a bundle holding index.mjs', (name) => {
     const fn = functions[name];
     expect(fn.Metadata['aws:asset:property']).toBe('Code');
     expect(fn.Properties.Handler).toBe('index.handler');
@@ -168,6 +173,22 @@ describe('the functions as `cdk synth` bundles them', () => {
     expect(bodyOf(invokeFile('Allocations', forAnotherHold('hold-status.json')))).toMatchObject({ status: 'released' });
     expect(bodyOf(invoke('Batches', 'batch-status.json'))).toEqual(batchNow({ allocated: orderedUnits + held.lines[0].qty, held: 0 }));
   }, 120_000);
+
+  it("sweeps on the schedule's sample event: an expired hold ended, its units back on its batch", async () => {
+    const sku = 'SWEPT-LAMP';
+    await table.repository().addBatch({ ref: 'swept-lamp-1', sku, qty: 3, available: 3, eta: null });
+    // Placed an hour ago for a minute: expired, and nothing has ended it.
+    const anHourAgo = table.repository({ clock: () => Date.now() - 3_600_000 });
+    await placeHold({ holdid: 'cart-swept', lines: [{ sku, qty: 2 }], ttlSeconds: 60 }, anHourAgo);
+
+    const sweep = invokeInNode(bundleOf(functions.SweepHolds), eventFile('sweep-holds.json'), environmentOf(functions.SweepHolds));
+
+    expect(sweep).toEqual({ ended: 1, failed: 0, overdue: 0 });
+    expect(await table.repository().hold('cart-swept')).toMatchObject({ status: 'expired' });
+    const batch = await table.repository().batch('swept-lamp-1', sku);
+    expect(batch?.available).toBe(3);
+    expect(batch?.held ?? []).toEqual([]);
+  }, 60_000);
 
   it('answers GET /openapi.json with docs/openapi.json, shipped beside the allocations bundle and not inside it', () => {
     const bundle = bundleOf(functions.Allocations);
