@@ -14,6 +14,7 @@ import {
   batchWithStockKey,
   deallocationKey,
   heldAttribute,
+  heldKey,
   holdEndedFields,
   holdItem,
   holdKey,
@@ -217,7 +218,7 @@ export const availableWrites = (tableName: string, batch: Batch, delta: number):
   // A take that the read says would go below zero is not moved: its in-place condition fails instead.
   if (hasStockLeft(stored) !== hasStockLeft(adjusted) && adjusted.available >= 0) return batchMoveWrites(tableName, stored, adjusted);
   const storedDelta = adjusted.available - stored.available;
-  const freed = Object.fromEntries((batch.freed ?? []).map(({ holdid }, index) => [`#freed${index}`, holdid]));
+  const freed = Object.fromEntries((batch.freed ?? []).map(({ holdid }, index) => [`#freed${index}`, heldKey(holdid)]));
   const giveBack = Object.keys(freed).map((name) => `held.${name}`);
   return [
     {
@@ -292,7 +293,7 @@ export const heldUnitsReturnWrite = (tableName: string, hold: Hold, { sku, qty, 
     UpdateExpression: 'SET available = available + :qty REMOVE held.#hold',
     // Guards "a hold's units go back once": only the write that removes its entry gives them.
     ConditionExpression: 'attribute_exists(held.#hold)',
-    ExpressionAttributeNames: { '#hold': hold.holdid },
+    ExpressionAttributeNames: { '#hold': heldKey(hold.holdid) },
     ExpressionAttributeValues: { ':qty': qty },
   },
 });
@@ -326,7 +327,7 @@ export const holdExtensionWrites = (tableName: string, hold: Hold, expiresAt: st
         UpdateExpression: 'SET held.#hold.expiresAt = :newHeldUntil',
         // Guards "an entry's expiry is its hold's": the entry is there, with the expiry the record had.
         ConditionExpression: 'held.#hold.expiresAt = :heldUntil',
-        ExpressionAttributeNames: { '#hold': hold.holdid },
+        ExpressionAttributeNames: { '#hold': heldKey(hold.holdid) },
         ExpressionAttributeValues: { ':newHeldUntil': expiresAt, ':heldUntil': hold.expiresAt },
       },
     }),
@@ -367,7 +368,7 @@ export const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, { sku
         // Guards "a hold's units are taken once" (its entry is there) and "the stock range holds
         // exactly the batches with stock left" (the batch keeps units no line holds).
         ConditionExpression: 'attribute_exists(held.#hold) AND (available > :none OR size(held) > :one)',
-        ExpressionAttributeNames: { '#hold': hold.holdid },
+        ExpressionAttributeNames: { '#hold': heldKey(hold.holdid) },
         ExpressionAttributeValues: { ':none': 0, ':one': 1 },
       },
     },

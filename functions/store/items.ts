@@ -79,18 +79,26 @@ export const exhaustedBatchKey = (sku: string, ref: string) => itemKey(skuPartit
 /** Where a batch lives: in the SKU's stock range while it has stock, out of it once it has none. */
 export const batchKey = (batch: Batch) => (hasStockLeft(batch) ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref));
 
-/** The `held` attribute: each hold's units and expiry, by holdid. */
+/**
+ * A hold's key in a batch's `held` map: its holdid behind a prefix, since the document client
+ * cannot write a map with the key `constructor`, nor read back the key `__proto__`, both identifiers.
+ */
+const HELD_KEY_PREFIX = 'hold:';
+export const heldKey = (holdid: string) => `${HELD_KEY_PREFIX}${holdid}`;
+
+/** The `held` attribute: each hold's units and expiry, by heldKey. */
 export const heldAttribute = (held: readonly HeldUnits[] = []) =>
-  Object.fromEntries(held.map(({ holdid, qty, expiresAt }) => [holdid, { qty, expiresAt }]));
+  Object.fromEntries(held.map(({ holdid, qty, expiresAt }) => [heldKey(holdid), { qty, expiresAt }]));
 
 const parseHeld = (value: unknown): HeldUnits[] | undefined => {
   if (value === undefined) return [];
   if (typeof value !== 'object' || value === null) return undefined;
   const held: HeldUnits[] = [];
-  for (const [holdid, units] of Object.entries(value)) {
+  for (const [key, units] of Object.entries(value)) {
     const { qty, expiresAt } = (units ?? {}) as { qty?: unknown; expiresAt?: unknown };
     if (typeof qty !== 'number' || typeof expiresAt !== 'string' || Number.isNaN(Date.parse(expiresAt))) return undefined;
-    held.push({ holdid, qty, expiresAt });
+    if (!key.startsWith(HELD_KEY_PREFIX)) return undefined;
+    held.push({ holdid: key.slice(HELD_KEY_PREFIX.length), qty, expiresAt });
   }
   return held;
 };
