@@ -35,6 +35,7 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
     const [existing, ...stocks] = await Promise.all([repository.hold(holdid), ...lines.map(({ sku }) => repository.stockOf(sku))]);
     const now = repository.currentTime();
+    if (existing && !(await settledAsEnded(existing, now, repository))) continue;
     if (existing) return answerRepeat(existing, lines, now);
     const stockBySku = new Map(lines.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches.map((batch) => batchAt(batch, now)) : undefined]));
     const plan = planOrder(holdid, lines, stockBySku);
@@ -43,7 +44,8 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
     const hold: Hold = { holdid, lines: bySku(placements.map(({ line }) => line)), status: 'active', expiresAt: expiryAfter(now, ttlSeconds) };
     const result = await repository.saveHold(hold, placements);
     if (result.outcome === 'saved') return { hold, created: true };
-    if (result.outcome === 'hold-exists') return answerRepeat(result.existing, lines, now);
+    // Placed a moment ago by another request: read again, it is answered as a repeat.
+    if (result.outcome === 'hold-exists') continue;
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_HOLD_ROUNDS);
 };
