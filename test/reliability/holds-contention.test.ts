@@ -530,6 +530,10 @@ describe(`holds placed, confirmed, released, extended and expiring while allocat
         const expected = how === 'has expired' ? 'expired' : how === 'was released' ? 'released' : 'confirmed';
         if (status !== expected || (orderid !== undefined && hold.orderid !== orderid)) problems.push(`${request.kind} answered "${how}", but ${status}`);
       }
+      for (const { answer } of answersTo('place', holdid)) {
+        const ended = /^Hold \S+ has ended \((\w+)\)/.exec(messageOf(answer))?.[1];
+        if (answer.status === 409 && ended !== status) problems.push(`place answered "has ended (${ended})", but ${status}`);
+      }
       const extended = answersTo('extend', holdid).filter(({ answer }) => answer.status === 200);
       const expiries = [...placed, ...extended].map(({ answer }) => bodyOf<HoldView>(answer).expiresAt);
       const extendCutOff = answersTo('extend', holdid).some(({ answer }) => answer.status === 503);
