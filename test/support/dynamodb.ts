@@ -18,9 +18,11 @@ export interface TestTable {
   drop(): Promise<void>;
 }
 
-/** A fresh table in the run's DynamoDB Local, so test files never see each other's data. */
-export const createTestTable = async (): Promise<TestTable> => {
-  const endpoint = inject('dynamoDbEndpoint');
+/**
+ * A fresh table in the run's DynamoDB Local, so test files never see each other's data; reached
+ * through `endpoint` when given (a conflict model in front of it, ./conflict-model.ts).
+ */
+export const createTestTable = async (endpoint = inject('dynamoDbEndpoint')): Promise<TestTable> => {
   const tableName = `test-${randomUUID()}`;
   const client = createDynamoDbClient(endpoint);
   await ensureTable(client, tableName);

@@ -1,0 +1,339 @@
+/**
+ * The conflict model: an HTTP proxy that speaks DynamoDB's JSON protocol in front of DynamoDB Local,
+ * which runs one transaction at a time and so never cancels one for a conflict nor throttles. Through
+ * it, the unmodified SDK and adapter meet what AWS answers: a write holds the items it touches for
+ * `holdMs` (AWS's few milliseconds, slowed so that this machine's speed is not what binds) before
+ * DynamoDB Local sees it; a transaction that touches an item another write holds is cancelled with
+ * TransactionConflict; and each partition key's writes are throttled past `writeUnitsPerSecond`.
+ * Every assumption, and the AWS documentation it comes from, is in docs/conflict-model.md.
+ */
+import { randomUUID } from 'node:crypto';
+import { Agent, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { createDynamoDbClient } from '../functions/store/client';
+import {
+  CONFLICT_REASON,
+  type CancellationReason,
+  NO_REASON,
+  type Refusal,
+  THROTTLING_REASON,
+  transactionCanceled,
+  transactionConflict,
+  writeThrottled,
+} from './conflict-model/refusals';
+import { type AttributeMap, type ModelledRequest, type NamedItem, modelledRequest, writeUnitsOf } from './conflict-model/requests';
+
+export interface ConflictModelSettings {
+  /** How long a write holds its items before DynamoDB Local sees it. */
+  readonly holdMs: number;
+  /** Each partition key value's write budget, refilled every second, one second's worth at most. */
+  readonly writeUnitsPerSecond: number;
+}
+
+/** AWS's per-partition write limit; 100 ms held is a transaction about ten times as slow as on AWS. */
+export const defaultConflictModelSettings: ConflictModelSettings = { holdMs: 100, writeUnitsPerSecond: 1_000 };
+
+export interface ConflictModelOptions extends Partial<ConflictModelSettings> {
+  /** The DynamoDB Local it stands in front of. */
+  readonly target: string;
+  /** A free port is chosen when absent. */
+  readonly port?: number;
+  /** The clock, in milliseconds, that refills the write budgets; a test stops it to make them exact. */
+  readonly now?: () => number;
+}
+
+export interface PartitionCounters {
+  readonly tableName: string;
+  /** The partition key's value, as text. */
+  readonly partitionKey: string;
+  /** Spent by the writes let through: the size of each item in KB, rounded up, twice over in a transaction. */
+  readonly writeUnits: number;
+  /** Items of requests refused for a conflict or for throttling, in this partition. */
+  readonly conflicts: number;
+  readonly throttles: number;
+}
+
+export interface ConflictCounters {
+  /** TransactWriteItems received. */
+  readonly transactions: number;
+  /** TransactWriteItems that DynamoDB Local carried out; the others were refused here, or by their conditions there. */
+  readonly committed: number;
+  /** PutItem, UpdateItem and DeleteItem received. */
+  readonly singleWrites: number;
+  /** Requests refused for a conflict: cancelled transactions, TransactionConflictException. */
+  readonly conflicts: number;
+  /** Requests refused for throttling: cancelled transactions, ThrottlingException. */
+  readonly throttles: number;
+  readonly partitions: readonly PartitionCounters[];
+}
+
+export interface ConflictModel {
+  /** Where clients send their requests instead of DynamoDB Local's endpoint. */
+  readonly endpoint: string;
+  readonly settings: ConflictModelSettings;
+  counters(): ConflictCounters;
+  /** Items held by writes in flight at this moment. */
+  heldItems(): number;
+  stop(): Promise<void>;
+}
+
+interface KeySchema {
+  readonly partitionKey: string;
+  readonly sortKey?: string;
+  readonly tableArn: string;
+}
+
+/** An item the model can tell apart from every other: its table and its whole key. */
+interface KeyedItem {
+  readonly itemId: string;
+  readonly partitionId: string;
+  readonly tableName: string;
+  readonly partitionKey: string;
+  readonly tableArn: string;
+  readonly writeUnits: number;
+}
+
+interface Holders {
+  transactions: number;
+  singleWrites: number;
+}
+
+interface Partition {
+  tokens: number;
+  refilledAt: number;
+  counters: { -readonly [Field in keyof PartitionCounters]: PartitionCounters[Field] };
+}
+
+const valueText = (value: unknown): string => {
+  const [type, content] = Object.entries(value as Record<string, unknown>)[0] ?? [];
+  return type === 'S' || type === 'N' || type === 'B' ? String(content) : JSON.stringify(value);
+};
+
+export const startConflictModel = async ({ target, port = 0, now = () => performance.now(), ...chosen }: ConflictModelOptions): Promise<ConflictModel> => {
+  const settings: ConflictModelSettings = { ...defaultConflictModelSettings, ...chosen };
+  const targetUrl = new URL(target);
+  const agent = new Agent({ keepAlive: true });
+  const schemaClient = createDynamoDbClient(target);
+  const schemas = new Map<string, Promise<KeySchema>>();
+  const held = new Map<string, Holders>();
+  const partitions = new Map<string, Partition>();
+  const totals = { transactions: 0, committed: 0, singleWrites: 0, conflicts: 0, throttles: 0 };
+
+  /** Asked of DynamoDB Local once per table; a table that is missing is asked again next time. */
+  const keySchemaOf = (tableName: string): Promise<KeySchema> => {
+    let schema = schemas.get(tableName);
+    if (!schema) {
+      schema = schemaClient.send(new DescribeTableCommand({ TableName: tableName })).then(({ Table }) => ({
+        partitionKey: Table?.KeySchema?.find(({ KeyType }) => KeyType === 'HASH')?.AttributeName ?? '',
+        sortKey: Table?.KeySchema?.find(({ KeyType }) => KeyType === 'RANGE')?.AttributeName,
+        tableArn: Table?.TableArn ?? `arn:aws:dynamodb:local:000000000000:table/${tableName}`,
+      }));
+      schemas.set(tableName, schema);
+      schema.catch(() => schemas.delete(tableName));
+    }
+    return schema;
+  };
+
+  const keyed = async ({ tableName, attributes, writtenBytes }: NamedItem, transactional: boolean): Promise<KeyedItem | undefined> => {
+    const { partitionKey, sortKey, tableArn } = await keySchemaOf(tableName);
+    const keyValue = (name: string | undefined) => (name === undefined ? undefined : (attributes as AttributeMap)[name]);
+    const partitionValue = keyValue(partitionKey);
+    if (partitionValue === undefined) return undefined;
+    const partitionId = JSON.stringify([tableName, partitionValue]);
+    return {
+      itemId: JSON.stringify([tableName, partitionValue, keyValue(sortKey) ?? null]),
+      partitionId,
+      tableName,
+      partitionKey: valueText(partitionValue),
+      tableArn,
+      writeUnits: writtenBytes === 0 ? 0 : writeUnitsOf(writtenBytes) * (transactional ? 2 : 1),
+    };
+  };
+
+  const partitionOf = ({ partitionId, tableName, partitionKey }: KeyedItem): Partition => {
+    let partition = partitions.get(partitionId);
+    if (!partition) {
+      partition = {
+        tokens: settings.writeUnitsPerSecond,
+        refilledAt: now(),
+        counters: { tableName, partitionKey, writeUnits: 0, conflicts: 0, throttles: 0 },
+      };
+      partitions.set(partitionId, partition);
+    }
+    const at = now();
+    partition.tokens = Math.min(settings.writeUnitsPerSecond, partition.tokens + ((at - partition.refilledAt) / 1000) * settings.writeUnitsPerSecond);
+    partition.refilledAt = at;
+    return partition;
+  };
+
+  /**
+   * A transaction conflicts with any write in flight on its items (another transaction, or a
+   * single-item write, which DynamoDB lists among the ongoing requests a transactional read conflicts
+   * with); a single-item write only with a transaction, since DynamoDB serializes single-item writes.
+   */
+  const conflicting = (kind: ModelledRequest['kind'], { itemId }: KeyedItem): boolean => {
+    const holders = held.get(itemId);
+    if (!holders) return false;
+    return kind === 'single-write' ? holders.transactions > 0 : holders.transactions + holders.singleWrites > 0;
+  };
+
+  /** The items whose partitions cannot pay for this request's writes now; every one pays, or none does. */
+  const throttledItems = (items: readonly KeyedItem[]): Set<KeyedItem> => {
+    const owed = new Map<Partition, number>();
+    for (const item of items) owed.set(partitionOf(item), (owed.get(partitionOf(item)) ?? 0) + item.writeUnits);
+    const throttled = new Set(items.filter((item) => owed.get(partitionOf(item))! > partitionOf(item).tokens));
+    if (throttled.size === 0) {
+      for (const [partition, units] of owed) {
+        partition.tokens -= units;
+        partition.counters.writeUnits += units;
+      }
+    }
+    return throttled;
+  };
+
+  /** The refusal DynamoDB would answer now, or undefined when the request may go on. */
+  const refusalOf = (kind: ModelledRequest['kind'], items: readonly KeyedItem[]): Refusal | undefined => {
+    const conflicts = items.map((item) => conflicting(kind, item));
+    if (conflicts.some(Boolean)) {
+      totals.conflicts++;
+      items.forEach((item, index) => conflicts[index] && partitionOf(item).counters.conflicts++);
+      return kind === 'single-write' ? transactionConflict() : transactionCanceled(conflicts.map((conflict) => (conflict ? CONFLICT_REASON : NO_REASON)));
+    }
+    if (kind === 'transactional-read') return undefined;
+    const throttled = throttledItems(items);
+    if (throttled.size === 0) return undefined;
+    totals.throttles++;
+    for (const item of throttled) partitionOf(item).counters.throttles++;
+    return kind === 'single-write'
+      ? writeThrottled(items[0]!.tableArn)
+      : transactionCanceled(items.map((item): CancellationReason => (throttled.has(item) ? THROTTLING_REASON : NO_REASON)));
+  };
+
+  const hold = (items: readonly KeyedItem[], transactional: boolean): (() => void) => {
+    const field = transactional ? 'transactions' : 'singleWrites';
+    for (const { itemId } of items) {
+      const holders = held.get(itemId) ?? { transactions: 0, singleWrites: 0 };
+      holders[field]++;
+      held.set(itemId, holders);
+    }
+    return () => {
+      for (const { itemId } of items) {
+        const holders = held.get(itemId)!;
+        holders[field]--;
+        if (holders.transactions + holders.singleWrites === 0) held.delete(itemId);
+      }
+    };
+  };
+
+  const refuse = (response: ServerResponse, { status, body }: Refusal) => {
+    const text = JSON.stringify(body);
+    response.writeHead(status, {
+      'content-type': 'application/x-amz-json-1.0',
+      'content-length': Buffer.byteLength(text),
+      'x-amzn-requestid': randomUUID(),
+    });
+    response.end(text);
+  };
+
+  /**
+   * Sends the request on as it came, and its answer back as it came; resolves with the answer's
+   * status once DynamoDB Local has answered in full, even when the client has gone meanwhile (its
+   * deadline passed), since the write is done all the same and its items are free again.
+   */
+  const forward = (incoming: IncomingMessage, body: Buffer, response: ServerResponse): Promise<number> =>
+    new Promise((resolve) => {
+      const headers: OutgoingHttpHeaders = { ...incoming.headers, host: targetUrl.host };
+      const outgoing = request(
+        { host: targetUrl.hostname, port: targetUrl.port, path: incoming.url, method: incoming.method, headers, agent },
+        (answer) => {
+          const parts: Buffer[] = [];
+          answer.on('data', (part: Buffer) => parts.push(part));
+          answer.on('end', () => {
+            response.writeHead(answer.statusCode ?? 502, answer.headers);
+            response.end(Buffer.concat(parts));
+            resolve(answer.statusCode ?? 502);
+          });
+          answer.on('error', () => {
+            response.destroy();
+            resolve(502);
+          });
+        },
+      );
+      // A DynamoDB Local that is gone is a store that does not answer: the client sees the connection drop.
+      outgoing.on('error', () => {
+        response.destroy();
+        resolve(502);
+      });
+      outgoing.end(body);
+    });
+
+  const countersNow = (): ConflictCounters => ({ ...totals, partitions: [...partitions.values()].map(({ counters }) => ({ ...counters })) });
+
+  const handle = async (incoming: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    if (incoming.method === 'GET' && incoming.url === '/counters') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(countersNow()));
+      return;
+    }
+    const target = incoming.headers['x-amz-target'];
+    const modelled = modelledRequest(Array.isArray(target) ? target[0] : target, body.toString('utf8'));
+    if (!modelled) {
+      await forward(incoming, body, response);
+      return;
+    }
+    const { kind } = modelled;
+    if (kind === 'transactional-write') totals.transactions++;
+    if (kind === 'single-write') totals.singleWrites++;
+    let items: (KeyedItem | undefined)[];
+    try {
+      items = await Promise.all(modelled.items.map((item) => keyed(item, kind === 'transactional-write')));
+    } catch {
+      // No such table, or no answer: DynamoDB Local says which, to the request itself.
+      await forward(incoming, body, response);
+      return;
+    }
+    if (items.some((item) => item === undefined)) {
+      await forward(incoming, body, response);
+      return;
+    }
+    const keyedItems = items as KeyedItem[];
+    const refusal = refusalOf(kind, keyedItems);
+    if (refusal) return refuse(response, refusal);
+    if (kind === 'transactional-read') {
+      await forward(incoming, body, response);
+      return;
+    }
+    const release = hold(keyedItems, kind === 'transactional-write');
+    try {
+      await sleep(settings.holdMs);
+      const status = await forward(incoming, body, response);
+      if (kind === 'transactional-write' && status === 200) totals.committed++;
+    } finally {
+      release();
+    }
+  };
+
+  const server = createServer((incoming, response) => {
+    handle(incoming, response).catch(() => response.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const { port: chosenPort } = server.address() as AddressInfo;
+
+  return {
+    endpoint: `http://127.0.0.1:${chosenPort}`,
+    settings,
+    counters: countersNow,
+    heldItems: () => held.size,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      agent.destroy();
+      schemaClient.destroy();
+    },
+  };
+};
