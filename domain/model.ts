@@ -117,6 +117,47 @@ export const linesToTakeOff = (batch: Batch, linesNewestFirst: readonly Allocati
   return taken;
 };
 
+/** A line taken off a batch that shrank, and the batch it goes to: null when none could take it whole, and it leaves its order. */
+export interface LineMove {
+  readonly line: Allocation;
+  readonly to: string | null;
+}
+
+/**
+ * Where each line taken off `shrunk` goes, in the order they come off (linesToTakeOff): to the
+ * batch the normal rule picks among the SKU's others, as the moves before it leave them, or out of
+ * its order when none can take it whole. So the moves can be written in groups cut anywhere, in
+ * order, and each still goes where it would have gone alone.
+ */
+export const planLineMoves = (shrunk: Batch, lines: readonly Allocation[], batches: readonly Batch[]): LineMove[] => {
+  // Never back to `shrunk`: while it holds more than its qty, a line taken off it cannot fit back.
+  let others = batches.filter(({ ref }) => ref !== shrunk.ref);
+  return lines.map((line) => {
+    const to = candidateBatches(line, others)[0];
+    if (!to) return { line, to: null };
+    others = others.map((batch) => (batch === to ? { ...to, available: to.available - line.qty } : batch));
+    return { line, to: to.ref };
+  });
+};
+
+/**
+ * The batches as the moves, once written, leave them: `from` given back every line's qty, each
+ * other batch short of the lines it took. A batch found with expired holds (`freed`) gave their
+ * entries back in the write that took from it, so it is stored as found from then on.
+ */
+export const afterMoves = (from: Batch, batches: readonly Batch[], moves: readonly LineMove[]): { from: Batch; batches: Batch[] } => {
+  const taken = (ref: string) => moves.reduce((sum, { line, to }) => (to === ref ? sum + line.qty : sum), 0);
+  return {
+    from: { ...from, available: from.available + moves.reduce((sum, { line }) => sum + line.qty, 0) },
+    batches: batches.map((batch) => {
+      const qty = taken(batch.ref);
+      if (qty === 0) return batch;
+      const { freed: _, ...asStored } = batch;
+      return { ...asStored, available: batch.available - qty };
+    }),
+  };
+};
+
 export interface StockLevels {
   readonly sku: string;
   /** Units available in batches on the shelf (eta null). */

@@ -1,5 +1,5 @@
 import type { HeldLine, Hold, Instant } from './holds';
-import type { Allocation, Batch, NewBatch, OrderLine, Placement } from './model';
+import type { Allocation, Batch, LineMove, NewBatch, OrderLine, Placement } from './model';
 
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
 export type ConditionalWrite = 'saved' | 'changed';
@@ -38,6 +38,12 @@ export type SaveAllocationResult =
   | { readonly outcome: 'batch-changed' }
   /** The (orderid, sku) line is already allocated. Nothing was written. */
   | { readonly outcome: 'line-exists'; readonly existing: Allocation };
+
+export type MoveAllocationsResult =
+  /** The first `moved` of the moves were written; the others wait for another write. */
+  | { readonly outcome: 'saved'; readonly moved: number }
+  /** A line or a batch is no longer as read. Nothing was written. */
+  | { readonly outcome: 'changed' };
 
 export type SaveAllocationsResult =
   | { readonly outcome: 'saved' }
@@ -102,10 +108,13 @@ export interface BatchRepository {
   /** Writes `changed` (a new qty, eta and available) over `batch`, as it was read. */
   changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite>;
   /**
-   * Takes the line off `from` and puts it on `to`, or removes it from its order when `to` is null:
-   * the line and both batches in one transaction.
+   * Writes the first of the moves of lines off `from` (planLineMoves), as many as one write carries
+   * and at least one, all of them or none: each line put on its batch or removed from its order,
+   * and each batch's stock changed once, by what those moves give it or take from it. `from` and
+   * `batches` (every batch a move goes to) are as found before these moves. Answers how many moves
+   * it wrote, or `changed` when a line or a batch is no longer as read, and nothing was written.
    */
-  moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite>;
+  moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult>;
   /**
    * Records the hold, active until its `expiresAt`, and sets aside each placement's qty on its
    * batch, giving back in the same write the expired holds the batch was found with: all or nothing.

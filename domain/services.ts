@@ -21,12 +21,14 @@ import {
   type OrderLine,
   type Reallocation,
   type StockLevels,
+  afterMoves,
   candidateBatches,
   changedBatch,
   isSameBatch,
   isSameLine,
   linesToTakeOff,
   newBatch,
+  planLineMoves,
   planOrder,
   stockLevels,
 } from './model';
@@ -141,8 +143,8 @@ export interface BatchChangeOutcome {
  * most recently allocated first, each allocated again by the normal rule or removed from its order.
  * The change is written first and the batch keeps it: a batch whose `available` is below zero has
  * lines still to move, so repeating the same change finishes the job (and, with nothing left to
- * move, answers an empty `reallocated`). Each move is one transaction, so every state in between
- * keeps the invariant; the deadline bounds one call, and a 503 asks for the repeat that continues.
+ * move, answers an empty `reallocated`). Each write of moves is one transaction, so every state in
+ * between keeps the invariant; the deadline bounds one call, and a 503 asks for the repeat that continues.
  */
 export const changeBatch = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<BatchChangeOutcome> => {
   const endedHolds: HoldEnding[] = [];
@@ -184,22 +186,24 @@ const applyChange = async (ref: string, change: BatchChange, repository: BatchRe
 
 /**
  * One pass over the newest lines of a batch that holds more than its qty: each taken off goes to the
- * batch the normal rule picks among the SKU's others (this one is never a candidate: while it holds
- * more than its qty, a line taken off it cannot fit back), or leaves its order. Stops at the first
- * write that finds something changed, for the caller to read again.
+ * batch the normal rule picks among the SKU's others, or leaves its order (planLineMoves), planned
+ * against one read and written in order, as many moves to a write as the store takes. Stops at the
+ * first write that finds something changed, for the caller to read again.
  */
 const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
   const lines = linesToTakeOff(shrunk, await repository.linesOn(shrunk.ref, LINES_READ_AT_ONCE));
   if (lines.length === 0) return [];
-  let others = found((await repository.stockOf(shrunk.sku)).batches, repository).filter((batch) => batch.ref !== shrunk.ref);
+  let batches = found((await repository.stockOf(shrunk.sku)).batches, repository);
+  let pending = planLineMoves(shrunk, lines, batches);
   let from = shrunk;
   const moved: Reallocation[] = [];
-  for (const line of lines) {
-    const to = candidateBatches(line, others)[0] ?? null;
-    if ((await repository.moveAllocation(line, from, to)) === 'changed') break;
-    moved.push({ orderid: line.orderid, sku: line.sku, qty: line.qty, from: shrunk.ref, batchref: to?.ref ?? null });
-    from = { ...from, available: from.available + line.qty };
-    if (to) others = others.map((batch) => (batch === to ? { ...to, available: to.available - line.qty } : batch));
+  while (pending.length > 0) {
+    const result = await repository.moveAllocations(from, pending, batches);
+    if (result.outcome === 'changed') break;
+    const written = pending.slice(0, result.moved);
+    moved.push(...written.map(({ line: { orderid, sku, qty }, to }) => ({ orderid, sku, qty, from: shrunk.ref, batchref: to })));
+    ({ from, batches } = afterMoves(from, batches, written));
+    pending = pending.slice(result.moved);
   }
   return moved;
 };

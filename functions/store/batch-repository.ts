@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Hold, Instant } from '../../domain/holds';
-import type { Allocation, Batch, OrderLine, Placement } from '../../domain/model';
+import type { Allocation, Batch, LineMove, OrderLine, Placement } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchRepository,
@@ -16,6 +16,7 @@ import type {
   ConfirmHoldResult,
   HoldEnding,
   HoldPlacement,
+  MoveAllocationsResult,
   SaveAllocationResult,
   SaveAllocationsResult,
   SaveHoldResult,
@@ -32,7 +33,7 @@ import {
   holdConfirmationWrite,
   holdEndWrite,
   holdExtensionWrites,
-  lineMoveWrite,
+  lineMovesWrites,
   lineRemovalWrites,
   newBatchWrites,
   newHoldWrite,
@@ -59,7 +60,14 @@ import {
   parseStoredItem,
   skuPartition,
 } from './items';
-import { type ConflictRetryPolicy, type DocumentSender, type TransactWriteItem, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
+import {
+  type ConflictRetryPolicy,
+  type DocumentSender,
+  MAX_TRANSACTION_ITEMS,
+  type TransactWriteItem,
+  StoreCalls,
+  defaultConflictRetryPolicy,
+} from './store-calls';
 import { activeHoldsIndex, linesByBatchIndex } from './table';
 
 /*
@@ -304,12 +312,16 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.calls.conditionalWrite([batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)]);
   }
 
-  async moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite> {
-    return this.calls.conditionalWrite([
-      ...(to ? [lineMoveWrite(this.tableName, allocation, to)] : lineRemovalWrites(this.tableName, allocation, 'reallocated')),
-      ...availableWrites(this.tableName, from, allocation.qty),
-      ...(to ? availableWrites(this.tableName, to, -allocation.qty) : []),
-    ]);
+  async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {
+    // The longest run of moves whose items fit one transaction: a move is 1 or 2 items, a batch 1 or
+    // 2 whichever moves take from it, so the count is known only once the run's writes are made.
+    let moved = Math.min(moves.length, MAX_TRANSACTION_ITEMS);
+    let items = lineMovesWrites(this.tableName, from, moves.slice(0, moved), batches);
+    while (items.length > MAX_TRANSACTION_ITEMS) {
+      moved--;
+      items = lineMovesWrites(this.tableName, from, moves.slice(0, moved), batches);
+    }
+    return (await this.calls.conditionalWrite(items)) === 'saved' ? { outcome: 'saved', moved } : { outcome: 'changed' };
   }
 
   /**

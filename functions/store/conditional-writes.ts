@@ -1,5 +1,5 @@
 import { type Hold, type Instant, batchAsStored } from '../../domain/holds';
-import { type Allocation, type Batch, hasStockLeft, heldTotal } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, hasStockLeft, heldTotal } from '../../domain/model';
 import type { HoldEnding } from '../../domain/ports';
 import {
   ACTIVE_HOLD_SHARD,
@@ -127,14 +127,14 @@ export const newLineWrite = (tableName: string, allocation: Allocation, allocate
 });
 
 /** The line put on another batch, on condition that it is still as read. */
-export const lineMoveWrite = (tableName: string, allocation: Allocation, to: Batch): TransactWriteItem => ({
+const lineMoveWrite = (tableName: string, allocation: Allocation, to: string): TransactWriteItem => ({
   Update: {
     TableName: tableName,
     Key: lineKey(allocation.orderid, allocation.sku),
     // The line keeps its allocation time: it was allocated then, and moved now.
     UpdateExpression: `SET batchref = :to, ${LINE_BATCH} = :lines, movedAt = :movedAt`,
     ConditionExpression: LINE_IS_AS_READ,
-    ExpressionAttributeValues: { ':to': to.ref, ':lines': linesOfBatch(to.ref), ':movedAt': now(), ...lineAsRead(allocation) },
+    ExpressionAttributeValues: { ':to': to, ':lines': linesOfBatch(to), ':movedAt': now(), ...lineAsRead(allocation) },
   },
 });
 
@@ -230,6 +230,28 @@ export const availableWrites = (tableName: string, batch: Batch, delta: number):
         ...(giveBack.length > 0 ? { ExpressionAttributeNames: freed } : {}),
       },
     },
+  ];
+};
+
+/**
+ * Lines taken off `from`, each put on its batch (or removed from its order, with its notice) on
+ * condition that it is as read, and each batch's `available` changed once, by the sum of what the
+ * moves give it or take from it: a transaction may not touch one item twice. Each batch's write is
+ * availableWrites', on the batch as found before the moves: in place on condition that the sum
+ * leaves it on its side of the stock range, or moved across the edge when the sum takes it there.
+ */
+export const lineMovesWrites = (tableName: string, from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): TransactWriteItem[] => {
+  const qtyOf = (some: readonly LineMove[]) => some.reduce((sum, { line }) => sum + line.qty, 0);
+  const takes = [...new Set(moves.flatMap(({ to }) => (to === null ? [] : [to])))].map((ref) => {
+    const batch = batches.find((found) => found.ref === ref);
+    // A line put on a batch whose stock the write did not take would be a line on no stock.
+    if (!batch) throw new Error(`Moving lines to batch ${ref}, which was not read`);
+    return availableWrites(tableName, batch, -qtyOf(moves.filter(({ to }) => to === ref)));
+  });
+  return [
+    ...moves.flatMap(({ line, to }) => (to === null ? lineRemovalWrites(tableName, line, 'reallocated') : [lineMoveWrite(tableName, line, to)])),
+    ...availableWrites(tableName, from, qtyOf(moves)),
+    ...takes.flat(),
   ];
 };
 

@@ -12,6 +12,9 @@ import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } 
 
 export type TransactWriteItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
+/** The items one transaction may hold. Its other limit, 4 MB, is far off: every item is under 1 KB (docs/capacity.md). */
+export const MAX_TRANSACTION_ITEMS = 100;
+
 /** Why each item of a cancelled transaction failed, at the item's place. */
 export type Cancellation = readonly CancellationReason[];
 

@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Allocation, type Batch, newBatch } from '../../domain/model';
+import { type Allocation, type Batch, afterMoves, changedBatch, newBatch, planLineMoves } from '../../domain/model';
 import { allocate, cancelAllocation, changeBatch } from '../../domain/services';
 import type { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { parseStoredItem } from '../../functions/store/items';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import { checkInvariants } from '../../tools/invariants';
 import { scanItems } from '../reliability/support/table-contents';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
@@ -256,34 +258,125 @@ describe('changing a batch', () => {
   });
 });
 
-describe('moving a line', () => {
-  it('moves a line to another batch, or out of its order, with both batches in the same transaction', async () => {
+describe('moving lines off a batch that shrank', () => {
+  /** A repository whose transactions are counted, each by its items. */
+  const countingTransactions = () => {
+    const transactions: number[] = [];
+    const sender: DocumentSender = {
+      send: (async (command: unknown, options?: object) => {
+        if (command instanceof TransactWriteCommand) transactions.push(command.input.TransactItems?.length ?? 0);
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+    return { repository: table.repository({ sender }), transactions };
+  };
+
+  /** A batch of `qty` holding lines of these qtys, oldest first, set to `newQty`: as read once it shrank. */
+  const shrunkWith = async (sku: string, qty: number, lineQtys: readonly number[], newQty: number) => {
+    const batch = await addBatch(qty, { sku });
+    const lines = [];
+    for (const lineQty of lineQtys) lines.push(await allocated(batch, lineQty));
+    const read = (await repository.batch(batch.ref))!;
+    expect(await repository.changeBatch(read, changedBatch(read, { qty: newQty }))).toBe('saved');
+    return { from: (await repository.batch(batch.ref))!, newestFirst: lines.reverse() };
+  };
+
+  const noticesOf = async (orderid: string) =>
+    (await scanItems(table.documentClient, table.tableName))
+      .map(parseStoredItem)
+      .flatMap((item) => (item.kind === 'deallocation' && item.allocation.orderid === orderid ? [{ reason: item.reason, batchref: item.allocation.batchref }] : []));
+
+  it('moves lines to several batches and out of their orders in one transaction, each batch changed once, across zero both ways', async () => {
     const sku = uniqueId('sku');
-    const from = await addBatch(5, { sku });
-    const to = await addBatch(5, { sku });
-    const first = await allocated(from, 2);
-    const second = await allocated(from, 3);
+    const { from, newestFirst } = await shrunkWith(sku, 10, [2, 3, 1, 4], 1);
+    const [d, c, b, a] = newestFirst as [Allocation, Allocation, Allocation, Allocation];
+    const [x, y] = [await addBatch(3, { sku }), await addBatch(5, { sku, eta: '2027-01-01' })];
+    const moves = [
+      { line: d, to: y.ref },
+      { line: c, to: x.ref },
+      { line: b, to: null },
+      { line: a, to: x.ref },
+    ];
+    const { repository: counted, transactions } = countingTransactions();
 
-    expect(await repository.moveAllocation(first, (await repository.batch(from.ref))!, to)).toBe('saved');
-    expect(await repository.allocationOf(first.orderid, sku)).toEqual({ ...first, batchref: to.ref });
-    expect(await repository.linesOn(to.ref, 10)).toEqual([{ ...first, batchref: to.ref }]);
+    expect(await counted.moveAllocations(from, moves, [x, y])).toEqual({ outcome: 'saved', moved: 4 });
 
-    expect(await repository.moveAllocation(second, (await repository.batch(from.ref))!, null)).toBe('saved');
-    expect(await repository.allocationOf(second.orderid, sku)).toBeUndefined();
-    expect(await repository.batch(from.ref)).toEqual(from);
-    expect((await repository.batch(to.ref))?.available).toBe(3);
+    // 4 lines (one removed, with its notice): 5 items; the shrunk batch back in the stock range and
+    // x out of it, 2 items each; y in place.
+    expect(transactions).toEqual([10]);
+    expect(await repository.allocationOf(d.orderid, sku)).toEqual({ ...d, batchref: y.ref });
+    expect(await repository.allocationOf(c.orderid, sku)).toEqual({ ...c, batchref: x.ref });
+    expect(await repository.allocationOf(a.orderid, sku)).toEqual({ ...a, batchref: x.ref });
+    expect(await repository.allocationOf(b.orderid, sku)).toBeUndefined();
+    expect(await noticesOf(b.orderid)).toEqual([{ reason: 'reallocated', batchref: from.ref }]);
+    expect(await repository.linesOn(x.ref, 10)).toEqual(expect.arrayContaining([{ ...c, batchref: x.ref }, { ...a, batchref: x.ref }]));
+    expect(await repository.linesOn(from.ref, 10)).toEqual([]);
+    const stock = (await repository.stockOf(sku)).batches;
+    expect(new Map(stock.map(({ ref, available }) => [ref, available]))).toEqual(new Map([[from.ref, 1], [y.ref, 1]]));
+    expect(await repository.batch(x.ref)).toEqual({ ...x, available: 0 });
     await expectInvariantsHold();
   });
 
-  it('writes nothing when the line moved since it was read', async () => {
+  it('writes none of the moves when one line is no longer as read, and the moves planned again go through', async () => {
     const sku = uniqueId('sku');
-    const from = await addBatch(5, { sku });
-    const to = await addBatch(5, { sku });
-    const line = await allocated(from, 2);
-    await repository.moveAllocation(line, (await repository.batch(from.ref))!, to);
-    expect(await repository.moveAllocation(line, (await repository.batch(from.ref))!, to)).toBe('changed');
-    expect((await repository.batch(to.ref))?.available).toBe(3);
+    const { newestFirst } = await shrunkWith(sku, 10, [2, 3, 1], 0);
+    const [c, b, a] = newestFirst as [Allocation, Allocation, Allocation];
+    const to = await addBatch(10, { sku });
+    // Another request cancels b after the index listed it: the batch read afterwards no longer counts it.
+    expect(await repository.cancelAllocation(b, (await repository.batch(b.batchref))!)).toBe('saved');
+    const from = (await repository.batch(c.batchref))!;
+    const moves = [c, b, a].map((line) => ({ line, to: to.ref }));
+
+    expect(await repository.moveAllocations(from, moves, [to])).toEqual({ outcome: 'changed' });
+
+    expect(await repository.linesOn(from.ref, 10)).toEqual([c, a]);
+    expect(await repository.batch(from.ref)).toEqual(from);
+    expect(await repository.batch(to.ref)).toEqual(to);
+    expect(await noticesOf(c.orderid)).toEqual([]);
+
+    const planned = planLineMoves(from, [c, a], [to]);
+    expect(await repository.moveAllocations(from, planned, [to])).toEqual({ outcome: 'saved', moved: 2 });
+    expect(await repository.batch(to.ref)).toEqual({ ...to, available: 7 });
+    await expectInvariantsHold();
   });
+
+  it('writes nothing when a batch the moves take from changed since it was read', async () => {
+    const sku = uniqueId('sku');
+    const { from, newestFirst } = await shrunkWith(sku, 4, [2, 2], 0);
+    const to = await addBatch(4, { sku });
+    // Another request takes 1 of the 4 units the moves mean to take.
+    await allocated(to, 1);
+
+    expect(await repository.moveAllocations(from, newestFirst.map((line) => ({ line, to: to.ref })), [to])).toEqual({ outcome: 'changed' });
+
+    expect(await repository.linesOn(from.ref, 10)).toEqual(newestFirst);
+    expect(await repository.batch(to.ref)).toEqual({ ...to, available: 3 });
+    const [second, first] = newestFirst as [Allocation, Allocation];
+    const planned = planLineMoves(from, newestFirst, [(await repository.batch(to.ref))!]);
+    expect(planned).toEqual([{ line: second, to: to.ref }, { line: first, to: null }]);
+    expect(await repository.moveAllocations(from, planned, [(await repository.batch(to.ref))!])).toEqual({ outcome: 'saved', moved: 2 });
+    await expectInvariantsHold();
+  });
+
+  it('carries as many moves as 100 items take, and says how many, the rest for the next transaction', async () => {
+    const sku = uniqueId('sku');
+    const { from, newestFirst } = await shrunkWith(sku, 100, Array(100).fill(1), 0);
+    const room = await addBatch(100, { sku, eta: '2030-01-01' });
+    const moves = planLineMoves(from, newestFirst, [room]);
+    const { repository: counted, transactions } = countingTransactions();
+
+    // 98 lines, the shrunk batch and the one with room: 100 items.
+    expect(await counted.moveAllocations(from, moves, [room])).toEqual({ outcome: 'saved', moved: 98 });
+    const after = afterMoves(from, [room], moves.slice(0, 98));
+    expect(await counted.moveAllocations(after.from, moves.slice(98), after.batches)).toEqual({ outcome: 'saved', moved: 2 });
+
+    // The last 2 lines take the room's last units: it leaves the stock range, 2 items.
+    expect(transactions).toEqual([100, 5]);
+    expect(await repository.batch(from.ref)).toEqual({ ...from, available: 0 });
+    expect(await repository.batch(room.ref)).toEqual({ ...room, available: 0 });
+    expect(await repository.linesOn(room.ref, 100)).toHaveLength(100);
+    await expectInvariantsHold();
+  }, 60_000);
 });
 
 describe('the lifecycle under contention on one SKU', () => {

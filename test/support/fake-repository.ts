@@ -1,5 +1,5 @@
 import { type Hold, type Instant, batchAsStored, hasExpired } from '../../domain/holds';
-import { type Allocation, type Batch, type OrderLine, type Placement, hasStockLeft, heldTotal, isSameBatch } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, heldTotal, isSameBatch } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchRepository,
@@ -7,6 +7,7 @@ import type {
   ConfirmHoldResult,
   HoldEnding,
   HoldPlacement,
+  MoveAllocationsResult,
   SaveAllocationResult,
   SaveAllocationsResult,
   SaveHoldResult,
@@ -24,6 +25,11 @@ export class FakeRepository implements BatchRepository {
   /** Every line refused for lack of stock, in the order refused. */
   readonly outOfStock: OrderLine[] = [];
   readonly holds = new Map<string, Hold>();
+  /**
+   * The moves one write carries: the adapter's carry as many as fit DynamoDB's 100 items, this
+   * many here, so that a test can cut a change between two writes.
+   */
+  movesPerWrite = Number.POSITIVE_INFINITY;
   /** The time the rules of holds are judged at: set it to move time on. */
   now: Instant = Date.parse('2026-11-25T10:00:00.000Z');
 
@@ -168,18 +174,23 @@ export class FakeRepository implements BatchRepository {
     return 'saved';
   }
 
-  async moveAllocation(allocation: Allocation, from: Batch, to: Batch | null): Promise<ConditionalWrite> {
-    const source = this.batches.get(from.ref);
-    if (!this.hasLineAsRead(allocation) || !source || (to && !this.canTake(to, allocation.qty))) return 'changed';
-    this.batches.set(source.ref, { ...source, available: source.available + allocation.qty });
-    const key = lineKey(allocation.orderid, allocation.sku);
-    if (to) {
-      this.take(to, allocation.qty);
-      this.lines.set(key, { ...allocation, batchref: to.ref });
-    } else {
-      this.lines.delete(key);
+  async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {
+    const written = moves.slice(0, this.movesPerWrite);
+    const qtyTo = (ref: string) => written.reduce((sum, { line, to }) => (to === ref ? sum + line.qty : sum), 0);
+    const given = written.reduce((sum, { line }) => sum + line.qty, 0);
+    const takes = [...new Set(written.flatMap(({ to }) => to ?? []))].map((ref) => ({ batch: batches.find((found) => found.ref === ref), qty: qtyTo(ref) }));
+    if (takes.some(({ batch }) => batch === undefined)) throw new Error('Moving lines to a batch that was not read');
+    const linesAsRead = written.every(({ line }) => this.hasLineAsRead(line));
+    if (!linesAsRead || !this.keepsItsSide(from, given) || !takes.every(({ batch, qty }) => this.canTake(batch!, qty))) return { outcome: 'changed' };
+    const source = this.batches.get(from.ref) as Batch;
+    this.batches.set(source.ref, { ...source, available: source.available + given });
+    for (const { batch, qty } of takes) this.take(batch!, qty);
+    for (const { line, to } of written) {
+      const key = lineKey(line.orderid, line.sku);
+      if (to) this.lines.set(key, { ...line, batchref: to });
+      else this.lines.delete(key);
     }
-    return 'saved';
+    return { outcome: 'saved', moved: written.length };
   }
 
   /** Its calls answer at once: a deadline never passes in one. */
@@ -208,6 +219,19 @@ export class FakeRepository implements BatchRepository {
     return true;
   }
 
+  /**
+   * The adapter's condition on the batch lines leave, given back `qty`: exactly as read when that
+   * takes it across the edge of the stock range, otherwise still on the side it was read on, and
+   * left there.
+   */
+  private keepsItsSide(from: Batch, qty: number): boolean {
+    const stored = this.batches.get(from.ref);
+    if (!stored) return false;
+    const side = hasStockLeft(from);
+    if (hasStockLeft({ ...from, available: from.available + qty }) !== side) return isSameBatch(stored, from) && sameHolds(stored, from);
+    return hasStockLeft(stored) === side && hasStockLeft({ ...stored, available: stored.available + qty }) === side;
+  }
+
   private lastsAsRead(hold: Hold, now: Instant): boolean {
     const stored = this.holds.get(hold.holdid);
     return stored?.status === 'active' && stored.expiresAt === hold.expiresAt && !hasExpired(hold.expiresAt, now);
@@ -220,3 +244,5 @@ export class FakeRepository implements BatchRepository {
 }
 
 const lineKey = (orderid: string, sku: string) => JSON.stringify([orderid, sku]);
+
+const sameHolds = (a: Batch, b: Batch) => JSON.stringify(a.held ?? []) === JSON.stringify(b.held ?? []);

@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BatchNotFound, LineNotFound, OrderNotFound, StoreUnavailable, UnknownSku } from '../../domain/errors';
-import { type Allocation, type Batch, allocatedOf, changedBatch, linesToTakeOff, newBatch, stockLevels } from '../../domain/model';
+import { type Allocation, type Batch, afterMoves, allocatedOf, changedBatch, linesToTakeOff, newBatch, planLineMoves, stockLevels } from '../../domain/model';
 import {
+  type BatchChangeOutcome,
   addBatch,
   allocate,
   batchStatus,
@@ -34,6 +36,57 @@ describe('the rules of a batch that changes', () => {
     const newestFirst = [line('o4', 1), line('o3', 2), line('o2', 5), line('o1', 2)];
     expect(linesToTakeOff(batch, newestFirst)).toEqual([line('o4', 1), line('o3', 2), line('o2', 5)]);
     expect(linesToTakeOff({ ...batch, available: 0 }, newestFirst)).toEqual([]);
+  });
+
+  it('plans each line taken off to the batch the rule picks as the moves before it leave the others, or out of its order', () => {
+    const batch = (ref: string, available: number, eta: string | null): Batch => ({ ref, sku: 'LAMP', qty: 10, available, eta });
+    const shrunk = { ...batch('b1', -9, null), qty: 1 };
+    // The shrunk batch is never a candidate, whatever it is read as.
+    const others = [{ ...shrunk, available: 50 }, batch('later', 6, '2027-06-01'), batch('sooner', 3, '2027-01-01')];
+    const lines = [line('o4', 2), line('o3', 2), line('o2', 5), line('o1', 20)];
+
+    expect(planLineMoves(shrunk, lines, others)).toEqual([
+      { line: line('o4', 2), to: 'sooner' },
+      // 1 left in the sooner shipment: the later one.
+      { line: line('o3', 2), to: 'later' },
+      { line: line('o2', 5), to: null },
+      { line: line('o1', 20), to: null },
+    ]);
+    // A line that fits what an earlier, larger one could not fit still goes there.
+    expect(planLineMoves(shrunk, [line('o2', 5), line('o3', 1)], others.slice(2))).toEqual([
+      { line: line('o2', 5), to: null },
+      { line: line('o3', 1), to: 'sooner' },
+    ]);
+  });
+
+  it('leaves the batches as the moves written leave them: a batch they took from no longer counts the expired holds it gave back', () => {
+    const expired = { holdid: 'h1', qty: 2, expiresAt: '2026-11-25T09:00:00.000Z' };
+    const shrunk: Batch = { ref: 'b1', sku: 'LAMP', qty: 1, available: -6, eta: null };
+    const found: Batch[] = [
+      { ref: 'shelf', sku: 'LAMP', qty: 4, available: 2, eta: null, held: [], freed: [expired] },
+      { ref: 'other', sku: 'LAMP', qty: 4, available: 2, eta: null, held: [], freed: [expired] },
+    ];
+    const moves = [{ line: line('o2', 2), to: 'shelf' }, { line: line('o1', 3), to: null }];
+
+    expect(afterMoves(shrunk, found, moves)).toEqual({
+      from: { ...shrunk, available: -1 },
+      batches: [{ ref: 'shelf', sku: 'LAMP', qty: 4, available: 0, eta: null, held: [] }, found[1]],
+    });
+  });
+
+  it('plans the moves that follow a group, against the batches as the group leaves them, as it planned them in one', () => {
+    const batchArbitrary = fc.record({ available: fc.integer({ min: 0, max: 12 }), eta: fc.constantFrom(null, '2027-01-01', '2027-06-01') });
+    fc.assert(
+      fc.property(fc.array(batchArbitrary, { maxLength: 4 }), fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 12 }), fc.nat(), (batches, qtys, cut) => {
+        const others = batches.map(({ available, eta }, index): Batch => ({ ref: `b${index + 2}`, sku: 'LAMP', qty: 12, available, eta }));
+        const lines = qtys.map((qty, index) => line(`o${index}`, qty));
+        const shrunk: Batch = { ref: 'b1', sku: 'LAMP', qty: 0, available: -qtys.reduce((sum, qty) => sum + qty, 0), eta: null };
+        const plan = planLineMoves(shrunk, lines, others);
+        const at = cut % (plan.length + 1);
+        const { from, batches: left } = afterMoves(shrunk, others, plan.slice(0, at));
+        expect(planLineMoves(from, lines.slice(at), left)).toEqual(plan.slice(at));
+      }),
+    );
   });
 
   it('counts stock on the shelf and incoming apart, with the batches in the order allocation prefers', () => {
@@ -137,45 +190,92 @@ describe('changing a batch', () => {
     });
   });
 
-  it('finishes, when repeated, a change that was cut off with lines still to move', async () => {
+  it('finishes, when repeated, a change that was cut off between two writes of moves', async () => {
     const repository = await shop(['b1', 10, null], ['b2', 10, null]);
-    for (const orderid of ['o1', 'o2', 'o3']) await allocate({ orderid, sku: 'LAMP', qty: 3 }, repository);
-    const move = repository.moveAllocation.bind(repository);
-    let moves = 0;
-    repository.moveAllocation = async (...args) => {
-      if (++moves === 2) throw new StoreUnavailable('The request ran out of time');
+    for (const orderid of ['o1', 'o2', 'o3', 'o4', 'o5']) await allocate({ orderid, sku: 'LAMP', qty: 2 }, repository);
+    repository.movesPerWrite = 2;
+    const move = repository.moveAllocations.bind(repository);
+    let writes = 0;
+    repository.moveAllocations = async (...args) => {
+      if (++writes === 2) throw new StoreUnavailable('The request ran out of time');
       return move(...args);
     };
-    await expect(changeBatch('b1', { qty: 2 }, repository)).rejects.toThrow(StoreUnavailable);
-    // The batch remembers the change: it holds more than its qty.
-    expect(repository.batches.get('b1')).toMatchObject({ qty: 2, available: -4 });
+    await expect(changeBatch('b1', { qty: 1 }, repository)).rejects.toThrow(StoreUnavailable);
+    // The batch remembers the change: it holds more than its qty. The first write's two moves stay.
+    expect(repository.batches.get('b1')).toMatchObject({ qty: 1, available: -5 });
 
-    const { batch, reallocated } = await changeBatch('b1', { qty: 2 }, repository);
+    const { batch, reallocated } = await changeBatch('b1', { qty: 1 }, repository);
 
-    expect(reallocated.map(({ orderid }) => orderid)).toEqual(['o2', 'o1']);
-    expect(batch).toMatchObject({ qty: 2, available: 2 });
-    expect(repository.batches.get('b2')?.available).toBe(1);
+    expect(reallocated.map(({ orderid }) => orderid)).toEqual(['o3', 'o2', 'o1']);
+    expect(batch).toMatchObject({ qty: 1, available: 1 });
+    expect(repository.batches.get('b2')?.available).toBe(0);
   });
 
-  it('reads again and carries on when another request changed a line it meant to move', async () => {
+  it('writes none of the moves of a write in which another request changed a line, then reads again and carries on', async () => {
     const repository = await shop(['b1', 10, null], ['b2', 10, null]);
     await allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository);
     await allocate({ orderid: 'o2', sku: 'LAMP', qty: 3 }, repository);
-    const move = repository.moveAllocation.bind(repository);
-    let first = true;
-    repository.moveAllocation = async (...args) => {
-      if (first) {
-        first = false;
-        // Another request cancels o2 between this change's read of the lines and its move.
-        await cancelAllocation('o2', 'LAMP', repository);
-      }
-      return move(...args);
+    const move = repository.moveAllocations.bind(repository);
+    const answers: string[] = [];
+    repository.moveAllocations = async (...args) => {
+      // Another request cancels o2 between this change's read of the lines and its first write.
+      if (answers.length === 0) await cancelAllocation('o2', 'LAMP', repository);
+      const result = await move(...args);
+      answers.push(result.outcome);
+      return result;
     };
 
     const { batch, reallocated } = await changeBatch('b1', { qty: 1 }, repository);
 
+    // The first write would have moved o2 and o1: o2's change cancelled it whole, o1's move with it.
+    expect(answers).toEqual(['changed', 'saved']);
     expect(reallocated).toEqual([{ orderid: 'o1', sku: 'LAMP', qty: 3, from: 'b1', batchref: 'b2' }]);
     expect(batch).toMatchObject({ qty: 1, available: 1 });
+    expect(repository.batches.get('b2')?.available).toBe(7);
+  });
+
+  it('moves every line where it would go alone, however few moves a write carries', async () => {
+    const outcomes: Array<{ outcome: BatchChangeOutcome; stored: Batch[]; lines: Allocation[]; writes: number }> = [];
+    for (const movesPerWrite of [1, 2, 3, Number.POSITIVE_INFINITY]) {
+      const repository = await shop(['b1', 20, null], ['sooner', 2, '2027-01-01'], ['later', 6, '2027-06-01'], ['shelf', 3, null]);
+      for (const [orderid, qty] of [['o1', 7], ['o2', 2], ['o3', 3], ['o4', 1], ['o5', 2], ['o6', 4]] as const) {
+        await allocate({ orderid, sku: 'LAMP', qty }, repository);
+      }
+      // The shelf's units are all held by a hold that has expired: the first write that takes from it gives them back.
+      const expired = { holdid: 'h1', qty: 3, expiresAt: '2026-11-25T09:00:00.000Z' };
+      repository.batches.set('shelf', { ...repository.batches.get('shelf')!, available: 0, held: [expired] });
+      repository.movesPerWrite = movesPerWrite;
+      const move = repository.moveAllocations.bind(repository);
+      let writes = 0;
+      repository.moveAllocations = async (...args) => {
+        writes++;
+        return move(...args);
+      };
+      const outcome = await changeBatch('b1', { qty: 1 }, repository);
+      outcomes.push({ outcome, stored: [...repository.batches.values()], lines: [...repository.lines.values()], writes });
+    }
+
+    // 19 on a batch of 1, newest first: o6 fits only the later shipment, o5 and o4 the shelf, o3 none
+    // (it leaves its order), o2 the sooner shipment, o1 none.
+    const [first, ...others] = outcomes;
+    expect(first?.outcome.reallocated).toEqual([
+      { orderid: 'o6', sku: 'LAMP', qty: 4, from: 'b1', batchref: 'later' },
+      { orderid: 'o5', sku: 'LAMP', qty: 2, from: 'b1', batchref: 'shelf' },
+      { orderid: 'o4', sku: 'LAMP', qty: 1, from: 'b1', batchref: 'shelf' },
+      { orderid: 'o3', sku: 'LAMP', qty: 3, from: 'b1', batchref: null },
+      { orderid: 'o2', sku: 'LAMP', qty: 2, from: 'b1', batchref: 'sooner' },
+      { orderid: 'o1', sku: 'LAMP', qty: 7, from: 'b1', batchref: null },
+    ]);
+    expect(first?.stored).toEqual([
+      { ref: 'b1', sku: 'LAMP', qty: 1, available: 1, eta: null },
+      { ref: 'sooner', sku: 'LAMP', qty: 2, available: 0, eta: '2027-01-01' },
+      { ref: 'later', sku: 'LAMP', qty: 6, available: 2, eta: '2027-06-01' },
+      { ref: 'shelf', sku: 'LAMP', qty: 3, available: 0, eta: null },
+    ]);
+    const withoutWrites = ({ writes: _, ...rest }: (typeof outcomes)[number]) => rest;
+    for (const outcome of others) expect(withoutWrites(outcome)).toEqual(withoutWrites(first!));
+    // One write for each group of moves: none lost to a batch it had itself changed.
+    expect(outcomes.map(({ writes }) => writes)).toEqual([6, 3, 2, 1]);
   });
 
   it('refuses an unknown batch', async () => {
