@@ -1,6 +1,8 @@
 /**
  * `npm start`: the API on http://localhost:5005 (PORT overrides) over DynamoDB Local, or over the
- * DynamoDB at DYNAMODB_ENDPOINT when that is set. `--in-memory` keeps no data between runs. Each
+ * DynamoDB at DYNAMODB_ENDPOINT when that is set. `--in-memory` keeps no data between runs.
+ * `--conflict-model` puts the conflict model (./conflict-model.ts, settings CONFLICT_HOLD_MS and
+ * CONFLICT_WRITE_UNITS) in front of that DynamoDB, so that conflicts and throttling happen as on AWS. Each
  * event the table's changes make is printed as one JSON line, and `--events-file PATH` appends it
  * to that file as well. The functions' log entries are printed too: indented in a terminal, one
  * JSON line each otherwise (./log-output).
@@ -18,6 +20,7 @@ import { routeKeys } from '../functions/http/route-keys';
 import { createDynamoDbClient } from '../functions/store/client';
 import { isStoreUnavailable } from '../functions/store/store-errors';
 import { tableNameFromEnv } from '../functions/store/table';
+import { type ConflictModel, type ConflictModelSettings, defaultConflictModelSettings, startConflictModel } from './conflict-model';
 import { type DynamoDbLocal, JavaUnavailable, startDynamoDbLocal } from './dynamodb-local';
 import { type EventStream, deliveredEvent, followTableEvents } from './event-stream';
 import { type LambdaHttpHandler, createLocalServer, errorResult } from './server';
@@ -43,6 +46,22 @@ const eventsFileFromArgs = (): string | undefined => {
   const path = process.argv[index + 1];
   if (path === undefined || path.startsWith('--')) throw new UsageError('--events-file needs a path, as in: npm start -- --events-file events.jsonl');
   return path;
+};
+
+const numberFromEnv = (name: string, fallback: number, isValid: (value: number) => boolean, expected: string): number => {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!isValid(value)) throw new UsageError(`${name} must be ${expected}, not ${text}`);
+  return value;
+};
+
+const conflictModelFromArgs = (): ConflictModelSettings | undefined => {
+  if (!process.argv.includes('--conflict-model')) return undefined;
+  return {
+    holdMs: numberFromEnv('CONFLICT_HOLD_MS', defaultConflictModelSettings.holdMs, (ms) => Number.isInteger(ms) && ms >= 0, 'a whole number of milliseconds'),
+    writeUnitsPerSecond: numberFromEnv('CONFLICT_WRITE_UNITS', defaultConflictModelSettings.writeUnitsPerSecond, (units) => units > 0, 'a number of write units above 0'),
+  };
 };
 
 /**
@@ -149,8 +168,10 @@ const main = async () => {
   const inMemory = process.argv.includes('--in-memory');
   const port = portFromEnv();
   const eventsFile = eventsFileFromArgs();
+  const conflictSettings = conflictModelFromArgs();
   const printEvent = eventPrinter(eventsFile);
   let dynamoDbLocal: DynamoDbLocal | undefined;
+  let conflictModel: ConflictModel | undefined;
   let server: Server | undefined;
   let events: EventStream | undefined;
   let sweeper: NodeJS.Timeout | undefined;
@@ -159,6 +180,7 @@ const main = async () => {
     server?.close();
     server?.closeAllConnections();
     await events?.stop();
+    await conflictModel?.stop();
     await dynamoDbLocal?.stop();
     process.exit(exitCode);
   };
@@ -169,6 +191,11 @@ const main = async () => {
     dynamoDbLocal = await startDynamoDbLocal(inMemory ? {} : { dataDir: DATA_DIR });
     // The handler modules build their client from the environment when they load, below.
     process.env.DYNAMODB_ENDPOINT = dynamoDbLocal.endpoint;
+  }
+  const storeEndpoint = process.env.DYNAMODB_ENDPOINT;
+  if (conflictSettings && storeEndpoint) {
+    conflictModel = await startConflictModel({ target: storeEndpoint, ...conflictSettings });
+    process.env.DYNAMODB_ENDPOINT = conflictModel.endpoint;
   }
   const tableName = tableNameFromEnv();
   const table = await prepareTable(
@@ -203,11 +230,15 @@ const main = async () => {
   server.listen(port, () => {
     const store = dynamoDbLocal
       ? `DynamoDB Local at ${dynamoDbLocal.endpoint} (${inMemory ? 'in memory' : `data in ${DATA_DIR}`})`
-      : `DynamoDB at ${process.env.DYNAMODB_ENDPOINT}`;
+      : `DynamoDB at ${storeEndpoint}`;
+    const model = conflictModel
+      ? `\n  through the conflict model at ${conflictModel.endpoint} (writes held ${conflictModel.settings.holdMs} ms, ` +
+        `${conflictModel.settings.writeUnitsPerSecond} write units/s per partition key; counters at ${conflictModel.endpoint}/counters)`
+      : '';
     const eventsTo = `printed here as JSON lines${eventsFile === undefined ? '' : `, and appended to ${eventsFile}`}`;
     console.log(
       `Allocation service listening on http://localhost:${port}\n  API reference at http://localhost:${port}/docs\n` +
-        `  table ${tableName} on ${store}\n  events ${eventsTo}\n  Ctrl-C stops it.`,
+        `  table ${tableName} on ${store}${model}\n  events ${eventsTo}\n  Ctrl-C stops it.`,
     );
   });
 };
