@@ -3,6 +3,7 @@ import type { EventDelay } from './event-delay';
 import type { EventThroughput } from './event-throughput';
 import type { HandlerMeasurements } from './handler-measurements';
 import type { HoldCost } from './hold-cost';
+import type { HotSkuMeasurement, SkuLoad } from './hot-sku';
 import type { StoreCall } from './request-cost';
 import { round } from './stats';
 import type { ThroughputComparison } from './throughput';
@@ -35,6 +36,7 @@ export interface BenchResults {
   readonly requestLog: { readonly httpRequests: number; readonly lines: number };
   readonly eventDelay: EventDelay;
   readonly eventThroughput: EventThroughput;
+  readonly hotSku: HotSkuMeasurement;
 }
 
 export interface Target {
@@ -257,12 +259,30 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     '',
   ]);
 
+  const { hotSku } = results;
+  const { hot, ordinary } = hotSku;
+  const refusals = (load: SkuLoad) =>
+    `${load.unavailable} / ${load.conflicts} / ${load.throttles}, of ${load.allocated + load.unavailable} answers`;
+  rows.push([
+    `one hot SKU: allocations/s, ${hotSku.clients} clients, npm start over the conflict model (transactions held ${hotSku.model.holdMs} ms, ${hotSku.model.writeUnitsPerSecond} write units/s per partition key)`,
+    `${round(hot.perSecond)}/s`,
+    `${round(hotSku.singleItemCeilingPerSecond)}/s single-item ceiling`,
+    ratio(hot.ceilingRatio),
+    `>= ${hotSku.target.ceilingRatio}x the ceiling (#20, later work): ${hotSku.target.met ? 'met' : 'not met'}`,
+  ]);
+  rows.push(['one hot SKU: 503s / conflicts / throttles', refusals(hot), '', '', '']);
+  rows.push(['one hot SKU: latency p50 / p99, 201s and 503s', `${ms(hot.p50Ms)} / ${ms(hot.p99Ms)}`, '', '', '']);
+  rows.push([`ordinary SKUs (${ordinary.skus}, load spread): allocations/s, the same clients and model`, `${round(ordinary.perSecond)}/s`, '', '', '']);
+  rows.push(['ordinary SKUs: 503s / conflicts / throttles', refusals(ordinary), '', '', '']);
+  rows.push(['ordinary SKUs: latency p50 / p99, 201s and 503s', `${ms(ordinary.p50Ms)} / ${ms(ordinary.p99Ms)}`, '', '', '']);
+
   const { machine } = results;
   const notes = [
     `${results.date}, Node ${machine.node}, ${machine.cpus} CPUs, load average ${round(machine.loadAverage.atStart, 2)} at start and ${round(machine.loadAverage.atEnd, 2)} at end.`,
     'Client alone: the DynamoDB document client as the SDK ships it, the floor of the init target; with the alias: built with the credential alias of the deployed bundles too (infra/bundling.ts), for information.',
     `Throughput and latency: ${throughput.rounds} rounds of ${throughput.roundSeconds} s per side, floor and service in turn; each figure is the median of its value per round.`,
     "CU: capacity units as DynamoDB Local reports them: reads as DynamoDB bills them, a transaction's writes not as DynamoDB bills them (2 per item: docs/capacity.md).",
+    `Hot and ordinary SKUs: ${hotSku.clients} clients in a closed loop for ${hotSku.roundSeconds} s each, allocating 1 unit; a 503 is counted as it comes, not retried after its Retry-After; conflicts and throttles are the requests the conflict model refused (docs/conflict-model.md), the adapter's retries among them. The single-item ceiling is 1000 / ${hotSku.model.holdMs} ms; the ${hotSku.target.ceilingRatio}x target is for later work and does not set the exit code.`,
   ];
   return [...rows.map((cells) => `| ${cells.join(' | ')} |`).toSpliced(1, 0, `|${' --- |'.repeat(rows[0]?.length ?? 0)}`), '', ...notes].join('\n');
 };

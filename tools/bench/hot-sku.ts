@@ -1,0 +1,156 @@
+/**
+ * A flash sale on one SKU (issue 20) against ordinary traffic: `npm start` (local/start.ts, as it
+ * runs) over the conflict model (local/conflict-model.ts) in front of the bench's DynamoDB Local,
+ * with transactions holding their items 100 ms and 150 write units a second per partition key.
+ * A closed loop of clients allocates 1 unit at a time, first all from one batch of one SKU, then
+ * spread over many SKUs; each 503 counts as it comes (no client retry), and the model counts the
+ * conflicts and throttles behind them. The server's log entries (a WARN for each 503) go to a file.
+ * Run alone (`npx tsx tools/bench/hot-sku.ts`), it starts a DynamoDB Local of its own and prints its
+ * figures as JSON.
+ */
+import { randomUUID } from 'node:crypto';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { type ConflictCounters, type ConflictModelSettings, startConflictModel } from '../../local/conflict-model';
+import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
+import { spawnTypeScript, stopChild } from './child-process';
+import { type JsonPoster, jsonPoster, runClosedLoop } from './load';
+import { percentile } from './stats';
+
+/** The issue's model: a transaction ten times as slow as on AWS, and 150 write units a second per partition key. */
+export const HOT_SKU_MODEL: ConflictModelSettings = { holdMs: 100, writeUnitsPerSecond: 150 };
+/** The issue's aim for later work (sharding the hot batch, docs/capacity.md): 16 times the single-item ceiling. */
+export const HOT_SKU_TARGET_RATIO = 16;
+const CLIENTS = 64;
+const ORDINARY_SKUS = 64;
+const ROUND_MS = 5_000;
+/** Enough for the server's JIT and DynamoDB Local's to settle, on ordinary SKUs so that no batch is hot yet. */
+const WARM_UP_MS = 2_000;
+const STOCK = 1_000_000_000;
+
+export interface SkuLoad {
+  readonly seconds: number;
+  /** 201s a second: allocations made. */
+  readonly perSecond: number;
+  readonly allocated: number;
+  /** 503s answered, each counted as it came: the client did not retry it. */
+  readonly unavailable: number;
+  /** Requests the model refused for a conflict, or for throttling (the adapter's retries among them). */
+  readonly conflicts: number;
+  readonly throttles: number;
+  /** Latency of every answer, 201 and 503 alike. */
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+export interface HotSkuMeasurement {
+  readonly model: ConflictModelSettings;
+  readonly clients: number;
+  readonly roundSeconds: number;
+  /** One item takes one transaction per hold: 1000 / holdMs allocations a second at most, whatever the machine. */
+  readonly singleItemCeilingPerSecond: number;
+  readonly hot: SkuLoad & { readonly ceilingRatio: number };
+  readonly ordinary: SkuLoad & { readonly skus: number };
+  readonly target: { readonly ceilingRatio: number; readonly met: boolean };
+}
+
+const delta = (after: ConflictCounters, before: ConflictCounters) => ({
+  conflicts: after.conflicts - before.conflicts,
+  throttles: after.throttles - before.throttles,
+});
+
+const addBatch = async (http: JsonPoster, sku: string) => {
+  const answer = await http.post('/add_batch', { ref: `${sku}-stock`, sku, qty: STOCK, eta: null });
+  if (answer.status !== 201) throw new Error(`add_batch answered ${answer.status}: ${answer.body}`);
+};
+
+/** Allocations of 1 from the SKU `skuOf` names for each, counted by answer. */
+const allocations = (http: JsonPoster, skuOf: () => string) => {
+  const counts = { allocated: 0, unavailable: 0 };
+  const allocate = async () => {
+    const answer = await http.post('/allocate', { orderid: `order-${randomUUID()}`, sku: skuOf(), qty: 1 });
+    if (answer.status === 201) counts.allocated++;
+    else if (answer.status === 503) counts.unavailable++;
+    else throw new Error(`allocate answered ${answer.status}: ${answer.body}`);
+  };
+  return { counts, allocate };
+};
+
+const measureLoad = async (http: JsonPoster, counters: () => ConflictCounters, skuOf: () => string): Promise<SkuLoad> => {
+  const { counts, allocate } = allocations(http, skuOf);
+  const before = counters();
+  const run = await runClosedLoop(allocate, CLIENTS, ROUND_MS);
+  return {
+    seconds: run.seconds,
+    perSecond: counts.allocated / run.seconds,
+    allocated: counts.allocated,
+    unavailable: counts.unavailable,
+    ...delta(counters(), before),
+    p50Ms: percentile(run.latenciesMs, 0.5),
+    p99Ms: percentile(run.latenciesMs, 0.99),
+  };
+};
+
+/** Resolves once `npm start` says it listens; its output is read to the end, so that the pipe never fills. */
+const listening = (stdout: NodeJS.ReadableStream): Promise<void> =>
+  new Promise((resolve, reject) => {
+    stdout.once('end', () => reject(new Error('npm start exited before it listened')));
+    createInterface({ input: stdout }).on('line', (line) => {
+      if (/listening on/.test(line)) resolve();
+    });
+  });
+
+export const measureHotSku = async (dynamoDbEndpoint: string, serverLog: string): Promise<HotSkuMeasurement> => {
+  const model = await startConflictModel({ target: dynamoDbEndpoint, ...HOT_SKU_MODEL });
+  const port = await freePort();
+  mkdirSync(dirname(serverLog), { recursive: true });
+  const log = openSync(serverLog, 'w');
+  const server = spawnTypeScript('local/start.ts', {
+    env: { PORT: String(port), DYNAMODB_ENDPOINT: model.endpoint, TABLE_NAME: `bench-hot-sku-${randomUUID().slice(0, 8)}` },
+    stdout: 'pipe',
+    stderr: log,
+  });
+  const http = jsonPoster(port, CLIENTS);
+  try {
+    await listening(server.stdout!);
+    const run = randomUUID().slice(0, 8);
+    const hotSku = `hot-${run}`;
+    const ordinarySkus = Array.from({ length: ORDINARY_SKUS }, (_, index) => `ordinary-${run}-${index}`);
+    for (const sku of [hotSku, ...ordinarySkus]) await addBatch(http, sku);
+    let next = 0;
+    const spread = () => ordinarySkus[next++ % ordinarySkus.length] as string;
+
+    await runClosedLoop(allocations(http, spread).allocate, CLIENTS, WARM_UP_MS);
+    const hot = await measureLoad(http, model.counters, () => hotSku);
+    const ordinary = await measureLoad(http, model.counters, spread);
+    const singleItemCeilingPerSecond = 1000 / HOT_SKU_MODEL.holdMs;
+    const ceilingRatio = hot.perSecond / singleItemCeilingPerSecond;
+    return {
+      model: HOT_SKU_MODEL,
+      clients: CLIENTS,
+      roundSeconds: ROUND_MS / 1000,
+      singleItemCeilingPerSecond,
+      hot: { ...hot, ceilingRatio },
+      ordinary: { ...ordinary, skus: ORDINARY_SKUS },
+      target: { ceilingRatio: HOT_SKU_TARGET_RATIO, met: ceilingRatio >= HOT_SKU_TARGET_RATIO },
+    };
+  } finally {
+    http.close();
+    await stopChild(server);
+    closeSync(log);
+    await model.stop();
+  }
+};
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  // The child's path is the repository's, as when the bench runs it.
+  process.chdir(fileURLToPath(new URL('../..', import.meta.url)));
+  const dynamoDbLocal = await startDynamoDbLocal();
+  try {
+    console.log(JSON.stringify(await measureHotSku(dynamoDbLocal.endpoint, '.local/bench/hot-sku.log'), null, 2));
+  } finally {
+    await dynamoDbLocal.stop();
+  }
+}
