@@ -841,7 +841,8 @@ describe(`the service against a reference model of the contract (seed ${SEED})`,
       if ('toExpiryOf' in operation) {
         const holdid = earlier(placed, operation.toExpiryOf);
         const hold = holdid === undefined ? undefined : model.holds.get(holdid);
-        if (hold) clock = Math.max(clock, hold.expiresAt + operation.offset);
+        // The next request comes a millisecond later (see below): at the expiry, give or take `offset`.
+        if (hold) clock = Math.max(clock, hold.expiresAt + operation.offset - 1);
       }
     };
     /**
