@@ -182,15 +182,18 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
   /** The items whose partitions cannot pay for this request's writes now; every one pays, or none does. */
   const throttledItems = (items: readonly KeyedItem[]): Set<KeyedItem> => {
     const owed = new Map<Partition, number>();
-    for (const item of items) owed.set(partitionOf(item), (owed.get(partitionOf(item)) ?? 0) + item.writeUnits);
-    const throttled = new Set(items.filter((item) => owed.get(partitionOf(item))! > partitionOf(item).tokens));
-    if (throttled.size === 0) {
+    for (const item of items) {
+      const partition = partitionOf(item);
+      owed.set(partition, (owed.get(partition) ?? 0) + item.writeUnits);
+    }
+    const short = new Set([...owed].filter(([partition, units]) => units > partition.tokens).map(([partition]) => partition));
+    if (short.size === 0) {
       for (const [partition, units] of owed) {
         partition.tokens -= units;
         partition.counters.writeUnits += units;
       }
     }
-    return throttled;
+    return new Set(items.filter((item) => short.has(partitionOf(item))));
   };
 
   /** The refusal DynamoDB would answer now, or undefined when the request may go on. */
@@ -198,7 +201,9 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
     const conflicts = items.map((item) => conflicting(kind, item));
     if (conflicts.some(Boolean)) {
       totals.conflicts++;
-      items.forEach((item, index) => conflicts[index] && partitionOf(item).counters.conflicts++);
+      items.forEach((item, index) => {
+        if (conflicts[index]) partitionOf(item).counters.conflicts++;
+      });
       return kind === 'single-write' ? transactionConflict() : transactionCanceled(conflicts.map((conflict) => (conflict ? CONFLICT_REASON : NO_REASON)));
     }
     if (kind === 'transactional-read') return undefined;
@@ -269,6 +274,19 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
       outgoing.end(body);
     });
 
+  /**
+   * The request's items with their keys, or undefined when the model cannot tell them (no such
+   * table, a key attribute missing): DynamoDB Local then answers the request with its own error.
+   */
+  const keyedItemsOf = async ({ kind, items }: ModelledRequest): Promise<KeyedItem[] | undefined> => {
+    try {
+      const keyedItems = await Promise.all(items.map((item) => keyed(item, kind === 'transactional-write')));
+      return keyedItems.every((item) => item !== undefined) ? keyedItems : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
   const countersNow = (): ConflictCounters => ({ ...totals, partitions: [...partitions.values()].map(({ counters }) => ({ ...counters })) });
 
   const handle = async (incoming: IncomingMessage, response: ServerResponse) => {
@@ -282,33 +300,21 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
     }
     const target = incoming.headers['x-amz-target'];
     const modelled = modelledRequest(Array.isArray(target) ? target[0] : target, body.toString('utf8'));
-    if (!modelled) {
+    if (modelled?.kind === 'transactional-write') totals.transactions++;
+    if (modelled?.kind === 'single-write') totals.singleWrites++;
+    const items = modelled && (await keyedItemsOf(modelled));
+    if (!modelled || !items) {
       await forward(incoming, body, response);
       return;
     }
     const { kind } = modelled;
-    if (kind === 'transactional-write') totals.transactions++;
-    if (kind === 'single-write') totals.singleWrites++;
-    let items: (KeyedItem | undefined)[];
-    try {
-      items = await Promise.all(modelled.items.map((item) => keyed(item, kind === 'transactional-write')));
-    } catch {
-      // No such table, or no answer: DynamoDB Local says which, to the request itself.
-      await forward(incoming, body, response);
-      return;
-    }
-    if (items.some((item) => item === undefined)) {
-      await forward(incoming, body, response);
-      return;
-    }
-    const keyedItems = items as KeyedItem[];
-    const refusal = refusalOf(kind, keyedItems);
+    const refusal = refusalOf(kind, items);
     if (refusal) return refuse(response, refusal);
     if (kind === 'transactional-read') {
       await forward(incoming, body, response);
       return;
     }
-    const release = hold(keyedItems, kind === 'transactional-write');
+    const release = hold(items, kind === 'transactional-write');
     try {
       await sleep(settings.holdMs);
       const status = await forward(incoming, body, response);
