@@ -21,6 +21,7 @@ import {
   THROTTLING_REASON,
   transactionCanceled,
   transactionConflict,
+  transactionInProgress,
   writeThrottled,
 } from './conflict-model/refusals';
 import { type AttributeMap, type ModelledRequest, type NamedItem, modelledRequest, writeUnitsOf } from './conflict-model/requests';
@@ -66,6 +67,8 @@ export interface ConflictCounters {
   readonly conflicts: number;
   /** Requests refused for throttling: cancelled transactions, ThrottlingException. */
   readonly throttles: number;
+  /** Transactions refused as a repeat of one still in flight (the SDK's retry of a call it gave up waiting for). */
+  readonly inProgress: number;
   readonly partitions: readonly PartitionCounters[];
 }
 
@@ -118,8 +121,9 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
   const schemaClient = createDynamoDbClient(target);
   const schemas = new Map<string, Promise<KeySchema>>();
   const held = new Map<string, Holders>();
+  const tokensInFlight = new Set<string>();
   const partitions = new Map<string, Partition>();
-  const totals = { transactions: 0, committed: 0, singleWrites: 0, conflicts: 0, throttles: 0 };
+  const totals = { transactions: 0, committed: 0, singleWrites: 0, conflicts: 0, throttles: 0, inProgress: 0 };
 
   /** Asked of DynamoDB Local once per table; a table that is missing is asked again next time. */
   const keySchemaOf = (tableName: string): Promise<KeySchema> => {
@@ -307,7 +311,13 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
       await forward(incoming, body, response);
       return;
     }
-    const { kind } = modelled;
+    const { kind, clientRequestToken } = modelled;
+    // The same transaction again, not another: it cannot conflict with itself. DynamoDB Local
+    // answers a repeat of one that has finished as DynamoDB does, without writing again.
+    if (clientRequestToken !== undefined && tokensInFlight.has(clientRequestToken)) {
+      totals.inProgress++;
+      return refuse(response, transactionInProgress());
+    }
     const refusal = refusalOf(kind, items);
     if (refusal) return refuse(response, refusal);
     if (kind === 'transactional-read') {
@@ -315,12 +325,14 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
       return;
     }
     const release = hold(items, kind === 'transactional-write');
+    if (clientRequestToken !== undefined) tokensInFlight.add(clientRequestToken);
     try {
       await sleep(settings.holdMs);
       const status = await forward(incoming, body, response);
       if (kind === 'transactional-write' && status === 200) totals.committed++;
     } finally {
       release();
+      if (clientRequestToken !== undefined) tokensInFlight.delete(clientRequestToken);
     }
   };
 

@@ -48,6 +48,15 @@ export const transactionConflict = (): Refusal => ({
   },
 });
 
+/** A transaction sent again with the token of one still in flight: the SDK retries it, as throttling. */
+export const transactionInProgress = (): Refusal => ({
+  status: 400,
+  body: {
+    __type: `${EXCEPTION_TYPE_PREFIX}TransactionInProgressException`,
+    Message: 'The transaction with the given request token is already in progress.',
+  },
+});
+
 /** On an on-demand table, a write past its partition's throughput: the reason names the limit and the table. */
 export const writeThrottled = (tableArn: string): Refusal => ({
   status: 400,

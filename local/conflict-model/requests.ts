@@ -37,6 +37,8 @@ export interface ModelledRequest {
   readonly kind: ModelledKind;
   /** In the order of the request, so that a cancellation's reasons line up with its items. */
   readonly items: readonly NamedItem[];
+  /** A transaction's idempotency token: the SDK fills one in, and its retries of the call send the same. */
+  readonly clientRequestToken?: string;
 }
 
 const jsonBytes = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value)));
@@ -93,7 +95,8 @@ export const modelledRequest = (target: string | undefined, body: string): Model
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const items = itemsOf(kind, parsed as Record<string, unknown>);
   if (items.length === 0 || items.some((item) => item === undefined)) return undefined;
-  return { operation, kind, items: items as NamedItem[] };
+  const { ClientRequestToken } = parsed as { ClientRequestToken?: unknown };
+  return { operation, kind, items: items as NamedItem[], ...(typeof ClientRequestToken === 'string' ? { clientRequestToken: ClientRequestToken } : {}) };
 };
 
 /** DynamoDB bills a write by the item's size in 1 KB units, rounded up: 1 at least. */

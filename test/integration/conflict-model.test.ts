@@ -1,5 +1,11 @@
-import { ThrottlingException, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, TransactGetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBClient,
+  ThrottlingException,
+  TransactionCanceledException,
+  TransactionConflictException,
+  TransactionInProgressException,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactGetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StoreUnavailable } from '../../domain/errors';
 import type { NewBatch } from '../../domain/model';
@@ -100,6 +106,26 @@ describe('transactions that meet on an item (writes held 1 s)', () => {
 
     await transaction;
     expect((await table.documentClient.send(new GetCommand({ TableName: table.tableName, Key: key }))).Item?.visits).toBe(6);
+  });
+
+  it('refuses a transaction sent again with the token of one still in flight with TransactionInProgressException, not as a conflict with itself', async () => {
+    const key = keyOf(uniqueId('REPEATED'));
+    // One attempt each, so that the test sees each answer rather than the SDK's retries of it.
+    const client = new DynamoDBClient({ endpoint: table.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const once = DynamoDBDocumentClient.from(client);
+    const repeat = () => once.send(new TransactWriteCommand({ TransactItems: [increment(table, key)] as never, ClientRequestToken: key[partitionKey.name] }));
+    try {
+      const first = repeat();
+      await untilHeld(table, 1);
+      const error = await rejectionOf(repeat());
+      expect(error).toBeInstanceOf(TransactionInProgressException);
+      await first;
+      // DynamoDB Local answers a repeat of a finished transaction as DynamoDB does: done, nothing written again.
+      await repeat();
+      expect((await table.documentClient.send(new GetCommand({ TableName: table.tableName, Key: key }))).Item?.visits).toBe(1);
+    } finally {
+      client.destroy();
+    }
   });
 
   it('lets single-item writes of one item follow each other, as DynamoDB serializes them', async () => {
