@@ -32,7 +32,11 @@ const STOCK = 1_000_000_000;
 
 export interface SkuLoad {
   readonly seconds: number;
-  /** 201s a second: allocations made. */
+  /**
+   * Allocations made a second: 201s, and the 200s of a line already allocated, which the service
+   * answers when its transaction committed but the answer was lost (a store call past the client's
+   * 2 s timeout on a loaded machine), as it would to the client's own retry.
+   */
   readonly perSecond: number;
   readonly allocated: number;
   /** 503s answered, each counted as it came: the client did not retry it. */
@@ -71,7 +75,7 @@ const allocations = (http: JsonPoster, skuOf: () => string) => {
   const counts = { allocated: 0, unavailable: 0 };
   const allocate = async () => {
     const answer = await http.post('/allocate', { orderid: `order-${randomUUID()}`, sku: skuOf(), qty: 1 });
-    if (answer.status === 201) counts.allocated++;
+    if (answer.status === 201 || answer.status === 200) counts.allocated++;
     else if (answer.status === 503) counts.unavailable++;
     else throw new Error(`allocate answered ${answer.status}: ${answer.body}`);
   };
