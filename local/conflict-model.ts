@@ -24,16 +24,16 @@ import {
   transactionInProgress,
   writeThrottled,
 } from './conflict-model/refusals';
-import { type AttributeMap, type ModelledRequest, type NamedItem, modelledRequest, writeUnitsOf } from './conflict-model/requests';
+import { type ModelledRequest, type NamedItem, modelledRequest, writeUnitsOf } from './conflict-model/requests';
 
 export interface ConflictModelSettings {
   /** How long a write holds its items before DynamoDB Local sees it. */
   readonly holdMs: number;
-  /** Each partition key value's write budget, refilled every second, one second's worth at most. */
+  /** Each partition key value's write budget: refilled continuously at this rate, one second's worth at most. */
   readonly writeUnitsPerSecond: number;
 }
 
-/** AWS's per-partition write limit; 100 ms held is a transaction about ten times as slow as on AWS. */
+/** AWS's per-partition write limit; 100 ms held is a transaction several times as slow as on AWS (docs/capacity.md budgets 10-20 ms). */
 export const defaultConflictModelSettings: ConflictModelSettings = { holdMs: 100, writeUnitsPerSecond: 1_000 };
 
 export interface ConflictModelOptions extends Partial<ConflictModelSettings> {
@@ -142,7 +142,7 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
 
   const keyed = async ({ tableName, attributes, writtenBytes }: NamedItem, transactional: boolean): Promise<KeyedItem | undefined> => {
     const { partitionKey, sortKey, tableArn } = await keySchemaOf(tableName);
-    const keyValue = (name: string | undefined) => (name === undefined ? undefined : (attributes as AttributeMap)[name]);
+    const keyValue = (name: string | undefined) => (name === undefined ? undefined : attributes[name]);
     const partitionValue = keyValue(partitionKey);
     if (partitionValue === undefined) return undefined;
     const partitionId = JSON.stringify([tableName, partitionValue]);
