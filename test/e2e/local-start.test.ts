@@ -33,6 +33,35 @@ describe('npm start', () => {
     expect(service.output().trim()).toBe('PORT must be a port number, not abc');
   });
 
+  it('puts the conflict model in front of its DynamoDB with --conflict-model, with the settings it is given', async () => {
+    const port = await freePort();
+    const service = startService(
+      { PORT: String(port), DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'), TABLE_NAME: uniqueId('conflict-model'), CONFLICT_HOLD_MS: '20', CONFLICT_WRITE_UNITS: '150' },
+      ['--conflict-model'],
+    );
+    try {
+      await listening(service);
+      const model = /through the conflict model at (\S+) \(writes held 20 ms, 150 write units\/s per partition key/.exec(service.output())?.[1];
+      expect(model).toBeDefined();
+      const response = await fetchDocumented(`http://127.0.0.1:${port}/add_batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ref: uniqueId('batch'), sku: 'LAMP', qty: 1, eta: null }),
+      });
+      expect(response.status).toBe(201);
+      const counters = (await (await fetch(`${model}/counters`)).json()) as { committed: number };
+      expect(counters.committed).toBeGreaterThan(0);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('says in one line that CONFLICT_HOLD_MS is not a number of milliseconds, and exits non-zero', async () => {
+    const service = startService({ CONFLICT_HOLD_MS: 'soon', DYNAMODB_ENDPOINT: '' }, ['--conflict-model']);
+    expect(await exited(service)).not.toBe(0);
+    expect(service.output().trim()).toBe('CONFLICT_HOLD_MS must be a whole number of milliseconds, not soon');
+  });
+
   it('says in one line that Java is missing and how to get it, and exits non-zero', async () => {
     const service = startService({ PATH: '/nonexistent', DYNAMODB_ENDPOINT: '' });
     expect(await exited(service)).not.toBe(0);
