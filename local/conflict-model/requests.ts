@@ -33,7 +33,6 @@ export interface NamedItem {
 }
 
 export interface ModelledRequest {
-  readonly operation: string;
   readonly kind: ModelledKind;
   /** In the order of the request, so that a cancellation's reasons line up with its items. */
   readonly items: readonly NamedItem[];
@@ -61,18 +60,20 @@ const writtenItem = ({ TableName, Key, Item, ExpressionAttributeValues }: WriteA
   return { tableName: TableName, attributes, writtenBytes: Item ? jsonBytes(Item) : jsonBytes(Key) + jsonBytes(ExpressionAttributeValues) };
 };
 
-type TransactWriteItem = Readonly<Record<'Put' | 'Update' | 'Delete' | 'ConditionCheck', WriteAction | undefined>>;
+/** One entry of `TransactItems`: a write action of TransactWriteItems, or the `Get` of TransactGetItems. */
+type TransactItem = Readonly<Partial<Record<'Put' | 'Update' | 'Delete' | 'ConditionCheck' | 'Get', WriteAction>>>;
 
 const itemsOf = (kind: ModelledKind, body: Record<string, unknown>): (NamedItem | undefined)[] => {
   if (kind === 'single-write') return [writtenItem(body as unknown as WriteAction)];
-  const transactItems = Array.isArray(body.TransactItems) ? (body.TransactItems as Record<string, WriteAction | undefined>[]) : [];
+  const transactItems = Array.isArray(body.TransactItems) ? (body.TransactItems as (TransactItem | null)[]) : [];
   if (kind === 'transactional-read') {
-    return transactItems.map(({ Get }) =>
-      Get && typeof Get.TableName === 'string' && Get.Key ? { tableName: Get.TableName, attributes: Get.Key, writtenBytes: 0 } : undefined,
-    );
+    return transactItems.map((action) => {
+      const get = action?.Get;
+      return get && typeof get.TableName === 'string' && get.Key ? { tableName: get.TableName, attributes: get.Key, writtenBytes: 0 } : undefined;
+    });
   }
-  return (transactItems as TransactWriteItem[]).map((action) => {
-    const write = action.Put ?? action.Update ?? action.Delete ?? action.ConditionCheck;
+  return transactItems.map((action) => {
+    const write = action?.Put ?? action?.Update ?? action?.Delete ?? action?.ConditionCheck;
     return write ? writtenItem(write) : undefined;
   });
 };
@@ -83,8 +84,7 @@ const itemsOf = (kind: ModelledKind, body: Record<string, unknown>): (NamedItem 
  */
 export const modelledRequest = (target: string | undefined, body: string): ModelledRequest | undefined => {
   if (!target?.startsWith(TARGET_PREFIX)) return undefined;
-  const operation = target.slice(TARGET_PREFIX.length);
-  const kind = KIND_OF_OPERATION[operation];
+  const kind = KIND_OF_OPERATION[target.slice(TARGET_PREFIX.length)];
   if (!kind) return undefined;
   let parsed: unknown;
   try {
@@ -96,7 +96,7 @@ export const modelledRequest = (target: string | undefined, body: string): Model
   const items = itemsOf(kind, parsed as Record<string, unknown>);
   if (items.length === 0 || items.some((item) => item === undefined)) return undefined;
   const { ClientRequestToken } = parsed as { ClientRequestToken?: unknown };
-  return { operation, kind, items: items as NamedItem[], ...(typeof ClientRequestToken === 'string' ? { clientRequestToken: ClientRequestToken } : {}) };
+  return { kind, items: items as NamedItem[], ...(typeof ClientRequestToken === 'string' ? { clientRequestToken: ClientRequestToken } : {}) };
 };
 
 /** DynamoDB bills a write by the item's size in 1 KB units, rounded up: 1 at least. */
