@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { freePort } from '../../local/dynamodb-local';
 import { uniqueId } from '../support/dynamodb';
 import { type RunningService, listening, startService } from '../support/local-service';
@@ -173,12 +173,15 @@ describe('npm start --in-memory --events-file PATH', () => {
     await expectInFile(eventsFile, 'HoldReleased', { holdid, lines: [{ sku, qty: 4, batchref: ref }], reason: 'expired' });
   });
 
-  it('appends to the file the same lines it prints, one JSON line per event', () => {
+  it('appends to the file the same lines it prints, one JSON line per event', async () => {
     const { service } = running;
+    const inFile = readFileSync(eventsFile, 'utf8');
+    // The server writes each event to its output and to the file at once, but the test reads its
+    // output through a pipe, which can lag the file by a moment.
+    await vi.waitFor(() => expect(eventLinesOf(service.output()).map((line) => `${line}\n`).join('')).toBe(inFile), { timeout: 5_000 });
     const printed = eventLinesOf(service.output());
     expect(printed.length).toBeGreaterThan(0);
     for (const line of printed) expect(Object.keys(JSON.parse(line))).toEqual(['source', 'detail-type', 'detail']);
-    expect(readFileSync(eventsFile, 'utf8')).toBe(printed.map((line) => `${line}\n`).join(''));
     expect(service.output()).toContain(`appended to ${eventsFile}`);
   });
 });

@@ -133,5 +133,6 @@ describe('npm start', () => {
       await client.send(new DeleteTableCommand({ TableName: tableName }));
       client.destroy();
     }
-  });
+    // DynamoDB Local builds one index at a time, each in seconds on a busy machine.
+  }, 120_000);
 });

@@ -125,7 +125,7 @@ describe('the invariant check of held units', () => {
       },
       {
         rule: 'held-for-an-active-hold',
-        message: `batch "${batch.ref}" of sku "${batch.sku}" holds 5 for hold "${holdid}", whose line there is of 4`,
+        message: `batch "${batch.ref}" of sku "${batch.sku}" holds 5 until ${batch.held?.[0]?.expiresAt} for hold "${holdid}", whose line there is of 4`,
       },
     ]);
   });
