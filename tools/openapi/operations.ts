@@ -254,7 +254,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       'the latest `expiresAt`, each released whole (on every batch it holds), until the lines fit. Then, when the lines ' +
       'still hold more than the new `qty`, lines come off the batch, most recently allocated first, until the ' +
       'rest fit: each goes to the batch the normal rule picks among the SKU\'s others, or leaves its order when no batch ' +
-      'can take it whole. Each move is one transaction. `qty: 0` empties the batch.\n\n' +
+      'can take it whole. Moves are written in as few transactions as 100 items allow, each whole or not at all. `qty: 0` empties the batch.\n\n' +
       '**Idempotent, and resumable.** The same PATCH again answers 200 with `"reallocated": []` once nothing is left to ' +
       'move. One request moves as many lines as its time allows (about 9 s); a 503 may come after the new `qty` was ' +
       'written with lines still to move: repeat the same PATCH and it moves the rest.',
