@@ -61,6 +61,7 @@ import {
   skuPartition,
 } from './items';
 import {
+  type Cancellation,
   type ConflictRetryPolicy,
   type DocumentSender,
   MAX_TRANSACTION_ITEMS,
@@ -84,6 +85,13 @@ const storedLine = (item: Record<string, unknown>): Allocation => {
   if (stored.kind !== 'line') throw new Error(`Item at the key of a line is not a line: ${JSON.stringify(stored)}`);
   return stored.allocation;
 };
+
+/** The lines already stored where a transaction put new ones: a cancellation's reasons stand at their items' places, and a failed line put carries the stored line. */
+const existingLines = (cancellation: Cancellation, linePuts: readonly number[]): Allocation[] =>
+  linePuts.flatMap((index) => {
+    const reason = cancellation[index];
+    return reason?.Code === 'ConditionalCheckFailed' && reason.Item ? [storedLine(unmarshall(reason.Item))] : [];
+  });
 
 const firstBatch = (items: readonly Record<string, unknown>[]): Batch | undefined =>
   items.map(parseStoredItem).find((stored) => stored.kind === 'batch')?.batch;
@@ -161,11 +169,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     }
     const cancellation = await this.calls.transactWrite(items);
     if (!cancellation) return { outcome: 'saved' };
-    // A cancellation's reasons stand at their items' places; a failed line put carries the stored line.
-    const existing = linePuts.flatMap((index) => {
-      const reason = cancellation[index];
-      return reason?.Code === 'ConditionalCheckFailed' && reason.Item ? [storedLine(unmarshall(reason.Item))] : [];
-    });
+    const existing = existingLines(cancellation, linePuts);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     this.calls.raceLost(cancellation);
     return { outcome: 'batch-changed' };
@@ -216,10 +220,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     }
     const cancellation = await this.calls.transactWrite(items);
     if (!cancellation) return { outcome: 'saved' };
-    const existing = linePuts.flatMap((index) => {
-      const reason = cancellation[index];
-      return reason?.Code === 'ConditionalCheckFailed' && reason.Item ? [storedLine(unmarshall(reason.Item))] : [];
-    });
+    const existing = existingLines(cancellation, linePuts);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     this.calls.raceLost(cancellation);
     return { outcome: 'changed' };

@@ -4,11 +4,10 @@ import { OutOfStock } from '../../domain/errors';
 import { type HeldLine, type HeldUnits, type Hold, expiryAfter } from '../../domain/holds';
 import { type Batch, newBatch } from '../../domain/model';
 import { allocate, allocateOrder } from '../../domain/services';
-import type { DocumentSender } from '../../functions/store/store-calls';
 import { batchItem, parseStoredItem } from '../../functions/store/items';
 import { checkInvariants } from '../../tools/invariants';
 import { scanItems } from '../reliability/support/table-contents';
-import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
+import { type TestTable, createTestTable, repositoryAt, uniqueId } from '../support/dynamodb';
 
 /*
  * Units set aside by holds, as a batch's record keeps them (docs/architecture.md, "The data model"),
@@ -33,7 +32,7 @@ const batchWithHold = async (qty: number, held: number, { sku = uniqueId('sku') 
   const batch = newBatch({ ref: uniqueId('batch'), sku, qty, eta: null });
   await table.repository().addBatch(batch);
   const hold: Hold = { holdid: units.holdid, lines: [{ sku, qty: held, batchref: batch.ref }], status: 'active', expiresAt: units.expiresAt };
-  await repositoryAt(BEFORE_EXPIRY).repository.saveHold(hold, [{ line: hold.lines[0] as HeldLine, batch }]);
+  await repositoryAt(table, BEFORE_EXPIRY).repository.saveHold(hold, [{ line: hold.lines[0] as HeldLine, batch }]);
   return { ...batch, available: qty - held, held: [units] };
 };
 
@@ -44,17 +43,6 @@ const storedBatch = async (ref: string) => {
   return found && { batch: found.batch, inStockRange: found.inStockRange };
 };
 
-/** A repository at a moment the test picks, counting the calls it sends. */
-const repositoryAt = (now: number) => {
-  const calls: string[] = [];
-  const sender: DocumentSender = {
-    send: ((command: object, options?: object) => {
-      calls.push(command.constructor.name.replace(/Command$/, ''));
-      return table.documentClient.send(command as never, options);
-    }) as DocumentSender['send'],
-  };
-  return { repository: table.repository({ sender, clock: () => now }), calls };
-};
 
 const line = (batch: Batch, qty: number) => ({ orderid: uniqueId('order'), sku: batch.sku, qty });
 
@@ -65,7 +53,7 @@ const violationsOf = async (...batches: Batch[]) =>
 describe('units held on a batch', () => {
   it('are not taken while their hold lasts', async () => {
     const batch = await batchWithHold(10, 4);
-    const { repository } = repositoryAt(BEFORE_EXPIRY);
+    const { repository } = repositoryAt(table, BEFORE_EXPIRY);
 
     await expect(allocate(line(batch, 7), repository)).rejects.toThrow(OutOfStock);
 
@@ -74,7 +62,7 @@ describe('units held on a batch', () => {
 
   it('are taken by an allocation the moment their hold expires, given back in its one transaction', async () => {
     const batch = await batchWithHold(10, 4);
-    const { repository, calls } = repositoryAt(AT_EXPIRY);
+    const { repository, calls } = repositoryAt(table, AT_EXPIRY);
 
     expect(await allocate(line(batch, 7), repository)).toEqual({ batchref: batch.ref, created: true });
 
@@ -88,7 +76,7 @@ describe('units held on a batch', () => {
     const batch = await batchWithHold(5, 5);
     expect(await storedBatch(batch.ref)).toMatchObject({ batch: { available: 0 }, inStockRange: true });
 
-    const { repository } = repositoryAt(AT_EXPIRY);
+    const { repository } = repositoryAt(table, AT_EXPIRY);
     await allocateOrder({ orderid: uniqueId('order'), lines: [{ sku: batch.sku, qty: 5 }] }, repository);
 
     const { held: _, ...withoutHolds } = batch;
@@ -98,7 +86,7 @@ describe('units held on a batch', () => {
 
   it('are given back once, to one of two allocations racing for them', async () => {
     const batch = await batchWithHold(4, 4);
-    const { repository } = repositoryAt(AT_EXPIRY);
+    const { repository } = repositoryAt(table, AT_EXPIRY);
 
     const answers = await Promise.allSettled([allocate(line(batch, 4), repository), allocate(line(batch, 4), repository)]);
 
@@ -149,7 +137,7 @@ describe('a hold, as the table keeps it', () => {
   it('sets aside each line on its batch and records the hold, in one transaction', async () => {
     const [lamp, rug] = [await addBatch(10), await addBatch(3)];
     const hold = newHold([{ batch: lamp, qty: 4 }, { batch: rug, qty: 3 }]);
-    const { repository, calls } = repositoryAt(BEFORE_EXPIRY);
+    const { repository, calls } = repositoryAt(table, BEFORE_EXPIRY);
 
     expect(await repository.saveHold(hold, placements(hold, [lamp, rug]))).toEqual({ outcome: 'saved' });
 
@@ -164,7 +152,7 @@ describe('a hold, as the table keeps it', () => {
   it('refuses a holdid used before, answering the hold it names, and sets nothing aside', async () => {
     const lamp = await addBatch(10);
     const first = newHold([{ batch: lamp, qty: 2 }]);
-    const { repository } = repositoryAt(BEFORE_EXPIRY);
+    const { repository } = repositoryAt(table, BEFORE_EXPIRY);
     await repository.saveHold(first, placements(first, [lamp]));
     const found = (await storedBatch(lamp.ref))?.batch as Batch;
 
@@ -175,7 +163,7 @@ describe('a hold, as the table keeps it', () => {
 
   it('sets nothing aside when one of its batches is no longer as found', async () => {
     const [lamp, rug] = [await addBatch(10), await addBatch(3)];
-    const { repository } = repositoryAt(BEFORE_EXPIRY);
+    const { repository } = repositoryAt(table, BEFORE_EXPIRY);
     await allocate(line(rug, 2), repository);
     const hold = newHold([{ batch: lamp, qty: 4 }, { batch: rug, qty: 3 }]);
 
@@ -188,7 +176,7 @@ describe('a hold, as the table keeps it', () => {
   it('gives every unit back in the write that releases it, and only that write', async () => {
     const [lamp, rug] = [await addBatch(10), await addBatch(3)];
     const hold = newHold([{ batch: lamp, qty: 4 }, { batch: rug, qty: 3 }]);
-    const { repository } = repositoryAt(BEFORE_EXPIRY);
+    const { repository } = repositoryAt(table, BEFORE_EXPIRY);
     await repository.saveHold(hold, placements(hold, [lamp, rug]));
 
     const refs = [lamp.ref, rug.ref];
@@ -204,8 +192,8 @@ describe('a hold, as the table keeps it', () => {
   it('is not released once its time has passed, but ends expired, without giving twice what an allocation took', async () => {
     const [lamp, rug] = [await addBatch(10), await addBatch(3)];
     const hold = newHold([{ batch: lamp, qty: 4 }, { batch: rug, qty: 3 }]);
-    await repositoryAt(BEFORE_EXPIRY).repository.saveHold(hold, placements(hold, [lamp, rug]));
-    const { repository } = repositoryAt(AT_EXPIRY);
+    await repositoryAt(table, BEFORE_EXPIRY).repository.saveHold(hold, placements(hold, [lamp, rug]));
+    const { repository } = repositoryAt(table, AT_EXPIRY);
     await allocate(line(rug, 3), repository);
 
     expect(await repository.endHold(hold, 'released', AT_EXPIRY, [lamp.ref])).toBe('changed');

@@ -12,11 +12,10 @@ import {
 } from '../../domain/hold-services';
 import { type Batch, newBatch } from '../../domain/model';
 import { addBatch, allocate, batchStatus, changeBatch } from '../../domain/services';
-import type { DocumentSender } from '../../functions/store/store-calls';
 import { parseStoredItem } from '../../functions/store/items';
 import { checkInvariants } from '../../tools/invariants';
 import { scanItems } from '../reliability/support/table-contents';
-import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
+import { type TestTable, createTestTable, repositoryAt, uniqueId } from '../support/dynamodb';
 
 /*
  * A hold's life against DynamoDB Local, on a clock the test sets: placed, extended, released,
@@ -34,17 +33,7 @@ beforeAll(async () => {
 });
 afterAll(() => table.drop());
 
-/** The repository at a moment the test picks, counting the calls it sends. */
-const at = (now: number) => {
-  const calls: string[] = [];
-  const sender: DocumentSender = {
-    send: ((command: object, options?: object) => {
-      calls.push(command.constructor.name.replace(/Command$/, ''));
-      return table.documentClient.send(command as never, options);
-    }) as DocumentSender['send'],
-  };
-  return { repository: table.repository({ sender, clock: () => now }), calls };
-};
+const at = (now: number) => repositoryAt(table, now);
 
 const stocked = async (qty: number, { sku = uniqueId('sku') } = {}) => {
   const batch = newBatch({ ref: uniqueId('batch'), sku, qty, eta: null });

@@ -61,3 +61,15 @@ export const createTableAsFirstReleased = async (client: DynamoDBClient, tableNa
     }),
   );
 };
+
+/** A repository over the table at a moment the test picks, and the names of the calls it sends, in order. */
+export const repositoryAt = (table: TestTable, now: number) => {
+  const calls: string[] = [];
+  const sender: DocumentSender = {
+    send: ((command: object, options?: object) => {
+      calls.push(command.constructor.name.replace(/Command$/, ''));
+      return table.documentClient.send(command as never, options);
+    }) as DocumentSender['send'],
+  };
+  return { repository: table.repository({ sender, clock: () => now }), calls };
+};
