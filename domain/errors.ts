@@ -1,3 +1,5 @@
+import type { LineRefusal } from './model';
+
 /** A request the rules refuse. The HTTP edge maps each subclass to a status; the message is safe to show. */
 export abstract class DomainError extends Error {
   /** Spelled out because a minified bundle renames classes, and logs and metrics key on it. */
@@ -42,7 +44,7 @@ export class OrderNotAllocated extends DomainError {
   override readonly name = 'OrderNotAllocated';
   constructor(
     readonly orderid: string,
-    readonly lines: readonly { readonly sku: string; readonly reason: 'invalid_sku' | 'out_of_stock' }[],
+    readonly lines: readonly LineRefusal[],
   ) {
     super(`Cannot allocate order ${orderid}`);
   }
@@ -104,7 +106,7 @@ export class HoldNotPlaced extends DomainError {
   override readonly name = 'HoldNotPlaced';
   constructor(
     readonly holdid: string,
-    readonly lines: readonly { readonly sku: string; readonly reason: 'invalid_sku' | 'out_of_stock' }[],
+    readonly lines: readonly LineRefusal[],
   ) {
     super(`Cannot place hold ${holdid}`);
   }
