@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type TestTable, createTestTable } from '../support/dynamodb';
+import type { ConflictCounters } from '../../local/conflict-model';
+import { type ModelledTable, createModelledTable } from '../support/conflict-model';
 import { routeEvent } from '../support/events';
 import { muteTelemetry } from '../support/telemetry';
 import { findViolations, readInventory } from '../../tools/invariants';
@@ -761,10 +762,17 @@ const asExpected = ({ status, headers, body }: Answer): Expected => ({
   body,
 });
 
-describe(`the service against a reference model of the contract (seed ${SEED})`, () => {
-  let table: TestTable;
+/**
+ * Every call goes through the conflict model (local/conflict-model.ts), each write holding its items
+ * for 1 ms: requests come one at a time, so nothing should conflict, but any two writes one request
+ * sends at once meet as they would on AWS, and every answer must still be the reference model's.
+ */
+const CONFLICT_MODEL = { holdMs: 1 };
+
+describe(`the service against a reference model of the contract, through the conflict model (seed ${SEED})`, () => {
+  let table: ModelledTable;
   beforeAll(async () => {
-    table = await createTestTable();
+    table = await createModelledTable(CONFLICT_MODEL);
     // fast-check's report names the failing sequence; the request logs of every run and shrink would bury it.
     muteTelemetry();
   });
@@ -772,6 +780,13 @@ describe(`the service against a reference model of the contract (seed ${SEED})`,
     vi.restoreAllMocks();
     await table?.drop();
   });
+
+  /** The service's writes reached the store through the model: it saw them, and let them commit. */
+  const expectThroughTheModel = (before: ConflictCounters) => {
+    const after = table.model.counters();
+    expect(after.transactions - before.transactions).toBeGreaterThan(0);
+    expect(after.committed - before.committed).toBeGreaterThan(0);
+  };
 
   const emptyTable = async () => {
     const items = await scanItems(table.documentClient, table.tableName);
@@ -922,6 +937,7 @@ describe(`the service against a reference model of the contract (seed ${SEED})`,
   };
 
   it('answers every request of any sequence as the model does, and ends holding what the model holds', async () => {
+    const before = table.model.counters();
     let completedRuns = 0;
     await fc.assert(
       fc.asyncProperty(sequence, async (operations) => {
@@ -933,9 +949,11 @@ describe(`the service against a reference model of the contract (seed ${SEED})`,
     );
     // fast-check counts an interrupted run as a pass: only every run completed is one.
     expect(completedRuns).toBe(NUM_RUNS);
+    expectThroughTheModel(before);
   }, 120_000);
 
   it('answers every request of a sequence of holds, the clock moving past them, as the model does, and ends holding what it holds', async () => {
+    const before = table.model.counters();
     let completedRuns = 0;
     await fc.assert(
       fc.asyncProperty(holdSequence, async (operations) => {
@@ -945,5 +963,6 @@ describe(`the service against a reference model of the contract (seed ${SEED})`,
       { seed: SEED, numRuns: HOLD_RUNS, interruptAfterTimeLimit: 100_000 },
     );
     expect(completedRuns).toBe(HOLD_RUNS);
+    expectThroughTheModel(before);
   }, 120_000);
 });
