@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import type { BatchRepository } from '../../../domain/ports';
 import { createAllocationsHandler } from '../../../functions/allocations';
@@ -94,4 +95,26 @@ export const startLocalService = async (repository: BatchRepository): Promise<Lo
         server.closeAllConnections();
       }),
   };
+};
+
+/** A 503 as the contract words it: Retry-After in seconds, and a body of a message and the request id only. */
+export const isRetryLater = (answer: Pick<Answer, 'status' | 'headers' | 'body'>): boolean =>
+  answer.status === 503 &&
+  Number(answer.headers['retry-after']) > 0 &&
+  JSON.stringify(Object.keys(answer.body as object)) === JSON.stringify(['message', 'requestId']);
+
+/**
+ * As a client does: a request answered 503 is sent again, the same, after Retry-After, until it is
+ * answered otherwise or `maxAttempts` have been made. Every answer, in order; a 503 without a
+ * Retry-After is not waited on, and ends the attempts, for the test to report it.
+ */
+export const sendUntilAnswered = async <A extends Pick<Answer, 'status' | 'headers' | 'body'>>(send: () => Promise<A>, maxAttempts = 10): Promise<A[]> => {
+  let last = await send();
+  const attempts = [last];
+  while (isRetryLater(last) && attempts.length < maxAttempts) {
+    await sleep(Number(last.headers['retry-after']) * 1000);
+    last = await send();
+    attempts.push(last);
+  }
+  return attempts;
 };
