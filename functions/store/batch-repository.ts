@@ -4,7 +4,6 @@ import {
   PutCommand,
   QueryCommand,
   type QueryCommandOutput,
-  TransactGetCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Hold, Instant } from '../../domain/holds';
@@ -275,10 +274,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     );
     const read = firstBatch(Responses?.[this.tableName] ?? []);
     if (read) return read;
-    const { Responses: settled } = await this.calls.call((options) =>
-      this.client.send(new TransactGetCommand({ TransactItems: keys.map((Key) => ({ Get: { TableName: this.tableName, Key } })) }), options),
-    );
-    return firstBatch((settled ?? []).flatMap(({ Item }) => (Item ? [Item] : [])));
+    const settled = await this.calls.transactGet(keys.map((Key) => ({ Get: { TableName: this.tableName, Key } })));
+    return firstBatch(settled.flatMap((item) => (item ? [item] : [])));
   }
 
   async allocationsOf(orderid: string): Promise<Allocation[]> {

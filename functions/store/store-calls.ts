@@ -1,5 +1,11 @@
 import type { CancellationReason } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  TransactGetCommand,
+  type TransactGetCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
 import type { ConditionalWrite, StoreObserver } from '../../domain/ports';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
@@ -11,6 +17,7 @@ import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } 
  */
 
 export type TransactWriteItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export type TransactGetItem = NonNullable<TransactGetCommandInput['TransactItems']>[number];
 
 /** The items one transaction may hold. Its other limit, 4 MB, is far off: every item is under 1 KB (docs/capacity.md). */
 export const MAX_TRANSACTION_ITEMS = 100;
@@ -62,14 +69,35 @@ export class StoreCalls {
    * cancellation by failed conditions, or undefined when the transaction committed.
    */
   async transactWrite(items: TransactWriteItem[]): Promise<Cancellation | undefined> {
+    const { cancellation } = await this.retryingConflicts((options) => this.client.send(new TransactWriteCommand({ TransactItems: items }), options));
+    return cancellation;
+  }
+
+  /**
+   * Reads items in one transaction, which a write in flight on one of them cancels as it would a
+   * transaction of writes (TransactionConflict): retried alike, and a 503 when it outlasts the
+   * retries. The items found, at their places.
+   */
+  async transactGet(items: TransactGetItem[]): Promise<(Record<string, unknown> | undefined)[]> {
+    const { output, cancellation } = await this.retryingConflicts((options) =>
+      this.client.send(new TransactGetCommand({ TransactItems: items }), options),
+    );
+    // A read has no condition to fail: only a conflict or throttling cancels it, and those are retried.
+    if (cancellation) throw new Error(`Transactional read cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
+    return (output?.Responses ?? []).map(({ Item }) => Item);
+  }
+
+  /** Sends a transaction again while DynamoDB cancels it for reasons that clear by themselves, with full-jitter backoff. */
+  private async retryingConflicts<Output>(
+    send: (options: { abortSignal?: AbortSignal }) => Promise<Output>,
+  ): Promise<{ output?: Output; cancellation?: Cancellation }> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.call((options) => this.client.send(new TransactWriteCommand({ TransactItems: items }), options));
-        return undefined;
+        return { output: await this.call(send) };
       } catch (error) {
         const reasons = transactionCancellation(error);
         if (!reasons) throw error;
-        if (!isRetryableCancellation(reasons)) return reasons;
+        if (!isRetryableCancellation(reasons)) return { cancellation: reasons };
         if (attempt >= this.conflictRetry.maxAttempts) {
           throw new StoreUnavailable(`Transaction still conflicting after ${attempt} attempts`, { cause: error });
         }

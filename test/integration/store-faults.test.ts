@@ -1,5 +1,5 @@
 import { type DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, PutCommand, TransactGetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { allocate } from '../../domain/services';
@@ -121,6 +121,47 @@ describe('allocating when the store pushes back', () => {
     expect(result.statusCode).toBe(503);
     expect(JSON.parse(result.body ?? '').message).toMatch(/retry/i);
     unreachable.destroy();
+  });
+});
+
+describe('reading a batch while a transaction moves it between its keys', () => {
+  /**
+   * Finds the batch at neither key by item (as a BatchGetItem can while a transaction moves it),
+   * then cancels the transactional read that settles it `times` times for a write in flight.
+   */
+  const midMove = (times: number) => {
+    const sender = {
+      conflicts: 0,
+      send: (async (command: unknown, options?: object) => {
+        if (command instanceof BatchGetCommand) return { Responses: {} };
+        if (command instanceof TransactGetCommand && sender.conflicts < times) {
+          sender.conflicts++;
+          throw new TransactionCanceledException({
+            message: 'Transaction cancelled',
+            $metadata: {},
+            CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }],
+          });
+        }
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+    return sender;
+  };
+
+  it('reads it again when a write in flight cancels the transactional read', async () => {
+    const batch = await stockWith(4);
+    const sender = midMove(2);
+
+    expect(await table.repository({ sender, conflictRetry: fastRetries }).batch(batch.ref, batch.sku)).toEqual(batch);
+    expect(sender.conflicts).toBe(2);
+  });
+
+  it('answers StoreUnavailable (503), not a 500, when the conflicts outlast the retries', async () => {
+    const batch = await stockWith(4);
+
+    await expect(table.repository({ sender: midMove(Infinity), conflictRetry: fastRetries }).batch(batch.ref, batch.sku)).rejects.toMatchObject({
+      name: 'StoreUnavailable',
+    });
   });
 });
 
