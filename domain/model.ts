@@ -26,7 +26,24 @@ export interface Batch {
    * from the batch gives them back in the same transaction.
    */
   readonly freed?: readonly HeldUnits[];
+  /**
+   * Present while the store keeps part of the batch's `available` in pieces of their own, so that a
+   * hot SKU's allocations do not all write one item (docs/capacity.md, "A hot SKU"): `available`
+   * counts them, and the rules read only `available`. The rest, the batch's own units, is
+   * `available` less the pieces'. A batch found for a take may list only some of its pieces
+   * (BatchRepository.stockOf), and `available` then counts only those.
+   */
+  readonly pieces?: readonly BatchPiece[];
 }
+
+/** A share of a spread batch's available units, kept apart by the store; `piece` numbers it within its batch. */
+export interface BatchPiece {
+  readonly piece: number;
+  readonly available: number;
+}
+
+/** The units of a spread batch that its pieces keep: 0 for a batch kept whole. */
+export const piecesAvailable = (batch: Batch): number => (batch.pieces ?? []).reduce((sum, { available }) => sum + available, 0);
 
 /** An order line placed into a batch. */
 export interface Allocation extends OrderLine {

@@ -72,8 +72,13 @@ export interface SkuStock {
 export interface BatchRepository {
   /** Adds the batch unless one with its reference exists, whatever its SKU. */
   addBatch(batch: Batch): Promise<AddBatchResult>;
-  /** The SKU's stock as of now (a strongly consistent read). */
-  stockOf(sku: string): Promise<SkuStock>;
+  /**
+   * The SKU's stock as of now (a strongly consistent read). For a take of `forTakeOf` units, a batch
+   * whose stock the store keeps in pieces (Batch.pieces) may be read in part, when a part can take
+   * them whole: its `available` then counts only that part. So a batch is never found unable to take
+   * a line that it could take, and the rules pick between batches as on a whole read.
+   */
+  stockOf(sku: string, forTakeOf?: number): Promise<SkuStock>;
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;
   /**
    * Takes `allocation.qty` from `batch`, as it was read, and records the line, both or neither.

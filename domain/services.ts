@@ -62,7 +62,7 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
 
 export const allocate = async (line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
-    const stock = await repository.stockOf(line.sku);
+    const stock = await repository.stockOf(line.sku, line.qty);
     if (!stock.known) throw new InvalidSku(line.sku);
 
     const candidates = candidateBatches(line, found(stock.batches, repository));

@@ -22,7 +22,7 @@ export interface FunctionRoutes {
  * client: a burst of hundreds would queue its calls behind the client's 50 sockets, or pile them on
  * DynamoDB Local, until they outwaited the client's timeouts and a store that keeps up answered 503.
  */
-const MAX_CONCURRENT_INVOCATIONS = 16;
+const MAX_CONCURRENT_INVOCATIONS = 64;
 
 /**
  * Lambda refuses a synchronous invocation whose payload is over 6 MiB, and for API Gateway that

@@ -1,6 +1,7 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { type Hold, type Instant, statusAt } from '../domain/holds';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldTotal } from '../domain/model';
+import type { Spread, StoredPiece } from '../functions/store/items';
 import type { DocumentSender } from '../functions/store/store-calls';
 import { parseStoredItem } from '../functions/store/items';
 
@@ -15,6 +16,8 @@ export interface Inventory {
   /** As last written: an active one may have expired since, its units free for the next line. */
   readonly holds: readonly Hold[];
   readonly unrecognized: readonly { readonly pk: string; readonly sk: string }[];
+  /** Pieces of no spread batch, or of another spread than their batch's, or too few or too many for it. */
+  readonly strayPieces: readonly string[];
 }
 
 export type Rule =
@@ -27,7 +30,8 @@ export type Rule =
   | 'batch-ref-reserved'
   | 'batch-where-its-stock-says'
   | 'sku-known-with-batches'
-  | 'item-recognized';
+  | 'item-recognized'
+  | 'pieces-of-their-spread';
 
 export interface Violation {
   readonly rule: Rule;
@@ -42,8 +46,8 @@ const SCAN_PAGE_ITEMS = 1_000;
  * A Scan is not a snapshot: read a table at rest, or a transaction committed mid-scan can show half.
  */
 export const readInventory = async (client: DocumentSender, tableName: string): Promise<Inventory> => {
-  const batches: Batch[] = [];
-  const batchesOutOfPlace: Batch[] = [];
+  const found: { batch: Batch; inStockRange: boolean; spread?: Spread }[] = [];
+  const pieces: StoredPiece[] = [];
   const knownSkus: string[] = [];
   const references: { ref: string; sku: string }[] = [];
   const lines: Allocation[] = [];
@@ -56,10 +60,8 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
     );
     for (const item of page.Items ?? []) {
       const stored = parseStoredItem(item);
-      if (stored.kind === 'batch') {
-        batches.push(stored.batch);
-        if (stored.inStockRange !== hasStockLeft(stored.batch)) batchesOutOfPlace.push(stored.batch);
-      }
+      if (stored.kind === 'batch') found.push(stored);
+      else if (stored.kind === 'piece') pieces.push(stored.piece);
       else if (stored.kind === 'known-sku') knownSkus.push(stored.sku);
       else if (stored.kind === 'batch-reference') references.push({ ref: stored.ref, sku: stored.sku });
       else if (stored.kind === 'line') lines.push(stored.allocation);
@@ -69,7 +71,34 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { batches, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized };
+  return { ...withTheirPieces(found, pieces), knownSkus, references, lines, holds, unrecognized };
+};
+
+/**
+ * Each batch with its pieces' units counted in its `available`, however it is spread: a spread
+ * batch's pieces are exactly as many as its item says, of its spread, and it is stored among the
+ * batches with stock whatever it has left; a batch kept whole there exactly when it has stock left.
+ */
+const withTheirPieces = (found: readonly { batch: Batch; inStockRange: boolean; spread?: Spread }[], pieces: readonly StoredPiece[]) => {
+  const batches: Batch[] = [];
+  const batchesOutOfPlace: Batch[] = [];
+  const strayPieces: string[] = [];
+  const claimed = new Set<StoredPiece>();
+  for (const { batch, inStockRange, spread } of found) {
+    const name = `batch ${show(batch.ref)} of sku ${show(batch.sku)}`;
+    const own = spread ? pieces.filter((piece) => piece.sku === batch.sku && piece.ref === batch.ref && piece.spreadId === spread.spreadId) : [];
+    for (const piece of own) claimed.add(piece);
+    if (spread && own.length !== spread.pieces) strayPieces.push(`${name} is spread over ${spread.pieces} pieces, but ${own.length} are stored`);
+    const counted: Batch = spread
+      ? { ...batch, available: batch.available + own.reduce((sum, { available }) => sum + available, 0), pieces: own.map(({ piece, available }) => ({ piece, available })) }
+      : batch;
+    batches.push(counted);
+    if (inStockRange !== (spread !== undefined || hasStockLeft(counted))) batchesOutOfPlace.push(counted);
+  }
+  for (const piece of pieces) {
+    if (!claimed.has(piece)) strayPieces.push(`piece ${piece.piece} of batch ${show(piece.ref)} of sku ${show(piece.sku)} belongs to no spread of its batch`);
+  }
+  return { batches, batchesOutOfPlace, strayPieces };
 };
 
 const show = (value: string) => JSON.stringify(value);
@@ -83,7 +112,7 @@ const show = (value: string) => JSON.stringify(value);
  * batches ("Invalid sku" depends on it once every batch is exhausted).
  */
 export const findViolations = (
-  { batches, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized }: Inventory,
+  { batches, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces }: Inventory,
   now?: Instant,
 ): Violation[] => {
   const violations: Violation[] = [];
@@ -107,6 +136,11 @@ export const findViolations = (
 
   for (const batch of batches) {
     const name = `batch ${show(batch.ref)} of sku ${show(batch.sku)}`;
+    for (const { piece, available } of batch.pieces ?? []) {
+      if (available < 0) violations.push({ rule: 'stock-never-negative', message: `${name} has available ${available} in its piece ${piece}` });
+    }
+    const ownUnits = batch.available - (batch.pieces ?? []).reduce((sum, { available }) => sum + available, 0);
+    if (batch.pieces && ownUnits < 0) violations.push({ rule: 'stock-never-negative', message: `${name} is spread, and has available ${ownUnits} of its own` });
     if (batch.available < 0) {
       violations.push({
         rule: 'stock-never-negative',
@@ -217,9 +251,10 @@ export const findViolations = (
   for (const { pk, sk } of unrecognized) {
     violations.push({
       rule: 'item-recognized',
-      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, known SKU, batch reference, line, notice or hold`,
+      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, piece of a batch, known SKU, batch reference, line, notice or hold`,
     });
   }
+  for (const message of strayPieces) violations.push({ rule: 'pieces-of-their-spread', message });
   return violations;
 };
 

@@ -28,7 +28,7 @@ const stored = (image: StreamImage | undefined): StoredItem | undefined =>
 
 /**
  * The events one committed change produces, in order; none for a change no consumer is told of
- * (a batch's stock moving between its keys, a line's removal, whose notice speaks for it, a
+ * (a batch's stock moving between its keys or into and out of its pieces, a line's removal, whose notice speaks for it, a
  * notice or an ended hold's record expiring). Each id is the record's eventID and the event's
  * place in it: a stream delivers a record with the same eventID every time, so a redelivered event
  * carries the same id.

@@ -6,8 +6,9 @@ import {
   type QueryCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { Hold, Instant } from '../../domain/holds';
-import type { Allocation, Batch, LineMove, OrderLine, Placement } from '../../domain/model';
+import { StoreUnavailable } from '../../domain/errors';
+import { type Hold, type Instant, batchAsStored } from '../../domain/holds';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, piecesAvailable } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchRepository,
@@ -26,6 +27,7 @@ import { describeError, logger } from '../telemetry';
 import {
   availableWrites,
   batchChangeWrites,
+  gatherWrites,
   batchDescriptionWrite,
   heldUnitsConfirmationWrites,
   heldUnitsReturnWrite,
@@ -37,15 +39,21 @@ import {
   newBatchWrites,
   newHoldWrite,
   newLineWrite,
+  pieceTakeWrite,
   setAsideWrite,
+  spreadWrites,
 } from './conditional-writes';
 import {
   ACTIVE_HOLD_SHARD,
   LINES_RANGE,
   LINE_BATCH,
+  PIECES_RANGE,
+  PIECE_PARTITIONS,
   PK,
   SK,
   STOCK_RANGE,
+  type Spread,
+  type StoredPiece,
   activeHoldShards,
   batchReferenceKey,
   batchWithStockKey,
@@ -57,6 +65,8 @@ import {
   orderPartition,
   outOfStockItem,
   parseStoredItem,
+  piecePartitions,
+  piecesOfBatchRange,
   skuPartition,
 } from './items';
 import {
@@ -77,7 +87,59 @@ import { activeHoldsIndex, linesByBatchIndex } from './table';
  * the same partition, so one hot SKU tops out near 1,000 WCU/s / 2 WCU per batch update ~ 500
  * allocations/s, fewer when requests collide on one batch item (TransactionConflict, retried by
  * store-calls.ts). The conditions that guard each write are in conditional-writes.ts.
+ *
+ * A hot SKU (docs/capacity.md, "A hot SKU"): an allocation whose transaction keeps meeting
+ * TransactionConflict on a batch item spreads that batch's units over pieces (items.ts), and from
+ * then on takes each line from a piece picked at random among those that hold it whole, so that
+ * allocations meet each other on 64 items in 4 partitions instead of one. Reading a spread batch
+ * costs one Query more per piece partition, paid only by a spread SKU. A read that finds a spread
+ * batch cooled (no take for GATHER_AFTER_MS) or with nothing left in its pieces gathers it back,
+ * and every write other than a take or a give-back of units gathers it first: a change of qty, a
+ * hold, the moves of lines.
  */
+
+/** How long a spread batch goes without a take before a read of its SKU gathers it back: the sale is over. */
+export const GATHER_AFTER_MS = 3 * 60_000;
+/** The pieces one spread makes: at 100 allocations/s a piece each (AWS, 10 ms transactions), 64 carry 6,400/s. */
+export const PIECES_PER_SPREAD = 64;
+/** Cancellations by a conflict on a batch kept whole, within one allocation, that make the batch spread. */
+const CONFLICTS_BEFORE_SPREAD = 2;
+/** A take from a spread batch meets other pieces at each attempt: it may make this many times the policy's attempts. */
+const ATTEMPTS_ACROSS_PIECES = 3;
+/** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
+const MAX_SPREAD_READS = 4;
+
+/** A batch item as read, with its spread if it has one. */
+interface FoundBatch {
+  readonly batch: Batch;
+  readonly spread?: Spread;
+}
+
+/** A batch as read with its pieces, and when one of them was last taken from (or it was spread). */
+interface ReadBatch {
+  readonly batch: Batch;
+  readonly lastTakeAt?: string;
+}
+
+/**
+ * What a spread moves of a batch's own units: all but a share the size of a piece's and at least 8,
+ * which stays on the batch item, so that the takes that commit between the read and the spread
+ * leave its condition met. Those units go to lines that no piece can take whole, and to the last.
+ */
+const unitsToSpread = (own: number) => own - Math.max(8, Math.floor(own / (PIECES_PER_SPREAD + 1)));
+
+/** A batch item as read, with these of its pieces: their units counted in its `available`. */
+const withTheirPieces = (batch: Batch, pieces: readonly StoredPiece[]): Batch => ({
+  ...batch,
+  available: batch.available + pieces.reduce((sum, { available }) => sum + available, 0),
+  pieces: pieces.map(({ piece, available }) => ({ piece, available })).sort((a, b) => a.piece - b.piece),
+});
+
+/** A batch kept whole with units enough to make two pieces or more; a smaller one sells out before a spread would pay. */
+const canSpread = (batch: Batch) => !batch.pieces && unitsToSpread(batchAsStored(batch).available) >= 2;
+
+const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Math.random() * items.length)] as Item;
+
 
 const storedLine = (item: Record<string, unknown>): Allocation => {
   const stored = parseStoredItem(item);
@@ -92,8 +154,10 @@ const existingLines = (cancellation: Cancellation, linePuts: readonly number[]):
     return reason?.Code === 'ConditionalCheckFailed' && reason.Item ? [storedLine(unmarshall(reason.Item))] : [];
   });
 
-const firstBatch = (items: readonly Record<string, unknown>[]): Batch | undefined =>
-  items.map(parseStoredItem).find((stored) => stored.kind === 'batch')?.batch;
+const firstBatch = (items: readonly Record<string, unknown>[]): FoundBatch | undefined => {
+  const stored = items.map(parseStoredItem).find((item) => item.kind === 'batch');
+  return stored && { batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) };
+};
 
 export class DynamoDbBatchRepository implements BatchRepository {
   private readonly calls: StoreCalls;
@@ -130,16 +194,114 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { outcome: 'exists', existing };
   }
 
-  async stockOf(sku: string): Promise<SkuStock> {
-    const stock = { known: false, batches: [] as Batch[] };
-    const items = await this.queryPartition(skuPartition(sku), STOCK_RANGE);
-    for (const item of items) {
-      const stored = parseStoredItem(item);
-      if (stored.kind === 'known-sku') stock.known = true;
-      else if (stored.kind === 'batch') stock.batches.push(stored.batch);
-      else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
+  async stockOf(sku: string, forTakeOf?: number): Promise<SkuStock> {
+    for (let read = 0; read < MAX_SPREAD_READS; read++) {
+      let known = false;
+      const found: FoundBatch[] = [];
+      for (const item of await this.queryPartition(skuPartition(sku), STOCK_RANGE)) {
+        const stored = parseStoredItem(item);
+        if (stored.kind === 'known-sku') known = true;
+        else if (stored.kind === 'batch') found.push({ batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) });
+        else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
+      }
+      const part = forTakeOf === undefined ? undefined : await this.withPiecesOfOnePartition(sku, found, forTakeOf);
+      if (part) return { known, batches: part };
+      const batches = await this.withPieces(sku, found);
+      if (batches) return { known, batches: await this.gatheredWhenCooled(batches) };
     }
-    return stock;
+    throw new StoreUnavailable(`The spread batches of sku ${sku} kept changing while read`);
+  }
+
+  /**
+   * For a take of `qty`: the batches found, spread ones with only their pieces in one piece partition
+   * picked at random (one Query instead of one per partition), when in each spread batch one of those
+   * pieces can take `qty` whole. Undefined when one cannot, or a spread or a gather came between the
+   * reads: the caller reads every partition.
+   */
+  private async withPiecesOfOnePartition(sku: string, found: readonly FoundBatch[], qty: number): Promise<Batch[] | undefined> {
+    if (found.every(({ spread }) => !spread)) return found.map(({ batch }) => batch);
+    const partition = Math.floor(Math.random() * PIECE_PARTITIONS);
+    const pieces = (await this.queryPartition(piecePartitions(sku)[partition] as string, PIECES_RANGE)).map(parseStoredItem);
+    const batches: Batch[] = [];
+    for (const { batch, spread } of found) {
+      if (!spread) {
+        batches.push(batch);
+        continue;
+      }
+      const inPart = pieces.flatMap((stored) => (stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : []));
+      const expected = Array.from({ length: spread.pieces }, (_, piece) => piece).filter((piece) => piece % PIECE_PARTITIONS === partition).length;
+      if (inPart.length !== expected || !inPart.some(({ available }) => available >= qty)) return undefined;
+      batches.push(withTheirPieces(batch, inPart));
+    }
+    return batches;
+  }
+
+  /**
+   * The batches found, spread ones with their pieces (read after their items, in one Query per piece
+   * partition): undefined when a spread or a gather came between the two reads, which the spread's
+   * id and its number of pieces tell, and the caller reads again. Pieces only lose units between the
+   * reads (to takes, which are real), so the sum never shows units a batch does not have.
+   */
+  private async withPieces(sku: string, found: readonly FoundBatch[], ref?: string): Promise<ReadBatch[] | undefined> {
+    if (found.every(({ spread }) => !spread)) return found.map(({ batch }) => ({ batch }));
+    const partitions = await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref))));
+    const pieces = partitions.flat().map(parseStoredItem);
+    const read: ReadBatch[] = [];
+    for (const { batch, spread } of found) {
+      if (!spread) {
+        read.push({ batch });
+        continue;
+      }
+      const own = pieces.flatMap((stored) => (stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : []));
+      if (own.length !== spread.pieces) return undefined;
+      const lastTakeAt = own.reduce((latest, { takenAt }) => (takenAt !== undefined && takenAt > latest ? takenAt : latest), spread.spreadAt);
+      read.push({ batch: withTheirPieces(batch, own), lastTakeAt });
+    }
+    return read;
+  }
+
+  /**
+   * The batches, with the spread ones that have cooled (no take for GATHER_AFTER_MS) or have nothing
+   * left in their pieces gathered back, when that write wins; one that loses stays as read.
+   */
+  private async gatheredWhenCooled(batches: readonly ReadBatch[]): Promise<Batch[]> {
+    const cooledBefore = new Date(this.currentTime() - GATHER_AFTER_MS).toISOString();
+    const gathered = await Promise.all(
+      batches.map(async ({ batch, lastTakeAt }) => {
+        if (!batch.pieces || (piecesAvailable(batch) > 0 && lastTakeAt !== undefined && lastTakeAt > cooledBefore)) return batch;
+        if (!(await this.gather(batch))) return [batch];
+        const { pieces: _, ...whole } = batch;
+        // Gathered with nothing left, it has left the stock range.
+        return hasStockLeft(whole) ? [whole] : [];
+      }),
+    );
+    return gathered.flat();
+  }
+
+  /** Gathers a spread batch back whole; false when it was no longer as read, or the store would not take the write now. */
+  private async gather(batch: Batch): Promise<boolean> {
+    try {
+      return (await this.calls.transactWrite(gatherWrites(this.tableName, batch))) === undefined;
+    } catch (error) {
+      if (error instanceof StoreUnavailable) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Spreads a batch kept whole that allocations keep meeting on (spreadWrites): another allocation
+   * may have spread it first, or taken from it since it was read, and then the write fails and
+   * nothing is spread this time.
+   */
+  private async spread(batch: Batch): Promise<void> {
+    const moved = unitsToSpread(batchAsStored(batch).available);
+    const pieces = Math.min(PIECES_PER_SPREAD, moved);
+    const spreadAt = new Date(this.currentTime()).toISOString();
+    try {
+      await this.calls.transactWrite(spreadWrites(this.tableName, batch, moved, pieces, crypto.randomUUID(), spreadAt));
+    } catch (error) {
+      if (!(error instanceof StoreUnavailable)) throw error;
+    }
   }
 
   async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {
@@ -159,22 +321,84 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
     const allocatedAt = now();
-    const items: TransactWriteItem[] = [];
-    const linePuts: number[] = [];
-    for (const { allocation, batch } of placements) {
-      items.push(...availableWrites(this.tableName, batch, -allocation.qty));
-      linePuts.push(items.length);
-      items.push(newLineWrite(this.tableName, allocation, allocatedAt));
-    }
-    const cancellation = await this.calls.transactWrite(items);
+    const busyPieces = new Set<string>();
+    let writes = this.allocationWrites(placements, allocatedAt, busyPieces);
+    let hot: Batch | undefined;
+    const next = (reasons: Cancellation, attempt: number) => {
+      const conflicted = (index: number) => reasons[index]?.Code === 'TransactionConflict';
+      for (const [index, piece] of writes.pieces) if (conflicted(index)) busyPieces.add(piece);
+      hot = attempt >= CONFLICTS_BEFORE_SPREAD ? writes.wholeBatches.find(([index, batch]) => conflicted(index) && canSpread(batch))?.[1] : undefined;
+      if (hot) return undefined;
+      writes = this.allocationWrites(placements, allocatedAt, busyPieces);
+      return writes.items;
+    };
+    const spread = placements.some(({ batch }) => batch.pieces);
+    const maxAttempts = this.conflictRetry.maxAttempts * (spread ? ATTEMPTS_ACROSS_PIECES : 1);
+    const cancellation = await this.calls.transactWrite(writes.items, { next, maxAttempts });
     if (!cancellation) return { outcome: 'saved' };
-    const existing = existingLines(cancellation, linePuts);
+    const existing = existingLines(cancellation, writes.linePuts);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
+    if (hot) {
+      await this.spread(hot);
+      return { outcome: 'batch-changed' };
+    }
     this.calls.raceLost(cancellation);
     return { outcome: 'batch-changed' };
   }
 
+  /**
+   * Each placement's take and line: from a batch kept whole as before, from a spread batch out of a
+   * piece picked at random among those that hold the line whole (not one met busy in this request,
+   * while others can), else out of its own units, else out of as many pieces as it takes. Where each
+   * line put, each whole batch's write and each piece's write stand in the items.
+   */
+  private allocationWrites(placements: readonly Placement[], allocatedAt: string, busyPieces: ReadonlySet<string>) {
+    const items: TransactWriteItem[] = [];
+    const linePuts: number[] = [];
+    const wholeBatches: [number, Batch][] = [];
+    const pieces: [number, string][] = [];
+    for (const { allocation, batch } of placements) {
+      if (batch.pieces) {
+        for (const [piece, qty] of this.piecesToTake(batch, allocation.qty, busyPieces)) {
+          if (piece === undefined) items.push(...availableWrites(this.tableName, batch, -qty));
+          else {
+            pieces.push([items.length, `${batch.ref}#${piece}`]);
+            items.push(pieceTakeWrite(this.tableName, batch, piece, qty, allocatedAt));
+          }
+        }
+      } else {
+        wholeBatches.push([items.length, batch]);
+        items.push(...availableWrites(this.tableName, batch, -allocation.qty));
+      }
+      linePuts.push(items.length);
+      items.push(newLineWrite(this.tableName, allocation, allocatedAt));
+    }
+    return { items, linePuts, wholeBatches, pieces };
+  }
+
+  /** Where a take of `qty` from a spread batch goes: [piece, qty] pairs, piece undefined for the batch's own units. */
+  private piecesToTake(batch: Batch, qty: number, busyPieces: ReadonlySet<string>): [number | undefined, number][] {
+    const pieces = batch.pieces ?? [];
+    const fitting = pieces.filter(({ available }) => available >= qty);
+    if (fitting.length > 0) {
+      const free = fitting.filter(({ piece }) => !busyPieces.has(`${batch.ref}#${piece}`));
+      return [[pickAtRandom(free.length > 0 ? free : fitting).piece, qty]];
+    }
+    const own = batch.available - piecesAvailable(batch);
+    if (own >= qty) return [[undefined, qty]];
+    // No one item holds it: no false "out of stock" when the batch as a whole does.
+    const takes: [number | undefined, number][] = own > 0 ? [[undefined, own]] : [];
+    let left = qty - Math.max(own, 0);
+    for (const { piece, available } of [...pieces].sort((a, b) => b.available - a.available)) {
+      if (left <= 0 || available <= 0) break;
+      takes.push([piece, Math.min(available, left)]);
+      left -= Math.min(available, left);
+    }
+    return takes;
+  }
+
   async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {
+    if (!(await this.keptWhole(placements.map(({ batch }) => batch)))) return { outcome: 'batch-changed' };
     // Placed by the clock that set its expiry, which a test may set, rather than the system's.
     const record = newHoldWrite(this.tableName, hold, this.currentTime());
     const items = [record, ...placements.map(({ line, batch }) => setAsideWrite(this.tableName, hold, line.qty, batch))];
@@ -265,10 +489,20 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async batch(ref: string, sku?: string): Promise<Batch | undefined> {
     const skuOfBatch = sku ?? (await this.skuOfBatch(ref));
     if (skuOfBatch === undefined) return undefined;
+    for (let read = 0; read < MAX_SPREAD_READS; read++) {
+      const found = await this.batchItem(ref, skuOfBatch);
+      if (!found) return undefined;
+      const [withPieces] = (await this.withPieces(skuOfBatch, [found], ref)) ?? [];
+      if (withPieces) return withPieces.batch;
+    }
+    throw new StoreUnavailable(`Batch ${ref} kept being spread or gathered while read`);
+  }
+
+  private async batchItem(ref: string, sku: string): Promise<FoundBatch | undefined> {
     // The batch is at one of its two keys, whichever side of zero its stock is. A BatchGetItem is
     // isolated from a transaction item by item only, so while one moves the batch between its keys
     // it can find neither; a transactional read, serialized with that move, settles it.
-    const keys = [batchWithStockKey(skuOfBatch, ref), exhaustedBatchKey(skuOfBatch, ref)];
+    const keys = [batchWithStockKey(sku, ref), exhaustedBatchKey(sku, ref)];
     const { Responses } = await this.calls.call((options) =>
       this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }), options),
     );
@@ -307,10 +541,13 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite> {
+    if (!(await this.keptWhole([batch]))) return 'changed';
     return this.calls.conditionalWrite([batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)]);
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {
+    const destinations = batches.filter(({ ref }) => moves.some(({ to }) => to === ref));
+    if (!(await this.keptWhole([from, ...destinations]))) return { outcome: 'changed' };
     // The longest run of moves whose items fit one transaction: a move is 1 or 2 items, a batch 1 or
     // 2 whichever moves take from it, so the count is known only once the run's writes are made.
     let moved = Math.min(moves.length, MAX_TRANSACTION_ITEMS);
@@ -320,6 +557,17 @@ export class DynamoDbBatchRepository implements BatchRepository {
       items = lineMovesWrites(this.tableName, from, moves.slice(0, moved), batches);
     }
     return (await this.calls.conditionalWrite(items)) === 'saved' ? { outcome: 'saved', moved } : { outcome: 'changed' };
+  }
+
+  /**
+   * Whether the batches are all kept whole; the spread ones are gathered first, and the caller reads
+   * them again: a write of a batch's qty, holds or lines, unlike a take or a give-back of units, is
+   * made on the batch whole, so that its conditions are those of a batch that is not spread.
+   */
+  private async keptWhole(batches: readonly Batch[]): Promise<boolean> {
+    const spread = batches.filter(({ pieces }) => pieces !== undefined);
+    await Promise.all(spread.map((batch) => this.gather(batch)));
+    return spread.length === 0;
   }
 
   /**

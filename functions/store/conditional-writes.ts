@@ -1,5 +1,5 @@
 import { type Hold, type Instant, batchAsStored } from '../../domain/holds';
-import { type Allocation, type Batch, type LineMove, hasStockLeft, heldTotal } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, hasStockLeft, heldTotal, piecesAvailable } from '../../domain/model';
 import type { HoldEnding } from '../../domain/ports';
 import {
   ACTIVE_HOLD_SHARD,
@@ -23,6 +23,8 @@ import {
   linesOfBatch,
   noticeFields,
   now,
+  pieceItem,
+  pieceKey,
 } from './items';
 import type { TransactWriteItem } from './store-calls';
 import { timeToLiveAttribute } from './table';
@@ -210,24 +212,143 @@ export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batc
  * stock range. A take never leaves a batch below zero: one that would (the read was stale, or the
  * caller asked too much) goes as an update whose condition fails unless the batch has more stock
  * than was read. Only a change of qty goes below zero. The holds that had expired when the batch was
- * found (`freed`, counted in its `available`) are given back in the same write.
+ * found (`freed`, counted in its `available`) are given back in the same write. On a spread batch
+ * the change is of its item's own units (spreadItemWrite).
  */
 export const availableWrites = (tableName: string, batch: Batch, delta: number): TransactWriteItem[] => {
+  if (batch.pieces) return [spreadItemWrite(tableName, batch, delta)];
   const stored = batchAsStored(batch);
   const adjusted: Batch = { ...stored, available: batch.available + delta, held: batch.held };
   // A take that the read says would go below zero is not moved: its in-place condition fails instead.
   if (hasStockLeft(stored) !== hasStockLeft(adjusted) && adjusted.available >= 0) return batchMoveWrites(tableName, stored, adjusted);
   const storedDelta = adjusted.available - stored.available;
-  const freed = Object.fromEntries((batch.freed ?? []).map(({ holdid }, index) => [`#freed${index}`, heldKey(holdid)]));
-  const giveBack = Object.keys(freed).map((name) => `held.${name}`);
+  const { freed, giveBack } = freedEntries(batch);
   return [
     {
       Update: {
         TableName: tableName,
         Key: batchKey(stored),
-        UpdateExpression: 'SET available = available + :delta' + (giveBack.length > 0 ? ` REMOVE ${giveBack.join(', ')}` : ''),
+        UpdateExpression: 'SET available = available + :delta' + giveBack,
         ...withValues(staysOnItsSide(stored, storedDelta, adjusted.held), { ':delta': storedDelta }),
-        ...(giveBack.length > 0 ? { ExpressionAttributeNames: freed } : {}),
+        ...freed,
+      },
+    },
+  ];
+};
+
+/** The entries of the holds a batch was found with expired (`freed`), for a write that gives them back by removing them. */
+const freedEntries = (batch: Batch) => {
+  const names = Object.fromEntries((batch.freed ?? []).map(({ holdid }, index) => [`#freed${index}`, heldKey(holdid)]));
+  const removed = Object.keys(names).map((name) => `held.${name}`);
+  return {
+    freed: removed.length > 0 ? { ExpressionAttributeNames: names } : {},
+    giveBack: removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : '',
+  };
+};
+
+/**
+ * A spread batch's own units (its item's `available`) changed by `delta`. A spread batch stays in the
+ * stock range whatever it has left, so the write is in place, on condition that the batch is still
+ * spread (a gathered one may belong out of the range, which the read did not see) and, for a take,
+ * that its own units cover it: "stock never goes below zero", however the pieces stand. Expired
+ * holds found on it are given back only while its holds are as read.
+ */
+const spreadItemWrite = (tableName: string, batch: Batch, delta: number): TransactWriteItem => {
+  const stored = batchAsStored({ ...batch, available: batch.available - piecesAvailable(batch) });
+  // The expired holds' units that the found batch counts, given back by this write, come to it too.
+  const storedDelta = heldTotal(batch.freed) + delta;
+  const { freed, giveBack } = freedEntries(batch);
+  const conditions: Condition[] = [{ ConditionExpression: 'attribute_exists(pieces) AND available >= :bound', ExpressionAttributeValues: { ':bound': Math.max(0, -storedDelta) } }];
+  if ((batch.freed ?? []).length > 0) conditions.push(holdsAsRead(stored.held));
+  return {
+    Update: {
+      TableName: tableName,
+      Key: batchWithStockKey(batch.sku, batch.ref),
+      UpdateExpression: 'SET available = available + :delta' + giveBack,
+      ...withValues(and(...conditions), { ':delta': storedDelta }),
+      ...freed,
+    },
+  };
+};
+
+/**
+ * `qty` taken from one piece of a spread batch, on condition that the piece has it: "stock never goes
+ * below zero", piece by piece. A piece gathered meanwhile has no `available`, and the condition fails.
+ */
+export const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, qty: number, takenAt: string): TransactWriteItem => ({
+  Update: {
+    TableName: tableName,
+    Key: pieceKey(batch.sku, batch.ref, piece),
+    UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt',
+    ConditionExpression: 'available >= :qty',
+    ExpressionAttributeValues: { ':qty': qty, ':takenAt': takenAt },
+  },
+});
+
+/**
+ * Spreads `moved` of a batch's own units over `pieces` new pieces, as found whole with at least that
+ * many. The batch item's condition guards "a batch is spread once at a time" (not spread already)
+ * and "stock never goes below zero" (it still has the units moved); each piece is new. The units
+ * move, so `qty` = own + pieces' + lines' + holds' holds through it.
+ */
+export const spreadWrites = (tableName: string, batch: Batch, moved: number, pieces: number, spreadId: string, spreadAt: string): TransactWriteItem[] => [
+  {
+    Update: {
+      TableName: tableName,
+      Key: batchWithStockKey(batch.sku, batch.ref),
+      UpdateExpression: 'SET available = available - :moved, pieces = :pieces, spreadId = :spreadId, spreadAt = :spreadAt',
+      ConditionExpression: 'attribute_not_exists(pieces) AND available >= :moved',
+      ExpressionAttributeValues: { ':moved': moved, ':pieces': pieces, ':spreadId': spreadId, ':spreadAt': spreadAt },
+    },
+  },
+  ...Array.from({ length: pieces }, (_, piece): TransactWriteItem => {
+    const available = Math.floor(moved / pieces) + (piece < moved % pieces ? 1 : 0);
+    const item = pieceItem({ sku: batch.sku, ref: batch.ref, piece, available, spreadId });
+    return { Put: { TableName: tableName, Item: item, ConditionExpression: ITEM_IS_NEW } };
+  }),
+];
+
+/**
+ * A spread batch gathered back: each piece removed on condition that it holds what was read, and
+ * the sum given to the batch item, which stops being spread. The batch item's condition guards
+ * "pieces go back once" (still spread into as many pieces) and, when the batch is left with no
+ * stock, "the stock range holds exactly the batches with stock left": the item, exactly as read,
+ * then moves out of it.
+ */
+export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem[] => {
+  const pieces = batch.pieces ?? [];
+  const sum = piecesAvailable(batch);
+  const pieceRemovals = pieces.map(
+    ({ piece, available }): TransactWriteItem => ({
+      Delete: {
+        TableName: tableName,
+        Key: pieceKey(batch.sku, batch.ref, piece),
+        ConditionExpression: 'available = :available',
+        ExpressionAttributeValues: { ':available': available },
+      },
+    }),
+  );
+  const { pieces: _, ...whole } = batch;
+  const stored = batchAsStored({ ...whole, available: batch.available - sum });
+  const gathered = { ...stored, available: stored.available + sum };
+  const stillSpread = { ConditionExpression: 'pieces = :pieces', ExpressionAttributeValues: { ':pieces': pieces.length } };
+  if (!hasStockLeft(gathered)) {
+    return [
+      ...pieceRemovals,
+      { Delete: { TableName: tableName, Key: batchWithStockKey(batch.sku, batch.ref), ...and(batchIsExactly(stored), stillSpread) } },
+      { Put: { TableName: tableName, Item: batchItem(gathered), ConditionExpression: ITEM_IS_NEW } },
+    ];
+  }
+  // With no pieces' units to add, what keeps it in the range is its own units or its holds, as read.
+  const keepsStock = sum > 0 ? [] : heldTotal(stored.held) > 0 ? [holdsAsRead(stored.held)] : [{ ConditionExpression: 'available > :none', ExpressionAttributeValues: { ':none': 0 } }];
+  return [
+    ...pieceRemovals,
+    {
+      Update: {
+        TableName: tableName,
+        Key: batchWithStockKey(batch.sku, batch.ref),
+        UpdateExpression: 'SET available = available + :sum REMOVE pieces, spreadId, spreadAt',
+        ...withValues(and(stillSpread, ...keepsStock), { ':sum': sum }),
       },
     },
   ];
@@ -377,7 +498,7 @@ export const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: st
  * it none move it out of the stock range.
  */
 export const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, { sku, batchref }: Hold['lines'][number], found?: Batch): TransactWriteItem[] => {
-  if (found) {
+  if (found && !found.pieces) {
     const left = { ...found, held: (found.held ?? []).filter(({ holdid }) => holdid !== hold.holdid) };
     if (!hasStockLeft(left)) return batchMoveWrites(tableName, found, left);
   }
@@ -388,8 +509,9 @@ export const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, { sku
         Key: batchWithStockKey(sku, batchref),
         UpdateExpression: 'REMOVE held.#hold',
         // Guards "a hold's units are taken once" (its entry is there) and "the stock range holds
-        // exactly the batches with stock left" (the batch keeps units no line holds).
-        ConditionExpression: 'attribute_exists(held.#hold) AND (available > :none OR size(held) > :one)',
+        // exactly the batches with stock left" (the batch keeps units no line holds, or is spread,
+        // which keeps it in the range until it is gathered).
+        ConditionExpression: 'attribute_exists(held.#hold) AND (available > :none OR size(held) > :one OR attribute_exists(pieces))',
         ExpressionAttributeNames: { '#hold': heldKey(hold.holdid) },
         ExpressionAttributeValues: { ':none': 0, ':one': 1 },
       },

@@ -1,5 +1,5 @@
 import type { HeldLine, HeldUnits, Hold, HoldStatus, Instant } from '../../domain/holds';
-import { type Allocation, type Batch, type OrderLine, hasStockLeft } from '../../domain/model';
+import { type Allocation, type Batch, type BatchPiece, type OrderLine, hasStockLeft } from '../../domain/model';
 import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttribute } from './table';
 
 /*
@@ -12,6 +12,9 @@ import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema
  *   known SKU        pk SKU#<sku>       sk STOCK         sku        (written with the SKU's first batch)
  *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available, eta, held
  *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available, eta, held
+ *   spread batch     pk SKU#<sku>       sk STOCK#<ref>   as a batch with stock, and pieces, spreadId, spreadAt
+ *   piece of a batch pk PIECES#<k>#<sku> sk PIECE#<ref>#<n>  ref, sku, piece n, available, spreadId, takenAt
+ *                                                         (k = n mod PIECE_PARTITIONS)
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, changedAt
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,
@@ -38,6 +41,16 @@ import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema
  * a copy of each line under the batch, because that copy would be one more item in every
  * allocation's transaction (2 WCU), where the index costs 1 WCU and the allocation keeps 2 items.
  * `eta` is absent for a batch in stock (a condition cannot compare with NULL everywhere; absence it can).
+ *
+ * A hot SKU's batch may be spread (docs/capacity.md, "A hot SKU"): part of its `available` moved
+ * into `pieces` pieces, each an item of its own in one of PIECE_PARTITIONS partitions past the SKU's
+ * own, so that allocations take from different items (no TransactionConflict between them) and
+ * different partitions (past one partition's write ceiling). Then the batch's available units are
+ * its item's `available` and its pieces', and `qty` = that + its lines' + its holds'. The batch item
+ * names its spread (`spreadId`) and the number of its pieces, which are written and removed with
+ * it in one transaction, so a read of the item and then of the pieces tells a whole spread from one
+ * that a write came between. A spread batch stays in the stock range until it is gathered (its
+ * pieces' units given back to its item), however few units are left, so that allocations read it.
  *
  * Events (functions/events/stream-events.ts) come from the table's stream, so only what committed
  * is announced. An item's own fields must say what happened, hence three choices here:
@@ -76,8 +89,48 @@ export const skuPartition = (sku: string) => `${partitionKeyPrefix.sku}${sku}`;
 const knownSkuKey = (sku: string) => itemKey(skuPartition(sku), STOCK_RANGE);
 export const batchWithStockKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `${STOCK_RANGE}#${ref}`);
 export const exhaustedBatchKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `EMPTY#${ref}`);
-/** Where a batch lives: in the SKU's stock range while it has stock, out of it once it has none. */
-export const batchKey = (batch: Batch) => (hasStockLeft(batch) ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref));
+/** Where a batch lives: in the SKU's stock range while it has stock or is spread, out of it once it has none. */
+export const batchKey = (batch: Batch) =>
+  batch.pieces !== undefined || hasStockLeft(batch) ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref);
+
+/**
+ * The partitions a SKU's pieces are spread over. Four: at 2 WCU a transactional write of a piece,
+ * four partitions take ~2,000 allocations/s on AWS, twice the aim, and a spread SKU's read of its
+ * pieces stays at four small Queries.
+ */
+export const PIECE_PARTITIONS = 4;
+/** The sort keys of a piece partition that hold pieces, and of one batch's pieces. */
+export const PIECES_RANGE = 'PIECE#';
+export const piecesOfBatchRange = (ref: string) => `${PIECES_RANGE}${ref}#`;
+/** The partition key holds the partition's number before the SKU, so that no SKU's name can make it another SKU's. */
+export const piecePartitions = (sku: string) => Array.from({ length: PIECE_PARTITIONS }, (_, k) => `${partitionKeyPrefix.piece}${k}#${sku}`);
+export const pieceKey = (sku: string, ref: string, piece: number) =>
+  itemKey(piecePartitions(sku)[piece % PIECE_PARTITIONS] as string, `${piecesOfBatchRange(ref)}${piece}`);
+
+/** A spread batch's mark on its item: which spread it is, of how many pieces, since when. */
+export interface Spread {
+  readonly spreadId: string;
+  readonly pieces: number;
+  readonly spreadAt: string;
+}
+
+/** A piece as stored: its share of the batch's units, the spread it belongs to, and when an allocation last took from it. */
+export interface StoredPiece extends BatchPiece {
+  readonly sku: string;
+  readonly ref: string;
+  readonly spreadId: string;
+  readonly takenAt?: string;
+}
+
+export const pieceItem = ({ sku, ref, piece, available, spreadId }: StoredPiece) => ({
+  ...pieceKey(sku, ref, piece),
+  type: 'BatchPiece',
+  sku,
+  ref,
+  piece,
+  available,
+  spreadId,
+});
 
 /**
  * A hold's key in a batch's `held` map: its holdid behind a prefix, since the document client
@@ -116,8 +169,12 @@ export const linesOfBatch = (ref: string) => `${partitionKeyPrefix.linesOfBatch}
 
 /** An item of the table as this adapter and the tools that read the whole table see it. */
 export type StoredItem =
-  /** `inStockRange`: where it is stored, which should be where it has stock (the invariant check compares them). */
-  | { readonly kind: 'batch'; readonly batch: Batch; readonly inStockRange: boolean }
+  /**
+   * `inStockRange`: where it is stored, which should be where it has stock (the invariant check
+   * compares them). A spread batch's `available` is its item's own, without its pieces'.
+   */
+  | { readonly kind: 'batch'; readonly batch: Batch; readonly inStockRange: boolean; readonly spread?: Spread }
+  | { readonly kind: 'piece'; readonly piece: StoredPiece }
   | { readonly kind: 'known-sku'; readonly sku: string }
   /** `qty`, `eta` and `changedAt` are absent from references written before the batch's events existed. */
   | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string; readonly description?: BatchDescription }
@@ -154,7 +211,7 @@ export interface BatchDescription {
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   const { [PK]: pk, [SK]: sk, [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, ref, sku, qty, available, eta, orderid, batchref } = item;
   const { movedAt, changedAt, reason, deallocatedAt, refusedAt, noticeId, held: heldValue, holdid, lines, status, heldUntil } = item;
-  const { placedAt, extendedAt, endedAt } = item;
+  const { placedAt, extendedAt, endedAt, pieces, spreadId, spreadAt, piece, takenAt } = item;
   const hasKey = (key: ReturnType<typeof itemKey>) => key[PK] === pk && key[SK] === sk;
   const isText = (value: unknown): value is string => typeof value === 'string';
   const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
@@ -164,7 +221,12 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
     if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && held) {
       const batch: Batch = { ref, sku, qty, available, eta: eta ?? null, ...(held.length > 0 ? { held } : {}) };
       const inStockRange = hasKey(batchWithStockKey(sku, ref));
-      if (inStockRange || hasKey(exhaustedBatchKey(sku, ref))) return { kind: 'batch', batch, inStockRange };
+      const spread = isNumber(pieces) && isText(spreadId) && isText(spreadAt) ? { spread: { pieces, spreadId, spreadAt } } : {};
+      const wholeOrSpread = pieces === undefined || 'spread' in spread;
+      if (wholeOrSpread && (inStockRange || hasKey(exhaustedBatchKey(sku, ref)))) return { kind: 'batch', batch, inStockRange, ...spread };
+    }
+    if (isNumber(piece) && isNumber(available) && isText(spreadId) && (takenAt === undefined || isText(takenAt)) && hasKey(pieceKey(sku, ref, piece))) {
+      return { kind: 'piece', piece: { sku, ref, piece, available, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
     }
     if (hasKey(batchReferenceKey(ref))) {
       const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt);

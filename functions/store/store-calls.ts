@@ -35,6 +35,17 @@ export interface ConflictRetryPolicy {
 /** Conflicts clear in milliseconds; four tries with full jitter spread competitors over ~200 ms. */
 export const defaultConflictRetryPolicy: ConflictRetryPolicy = { maxAttempts: 4, baseDelayMs: 25, maxDelayMs: 200 };
 
+/**
+ * A transaction that may change what it sends when DynamoDB cancels it for a conflict or throttling:
+ * a take of stock that can go to another item of its batch. `next` answers the items to send next,
+ * or undefined to stop and answer that cancellation; `maxAttempts` may be more than the policy's,
+ * since each attempt meets other items.
+ */
+export interface Elsewhere {
+  readonly next: (reasons: Cancellation, attempt: number) => TransactWriteItem[] | undefined;
+  readonly maxAttempts: number;
+}
+
 /** The one call the repository makes, so tests can hand in a client that fails on purpose. */
 export type DocumentSender = Pick<DynamoDBDocumentClient, 'send'>;
 
@@ -66,10 +77,21 @@ export class StoreCalls {
   /**
    * Runs a transaction, retrying the cancellations that clear by themselves (a conflict with another
    * transaction on the same item, throttling) with full-jitter backoff. Answers the reasons of a
-   * cancellation by failed conditions, or undefined when the transaction committed.
+   * cancellation by failed conditions, or undefined when the transaction committed. `elsewhere`, when
+   * given, says what to send instead at each such cancellation, and how many attempts to make.
    */
-  async transactWrite(items: TransactWriteItem[]): Promise<Cancellation | undefined> {
-    const { cancellation } = await this.retryingConflicts((options) => this.client.send(new TransactWriteCommand({ TransactItems: items }), options));
+  async transactWrite(items: TransactWriteItem[], elsewhere?: Elsewhere): Promise<Cancellation | undefined> {
+    let sent = items;
+    const instead = elsewhere && ((reasons: Cancellation, attempt: number) => {
+      const next = elsewhere.next(reasons, attempt);
+      if (next) sent = next;
+      return next !== undefined;
+    });
+    const { cancellation } = await this.retryingConflicts(
+      (options) => this.client.send(new TransactWriteCommand({ TransactItems: sent }), options),
+      instead,
+      elsewhere?.maxAttempts,
+    );
     return cancellation;
   }
 
@@ -87,9 +109,14 @@ export class StoreCalls {
     return (output?.Responses ?? []).map(({ Item }) => Item);
   }
 
-  /** Sends a transaction again while DynamoDB cancels it for reasons that clear by themselves, with full-jitter backoff. */
+  /**
+   * Sends a transaction again while DynamoDB cancels it for reasons that clear by themselves, with
+   * full-jitter backoff; `instead`, when given, says whether to go on (with other items).
+   */
   private async retryingConflicts<Output>(
     send: (options: { abortSignal?: AbortSignal }) => Promise<Output>,
+    instead?: (reasons: Cancellation, attempt: number) => boolean,
+    maxAttempts = this.conflictRetry.maxAttempts,
   ): Promise<{ output?: Output; cancellation?: Cancellation }> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -98,10 +125,11 @@ export class StoreCalls {
         const reasons = transactionCancellation(error);
         if (!reasons) throw error;
         if (!isRetryableCancellation(reasons)) return { cancellation: reasons };
-        if (attempt >= this.conflictRetry.maxAttempts) {
+        if (attempt >= maxAttempts) {
           throw new StoreUnavailable(`Transaction still conflicting after ${attempt} attempts`, { cause: error });
         }
         this.observer?.transactionRetried(reasons.map((reason) => reason.Code ?? 'None'));
+        if (instead && !instead(reasons, attempt)) return { cancellation: reasons };
         await sleep(fullJitter(this.conflictRetry, attempt));
       }
     }

@@ -60,12 +60,14 @@ export const partitionKeyPrefix = {
   hold: 'HOLD#',
   /** A batch's lines, in the index. */
   linesOfBatch: 'LINES#',
+  /** A share of a hot SKU's batch's stock (a piece), in one of a few partitions of its SKU's pieces. */
+  piece: 'PIECES#',
   /** A shard of the active holds, in their index. */
   activeHolds: 'ACTIVEHOLDS#',
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
-const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt'];
+const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt'];
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
 /** A hold's record, besides the `orderid` a line names too and the time to live a notice has too. */
 const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
@@ -93,11 +95,12 @@ const WRITES = ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'
 
 export const tableAccess = {
   // POST /allocate, GET /allocations/{orderid}, DELETE /allocations/{orderid}/{sku}, the holds'
-  // routes: the SKU's stock and its batches, the order's lines, the holds; never a batch reference.
+  // routes: the SKU's stock, its batches and their pieces, the order's lines, the holds; never a
+  // batch reference.
   allocations: {
     reads: READS,
     writes: WRITES,
-    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.order, partitionKeyPrefix.hold],
+    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.order, partitionKeyPrefix.hold],
     writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes],
     indexQueries: [],
   },
@@ -106,7 +109,13 @@ export const tableAccess = {
   batches: {
     reads: READS,
     writes: WRITES,
-    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.batchReference, partitionKeyPrefix.order, partitionKeyPrefix.hold],
+    partitionKeyPrefixes: [
+      partitionKeyPrefix.sku,
+      partitionKeyPrefix.piece,
+      partitionKeyPrefix.batchReference,
+      partitionKeyPrefix.order,
+      partitionKeyPrefix.hold,
+    ],
     writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes],
     indexQueries: [{ index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] }],
   },
@@ -115,7 +124,8 @@ export const tableAccess = {
   sweeper: {
     reads: READS,
     writes: ['dynamodb:UpdateItem'],
-    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.hold],
+    // The piece partitions only to read: a batch read whole is read with its pieces.
+    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.hold],
     writtenAttributes: [...keyAttributes, 'available', 'held', ...holdAttributes, timeToLiveAttribute],
     indexQueries: [{ index: activeHoldsIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.activeHolds] }],
   },

@@ -198,27 +198,32 @@ describe('the adapter through the model', () => {
     return batch;
   };
 
-  it('sends an allocation cancelled by a conflict again, and saves it once the other has committed', async () => {
+  it('sends an allocation cancelled by a conflict again, then spreads the batch it keeps meeting on and reads it again', async () => {
     const batch = await batchOf(10);
     const found = (await table.repository().batch(batch.ref))!;
     const first = table.repository().saveAllocation({ orderid: uniqueId('order'), sku: batch.sku, qty: 1, batchref: batch.ref }, found);
     await untilHeld(table, 2);
     const { retries, observer } = observed();
     const patient = repositoryWith({ maxAttempts: 100, baseDelayMs: 20, maxDelayMs: 100 }, observer);
-    const second = patient.saveAllocation({ orderid: uniqueId('order'), sku: batch.sku, qty: 1, batchref: batch.ref }, found);
+    const line = { orderid: uniqueId('order'), sku: batch.sku, qty: 1, batchref: batch.ref };
 
+    expect(await patient.saveAllocation(line, found)).toEqual({ outcome: 'batch-changed' });
     expect(await first).toEqual({ outcome: 'saved' });
-    expect(await second).toEqual({ outcome: 'saved' });
     expect(retries.length).toBeGreaterThan(0);
     expect(retries[0]).toContain('TransactionConflict');
+    const spread = (await table.repository().batch(batch.ref))!;
+    expect(spread.available).toBe(9);
+    expect(spread.pieces?.length).toBeGreaterThan(0);
+    expect(await patient.saveAllocation(line, spread)).toEqual({ outcome: 'saved' });
     expect((await table.repository().batch(batch.ref))?.available).toBe(8);
   });
 
-  it('answers StoreUnavailable when the conflicts outlast its attempts', async () => {
-    const batch = await batchOf(10);
+  it('answers StoreUnavailable when the conflicts outlast its attempts on a batch too small to spread', async () => {
+    const batch = await batchOf(1);
     const found = (await table.repository().batch(batch.ref))!;
     const first = table.repository().saveAllocation({ orderid: uniqueId('order'), sku: batch.sku, qty: 1, batchref: batch.ref }, found);
-    await untilHeld(table, 2);
+    // Taking its last unit moves it out of the stock range: a delete, a put and the line.
+    await untilHeld(table, 3);
     const { retries, observer } = observed();
     const hasty = repositoryWith({ maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 }, observer);
 
@@ -227,7 +232,7 @@ describe('the adapter through the model', () => {
     expect((error as StoreUnavailable).cause).toBeInstanceOf(TransactionCanceledException);
     expect(retries).toHaveLength(2);
     expect(await first).toEqual({ outcome: 'saved' });
-    expect((await table.repository().batch(batch.ref))?.available).toBe(9);
+    expect((await table.repository().batch(batch.ref))?.available).toBe(0);
   });
 });
 

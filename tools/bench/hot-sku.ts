@@ -25,7 +25,7 @@ export const HOT_SKU_MODEL: ConflictModelSettings = { holdMs: 100, writeUnitsPer
 export const HOT_SKU_TARGET_RATIO = 16;
 const CLIENTS = 64;
 const ORDINARY_SKUS = 64;
-const ROUND_MS = 5_000;
+const ROUND_MS = Number(process.env.ROUND_MS ?? 5_000);
 /** Enough for the server's JIT and DynamoDB Local's to settle, on ordinary SKUs so that no batch is hot yet. */
 const WARM_UP_MS = 2_000;
 const STOCK = 1_000_000_000;

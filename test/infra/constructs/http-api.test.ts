@@ -21,7 +21,7 @@ describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name functio
 describe("the handlers' roles", () => {
   // The items' own attributes, then those of the notices that exist to put an event on the stream, then a hold's record's.
   const writtenAttributes = [
-    ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
+    ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
     ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'expiresAt'],
     ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', 'activeHoldShard'],
   ];
@@ -42,10 +42,10 @@ describe("the handlers' roles", () => {
     ];
   };
 
-  it('let the batches handler touch SKU, batch reference, order and hold items, and query the index only for a batch\'s lines', () => {
+  it('let the batches handler touch SKU, piece, batch reference, order and hold items, and query the index only for a batch\'s lines', () => {
     expect(statementsOf(synthesized, 'Batches')).toEqual([
       writesTo(synthesized, 'BatchesLogs'),
-      ...itemGrants(['SKU#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*']),
+      ...itemGrants(['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*']),
       {
         Effect: 'Allow',
         Action: ['dynamodb:Query'],
@@ -55,8 +55,11 @@ describe("the handlers' roles", () => {
     ]);
   });
 
-  it('let the allocations handler touch only SKU, order and hold items, and not the index', () => {
-    expect(statementsOf(synthesized, 'Allocations')).toEqual([writesTo(synthesized, 'AllocationsLogs'), ...itemGrants(['SKU#*', 'ORDER#*', 'HOLD#*'])]);
+  it('let the allocations handler touch only SKU, piece, order and hold items, and not the index', () => {
+    expect(statementsOf(synthesized, 'Allocations')).toEqual([
+      writesTo(synthesized, 'AllocationsLogs'),
+      ...itemGrants(['SKU#*', 'PIECES#*', 'ORDER#*', 'HOLD#*']),
+    ]);
   });
 });
 

@@ -1,0 +1,138 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { placeHold } from '../../domain/hold-services';
+import { allocate, allocateOrder, batchStatus, cancelAllocation, changeBatch, skuStock } from '../../domain/services';
+import { GATHER_AFTER_MS, PIECES_PER_SPREAD } from '../../functions/store/batch-repository';
+import { PIECE_PARTITIONS, batchWithStockKey, exhaustedBatchKey } from '../../functions/store/items';
+import { findViolations, readInventory } from '../../tools/invariants';
+import { type ModelledTable, createModelledTable } from '../support/conflict-model';
+import { uniqueId } from '../support/dynamodb';
+
+// Through the conflict model, writes held 30 ms: enough for 16 allocations at once to meet on a
+// batch item, so that it spreads, and short enough for the file to run in seconds. Nothing is timed.
+
+describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")', () => {
+  let table: ModelledTable;
+  beforeAll(async () => {
+    table = await createModelledTable({ holdMs: 30 });
+  });
+  afterAll(() => table.drop());
+
+  const repository = (clock?: () => number) => table.repository(clock ? { clock } : {});
+
+  const batchItem = async (sku: string, ref: string) =>
+    (await table.documentClient.send(new GetCommand({ TableName: table.tableName, Key: batchWithStockKey(sku, ref), ConsistentRead: true }))).Item;
+
+  const expectInvariantsKept = async () => expect(findViolations(await readInventory(table.documentClient, table.tableName))).toEqual([]);
+
+  /** Allocates 1 unit for each of `count` orders, 16 at once, until the batch's item says it is spread; the orderids allocated. */
+  const spreadByAllocating = async (sku: string, ref: string): Promise<string[]> => {
+    const orders: string[] = [];
+    for (let wave = 0; wave < 20 && !(await batchItem(sku, ref))?.pieces; wave++) {
+      const ids = Array.from({ length: 16 }, () => uniqueId('order'));
+      const answers = await Promise.allSettled(ids.map((orderid) => allocate({ orderid, sku, qty: 1 }, repository())));
+      answers.forEach((answer, index) => {
+        if (answer.status === 'fulfilled') orders.push(ids[index] as string);
+      });
+    }
+    expect((await batchItem(sku, ref))?.pieces).toBe(PIECES_PER_SPREAD);
+    return orders;
+  };
+
+  const addSpreadBatch = async (qty: number, eta: string | null = null) => {
+    const sku = uniqueId('hot');
+    const ref = uniqueId('batch');
+    await repository().addBatch({ ref, sku, qty, available: qty, eta });
+    const orders = await spreadByAllocating(sku, ref);
+    return { sku, ref, orders };
+  };
+
+  it('spreads a batch that allocations keep meeting on, and takes from its pieces in partitions of their own, one available all the same', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(10_000);
+    const before = table.model.counters();
+
+    await Promise.all(Array.from({ length: 32 }, (_, index) => allocate({ orderid: `after-${index}-${sku}`, sku, qty: 2 }, repository())));
+
+    const pieceWrites = table.model
+      .counters()
+      .partitions.filter(({ partitionKey }) => partitionKey.startsWith('PIECES#'))
+      .map(({ partitionKey, writeUnits }) => [partitionKey, writeUnits - (before.partitions.find((p) => p.partitionKey === partitionKey)?.writeUnits ?? 0)]);
+    expect(pieceWrites.filter(([, units]) => (units as number) > 0).length).toBe(PIECE_PARTITIONS);
+    const left = 10_000 - orders.length - 64;
+    expect((await batchStatus(ref, repository())).available).toBe(left);
+    expect((await skuStock(sku, repository())).inStock).toBe(left);
+    await expectInvariantsKept();
+  });
+
+  it('takes a line no one piece holds from several at once, rather than answer "out of stock"', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(300);
+    const left = 300 - orders.length;
+    const batch = await batchStatus(ref, repository());
+    expect(Math.max(...(batch.pieces ?? []).map(({ available }) => available))).toBeLessThan(left);
+
+    expect(await allocate({ orderid: uniqueId('big'), sku, qty: left }, repository())).toEqual({ batchref: ref, created: true });
+    expect((await batchStatus(ref, repository())).available).toBe(0);
+    await expectInvariantsKept();
+  });
+
+  it('allocates a whole order with a line on a spread batch', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(500);
+    const other = uniqueId('calm');
+    await repository().addBatch({ ref: uniqueId('calm-batch'), sku: other, qty: 10, available: 10, eta: null });
+
+    const order = await allocateOrder({ orderid: uniqueId('order'), lines: [{ sku, qty: 3 }, { sku: other, qty: 1 }] }, repository());
+    expect(order.newLines).toBe(2);
+    expect((await batchStatus(ref, repository())).available).toBe(500 - orders.length - 3);
+    await expectInvariantsKept();
+  });
+
+  it('gives a cancelled line\'s units back to a spread batch, which stays spread', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(400);
+    await cancelAllocation(orders[0] as string, sku, repository());
+
+    expect((await batchItem(sku, ref))?.pieces).toBe(PIECES_PER_SPREAD);
+    expect((await batchStatus(ref, repository())).available).toBe(400 - orders.length + 1);
+    await expectInvariantsKept();
+  });
+
+  it('gathers a spread batch before a change of its qty, then moves the lines the change leaves no room for', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(200);
+    const outcome = await changeBatch(ref, { qty: orders.length - 3 }, repository());
+
+    expect(outcome.reallocated).toHaveLength(3);
+    expect(outcome.batch).toMatchObject({ qty: orders.length - 3, available: 0 });
+    expect((await batchItem(sku, ref))?.pieces).toBeUndefined();
+    await expectInvariantsKept();
+  });
+
+  it('gathers a spread batch before a hold sets units aside on it', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(200);
+    const { hold } = await placeHold({ holdid: uniqueId('hold'), lines: [{ sku, qty: 5 }], ttlSeconds: 60 }, repository());
+
+    expect(hold.lines).toEqual([{ sku, qty: 5, batchref: ref }]);
+    expect((await batchItem(sku, ref))?.pieces).toBeUndefined();
+    expect(await batchStatus(ref, repository())).toMatchObject({ available: 200 - orders.length - 5 });
+    await expectInvariantsKept();
+  });
+
+  it('gathers a spread batch back once no allocation has taken from it for a while', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(200);
+    const later = Date.now() + GATHER_AFTER_MS + 1_000;
+
+    expect((await skuStock(sku, repository(() => later))).inStock).toBe(200 - orders.length);
+    expect(await batchItem(sku, ref)).toMatchObject({ available: 200 - orders.length });
+    expect((await batchItem(sku, ref))?.pieces).toBeUndefined();
+    await expectInvariantsKept();
+  });
+
+  it('gathers a spread batch whose every unit is taken out of the stock range, so that allocations stop reading it', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(100);
+    await allocate({ orderid: uniqueId('last'), sku, qty: 100 - orders.length }, repository());
+
+    await expect(allocate({ orderid: uniqueId('late'), sku, qty: 1 }, repository())).rejects.toThrow(/Out of stock/);
+    expect(await batchItem(sku, ref)).toBeUndefined();
+    const exhausted = await table.documentClient.send(new GetCommand({ TableName: table.tableName, Key: exhaustedBatchKey(sku, ref), ConsistentRead: true }));
+    expect(exhausted.Item).toMatchObject({ available: 0, qty: 100 });
+    await expectInvariantsKept();
+  });
+});
