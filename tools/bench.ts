@@ -23,7 +23,7 @@ import { measureColdInit } from './bench/cold-init';
 import { measureEventDelay } from './bench/event-delay';
 import { measureEventThroughput } from './bench/event-throughput';
 import type { HandlerMeasurements } from './bench/handler-measurements';
-import { measureHotSku } from './bench/hot-sku';
+import { HOT_SKU_MODEL, SLOWED_HOT_SKU_MODEL, measureHotSku } from './bench/hot-sku';
 import { jsonPoster, runClosedLoop } from './bench/load';
 import { type BenchResults, renderTable, targetsOf } from './bench/report';
 import { median } from './bench/stats';
@@ -137,8 +137,11 @@ const main = async (): Promise<void> => {
   step(`end-to-end event delay: ${EVENT_DELAY_ALLOCATIONS} allocations through npm start, one at a time`);
   const eventDelay = await measureEventDelay(dynamoDbLocal.endpoint, EVENT_DELAY_ALLOCATIONS);
 
-  step('one hot SKU, then ordinary ones, through npm start over the conflict model (transactions held 100 ms, 150 write units/s per partition key)');
-  const hotSku = await measureHotSku(dynamoDbLocal.endpoint, `${WORK_DIR}/hot-sku-server.log`);
+  const hotSkus = [];
+  for (const settings of [HOT_SKU_MODEL, SLOWED_HOT_SKU_MODEL]) {
+    step(`one hot SKU, then ordinary ones, through npm start over the conflict model (transactions held ${settings.holdMs} ms, ${settings.writeUnitsPerSecond} write units/s per partition key)`);
+    hotSkus.push(await measureHotSku(dynamoDbLocal.endpoint, `${WORK_DIR}/hot-sku-server-${settings.holdMs}ms.log`, settings));
+  }
   await cleanUp();
 
   step(`stream consumer: events from ${EVENT_RECORD_COPIES} copies of the recorded stream records`);
@@ -168,7 +171,7 @@ const main = async (): Promise<void> => {
     allocateUnderHolds: handlerMeasurements.allocateUnderHolds,
     eventDelay,
     eventThroughput,
-    hotSku,
+    hotSkus,
   };
   const targets = targetsOf(results);
 

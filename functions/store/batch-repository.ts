@@ -48,7 +48,6 @@ import {
   LINES_RANGE,
   LINE_BATCH,
   PIECES_RANGE,
-  PIECE_PARTITIONS,
   PK,
   SK,
   STOCK_RANGE,
@@ -65,6 +64,7 @@ import {
   orderPartition,
   outOfStockItem,
   parseStoredItem,
+  pieceKey,
   piecePartitions,
   piecesOfBatchRange,
   skuPartition,
@@ -91,7 +91,7 @@ import { activeHoldsIndex, linesByBatchIndex } from './table';
  * A hot SKU (docs/capacity.md, "A hot SKU"): an allocation whose transaction keeps meeting
  * TransactionConflict on a batch item spreads that batch's units over pieces (items.ts), and from
  * then on takes each line from a piece picked at random among those that hold it whole, so that
- * allocations meet each other on 64 items in 4 partitions instead of one. Reading a spread batch
+ * allocations meet each other on 96 items in 4 partitions instead of one. Reading a spread batch
  * costs one Query more per piece partition, paid only by a spread SKU. A read that finds a spread
  * batch cooled (no take for GATHER_AFTER_MS) or with nothing left in its pieces gathers it back,
  * and every write other than a take or a give-back of units gathers it first: a change of qty, a
@@ -100,12 +100,19 @@ import { activeHoldsIndex, linesByBatchIndex } from './table';
 
 /** How long a spread batch goes without a take before a read of its SKU gathers it back: the sale is over. */
 export const GATHER_AFTER_MS = 3 * 60_000;
-/** The pieces one spread makes: at 100 allocations/s a piece each (AWS, 10 ms transactions), 64 carry 6,400/s. */
-export const PIECES_PER_SPREAD = 64;
+/**
+ * The pieces one spread makes: as many as a transaction can gather back at once with the batch
+ * item (100 items), a multiple of the piece partitions. Takes pick a piece at random, so the pieces
+ * must far outnumber the takes in flight for few of them to meet; at 100 a second each (AWS, 10 ms
+ * transactions), 96 pieces carry 9,600 allocations/s.
+ */
+export const PIECES_PER_SPREAD = 96;
 /** Cancellations by a conflict on a batch kept whole, within one allocation, that make the batch spread. */
 const CONFLICTS_BEFORE_SPREAD = 2;
 /** A take from a spread batch meets other pieces at each attempt: it may make this many times the policy's attempts. */
 const ATTEMPTS_ACROSS_PIECES = 3;
+/** The pieces a take reads of a spread batch: enough to find one that holds a line, and few to read. */
+const PIECES_READ_FOR_A_TAKE = 8;
 /** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
 const MAX_SPREAD_READS = 4;
 
@@ -204,7 +211,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
         else if (stored.kind === 'batch') found.push({ batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) });
         else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
       }
-      const part = forTakeOf === undefined ? undefined : await this.withPiecesOfOnePartition(sku, found, forTakeOf);
+      const part = forTakeOf === undefined ? undefined : await this.withSomePieces(sku, found, forTakeOf);
       if (part) return { known, batches: part };
       const batches = await this.withPieces(sku, found);
       if (batches) return { known, batches: await this.gatheredWhenCooled(batches) };
@@ -213,25 +220,38 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   /**
-   * For a take of `qty`: the batches found, spread ones with only their pieces in one piece partition
-   * picked at random (one Query instead of one per partition), when in each spread batch one of those
-   * pieces can take `qty` whole. Undefined when one cannot, or a spread or a gather came between the
-   * reads: the caller reads every partition.
+   * For a take of `qty`: the batches found, spread ones with only a few of their pieces, read from a
+   * place in one piece partition picked at random (one small Query a batch instead of one per
+   * partition), when one of those pieces can take `qty` whole. Undefined when one cannot, or a gather
+   * came between the reads (the pieces read are not of the spread its item names): the caller reads
+   * every piece.
    */
-  private async withPiecesOfOnePartition(sku: string, found: readonly FoundBatch[], qty: number): Promise<Batch[] | undefined> {
-    if (found.every(({ spread }) => !spread)) return found.map(({ batch }) => batch);
-    const partition = Math.floor(Math.random() * PIECE_PARTITIONS);
-    const pieces = (await this.queryPartition(piecePartitions(sku)[partition] as string, PIECES_RANGE)).map(parseStoredItem);
+  private async withSomePieces(sku: string, found: readonly FoundBatch[], qty: number): Promise<Batch[] | undefined> {
     const batches: Batch[] = [];
     for (const { batch, spread } of found) {
       if (!spread) {
         batches.push(batch);
         continue;
       }
-      const inPart = pieces.flatMap((stored) => (stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : []));
-      const expected = Array.from({ length: spread.pieces }, (_, piece) => piece).filter((piece) => piece % PIECE_PARTITIONS === partition).length;
-      if (inPart.length !== expected || !inPart.some(({ available }) => available >= qty)) return undefined;
-      batches.push(withTheirPieces(batch, inPart));
+      const from = pieceKey(sku, batch.ref, Math.floor(Math.random() * spread.pieces));
+      const { Items } = await this.calls.call((options) =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: `${PK} = :partition AND begins_with(${SK}, :prefix)`,
+            ExpressionAttributeValues: { ':partition': from[PK], ':prefix': piecesOfBatchRange(batch.ref) },
+            ExclusiveStartKey: from,
+            Limit: PIECES_READ_FOR_A_TAKE,
+            ConsistentRead: true,
+          }),
+          options,
+        ),
+      );
+      const some = (Items ?? []).map(parseStoredItem).flatMap((stored) =>
+        stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : [],
+      );
+      if (!some.some(({ available }) => available >= qty)) return undefined;
+      batches.push(withTheirPieces(batch, some));
     }
     return batches;
   }
@@ -329,8 +349,11 @@ export class DynamoDbBatchRepository implements BatchRepository {
       for (const [index, piece] of writes.pieces) if (conflicted(index)) busyPieces.add(piece);
       hot = attempt >= CONFLICTS_BEFORE_SPREAD ? writes.wholeBatches.find(([index, batch]) => conflicted(index) && canSpread(batch))?.[1] : undefined;
       if (hot) return undefined;
+      const throttled = reasons.some((reason) => reason.Code === 'ThrottlingError');
+      const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(([at]) => at === index));
       writes = this.allocationWrites(placements, allocatedAt, busyPieces);
-      return writes.items;
+      // A conflict on a piece goes to another piece at once; one on a batch item, or throttling, waits.
+      return { items: writes.items, atOnce: onPiecesOnly && !throttled };
     };
     const spread = placements.some(({ batch }) => batch.pieces);
     const maxAttempts = this.conflictRetry.maxAttempts * (spread ? ATTEMPTS_ACROSS_PIECES : 1);

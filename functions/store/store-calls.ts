@@ -42,7 +42,7 @@ export const defaultConflictRetryPolicy: ConflictRetryPolicy = { maxAttempts: 4,
  * since each attempt meets other items.
  */
 export interface Elsewhere {
-  readonly next: (reasons: Cancellation, attempt: number) => TransactWriteItem[] | undefined;
+  readonly next: (reasons: Cancellation, attempt: number) => { readonly items: TransactWriteItem[]; readonly atOnce: boolean } | undefined;
   readonly maxAttempts: number;
 }
 
@@ -78,14 +78,15 @@ export class StoreCalls {
    * Runs a transaction, retrying the cancellations that clear by themselves (a conflict with another
    * transaction on the same item, throttling) with full-jitter backoff. Answers the reasons of a
    * cancellation by failed conditions, or undefined when the transaction committed. `elsewhere`, when
-   * given, says what to send instead at each such cancellation, and how many attempts to make.
+   * given, says what to send instead at each such cancellation, whether at once (items that the
+   * conflict was not on), and how many attempts to make.
    */
   async transactWrite(items: TransactWriteItem[], elsewhere?: Elsewhere): Promise<Cancellation | undefined> {
     let sent = items;
     const instead = elsewhere && ((reasons: Cancellation, attempt: number) => {
       const next = elsewhere.next(reasons, attempt);
-      if (next) sent = next;
-      return next !== undefined;
+      if (next) sent = next.items;
+      return next && (next.atOnce ? 'at-once' : 'after-backoff');
     });
     const { cancellation } = await this.retryingConflicts(
       (options) => this.client.send(new TransactWriteCommand({ TransactItems: sent }), options),
@@ -111,11 +112,11 @@ export class StoreCalls {
 
   /**
    * Sends a transaction again while DynamoDB cancels it for reasons that clear by themselves, with
-   * full-jitter backoff; `instead`, when given, says whether to go on (with other items).
+   * full-jitter backoff; `instead`, when given, says whether to go on (with other items), and when.
    */
   private async retryingConflicts<Output>(
     send: (options: { abortSignal?: AbortSignal }) => Promise<Output>,
-    instead?: (reasons: Cancellation, attempt: number) => boolean,
+    instead?: (reasons: Cancellation, attempt: number) => 'at-once' | 'after-backoff' | undefined,
     maxAttempts = this.conflictRetry.maxAttempts,
   ): Promise<{ output?: Output; cancellation?: Cancellation }> {
     for (let attempt = 1; ; attempt++) {
@@ -129,8 +130,9 @@ export class StoreCalls {
           throw new StoreUnavailable(`Transaction still conflicting after ${attempt} attempts`, { cause: error });
         }
         this.observer?.transactionRetried(reasons.map((reason) => reason.Code ?? 'None'));
-        if (instead && !instead(reasons, attempt)) return { cancellation: reasons };
-        await sleep(fullJitter(this.conflictRetry, attempt));
+        const when = instead ? instead(reasons, attempt) : 'after-backoff';
+        if (!when) return { cancellation: reasons };
+        if (when === 'after-backoff') await sleep(fullJitter(this.conflictRetry, attempt));
       }
     }
   }

@@ -71,6 +71,8 @@ describe(`hundreds of allocations sent at once to the local server, through the 
   /** Each request's last answer. */
   let answers: Array<{ line: OrderLine; answer: Answer }>;
   let conflicts: number;
+  /** Write units the model counted on piece partitions during the race: lines taken from spread batches. */
+  let pieceWriteUnits: number;
   let inventory: Inventory;
 
   beforeAll(async () => {
@@ -81,6 +83,10 @@ describe(`hundreds of allocations sent at once to the local server, through the 
       const before = table.model.counters().conflicts;
       outcomes = await Promise.all(workload.requests.map(async (line) => ({ line, attempts: await sendUntilAnswered(() => service.allocate(line)) })));
       conflicts = table.model.counters().conflicts - before;
+      pieceWriteUnits = table.model
+        .counters()
+        .partitions.filter(({ partitionKey }) => partitionKey.startsWith('PIECES#'))
+        .reduce((sum, { writeUnits }) => sum + writeUnits, 0);
     } finally {
       await service.close();
     }
@@ -93,8 +99,12 @@ describe(`hundreds of allocations sent at once to the local server, through the 
   it('met transaction conflicts in the model: the race was one', () => {
     // Printed when a test of this file fails (or with --silent=false), to judge the race it ran.
     const retried = outcomes.flatMap(({ attempts }) => attempts).filter(({ status }) => status === 503).length;
-    console.info(`conflict model: ${conflicts} requests refused for a conflict during the race; ${retried} answers 503`);
+    console.info(`conflict model: ${conflicts} requests refused for a conflict during the race; ${retried} answers 503; ${pieceWriteUnits} write units on pieces`);
     expect(conflicts).toBeGreaterThan(0);
+  });
+
+  it('spread batches that allocations kept meeting on, and took lines from their pieces: the spread was raced too', () => {
+    expect(pieceWriteUnits).toBeGreaterThan(0);
   });
 
   it('answers every request with an allocation or "out of stock", or a 503 with Retry-After that a retry then answers so: never another 5xx', () => {

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { placeHold } from '../../domain/hold-services';
-import { type StoredItem, parseStoredItem } from '../../functions/store/items';
+import { spreadWrites } from '../../functions/store/conditional-writes';
+import { type StoredItem, parseStoredItem, pieceItem, pieceKey } from '../../functions/store/items';
 import { freePort } from '../../local/dynamodb-local';
 import { checkInvariants } from '../../tools/invariants';
 import { type TestTable, createTestTable } from '../support/dynamodb';
@@ -70,6 +71,34 @@ describe('the invariant check', () => {
     expect(await tableContents(table.documentClient, table.tableName)).toEqual(before);
   });
 
+  /** Spreads lamp-2 (qty 5, 2 on a line) as the service would: 1 unit left on its item, 1 on each of 2 pieces. */
+  const spreadLamp2 = async () => {
+    const batch = { ref: 'lamp-2', sku: 'LAMP', qty: 5, available: 3, eta: '2026-05-01' };
+    const items = spreadWrites(table.tableName, batch, 2, 2, 'spread-1', '2026-11-25T12:00:00.000Z');
+    await table.documentClient.send(new TransactWriteCommand({ TransactItems: items }));
+  };
+
+  it('counts a spread batch\'s pieces in its stock, and finds nothing wrong with what a spread writes', async () => {
+    await spreadLamp2();
+    expect(await violations()).toEqual([]);
+  });
+
+  it('reports a spread batch whose pieces do not add up to its stock, or are missing, and a piece of no spread', async () => {
+    await spreadLamp2();
+    await set(pieceKey('LAMP', 'lamp-2', 1), 'available', 4);
+    await table.documentClient.send(new DeleteCommand({ TableName: table.tableName, Key: pieceKey('LAMP', 'lamp-2', 0) }));
+    await table.documentClient.send(
+      new PutCommand({ TableName: table.tableName, Item: pieceItem({ sku: 'SOFA', ref: 'sofa-1', piece: 0, available: 1, spreadId: 'none' }) }),
+    );
+    expect(await violations()).toEqual(
+      expect.arrayContaining([
+        { rule: 'stock-matches-lines', message: 'batch "lamp-2" of sku "LAMP": qty 5 - available 5 = 0, but its lines hold 2' },
+        { rule: 'pieces-of-their-spread', message: 'batch "lamp-2" of sku "LAMP" is spread over 2 pieces, but 1 are stored' },
+        { rule: 'pieces-of-their-spread', message: 'piece 0 of batch "sofa-1" of sku "SOFA" belongs to no spread of its batch' },
+      ]),
+    );
+  });
+
   it('reports a batch whose stock does not match the lines it holds', async () => {
     await set(await batchKey(table, 'lamp-2'), 'available', 1);
     expect(await violations()).toEqual([
@@ -123,7 +152,7 @@ describe('the invariant check', () => {
   it('reports an item that is no batch, batch reference or line', async () => {
     await table.documentClient.send(new PutCommand({ TableName: table.tableName, Item: { pk: 'SKU#LAMP', sk: 'STRAY', qty: 1 } }));
     expect(await violations()).toEqual([
-      { rule: 'item-recognized', message: 'item pk "SKU#LAMP" sk "STRAY" is not a batch, known SKU, batch reference, line, notice or hold' },
+      { rule: 'item-recognized', message: 'item pk "SKU#LAMP" sk "STRAY" is not a batch, piece of a batch, known SKU, batch reference, line, notice or hold' },
     ]);
   });
 
