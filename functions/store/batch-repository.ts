@@ -27,8 +27,8 @@ import { describeError, logger } from '../telemetry';
 import {
   availableWrites,
   batchChangeWrites,
-  gatherWrites,
   batchDescriptionWrite,
+  gatherWrites,
   heldUnitsConfirmationWrites,
   heldUnitsReturnWrite,
   holdConfirmationWrite,
@@ -52,6 +52,7 @@ import {
   SK,
   STOCK_RANGE,
   type Spread,
+  type StoredItem,
   type StoredPiece,
   activeHoldShards,
   batchReferenceKey,
@@ -83,34 +84,42 @@ import { activeHoldsIndex, linesByBatchIndex } from './table';
 /*
  * Capacity: an allocate costs one strongly consistent Query (1 RCU while the SKU has fewer than about
  * twenty batches with stock, however many are exhausted) and one transaction of two small writes
- * (2 x 2 WCU), three (6 WCU) when it empties the batch, plus 1 WCU for the line's index entry. Every allocation of one SKU writes items in
- * the same partition, so one hot SKU tops out near 1,000 WCU/s / 2 WCU per batch update ~ 500
- * allocations/s, fewer when requests collide on one batch item (TransactionConflict, retried by
- * store-calls.ts). The conditions that guard each write are in conditional-writes.ts.
+ * (2 x 2 WCU), three (6 WCU) when it empties the batch, plus 1 WCU for the line's index entry.
+ * Every allocation of one SKU kept whole writes items in the same partition, so one hot SKU tops
+ * out near 1,000 WCU/s / 2 WCU per batch update ~ 500 allocations/s, fewer when requests collide on
+ * one batch item (TransactionConflict, retried by store-calls.ts). The conditions that guard each
+ * write are in conditional-writes.ts.
  *
  * A hot SKU (docs/capacity.md, "A hot SKU"): an allocation whose transaction keeps meeting
  * TransactionConflict on a batch item spreads that batch's units over pieces (items.ts), and from
  * then on takes each line from a piece picked at random among those that hold it whole, so that
- * allocations meet each other on 96 items in 4 partitions instead of one. Reading a spread batch
- * costs one Query more per piece partition, paid only by a spread SKU. A read that finds a spread
- * batch cooled (no take for GATHER_AFTER_MS) or with nothing left in its pieces gathers it back,
- * and every write other than a take or a give-back of units gathers it first: a change of qty, a
- * hold, the moves of lines.
+ * allocations meet each other on 64 items in 4 partitions instead of one. An allocation reads a few
+ * of a spread batch's pieces in one more Query, other reads all of them in one Query per piece
+ * partition: costs paid only by a spread SKU. A read that finds a spread batch cooled (no take for
+ * GATHER_AFTER_MS) or with nothing left in its pieces gathers it back, and every write other than a
+ * take or a give-back of units gathers it first: a change of qty, a hold, the moves of lines.
  */
 
 /** How long a spread batch goes without a take before a read of its SKU gathers it back: the sale is over. */
-export const GATHER_AFTER_MS = 3 * 60_000;
+export const GATHER_AFTER_MS = 2 * 60_000;
 /**
- * The pieces one spread makes: as many as a transaction can gather back at once with the batch
- * item (100 items), a multiple of the piece partitions. Takes pick a piece at random, so the pieces
- * must far outnumber the takes in flight for few of them to meet; at 100 a second each (AWS, 10 ms
- * transactions), 96 pieces carry 9,600 allocations/s.
+ * The pieces one spread makes, a multiple of the piece partitions. Takes pick a piece at random, so
+ * the pieces must far outnumber the takes in flight for few of them to meet; at 100 a second each
+ * (AWS, 10 ms transactions), 64 pieces carry 6,400 allocations/s. More would cost each spread and
+ * gather more (a transaction of one item per piece, and the batch item: 100 at most).
  */
-export const PIECES_PER_SPREAD = 96;
-/** Cancellations by a conflict on a batch kept whole, within one allocation, that make the batch spread. */
+export const PIECES_PER_SPREAD = 64;
+/**
+ * Cancellations by a conflict on a batch kept whole, within one allocation, that make the batch
+ * spread: two in a row, the second after a backoff, say the item is rarely free, not that two
+ * requests met once.
+ */
 const CONFLICTS_BEFORE_SPREAD = 2;
-/** A take from a spread batch meets other pieces at each attempt: it may make this many times the policy's attempts. */
-const ATTEMPTS_ACROSS_PIECES = 3;
+/**
+ * A take from a spread batch meets other pieces at each attempt, and a spread waits for a moment
+ * between the takes of a busy batch item: each may make this many times the policy's attempts.
+ */
+const HOT_BATCH_ATTEMPTS_FACTOR = 3;
 /** The pieces a take reads of a spread batch: enough to find one that holds a line, and few to read. */
 const PIECES_READ_FOR_A_TAKE = 8;
 /** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
@@ -122,11 +131,18 @@ interface FoundBatch {
   readonly spread?: Spread;
 }
 
-/** A batch as read with its pieces, and when one of them was last taken from (or it was spread). */
+/** A batch as read with its pieces, and its spread and pieces as stored, for a spread one. */
 interface ReadBatch {
   readonly batch: Batch;
-  readonly lastTakeAt?: string;
+  readonly spread?: Spread;
+  readonly pieces?: readonly StoredPiece[];
 }
+
+/** No take from these pieces of a spread for GATHER_AFTER_MS, nor the spread itself: the sale is over. */
+const hasCooled = (spread: Spread, pieces: readonly StoredPiece[] = [], now: Instant): boolean => {
+  const lastTakeAt = pieces.reduce((latest, { takenAt }) => (takenAt !== undefined && takenAt > latest ? takenAt : latest), spread.spreadAt);
+  return Date.parse(lastTakeAt) <= now - GATHER_AFTER_MS;
+};
 
 /**
  * What a spread moves of a batch's own units: all but a share the size of a piece's and at least 8,
@@ -142,11 +158,14 @@ const withTheirPieces = (batch: Batch, pieces: readonly StoredPiece[]): Batch =>
   pieces: pieces.map(({ piece, available }) => ({ piece, available })).sort((a, b) => a.piece - b.piece),
 });
 
+/** The pieces among these items that belong to the batch's spread (a piece of another spread is a gather and a spread ago). */
+const piecesOfSpread = (items: readonly StoredItem[], batch: Batch, spread: Spread): StoredPiece[] =>
+  items.flatMap((stored) => (stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : []));
+
 /** A batch kept whole with units enough to make two pieces or more; a smaller one sells out before a spread would pay. */
 const canSpread = (batch: Batch) => !batch.pieces && unitsToSpread(batchAsStored(batch).available) >= 2;
 
 const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Math.random() * items.length)] as Item;
-
 
 const storedLine = (item: Record<string, unknown>): Allocation => {
   const stored = parseStoredItem(item);
@@ -247,10 +266,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
           options,
         ),
       );
-      const some = (Items ?? []).map(parseStoredItem).flatMap((stored) =>
-        stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : [],
-      );
-      if (!some.some(({ available }) => available >= qty)) return undefined;
+      const some = piecesOfSpread((Items ?? []).map(parseStoredItem), batch, spread);
+      if (!some.some(({ available }) => available >= qty) || hasCooled(spread, some, this.currentTime())) return undefined;
       batches.push(withTheirPieces(batch, some));
     }
     return batches;
@@ -272,10 +289,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
         read.push({ batch });
         continue;
       }
-      const own = pieces.flatMap((stored) => (stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : []));
+      const own = piecesOfSpread(pieces, batch, spread);
       if (own.length !== spread.pieces) return undefined;
-      const lastTakeAt = own.reduce((latest, { takenAt }) => (takenAt !== undefined && takenAt > latest ? takenAt : latest), spread.spreadAt);
-      read.push({ batch: withTheirPieces(batch, own), lastTakeAt });
+      read.push({ batch: withTheirPieces(batch, own), spread, pieces: own });
     }
     return read;
   }
@@ -285,10 +301,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
    * left in their pieces gathered back, when that write wins; one that loses stays as read.
    */
   private async gatheredWhenCooled(batches: readonly ReadBatch[]): Promise<Batch[]> {
-    const cooledBefore = new Date(this.currentTime() - GATHER_AFTER_MS).toISOString();
     const gathered = await Promise.all(
-      batches.map(async ({ batch, lastTakeAt }) => {
-        if (!batch.pieces || (piecesAvailable(batch) > 0 && lastTakeAt !== undefined && lastTakeAt > cooledBefore)) return batch;
+      batches.map(async ({ batch, spread, pieces }) => {
+        if (!batch.pieces || !spread || (piecesAvailable(batch) > 0 && !hasCooled(spread, pieces, this.currentTime()))) return batch;
         if (!(await this.gather(batch))) return [batch];
         const { pieces: _, ...whole } = batch;
         // Gathered with nothing left, it has left the stock range.
@@ -317,8 +332,16 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const moved = unitsToSpread(batchAsStored(batch).available);
     const pieces = Math.min(PIECES_PER_SPREAD, moved);
     const spreadAt = new Date(this.currentTime()).toISOString();
+    const items = spreadWrites(this.tableName, batch, moved, pieces, crypto.randomUUID(), spreadAt);
+    // A conflict on the batch item alone waits for a moment between its takes; one on a piece means
+    // that another spread has made them, and is being taken from: nothing is left to do.
+    const onlyOnTheBatch = (reasons: Cancellation) => reasons.every((reason, index) => index === 0 || reason.Code !== 'TransactionConflict');
+    const patiently = {
+      next: (reasons: Cancellation) => (onlyOnTheBatch(reasons) ? { items, atOnce: false } : undefined),
+      maxAttempts: this.conflictRetry.maxAttempts * HOT_BATCH_ATTEMPTS_FACTOR,
+    };
     try {
-      await this.calls.transactWrite(spreadWrites(this.tableName, batch, moved, pieces, crypto.randomUUID(), spreadAt));
+      await this.calls.transactWrite(items, patiently);
     } catch (error) {
       if (!(error instanceof StoreUnavailable)) throw error;
     }
@@ -352,11 +375,12 @@ export class DynamoDbBatchRepository implements BatchRepository {
       const throttled = reasons.some((reason) => reason.Code === 'ThrottlingError');
       const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(([at]) => at === index));
       writes = this.allocationWrites(placements, allocatedAt, busyPieces);
-      // A conflict on a piece goes to another piece at once; one on a batch item, or throttling, waits.
-      return { items: writes.items, atOnce: onPiecesOnly && !throttled };
+      // A conflict on a piece goes to a piece not yet met busy at once; one on a batch item, throttling,
+      // or every piece read met busy, waits.
+      return { items: writes.items, atOnce: onPiecesOnly && !throttled && writes.pieces.every(([, piece]) => !busyPieces.has(piece)) };
     };
     const spread = placements.some(({ batch }) => batch.pieces);
-    const maxAttempts = this.conflictRetry.maxAttempts * (spread ? ATTEMPTS_ACROSS_PIECES : 1);
+    const maxAttempts = this.conflictRetry.maxAttempts * (spread ? HOT_BATCH_ATTEMPTS_FACTOR : 1);
     const cancellation = await this.calls.transactWrite(writes.items, { next, maxAttempts });
     if (!cancellation) return { outcome: 'saved' };
     const existing = existingLines(cancellation, writes.linePuts);
