@@ -24,7 +24,7 @@ export interface FunctionRoutes {
  * Not fewer: through the conflict model a transaction holds its items 100 ms, and 16 at once would
  * cap a hot SKU at 160 allocations/s whatever its spread did (docs/reliability.md).
  */
-const MAX_CONCURRENT_INVOCATIONS = 64;
+export const MAX_CONCURRENT_INVOCATIONS = 64;
 
 /**
  * Lambda refuses a synchronous invocation whose payload is over 6 MiB, and for API Gateway that

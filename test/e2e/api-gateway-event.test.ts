@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type HttpEvent, json } from '../../functions/http/route';
-import { createLocalServer } from '../../local/server';
+import { MAX_CONCURRENT_INVOCATIONS, createLocalServer } from '../../local/server';
 import { sendRaw } from './raw-request';
 
 // The local server over HTTP in front of probe functions that record what they were given, to
@@ -218,11 +218,11 @@ describe('the Lambda context', () => {
     expect(next.awsRequestId).not.toBe(context.awsRequestId);
   });
 
-  it('starts the clock when the invocation gets one of the 16 slots, not when the request arrived', async () => {
+  it('starts the clock when the invocation gets one of the slots of invocations at once, not when the request arrived', async () => {
     heldInvocations = 0;
     heldUntil = new Promise((resolve) => (releaseHeld = resolve));
-    const held = Array.from({ length: 16 }, () => sendRaw(baseUrl, { path: '/hold', body: '{}' }));
-    while (heldInvocations < 16) await sleep(10);
+    const held = Array.from({ length: MAX_CONCURRENT_INVOCATIONS }, () => sendRaw(baseUrl, { path: '/hold', body: '{}' }));
+    while (heldInvocations < MAX_CONCURRENT_INVOCATIONS) await sleep(10);
 
     const queued = sendRaw(baseUrl, { path: '/clock', body: '{}' });
     await sleep(1_500);

@@ -270,7 +270,8 @@ describe('a table made before its events', () => {
       await client.send(new DeleteTableCommand({ TableName: tableName }));
       client.destroy();
     }
-  });
+    // Adding two indexes to a table with items waits on DynamoDB Local, which every other file of the run shares.
+  }, 90_000);
 });
 
 describe('a stream that stops answering', () => {

@@ -14,7 +14,9 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type ConflictCounters, type ConflictModelSettings, startConflictModel } from '../../local/conflict-model';
+import { createDocumentClient } from '../../functions/store/client';
 import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
+import { findViolations, readInventory } from '../invariants';
 import { spawnTypeScript, stopChild } from './child-process';
 import { type JsonPoster, jsonPoster, runClosedLoop } from './load';
 import { percentile } from './stats';
@@ -67,6 +69,8 @@ export interface HotSkuMeasurement {
   readonly hot: SkuLoad & { readonly ceilingRatio: number };
   readonly ordinary: SkuLoad & { readonly skus: number };
   readonly target: { readonly ceilingRatio: number; readonly met: boolean };
+  /** What `npm run check` finds wrong with the table once both rounds are over: 0 when nothing is oversold or lost. */
+  readonly violations: readonly string[];
 }
 
 const delta = (after: ConflictCounters, before: ConflictCounters) => ({
@@ -126,10 +130,11 @@ const listening = (stdout: NodeJS.ReadableStream): Promise<void> =>
 export const measureHotSku = async (dynamoDbEndpoint: string, serverLog: string, settings = HOT_SKU_MODEL): Promise<HotSkuMeasurement> => {
   const model = await startConflictModel({ target: dynamoDbEndpoint, ...settings });
   const port = await freePort();
+  const tableName = `bench-hot-sku-${randomUUID().slice(0, 8)}`;
   mkdirSync(dirname(serverLog), { recursive: true });
   const log = openSync(serverLog, 'w');
   const server = spawnTypeScript('local/start.ts', {
-    env: { PORT: String(port), DYNAMODB_ENDPOINT: model.endpoint, TABLE_NAME: `bench-hot-sku-${randomUUID().slice(0, 8)}` },
+    env: { PORT: String(port), DYNAMODB_ENDPOINT: model.endpoint, TABLE_NAME: tableName },
     stdout: 'pipe',
     stderr: log,
   });
@@ -146,6 +151,7 @@ export const measureHotSku = async (dynamoDbEndpoint: string, serverLog: string,
     await runClosedLoop(allocations(http, spread).allocate, CLIENTS, WARM_UP_MS);
     const hot = await measureLoad(http, model.counters, () => hotSku);
     const ordinary = await measureLoad(http, model.counters, spread);
+    const violations = findViolations(await readInventory(createDocumentClient(dynamoDbEndpoint), tableName)).map(({ message }) => message);
     const singleItemCeilingPerSecond = 1000 / settings.holdMs;
     const ceilingRatio = hot.perSecond / singleItemCeilingPerSecond;
     return {
@@ -156,6 +162,7 @@ export const measureHotSku = async (dynamoDbEndpoint: string, serverLog: string,
       hot: { ...hot, ceilingRatio },
       ordinary: { ...ordinary, skus: ORDINARY_SKUS },
       target: { ceilingRatio: HOT_SKU_TARGET_RATIO, met: ceilingRatio >= HOT_SKU_TARGET_RATIO },
+      violations,
     };
   } finally {
     http.close();
