@@ -7,8 +7,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
-import { type Hold, type Instant, batchAsStored } from '../../domain/holds';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, piecesAvailable } from '../../domain/model';
+import type { Hold, Instant } from '../../domain/holds';
+import type { Allocation, Batch, LineMove, OrderLine, Placement } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchRepository,
@@ -28,7 +28,6 @@ import {
   availableWrites,
   batchChangeWrites,
   batchDescriptionWrite,
-  gatherWrites,
   heldUnitsConfirmationWrites,
   heldUnitsReturnWrite,
   holdConfirmationWrite,
@@ -41,19 +40,14 @@ import {
   newLineWrite,
   pieceTakeWrite,
   setAsideWrite,
-  spreadWrites,
 } from './conditional-writes';
 import {
   ACTIVE_HOLD_SHARD,
   LINES_RANGE,
   LINE_BATCH,
-  PIECES_RANGE,
   PK,
   SK,
   STOCK_RANGE,
-  type Spread,
-  type StoredItem,
-  type StoredPiece,
   activeHoldShards,
   batchReferenceKey,
   batchWithStockKey,
@@ -65,9 +59,6 @@ import {
   orderPartition,
   outOfStockItem,
   parseStoredItem,
-  pieceKey,
-  piecePartitions,
-  piecesOfBatchRange,
   skuPartition,
 } from './items';
 import {
@@ -79,6 +70,14 @@ import {
   StoreCalls,
   defaultConflictRetryPolicy,
 } from './store-calls';
+import {
+  CONFLICTS_BEFORE_SPREAD,
+  type FoundBatch,
+  HOT_BATCH_ATTEMPTS_FACTOR,
+  SpreadBatches,
+  canSpread,
+  piecesToTake,
+} from './spread-batches';
 import { activeHoldsIndex, linesByBatchIndex } from './table';
 
 /*
@@ -90,8 +89,8 @@ import { activeHoldsIndex, linesByBatchIndex } from './table';
  * one batch item (TransactionConflict, retried by store-calls.ts). The conditions that guard each
  * write are in conditional-writes.ts.
  *
- * A hot SKU (docs/capacity.md, "A hot SKU"): an allocation whose transaction keeps meeting
- * TransactionConflict on a batch item spreads that batch's units over pieces (items.ts), and from
+ * A hot SKU (docs/capacity.md, "A hot SKU", and spread-batches.ts): an allocation whose transaction
+ * keeps meeting TransactionConflict on a batch item spreads that batch's units over pieces, and from
  * then on takes each line from a piece picked at random among those that hold it whole, so that
  * allocations meet each other on 64 items in 4 partitions instead of one. An allocation reads a few
  * of a spread batch's pieces in one more Query, other reads all of them in one Query per piece
@@ -100,72 +99,8 @@ import { activeHoldsIndex, linesByBatchIndex } from './table';
  * take or a give-back of units gathers it first: a change of qty, a hold, the moves of lines.
  */
 
-/** How long a spread batch goes without a take before a read of its SKU gathers it back: the sale is over. */
-export const GATHER_AFTER_MS = 2 * 60_000;
-/**
- * The pieces one spread makes, a multiple of the piece partitions. Takes pick a piece at random, so
- * the pieces must far outnumber the takes in flight for few of them to meet; at 100 a second each
- * (AWS, 10 ms transactions), 64 pieces carry 6,400 allocations/s. More would cost each spread and
- * gather more (a transaction of one item per piece, and the batch item: 100 at most).
- */
-export const PIECES_PER_SPREAD = 64;
-/**
- * Cancellations by a conflict on a batch kept whole, within one allocation, that make the batch
- * spread: two in a row, the second after a backoff, say the item is rarely free, not that two
- * requests met once.
- */
-const CONFLICTS_BEFORE_SPREAD = 2;
-/**
- * A take from a spread batch meets other pieces at each attempt, and a spread waits for a moment
- * between the takes of a busy batch item: each may make this many times the policy's attempts.
- */
-const HOT_BATCH_ATTEMPTS_FACTOR = 3;
-/** The pieces a take reads of a spread batch: enough to find one that holds a line, and few to read. */
-const PIECES_READ_FOR_A_TAKE = 8;
 /** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
 const MAX_SPREAD_READS = 4;
-
-/** A batch item as read, with its spread if it has one. */
-interface FoundBatch {
-  readonly batch: Batch;
-  readonly spread?: Spread;
-}
-
-/** A batch as read with its pieces, and its spread and pieces as stored, for a spread one. */
-interface ReadBatch {
-  readonly batch: Batch;
-  readonly spread?: Spread;
-  readonly pieces?: readonly StoredPiece[];
-}
-
-/** No take from these pieces of a spread for GATHER_AFTER_MS, nor the spread itself: the sale is over. */
-const hasCooled = (spread: Spread, pieces: readonly StoredPiece[] = [], now: Instant): boolean => {
-  const lastTakeAt = pieces.reduce((latest, { takenAt }) => (takenAt !== undefined && takenAt > latest ? takenAt : latest), spread.spreadAt);
-  return Date.parse(lastTakeAt) <= now - GATHER_AFTER_MS;
-};
-
-/**
- * What a spread moves of a batch's own units: all but a share the size of a piece's and at least 8,
- * which stays on the batch item, so that the takes that commit between the read and the spread
- * leave its condition met. Those units go to lines that no piece can take whole, and to the last.
- */
-const unitsToSpread = (own: number) => own - Math.max(8, Math.floor(own / (PIECES_PER_SPREAD + 1)));
-
-/** A batch item as read, with these of its pieces: their units counted in its `available`. */
-const withTheirPieces = (batch: Batch, pieces: readonly StoredPiece[]): Batch => ({
-  ...batch,
-  available: batch.available + pieces.reduce((sum, { available }) => sum + available, 0),
-  pieces: pieces.map(({ piece, available }) => ({ piece, available })).sort((a, b) => a.piece - b.piece),
-});
-
-/** The pieces among these items that belong to the batch's spread (a piece of another spread is a gather and a spread ago). */
-const piecesOfSpread = (items: readonly StoredItem[], batch: Batch, spread: Spread): StoredPiece[] =>
-  items.flatMap((stored) => (stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : []));
-
-/** A batch kept whole with units enough to make two pieces or more; a smaller one sells out before a spread would pay. */
-const canSpread = (batch: Batch) => !batch.pieces && unitsToSpread(batchAsStored(batch).available) >= 2;
-
-const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Math.random() * items.length)] as Item;
 
 const storedLine = (item: Record<string, unknown>): Allocation => {
   const stored = parseStoredItem(item);
@@ -187,6 +122,7 @@ const firstBatch = (items: readonly Record<string, unknown>[]): FoundBatch | und
 
 export class DynamoDbBatchRepository implements BatchRepository {
   private readonly calls: StoreCalls;
+  private readonly spreads: SpreadBatches;
 
   constructor(
     private readonly client: DocumentSender,
@@ -197,6 +133,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
     private readonly clock: () => Instant = Date.now,
   ) {
     this.calls = new StoreCalls(client, conflictRetry, deadline, observer);
+    this.spreads = new SpreadBatches(this.calls, client, tableName, conflictRetry, () => this.currentTime(), (partition: string, prefix?: string) =>
+      this.queryPartition(partition, prefix),
+    );
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
@@ -230,121 +169,12 @@ export class DynamoDbBatchRepository implements BatchRepository {
         else if (stored.kind === 'batch') found.push({ batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) });
         else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
       }
-      const part = forTakeOf === undefined ? undefined : await this.withSomePieces(sku, found, forTakeOf);
+      const part = forTakeOf === undefined ? undefined : await this.spreads.withSomePieces(sku, found, forTakeOf);
       if (part) return { known, batches: part };
-      const batches = await this.withPieces(sku, found);
-      if (batches) return { known, batches: await this.gatheredWhenCooled(batches) };
+      const batches = await this.spreads.withPieces(sku, found);
+      if (batches) return { known, batches: await this.spreads.gatheredWhenCooled(batches) };
     }
     throw new StoreUnavailable(`The spread batches of sku ${sku} kept changing while read`);
-  }
-
-  /**
-   * For a take of `qty`: the batches found, spread ones with only a few of their pieces, read from a
-   * place in one piece partition picked at random (one small Query a batch instead of one per
-   * partition), when one of those pieces can take `qty` whole. Undefined when one cannot, or a gather
-   * came between the reads (the pieces read are not of the spread its item names): the caller reads
-   * every piece.
-   */
-  private async withSomePieces(sku: string, found: readonly FoundBatch[], qty: number): Promise<Batch[] | undefined> {
-    const batches: Batch[] = [];
-    for (const { batch, spread } of found) {
-      if (!spread) {
-        batches.push(batch);
-        continue;
-      }
-      const from = pieceKey(sku, batch.ref, Math.floor(Math.random() * spread.pieces));
-      const { Items } = await this.calls.call((options) =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: `${PK} = :partition AND begins_with(${SK}, :prefix)`,
-            ExpressionAttributeValues: { ':partition': from[PK], ':prefix': piecesOfBatchRange(batch.ref) },
-            ExclusiveStartKey: from,
-            Limit: PIECES_READ_FOR_A_TAKE,
-            ConsistentRead: true,
-          }),
-          options,
-        ),
-      );
-      const some = piecesOfSpread((Items ?? []).map(parseStoredItem), batch, spread);
-      if (!some.some(({ available }) => available >= qty) || hasCooled(spread, some, this.currentTime())) return undefined;
-      batches.push(withTheirPieces(batch, some));
-    }
-    return batches;
-  }
-
-  /**
-   * The batches found, spread ones with their pieces (read after their items, in one Query per piece
-   * partition): undefined when a spread or a gather came between the two reads, which the spread's
-   * id and its number of pieces tell, and the caller reads again. Pieces only lose units between the
-   * reads (to takes, which are real), so the sum never shows units a batch does not have.
-   */
-  private async withPieces(sku: string, found: readonly FoundBatch[], ref?: string): Promise<ReadBatch[] | undefined> {
-    if (found.every(({ spread }) => !spread)) return found.map(({ batch }) => ({ batch }));
-    const partitions = await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref))));
-    const pieces = partitions.flat().map(parseStoredItem);
-    const read: ReadBatch[] = [];
-    for (const { batch, spread } of found) {
-      if (!spread) {
-        read.push({ batch });
-        continue;
-      }
-      const own = piecesOfSpread(pieces, batch, spread);
-      if (own.length !== spread.pieces) return undefined;
-      read.push({ batch: withTheirPieces(batch, own), spread, pieces: own });
-    }
-    return read;
-  }
-
-  /**
-   * The batches, with the spread ones that have cooled (no take for GATHER_AFTER_MS) or have nothing
-   * left in their pieces gathered back, when that write wins; one that loses stays as read.
-   */
-  private async gatheredWhenCooled(batches: readonly ReadBatch[]): Promise<Batch[]> {
-    const gathered = await Promise.all(
-      batches.map(async ({ batch, spread, pieces }) => {
-        if (!batch.pieces || !spread || (piecesAvailable(batch) > 0 && !hasCooled(spread, pieces, this.currentTime()))) return batch;
-        if (!(await this.gather(batch))) return [batch];
-        const { pieces: _, ...whole } = batch;
-        // Gathered with nothing left, it has left the stock range.
-        return hasStockLeft(whole) ? [whole] : [];
-      }),
-    );
-    return gathered.flat();
-  }
-
-  /** Gathers a spread batch back whole; false when it was no longer as read, or the store would not take the write now. */
-  private async gather(batch: Batch): Promise<boolean> {
-    try {
-      return (await this.calls.transactWrite(gatherWrites(this.tableName, batch))) === undefined;
-    } catch (error) {
-      if (error instanceof StoreUnavailable) return false;
-      throw error;
-    }
-  }
-
-  /**
-   * Spreads a batch kept whole that allocations keep meeting on (spreadWrites): another allocation
-   * may have spread it first, or taken from it since it was read, and then the write fails and
-   * nothing is spread this time.
-   */
-  private async spread(batch: Batch): Promise<void> {
-    const moved = unitsToSpread(batchAsStored(batch).available);
-    const pieces = Math.min(PIECES_PER_SPREAD, moved);
-    const spreadAt = new Date(this.currentTime()).toISOString();
-    const items = spreadWrites(this.tableName, batch, moved, pieces, crypto.randomUUID(), spreadAt);
-    // A conflict on the batch item alone waits for a moment between its takes; one on a piece means
-    // that another spread has made them, and is being taken from: nothing is left to do.
-    const onlyOnTheBatch = (reasons: Cancellation) => reasons.every((reason, index) => index === 0 || reason.Code !== 'TransactionConflict');
-    const patiently = {
-      next: (reasons: Cancellation) => (onlyOnTheBatch(reasons) ? { items, atOnce: false } : undefined),
-      maxAttempts: this.conflictRetry.maxAttempts * HOT_BATCH_ATTEMPTS_FACTOR,
-    };
-    try {
-      await this.calls.transactWrite(items, patiently);
-    } catch (error) {
-      if (!(error instanceof StoreUnavailable)) throw error;
-    }
   }
 
   async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {
@@ -386,7 +216,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const existing = existingLines(cancellation, writes.linePuts);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     if (hot) {
-      await this.spread(hot);
+      await this.spreads.spread(hot);
       return { outcome: 'batch-changed' };
     }
     this.calls.raceLost(cancellation);
@@ -406,7 +236,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const pieces: [number, string][] = [];
     for (const { allocation, batch } of placements) {
       if (batch.pieces) {
-        for (const [piece, qty] of this.piecesToTake(batch, allocation.qty, busyPieces)) {
+        for (const [piece, qty] of piecesToTake(batch, allocation.qty, busyPieces)) {
           if (piece === undefined) items.push(...availableWrites(this.tableName, batch, -qty));
           else {
             pieces.push([items.length, `${batch.ref}#${piece}`]);
@@ -423,29 +253,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { items, linePuts, wholeBatches, pieces };
   }
 
-  /** Where a take of `qty` from a spread batch goes: [piece, qty] pairs, piece undefined for the batch's own units. */
-  private piecesToTake(batch: Batch, qty: number, busyPieces: ReadonlySet<string>): [number | undefined, number][] {
-    const pieces = batch.pieces ?? [];
-    const fitting = pieces.filter(({ available }) => available >= qty);
-    if (fitting.length > 0) {
-      const free = fitting.filter(({ piece }) => !busyPieces.has(`${batch.ref}#${piece}`));
-      return [[pickAtRandom(free.length > 0 ? free : fitting).piece, qty]];
-    }
-    const own = batch.available - piecesAvailable(batch);
-    if (own >= qty) return [[undefined, qty]];
-    // No one item holds it: no false "out of stock" when the batch as a whole does.
-    const takes: [number | undefined, number][] = own > 0 ? [[undefined, own]] : [];
-    let left = qty - Math.max(own, 0);
-    for (const { piece, available } of [...pieces].sort((a, b) => b.available - a.available)) {
-      if (left <= 0 || available <= 0) break;
-      takes.push([piece, Math.min(available, left)]);
-      left -= Math.min(available, left);
-    }
-    return takes;
-  }
-
   async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {
-    if (!(await this.keptWhole(placements.map(({ batch }) => batch)))) return { outcome: 'batch-changed' };
+    if (!(await this.spreads.keptWhole(placements.map(({ batch }) => batch)))) return { outcome: 'batch-changed' };
     // Placed by the clock that set its expiry, which a test may set, rather than the system's.
     const record = newHoldWrite(this.tableName, hold, this.currentTime());
     const items = [record, ...placements.map(({ line, batch }) => setAsideWrite(this.tableName, hold, line.qty, batch))];
@@ -539,7 +348,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     for (let read = 0; read < MAX_SPREAD_READS; read++) {
       const found = await this.batchItem(ref, skuOfBatch);
       if (!found) return undefined;
-      const [withPieces] = (await this.withPieces(skuOfBatch, [found], ref)) ?? [];
+      const [withPieces] = (await this.spreads.withPieces(skuOfBatch, [found], ref)) ?? [];
       if (withPieces) return withPieces.batch;
     }
     throw new StoreUnavailable(`Batch ${ref} kept being spread or gathered while read`);
@@ -588,13 +397,13 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite> {
-    if (!(await this.keptWhole([batch]))) return 'changed';
+    if (!(await this.spreads.keptWhole([batch]))) return 'changed';
     return this.calls.conditionalWrite([batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)]);
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {
     const destinations = batches.filter(({ ref }) => moves.some(({ to }) => to === ref));
-    if (!(await this.keptWhole([from, ...destinations]))) return { outcome: 'changed' };
+    if (!(await this.spreads.keptWhole([from, ...destinations]))) return { outcome: 'changed' };
     // The longest run of moves whose items fit one transaction: a move is 1 or 2 items, a batch 1 or
     // 2 whichever moves take from it, so the count is known only once the run's writes are made.
     let moved = Math.min(moves.length, MAX_TRANSACTION_ITEMS);
@@ -604,17 +413,6 @@ export class DynamoDbBatchRepository implements BatchRepository {
       items = lineMovesWrites(this.tableName, from, moves.slice(0, moved), batches);
     }
     return (await this.calls.conditionalWrite(items)) === 'saved' ? { outcome: 'saved', moved } : { outcome: 'changed' };
-  }
-
-  /**
-   * Whether the batches are all kept whole; the spread ones are gathered first, and the caller reads
-   * them again: a write of a batch's qty, holds or lines, unlike a take or a give-back of units, is
-   * made on the batch whole, so that its conditions are those of a batch that is not spread.
-   */
-  private async keptWhole(batches: readonly Batch[]): Promise<boolean> {
-    const spread = batches.filter(({ pieces }) => pieces !== undefined);
-    await Promise.all(spread.map((batch) => this.gather(batch)));
-    return spread.length === 0;
   }
 
   /**

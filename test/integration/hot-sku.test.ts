@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { placeHold } from '../../domain/hold-services';
 import { allocate, allocateOrder, batchStatus, cancelAllocation, changeBatch, skuStock } from '../../domain/services';
-import { GATHER_AFTER_MS, PIECES_PER_SPREAD } from '../../functions/store/batch-repository';
+import { GATHER_AFTER_MS, PIECES_PER_SPREAD } from '../../functions/store/spread-batches';
 import { PIECE_PARTITIONS, batchWithStockKey, exhaustedBatchKey } from '../../functions/store/items';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { type ModelledTable, createModelledTable } from '../support/conflict-model';
