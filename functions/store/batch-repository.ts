@@ -8,7 +8,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
 import type { Hold, Instant } from '../../domain/holds';
-import type { Allocation, Batch, LineMove, OrderLine, Placement } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, piecesAvailable } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchRepository,
@@ -98,6 +98,9 @@ import { activeHoldsIndex, linesByBatchIndex } from './table';
  * GATHER_AFTER_MS) or with nothing left in its pieces gathers it back, and every write other than a
  * take or a give-back of units gathers it first: a change of qty, a hold, the moves of lines.
  */
+
+/** A batch's units outside its pieces: all of them for a batch kept whole. */
+const ownUnits = (batch: Batch): number => batch.available - piecesAvailable(batch);
 
 /** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
 const MAX_SPREAD_READS = 4;
@@ -397,7 +400,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite> {
-    if (!(await this.spreads.keptWhole([batch]))) return 'changed';
+    // A spread batch's own units take a change that does not lower its stock past them; else it is gathered first.
+    const fall = batch.available - changed.available;
+    if (fall > ownUnits(batch) && !(await this.spreads.keptWhole([batch]))) return 'changed';
     return this.calls.conditionalWrite([batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)]);
   }
 

@@ -182,8 +182,33 @@ const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): Transac
   { Put: { TableName: tableName, Item: batchItem(moved), ConditionExpression: ITEM_IS_NEW } },
 ];
 
-/** A batch's new qty and eta, as read: moved across the edge of the stock range, or in place. */
+/**
+ * A batch's new qty and eta, as read: moved across the edge of the stock range, or in place. A spread
+ * batch changes in place, its own units taking the change of `available`: on condition that it is
+ * still spread and they cover a fall ("stock never goes below zero"); a fall they do not cover is
+ * made on the batch gathered first (the repository's to see to).
+ */
 export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem[] => {
+  if (batch.pieces) {
+    const delta = changed.available - batch.available;
+    return [
+      {
+        Update: {
+          TableName: tableName,
+          Key: batchWithStockKey(batch.sku, batch.ref),
+          UpdateExpression: 'SET qty = :newQty, available = available + :delta' + (changed.eta === null ? ' REMOVE eta' : ', eta = :newEta'),
+          ConditionExpression: 'qty = :qty AND attribute_exists(pieces) AND available >= :fall',
+          ExpressionAttributeValues: {
+            ':qty': batch.qty,
+            ':newQty': changed.qty,
+            ':delta': delta,
+            ':fall': Math.max(0, -delta),
+            ...(changed.eta === null ? {} : { ':newEta': changed.eta }),
+          },
+        },
+      },
+    ];
+  }
   if (hasStockLeft(batch) !== hasStockLeft(changed)) return batchMoveWrites(tableName, batch, changed);
   const delta = changed.available - batch.available;
   const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta);

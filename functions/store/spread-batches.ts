@@ -188,10 +188,16 @@ export class SpreadBatches {
     return gathered.flat();
   }
 
-  /** Gathers a spread batch back whole; false when it was no longer as read, or the store would not take the write now. */
+  /**
+   * Gathers a spread batch back whole; false when it was no longer as read, or the store would not
+   * take the write now. Its pieces are busy while allocations take from them, so it retries a
+   * conflict as patiently as a spread.
+   */
   async gather(batch: Batch): Promise<boolean> {
+    const items = gatherWrites(this.tableName, batch);
+    const patiently = { next: () => ({ items, atOnce: false }), maxAttempts: this.conflictRetry.maxAttempts * HOT_BATCH_ATTEMPTS_FACTOR };
     try {
-      return (await this.calls.transactWrite(gatherWrites(this.tableName, batch))) === undefined;
+      return (await this.calls.transactWrite(items, patiently)) === undefined;
     } catch (error) {
       if (error instanceof StoreUnavailable) return false;
       throw error;

@@ -95,6 +95,17 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     await expectInvariantsKept();
   });
 
+  it('changes a spread batch\'s eta, and its qty by no more than its own units, without gathering it', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(200);
+    const later = await changeBatch(ref, { eta: '2030-01-01' }, repository());
+    const smaller = await changeBatch(ref, { qty: 197 }, repository());
+
+    expect(later.batch).toMatchObject({ eta: '2030-01-01', available: 200 - orders.length });
+    expect(smaller).toMatchObject({ batch: { qty: 197, available: 197 - orders.length }, reallocated: [] });
+    expect(await batchItem(sku, ref)).toMatchObject({ pieces: PIECES_PER_SPREAD, qty: 197, eta: '2030-01-01' });
+    await expectInvariantsKept();
+  });
+
   it('gathers a spread batch before a change of its qty, then moves the lines the change leaves no room for', async () => {
     const { sku, ref, orders } = await addSpreadBatch(200);
     const outcome = await changeBatch(ref, { qty: orders.length - 3 }, repository());
