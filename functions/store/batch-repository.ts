@@ -38,9 +38,9 @@ import {
   newBatchWrites,
   newHoldWrite,
   newLineWrite,
-  pieceTakeWrite,
   setAsideWrite,
 } from './conditional-writes';
+import { pieceTakeWrite } from './spread-writes';
 import {
   ACTIVE_HOLD_SHARD,
   LINES_RANGE,

@@ -1,5 +1,5 @@
 import { type Hold, type Instant, batchAsStored } from '../../domain/holds';
-import { type Allocation, type Batch, type LineMove, hasStockLeft, heldTotal, piecesAvailable } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, hasStockLeft } from '../../domain/model';
 import type { HoldEnding } from '../../domain/ports';
 import {
   ACTIVE_HOLD_SHARD,
@@ -23,9 +23,9 @@ import {
   linesOfBatch,
   noticeFields,
   now,
-  pieceItem,
-  pieceKey,
 } from './items';
+import { ITEM_IS_NEW, and, batchIsExactly, freedEntries, holdsAsRead, staysOnItsSide, withValues } from './conditions';
+import { spreadBatchChangeWrite, spreadItemWrite } from './spread-writes';
 import type { TransactWriteItem } from './store-calls';
 import { timeToLiveAttribute } from './table';
 
@@ -35,65 +35,9 @@ import { timeToLiveAttribute } from './table';
  * into the transaction of each request; items.ts knows the keys and attributes they name.
  */
 
-type Condition = { ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> };
-
-const withValues = (condition: Condition, values: Record<string, unknown>) => ({
-  ...condition,
-  ExpressionAttributeValues: { ...condition.ExpressionAttributeValues, ...values },
-});
-
-const and = (...conditions: Condition[]): Condition => ({
-  ConditionExpression: conditions.map(({ ConditionExpression }) => ConditionExpression).join(' AND '),
-  ExpressionAttributeValues: Object.assign({}, ...conditions.map(({ ExpressionAttributeValues }) => ExpressionAttributeValues)),
-});
-
-/** Guards "a key is written once": the put fails if an item with that key already exists. */
-const ITEM_IS_NEW = `attribute_not_exists(${PK})`;
 /** Guards "the stock a line gives back is the stock it held": the line is still as it was read. */
 const LINE_IS_AS_READ = 'batchref = :batchref AND qty = :lineQty';
 const lineAsRead = ({ batchref, qty }: Allocation) => ({ ':batchref': batchref, ':lineQty': qty });
-
-/**
- * Guards "a batch's holds are as read": a write of a batch that could move it is made against the
- * holds it read on it (none, or exactly these), so that where the batch belongs, in the stock range
- * or out of it, follows from `available` alone.
- */
-const holdsAsRead = (held: Batch['held'] = []): Condition =>
-  held.length === 0
-    ? { ConditionExpression: '(attribute_not_exists(held) OR held = :noHolds)', ExpressionAttributeValues: { ':noHolds': {} } }
-    : { ConditionExpression: 'held = :held', ExpressionAttributeValues: { ':held': heldAttribute(held) } };
-
-/**
- * A batch's key says whether it has stock left, so a change of `available` that crosses that line
- * moves the item: delete it where it is, on condition that it is exactly as read (so the copy is
- * exact), and put it at its other key. The put's condition cannot fail while the delete's holds: one
- * batch never has both keys. A condition cannot compare with NULL everywhere, hence an absent `eta`
- * for a batch in stock.
- */
-const batchIsExactly = ({ qty, available, eta, held }: Batch) =>
-  and(
-    {
-      ConditionExpression: `available = :available AND qty = :qty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`,
-      ExpressionAttributeValues: { ':available': available, ':qty': qty, ...(eta === null ? {} : { ':eta': eta }) },
-    },
-    holdsAsRead(held),
-  );
-
-/**
- * A change of `available` by `delta` made in place, on a batch stored with these holds, on condition
- * that the result stays on the side of the stock range the batch was read on (which guards "stock
- * never goes below zero" and "the stock range holds exactly the batches with stock left"). Holds left
- * on the batch after the write (`heldAfter`) keep it in the range at `available` 0. A condition
- * cannot do arithmetic, hence the bound against `-delta`.
- */
-const staysOnItsSide = (stored: Batch, delta: number, heldAfter: Batch['held'] = stored.held) => {
-  const held = heldTotal(heldAfter) > 0;
-  const comparison = hasStockLeft(stored) ? (held ? '>=' : '>') : held ? '<' : '<=';
-  const bound = { ConditionExpression: `available ${comparison} :bound`, ExpressionAttributeValues: { ':bound': -delta } };
-  // A batch with stock and no holds keeps it by `available` alone, whatever holds come meanwhile: the
-  // allocation's path needs no more.
-  return comparison === '>' && (stored.held ?? []).length === 0 ? bound : and(bound, holdsAsRead(stored.held));
-};
 
 /** The items of a new batch: the batch, its reference (which makes a ref unique across SKUs) and its SKU's known-SKU item. */
 export const newBatchWrites = (tableName: string, batch: Batch): TransactWriteItem[] => {
@@ -182,33 +126,9 @@ const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): Transac
   { Put: { TableName: tableName, Item: batchItem(moved), ConditionExpression: ITEM_IS_NEW } },
 ];
 
-/**
- * A batch's new qty and eta, as read: moved across the edge of the stock range, or in place. A spread
- * batch changes in place, its own units taking the change of `available`: on condition that it is
- * still spread and they cover a fall ("stock never goes below zero"); a fall they do not cover is
- * made on the batch gathered first (the repository's to see to).
- */
+/** A batch's new qty and eta, as read: moved across the edge of the stock range, or in place (a spread batch: spread-writes.ts). */
 export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem[] => {
-  if (batch.pieces) {
-    const delta = changed.available - batch.available;
-    return [
-      {
-        Update: {
-          TableName: tableName,
-          Key: batchWithStockKey(batch.sku, batch.ref),
-          UpdateExpression: 'SET qty = :newQty, available = available + :delta' + (changed.eta === null ? ' REMOVE eta' : ', eta = :newEta'),
-          ConditionExpression: 'qty = :qty AND attribute_exists(pieces) AND available >= :fall',
-          ExpressionAttributeValues: {
-            ':qty': batch.qty,
-            ':newQty': changed.qty,
-            ':delta': delta,
-            ':fall': Math.max(0, -delta),
-            ...(changed.eta === null ? {} : { ':newEta': changed.eta }),
-          },
-        },
-      },
-    ];
-  }
+  if (batch.pieces) return [spreadBatchChangeWrite(tableName, batch, changed)];
   if (hasStockLeft(batch) !== hasStockLeft(changed)) return batchMoveWrites(tableName, batch, changed);
   const delta = changed.available - batch.available;
   const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta);
@@ -256,124 +176,6 @@ export const availableWrites = (tableName: string, batch: Batch, delta: number):
         UpdateExpression: 'SET available = available + :delta' + giveBack,
         ...withValues(staysOnItsSide(stored, storedDelta, adjusted.held), { ':delta': storedDelta }),
         ...freed,
-      },
-    },
-  ];
-};
-
-/** The entries of the holds a batch was found with expired (`freed`), for a write that gives them back by removing them. */
-const freedEntries = (batch: Batch) => {
-  const names = Object.fromEntries((batch.freed ?? []).map(({ holdid }, index) => [`#freed${index}`, heldKey(holdid)]));
-  const removed = Object.keys(names).map((name) => `held.${name}`);
-  return {
-    freed: removed.length > 0 ? { ExpressionAttributeNames: names } : {},
-    giveBack: removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : '',
-  };
-};
-
-/**
- * A spread batch's own units (its item's `available`) changed by `delta`. A spread batch stays in the
- * stock range whatever it has left, so the write is in place, on condition that the batch is still
- * spread (a gathered one may belong out of the range, which the read did not see) and, for a take,
- * that its own units cover it: "stock never goes below zero", however the pieces stand. Expired
- * holds found on it are given back only while its holds are as read.
- */
-const spreadItemWrite = (tableName: string, batch: Batch, delta: number): TransactWriteItem => {
-  const stored = batchAsStored({ ...batch, available: batch.available - piecesAvailable(batch) });
-  // The expired holds' units that the found batch counts, given back by this write, come to it too.
-  const storedDelta = heldTotal(batch.freed) + delta;
-  const { freed, giveBack } = freedEntries(batch);
-  const conditions: Condition[] = [{ ConditionExpression: 'attribute_exists(pieces) AND available >= :bound', ExpressionAttributeValues: { ':bound': Math.max(0, -storedDelta) } }];
-  if ((batch.freed ?? []).length > 0) conditions.push(holdsAsRead(stored.held));
-  return {
-    Update: {
-      TableName: tableName,
-      Key: batchWithStockKey(batch.sku, batch.ref),
-      UpdateExpression: 'SET available = available + :delta' + giveBack,
-      ...withValues(and(...conditions), { ':delta': storedDelta }),
-      ...freed,
-    },
-  };
-};
-
-/**
- * `qty` taken from one piece of a spread batch, on condition that the piece has it: "stock never goes
- * below zero", piece by piece. A piece gathered meanwhile has no `available`, and the condition fails.
- */
-export const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, qty: number, takenAt: string): TransactWriteItem => ({
-  Update: {
-    TableName: tableName,
-    Key: pieceKey(batch.sku, batch.ref, piece),
-    UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt',
-    ConditionExpression: 'available >= :qty',
-    ExpressionAttributeValues: { ':qty': qty, ':takenAt': takenAt },
-  },
-});
-
-/**
- * Spreads `moved` of a batch's own units over `pieces` new pieces, as found whole with at least that
- * many. The batch item's condition guards "a batch is spread once at a time" (not spread already)
- * and "stock never goes below zero" (it still has the units moved); each piece is new. The units
- * move, so `qty` = own + pieces' + lines' + holds' holds through it.
- */
-export const spreadWrites = (tableName: string, batch: Batch, moved: number, pieces: number, spreadId: string, spreadAt: string): TransactWriteItem[] => [
-  {
-    Update: {
-      TableName: tableName,
-      Key: batchWithStockKey(batch.sku, batch.ref),
-      UpdateExpression: 'SET available = available - :moved, pieces = :pieces, spreadId = :spreadId, spreadAt = :spreadAt',
-      ConditionExpression: 'attribute_not_exists(pieces) AND available >= :moved',
-      ExpressionAttributeValues: { ':moved': moved, ':pieces': pieces, ':spreadId': spreadId, ':spreadAt': spreadAt },
-    },
-  },
-  ...Array.from({ length: pieces }, (_, piece): TransactWriteItem => {
-    const available = Math.floor(moved / pieces) + (piece < moved % pieces ? 1 : 0);
-    const item = pieceItem({ sku: batch.sku, ref: batch.ref, piece, available, spreadId });
-    return { Put: { TableName: tableName, Item: item, ConditionExpression: ITEM_IS_NEW } };
-  }),
-];
-
-/**
- * A spread batch gathered back: each piece removed on condition that it holds what was read, and
- * the sum given to the batch item, which stops being spread. The batch item's condition guards
- * "pieces go back once" (still spread into as many pieces) and, when the batch is left with no
- * stock, "the stock range holds exactly the batches with stock left": the item, exactly as read,
- * then moves out of it.
- */
-export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem[] => {
-  const pieces = batch.pieces ?? [];
-  const sum = piecesAvailable(batch);
-  const pieceRemovals = pieces.map(
-    ({ piece, available }): TransactWriteItem => ({
-      Delete: {
-        TableName: tableName,
-        Key: pieceKey(batch.sku, batch.ref, piece),
-        ConditionExpression: 'available = :available',
-        ExpressionAttributeValues: { ':available': available },
-      },
-    }),
-  );
-  const { pieces: _, ...whole } = batch;
-  const stored = batchAsStored({ ...whole, available: batch.available - sum });
-  const gathered = { ...stored, available: stored.available + sum };
-  const stillSpread = { ConditionExpression: 'pieces = :pieces', ExpressionAttributeValues: { ':pieces': pieces.length } };
-  if (!hasStockLeft(gathered)) {
-    return [
-      ...pieceRemovals,
-      { Delete: { TableName: tableName, Key: batchWithStockKey(batch.sku, batch.ref), ...and(batchIsExactly(stored), stillSpread) } },
-      { Put: { TableName: tableName, Item: batchItem(gathered), ConditionExpression: ITEM_IS_NEW } },
-    ];
-  }
-  // With no pieces' units to add, what keeps it in the range is its own units or its holds, as read.
-  const keepsStock = sum > 0 ? [] : heldTotal(stored.held) > 0 ? [holdsAsRead(stored.held)] : [{ ConditionExpression: 'available > :none', ExpressionAttributeValues: { ':none': 0 } }];
-  return [
-    ...pieceRemovals,
-    {
-      Update: {
-        TableName: tableName,
-        Key: batchWithStockKey(batch.sku, batch.ref),
-        UpdateExpression: 'SET available = available + :sum REMOVE pieces, spreadId, spreadAt',
-        ...withValues(and(stillSpread, ...keepsStock), { ':sum': sum }),
       },
     },
   ];

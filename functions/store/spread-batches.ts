@@ -2,7 +2,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
 import { type Instant, batchAsStored } from '../../domain/holds';
 import { type Batch, hasStockLeft, piecesAvailable } from '../../domain/model';
-import { gatherWrites, spreadWrites } from './conditional-writes';
+import { gatherWrites, spreadWrites } from './spread-writes';
 import { PIECES_RANGE, PK, SK, type Spread, type StoredItem, type StoredPiece, parseStoredItem, pieceKey, piecePartitions, piecesOfBatchRange } from './items';
 import type { Cancellation, ConflictRetryPolicy, DocumentSender, StoreCalls } from './store-calls';
 
@@ -11,7 +11,7 @@ import type { Cancellation, ConflictRetryPolicy, DocumentSender, StoreCalls } fr
  * pieces"): reading a spread batch with its pieces, spreading a batch that allocations keep meeting
  * on, choosing the pieces a take goes to, and gathering a batch back. The repository
  * (batch-repository.ts) calls these; the items and their conditions are in items.ts and
- * conditional-writes.ts.
+ * spread-writes.ts.
  */
 
 /** How long a spread batch goes without a take before a read of its SKU gathers it back: the sale is over. */

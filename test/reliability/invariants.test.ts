@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { placeHold } from '../../domain/hold-services';
-import { spreadWrites } from '../../functions/store/conditional-writes';
+import { spreadWrites } from '../../functions/store/spread-writes';
 import { type StoredItem, parseStoredItem, pieceItem, pieceKey } from '../../functions/store/items';
 import { freePort } from '../../local/dynamodb-local';
 import { checkInvariants } from '../../tools/invariants';

@@ -1,0 +1,145 @@
+import { batchAsStored } from '../../domain/holds';
+import { type Batch, hasStockLeft, heldTotal, piecesAvailable } from '../../domain/model';
+import { type Condition, ITEM_IS_NEW, and, batchIsExactly, freedEntries, holdsAsRead, withValues } from './conditions';
+import { batchItem, batchWithStockKey, pieceItem, pieceKey } from './items';
+import type { TransactWriteItem } from './store-calls';
+
+/*
+ * The writes of a hot SKU's spread batch (docs/capacity.md, "A hot SKU: its batch spread over
+ * pieces"), each with the condition that guards its invariant: spreading a batch's units over pieces,
+ * taking from a piece or from the batch's own units, changing a spread batch in place, and gathering
+ * it back. spread-batches.ts and the repository put them together.
+ */
+
+/**
+ * A spread batch's own units (its item's `available`) changed by `delta`. A spread batch stays in the
+ * stock range whatever it has left, so the write is in place, on condition that the batch is still
+ * spread (a gathered one may belong out of the range, which the read did not see) and, for a take,
+ * that its own units cover it: "stock never goes below zero", however the pieces stand. Expired
+ * holds found on it are given back only while its holds are as read.
+ */
+export const spreadItemWrite = (tableName: string, batch: Batch, delta: number): TransactWriteItem => {
+  const stored = batchAsStored({ ...batch, available: batch.available - piecesAvailable(batch) });
+  // The expired holds' units that the found batch counts, given back by this write, come to it too.
+  const storedDelta = heldTotal(batch.freed) + delta;
+  const { freed, giveBack } = freedEntries(batch);
+  const conditions: Condition[] = [{ ConditionExpression: 'attribute_exists(pieces) AND available >= :bound', ExpressionAttributeValues: { ':bound': Math.max(0, -storedDelta) } }];
+  if ((batch.freed ?? []).length > 0) conditions.push(holdsAsRead(stored.held));
+  return {
+    Update: {
+      TableName: tableName,
+      Key: batchWithStockKey(batch.sku, batch.ref),
+      UpdateExpression: 'SET available = available + :delta' + giveBack,
+      ...withValues(and(...conditions), { ':delta': storedDelta }),
+      ...freed,
+    },
+  };
+};
+
+
+/**
+ * `qty` taken from one piece of a spread batch, on condition that the piece has it: "stock never goes
+ * below zero", piece by piece. A piece gathered meanwhile has no `available`, and the condition fails.
+ */
+export const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, qty: number, takenAt: string): TransactWriteItem => ({
+  Update: {
+    TableName: tableName,
+    Key: pieceKey(batch.sku, batch.ref, piece),
+    UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt',
+    ConditionExpression: 'available >= :qty',
+    ExpressionAttributeValues: { ':qty': qty, ':takenAt': takenAt },
+  },
+});
+
+/**
+ * Spreads `moved` of a batch's own units over `pieces` new pieces, as found whole with at least that
+ * many. The batch item's condition guards "a batch is spread once at a time" (not spread already)
+ * and "stock never goes below zero" (it still has the units moved); each piece is new. The units
+ * move, so `qty` = own + pieces' + lines' + holds' holds through it.
+ */
+export const spreadWrites = (tableName: string, batch: Batch, moved: number, pieces: number, spreadId: string, spreadAt: string): TransactWriteItem[] => [
+  {
+    Update: {
+      TableName: tableName,
+      Key: batchWithStockKey(batch.sku, batch.ref),
+      UpdateExpression: 'SET available = available - :moved, pieces = :pieces, spreadId = :spreadId, spreadAt = :spreadAt',
+      ConditionExpression: 'attribute_not_exists(pieces) AND available >= :moved',
+      ExpressionAttributeValues: { ':moved': moved, ':pieces': pieces, ':spreadId': spreadId, ':spreadAt': spreadAt },
+    },
+  },
+  ...Array.from({ length: pieces }, (_, piece): TransactWriteItem => {
+    const available = Math.floor(moved / pieces) + (piece < moved % pieces ? 1 : 0);
+    const item = pieceItem({ sku: batch.sku, ref: batch.ref, piece, available, spreadId });
+    return { Put: { TableName: tableName, Item: item, ConditionExpression: ITEM_IS_NEW } };
+  }),
+];
+
+/**
+ * A spread batch gathered back: each piece removed on condition that it holds what was read, and
+ * the sum given to the batch item, which stops being spread. The batch item's condition guards
+ * "pieces go back once" (still spread into as many pieces) and, when the batch is left with no
+ * stock, "the stock range holds exactly the batches with stock left": the item, exactly as read,
+ * then moves out of it.
+ */
+export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem[] => {
+  const pieces = batch.pieces ?? [];
+  const sum = piecesAvailable(batch);
+  const pieceRemovals = pieces.map(
+    ({ piece, available }): TransactWriteItem => ({
+      Delete: {
+        TableName: tableName,
+        Key: pieceKey(batch.sku, batch.ref, piece),
+        ConditionExpression: 'available = :available',
+        ExpressionAttributeValues: { ':available': available },
+      },
+    }),
+  );
+  const { pieces: _, ...whole } = batch;
+  const stored = batchAsStored({ ...whole, available: batch.available - sum });
+  const gathered = { ...stored, available: stored.available + sum };
+  const stillSpread = { ConditionExpression: 'pieces = :pieces', ExpressionAttributeValues: { ':pieces': pieces.length } };
+  if (!hasStockLeft(gathered)) {
+    return [
+      ...pieceRemovals,
+      { Delete: { TableName: tableName, Key: batchWithStockKey(batch.sku, batch.ref), ...and(batchIsExactly(stored), stillSpread) } },
+      { Put: { TableName: tableName, Item: batchItem(gathered), ConditionExpression: ITEM_IS_NEW } },
+    ];
+  }
+  // With no pieces' units to add, what keeps it in the range is its own units or its holds, as read.
+  const keepsStock = sum > 0 ? [] : heldTotal(stored.held) > 0 ? [holdsAsRead(stored.held)] : [{ ConditionExpression: 'available > :none', ExpressionAttributeValues: { ':none': 0 } }];
+  return [
+    ...pieceRemovals,
+    {
+      Update: {
+        TableName: tableName,
+        Key: batchWithStockKey(batch.sku, batch.ref),
+        UpdateExpression: 'SET available = available + :sum REMOVE pieces, spreadId, spreadAt',
+        ...withValues(and(stillSpread, ...keepsStock), { ':sum': sum }),
+      },
+    },
+  ];
+};
+
+/**
+ * A spread batch's new qty and eta, in place, its own units taking the change of `available`: on
+ * condition that it is still spread and they cover a fall ("stock never goes below zero"); a fall
+ * they do not cover is made on the batch gathered first (the repository's to see to).
+ */
+export const spreadBatchChangeWrite = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem => {
+  const delta = changed.available - batch.available;
+  return {
+    Update: {
+      TableName: tableName,
+      Key: batchWithStockKey(batch.sku, batch.ref),
+      UpdateExpression: 'SET qty = :newQty, available = available + :delta' + (changed.eta === null ? ' REMOVE eta' : ', eta = :newEta'),
+      ConditionExpression: 'qty = :qty AND attribute_exists(pieces) AND available >= :fall',
+      ExpressionAttributeValues: {
+        ':qty': batch.qty,
+        ':newQty': changed.qty,
+        ':delta': delta,
+        ':fall': Math.max(0, -delta),
+        ...(changed.eta === null ? {} : { ':newEta': changed.eta }),
+      },
+    },
+  };
+};
