@@ -30,8 +30,8 @@ export interface Batch {
    * Present while the store keeps part of the batch's `available` in pieces of their own, so that a
    * hot SKU's allocations do not all write one item (docs/capacity.md, "A hot SKU"): `available`
    * counts them, and the rules read only `available`. The rest, the batch's own units, is
-   * `available` less the pieces'. A batch found for a take may list only some of its pieces
-   * (BatchRepository.stockOf), and `available` then counts only those.
+   * `available` less the pieces'. A batch found for a take may count its pieces as last read
+   * (BatchRepository.stockOf), which is never less than they hold.
    */
   readonly pieces?: readonly BatchPiece[];
 }

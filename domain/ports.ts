@@ -73,12 +73,13 @@ export interface BatchRepository {
   /** Adds the batch unless one with its reference exists, whatever its SKU. */
   addBatch(batch: Batch): Promise<AddBatchResult>;
   /**
-   * The SKU's stock as of now (a strongly consistent read). For a take of `forTakeOf` units, a batch
-   * whose stock the store keeps in pieces (Batch.pieces) may be read in part, when a part can take
-   * them whole: its `available` then counts only that part. So a batch is never found unable to take
-   * a line that it could take, and the rules pick between batches as on a whole read.
+   * The SKU's stock as of now (a strongly consistent read). For a take (`forTake`), a batch whose
+   * stock the store keeps in pieces (Batch.pieces) may be found with its pieces as last read: never
+   * less than they hold, so a batch is never found unable to take a line that it could take, and the
+   * rules pick between batches as on a whole read; a take that finds less answers batch-changed, and
+   * the next read counts them again.
    */
-  stockOf(sku: string, forTakeOf?: number): Promise<SkuStock>;
+  stockOf(sku: string, options?: { readonly forTake: boolean }): Promise<SkuStock>;
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;
   /**
    * Takes `allocation.qty` from `batch`, as it was read, and records the line, both or neither.

@@ -62,7 +62,7 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
 
 export const allocate = async (line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
-    const stock = await repository.stockOf(line.sku, line.qty);
+    const stock = await repository.stockOf(line.sku, { forTake: true });
     if (!stock.known) throw new InvalidSku(line.sku);
 
     const candidates = candidateBatches(line, found(stock.batches, repository));
@@ -235,7 +235,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
     const pending = lines.filter(({ sku }) => !done.has(sku));
     if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
-    const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku)));
+    const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku, { forTake: true })));
     const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? found(stocks[index].batches, repository) : undefined]));
     const plan = planOrder(orderid, pending, stockBySku);
     if (plan.kind === 'refused') {

@@ -74,9 +74,11 @@ import {
   CONFLICTS_BEFORE_SPREAD,
   type FoundBatch,
   HOT_BATCH_ATTEMPTS_FACTOR,
+  KnownPieces,
   SpreadBatches,
   canSpread,
   piecesToTake,
+  takeKey,
 } from './spread-batches';
 import { activeHoldsIndex, linesByBatchIndex } from './table';
 
@@ -92,9 +94,10 @@ import { activeHoldsIndex, linesByBatchIndex } from './table';
  * A hot SKU (docs/capacity.md, "A hot SKU", and spread-batches.ts): an allocation whose transaction
  * keeps meeting TransactionConflict on a batch item spreads that batch's units over pieces, and from
  * then on takes each line from a piece picked at random among those that hold it whole, so that
- * allocations meet each other on 64 items in 4 partitions instead of one. An allocation reads a few
- * of a spread batch's pieces in one more Query, other reads all of them in one Query per piece
- * partition: costs paid only by a spread SKU. A read that finds a spread batch cooled (no take for
+ * allocations meet each other on 64 items in 4 partitions instead of one. An allocation takes from
+ * the pieces as this process last read them (KnownPieces), so it reads no more than for a batch kept
+ * whole; other reads, and an allocation that does not know them, read all of them in one Query per
+ * piece partition: costs paid only by a spread SKU. A read that finds a spread batch cooled (no take for
  * GATHER_AFTER_MS) or with nothing left in its pieces gathers it back, and every write other than a
  * take or a give-back of units gathers it first: a change of qty, a hold, the moves of lines.
  */
@@ -134,15 +137,15 @@ export class DynamoDbBatchRepository implements BatchRepository {
     deadline?: AbortSignal,
     observer?: StoreObserver,
     private readonly clock: () => Instant = Date.now,
+    private readonly knownPieces = new KnownPieces(),
   ) {
     this.calls = new StoreCalls(client, conflictRetry, deadline, observer);
-    this.spreads = new SpreadBatches(this.calls, client, tableName, conflictRetry, () => this.currentTime(), (partition: string, prefix?: string) =>
-      this.queryPartition(partition, prefix),
-    );
+    const queryPartition = (partition: string, prefix?: string) => this.queryPartition(partition, prefix);
+    this.spreads = new SpreadBatches(this.calls, tableName, conflictRetry, () => this.currentTime(), queryPartition, knownPieces);
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
-    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.clock);
+    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.clock, this.knownPieces);
   }
 
   currentTime(): Instant {
@@ -162,7 +165,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { outcome: 'exists', existing };
   }
 
-  async stockOf(sku: string, forTakeOf?: number): Promise<SkuStock> {
+  async stockOf(sku: string, { forTake } = { forTake: false }): Promise<SkuStock> {
     for (let read = 0; read < MAX_SPREAD_READS; read++) {
       let known = false;
       const found: FoundBatch[] = [];
@@ -172,8 +175,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
         else if (stored.kind === 'batch') found.push({ batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) });
         else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
       }
-      const part = forTakeOf === undefined ? undefined : await this.spreads.withSomePieces(sku, found, forTakeOf);
-      if (part) return { known, batches: part };
+      const remembered = forTake ? this.spreads.withKnownPieces(found) : undefined;
+      if (remembered) return { known, batches: remembered };
       const batches = await this.spreads.withPieces(sku, found);
       if (batches) return { known, batches: await this.spreads.gatheredWhenCooled(batches) };
     }
@@ -198,26 +201,36 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
     const allocatedAt = now();
     const busyPieces = new Set<string>();
-    let writes = this.allocationWrites(placements, allocatedAt, busyPieces);
+    const isBusy = (key: string) => busyPieces.has(key) || this.spreads.isBeingTaken(key);
+    let writes = this.allocationWrites(placements, allocatedAt, isBusy);
+    let taken = this.spreads.takingFrom(writes.pieces.map(({ key }) => key));
     let hot: Batch | undefined;
     const next = (reasons: Cancellation, attempt: number) => {
       const conflicted = (index: number) => reasons[index]?.Code === 'TransactionConflict';
-      for (const [index, piece] of writes.pieces) if (conflicted(index)) busyPieces.add(piece);
+      for (const { at, key } of writes.pieces) if (conflicted(at)) busyPieces.add(key);
       hot = attempt >= CONFLICTS_BEFORE_SPREAD ? writes.wholeBatches.find(([index, batch]) => conflicted(index) && canSpread(batch))?.[1] : undefined;
       if (hot) return undefined;
       const throttled = reasons.some((reason) => reason.Code === 'ThrottlingError');
-      const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(([at]) => at === index));
-      writes = this.allocationWrites(placements, allocatedAt, busyPieces);
+      const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(({ at }) => at === index));
+      taken();
+      writes = this.allocationWrites(placements, allocatedAt, isBusy);
+      taken = this.spreads.takingFrom(writes.pieces.map(({ key }) => key));
       // A conflict on a piece goes to a piece not yet met busy at once; one on a batch item, throttling,
       // or every piece read met busy, waits.
-      return { items: writes.items, atOnce: onPiecesOnly && !throttled && writes.pieces.every(([, piece]) => !busyPieces.has(piece)) };
+      return { items: writes.items, atOnce: onPiecesOnly && !throttled && writes.pieces.every(({ key }) => !busyPieces.has(key)) };
     };
     const spread = placements.some(({ batch }) => batch.pieces);
     const maxAttempts = this.conflictRetry.maxAttempts * (spread ? HOT_BATCH_ATTEMPTS_FACTOR : 1);
-    const cancellation = await this.calls.transactWrite(writes.items, { next, maxAttempts });
+    let cancellation: Cancellation | undefined;
+    try {
+      cancellation = await this.calls.transactWrite(writes.items, { next, maxAttempts });
+    } finally {
+      taken();
+    }
     if (!cancellation) return { outcome: 'saved' };
     const existing = existingLines(cancellation, writes.linePuts);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
+    for (const { at, ref } of writes.pieces) if (cancellation[at]?.Code === 'ConditionalCheckFailed') this.spreads.takeFailed(ref);
     if (hot) {
       await this.spreads.spread(hot);
       return { outcome: 'batch-changed' };
@@ -229,20 +242,20 @@ export class DynamoDbBatchRepository implements BatchRepository {
   /**
    * Each placement's take and line: from a batch kept whole as before, from a spread batch out of a
    * piece picked at random among those that hold the line whole (not one met busy in this request,
-   * while others can), else out of its own units, else out of as many pieces as it takes. Where each
+   * nor one this process's takes are writing, while others can), else out of its own units, else out of as many pieces as it takes. Where each
    * line put, each whole batch's write and each piece's write stand in the items.
    */
-  private allocationWrites(placements: readonly Placement[], allocatedAt: string, busyPieces: ReadonlySet<string>) {
+  private allocationWrites(placements: readonly Placement[], allocatedAt: string, isBusy: (key: string) => boolean) {
     const items: TransactWriteItem[] = [];
     const linePuts: number[] = [];
     const wholeBatches: [number, Batch][] = [];
-    const pieces: [number, string][] = [];
+    const pieces: { at: number; key: string; ref: string }[] = [];
     for (const { allocation, batch } of placements) {
       if (batch.pieces) {
-        for (const [piece, qty] of piecesToTake(batch, allocation.qty, busyPieces)) {
+        for (const [piece, qty] of piecesToTake(batch, allocation.qty, isBusy)) {
           if (piece === undefined) items.push(...availableWrites(this.tableName, batch, -qty));
           else {
-            pieces.push([items.length, `${batch.ref}#${piece}`]);
+            pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
             items.push(pieceTakeWrite(this.tableName, batch, piece, qty, allocatedAt));
           }
         }

@@ -1,10 +1,9 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
 import { type Instant, batchAsStored } from '../../domain/holds';
-import { type Batch, hasStockLeft, piecesAvailable } from '../../domain/model';
-import { gatherWrites, spreadWrites } from './spread-writes';
-import { PIECES_RANGE, PK, SK, type Spread, type StoredItem, type StoredPiece, parseStoredItem, pieceKey, piecePartitions, piecesOfBatchRange } from './items';
-import type { Cancellation, ConflictRetryPolicy, DocumentSender, StoreCalls } from './store-calls';
+import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
+import { gatherWrites, pieceShares, spreadWrites } from './spread-writes';
+import { PIECES_RANGE, type Spread, type StoredItem, type StoredPiece, parseStoredItem, piecePartitions, piecesOfBatchRange } from './items';
+import type { Cancellation, ConflictRetryPolicy, StoreCalls } from './store-calls';
 
 /*
  * A hot SKU's batches spread over pieces (docs/capacity.md, "A hot SKU: its batch spread over
@@ -34,8 +33,8 @@ export const CONFLICTS_BEFORE_SPREAD = 2;
  * between the takes of a busy batch item: each may make this many times the policy's attempts.
  */
 export const HOT_BATCH_ATTEMPTS_FACTOR = 3;
-/** The pieces a take reads of a spread batch: enough to find one that holds a line, and few to read. */
-const PIECES_READ_FOR_A_TAKE = 8;
+/** The spread batches whose pieces one process remembers: far more than a sale makes hot at once. */
+const MAX_KNOWN_SPREADS = 256;
 
 /** No take from these pieces of a spread for GATHER_AFTER_MS, nor the spread itself: the sale is over. */
 const hasCooled = (spread: Spread, pieces: readonly StoredPiece[] = [], now: Instant): boolean => {
@@ -51,7 +50,7 @@ const hasCooled = (spread: Spread, pieces: readonly StoredPiece[] = [], now: Ins
 const unitsToSpread = (own: number) => own - Math.max(8, Math.floor(own / (PIECES_PER_SPREAD + 1)));
 
 /** A batch item as read, with these of its pieces: their units counted in its `available`. */
-const withTheirPieces = (batch: Batch, pieces: readonly StoredPiece[]): Batch => ({
+const withTheirPieces = (batch: Batch, pieces: readonly BatchPiece[]): Batch => ({
   ...batch,
   available: batch.available + pieces.reduce((sum, { available }) => sum + available, 0),
   pieces: pieces.map(({ piece, available }) => ({ piece, available })).sort((a, b) => a.piece - b.piece),
@@ -66,6 +65,59 @@ export const canSpread = (batch: Batch) => !batch.pieces && unitsToSpread(batchA
 
 const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Math.random() * items.length)] as Item;
 
+/**
+ * What this process knows of the spread batches' pieces, shared by its requests
+ * (DynamoDbBatchRepository.withDeadline).
+ *
+ * Their units as last read, or as written when it spread one, so that an allocation takes from a
+ * piece without reading the pieces first: 1 Query + 1 transaction, as for a batch kept whole. A
+ * spread's pieces only ever give units up (a take; a give-back goes to the batch item, and a gather
+ * removes the pieces with the spread), so a number remembered is never below what its piece holds: a
+ * take may fail on it (and the batch is forgotten, so that the next allocation reads every piece),
+ * but a batch is never found unable to take a line it could. A batch is forgotten as well
+ * GATHER_AFTER_MS after it was read, and the read that follows sees whether the sale is over.
+ *
+ * And the pieces its takes are writing now, which a take avoids while another piece can take its
+ * line: the requests of one process (`npm start` runs many at once) do not meet each other there.
+ */
+export class KnownPieces {
+  private readonly byRef = new Map<string, { readonly spreadId: string; readonly pieces: readonly BatchPiece[]; readonly readAt: Instant }>();
+  private readonly takesInFlight = new Map<string, number>();
+
+  remember(ref: string, spreadId: string, pieces: readonly BatchPiece[], readAt: Instant): void {
+    this.byRef.delete(ref);
+    this.byRef.set(ref, { spreadId, pieces, readAt });
+    const [oldest] = this.byRef.keys();
+    if (this.byRef.size > MAX_KNOWN_SPREADS && oldest !== undefined) this.byRef.delete(oldest);
+  }
+
+  /** The pieces of this spread as last read, unless that was GATHER_AFTER_MS ago or more. */
+  of(ref: string, spread: Spread, now: Instant): readonly BatchPiece[] | undefined {
+    const known = this.byRef.get(ref);
+    return known && known.spreadId === spread.spreadId && now - known.readAt < GATHER_AFTER_MS ? known.pieces : undefined;
+  }
+
+  forget(ref: string): void {
+    this.byRef.delete(ref);
+  }
+
+  isBeingTaken(key: string): boolean {
+    return this.takesInFlight.has(key);
+  }
+
+  /** Marks the pieces (keys of takeKey) as being taken until the function answered is called. */
+  takingFrom(keys: readonly string[]): () => void {
+    for (const key of keys) this.takesInFlight.set(key, (this.takesInFlight.get(key) ?? 0) + 1);
+    return () => {
+      for (const key of keys) {
+        const left = (this.takesInFlight.get(key) ?? 1) - 1;
+        if (left > 0) this.takesInFlight.set(key, left);
+        else this.takesInFlight.delete(key);
+      }
+    };
+  }
+}
+
 /** A batch item as read, with its spread if it has one. */
 export interface FoundBatch {
   readonly batch: Batch;
@@ -79,12 +131,18 @@ interface ReadBatch {
   readonly pieces?: readonly StoredPiece[];
 }
 
-/** Where a take of `qty` from a spread batch goes: [piece, qty] pairs, piece undefined for the batch's own units. */
-export const piecesToTake = (batch: Batch, qty: number, busyPieces: ReadonlySet<string>): [number | undefined, number][] => {
+/** A piece of a batch, as a take's writes name it. */
+export const takeKey = (ref: string, piece: number) => `${ref}#${piece}`;
+
+/**
+ * Where a take of `qty` from a spread batch goes: [piece, qty] pairs, piece undefined for the batch's
+ * own units. One piece that holds it whole, at random, and one not busy while there is one.
+ */
+export const piecesToTake = (batch: Batch, qty: number, isBusy: (key: string) => boolean): [number | undefined, number][] => {
   const pieces = batch.pieces ?? [];
   const fitting = pieces.filter(({ available }) => available >= qty);
   if (fitting.length > 0) {
-    const free = fitting.filter(({ piece }) => !busyPieces.has(`${batch.ref}#${piece}`));
+    const free = fitting.filter(({ piece }) => !isBusy(takeKey(batch.ref, piece)));
     return [[pickAtRandom(free.length > 0 ? free : fitting).piece, qty]];
   }
   const own = batch.available - piecesAvailable(batch);
@@ -106,44 +164,24 @@ type PartitionQuery = (partition: string, sortKeyPrefix?: string) => Promise<Rec
 export class SpreadBatches {
   constructor(
     private readonly calls: StoreCalls,
-    private readonly client: DocumentSender,
     private readonly tableName: string,
     private readonly conflictRetry: ConflictRetryPolicy,
     private readonly currentTime: () => Instant,
     private readonly queryPartition: PartitionQuery,
+    private readonly known: KnownPieces,
   ) {}
 
   /**
-   * For a take of `qty`: the batches found, spread ones with only a few of their pieces, read from a
-   * place in one piece partition picked at random (one small Query a batch instead of one per
-   * partition), when one of those pieces can take `qty` whole. Undefined when one cannot, or a gather
-   * came between the reads (the pieces read are not of the spread its item names): the caller reads
-   * every piece.
+   * For a take: the batches found, spread ones with their pieces as this process knows them
+   * (KnownPieces), or undefined when it does not know one of them, and the caller reads every piece.
    */
-  async withSomePieces(sku: string, found: readonly FoundBatch[], qty: number): Promise<Batch[] | undefined> {
+  withKnownPieces(found: readonly FoundBatch[]): Batch[] | undefined {
+    const now = this.currentTime();
     const batches: Batch[] = [];
     for (const { batch, spread } of found) {
-      if (!spread) {
-        batches.push(batch);
-        continue;
-      }
-      const from = pieceKey(sku, batch.ref, Math.floor(Math.random() * spread.pieces));
-      const { Items } = await this.calls.call((options) =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: `${PK} = :partition AND begins_with(${SK}, :prefix)`,
-            ExpressionAttributeValues: { ':partition': from[PK], ':prefix': piecesOfBatchRange(batch.ref) },
-            ExclusiveStartKey: from,
-            Limit: PIECES_READ_FOR_A_TAKE,
-            ConsistentRead: true,
-          }),
-          options,
-        ),
-      );
-      const some = piecesOfSpread((Items ?? []).map(parseStoredItem), batch, spread);
-      if (!some.some(({ available }) => available >= qty) || hasCooled(spread, some, this.currentTime())) return undefined;
-      batches.push(withTheirPieces(batch, some));
+      const pieces = spread && this.known.of(batch.ref, spread, now);
+      if (spread && !pieces) return undefined;
+      batches.push(pieces ? withTheirPieces(batch, pieces) : batch);
     }
     return batches;
   }
@@ -166,6 +204,7 @@ export class SpreadBatches {
       }
       const own = piecesOfSpread(pieces, batch, spread);
       if (own.length !== spread.pieces) return undefined;
+      this.known.remember(batch.ref, spread.spreadId, own, this.currentTime());
       read.push({ batch: withTheirPieces(batch, own), spread, pieces: own });
     }
     return read;
@@ -212,8 +251,9 @@ export class SpreadBatches {
   async spread(batch: Batch): Promise<void> {
     const moved = unitsToSpread(batchAsStored(batch).available);
     const pieces = Math.min(PIECES_PER_SPREAD, moved);
-    const spreadAt = new Date(this.currentTime()).toISOString();
-    const items = spreadWrites(this.tableName, batch, moved, pieces, crypto.randomUUID(), spreadAt);
+    const now = this.currentTime();
+    const spreadId = crypto.randomUUID();
+    const items = spreadWrites(this.tableName, batch, moved, pieces, spreadId, new Date(now).toISOString());
     // A conflict on the batch item alone waits for a moment between its takes; one on a piece means
     // that another spread has made them, and is being taken from: nothing is left to do.
     const onlyOnTheBatch = (reasons: Cancellation) => reasons.every((reason, index) => index === 0 || reason.Code !== 'TransactionConflict');
@@ -222,10 +262,24 @@ export class SpreadBatches {
       maxAttempts: this.conflictRetry.maxAttempts * HOT_BATCH_ATTEMPTS_FACTOR,
     };
     try {
-      await this.calls.transactWrite(items, patiently);
+      const cancellation = await this.calls.transactWrite(items, patiently);
+      if (!cancellation) this.known.remember(batch.ref, spreadId, pieceShares(moved, pieces), now);
     } catch (error) {
       if (!(error instanceof StoreUnavailable)) throw error;
     }
+  }
+
+  /** A take from these pieces of the batch failed its condition: what this process knows of them is past. */
+  takeFailed(ref: string): void {
+    this.known.forget(ref);
+  }
+
+  isBeingTaken(key: string): boolean {
+    return this.known.isBeingTaken(key);
+  }
+
+  takingFrom(keys: readonly string[]): () => void {
+    return this.known.takingFrom(keys);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { batchAsStored } from '../../domain/holds';
-import { type Batch, hasStockLeft, heldTotal, piecesAvailable } from '../../domain/model';
+import { type Batch, type BatchPiece, hasStockLeft, heldTotal, piecesAvailable } from '../../domain/model';
 import { type Condition, ITEM_IS_NEW, and, batchIsExactly, freedEntries, holdsAsRead, withValues } from './conditions';
 import { batchItem, batchWithStockKey, pieceItem, pieceKey } from './items';
 import type { TransactWriteItem } from './store-calls';
@@ -51,6 +51,10 @@ export const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, q
   },
 });
 
+/** What each of `pieces` new pieces gets of `moved` units: as even a share as whole units allow. */
+export const pieceShares = (moved: number, pieces: number): BatchPiece[] =>
+  Array.from({ length: pieces }, (_, piece) => ({ piece, available: Math.floor(moved / pieces) + (piece < moved % pieces ? 1 : 0) }));
+
 /**
  * Spreads `moved` of a batch's own units over `pieces` new pieces, as found whole with at least that
  * many. The batch item's condition guards "a batch is spread once at a time" (not spread already)
@@ -67,11 +71,11 @@ export const spreadWrites = (tableName: string, batch: Batch, moved: number, pie
       ExpressionAttributeValues: { ':moved': moved, ':pieces': pieces, ':spreadId': spreadId, ':spreadAt': spreadAt },
     },
   },
-  ...Array.from({ length: pieces }, (_, piece): TransactWriteItem => {
-    const available = Math.floor(moved / pieces) + (piece < moved % pieces ? 1 : 0);
-    const item = pieceItem({ sku: batch.sku, ref: batch.ref, piece, available, spreadId });
-    return { Put: { TableName: tableName, Item: item, ConditionExpression: ITEM_IS_NEW } };
-  }),
+  ...pieceShares(moved, pieces).map(
+    ({ piece, available }): TransactWriteItem => ({
+      Put: { TableName: tableName, Item: pieceItem({ sku: batch.sku, ref: batch.ref, piece, available, spreadId }), ConditionExpression: ITEM_IS_NEW },
+    }),
+  ),
 ];
 
 /**

@@ -4,6 +4,7 @@ import { placeHold } from '../../domain/hold-services';
 import { allocate, allocateOrder, batchStatus, cancelAllocation, changeBatch, skuStock } from '../../domain/services';
 import { GATHER_AFTER_MS, PIECES_PER_SPREAD } from '../../functions/store/spread-batches';
 import { PIECE_PARTITIONS, batchWithStockKey, exhaustedBatchKey } from '../../functions/store/items';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { type ModelledTable, createModelledTable } from '../support/conflict-model';
 import { uniqueId } from '../support/dynamodb';
@@ -61,6 +62,57 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     const left = 10_000 - orders.length - 64;
     expect((await batchStatus(ref, repository())).available).toBe(left);
     expect((await skuStock(sku, repository())).inStock).toBe(left);
+    await expectInvariantsKept();
+  });
+
+  /** One process's repository, as a Lambda instance or `npm start` keeps it between requests, and the names of the calls it sends. */
+  const processRepository = (clock: () => number = Date.now) => {
+    const calls: string[] = [];
+    const sender: DocumentSender = {
+      send: ((command: object, options?: object) => {
+        calls.push(command.constructor.name.replace(/Command$/, ''));
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+    return { repository: table.repository({ sender, clock }), calls };
+  };
+
+  it('takes from a spread batch\'s pieces as its process last read them: one Query and one transaction, as for a batch kept whole', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(10_000);
+    const { repository: instance, calls } = processRepository();
+    await allocate({ orderid: uniqueId('first'), sku, qty: 1 }, instance);
+    expect(calls.filter((call) => call === 'Query')).toHaveLength(1 + PIECE_PARTITIONS);
+
+    calls.length = 0;
+    await allocate({ orderid: uniqueId('second'), sku, qty: 1 }, instance);
+    expect(calls).toEqual(['Query', 'TransactWrite']);
+    expect((await batchStatus(ref, repository())).available).toBe(10_000 - orders.length - 2);
+    await expectInvariantsKept();
+  });
+
+  it('reads every piece again when a take finds a piece with less than its process last read, and takes the unit another piece still has', async () => {
+    const { sku, ref } = await addSpreadBatch(300);
+    const { repository: instance } = processRepository();
+    await allocate({ orderid: uniqueId('first'), sku, qty: 1 }, instance);
+    // Another process takes all but one unit, from every piece but one: what the first remembers is past.
+    const allButOne = (await batchStatus(ref, repository())).available - 1;
+    await allocate({ orderid: uniqueId('big'), sku, qty: allButOne }, repository());
+
+    expect(await allocate({ orderid: uniqueId('last'), sku, qty: 1 }, instance)).toEqual({ batchref: ref, created: true });
+    expect((await batchStatus(ref, repository())).available).toBe(0);
+    await expectInvariantsKept();
+  });
+
+  it('reads every piece again once a while has passed since its process read them, and gathers the batch when the sale is over', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(200);
+    let now = Date.now();
+    const { repository: instance } = processRepository(() => now);
+    await allocate({ orderid: uniqueId('during'), sku, qty: 1 }, instance);
+
+    now += GATHER_AFTER_MS + 1_000;
+    await allocate({ orderid: uniqueId('after'), sku, qty: 1 }, instance);
+    expect((await batchItem(sku, ref))?.pieces).toBeUndefined();
+    expect((await batchStatus(ref, repository())).available).toBe(200 - orders.length - 2);
     await expectInvariantsKept();
   });
 
