@@ -199,6 +199,11 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
+    const beingSpread = placements.find(({ batch }) => !batch.pieces && this.spreads.isBeingSpread(batch.ref));
+    if (beingSpread) {
+      await this.spreads.spread(beingSpread.batch);
+      return { outcome: 'batch-changed' };
+    }
     const allocatedAt = now();
     const busyPieces = new Set<string>();
     const isBusy = (key: string) => busyPieces.has(key) || this.spreads.isBeingTaken(key);
@@ -208,7 +213,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const next = (reasons: Cancellation, attempt: number) => {
       const conflicted = (index: number) => reasons[index]?.Code === 'TransactionConflict';
       for (const { at, key } of writes.pieces) if (conflicted(at)) busyPieces.add(key);
-      hot = attempt >= CONFLICTS_BEFORE_SPREAD ? writes.wholeBatches.find(([index, batch]) => conflicted(index) && canSpread(batch))?.[1] : undefined;
+      const spreadsNow = (ref: string) => attempt >= CONFLICTS_BEFORE_SPREAD || this.spreads.isBeingSpread(ref);
+      hot = writes.wholeBatches.find(([index, batch]) => conflicted(index) && canSpread(batch) && spreadsNow(batch.ref))?.[1];
       if (hot) return undefined;
       const throttled = reasons.some((reason) => reason.Code === 'ThrottlingError');
       const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(({ at }) => at === index));

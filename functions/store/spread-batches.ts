@@ -78,11 +78,14 @@ const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Ma
  * GATHER_AFTER_MS after it was read, and the read that follows sees whether the sale is over.
  *
  * And the pieces its takes are writing now, which a take avoids while another piece can take its
- * line: the requests of one process (`npm start` runs many at once) do not meet each other there.
+ * line, and the batches it is spreading now, which its other requests wait for rather than take from
+ * or spread again: the requests of one process (`npm start` runs many at once) do not meet each
+ * other there.
  */
 export class KnownPieces {
   private readonly byRef = new Map<string, { readonly spreadId: string; readonly pieces: readonly BatchPiece[]; readonly readAt: Instant }>();
   private readonly takesInFlight = new Map<string, number>();
+  private readonly spreadsInFlight = new Map<string, Promise<void>>();
 
   remember(ref: string, spreadId: string, pieces: readonly BatchPiece[], readAt: Instant): void {
     this.byRef.delete(ref);
@@ -103,6 +106,19 @@ export class KnownPieces {
 
   isBeingTaken(key: string): boolean {
     return this.takesInFlight.has(key);
+  }
+
+  isBeingSpread(ref: string): boolean {
+    return this.spreadsInFlight.has(ref);
+  }
+
+  /** Runs `spread` unless this process is spreading the batch already, and then answers that spread. */
+  spreadOnce(ref: string, spread: () => Promise<void>): Promise<void> {
+    const running = this.spreadsInFlight.get(ref);
+    if (running) return running;
+    const started = spread().finally(() => this.spreadsInFlight.delete(ref));
+    this.spreadsInFlight.set(ref, started);
+    return started;
   }
 
   /** Marks the pieces (keys of takeKey) as being taken until the function answered is called. */
@@ -246,9 +262,14 @@ export class SpreadBatches {
   /**
    * Spreads a batch kept whole that allocations keep meeting on (spreadWrites): another allocation
    * may have spread it first, or taken from it since it was read, and then the write fails and
-   * nothing is spread this time.
+   * nothing is spread this time. While this process spreads a batch, its other requests that would
+   * spread it wait for that spread (within their own deadlines) instead of competing with it.
    */
   async spread(batch: Batch): Promise<void> {
+    await this.calls.waitFor(this.known.spreadOnce(batch.ref, () => this.spreadNow(batch)));
+  }
+
+  private async spreadNow(batch: Batch): Promise<void> {
     const moved = unitsToSpread(batchAsStored(batch).available);
     const pieces = Math.min(PIECES_PER_SPREAD, moved);
     const now = this.currentTime();
@@ -276,6 +297,11 @@ export class SpreadBatches {
 
   isBeingTaken(key: string): boolean {
     return this.known.isBeingTaken(key);
+  }
+
+  /** Whether this process is spreading the batch now: a take from it waits for the spread rather than compete with it. */
+  isBeingSpread(ref: string): boolean {
+    return this.known.isBeingSpread(ref);
   }
 
   takingFrom(keys: readonly string[]): () => void {

@@ -74,6 +74,20 @@ export class StoreCalls {
     }
   }
 
+  /** Waits for work another request of this process started, no longer than this request's deadline. */
+  async waitFor(work: Promise<void>): Promise<void> {
+    const deadline = this.deadline;
+    if (!deadline) return work;
+    await this.call(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const onAbort = () => reject(deadline.reason);
+          deadline.addEventListener('abort', onAbort, { once: true });
+          work.then(resolve, reject).finally(() => deadline.removeEventListener('abort', onAbort));
+        }),
+    );
+  }
+
   /**
    * Runs a transaction, retrying the cancellations that clear by themselves (a conflict with another
    * transaction on the same item, throttling) with full-jitter backoff. Answers the reasons of a

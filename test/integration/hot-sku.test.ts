@@ -68,14 +68,32 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
   /** One process's repository, as a Lambda instance or `npm start` keeps it between requests, and the names of the calls it sends. */
   const processRepository = (clock: () => number = Date.now) => {
     const calls: string[] = [];
+    const spreadIds = new Set<unknown>();
     const sender: DocumentSender = {
-      send: ((command: object, options?: object) => {
+      send: ((command: { input: { TransactItems?: { Update?: { ExpressionAttributeValues?: Record<string, unknown> } }[] } }, options?: object) => {
         calls.push(command.constructor.name.replace(/Command$/, ''));
+        const spreadId = command.input.TransactItems?.[0]?.Update?.ExpressionAttributeValues?.[':spreadId'];
+        if (spreadId !== undefined) spreadIds.add(spreadId);
         return table.documentClient.send(command as never, options);
-      }) as DocumentSender['send'],
+      }) as unknown as DocumentSender['send'],
     };
-    return { repository: table.repository({ sender, clock }), calls };
+    return { repository: table.repository({ sender, clock }), calls, spreadIds };
   };
+
+  it('spreads a batch once however many requests of one process meet on it: the others wait for that spread, then take from its pieces', async () => {
+    const sku = uniqueId('hot');
+    const ref = uniqueId('batch');
+    const { repository: instance, spreadIds } = processRepository();
+    await instance.addBatch({ ref, sku, qty: 10_000, available: 10_000, eta: null });
+
+    const answers = await Promise.allSettled(Array.from({ length: 32 }, () => allocate({ orderid: uniqueId('order'), sku, qty: 1 }, instance)));
+
+    expect(answers.filter(({ status }) => status === 'rejected')).toEqual([]);
+    expect((await batchItem(sku, ref))?.pieces).toBe(PIECES_PER_SPREAD);
+    expect(spreadIds.size).toBe(1);
+    expect((await batchStatus(ref, repository())).available).toBe(10_000 - 32);
+    await expectInvariantsKept();
+  });
 
   it('takes from a spread batch\'s pieces as its process last read them: one Query and one transaction, as for a batch kept whole', async () => {
     const { sku, ref, orders } = await addSpreadBatch(10_000);
