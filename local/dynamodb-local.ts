@@ -61,10 +61,15 @@ export const startDynamoDbLocal = async ({ dataDir, port }: DynamoDbLocalOptions
   // Nothing of a developer's machine goes to AWS. The package's spawn takes no arguments of ours
   // (no -disableTelemetry) but passes this process's environment on, which DynamoDB Local also reads.
   process.env.DDB_LOCAL_TELEMETRY = '0';
-  // On two CPUs the JVM picks G1, whose concurrent work competes with DynamoDB Local's own: the serial
-  // collector cost about 10% less CPU per allocation in `npm run bench`'s conditions (docs/performance.md).
-  // Java options the developer sets are left as they are.
-  if (process.env.JDK_JAVA_OPTIONS === undefined && process.env.JAVA_TOOL_OPTIONS === undefined) process.env.JDK_JAVA_OPTIONS = '-XX:+UseSerialGC';
+  // DynamoDB Local is a JVM that starts cold with every `npm start` and every test run. Its C2
+  // compiler takes some 20 s of load to pay off and competes for CPU meanwhile; C1 alone is at its
+  // best within seconds (a hot SKU's first 15 s on a fresh `npm start`: 108-164 allocations/s
+  // against 66-129, docs/performance.md), at about a tenth below C2's best once warm. The serial
+  // collector costs less CPU than G1, the JVM's choice on two CPUs. Java options the developer sets
+  // are left as they are.
+  if (process.env.JDK_JAVA_OPTIONS === undefined && process.env.JAVA_TOOL_OPTIONS === undefined) {
+    process.env.JDK_JAVA_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+  }
   // One database file for every credential and region, so any client sees the same tables.
   const child = spawn({ port: chosenPort, path, sharedDb: true, stdio: 'pipe' });
   let output = '';

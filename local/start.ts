@@ -1,6 +1,8 @@
 /**
  * `npm start`: the API on http://localhost:5005 (PORT overrides) over DynamoDB Local, or over the
- * DynamoDB at DYNAMODB_ENDPOINT when that is set. `--in-memory` keeps no data between runs.
+ * DynamoDB at DYNAMODB_ENDPOINT when that is set. DynamoDB Local keeps its data in memory, for as
+ * long as the server runs; `--keep-data` keeps it in .local/dynamodb between runs instead, where each
+ * write is committed to disk: about half the writes a second (docs/development.md).
  * `--conflict-model` puts the conflict model (./conflict-model.ts, settings CONFLICT_HOLD_MS and
  * CONFLICT_WRITE_UNITS) in front of that DynamoDB, so that conflicts and throttling happen as on AWS. Each
  * event the table's changes make is printed as one JSON line, and `--events-file PATH` appends it
@@ -165,7 +167,8 @@ const runEvery = (intervalMs: number, task: () => Promise<void>): NodeJS.Timeout
 };
 
 const main = async () => {
-  const inMemory = process.argv.includes('--in-memory');
+  // `--in-memory`, the default since, is still accepted: scripts written for the earlier default pass it.
+  const keepData = process.argv.includes('--keep-data');
   const port = portFromEnv();
   const eventsFile = eventsFileFromArgs();
   const conflictSettings = conflictModelFromArgs();
@@ -188,7 +191,7 @@ const main = async () => {
   process.once('SIGTERM', () => stop(0));
 
   if (!process.env.DYNAMODB_ENDPOINT) {
-    dynamoDbLocal = await startDynamoDbLocal(inMemory ? {} : { dataDir: DATA_DIR });
+    dynamoDbLocal = await startDynamoDbLocal(keepData ? { dataDir: DATA_DIR } : {});
     // The handler modules build their client from the environment when they load, below.
     process.env.DYNAMODB_ENDPOINT = dynamoDbLocal.endpoint;
   }
@@ -229,7 +232,7 @@ const main = async () => {
   });
   server.listen(port, () => {
     const store = dynamoDbLocal
-      ? `DynamoDB Local at ${dynamoDbLocal.endpoint} (${inMemory ? 'in memory' : `data in ${DATA_DIR}`})`
+      ? `DynamoDB Local at ${dynamoDbLocal.endpoint} (${keepData ? `data kept in ${DATA_DIR}` : 'in memory'})`
       : `DynamoDB at ${storeEndpoint}`;
     const model = conflictModel
       ? `\n  through the conflict model at ${conflictModel.endpoint} (writes held ${conflictModel.settings.holdMs} ms, ` +

@@ -10,10 +10,11 @@ import { exited, listening, startService } from '../support/local-service';
 import { fetchDocumented } from './documented';
 
 describe('npm start', () => {
-  it('starts its own in-memory DynamoDB Local, serves the API, and stops both on Ctrl-C', async () => {
+  it('starts its own DynamoDB Local in memory, serves the API, and stops both on Ctrl-C', async () => {
     const port = await freePort();
-    const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--in-memory']);
+    const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' });
     await listening(service);
+    expect(service.output()).toMatch(/DynamoDB Local at \S+ \(in memory\)/);
     const response = await fetchDocumented(`http://127.0.0.1:${port}/add_batch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -25,6 +26,26 @@ describe('npm start', () => {
     expect(dynamoDbEndpoint).toBeDefined();
     expect(await service.stop('SIGINT')).toBe(0);
     await expect(fetch(dynamoDbEndpoint!)).rejects.toThrow();
+  });
+
+  it('keeps what was written for the next run with --keep-data', async () => {
+    const ref = uniqueId('kept');
+    const run = async (send: (base: string) => Promise<Response>) => {
+      const port = await freePort();
+      const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--keep-data']);
+      try {
+        await listening(service);
+        expect(service.output()).toMatch(/\(data kept in \.local\/dynamodb\)/);
+        return (await send(`http://127.0.0.1:${port}`)).status;
+      } finally {
+        await service.stop('SIGINT');
+      }
+    };
+    const added = await run((base) =>
+      fetchDocumented(`${base}/add_batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ref, sku: 'LAMP', qty: 1, eta: null }) }),
+    );
+    expect(added).toBe(201);
+    expect(await run((base) => fetchDocumented(`${base}/batches/${ref}`))).toBe(200);
   });
 
   it('says in one line that PORT is not a port, and exits non-zero', async () => {
