@@ -199,28 +199,28 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
-    const beingSpread = placements.find(({ batch }) => !batch.pieces && this.spreads.isBeingSpread(batch.ref));
+    const beingSpread = placements.find(({ batch }) => !batch.pieces && this.knownPieces.isBeingSpread(batch.ref));
     if (beingSpread) {
       await this.spreads.spread(beingSpread.batch);
       return { outcome: 'batch-changed' };
     }
     const allocatedAt = now();
     const busyPieces = new Set<string>();
-    const isBusy = (key: string) => busyPieces.has(key) || this.spreads.isBeingTaken(key);
+    const isBusy = (key: string) => busyPieces.has(key) || this.knownPieces.isBeingTaken(key);
     let writes = this.allocationWrites(placements, allocatedAt, isBusy);
-    let taken = this.spreads.takingFrom(writes.pieces.map(({ key }) => key));
+    let taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
     let hot: Batch | undefined;
     const next = (reasons: Cancellation, attempt: number) => {
       const conflicted = (index: number) => reasons[index]?.Code === 'TransactionConflict';
       for (const { at, key } of writes.pieces) if (conflicted(at)) busyPieces.add(key);
-      const spreadsNow = (ref: string) => attempt >= CONFLICTS_BEFORE_SPREAD || this.spreads.isBeingSpread(ref);
+      const spreadsNow = (ref: string) => attempt >= CONFLICTS_BEFORE_SPREAD || this.knownPieces.isBeingSpread(ref);
       hot = writes.wholeBatches.find(([index, batch]) => conflicted(index) && canSpread(batch) && spreadsNow(batch.ref))?.[1];
       if (hot) return undefined;
       const throttled = reasons.some((reason) => reason.Code === 'ThrottlingError');
       const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(({ at }) => at === index));
       taken();
       writes = this.allocationWrites(placements, allocatedAt, isBusy);
-      taken = this.spreads.takingFrom(writes.pieces.map(({ key }) => key));
+      taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
       // A conflict on a piece goes to a piece not yet met busy at once; one on a batch item, throttling,
       // or every piece read met busy, waits.
       return { items: writes.items, atOnce: onPiecesOnly && !throttled && writes.pieces.every(({ key }) => !busyPieces.has(key)) };
@@ -236,7 +236,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     if (!cancellation) return { outcome: 'saved' };
     const existing = existingLines(cancellation, writes.linePuts);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
-    for (const { at, ref } of writes.pieces) if (cancellation[at]?.Code === 'ConditionalCheckFailed') this.spreads.takeFailed(ref);
+    for (const { at, ref } of writes.pieces) if (cancellation[at]?.Code === 'ConditionalCheckFailed') this.knownPieces.forget(ref);
     if (hot) {
       await this.spreads.spread(hot);
       return { outcome: 'batch-changed' };

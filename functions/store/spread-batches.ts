@@ -100,6 +100,7 @@ export class KnownPieces {
     return known && known.spreadId === spread.spreadId && now - known.readAt < GATHER_AFTER_MS ? known.pieces : undefined;
   }
 
+  /** A take from the batch's pieces failed its condition: what this process knows of them is past. */
   forget(ref: string): void {
     this.byRef.delete(ref);
   }
@@ -108,6 +109,7 @@ export class KnownPieces {
     return this.takesInFlight.has(key);
   }
 
+  /** Whether this process is spreading the batch now: a take from it waits for the spread rather than compete with it. */
   isBeingSpread(ref: string): boolean {
     return this.spreadsInFlight.has(ref);
   }
@@ -290,23 +292,6 @@ export class SpreadBatches {
     }
   }
 
-  /** A take from these pieces of the batch failed its condition: what this process knows of them is past. */
-  takeFailed(ref: string): void {
-    this.known.forget(ref);
-  }
-
-  isBeingTaken(key: string): boolean {
-    return this.known.isBeingTaken(key);
-  }
-
-  /** Whether this process is spreading the batch now: a take from it waits for the spread rather than compete with it. */
-  isBeingSpread(ref: string): boolean {
-    return this.known.isBeingSpread(ref);
-  }
-
-  takingFrom(keys: readonly string[]): () => void {
-    return this.known.takingFrom(keys);
-  }
 
   /**
    * Whether the batches are all kept whole; the spread ones are gathered first, and the caller reads
