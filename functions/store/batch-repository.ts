@@ -97,9 +97,9 @@ import { activeHoldsIndex, linesByBatchIndex } from './table';
  * allocations meet each other on 64 items in 4 partitions instead of one. An allocation takes from
  * the pieces as this process last read them (KnownPieces), so it reads no more than for a batch kept
  * whole; other reads, and an allocation that does not know them, read all of them in one Query per
- * piece partition: costs paid only by a spread SKU. A read that finds a spread batch cooled (no take for
- * GATHER_AFTER_MS) or with nothing left in its pieces gathers it back, and every write other than a
- * take or a give-back of units gathers it first: a change of qty, a hold, the moves of lines.
+ * piece partition: costs paid only by a spread SKU. A read that finds a spread batch cooled (no take
+ * for GATHER_AFTER_MS) or with nothing left in its pieces gathers it back, and every write other
+ * than a take or a give-back of units gathers it first: a change of qty, a hold, the moves of lines.
  */
 
 /** A batch's units outside its pieces: all of them for a batch kept whole. */
@@ -248,8 +248,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
   /**
    * Each placement's take and line: from a batch kept whole as before, from a spread batch out of a
    * piece picked at random among those that hold the line whole (not one met busy in this request,
-   * nor one this process's takes are writing, while others can), else out of its own units, else out of as many pieces as it takes. Where each
-   * line put, each whole batch's write and each piece's write stand in the items.
+   * nor one this process's takes are writing, while others can), else out of its own units, else
+   * out of as many pieces as it takes. Where each line put, each whole batch's write and each
+   * piece's write stand in the items.
    */
   private allocationWrites(placements: readonly Placement[], allocatedAt: string, isBusy: (key: string) => boolean) {
     const items: TransactWriteItem[] = [];
