@@ -63,7 +63,6 @@ export const staysOnItsSide = (stored: Batch, delta: number, heldAfter: Batch['h
   return comparison === '>' && (stored.held ?? []).length === 0 ? bound : and(bound, holdsAsRead(stored.held));
 };
 
-
 /** The entries of the holds a batch was found with expired (`freed`), for a write that gives them back by removing them. */
 export const freedEntries = (batch: Batch) => {
   const names = Object.fromEntries((batch.freed ?? []).map(({ holdid }, index) => [`#freed${index}`, heldKey(holdid)]));

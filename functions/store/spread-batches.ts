@@ -292,7 +292,6 @@ export class SpreadBatches {
     }
   }
 
-
   /**
    * Whether the batches are all kept whole; the spread ones are gathered first, and the caller reads
    * them again: a write of a batch's qty, holds or lines, unlike a take or a give-back of units, is

@@ -36,7 +36,6 @@ export const spreadItemWrite = (tableName: string, batch: Batch, delta: number):
   };
 };
 
-
 /**
  * `qty` taken from one piece of a spread batch, on condition that the piece has it: "stock never goes
  * below zero", piece by piece. A piece gathered meanwhile has no `available`, and the condition fails.
