@@ -34,8 +34,13 @@ export type HoldEnding = 'released' | 'expired';
 
 export type SaveAllocationResult =
   | { readonly outcome: 'saved' }
-  /** The batch is no longer as it was read: another request took stock first. Nothing was written. */
+  /** The batch can no longer take the line: another request took its stock first. Nothing was written. */
   | { readonly outcome: 'batch-changed' }
+  /**
+   * The batch is no longer stored as it was read (spread over pieces or gathered meanwhile, or its
+   * pieces hold less than remembered), and may still take the line: read it again. Nothing was written.
+   */
+  | { readonly outcome: 'read-again' }
   /** The (orderid, sku) line is already allocated. Nothing was written. */
   | { readonly outcome: 'line-exists'; readonly existing: Allocation };
 
@@ -47,8 +52,10 @@ export type MoveAllocationsResult =
 
 export type SaveAllocationsResult =
   | { readonly outcome: 'saved' }
-  /** A batch is no longer as it was read: another request took stock first. Nothing was written. */
+  /** A batch can no longer take its line: another request took its stock first. Nothing was written. */
   | { readonly outcome: 'batch-changed' }
+  /** A batch is no longer stored as it was read, and may still take its line (SaveAllocationResult). Nothing was written. */
+  | { readonly outcome: 'read-again' }
   /** Some of the lines are already allocated (these, as stored). Nothing was written. */
   | { readonly outcome: 'lines-exist'; readonly existing: Allocation[] };
 
@@ -83,7 +90,8 @@ export interface BatchRepository {
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;
   /**
    * Takes `allocation.qty` from `batch`, as it was read, and records the line, both or neither.
-   * Answers batch-changed when the batch no longer is as read.
+   * Answers batch-changed when the batch can no longer take the line, read-again when it is no
+   * longer as read but may still take it.
    */
   saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult>;
   /**

@@ -79,6 +79,8 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
       const result = await repository.saveAllocation(allocation, batch);
       if (result.outcome === 'saved') return { batchref: batch.ref, created: true };
       if (result.outcome === 'line-exists') return answerRepeat(result.existing, line);
+      // A batch that may still take the line is read again, never passed over for a later one.
+      if (result.outcome === 'read-again') break;
     }
   }
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);

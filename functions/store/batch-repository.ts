@@ -38,6 +38,7 @@ import {
   newBatchWrites,
   newHoldWrite,
   newLineWrite,
+  returningItemOnFailure,
   setAsideWrite,
 } from './conditional-writes';
 import { pieceTakeWrite } from './spread-writes';
@@ -121,6 +122,19 @@ const existingLines = (cancellation: Cancellation, linePuts: readonly number[]):
     return reason?.Code === 'ConditionalCheckFailed' && reason.Item ? [storedLine(unmarshall(reason.Item))] : [];
   });
 
+/**
+ * A batch kept whole when read, whose write failed its condition: the item as it stood then says
+ * whether the batch may still take `qty` (spread meanwhile, or changed otherwise but not short of
+ * it), or not (another request took its stock).
+ */
+const mayStillTake = (cancellation: Cancellation, wholeBatches: readonly [number, Batch][], batch: Batch, qty: number): boolean => {
+  const at = wholeBatches.find(([, whole]) => whole === batch)?.[0];
+  const reason = at === undefined ? undefined : cancellation[at];
+  if (reason?.Code !== 'ConditionalCheckFailed' || !reason.Item) return false;
+  const stored = parseStoredItem(unmarshall(reason.Item));
+  return stored.kind === 'batch' && (stored.spread !== undefined || stored.batch.available >= qty);
+};
+
 const firstBatch = (items: readonly Record<string, unknown>[]): FoundBatch | undefined => {
   const stored = items.map(parseStoredItem).find((item) => item.kind === 'batch');
   return stored && { batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) };
@@ -202,7 +216,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const beingSpread = placements.find(({ batch }) => !batch.pieces && this.knownPieces.isBeingSpread(batch.ref));
     if (beingSpread) {
       await this.spreads.spread(beingSpread.batch);
-      return { outcome: 'batch-changed' };
+      return { outcome: 'read-again' };
     }
     const allocatedAt = now();
     const busyPieces = new Set<string>();
@@ -239,10 +253,12 @@ export class DynamoDbBatchRepository implements BatchRepository {
     for (const { at, ref } of writes.pieces) if (cancellation[at]?.Code === 'ConditionalCheckFailed') this.knownPieces.forget(ref);
     if (hot) {
       await this.spreads.spread(hot);
-      return { outcome: 'batch-changed' };
+      return { outcome: 'read-again' };
     }
     this.calls.raceLost(cancellation);
-    return { outcome: 'batch-changed' };
+    return placements.some(({ allocation, batch }) => batch.pieces || mayStillTake(cancellation, writes.wholeBatches, batch, allocation.qty))
+      ? { outcome: 'read-again' }
+      : { outcome: 'batch-changed' };
   }
 
   /**
@@ -268,7 +284,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
         }
       } else {
         wholeBatches.push([items.length, batch]);
-        items.push(...availableWrites(this.tableName, batch, -allocation.qty));
+        items.push(...availableWrites(this.tableName, batch, -allocation.qty).map(returningItemOnFailure));
       }
       linePuts.push(items.length);
       items.push(newLineWrite(this.tableName, allocation, allocatedAt));

@@ -181,6 +181,13 @@ export const availableWrites = (tableName: string, batch: Batch, delta: number):
   ];
 };
 
+/** The write, with the item as it stood returned in the cancellation when its condition fails. */
+export const returningItemOnFailure = (item: TransactWriteItem): TransactWriteItem => {
+  if (item.Update) return { Update: { ...item.Update, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
+  if (item.Delete) return { Delete: { ...item.Delete, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
+  return item;
+};
+
 /**
  * Lines taken off `from`, each put on its batch (or removed from its order, with its notice) on
  * condition that it is as read, and each batch's `available` changed once, by the sum of what the

@@ -75,6 +75,21 @@ describe('the DynamoDB batch repository', () => {
     expect(await repository.allocationOf(line.orderid, batch.sku)).toBeUndefined();
   });
 
+  it('asks for a read again, rather than answer the batch changed, when a batch changed since it was read can still take the line', async () => {
+    const batch = await addBatch(6);
+    const given = lineOf(batch, 1);
+    await repository.saveAllocation(given, batch);
+    const read = (await repository.batch(batch.ref))!;
+    // Another request gives its unit back between this one's read and its write.
+    await repository.cancelAllocation(given, read);
+    const line = lineOf(batch, 5);
+
+    expect(await repository.saveAllocation(line, read)).toEqual({ outcome: 'read-again' });
+
+    expect(await availableOf(batch.sku, batch.ref)).toBe(6);
+    expect(await repository.allocationOf(line.orderid, batch.sku)).toBeUndefined();
+  });
+
   it('refuses a batch reference that exists, even under another SKU, answering the batch as it is and keeping it', async () => {
     const first = await addBatch(10);
     await repository.saveAllocation(lineOf(first, 4), first);

@@ -207,7 +207,7 @@ describe('the adapter through the model', () => {
     const patient = repositoryWith({ maxAttempts: 100, baseDelayMs: 20, maxDelayMs: 100 }, observer);
     const line = { orderid: uniqueId('order'), sku: batch.sku, qty: 1, batchref: batch.ref };
 
-    expect(await patient.saveAllocation(line, found)).toEqual({ outcome: 'batch-changed' });
+    expect(await patient.saveAllocation(line, found)).toEqual({ outcome: 'read-again' });
     expect(await first).toEqual({ outcome: 'saved' });
     expect(retries.length).toBeGreaterThan(0);
     expect(retries[0]).toContain('TransactionConflict');

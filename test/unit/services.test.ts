@@ -95,6 +95,28 @@ describe('allocate', () => {
     });
   });
 
+  it('reads the batches again, rather than pass over a preferred batch that was changed but may still take the line', async () => {
+    const repository = await withBatches(['in-stock', 10, null], ['shipment', 10, '2026-01-01']);
+    let reads = 0;
+    const originalRead = repository.stockOf.bind(repository);
+    repository.stockOf = async (sku) => {
+      reads++;
+      return originalRead(sku);
+    };
+    const original = repository.saveAllocation.bind(repository);
+    let changedOnce = false;
+    repository.saveAllocation = async (allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> => {
+      if (!changedOnce) {
+        changedOnce = true;
+        return { outcome: 'read-again' };
+      }
+      return original(allocation, batch);
+    };
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository)).resolves.toEqual({ batchref: 'in-stock', created: true });
+    expect(reads).toBe(2);
+    expect(repository.batches.get('shipment')?.available).toBe(10);
+  });
+
   it('reads the batches again when every candidate was taken, then answers out of stock', async () => {
     const repository = await withBatches(['only', 10, null]);
     let reads = 0;
