@@ -138,10 +138,12 @@ const whenReady =
 /**
  * Follows the table's stream from now on, handing each event to `onEvent`. The API serves without
  * its events when the stream cannot be read (a DYNAMODB_ENDPOINT with no Streams API beside it).
+ * The stream is read from the store itself, not through the conflict model, which passes streams
+ * through unmodelled: its copy of every page of records would only cost the server CPU.
  */
-const followEvents = async (tableName: string, onEvent: (event: DomainEvent) => void): Promise<EventStream | undefined> => {
+const followEvents = async (tableName: string, endpoint: string | undefined, onEvent: (event: DomainEvent) => void): Promise<EventStream | undefined> => {
   try {
-    return await followTableEvents({ tableName, onEvent });
+    return await followTableEvents({ tableName, endpoint, onEvent });
   } catch (error) {
     if (isStoreUnavailable(error)) throw error;
     console.error(`Events are not shown: cannot read the stream of table ${tableName}:`, error instanceof Error ? error.message : error);
@@ -204,7 +206,7 @@ const main = async () => {
   const table = await prepareTable(
     tableName,
     async () => {
-      events = await followEvents(tableName, printEvent);
+      events = await followEvents(tableName, storeEndpoint, printEvent);
     },
     (error) => {
       console.error(`Cannot prepare table ${tableName}:`, error instanceof Error ? error.message : error);
