@@ -17,6 +17,8 @@ import { createDynamoDbClient } from '../functions/store/client';
 
 /** DynamoDB Local holds a record about 50 ms before GetRecords returns it: an event shows within a few hundred. */
 const POLL_INTERVAL_MS = 100;
+/** GetRecords' most. */
+const RECORDS_PER_READ = 1_000;
 /** A stream that keeps failing is asked less and less often, down to once per this. */
 const MAX_RETRY_DELAY_MS = 5_000;
 /** GetRecords answers at once on DynamoDB Local and within a second on AWS: longer is a store that hangs. */
@@ -107,12 +109,13 @@ export const followTableEvents = async ({
     let delayMs = POLL_INTERVAL_MS;
     while (!signal.aborted) {
       try {
-        const recordsRead = await shards.poll();
+        const moreWaiting = await shards.poll();
         if (failing) console.error(JSON.stringify({ level: 'info', message: 'Reading the stream again', tableName }));
         failing = false;
         delayMs = POLL_INTERVAL_MS;
-        // More may be waiting behind a full answer.
-        if (recordsRead > 0) continue;
+        // Read again at once only behind a full page: under load, a read for every few records would
+        // cost DynamoDB Local more than the records themselves.
+        if (moreWaiting) continue;
       } catch (error) {
         if (signal.aborted) break;
         if (!failing) report('Cannot read the stream; retrying until it answers', { tableName, error: describeError(error) });
@@ -166,15 +169,15 @@ class ShardReaders {
     for (const reader of this.readable()) await this.takeIterator(reader);
   }
 
-  /** Reads what each readable shard has; answers how many records that was. */
-  async poll(): Promise<number> {
+  /** Reads what each readable shard has; answers whether a shard answered a full page, so that more may be waiting. */
+  async poll(): Promise<boolean> {
     if (this.lookingForChildren) await this.findChildren();
-    let recordsRead = 0;
+    let moreWaiting = false;
     for (const reader of this.readable()) {
       if (this.signal.aborted) break;
-      recordsRead += await this.read(reader);
+      if ((await this.read(reader)) === RECORDS_PER_READ) moreWaiting = true;
     }
-    return recordsRead;
+    return moreWaiting;
   }
 
   private add(shard: Shard, start: StreamStart, done: boolean) {
@@ -191,7 +194,7 @@ class ShardReaders {
     let records: StreamRecord[];
     try {
       await this.takeIterator(reader);
-      const answer = await this.streams.send(new GetRecordsCommand({ ShardIterator: reader.iterator }), { abortSignal: this.signal });
+      const answer = await this.streams.send(new GetRecordsCommand({ ShardIterator: reader.iterator, Limit: RECORDS_PER_READ }), { abortSignal: this.signal });
       records = answer.Records ?? [];
       reader.iterator = answer.NextShardIterator;
     } catch (error) {
