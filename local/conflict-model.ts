@@ -8,7 +8,7 @@
  * Every assumption, and the AWS documentation it comes from, is in docs/conflict-model.md.
  */
 import { randomUUID } from 'node:crypto';
-import { Agent, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse, createServer, request } from 'node:http';
+import { Agent, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
@@ -24,6 +24,7 @@ import {
   transactionInProgress,
   writeThrottled,
 } from './conflict-model/refusals';
+import { type InProcessHandler, type ModelAnswer, type ModelRequest, inProcessHandler } from './conflict-model/in-process';
 import { type ModelledRequest, type NamedItem, modelledRequest, writeUnitsOf } from './conflict-model/requests';
 
 export interface ConflictModelSettings {
@@ -75,6 +76,12 @@ export interface ConflictCounters {
 export interface ConflictModel {
   /** Where clients send their requests instead of DynamoDB Local's endpoint. */
   readonly endpoint: string;
+  /**
+   * The same model for a client in this process, without a socket between them (`npm start`'s:
+   * local/start.ts): an SDK request handler that answers as the endpoint does, and honours the
+   * call's abort signal and request timeout as the SDK's own handler does.
+   */
+  readonly requestHandler: InProcessHandler;
   readonly settings: ConflictModelSettings;
   counters(): ConflictCounters;
   /** Items held by writes in flight at this moment. */
@@ -111,6 +118,19 @@ interface Partition {
 
 /** What DynamoDB Local needs of a request's headers: the operation, the body's type, and the access key in the authorization. */
 const FORWARDED_HEADERS = ['content-type', 'x-amz-target', 'authorization'] as const;
+
+/** An answer's headers that belong to it rather than to its connection; its length is set where it is sent. */
+const endToEnd = (headers: IncomingHttpHeaders): Record<string, string> => {
+  const { connection: _connection, 'keep-alive': _keepAlive, 'transfer-encoding': _encoding, 'content-length': _length, ...own } = singleValued(headers);
+  return own;
+};
+
+/** Headers as one value each, repeated ones joined as HTTP joins them. */
+const singleValued = (headers: IncomingHttpHeaders): Record<string, string> => {
+  const single: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) single[name] = Array.isArray(value) ? value.join(', ') : value;
+  return single;
+};
 
 const valueText = (value: unknown): string => {
   const [type, content] = Object.entries(value as Record<string, unknown>)[0] ?? [];
@@ -239,15 +259,11 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
     };
   };
 
-  const refuse = (response: ServerResponse, { status, body }: Refusal) => {
-    const text = JSON.stringify(body);
-    response.writeHead(status, {
-      'content-type': 'application/x-amz-json-1.0',
-      'content-length': Buffer.byteLength(text),
-      'x-amzn-requestid': randomUUID(),
-    });
-    response.end(text);
-  };
+  const refuse = ({ status, body }: Refusal): ModelAnswer => ({
+    status,
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': randomUUID() },
+    body: Buffer.from(JSON.stringify(body)),
+  });
 
   /**
    * Sends the request on with the headers DynamoDB Local reads, and its answer back as it came;
@@ -256,34 +272,18 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
    * free again. The SDK's other headers (user agent, invocation id, attempt) would only cost DynamoDB
    * Local the parsing: about a twentieth of its CPU per request under a hot SKU's load.
    */
-  const forward = (incoming: IncomingMessage, body: Buffer, response: ServerResponse): Promise<number> =>
+  const forward = ({ method, path, headers: incoming, body }: ModelRequest): Promise<ModelAnswer | undefined> =>
     new Promise((resolve) => {
       const headers: OutgoingHttpHeaders = { host: targetUrl.host, 'content-length': body.length };
-      for (const name of FORWARDED_HEADERS) {
-        const value: OutgoingHttpHeaders[string] = incoming.headers[name];
-        if (value !== undefined) headers[name as string] = value;
-      }
-      const outgoing = request(
-        { host: targetUrl.hostname, port: targetUrl.port, path: incoming.url, method: incoming.method, headers, agent },
-        (answer) => {
-          const parts: Buffer[] = [];
-          answer.on('data', (part: Buffer) => parts.push(part));
-          answer.on('end', () => {
-            response.writeHead(answer.statusCode ?? 502, answer.headers);
-            response.end(Buffer.concat(parts));
-            resolve(answer.statusCode ?? 502);
-          });
-          answer.on('error', () => {
-            response.destroy();
-            resolve(502);
-          });
-        },
-      );
-      // A DynamoDB Local that is gone is a store that does not answer: the client sees the connection drop.
-      outgoing.on('error', () => {
-        response.destroy();
-        resolve(502);
+      for (const name of FORWARDED_HEADERS) if (incoming[name] !== undefined) headers[name] = incoming[name];
+      const outgoing = request({ host: targetUrl.hostname, port: targetUrl.port, path, method, headers, agent }, (answer) => {
+        const parts: Buffer[] = [];
+        answer.on('data', (part: Buffer) => parts.push(part));
+        answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: endToEnd(answer.headers), body: Buffer.concat(parts) }));
+        answer.on('error', () => resolve(undefined));
       });
+      // A DynamoDB Local that is gone is a store that does not answer: the client sees the connection drop.
+      outgoing.on('error', () => resolve(undefined));
       outgoing.end(body);
     });
 
@@ -302,47 +302,53 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
 
   const countersNow = (): ConflictCounters => ({ ...totals, partitions: [...partitions.values()].map(({ counters }) => ({ ...counters })) });
 
-  const handle = async (incoming: IncomingMessage, response: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of incoming) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    if (incoming.method === 'GET' && incoming.url === '/counters') {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(countersNow()));
-      return;
-    }
-    const target = incoming.headers['x-amz-target'];
-    const modelled = modelledRequest(Array.isArray(target) ? target[0] : target, body.toString('utf8'));
+  /** What the model answers a request, whichever way it came; undefined drops the client's connection. */
+  const answer = async (request: ModelRequest): Promise<ModelAnswer | undefined> => {
+    const modelled = modelledRequest(request.headers['x-amz-target'], request.body.toString('utf8'));
     if (modelled?.kind === 'transactional-write') totals.transactions++;
     if (modelled?.kind === 'single-write') totals.singleWrites++;
     const items = modelled && (await keyedItemsOf(modelled));
-    if (!modelled || !items) {
-      await forward(incoming, body, response);
-      return;
-    }
+    if (!modelled || !items) return forward(request);
     const { kind, clientRequestToken } = modelled;
     // The same transaction again, not another: it cannot conflict with itself. DynamoDB Local
     // answers a repeat of one that has finished as DynamoDB does, without writing again.
     if (clientRequestToken !== undefined && tokensInFlight.has(clientRequestToken)) {
       totals.inProgress++;
-      return refuse(response, transactionInProgress());
+      return refuse(transactionInProgress());
     }
     const refusal = refusalOf(kind, items);
-    if (refusal) return refuse(response, refusal);
-    if (kind === 'transactional-read') {
-      await forward(incoming, body, response);
-      return;
-    }
+    if (refusal) return refuse(refusal);
+    if (kind === 'transactional-read') return forward(request);
     const release = hold(items, kind === 'transactional-write');
     if (clientRequestToken !== undefined) tokensInFlight.add(clientRequestToken);
     try {
       await sleep(settings.holdMs);
-      const status = await forward(incoming, body, response);
-      if (kind === 'transactional-write' && status === 200) totals.committed++;
+      const forwarded = await forward(request);
+      if (kind === 'transactional-write' && forwarded?.status === 200) totals.committed++;
+      return forwarded;
     } finally {
       release();
       if (clientRequestToken !== undefined) tokensInFlight.delete(clientRequestToken);
     }
+  };
+
+  const handle = async (incoming: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    if (incoming.method === 'GET' && incoming.url === '/counters') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(countersNow()));
+      return;
+    }
+    const answered = await answer({
+      method: incoming.method ?? 'POST',
+      path: incoming.url ?? '/',
+      headers: singleValued(incoming.headers),
+      body: Buffer.concat(chunks),
+    });
+    if (!answered) return response.destroy();
+    response.writeHead(answered.status, { ...answered.headers, 'content-length': answered.body.length });
+    response.end(answered.body);
   };
 
   const server = createServer((incoming, response) => {
@@ -353,6 +359,7 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
 
   return {
     endpoint: `http://127.0.0.1:${chosenPort}`,
+    requestHandler: inProcessHandler(answer),
     settings,
     counters: countersNow,
     heldItems: () => held.size,

@@ -19,7 +19,7 @@ import { StoreUnavailable } from '../domain/errors';
 import type { DomainEvent } from '../domain/events';
 import { openApiDocumentFile } from '../functions/http/openapi-document';
 import { routeKeys } from '../functions/http/route-keys';
-import { createDynamoDbClient } from '../functions/store/client';
+import { createDynamoDbClient, reachInProcess } from '../functions/store/client';
 import { isStoreUnavailable } from '../functions/store/store-errors';
 import { tableNameFromEnv } from '../functions/store/table';
 import { type ConflictModel, type ConflictModelSettings, defaultConflictModelSettings, startConflictModel } from './conflict-model';
@@ -201,6 +201,8 @@ const main = async () => {
   if (conflictSettings && storeEndpoint) {
     conflictModel = await startConflictModel({ target: storeEndpoint, ...conflictSettings });
     process.env.DYNAMODB_ENDPOINT = conflictModel.endpoint;
+    // The functions run in this process, and so does the model: they reach it without a socket.
+    reachInProcess(conflictModel.endpoint, conflictModel.requestHandler);
   }
   const tableName = tableNameFromEnv();
   const table = await prepareTable(

@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RequestSigner } from '@smithy/types';
 
@@ -37,12 +37,25 @@ const localDefaults = (endpoint: string) =>
     ? { region: process.env.AWS_REGION ?? 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, signer: unsignedForDynamoDbLocal }
     : {};
 
+/**
+ * Stores that clients reach inside this process rather than over a socket, by endpoint: the conflict
+ * model that `npm start -- --conflict-model` runs beside the functions (local/start.ts). None on AWS.
+ */
+const inProcessStores = new Map<string, InProcessStore>();
+type InProcessStore = (requestTimeoutMs: number) => NonNullable<DynamoDBClientConfig['requestHandler']>;
+
+/** Clients of `endpoint` created from now on reach it through `handlerWithTimeout`, given their request timeout. */
+export const reachInProcess = (endpoint: string, handlerWithTimeout: InProcessStore): void => {
+  inProcessStores.set(endpoint, handlerWithTimeout);
+};
+
 /** `endpoint` is unset on AWS; locally it is DynamoDB Local's URL (`DYNAMODB_ENDPOINT`). */
 export const createDynamoDbClient = (endpoint = process.env.DYNAMODB_ENDPOINT): DynamoDBClient => {
+  const inProcess = endpoint === undefined ? undefined : inProcessStores.get(endpoint);
   const client = new DynamoDBClient({
     ...(endpoint ? { endpoint, ...localDefaults(endpoint) } : {}),
     maxAttempts: MAX_ATTEMPTS,
-    requestHandler: {
+    requestHandler: inProcess?.(REQUEST_TIMEOUT_MS) ?? {
       connectionTimeout: CONNECTION_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
       // Without it @smithy/node-http-handler 4 only logs a warning when requestTimeout passes and

@@ -12,6 +12,7 @@ import type { NewBatch } from '../../domain/model';
 import type { StoreObserver } from '../../domain/ports';
 import { allocate } from '../../domain/services';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { createDynamoDbClient, reachInProcess } from '../../functions/store/client';
 import type { ConflictRetryPolicy } from '../../functions/store/store-calls';
 import { tableKeySchema } from '../../functions/store/table';
 import { findViolations, readInventory } from '../../tools/invariants';
@@ -133,6 +134,66 @@ describe('transactions that meet on an item (writes held 1 s)', () => {
     const add = () => table.documentClient.send(new UpdateCommand({ TableName: table.tableName, Key: key, UpdateExpression: 'ADD visits :one', ExpressionAttributeValues: { ':one': 1 } }));
     await Promise.all([add(), add()]);
     expect((await table.documentClient.send(new GetCommand({ TableName: table.tableName, Key: key }))).Item?.visits).toBe(2);
+  });
+});
+
+describe('a client in the model\'s own process, as npm start\'s functions are (writes held 1 s)', () => {
+  let table: ModelledTable;
+  beforeAll(async () => {
+    table = await createModelledTable({ holdMs: 1_000 });
+    reachInProcess(table.model.endpoint, table.model.requestHandler);
+  });
+  afterAll(() => table.drop());
+
+  /** A client built after the model was registered for its endpoint, as the functions' are in local/start.ts. */
+  const inProcessClient = () => DynamoDBDocumentClient.from(createDynamoDbClient(table.model.endpoint));
+  /** The same handler with a short timeout, and no retry by the SDK. */
+  const impatientClient = (requestTimeoutMs: number) =>
+    DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: table.model.endpoint,
+        region: 'local',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        maxAttempts: 1,
+        requestHandler: table.model.requestHandler(requestTimeoutMs),
+      }),
+    );
+  const increment = (key: Record<string, string>) => ({
+    Update: { TableName: table.tableName, Key: key, UpdateExpression: 'ADD visits :one', ExpressionAttributeValues: { ':one': 1 } },
+  });
+  const visitsOf = async (key: Record<string, string>) =>
+    (await table.documentClient.send(new GetCommand({ TableName: table.tableName, Key: key, ConsistentRead: true }))).Item?.visits;
+
+  it('meets a write held for a client over HTTP as that client would: TransactionConflict, with the SDK\'s exception', async () => {
+    const shared = keyOf(uniqueId('SHARED'));
+    const overHttp = table.documentClient.send(new TransactWriteCommand({ TransactItems: [increment(shared)] }));
+    await untilHeld(table, 1);
+
+    const refused = await rejectionOf(inProcessClient().send(new TransactWriteCommand({ TransactItems: [increment(shared)] })));
+
+    expect(refused).toBeInstanceOf(TransactionCanceledException);
+    expect((refused as TransactionCanceledException).CancellationReasons?.map(({ Code }) => Code)).toEqual(['TransactionConflict']);
+    await overHttp;
+    expect(await visitsOf(shared)).toBe(1);
+  });
+
+  it('gives up a call past its request timeout with the SDK handler\'s TimeoutError, and the write it handed on commits all the same', async () => {
+    const key = keyOf(uniqueId('SLOW'));
+
+    const refused = await rejectionOf(impatientClient(100).send(new TransactWriteCommand({ TransactItems: [increment(key)] })));
+
+    expect(refused).toMatchObject({ name: 'TimeoutError', code: 'ETIMEDOUT' });
+    await vi.waitFor(async () => expect(await visitsOf(key)).toBe(1), { timeout: 10_000, interval: 50 });
+  });
+
+  it('stops waiting for a call its caller aborts, with the SDK handler\'s AbortError', async () => {
+    const abort = new AbortController();
+    const call = inProcessClient().send(new TransactWriteCommand({ TransactItems: [increment(keyOf(uniqueId('ABORTED')))] }), { abortSignal: abort.signal });
+    await untilHeld(table, 1);
+    abort.abort();
+
+    expect(await rejectionOf(call)).toMatchObject({ name: 'AbortError' });
+    await vi.waitFor(() => expect(table.model.heldItems()).toBe(0), { timeout: 10_000, interval: 5 });
   });
 });
 
