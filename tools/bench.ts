@@ -138,14 +138,11 @@ const main = async (): Promise<void> => {
   const eventDelay = await measureEventDelay(dynamoDbLocal.endpoint, EVENT_DELAY_ALLOCATIONS);
 
   step(
-    `one hot SKU, then ordinary ones, through npm start over the conflict model (transactions held ${HOT_SKU_MODEL.holdMs} ms, ${HOT_SKU_MODEL.writeUnitsPerSecond} write units/s per partition key), on a DynamoDB Local of its own`,
+    `one hot SKU, then ordinary ones, through npm start -- --conflict-model (transactions held ${HOT_SKU_MODEL.holdMs} ms, ${HOT_SKU_MODEL.writeUnitsPerSecond} write units/s per partition key), with its own DynamoDB Local`,
   );
   // The steps before leave their DynamoDB Local many times slower for this load (docs/performance.md).
   await cleanUp();
-  const hotSkuStore = await startDynamoDbLocal();
-  cleanups.push(() => hotSkuStore.stop());
-  const hotSku = await measureHotSku(hotSkuStore.endpoint, `${WORK_DIR}/hot-sku-server.log`);
-  await cleanUp();
+  const hotSku = await measureHotSku(`${WORK_DIR}/hot-sku-server.log`);
 
   step(`stream consumer: events from ${EVENT_RECORD_COPIES} copies of the recorded stream records`);
   const eventThroughput = await measureEventThroughput(EVENT_RECORD_COPIES);

@@ -1,21 +1,21 @@
 /**
- * A flash sale on one SKU (issue 20) against ordinary traffic: `npm start` (local/start.ts, as it
- * runs) over the conflict model (local/conflict-model.ts) in front of the bench's DynamoDB Local,
- * with transactions holding their items 100 ms and 150 write units a second per partition key.
- * A closed loop of clients allocates 1 unit at a time, first all from one batch of one SKU, then
- * spread over many SKUs; each 503 counts as it comes (no client retry), and the model counts the
- * conflicts and throttles behind them. The server's log entries (a WARN for each 503) go to a file.
- * Run alone (`npx tsx tools/bench/hot-sku.ts`), it starts a DynamoDB Local of its own and prints its
- * figures as JSON.
+ * A flash sale on one SKU (issue 20) against ordinary traffic, as the issue's check drives it:
+ * `npm start -- --conflict-model` (local/start.ts, as it runs: its own DynamoDB Local, in memory,
+ * and the conflict model in its own process) with transactions holding their items 100 ms and 150
+ * write units a second per partition key, and nothing else set. A closed loop of clients allocates
+ * 1 unit at a time, first all from one batch of one SKU, then spread over many SKUs; each 503
+ * counts as it comes (no client retry), and the model counts the conflicts and throttles behind
+ * them. The server's log entries (a WARN for each 503) go to a file. Run alone
+ * (`npx tsx tools/bench/hot-sku.ts`), it prints its figures as JSON.
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type ConflictCounters, type ConflictModelSettings, startConflictModel } from '../../local/conflict-model';
+import type { ConflictCounters, ConflictModelSettings } from '../../local/conflict-model';
 import { createDocumentClient } from '../../functions/store/client';
-import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
+import { freePort } from '../../local/dynamodb-local';
 import { findViolations, readInventory } from '../invariants';
 import { spawnTypeScript, stopChild } from './child-process';
 import { type JsonPoster, jsonPoster, runClosedLoop } from './load';
@@ -89,9 +89,9 @@ const allocations = (http: JsonPoster, skuOf: () => string) => {
   return { counts, allocate };
 };
 
-const measureLoad = async (http: JsonPoster, counters: () => ConflictCounters, skuOf: () => string): Promise<SkuLoad> => {
+const measureLoad = async (http: JsonPoster, counters: () => Promise<ConflictCounters>, skuOf: () => string): Promise<SkuLoad> => {
   const { counts, allocate } = allocations(http, skuOf);
-  const before = counters();
+  const before = await counters();
   const timeline: number[] = [];
   let countedBefore = 0;
   const everySecond = setInterval(() => {
@@ -105,37 +105,52 @@ const measureLoad = async (http: JsonPoster, counters: () => ConflictCounters, s
     perSecond: counts.allocated / run.seconds,
     allocated: counts.allocated,
     unavailable: counts.unavailable,
-    ...delta(counters(), before),
+    ...delta(await counters(), before),
     p50Ms: percentile(run.latenciesMs, 0.5),
     p99Ms: percentile(run.latenciesMs, 0.99),
     timeline,
   };
 };
 
-/** Resolves once `npm start` says it listens; its output is read to the end, so that the pipe never fills. */
-const listening = (stdout: NodeJS.ReadableStream): Promise<void> =>
+/**
+ * Resolves once `npm start` says it listens, with the endpoints it printed: its DynamoDB Local's and
+ * its conflict model's. Its output is read to the end, so that the pipe never fills.
+ */
+const listening = (stdout: NodeJS.ReadableStream): Promise<{ store: string; model: string }> =>
   new Promise((resolve, reject) => {
     stdout.once('end', () => reject(new Error('npm start exited before it listened')));
+    let store = '';
+    let model = '';
     createInterface({ input: stdout }).on('line', (line) => {
-      if (/listening on/.test(line)) resolve();
+      store = /on DynamoDB Local at (\S+)/.exec(line)?.[1] ?? store;
+      model = /through the conflict model at (\S+)/.exec(line)?.[1] ?? model;
+      if (store && model) resolve({ store, model });
     });
   });
 
-export const measureHotSku = async (dynamoDbEndpoint: string, serverLog: string, settings: ConflictModelSettings = HOT_SKU_MODEL): Promise<HotSkuMeasurement> => {
-  const model = await startConflictModel({ target: dynamoDbEndpoint, ...settings });
+export const measureHotSku = async (serverLog: string, settings: ConflictModelSettings = HOT_SKU_MODEL): Promise<HotSkuMeasurement> => {
   const port = await freePort();
   const tableName = `bench-hot-sku-${randomUUID().slice(0, 8)}`;
   mkdirSync(dirname(serverLog), { recursive: true });
   const log = openSync(serverLog, 'w');
   const server = spawnTypeScript('local/start.ts', {
-    env: { PORT: String(port), DYNAMODB_ENDPOINT: model.endpoint, TABLE_NAME: tableName },
+    args: ['--conflict-model'],
+    env: {
+      PORT: String(port),
+      DYNAMODB_ENDPOINT: '',
+      TABLE_NAME: tableName,
+      CONFLICT_HOLD_MS: String(settings.holdMs),
+      CONFLICT_WRITE_UNITS: String(settings.writeUnitsPerSecond),
+    },
     stdout: 'pipe',
     stderr: log,
   });
   const http = jsonPoster(port, CLIENTS);
   let rounds: { hot: SkuLoad; ordinary: SkuLoad };
+  let violations: string[];
   try {
-    await listening(server.stdout!);
+    const endpoints = await listening(server.stdout!);
+    const counters = async () => (await (await fetch(`${endpoints.model}/counters`)).json()) as ConflictCounters;
     const run = randomUUID().slice(0, 8);
     const hotSku = `hot-${run}`;
     const ordinarySkus = Array.from({ length: ORDINARY_SKUS }, (_, index) => `ordinary-${run}-${index}`);
@@ -144,15 +159,15 @@ export const measureHotSku = async (dynamoDbEndpoint: string, serverLog: string,
     const spread = () => ordinarySkus[next++ % ordinarySkus.length] as string;
 
     await runClosedLoop(allocations(http, spread).allocate, CLIENTS, WARM_UP_MS);
-    rounds = { hot: await measureLoad(http, model.counters, () => hotSku), ordinary: await measureLoad(http, model.counters, spread) };
+    rounds = { hot: await measureLoad(http, counters, () => hotSku), ordinary: await measureLoad(http, counters, spread) };
+    // Read once every client has had its answer, so that no write is in flight (a Scan is not a
+    // snapshot), and before the server stops, since its DynamoDB Local keeps the table in memory.
+    violations = findViolations(await readInventory(createDocumentClient(endpoints.store), tableName)).map(({ message }) => message);
   } finally {
     http.close();
     await stopChild(server);
     closeSync(log);
-    await model.stop();
   }
-  // Read once the server has stopped, so that no write is in flight: a Scan is not a snapshot.
-  const violations = findViolations(await readInventory(createDocumentClient(dynamoDbEndpoint), tableName)).map(({ message }) => message);
   const { hot, ordinary } = rounds;
   const singleItemCeilingPerSecond = 1000 / settings.holdMs;
   const ceilingRatio = hot.perSecond / singleItemCeilingPerSecond;
@@ -171,10 +186,5 @@ export const measureHotSku = async (dynamoDbEndpoint: string, serverLog: string,
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   // The child's path is the repository's, as when the bench runs it.
   process.chdir(fileURLToPath(new URL('../..', import.meta.url)));
-  const dynamoDbLocal = await startDynamoDbLocal();
-  try {
-    console.log(JSON.stringify(await measureHotSku(dynamoDbLocal.endpoint, '.local/bench/hot-sku.log'), null, 2));
-  } finally {
-    await dynamoDbLocal.stop();
-  }
+  console.log(JSON.stringify(await measureHotSku('.local/bench/hot-sku.log'), null, 2));
 }
