@@ -266,21 +266,21 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
   });
 
   /**
-   * Sends the request on with the headers DynamoDB Local reads, and its answer back as it came;
-   * resolves with the answer's status once DynamoDB Local has answered in full, even when the client
-   * has gone meanwhile (its deadline passed), since the write is done all the same and its items are
-   * free again. The SDK's other headers (user agent, invocation id, attempt) would only cost DynamoDB
+   * Sends the request on with the headers DynamoDB Local reads; resolves with its answer once it has
+   * answered in full (undefined when the connection to it failed), even when the client has gone
+   * meanwhile (its deadline passed), since the write is done all the same and its items are free
+   * again. The SDK's other headers (user agent, invocation id, attempt) would only cost DynamoDB
    * Local the parsing: about a twentieth of its CPU per request under a hot SKU's load.
    */
   const forward = ({ method, path, headers: incoming, body }: ModelRequest): Promise<ModelAnswer | undefined> =>
     new Promise((resolve) => {
       const headers: OutgoingHttpHeaders = { host: targetUrl.host, 'content-length': body.length };
       for (const name of FORWARDED_HEADERS) if (incoming[name] !== undefined) headers[name] = incoming[name];
-      const outgoing = request({ host: targetUrl.hostname, port: targetUrl.port, path, method, headers, agent }, (answer) => {
+      const outgoing = request({ host: targetUrl.hostname, port: targetUrl.port, path, method, headers, agent }, (reply) => {
         const parts: Buffer[] = [];
-        answer.on('data', (part: Buffer) => parts.push(part));
-        answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: endToEnd(answer.headers), body: Buffer.concat(parts) }));
-        answer.on('error', () => resolve(undefined));
+        reply.on('data', (part: Buffer) => parts.push(part));
+        reply.on('end', () => resolve({ status: reply.statusCode ?? 502, headers: endToEnd(reply.headers), body: Buffer.concat(parts) }));
+        reply.on('error', () => resolve(undefined));
       });
       // A DynamoDB Local that is gone is a store that does not answer: the client sees the connection drop.
       outgoing.on('error', () => resolve(undefined));
@@ -303,12 +303,12 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
   const countersNow = (): ConflictCounters => ({ ...totals, partitions: [...partitions.values()].map(({ counters }) => ({ ...counters })) });
 
   /** What the model answers a request, whichever way it came; undefined drops the client's connection. */
-  const answer = async (request: ModelRequest): Promise<ModelAnswer | undefined> => {
-    const modelled = modelledRequest(request.headers['x-amz-target'], request.body.toString('utf8'));
+  const answer = async (received: ModelRequest): Promise<ModelAnswer | undefined> => {
+    const modelled = modelledRequest(received.headers['x-amz-target'], received.body.toString('utf8'));
     if (modelled?.kind === 'transactional-write') totals.transactions++;
     if (modelled?.kind === 'single-write') totals.singleWrites++;
     const items = modelled && (await keyedItemsOf(modelled));
-    if (!modelled || !items) return forward(request);
+    if (!modelled || !items) return forward(received);
     const { kind, clientRequestToken } = modelled;
     // The same transaction again, not another: it cannot conflict with itself. DynamoDB Local
     // answers a repeat of one that has finished as DynamoDB does, without writing again.
@@ -318,12 +318,12 @@ export const startConflictModel = async ({ target, port = 0, now = () => perform
     }
     const refusal = refusalOf(kind, items);
     if (refusal) return refuse(refusal);
-    if (kind === 'transactional-read') return forward(request);
+    if (kind === 'transactional-read') return forward(received);
     const release = hold(items, kind === 'transactional-write');
     if (clientRequestToken !== undefined) tokensInFlight.add(clientRequestToken);
     try {
       await sleep(settings.holdMs);
-      const forwarded = await forward(request);
+      const forwarded = await forward(received);
       if (kind === 'transactional-write' && forwarded?.status === 200) totals.committed++;
       return forwarded;
     } finally {
