@@ -37,8 +37,8 @@ const bodyOf = (body: unknown): Buffer => (body === undefined ? Buffer.alloc(0) 
 
 /**
  * Hands the SDK's request to `answer` and its answer back, as the HTTP server would, without the two
- * sockets, parsers and writes between: about a quarter of `npm start`'s CPU per request under a hot
- * SKU's load. A client that gives up (its abort signal, or the timeout) leaves the model's work to
+ * sockets, parsers and writes between: about a sixth of `npm start`'s CPU under a hot SKU's load
+ * (docs/conflict-model.md). A client that gives up (its abort signal, or the timeout) leaves the model's work to
  * finish, as a dropped connection does: a write it forwarded is done all the same.
  */
 export const inProcessHandler =

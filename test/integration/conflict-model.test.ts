@@ -1,5 +1,6 @@
 import {
   DynamoDBClient,
+  ListTablesCommand,
   ThrottlingException,
   TransactionCanceledException,
   TransactionConflictException,
@@ -13,6 +14,9 @@ import type { StoreObserver } from '../../domain/ports';
 import { allocate } from '../../domain/services';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createDynamoDbClient, reachInProcess } from '../../functions/store/client';
+import { isStoreUnavailable } from '../../functions/store/store-errors';
+import { startConflictModel } from '../../local/conflict-model';
+import { freePort } from '../../local/dynamodb-local';
 import type { ConflictRetryPolicy } from '../../functions/store/store-calls';
 import { tableKeySchema } from '../../functions/store/table';
 import { findViolations, readInventory } from '../../tools/invariants';
@@ -184,6 +188,26 @@ describe('a client in the model\'s own process, as npm start\'s functions are (w
 
     expect(refused).toMatchObject({ name: 'TimeoutError', code: 'ETIMEDOUT' });
     await vi.waitFor(async () => expect(await visitsOf(key)).toBe(1), { timeout: 10_000, interval: 50 });
+  });
+
+  it('drops the call as a dropped connection when DynamoDB Local cannot be reached, which the adapter reads as the store unavailable', async () => {
+    const nowhere = await startConflictModel({ target: `http://127.0.0.1:${await freePort()}` });
+    const client = new DynamoDBClient({
+      endpoint: nowhere.endpoint,
+      region: 'local',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+      requestHandler: nowhere.requestHandler(2_000),
+    });
+    try {
+      const refused = await rejectionOf(client.send(new ListTablesCommand({})));
+
+      expect(refused).toMatchObject({ code: 'ECONNRESET' });
+      expect(isStoreUnavailable(refused)).toBe(true);
+    } finally {
+      client.destroy();
+      await nowhere.stop();
+    }
   });
 
   it('stops waiting for a call its caller aborts, with the SDK handler\'s AbortError', async () => {
