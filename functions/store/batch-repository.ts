@@ -82,6 +82,7 @@ import {
   takeKey,
 } from './spread-batches';
 import { activeHoldsIndex, linesByBatchIndex } from './table';
+import { TakeGroups } from './take-groups';
 
 /*
  * Capacity: an allocate costs one strongly consistent Query (1 RCU while the SKU has fewer than about
@@ -105,6 +106,9 @@ import { activeHoldsIndex, linesByBatchIndex } from './table';
 
 /** A batch's units outside its pieces: all of them for a batch kept whole. */
 const ownUnits = (batch: Batch): number => batch.available - piecesAvailable(batch);
+
+/** What a take waiting in a group comes to: its own outcome, or `alone` when the group's transaction met a conflict, and the take is sent on its own. */
+type GroupedTakeOutcome = SaveAllocationsResult | { readonly outcome: 'alone' };
 
 /** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
 const MAX_SPREAD_READS = 4;
@@ -152,6 +156,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     observer?: StoreObserver,
     private readonly clock: () => Instant = Date.now,
     private readonly knownPieces = new KnownPieces(),
+    private readonly takeGroups = new TakeGroups<Placement, GroupedTakeOutcome>(),
   ) {
     this.calls = new StoreCalls(client, conflictRetry, deadline, observer);
     const queryPartition = (partition: string, prefix?: string) => this.queryPartition(partition, prefix);
@@ -159,7 +164,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
-    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.clock, this.knownPieces);
+    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.clock, this.knownPieces, this.takeGroups);
   }
 
   currentTime(): Instant {
@@ -218,6 +223,56 @@ export class DynamoDbBatchRepository implements BatchRepository {
       await this.spreads.spread(beingSpread.batch);
       return { outcome: 'read-again' };
     }
+    const [placement] = placements;
+    if (placements.length > 1 || !placement?.batch.pieces) return this.saveInOneTransaction(placements);
+    const { allocation, batch } = placement;
+    const grouped = await this.calls.waitFor(
+      this.takeGroups.take(
+        batch.ref,
+        `${allocation.orderid}#${allocation.sku}`,
+        placement,
+        () => this.saveInOneTransaction(placements),
+        (takes) => this.saveGroupedTakes(takes),
+      ),
+    );
+    return grouped.outcome === 'alone' ? this.saveInOneTransaction(placements) : grouped;
+  }
+
+  /**
+   * Takes from one spread batch that waited together, in one transaction: their summed qty taken as
+   * one take (piecesToTake) and a put per line. Sent once, by no request's deadline (each waits for it
+   * within its own). A line already stored answers `lines-exist`; a piece that held less than
+   * remembered makes the batch forgotten and every other take read again; any other cancellation (a
+   * conflict, throttling) sends each other take on its own, as if it had never waited.
+   */
+  private async saveGroupedTakes(takes: readonly Placement[]): Promise<GroupedTakeOutcome[]> {
+    const [first] = takes;
+    if (!first) return [];
+    const { batch } = first;
+    const allocatedAt = now();
+    const qty = takes.reduce((sum, { allocation }) => sum + allocation.qty, 0);
+    const take = this.takeWrites(batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key));
+    const linePuts = takes.map((_, index) => take.items.length + index);
+    const items = [...take.items, ...takes.map(({ allocation }) => newLineWrite(this.tableName, allocation, allocatedAt))];
+    const taken = this.knownPieces.takingFrom(take.pieces.map(({ key }) => key));
+    let cancellation: Cancellation | undefined;
+    try {
+      const once = { next: () => undefined, maxAttempts: 2 };
+      cancellation = await new StoreCalls(this.client, this.conflictRetry).transactWrite(items, once);
+    } finally {
+      taken();
+    }
+    if (!cancellation) return takes.map(() => ({ outcome: 'saved' }));
+    const short = take.items.some((_, at) => cancellation[at]?.Code === 'ConditionalCheckFailed');
+    if (short) this.knownPieces.forget(batch.ref);
+    return linePuts.map((at) => {
+      const [existing] = existingLines(cancellation, [at]);
+      if (existing) return { outcome: 'lines-exist', existing: [existing] };
+      return short ? { outcome: 'read-again' } : { outcome: 'alone' };
+    });
+  }
+
+  private async saveInOneTransaction(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
     const allocatedAt = now();
     const busyPieces = new Set<string>();
     const isBusy = (key: string) => busyPieces.has(key) || this.knownPieces.isBeingTaken(key);
@@ -275,13 +330,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const pieces: { at: number; key: string; ref: string }[] = [];
     for (const { allocation, batch } of placements) {
       if (batch.pieces) {
-        for (const [piece, qty] of piecesToTake(batch, allocation.qty, isBusy)) {
-          if (piece === undefined) items.push(...availableWrites(this.tableName, batch, -qty));
-          else {
-            pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
-            items.push(pieceTakeWrite(this.tableName, batch, piece, qty, allocatedAt));
-          }
-        }
+        const take = this.takeWrites(batch, allocation.qty, allocatedAt, isBusy);
+        pieces.push(...take.pieces.map((piece) => ({ ...piece, at: items.length + piece.at })));
+        items.push(...take.items);
       } else {
         wholeBatches.push([items.length, batch]);
         items.push(...availableWrites(this.tableName, batch, -allocation.qty).map(returningItemOnFailure));
@@ -290,6 +341,20 @@ export class DynamoDbBatchRepository implements BatchRepository {
       items.push(newLineWrite(this.tableName, allocation, allocatedAt));
     }
     return { items, linePuts, wholeBatches, pieces };
+  }
+
+  /** A take of `qty` from a spread batch (piecesToTake): its writes, and where each piece's write stands in them. */
+  private takeWrites(batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean) {
+    const items: TransactWriteItem[] = [];
+    const pieces: { at: number; key: string; ref: string }[] = [];
+    for (const [piece, pieceQty] of piecesToTake(batch, qty, isBusy)) {
+      if (piece === undefined) items.push(...availableWrites(this.tableName, batch, -pieceQty));
+      else {
+        pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
+        items.push(pieceTakeWrite(this.tableName, batch, piece, pieceQty, takenAt));
+      }
+    }
+    return { items, pieces };
   }
 
   async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {

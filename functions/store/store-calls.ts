@@ -75,12 +75,12 @@ export class StoreCalls {
   }
 
   /** Waits for work another request of this process started, no longer than this request's deadline. */
-  async waitFor(work: Promise<void>): Promise<void> {
+  async waitFor<Result>(work: Promise<Result>): Promise<Result> {
     const deadline = this.deadline;
     if (!deadline) return work;
-    await this.call(
+    return this.call(
       () =>
-        new Promise<void>((resolve, reject) => {
+        new Promise<Result>((resolve, reject) => {
           const onAbort = () => reject(deadline.reason);
           deadline.addEventListener('abort', onAbort, { once: true });
           work.then(resolve, reject).finally(() => deadline.removeEventListener('abort', onAbort));

@@ -5,6 +5,7 @@ import { allocate, allocateOrder, batchStatus, cancelAllocation, changeBatch, sk
 import { GATHER_AFTER_MS, PIECES_PER_SPREAD } from '../../functions/store/spread-batches';
 import { PIECE_PARTITIONS, batchWithStockKey, exhaustedBatchKey } from '../../functions/store/items';
 import type { DocumentSender } from '../../functions/store/store-calls';
+import { MAX_LINES_PER_GROUP, TAKES_IN_FLIGHT_PER_BATCH } from '../../functions/store/take-groups';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { type ModelledTable, createModelledTable } from '../support/conflict-model';
 import { uniqueId } from '../support/dynamodb';
@@ -106,6 +107,59 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     await allocate({ orderid: uniqueId('second'), sku, qty: 1 }, instance);
     expect(calls).toEqual(['Query', 'TransactWrite']);
     expect((await batchStatus(ref, repository())).available).toBe(10_000 - orders.length - 2);
+    await expectInvariantsKept();
+  });
+
+  it('groups the takes of one process that wait for a spread batch: fewer transactions than lines, every line on the batch and its stock exact', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(10_000);
+    const { repository: instance, calls } = processRepository();
+    await allocate({ orderid: uniqueId('first'), sku, qty: 1 }, instance);
+    calls.length = 0;
+
+    const orderids = Array.from({ length: 48 }, () => uniqueId('order'));
+    const answers = await Promise.all(orderids.map((orderid) => allocate({ orderid, sku, qty: 2 }, instance)));
+
+    expect(answers).toEqual(Array(48).fill({ batchref: ref, created: true }));
+    expect(calls.filter((call) => call === 'TransactWrite').length).toBeLessThan(48);
+    const stored = await Promise.all(orderids.map((orderid) => repository().allocationOf(orderid, sku)));
+    expect(stored.map((line) => line?.batchref)).toEqual(Array(48).fill(ref));
+    expect((await batchStatus(ref, repository())).available).toBe(10_000 - orders.length - 1 - 96);
+    await expectInvariantsKept();
+  });
+
+  it('answers a line already stored as stored when its take waited in a group, and saves the group\'s other lines', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(10_000);
+    const { repository: instance } = processRepository();
+    const repeated = { orderid: uniqueId('repeated'), sku, qty: 1 };
+    await allocate(repeated, instance);
+    const [batch] = (await instance.stockOf(sku, { forTake: true })).batches;
+    if (!batch) throw new Error('the spread batch was not read');
+
+    // Sent at once: the first TAKES_IN_FLIGHT_PER_BATCH alone, the rest wait in one group with the repeated line.
+    const lines = Array.from({ length: TAKES_IN_FLIGHT_PER_BATCH + MAX_LINES_PER_GROUP }, (_, index) =>
+      index === TAKES_IN_FLIGHT_PER_BATCH + 2 ? { ...repeated, batchref: ref } : { orderid: uniqueId('order'), sku, qty: 1, batchref: ref },
+    );
+    const results = await Promise.all(lines.map((line) => instance.saveAllocation(line, batch)));
+
+    expect(results[TAKES_IN_FLIGHT_PER_BATCH + 2]).toEqual({ outcome: 'line-exists', existing: { ...repeated, batchref: ref } });
+    expect(results.filter(({ outcome }) => outcome === 'saved')).toHaveLength(lines.length - 1);
+    expect((await batchStatus(ref, repository())).available).toBe(10_000 - orders.length - lines.length);
+    await expectInvariantsKept();
+  });
+
+  it('reads every piece again when a group\'s take finds less than its process last read, and takes the units the pieces still have, not a later batch\'s', async () => {
+    const { sku, ref } = await addSpreadBatch(500);
+    await repository().addBatch({ ref: uniqueId('shipment'), sku, qty: 100, available: 100, eta: '2027-01-01' });
+    const { repository: instance } = processRepository();
+    await allocate({ orderid: uniqueId('first'), sku, qty: 1 }, instance);
+    const lines = 3 * (TAKES_IN_FLIGHT_PER_BATCH + MAX_LINES_PER_GROUP);
+    // Another process takes all but these lines' units: what the first remembers of every piece is past.
+    await allocate({ orderid: uniqueId('big'), sku, qty: (await batchStatus(ref, repository())).available - lines }, repository());
+
+    const answers = await Promise.all(Array.from({ length: lines }, () => allocate({ orderid: uniqueId('order'), sku, qty: 1 }, instance)));
+
+    expect(answers).toEqual(Array(lines).fill({ batchref: ref, created: true }));
+    expect((await batchStatus(ref, repository())).available).toBe(0);
     await expectInvariantsKept();
   });
 
