@@ -78,6 +78,7 @@ import {
   KnownPieces,
   SpreadBatches,
   canSpread,
+  linesHeldTogether,
   piecesToTake,
   takeKey,
 } from './spread-batches';
@@ -240,15 +241,20 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   /**
    * Takes from one spread batch that waited together, in one transaction: their summed qty taken as
-   * one take (piecesToTake) and a put per line. Sent once, by no request's deadline (each waits for it
-   * within its own). A line already stored answers `lines-exist`; a piece that held less than
+   * one take (piecesToTake) and a put per line, for as many of them as the batch as read holds
+   * together; the others are sent on their own. Sent once, by no request's deadline (each waits for
+   * it within its own). A line already stored answers `lines-exist`; a piece that held less than
    * remembered makes the batch forgotten and every other take read again; any other cancellation (a
    * conflict, throttling) sends each other take on its own, as if it had never waited.
    */
-  private async saveGroupedTakes(takes: readonly Placement[]): Promise<GroupedTakeOutcome[]> {
-    const [first] = takes;
+  private async saveGroupedTakes(waiting: readonly Placement[]): Promise<GroupedTakeOutcome[]> {
+    const [first] = waiting;
     if (!first) return [];
     const { batch } = first;
+    const held = linesHeldTogether(batch, waiting.map(({ allocation }) => allocation.qty));
+    const takes = waiting.slice(0, held);
+    const alone = waiting.slice(held).map((): GroupedTakeOutcome => ({ outcome: 'alone' }));
+    if (takes.length === 0) return alone;
     const allocatedAt = now();
     const qty = takes.reduce((sum, { allocation }) => sum + allocation.qty, 0);
     const take = this.takeWrites(batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key));
@@ -262,14 +268,15 @@ export class DynamoDbBatchRepository implements BatchRepository {
     } finally {
       taken();
     }
-    if (!cancellation) return takes.map(() => ({ outcome: 'saved' }));
+    if (!cancellation) return [...takes.map((): GroupedTakeOutcome => ({ outcome: 'saved' })), ...alone];
     const short = take.items.some((_, at) => cancellation[at]?.Code === 'ConditionalCheckFailed');
     if (short) this.knownPieces.forget(batch.ref);
-    return linePuts.map((at) => {
+    const outcomes = linePuts.map((at): GroupedTakeOutcome => {
       const [existing] = existingLines(cancellation, [at]);
       if (existing) return { outcome: 'lines-exist', existing: [existing] };
       return short ? { outcome: 'read-again' } : { outcome: 'alone' };
     });
+    return [...outcomes, ...alone];
   }
 
   private async saveInOneTransaction(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
@@ -343,11 +350,18 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { items, linePuts, wholeBatches, pieces };
   }
 
-  /** A take of `qty` from a spread batch (piecesToTake): its writes, and where each piece's write stands in them. */
+  /**
+   * A take of `qty` from a spread batch (piecesToTake): its writes, and where each piece's write
+   * stands in them. The batch as read must hold it: a take of less than its lines would oversell.
+   */
   private takeWrites(batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean) {
     const items: TransactWriteItem[] = [];
     const pieces: { at: number; key: string; ref: string }[] = [];
-    for (const [piece, pieceQty] of piecesToTake(batch, qty, isBusy)) {
+    const placed = piecesToTake(batch, qty, isBusy);
+    if (placed.reduce((sum, [, pieceQty]) => sum + pieceQty, 0) !== qty) {
+      throw new Error(`A take of ${qty} from batch ${batch.ref}, which holds ${batch.available} as read`);
+    }
+    for (const [piece, pieceQty] of placed) {
       if (piece === undefined) items.push(...availableWrites(this.tableName, batch, -pieceQty));
       else {
         pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });

@@ -176,6 +176,16 @@ export const piecesToTake = (batch: Batch, qty: number, isBusy: (key: string) =>
   return takes;
 };
 
+/**
+ * How many of these lines, from the first, a spread batch as read holds together: a group's take is
+ * one take of their summed qty, which piecesToTake places only while the batch holds it.
+ */
+export const linesHeldTogether = (batch: Batch, qtys: readonly number[]): number => {
+  let sum = 0;
+  const first = qtys.findIndex((qty) => (sum += qty) > batch.available);
+  return first === -1 ? qtys.length : first;
+};
+
 /** Every item of a partition, or of its sort keys that begin with a prefix (the repository's paged Query). */
 type PartitionQuery = (partition: string, sortKeyPrefix?: string) => Promise<Record<string, unknown>[]>;
 

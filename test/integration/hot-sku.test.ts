@@ -1,3 +1,4 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { placeHold } from '../../domain/hold-services';
@@ -124,6 +125,40 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     const stored = await Promise.all(orderids.map((orderid) => repository().allocationOf(orderid, sku)));
     expect(stored.map((line) => line?.batchref)).toEqual(Array(48).fill(ref));
     expect((await batchStatus(ref, repository())).available).toBe(10_000 - orders.length - 1 - 96);
+    await expectInvariantsKept();
+  });
+
+  it('sends each take of a group that met a conflict on its own, never to a later batch: every line stored once, the stock exact', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(2_000);
+    await repository().addBatch({ ref: uniqueId('shipment'), sku, qty: 1_000, available: 1_000, eta: '2027-01-01' });
+    // As DynamoDB answers a transaction that meets another on an item: its first group is cancelled whole.
+    let groupsSent = 0;
+    const sender: DocumentSender = {
+      send: ((command: { input: { TransactItems?: { Put?: { Item?: { type?: string } } }[] } }, options?: object) => {
+        const items = command.input.TransactItems ?? [];
+        if (items.filter(({ Put }) => Put?.Item?.type === 'Line').length > 1 && groupsSent++ === 0) {
+          return Promise.reject(
+            new TransactionCanceledException({
+              message: 'Transaction cancelled',
+              $metadata: {},
+              CancellationReasons: items.map(({ Put }) => ({ Code: Put ? 'None' : 'TransactionConflict' })),
+            }),
+          );
+        }
+        return table.documentClient.send(command as never, options);
+      }) as unknown as DocumentSender['send'],
+    };
+    const instance = table.repository({ sender });
+    await allocate({ orderid: uniqueId('first'), sku, qty: 1 }, instance);
+
+    const orderids = Array.from({ length: 32 }, () => uniqueId('order'));
+    const answers = await Promise.all(orderids.map((orderid) => allocate({ orderid, sku, qty: 1 }, instance)));
+
+    expect(groupsSent).toBeGreaterThan(0);
+    expect(answers).toEqual(Array(32).fill({ batchref: ref, created: true }));
+    const stored = await Promise.all(orderids.map((orderid) => repository().allocationOf(orderid, sku)));
+    expect(stored.map((line) => line?.batchref)).toEqual(Array(32).fill(ref));
+    expect((await batchStatus(ref, repository())).available).toBe(2_000 - orders.length - 1 - 32);
     await expectInvariantsKept();
   });
 

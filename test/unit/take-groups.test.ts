@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { Batch } from '../../domain/model';
+import { linesHeldTogether } from '../../functions/store/spread-batches';
 import { MAX_LINES_PER_GROUP, TAKES_IN_FLIGHT_PER_BATCH, TakeGroups } from '../../functions/store/take-groups';
 
 /** A transaction that ends when the test says so. */
@@ -72,5 +74,18 @@ describe("a process's takes from one spread batch (docs/capacity.md, \"Takes gro
     expect(failed.map(({ status }) => status)).toEqual(Array(MAX_LINES_PER_GROUP).fill('rejected'));
     groupTransactions[1]?.end(['second saved']);
     await expect(second).resolves.toBe('second saved');
+  });
+});
+
+describe('the lines of a group that one take of their sum carries', () => {
+  const spread: Batch = { ref: 'b', sku: 's', qty: 100, available: 10, eta: null, pieces: [{ piece: 0, available: 4 }, { piece: 1, available: 4 }] };
+
+  it('are those, from the first, that the batch as read holds together: the others go on their own', () => {
+    expect(linesHeldTogether(spread, [3, 3, 3, 3])).toBe(3);
+    expect(linesHeldTogether(spread, [4, 6, 1])).toBe(2);
+  });
+
+  it('are none when the first line alone is more than the batch holds as read', () => {
+    expect(linesHeldTogether(spread, [11, 1])).toBe(0);
   });
 });
