@@ -68,6 +68,13 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     await expectInvariantsKept();
   });
 
+  /** Each of these orders was answered a new line on the batch, and stores it there. */
+  const expectAllocatedOn = async (ref: string, sku: string, orderids: readonly string[], answers: readonly unknown[]) => {
+    expect(answers).toEqual(orderids.map(() => ({ batchref: ref, created: true })));
+    const stored = await Promise.all(orderids.map((orderid) => repository().allocationOf(orderid, sku)));
+    expect(stored.map((line) => line?.batchref)).toEqual(orderids.map(() => ref));
+  };
+
   /** One process's repository, as a Lambda instance or `npm start` keeps it between requests, and the names of the calls it sends. */
   const processRepository = (clock: () => number = Date.now) => {
     const calls: string[] = [];
@@ -112,6 +119,19 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     await expectInvariantsKept();
   });
 
+  /**
+   * A spread batch of `qty` beside a shipment, and a process that has read its pieces; then another
+   * process takes all but `left` of its units, from every piece but a few: what the first remembers is past.
+   */
+  const rememberedPast = async (qty: number, left: number) => {
+    const { sku, ref } = await addSpreadBatch(qty);
+    await repository().addBatch({ ref: uniqueId('shipment'), sku, qty: 100, available: 100, eta: '2027-01-01' });
+    const { repository: instance } = processRepository();
+    await allocate({ orderid: uniqueId('first'), sku, qty: 1 }, instance);
+    await allocate({ orderid: uniqueId('big'), sku, qty: (await batchStatus(ref, repository())).available - left }, repository());
+    return { sku, ref, instance };
+  };
+
   it('groups the takes of one process that wait for a spread batch: fewer transactions than lines, every line on the batch and its stock exact', async () => {
     const { sku, ref, orders } = await addSpreadBatch(10_000);
     const { repository: instance, calls } = processRepository();
@@ -121,10 +141,8 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     const orderids = Array.from({ length: 48 }, () => uniqueId('order'));
     const answers = await Promise.all(orderids.map((orderid) => allocate({ orderid, sku, qty: 2 }, instance)));
 
-    expect(answers).toEqual(Array(48).fill({ batchref: ref, created: true }));
     expect(calls.filter((call) => call === 'TransactWrite').length).toBeLessThan(48);
-    const stored = await Promise.all(orderids.map((orderid) => repository().allocationOf(orderid, sku)));
-    expect(stored.map((line) => line?.batchref)).toEqual(Array(48).fill(ref));
+    await expectAllocatedOn(ref, sku, orderids, answers);
     expect((await batchStatus(ref, repository())).available).toBe(10_000 - orders.length - 1 - 96);
     await expectInvariantsKept();
   });
@@ -156,9 +174,7 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     const answers = await Promise.all(orderids.map((orderid) => allocate({ orderid, sku, qty: 1 }, instance)));
 
     expect(groupsSent).toBeGreaterThan(0);
-    expect(answers).toEqual(Array(32).fill({ batchref: ref, created: true }));
-    const stored = await Promise.all(orderids.map((orderid) => repository().allocationOf(orderid, sku)));
-    expect(stored.map((line) => line?.batchref)).toEqual(Array(32).fill(ref));
+    await expectAllocatedOn(ref, sku, orderids, answers);
     expect((await batchStatus(ref, repository())).available).toBe(2_000 - orders.length - 1 - 32);
     await expectInvariantsKept();
   });
@@ -184,13 +200,8 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
   });
 
   it('reads every piece again when a group\'s take finds less than its process last read, and takes the units the pieces still have, not a later batch\'s', async () => {
-    const { sku, ref } = await addSpreadBatch(500);
-    await repository().addBatch({ ref: uniqueId('shipment'), sku, qty: 100, available: 100, eta: '2027-01-01' });
-    const { repository: instance } = processRepository();
-    await allocate({ orderid: uniqueId('first'), sku, qty: 1 }, instance);
     const lines = 3 * (TAKES_IN_FLIGHT_PER_BATCH + MAX_LINES_PER_GROUP);
-    // Another process takes all but twice these lines' units: what the first remembers of every piece is past.
-    await allocate({ orderid: uniqueId('big'), sku, qty: (await batchStatus(ref, repository())).available - 2 * lines }, repository());
+    const { sku, ref, instance } = await rememberedPast(500, 2 * lines);
     // A 503 (a take that kept meeting the others on the few pieces left) is sent again, as a client does after its Retry-After.
     const allocateAgainAfter503 = async (orderid: string) => {
       for (let attempt = 1; ; attempt++) {
@@ -210,13 +221,7 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
   });
 
   it('reads every piece again when a take finds a piece with less than its process last read, and takes the unit another piece still has, not a later batch\'s', async () => {
-    const { sku, ref } = await addSpreadBatch(300);
-    await repository().addBatch({ ref: uniqueId('shipment'), sku, qty: 10, available: 10, eta: '2027-01-01' });
-    const { repository: instance } = processRepository();
-    await allocate({ orderid: uniqueId('first'), sku, qty: 1 }, instance);
-    // Another process takes all but one unit, from every piece but one: what the first remembers is past.
-    const allButOne = (await batchStatus(ref, repository())).available - 1;
-    await allocate({ orderid: uniqueId('big'), sku, qty: allButOne }, repository());
+    const { sku, ref, instance } = await rememberedPast(300, 1);
 
     expect(await allocate({ orderid: uniqueId('last'), sku, qty: 1 }, instance)).toEqual({ batchref: ref, created: true });
     expect((await batchStatus(ref, repository())).available).toBe(0);
