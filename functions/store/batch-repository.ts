@@ -263,6 +263,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const taken = this.knownPieces.takingFrom(take.pieces.map(({ key }) => key));
     let cancellation: Cancellation | undefined;
     try {
+      // A conflict or throttling answers its cancellation rather than a retry (`next` sends nothing
+      // instead), and each take then goes on its own with a single take's retries.
       const once = { next: () => undefined, maxAttempts: 2 };
       cancellation = await new StoreCalls(this.client, this.conflictRetry).transactWrite(items, once);
     } finally {
