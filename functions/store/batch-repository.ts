@@ -24,6 +24,7 @@ import type {
   StoreObserver,
 } from '../../domain/ports';
 import { describeError, logger } from '../telemetry';
+import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './allocation-saves';
 import {
   availableWrites,
   batchChangeWrites,
@@ -38,10 +39,8 @@ import {
   newBatchWrites,
   newHoldWrite,
   newLineWrite,
-  returningItemOnFailure,
   setAsideWrite,
 } from './conditional-writes';
-import { pieceTakeWrite } from './spread-writes';
 import {
   ACTIVE_HOLD_SHARD,
   LINES_RANGE,
@@ -56,14 +55,13 @@ import {
   holdKey,
   lineKey,
   linesOfBatch,
-  now,
   orderPartition,
   outOfStockItem,
   parseStoredItem,
   skuPartition,
+  storedLine,
 } from './items';
 import {
-  type Cancellation,
   type ConflictRetryPolicy,
   type DocumentSender,
   MAX_TRANSACTION_ITEMS,
@@ -71,17 +69,7 @@ import {
   StoreCalls,
   defaultConflictRetryPolicy,
 } from './store-calls';
-import {
-  CONFLICTS_BEFORE_SPREAD,
-  type FoundBatch,
-  HOT_BATCH_ATTEMPTS_FACTOR,
-  KnownPieces,
-  SpreadBatches,
-  canSpread,
-  linesHeldTogether,
-  piecesToTake,
-  takeKey,
-} from './spread-batches';
+import { type FoundBatch, KnownPieces, SpreadBatches } from './spread-batches';
 import { activeHoldsIndex, linesByBatchIndex } from './table';
 import { TakeGroups } from './take-groups';
 
@@ -92,7 +80,8 @@ import { TakeGroups } from './take-groups';
  * Every allocation of one SKU kept whole writes items in the same partition, so one hot SKU tops
  * out near 1,000 WCU/s / 2 WCU per batch update ~ 500 allocations/s, fewer when requests collide on
  * one batch item (TransactionConflict, retried by store-calls.ts). The conditions that guard each
- * write are in conditional-writes.ts.
+ * write are in conditional-writes.ts; an allocation's transaction, and what its cancellation says,
+ * in allocation-saves.ts.
  *
  * A hot SKU (docs/capacity.md, "A hot SKU", and spread-batches.ts): an allocation whose transaction
  * keeps meeting TransactionConflict on a batch item spreads that batch's units over pieces, and from
@@ -108,37 +97,8 @@ import { TakeGroups } from './take-groups';
 /** A batch's units outside its pieces: all of them for a batch kept whole. */
 const ownUnits = (batch: Batch): number => batch.available - piecesAvailable(batch);
 
-/** What a take waiting in a group comes to: its own outcome, or `alone` when the group's transaction met a conflict, and the take is sent on its own. */
-type GroupedTakeOutcome = SaveAllocationsResult | { readonly outcome: 'alone' };
-
 /** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
 const MAX_SPREAD_READS = 4;
-
-const storedLine = (item: Record<string, unknown>): Allocation => {
-  const stored = parseStoredItem(item);
-  if (stored.kind !== 'line') throw new Error(`Item at the key of a line is not a line: ${JSON.stringify(stored)}`);
-  return stored.allocation;
-};
-
-/** The lines already stored where a transaction put new ones: a cancellation's reasons stand at their items' places, and a failed line put carries the stored line. */
-const existingLines = (cancellation: Cancellation, linePuts: readonly number[]): Allocation[] =>
-  linePuts.flatMap((index) => {
-    const reason = cancellation[index];
-    return reason?.Code === 'ConditionalCheckFailed' && reason.Item ? [storedLine(unmarshall(reason.Item))] : [];
-  });
-
-/**
- * A batch kept whole when read, whose write failed its condition: the item as it stood then says
- * whether the batch may still take `qty` (spread meanwhile, or changed otherwise but not short of
- * it), or not (another request took its stock).
- */
-const mayStillTake = (cancellation: Cancellation, wholeBatches: readonly [number, Batch][], batch: Batch, qty: number): boolean => {
-  const at = wholeBatches.find(([, whole]) => whole === batch)?.[0];
-  const reason = at === undefined ? undefined : cancellation[at];
-  if (reason?.Code !== 'ConditionalCheckFailed' || !reason.Item) return false;
-  const stored = parseStoredItem(unmarshall(reason.Item));
-  return stored.kind === 'batch' && (stored.spread !== undefined || stored.batch.available >= qty);
-};
 
 const firstBatch = (items: readonly Record<string, unknown>[]): FoundBatch | undefined => {
   const stored = items.map(parseStoredItem).find((item) => item.kind === 'batch');
@@ -148,6 +108,7 @@ const firstBatch = (items: readonly Record<string, unknown>[]): FoundBatch | und
 export class DynamoDbBatchRepository implements BatchRepository {
   private readonly calls: StoreCalls;
   private readonly spreads: SpreadBatches;
+  private readonly allocations: AllocationSaves;
 
   constructor(
     private readonly client: DocumentSender,
@@ -162,6 +123,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     this.calls = new StoreCalls(client, conflictRetry, deadline, observer);
     const queryPartition = (partition: string, prefix?: string) => this.queryPartition(partition, prefix);
     this.spreads = new SpreadBatches(this.calls, tableName, conflictRetry, () => this.currentTime(), queryPartition, knownPieces);
+    this.allocations = new AllocationSaves(this.calls, client, tableName, conflictRetry, this.spreads, knownPieces, takeGroups);
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
@@ -219,158 +181,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
-    const beingSpread = placements.find(({ batch }) => !batch.pieces && this.knownPieces.isBeingSpread(batch.ref));
-    if (beingSpread) {
-      await this.spreads.spread(beingSpread.batch);
-      return { outcome: 'read-again' };
-    }
-    const [placement] = placements;
-    if (placements.length > 1 || !placement?.batch.pieces) return this.saveInOneTransaction(placements);
-    const { allocation, batch } = placement;
-    const grouped = await this.calls.waitFor(
-      this.takeGroups.take(
-        batch.ref,
-        `${allocation.orderid}#${allocation.sku}`,
-        placement,
-        () => this.saveInOneTransaction(placements),
-        (takes) => this.saveGroupedTakes(takes),
-      ),
-    );
-    return grouped.outcome === 'alone' ? this.saveInOneTransaction(placements) : grouped;
-  }
-
-  /**
-   * Takes from one spread batch that waited together, in one transaction: their summed qty taken as
-   * one take (piecesToTake) and a put per line, for as many of them as the batch as read holds
-   * together; the others are sent on their own. Sent once, by no request's deadline (each waits for
-   * it within its own). A line already stored answers `lines-exist`; a piece that held less than
-   * remembered makes the batch forgotten and every other take read again; any other cancellation (a
-   * conflict, throttling) sends each other take on its own, as if it had never waited.
-   */
-  private async saveGroupedTakes(waiting: readonly Placement[]): Promise<GroupedTakeOutcome[]> {
-    const [first] = waiting;
-    if (!first) return [];
-    const { batch } = first;
-    const held = linesHeldTogether(batch, waiting.map(({ allocation }) => allocation.qty));
-    const takes = waiting.slice(0, held);
-    const alone = waiting.slice(held).map((): GroupedTakeOutcome => ({ outcome: 'alone' }));
-    if (takes.length === 0) return alone;
-    const allocatedAt = now();
-    const qty = takes.reduce((sum, { allocation }) => sum + allocation.qty, 0);
-    const take = this.takeWrites(batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key));
-    const linePuts = takes.map((_, index) => take.items.length + index);
-    const items = [...take.items, ...takes.map(({ allocation }) => newLineWrite(this.tableName, allocation, allocatedAt))];
-    const taken = this.knownPieces.takingFrom(take.pieces.map(({ key }) => key));
-    let cancellation: Cancellation | undefined;
-    try {
-      // A conflict or throttling answers its cancellation rather than a retry (`next` sends nothing
-      // instead), and each take then goes on its own with a single take's retries.
-      const once = { next: () => undefined, maxAttempts: 2 };
-      cancellation = await new StoreCalls(this.client, this.conflictRetry).transactWrite(items, once);
-    } finally {
-      taken();
-    }
-    if (!cancellation) return [...takes.map((): GroupedTakeOutcome => ({ outcome: 'saved' })), ...alone];
-    const short = take.items.some((_, at) => cancellation[at]?.Code === 'ConditionalCheckFailed');
-    if (short) this.knownPieces.forget(batch.ref);
-    const outcomes = linePuts.map((at): GroupedTakeOutcome => {
-      const [existing] = existingLines(cancellation, [at]);
-      if (existing) return { outcome: 'lines-exist', existing: [existing] };
-      return short ? { outcome: 'read-again' } : { outcome: 'alone' };
-    });
-    return [...outcomes, ...alone];
-  }
-
-  private async saveInOneTransaction(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
-    const allocatedAt = now();
-    const busyPieces = new Set<string>();
-    const isBusy = (key: string) => busyPieces.has(key) || this.knownPieces.isBeingTaken(key);
-    let writes = this.allocationWrites(placements, allocatedAt, isBusy);
-    let taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
-    let hot: Batch | undefined;
-    const next = (reasons: Cancellation, attempt: number) => {
-      const conflicted = (index: number) => reasons[index]?.Code === 'TransactionConflict';
-      for (const { at, key } of writes.pieces) if (conflicted(at)) busyPieces.add(key);
-      const spreadsNow = (ref: string) => attempt >= CONFLICTS_BEFORE_SPREAD || this.knownPieces.isBeingSpread(ref);
-      hot = writes.wholeBatches.find(([index, batch]) => conflicted(index) && canSpread(batch) && spreadsNow(batch.ref))?.[1];
-      if (hot) return undefined;
-      const throttled = reasons.some((reason) => reason.Code === 'ThrottlingError');
-      const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(({ at }) => at === index));
-      taken();
-      writes = this.allocationWrites(placements, allocatedAt, isBusy);
-      taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
-      // A conflict on a piece goes to a piece not yet met busy at once; one on a batch item, throttling,
-      // or every piece read met busy, waits.
-      return { items: writes.items, atOnce: onPiecesOnly && !throttled && writes.pieces.every(({ key }) => !busyPieces.has(key)) };
-    };
-    const spread = placements.some(({ batch }) => batch.pieces);
-    const maxAttempts = this.conflictRetry.maxAttempts * (spread ? HOT_BATCH_ATTEMPTS_FACTOR : 1);
-    let cancellation: Cancellation | undefined;
-    try {
-      cancellation = await this.calls.transactWrite(writes.items, { next, maxAttempts });
-    } finally {
-      taken();
-    }
-    if (!cancellation) return { outcome: 'saved' };
-    const existing = existingLines(cancellation, writes.linePuts);
-    if (existing.length > 0) return { outcome: 'lines-exist', existing };
-    for (const { at, ref } of writes.pieces) if (cancellation[at]?.Code === 'ConditionalCheckFailed') this.knownPieces.forget(ref);
-    if (hot) {
-      await this.spreads.spread(hot);
-      return { outcome: 'read-again' };
-    }
-    this.calls.raceLost(cancellation);
-    return placements.some(({ allocation, batch }) => batch.pieces || mayStillTake(cancellation, writes.wholeBatches, batch, allocation.qty))
-      ? { outcome: 'read-again' }
-      : { outcome: 'batch-changed' };
-  }
-
-  /**
-   * Each placement's take and line: from a batch kept whole as before, from a spread batch out of a
-   * piece picked at random among those that hold the line whole (not one met busy in this request,
-   * nor one this process's takes are writing, while others can), else out of its own units, else
-   * out of as many pieces as it takes. Where each line put, each whole batch's write and each
-   * piece's write stand in the items.
-   */
-  private allocationWrites(placements: readonly Placement[], allocatedAt: string, isBusy: (key: string) => boolean) {
-    const items: TransactWriteItem[] = [];
-    const linePuts: number[] = [];
-    const wholeBatches: [number, Batch][] = [];
-    const pieces: { at: number; key: string; ref: string }[] = [];
-    for (const { allocation, batch } of placements) {
-      if (batch.pieces) {
-        const take = this.takeWrites(batch, allocation.qty, allocatedAt, isBusy);
-        pieces.push(...take.pieces.map((piece) => ({ ...piece, at: items.length + piece.at })));
-        items.push(...take.items);
-      } else {
-        wholeBatches.push([items.length, batch]);
-        items.push(...availableWrites(this.tableName, batch, -allocation.qty).map(returningItemOnFailure));
-      }
-      linePuts.push(items.length);
-      items.push(newLineWrite(this.tableName, allocation, allocatedAt));
-    }
-    return { items, linePuts, wholeBatches, pieces };
-  }
-
-  /**
-   * A take of `qty` from a spread batch (piecesToTake): its writes, and where each piece's write
-   * stands in them. The batch as read must hold it: a take of less than its lines would oversell.
-   */
-  private takeWrites(batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean) {
-    const items: TransactWriteItem[] = [];
-    const pieces: { at: number; key: string; ref: string }[] = [];
-    const placed = piecesToTake(batch, qty, isBusy);
-    if (placed.reduce((sum, [, pieceQty]) => sum + pieceQty, 0) !== qty) {
-      throw new Error(`A take of ${qty} from batch ${batch.ref}, which holds ${batch.available} as read`);
-    }
-    for (const [piece, pieceQty] of placed) {
-      if (piece === undefined) items.push(...availableWrites(this.tableName, batch, -pieceQty));
-      else {
-        pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
-        items.push(pieceTakeWrite(this.tableName, batch, piece, pieceQty, takenAt));
-      }
-    }
-    return { items, pieces };
+    return this.allocations.save(placements);
   }
 
   async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {

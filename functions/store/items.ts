@@ -257,6 +257,13 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   return { kind: 'unrecognized', pk: String(pk), sk: String(sk) };
 };
 
+/** The line stored at a line's key. */
+export const storedLine = (item: Record<string, unknown>): Allocation => {
+  const stored = parseStoredItem(item);
+  if (stored.kind !== 'line') throw new Error(`Item at the key of a line is not a line: ${JSON.stringify(stored)}`);
+  return stored.allocation;
+};
+
 const HOLD_STATUSES: readonly unknown[] = ['active', 'confirmed', 'released', 'expired'] satisfies HoldStatus[];
 
 const parseHeldLines = (value: unknown): HeldLine[] | undefined => {

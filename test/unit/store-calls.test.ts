@@ -16,6 +16,11 @@ describe('a request waiting for work another request of its process started (a s
     await expect(waiting).resolves.toBeUndefined();
   });
 
+  it('answers what that work answered', async () => {
+    const calls = new StoreCalls(noStore, defaultConflictRetryPolicy, new AbortController().signal);
+    await expect(calls.waitFor(Promise.resolve({ outcome: 'saved' }))).resolves.toEqual({ outcome: 'saved' });
+  });
+
   it('waits no longer than its own deadline, and answers StoreUnavailable (503) then', async () => {
     const deadline = new AbortController();
     const calls = new StoreCalls(noStore, defaultConflictRetryPolicy, deadline.signal);

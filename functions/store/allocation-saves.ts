@@ -1,0 +1,223 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Allocation, Batch, Placement } from '../../domain/model';
+import type { SaveAllocationsResult } from '../../domain/ports';
+import { availableWrites, newLineWrite, returningItemOnFailure } from './conditional-writes';
+import { now, parseStoredItem, storedLine } from './items';
+import {
+  CONFLICTS_BEFORE_SPREAD,
+  HOT_BATCH_ATTEMPTS_FACTOR,
+  type KnownPieces,
+  type SpreadBatches,
+  canSpread,
+  linesHeldTogether,
+  piecesToTake,
+  takeKey,
+} from './spread-batches';
+import { pieceTakeWrite } from './spread-writes';
+import { type Cancellation, type ConflictRetryPolicy, type DocumentSender, StoreCalls, type TransactWriteItem } from './store-calls';
+import type { TakeGroups } from './take-groups';
+
+/*
+ * An allocation's writes, for the repository (batch-repository.ts): each placement's take of stock
+ * and its line, in one transaction, from a batch kept whole or from a spread batch's pieces
+ * (docs/capacity.md, "A hot SKU"), and what a cancellation of it says: a line already stored, a
+ * batch that can no longer take its line, or one to read again. A batch kept whole that keeps meeting
+ * conflicts is spread from here, and a process's takes that wait for one spread batch share a
+ * transaction (take-groups.ts).
+ */
+
+/** What a take waiting in a group comes to: its own outcome, or `alone` when the group's transaction met a conflict, and the take is sent on its own. */
+export type GroupedTakeOutcome = SaveAllocationsResult | { readonly outcome: 'alone' };
+
+/** The lines already stored where a transaction put new ones: a cancellation's reasons stand at their items' places, and a failed line put carries the stored line. */
+export const existingLines = (cancellation: Cancellation, linePuts: readonly number[]): Allocation[] =>
+  linePuts.flatMap((index) => {
+    const reason = cancellation[index];
+    return reason?.Code === 'ConditionalCheckFailed' && reason.Item ? [storedLine(unmarshall(reason.Item))] : [];
+  });
+
+/**
+ * A batch kept whole when read, whose write failed its condition: the item as it stood then says
+ * whether the batch may still take `qty` (spread meanwhile, or changed otherwise but not short of
+ * it), or not (another request took its stock).
+ */
+const mayStillTake = (cancellation: Cancellation, wholeBatches: readonly [number, Batch][], batch: Batch, qty: number): boolean => {
+  const at = wholeBatches.find(([, whole]) => whole === batch)?.[0];
+  const reason = at === undefined ? undefined : cancellation[at];
+  if (reason?.Code !== 'ConditionalCheckFailed' || !reason.Item) return false;
+  const stored = parseStoredItem(unmarshall(reason.Item));
+  return stored.kind === 'batch' && (stored.spread !== undefined || stored.batch.available >= qty);
+};
+
+export class AllocationSaves {
+  constructor(
+    private readonly calls: StoreCalls,
+    private readonly client: DocumentSender,
+    private readonly tableName: string,
+    private readonly conflictRetry: ConflictRetryPolicy,
+    private readonly spreads: SpreadBatches,
+    private readonly knownPieces: KnownPieces,
+    private readonly takeGroups: TakeGroups<Placement, GroupedTakeOutcome>,
+  ) {}
+
+  /**
+   * Takes each placement's qty from its batch and records its line, all of them or none
+   * (BatchRepository.saveAllocations): a take from a spread batch waits in its process's group while
+   * TAKES_IN_FLIGHT_PER_BATCH are in flight on that batch (TakeGroups); anything else is one
+   * transaction of its own.
+   */
+  async save(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
+    const beingSpread = placements.find(({ batch }) => !batch.pieces && this.knownPieces.isBeingSpread(batch.ref));
+    if (beingSpread) {
+      await this.spreads.spread(beingSpread.batch);
+      return { outcome: 'read-again' };
+    }
+    const [placement] = placements;
+    if (placements.length > 1 || !placement?.batch.pieces) return this.saveInOneTransaction(placements);
+    const { allocation, batch } = placement;
+    const grouped = await this.calls.waitFor(
+      this.takeGroups.take(
+        batch.ref,
+        `${allocation.orderid}#${allocation.sku}`,
+        placement,
+        () => this.saveInOneTransaction(placements),
+        (takes) => this.saveGroupedTakes(takes),
+      ),
+    );
+    return grouped.outcome === 'alone' ? this.saveInOneTransaction(placements) : grouped;
+  }
+
+  /**
+   * Takes from one spread batch that waited together, in one transaction: their summed qty taken as
+   * one take (piecesToTake) and a put per line, for as many of them as the batch as read holds
+   * together; the others are sent on their own. Sent once, by no request's deadline (each waits for
+   * it within its own). A line already stored answers `lines-exist`; a piece that held less than
+   * remembered makes the batch forgotten and every other take read again; any other cancellation (a
+   * conflict, throttling) sends each other take on its own, as if it had never waited.
+   */
+  private async saveGroupedTakes(waiting: readonly Placement[]): Promise<GroupedTakeOutcome[]> {
+    const [first] = waiting;
+    if (!first) return [];
+    const { batch } = first;
+    const held = linesHeldTogether(batch, waiting.map(({ allocation }) => allocation.qty));
+    const takes = waiting.slice(0, held);
+    const alone = waiting.slice(held).map((): GroupedTakeOutcome => ({ outcome: 'alone' }));
+    if (takes.length === 0) return alone;
+    const allocatedAt = now();
+    const qty = takes.reduce((sum, { allocation }) => sum + allocation.qty, 0);
+    const take = this.takeWrites(batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key));
+    const linePuts = takes.map((_, index) => take.items.length + index);
+    const items = [...take.items, ...takes.map(({ allocation }) => newLineWrite(this.tableName, allocation, allocatedAt))];
+    const taken = this.knownPieces.takingFrom(take.pieces.map(({ key }) => key));
+    let cancellation: Cancellation | undefined;
+    try {
+      // A conflict or throttling answers its cancellation rather than a retry (`next` sends nothing
+      // instead), and each take then goes on its own with a single take's retries.
+      const once = { next: () => undefined, maxAttempts: 2 };
+      cancellation = await new StoreCalls(this.client, this.conflictRetry).transactWrite(items, once);
+    } finally {
+      taken();
+    }
+    if (!cancellation) return [...takes.map((): GroupedTakeOutcome => ({ outcome: 'saved' })), ...alone];
+    const short = take.items.some((_, at) => cancellation[at]?.Code === 'ConditionalCheckFailed');
+    if (short) this.knownPieces.forget(batch.ref);
+    const outcomes = linePuts.map((at): GroupedTakeOutcome => {
+      const [existing] = existingLines(cancellation, [at]);
+      if (existing) return { outcome: 'lines-exist', existing: [existing] };
+      return short ? { outcome: 'read-again' } : { outcome: 'alone' };
+    });
+    return [...outcomes, ...alone];
+  }
+
+  private async saveInOneTransaction(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
+    const allocatedAt = now();
+    const busyPieces = new Set<string>();
+    const isBusy = (key: string) => busyPieces.has(key) || this.knownPieces.isBeingTaken(key);
+    let writes = this.allocationWrites(placements, allocatedAt, isBusy);
+    let taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
+    let hot: Batch | undefined;
+    const next = (reasons: Cancellation, attempt: number) => {
+      const conflicted = (index: number) => reasons[index]?.Code === 'TransactionConflict';
+      for (const { at, key } of writes.pieces) if (conflicted(at)) busyPieces.add(key);
+      const spreadsNow = (ref: string) => attempt >= CONFLICTS_BEFORE_SPREAD || this.knownPieces.isBeingSpread(ref);
+      hot = writes.wholeBatches.find(([index, batch]) => conflicted(index) && canSpread(batch) && spreadsNow(batch.ref))?.[1];
+      if (hot) return undefined;
+      const throttled = reasons.some((reason) => reason.Code === 'ThrottlingError');
+      const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(({ at }) => at === index));
+      taken();
+      writes = this.allocationWrites(placements, allocatedAt, isBusy);
+      taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
+      // A conflict on a piece goes to a piece not yet met busy at once; one on a batch item, throttling,
+      // or every piece read met busy, waits.
+      return { items: writes.items, atOnce: onPiecesOnly && !throttled && writes.pieces.every(({ key }) => !busyPieces.has(key)) };
+    };
+    const spread = placements.some(({ batch }) => batch.pieces);
+    const maxAttempts = this.conflictRetry.maxAttempts * (spread ? HOT_BATCH_ATTEMPTS_FACTOR : 1);
+    let cancellation: Cancellation | undefined;
+    try {
+      cancellation = await this.calls.transactWrite(writes.items, { next, maxAttempts });
+    } finally {
+      taken();
+    }
+    if (!cancellation) return { outcome: 'saved' };
+    const existing = existingLines(cancellation, writes.linePuts);
+    if (existing.length > 0) return { outcome: 'lines-exist', existing };
+    for (const { at, ref } of writes.pieces) if (cancellation[at]?.Code === 'ConditionalCheckFailed') this.knownPieces.forget(ref);
+    if (hot) {
+      await this.spreads.spread(hot);
+      return { outcome: 'read-again' };
+    }
+    this.calls.raceLost(cancellation);
+    return placements.some(({ allocation, batch }) => batch.pieces || mayStillTake(cancellation, writes.wholeBatches, batch, allocation.qty))
+      ? { outcome: 'read-again' }
+      : { outcome: 'batch-changed' };
+  }
+
+  /**
+   * Each placement's take and line: from a batch kept whole as before, from a spread batch out of a
+   * piece picked at random among those that hold the line whole (not one met busy in this request,
+   * nor one this process's takes are writing, while others can), else out of its own units, else
+   * out of as many pieces as it takes. Where each line put, each whole batch's write and each
+   * piece's write stand in the items.
+   */
+  private allocationWrites(placements: readonly Placement[], allocatedAt: string, isBusy: (key: string) => boolean) {
+    const items: TransactWriteItem[] = [];
+    const linePuts: number[] = [];
+    const wholeBatches: [number, Batch][] = [];
+    const pieces: { at: number; key: string; ref: string }[] = [];
+    for (const { allocation, batch } of placements) {
+      if (batch.pieces) {
+        const take = this.takeWrites(batch, allocation.qty, allocatedAt, isBusy);
+        pieces.push(...take.pieces.map((piece) => ({ ...piece, at: items.length + piece.at })));
+        items.push(...take.items);
+      } else {
+        wholeBatches.push([items.length, batch]);
+        items.push(...availableWrites(this.tableName, batch, -allocation.qty).map(returningItemOnFailure));
+      }
+      linePuts.push(items.length);
+      items.push(newLineWrite(this.tableName, allocation, allocatedAt));
+    }
+    return { items, linePuts, wholeBatches, pieces };
+  }
+
+  /**
+   * A take of `qty` from a spread batch (piecesToTake): its writes, and where each piece's write
+   * stands in them. The batch as read must hold it: a take of less than its lines would oversell.
+   */
+  private takeWrites(batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean) {
+    const items: TransactWriteItem[] = [];
+    const pieces: { at: number; key: string; ref: string }[] = [];
+    const placed = piecesToTake(batch, qty, isBusy);
+    if (placed.reduce((sum, [, pieceQty]) => sum + pieceQty, 0) !== qty) {
+      throw new Error(`A take of ${qty} from batch ${batch.ref}, which holds ${batch.available} as read`);
+    }
+    for (const [piece, pieceQty] of placed) {
+      if (piece === undefined) items.push(...availableWrites(this.tableName, batch, -pieceQty));
+      else {
+        pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
+        items.push(pieceTakeWrite(this.tableName, batch, piece, pieceQty, takenAt));
+      }
+    }
+    return { items, pieces };
+  }
+}
