@@ -14,7 +14,7 @@ import {
   takeKey,
 } from './spread-batches';
 import { pieceTakeWrite } from './spread-writes';
-import { type Cancellation, type ConflictRetryPolicy, type DocumentSender, StoreCalls, type TransactWriteItem } from './store-calls';
+import { type Cancellation, type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, type TransactWriteItem } from './store-calls';
 import type { TakeGroups } from './take-groups';
 
 /*
@@ -134,6 +134,7 @@ export class AllocationSaves {
     const busyPieces = new Set<string>();
     const isBusy = (key: string) => busyPieces.has(key) || this.knownPieces.isBeingTaken(key);
     let writes = this.allocationWrites(placements, allocatedAt, isBusy);
+    if (writes.items.length > MAX_TRANSACTION_ITEMS) return this.gatheredForTakes(placements);
     let taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
     let hot: Batch | undefined;
     const next = (reasons: Cancellation, attempt: number) => {
@@ -171,6 +172,19 @@ export class AllocationSaves {
     return placements.some(({ allocation, batch }) => batch.pieces || mayStillTake(cancellation, writes.wholeBatches, batch, allocation.qty))
       ? { outcome: 'read-again' }
       : { outcome: 'batch-changed' };
+  }
+
+  /**
+   * An order whose takes do not fit one transaction: near a sale's end a take from a spread batch
+   * that no one piece holds spans its own units and many small pieces, up to 65 items. Its batches
+   * are gathered, so that each take is one write of a batch kept whole (25 lines then need at most 75
+   * items), and the order is read again. A gather that loses to a take in flight leaves the batch
+   * spread, and the next round tries again; the rounds are bounded by the service (then 503).
+   */
+  private async gatheredForTakes(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
+    const spanning = placements.filter(({ allocation, batch }) => batch.pieces && piecesToTake(batch, allocation.qty, () => false).length > 1);
+    await Promise.all(spanning.map(({ batch }) => this.spreads.gather(batch)));
+    return { outcome: 'read-again' };
   }
 
   /**

@@ -149,20 +149,26 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async stockOf(sku: string, { forTake } = { forTake: false }): Promise<SkuStock> {
     for (let read = 0; read < MAX_SPREAD_READS; read++) {
-      let known = false;
-      const found: FoundBatch[] = [];
-      for (const item of await this.queryPartition(skuPartition(sku), STOCK_RANGE)) {
-        const stored = parseStoredItem(item);
-        if (stored.kind === 'known-sku') known = true;
-        else if (stored.kind === 'batch') found.push({ batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) });
-        else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
-      }
+      const { known, found } = await this.stockRange(sku);
       const remembered = forTake ? this.spreads.withKnownPieces(found) : undefined;
       if (remembered) return { known, batches: remembered };
-      const batches = await this.spreads.withPieces(sku, found);
+      const batches = await this.spreads.withPieces(sku, found, async () => (await this.stockRange(sku)).found);
       if (batches) return { known, batches: await this.spreads.gatheredWhenCooled(batches) };
     }
     throw new StoreUnavailable(`The spread batches of sku ${sku} kept changing while read`);
+  }
+
+  /** The SKU's stock range: whether the SKU is known, and its batches with stock, spread ones without their pieces. */
+  private async stockRange(sku: string): Promise<{ known: boolean; found: FoundBatch[] }> {
+    let known = false;
+    const found: FoundBatch[] = [];
+    for (const item of await this.queryPartition(skuPartition(sku), STOCK_RANGE)) {
+      const stored = parseStoredItem(item);
+      if (stored.kind === 'known-sku') known = true;
+      else if (stored.kind === 'batch') found.push({ batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) });
+      else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
+    }
+    return { known, found };
   }
 
   async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {
@@ -279,7 +285,13 @@ export class DynamoDbBatchRepository implements BatchRepository {
     for (let read = 0; read < MAX_SPREAD_READS; read++) {
       const found = await this.batchItem(ref, skuOfBatch);
       if (!found) return undefined;
-      const [withPieces] = (await this.spreads.withPieces(skuOfBatch, [found], ref)) ?? [];
+      const readAgain = async () => {
+        const again = await this.batchItem(ref, skuOfBatch);
+        return again ? [again] : [];
+      };
+      const read = await this.spreads.withPieces(skuOfBatch, [found], readAgain, ref);
+      if (read?.length === 0) return undefined;
+      const [withPieces] = read ?? [];
       if (withPieces) return withPieces.batch;
     }
     throw new StoreUnavailable(`Batch ${ref} kept being spread or gathered while read`);

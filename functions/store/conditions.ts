@@ -31,14 +31,8 @@ export const holdsAsRead = (held: Batch['held'] = []): Condition =>
     ? { ConditionExpression: '(attribute_not_exists(held) OR held = :noHolds)', ExpressionAttributeValues: { ':noHolds': {} } }
     : { ConditionExpression: 'held = :held', ExpressionAttributeValues: { ':held': heldAttribute(held) } };
 
-/**
- * A batch's key says whether it has stock left, so a change of `available` that crosses that line
- * moves the item: delete it where it is, on condition that it is exactly as read (so the copy is
- * exact), and put it at its other key. The put's condition cannot fail while the delete's holds: one
- * batch never has both keys. A condition cannot compare with NULL everywhere, hence an absent `eta`
- * for a batch in stock.
- */
-export const batchIsExactly = ({ qty, available, eta, held }: Batch) =>
+/** The fields a batch's copy is made of, as read: its units, qty, eta and holds. */
+export const batchFieldsAre = ({ qty, available, eta, held }: Batch) =>
   and(
     {
       ConditionExpression: `available = :available AND qty = :qty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`,
@@ -46,6 +40,17 @@ export const batchIsExactly = ({ qty, available, eta, held }: Batch) =>
     },
     holdsAsRead(held),
   );
+
+/**
+ * A batch's key says whether it has stock left, so a change of `available` that crosses that line
+ * moves the item: delete it where it is, on condition that it is exactly as read (so the copy is
+ * exact), and put it at its other key. The put's condition cannot fail while the delete's holds: one
+ * batch never has both keys. A condition cannot compare with NULL everywhere, hence an absent `eta`
+ * for a batch in stock. Only a batch kept whole is moved, and the condition says so: one spread
+ * since it was read has units in pieces that a copy without its spread would strand, whatever its
+ * own `available` has come back to.
+ */
+export const batchIsExactly = (batch: Batch) => and(batchFieldsAre(batch), { ConditionExpression: 'attribute_not_exists(pieces)', ExpressionAttributeValues: {} });
 
 /**
  * A change of `available` by `delta` made in place, on a batch stored with these holds, on condition

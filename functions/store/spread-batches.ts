@@ -215,17 +215,20 @@ export class SpreadBatches {
   }
 
   /**
-   * The batches found, spread ones with their pieces (read after their items, in one Query per piece
-   * partition): undefined when a spread or a gather came between the two reads, which the spread's
-   * id and its number of pieces tell, and the caller reads again. Pieces only lose units between the
-   * reads (to takes, which are real), so the sum never shows units a batch does not have.
+   * The batches found, spread ones with their pieces: read in one Query per piece partition, then
+   * their items read again (`readAgain`), whose counts are the ones used. Pieces only lose units (to
+   * takes, which are real), and units given back go to the item: so a piece read before its item
+   * counts no less than it holds when the item is read, and the sum is never below what the batch
+   * had at that moment, which a refusal may rest on. Read the other way round, a give-back between
+   * the two reads would be missed. Undefined when a spread or a gather came between the reads, which
+   * the spread's id and its number of pieces tell, and the caller reads again.
    */
-  async withPieces(sku: string, found: readonly FoundBatch[], ref?: string): Promise<ReadBatch[] | undefined> {
+  async withPieces(sku: string, found: readonly FoundBatch[], readAgain: () => Promise<readonly FoundBatch[]>, ref?: string): Promise<ReadBatch[] | undefined> {
     if (found.every(({ spread }) => !spread)) return found.map(({ batch }) => ({ batch }));
     const partitions = await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref))));
     const pieces = partitions.flat().map(parseStoredItem);
     const read: ReadBatch[] = [];
-    for (const { batch, spread } of found) {
+    for (const { batch, spread } of await readAgain()) {
       if (!spread) {
         read.push({ batch });
         continue;

@@ -1,6 +1,6 @@
 import { batchAsStored } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, heldTotal, piecesAvailable } from '../../domain/model';
-import { type Condition, ITEM_IS_NEW, and, batchIsExactly, freedEntries, holdsAsRead, withValues } from './conditions';
+import { type Condition, ITEM_IS_NEW, and, batchFieldsAre, freedEntries, holdsAsRead, withValues } from './conditions';
 import { batchItem, batchWithStockKey, pieceItem, pieceKey } from './items';
 import type { TransactWriteItem } from './store-calls';
 
@@ -104,7 +104,7 @@ export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem
   if (!hasStockLeft(gathered)) {
     return [
       ...pieceRemovals,
-      { Delete: { TableName: tableName, Key: batchWithStockKey(batch.sku, batch.ref), ...and(batchIsExactly(stored), stillSpread) } },
+      { Delete: { TableName: tableName, Key: batchWithStockKey(batch.sku, batch.ref), ...and(batchFieldsAre(stored), stillSpread) } },
       { Put: { TableName: tableName, Item: batchItem(gathered), ConditionExpression: ITEM_IS_NEW } },
     ];
   }

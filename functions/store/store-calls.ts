@@ -96,10 +96,10 @@ export class StoreCalls {
    * conflict was not on), and how many attempts to make.
    */
   async transactWrite(items: TransactWriteItem[], elsewhere?: Elsewhere): Promise<Cancellation | undefined> {
-    let sent = items;
+    let sent = withinTransactionLimit(items);
     const instead = elsewhere && ((reasons: Cancellation, attempt: number) => {
       const next = elsewhere.next(reasons, attempt);
-      if (next) sent = next.items;
+      if (next) sent = withinTransactionLimit(next.items);
       return next && (next.atOnce ? 'at-once' : 'after-backoff');
     });
     const { cancellation } = await this.retryingConflicts(
@@ -170,6 +170,16 @@ export class StoreCalls {
     this.observer?.raceLost();
   }
 }
+
+/**
+ * DynamoDB answers a transaction of more items with a ValidationException, after nothing was written:
+ * every transaction the adapter builds is bounded below it (docs/capacity.md, "What one transaction
+ * holds"), so one that is not is a bug, said as one before it is sent.
+ */
+const withinTransactionLimit = (items: TransactWriteItem[]): TransactWriteItem[] => {
+  if (items.length > MAX_TRANSACTION_ITEMS) throw new Error(`A transaction of ${items.length} items, over DynamoDB's ${MAX_TRANSACTION_ITEMS}`);
+  return items;
+};
 
 const fullJitter = ({ baseDelayMs, maxDelayMs }: ConflictRetryPolicy, attempt: number): number =>
   Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));

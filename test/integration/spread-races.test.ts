@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allocate, allocateOrder, batchStatus, cancelAllocation } from '../../domain/services';
+import { MAX_TRANSACTION_ITEMS, type DocumentSender } from '../../functions/store/store-calls';
+import { PIECES_PER_SPREAD } from '../../functions/store/spread-batches';
+import { spreadWrites } from '../../functions/store/spread-writes';
+import { findViolations, readInventory } from '../../tools/invariants';
+import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
+
+// A spread batch (docs/capacity.md, "A hot SKU") met by writes that read it at another moment: each
+// interleaving is set up step by step, so none depends on timing.
+
+describe('a spread batch and the writes that read it at another moment', () => {
+  let table: TestTable;
+  beforeAll(async () => {
+    table = await createTestTable();
+  });
+  afterAll(() => table.drop());
+
+  const expectInvariantsKept = async () => expect(findViolations(await readInventory(table.documentClient, table.tableName))).toEqual([]);
+
+  /** Spreads the batch as an allocation that keeps meeting others would: all but 8 of its available units over 64 pieces. */
+  const spread = async (ref: string) => {
+    const batch = await table.repository().batch(ref);
+    if (!batch) throw new Error(`batch ${ref} was not read`);
+    const items = spreadWrites(table.tableName, batch, batch.available - 8, PIECES_PER_SPREAD, randomUUID(), new Date().toISOString());
+    await table.documentClient.send(new TransactWriteCommand({ TransactItems: items }));
+  };
+
+  it('never moves a batch that was spread after it was read: its pieces stay with it (no units stranded)', async () => {
+    const sku = uniqueId('sku');
+    const ref = uniqueId('batch');
+    const repository = table.repository();
+    await repository.addBatch({ ref, sku, qty: 110, available: 110, eta: null });
+    const big = { orderid: uniqueId('big'), sku, qty: 100 };
+    await allocate(big, repository);
+    await allocate({ orderid: uniqueId('order'), sku, qty: 7 }, repository);
+    // A take reads the batch whole, 3 left: a line of 3 moves it out of the stock range.
+    const readWhole = await repository.batch(ref);
+    expect(readWhole).toMatchObject({ available: 3 });
+    expect(readWhole?.pieces).toBeUndefined();
+
+    // Meanwhile a cancel gives 100 back, an allocation spreads the batch (8 of its own units left),
+    // and a take of 5 from its own units brings them back to 3, as read.
+    await cancelAllocation(big.orderid, sku, repository);
+    await spread(ref);
+    await allocate({ orderid: uniqueId('order'), sku, qty: 5 }, table.repository());
+
+    const late = await repository.saveAllocation({ orderid: uniqueId('late'), sku, qty: 3, batchref: ref }, readWhole!);
+
+    expect(late.outcome).not.toBe('saved');
+    expect((await batchStatus(ref, repository)).available).toBe(3 + 100 - 5);
+    await expectInvariantsKept();
+  });
+
+  it(`allocates an order whose line on a spread batch takes many small pieces, within ${MAX_TRANSACTION_ITEMS} items a transaction`, async () => {
+    const hot = uniqueId('hot');
+    const ref = uniqueId('batch');
+    const repository = table.repository();
+    // 100 units: 8 of the batch's own, 92 in 64 pieces of 1 or 2, as near a sale's end.
+    await repository.addBatch({ ref, sku: hot, qty: 100, available: 100, eta: null });
+    await spread(ref);
+    const others = Array.from({ length: 24 }, () => ({ sku: uniqueId('sku'), qty: 1 }));
+    for (const { sku } of others) await repository.addBatch({ ref: uniqueId('batch'), sku, qty: 10, available: 10, eta: null });
+
+    // 90 units of the hot SKU: its own 8 and 54 pieces, with the other 24 lines 2 items each.
+    const orderid = uniqueId('order');
+    const outcome = await allocateOrder({ orderid, lines: [{ sku: hot, qty: 90 }, ...others] }, table.repository());
+
+    expect(outcome.newLines).toBe(25);
+    expect(outcome.lines.find(({ sku }) => sku === hot)).toMatchObject({ batchref: ref, qty: 90 });
+    expect((await batchStatus(ref, repository)).available).toBe(10);
+    await expectInvariantsKept();
+  });
+
+  it('refuses a line only on counts that cannot be too low: units given back to a spread batch between the reads of its item and its pieces count', async () => {
+    const sku = uniqueId('sku');
+    const ref = uniqueId('batch');
+    const repository = table.repository();
+    await repository.addBatch({ ref, sku, qty: 200, available: 200, eta: null });
+    const big = { orderid: uniqueId('big'), sku, qty: 100 };
+    await allocate(big, repository);
+    await spread(ref);
+    // 100 available: 8 of its own, 92 in pieces. A request reads the item; before it reads the pieces,
+    // a cancel gives 100 back to the item: 200 available at every moment after.
+    let cancelled = false;
+    const sender: DocumentSender = {
+      send: (async (command: { input: { KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, unknown> } }, options?: object) => {
+        const answer = await table.documentClient.send(command as never, options);
+        const readsTheItem = command instanceof QueryCommand && command.input.ExpressionAttributeValues?.[':partition'] === `SKU#${sku}`;
+        if (readsTheItem && !cancelled) {
+          cancelled = true;
+          await cancelAllocation(big.orderid, sku, table.repository());
+        }
+        return answer;
+      }) as unknown as DocumentSender['send'],
+    };
+
+    const answer = await allocate({ orderid: uniqueId('order'), sku, qty: 150 }, table.repository({ sender }));
+
+    expect(cancelled).toBe(true);
+    expect(answer).toMatchObject({ batchref: ref });
+    expect((await batchStatus(ref, repository)).available).toBe(50);
+    await expectInvariantsKept();
+  });
+});
