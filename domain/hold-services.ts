@@ -1,7 +1,7 @@
 import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
 import { type HeldLine, type Hold, type HoldStatus, type Instant, batchAt, expiryAfter, hasExpired, statusAt } from './holds';
 import { type Allocation, type Batch, type Order, heldTotal, planOrder } from './model';
-import type { BatchRepository, ConditionalWrite, HoldEnding } from './ports';
+import type { BatchRepository, ConditionalWrite, HoldEnding, HoldToEnd } from './ports';
 
 /*
  * Holds through checkout (docs/api.md, "Holds"). Every change of a hold is one transaction guarded
@@ -128,13 +128,12 @@ const endHold = async (hold: Hold, ending: HoldEnding, now: Instant, repository:
 };
 
 /**
- * Ends enough of the holds recorded on a batch for it to lose `deficit` units (a change of its qty):
- * every expired one, then active ones, latest expiry first, each released whole, on all its
- * batches. How each hold it ended ended; none when others ended them first, and the caller reads
- * the batch again.
+ * The holds recorded on a batch that a change of its qty ends for the batch to lose `deficit` units:
+ * every expired one, then active ones, latest expiry first, each whole, on all its batches; read at
+ * `now`, for the change's own write (BatchRepository.changeBatch). Undefined when one of them is no
+ * longer active (it ended since the batch was read), and the caller reads the batch again.
  */
-export const endHoldsFor = async (batch: Batch, deficit: number, repository: BatchRepository): Promise<HoldEnding[]> => {
-  const now = repository.currentTime();
+export const holdsToEnd = async (batch: Batch, deficit: number, now: Instant, repository: BatchRepository): Promise<HoldToEnd[] | undefined> => {
   const recorded = batch.held ?? [];
   const expired = recorded.filter(({ expiresAt }) => hasExpired(expiresAt, now));
   const active = recorded.filter((units) => !expired.includes(units)).sort((a, b) => (a.expiresAt < b.expiresAt ? 1 : -1));
@@ -145,14 +144,21 @@ export const endHoldsFor = async (batch: Batch, deficit: number, repository: Bat
     ending.push(units);
     freed += units.qty;
   }
-  const ended: HoldEnding[] = [];
+  const toEnd: HoldToEnd[] = [];
   for (const { holdid } of ending) {
     const hold = await repository.hold(holdid);
-    if (hold?.status !== 'active') continue;
-    const how = hasExpired(hold.expiresAt, now) ? 'expired' : 'released';
-    if ((await endHold(hold, how, now, repository)) === 'saved') ended.push(how);
+    if (hold?.status !== 'active') return undefined;
+    const others = hold.lines.filter(({ batchref }) => batchref !== batch.ref);
+    if (!hasExpired(hold.expiresAt, now)) {
+      // Only an allocation removes a hold's entry without ending it, and only once it has expired.
+      toEnd.push({ hold, ending: 'released', givenBackOn: others.map(({ batchref }) => batchref) });
+      continue;
+    }
+    const batches = await Promise.all(others.map(({ batchref, sku }) => repository.batch(batchref, sku)));
+    const stillHeld = batches.flatMap((found) => (found?.held?.some((units) => units.holdid === holdid) ? [found.ref] : []));
+    toEnd.push({ hold, ending: 'expired', givenBackOn: stillHeld });
   }
-  return ended;
+  return toEnd;
 };
 
 /** A hold still active this long after it expired is overdue: the sweeper has fallen behind (its alarm). */

@@ -72,3 +72,12 @@ export const batchAt = (batch: Batch, now: Instant): Batch => {
 /** The batch as its stored record has it, whatever moment it was found at. */
 export const batchAsStored = ({ freed = [], ...batch }: Batch): Batch =>
   freed.length === 0 ? batch : { ...batch, available: batch.available - heldTotal(freed), held: [...(batch.held ?? []), ...freed] };
+
+/** The batch without the entries of these holds, their units available again. */
+export const withoutHolds = (batch: Batch, holdids: readonly string[]): Batch => {
+  const { held = [], ...rest } = batch;
+  const ended = held.filter(({ holdid }) => holdids.includes(holdid));
+  if (ended.length === 0) return batch;
+  const left = held.filter((units) => !ended.includes(units));
+  return { ...rest, available: batch.available + heldTotal(ended), ...(left.length > 0 ? { held: left } : {}) };
+};

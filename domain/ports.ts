@@ -32,6 +32,23 @@ export type ConfirmHoldResult =
 /** How an active hold ends without becoming an order's lines. */
 export type HoldEnding = 'released' | 'expired';
 
+/**
+ * A hold that a change of its batch's qty ends in the change's own write: the hold as read, how it
+ * ends, and its other batches that still record it (an allocation may have taken an expired hold's
+ * units on some of them), where its units go back.
+ */
+export interface HoldToEnd {
+  readonly hold: Hold;
+  readonly ending: HoldEnding;
+  readonly givenBackOn: readonly string[];
+}
+
+export interface BatchChangeWrite {
+  readonly outcome: ConditionalWrite;
+  /** How each hold this call ended ended: all of `ending` once saved; when changed, those it had to end on their own first. */
+  readonly ended: readonly HoldEnding[];
+}
+
 export type SaveAllocationResult =
   | { readonly outcome: 'saved' }
   /** The batch can no longer take the line: another request took its stock first. Nothing was written. */
@@ -119,8 +136,13 @@ export interface BatchRepository {
   linesOn(ref: string, limit: number): Promise<Allocation[]>;
   /** Removes the line and gives its quantity back to its batch, both or neither. */
   cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite>;
-  /** Writes `changed` (a new qty, eta and available) over `batch`, as it was read. */
-  changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite>;
+  /**
+   * Writes `changed` (a new qty, eta and available) over `batch`, as it was read, and ends `ending`
+   * at `now` in the same write: `changed` no longer records them, and their units on it are
+   * available. Holds too many for one write with the change are ended first, each on its own, and
+   * the answer is then `changed`, for the caller to read again.
+   */
+  changeBatch(batch: Batch, changed: Batch, ending?: readonly HoldToEnd[], now?: Instant): Promise<BatchChangeWrite>;
   /**
    * Writes the first of the moves of lines off `from` (planLineMoves), as many as one write carries
    * and at least one, all of them or none: each line put on its batch or removed from its order,

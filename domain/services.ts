@@ -32,8 +32,8 @@ import {
   planOrder,
   stockLevels,
 } from './model';
-import { endHoldsFor } from './hold-services';
-import { batchAt } from './holds';
+import { holdsToEnd } from './hold-services';
+import { batchAt, withoutHolds } from './holds';
 import type { BatchRepository, HoldEnding } from './ports';
 
 export interface AllocationOutcome {
@@ -165,8 +165,9 @@ export const changeBatch = async (ref: string, change: BatchChange, repository: 
 
 /**
  * A change that leaves the batch fewer units than its lines and holds take ends holds first
- * (endHoldsFor): a hold is a checkout's pending claim, an order's line a promise made. So a batch
- * whose lines the change leaves to move holds none, and each hold on it ends whole, once.
+ * (holdsToEnd): a hold is a checkout's pending claim, an order's line a promise made. So a batch
+ * whose lines the change leaves to move holds none, and each hold on it ends whole, once, in the
+ * change's own write: a change cut off has ended none of them.
  */
 const applyChange = async (ref: string, change: BatchChange, repository: BatchRepository, endedHolds: HoldEnding[]): Promise<Batch> => {
   let lostRounds = 0;
@@ -174,13 +175,18 @@ const applyChange = async (ref: string, change: BatchChange, repository: BatchRe
     const batch = await batchOrThrow(ref, repository);
     const changed = changedBatch(batch, change);
     if (isSameBatch(changed, batch)) return batch;
-    if (changed.available < 0 && (batch.held ?? []).length > 0) {
-      const ended = await endHoldsFor(batch, -changed.available, repository);
-      endedHolds.push(...ended);
-      lostRounds = ended.length > 0 ? 0 : lostRounds + 1;
-      continue;
+    const now = repository.currentTime();
+    const ending = changed.available < 0 ? await holdsToEnd(batch, -changed.available, now, repository) : [];
+    if (ending) {
+      const withChange = withoutHolds(changed, ending.map(({ hold }) => hold.holdid));
+      const written = await repository.changeBatch(batch, withChange, ending, now);
+      endedHolds.push(...written.ended);
+      if (written.outcome === 'saved') return withChange;
+      if (written.ended.length > 0) {
+        lostRounds = 0;
+        continue;
+      }
     }
-    if ((await repository.changeBatch(batch, changed)) === 'saved') return changed;
     lostRounds++;
   }
   throw new BatchContended(ref, lostRounds);

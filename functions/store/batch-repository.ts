@@ -11,11 +11,13 @@ import type { Hold, Instant } from '../../domain/holds';
 import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, piecesAvailable } from '../../domain/model';
 import type {
   AddBatchResult,
+  BatchChangeWrite,
   BatchRepository,
   ConditionalWrite,
   ConfirmHoldResult,
   HoldEnding,
   HoldPlacement,
+  HoldToEnd,
   MoveAllocationsResult,
   SaveAllocationResult,
   SaveAllocationsResult,
@@ -339,11 +341,34 @@ export class DynamoDbBatchRepository implements BatchRepository {
     ]);
   }
 
-  async changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite> {
-    // A spread batch's own units take a change that does not lower its stock past them; else it is gathered first.
+  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime()): Promise<BatchChangeWrite> {
+    // A spread batch's own units take a change that does not lower its stock past them and ends no
+    // hold; else it is gathered first.
     const fall = batch.available - changed.available;
-    if (fall > ownUnits(batch) && !(await this.spreads.keptWhole([batch]))) return 'changed';
-    return this.calls.conditionalWrite([batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)]);
+    if ((fall > ownUnits(batch) || ending.length > 0) && !(await this.spreads.keptWhole([batch]))) return { outcome: 'changed', ended: [] };
+    const change = [batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)];
+    const endWrites = ending.map(({ hold, ending: how, givenBackOn }) => [
+      holdEndWrite(this.tableName, hold, how, now),
+      ...hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref)).map((line) => heldUnitsReturnWrite(this.tableName, hold, line)),
+    ]);
+    let fitting = endWrites.length;
+    while (change.length + endWrites.slice(0, fitting).flat().length > MAX_TRANSACTION_ITEMS) fitting--;
+    if (fitting < ending.length) return this.endedBeforeTheChange(batch, ending.slice(fitting), now);
+    const outcome = await this.calls.conditionalWrite([...change, ...endWrites.flat()]);
+    return { outcome, ended: outcome === 'saved' ? ending.map(({ ending: how }) => how) : [] };
+  }
+
+  /**
+   * Holds too many to end in one transaction with a change: each ended on its own (and on this batch),
+   * before it; the change, read again, then ends the rest with it. Cut off between the two, these
+   * holds have ended and the qty is not yet changed, and the repeat of the change finishes the job.
+   */
+  private async endedBeforeTheChange(batch: Batch, ending: readonly HoldToEnd[], now: Instant): Promise<BatchChangeWrite> {
+    const ended: HoldEnding[] = [];
+    for (const { hold, ending: how, givenBackOn } of ending) {
+      if ((await this.endHold(hold, how, now, [batch.ref, ...givenBackOn])) === 'saved') ended.push(how);
+    }
+    return { outcome: 'changed', ended };
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {

@@ -126,20 +126,30 @@ const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): Transac
   { Put: { TableName: tableName, Item: batchItem(moved), ConditionExpression: ITEM_IS_NEW } },
 ];
 
-/** A batch's new qty and eta, as read: moved across the edge of the stock range, or in place (a spread batch: spread-writes.ts). */
+/**
+ * A batch's new qty and eta, as read: moved across the edge of the stock range, or in place (a spread
+ * batch: spread-writes.ts). The holds it records that `changed` no longer does are ended by the same
+ * transaction (their records' writes are the caller's): their entries go, on condition that the
+ * batch's holds are as read.
+ */
 export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem[] => {
   if (batch.pieces) return [spreadBatchChangeWrite(tableName, batch, changed)];
   if (hasStockLeft(batch) !== hasStockLeft(changed)) return batchMoveWrites(tableName, batch, changed);
   const delta = changed.available - batch.available;
-  const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta);
+  const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta, changed.held);
+  const ended = (batch.held ?? []).filter(({ holdid }) => !(changed.held ?? []).some((units) => units.holdid === holdid));
+  const endedNames = Object.fromEntries(ended.map(({ holdid }, index) => [`#ended${index}`, heldKey(holdid)]));
+  const removed = [...(changed.eta === null ? ['eta'] : []), ...Object.keys(endedNames).map((name) => `held.${name}`)];
   return [
     {
       Update: {
         TableName: tableName,
         Key: batchKey(batch),
-        UpdateExpression: 'SET qty = :newQty, available = available + :delta' + (changed.eta === null ? ' REMOVE eta' : ', eta = :newEta'),
-        // `qty = :qty`: the delta of `available` is the delta of the qty it replaces.
+        UpdateExpression:
+          'SET qty = :newQty, available = available + :delta' + (changed.eta === null ? '' : ', eta = :newEta') + (removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : ''),
+        // `qty = :qty`: the delta of `available` is the delta of the qty it replaces (and of the ended holds' units).
         ConditionExpression: `qty = :qty AND ${ConditionExpression}`,
+        ...(ended.length > 0 ? { ExpressionAttributeNames: endedNames } : {}),
         ExpressionAttributeValues: {
           ...ExpressionAttributeValues,
           ':qty': batch.qty,

@@ -251,24 +251,24 @@ describe('changing a batch', () => {
     await allocated(batch, 2);
     const read = (await repository.batch(batch.ref))!;
 
-    expect(await repository.changeBatch(read, { ...read, qty: 8, available: 6, eta: '2027-01-01' })).toBe('saved');
+    expect((await repository.changeBatch(read, { ...read, qty: 8, available: 6, eta: '2027-01-01' })).outcome).toBe('saved');
     expect(await repository.batch(batch.ref)).toEqual({ ...batch, qty: 8, available: 6, eta: '2027-01-01' });
 
     const shrunk = { ...batch, qty: 0, available: -2, eta: '2027-01-01' };
-    expect(await repository.changeBatch((await repository.batch(batch.ref))!, shrunk)).toBe('saved');
+    expect((await repository.changeBatch((await repository.batch(batch.ref))!, shrunk)).outcome).toBe('saved');
     expect(await repository.batch(batch.ref)).toEqual(shrunk);
     expect((await repository.stockOf(batch.sku)).batches).toEqual([]);
 
     const grown = { ...shrunk, qty: 3, available: 1, eta: null };
-    expect(await repository.changeBatch(shrunk, grown)).toBe('saved');
+    expect((await repository.changeBatch(shrunk, grown)).outcome).toBe('saved');
     expect((await repository.stockOf(batch.sku)).batches).toEqual([grown]);
     await expectInvariantsHold();
   });
 
   it('writes nothing over a batch whose qty changed since it was read', async () => {
     const batch = await addBatch(5);
-    expect(await repository.changeBatch(batch, { ...batch, qty: 6, available: 6 })).toBe('saved');
-    expect(await repository.changeBatch(batch, { ...batch, qty: 7, available: 7 })).toBe('changed');
+    expect((await repository.changeBatch(batch, { ...batch, qty: 6, available: 6 })).outcome).toBe('saved');
+    expect((await repository.changeBatch(batch, { ...batch, qty: 7, available: 7 })).outcome).toBe('changed');
     expect((await repository.batch(batch.ref))?.qty).toBe(6);
   });
 });
@@ -292,7 +292,7 @@ describe('moving lines off a batch that shrank', () => {
     const lines = [];
     for (const lineQty of lineQtys) lines.push(await allocated(batch, lineQty));
     const read = (await repository.batch(batch.ref))!;
-    expect(await repository.changeBatch(read, changedBatch(read, { qty: newQty }))).toBe('saved');
+    expect((await repository.changeBatch(read, changedBatch(read, { qty: newQty }))).outcome).toBe('saved');
     return { from: (await repository.batch(batch.ref))!, newestFirst: lines.reverse() };
   };
 

@@ -1,5 +1,6 @@
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HoldConflict, OutOfStock } from '../../domain/errors';
+import { HoldConflict, OutOfStock, StoreUnavailable } from '../../domain/errors';
 import {
   OVERDUE_AFTER_MS,
   confirmHold,
@@ -13,6 +14,7 @@ import {
 import { type Batch, newBatch } from '../../domain/model';
 import { addBatch, allocate, batchStatus, changeBatch } from '../../domain/services';
 import { parseStoredItem } from '../../functions/store/items';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import { checkInvariants } from '../../tools/invariants';
 import { scanItems } from '../reliability/support/table-contents';
 import { type TestTable, createTestTable, repositoryAt, uniqueId } from '../support/dynamodb';
@@ -202,6 +204,57 @@ describe('a batch that shrinks under holds', () => {
     expect((await holdStatus(expiring, repository)).status).toBe('expired');
     expect(reallocated).toEqual([expect.objectContaining({ qty: 2, from: batch.ref, batchref: null })]);
     expect(await violationsOf(batch)).toEqual([]);
+  });
+});
+
+describe('a batch that shrinks under more holds than one transaction ends', () => {
+  it('ends the holds that do not fit the change\'s transaction first, each whole, and the rest with the change', async () => {
+    const batch = await stocked(100);
+    const holdids: string[] = [];
+    for (let placed = 0; placed < 100; placed++) holdids.push(await held(batch, 1));
+    const { repository } = at(START + 1_000);
+
+    const { batch: changed, endedHolds } = await changeBatch(batch.ref, { qty: 0 }, repository);
+
+    expect(changed).toMatchObject({ qty: 0, available: 0 });
+    expect(endedHolds).toEqual(holdids.map(() => 'released'));
+    expect(new Set(await Promise.all(holdids.map(async (holdid) => (await holdStatus(holdid, repository)).status)))).toEqual(new Set(['released']));
+    expect(await storedPlace(batch.ref)).toBe('empty');
+    expect(await violationsOf(batch)).toEqual([]);
+  });
+});
+
+describe('a batch that shrinks under holds, cut off', () => {
+  it('ends the holds a change needs in the change\'s own transaction: cut off as it writes, it ended none, and the repeat does it all', async () => {
+    const lamp = await stocked(4);
+    const chair = await stocked(1);
+    const holdid = uniqueId('cart');
+    await placeHold({ holdid, lines: [{ sku: lamp.sku, qty: 3 }, { sku: chair.sku, qty: 1 }], ttlSeconds: 120 }, at(START).repository);
+    // The store stops answering as the change is written: the transaction that writes the batch's reference.
+    const writesTheChange = (command: unknown) =>
+      command instanceof TransactWriteCommand && (command.input.TransactItems ?? []).some(({ Update }) => String(Update?.Key?.pk).startsWith('BATCHREF#'));
+    const cutOff: DocumentSender = {
+      send: (async (command: unknown, options?: object) => {
+        if (writesTheChange(command)) throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+
+    await expect(changeBatch(lamp.ref, { qty: 2 }, table.repository({ sender: cutOff, clock: () => START + 1_000 }))).rejects.toThrow(StoreUnavailable);
+
+    const { repository } = at(START + 2_000);
+    expect((await holdStatus(holdid, repository)).status).toBe('active');
+    expect(await batchStatus(lamp.ref, repository)).toMatchObject({ qty: 4, available: 1, held: [{ holdid, qty: 3 }] });
+    expect(await batchStatus(chair.ref, repository)).toMatchObject({ available: 0, held: [{ holdid, qty: 1 }] });
+
+    const { batch, endedHolds } = await changeBatch(lamp.ref, { qty: 2 }, repository);
+
+    expect(batch).toMatchObject({ qty: 2, available: 2 });
+    expect(batch.held ?? []).toEqual([]);
+    expect(endedHolds).toEqual(['released']);
+    expect((await holdStatus(holdid, repository)).status).toBe('released');
+    expect(await batchStatus(chair.ref, repository)).toEqual({ ...chair, available: 1 });
+    expect(await violationsOf(lamp, chair)).toEqual([]);
   });
 });
 

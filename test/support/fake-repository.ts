@@ -2,11 +2,13 @@ import { type Hold, type Instant, batchAsStored, hasExpired } from '../../domain
 import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, heldTotal, isSameBatch } from '../../domain/model';
 import type {
   AddBatchResult,
+  BatchChangeWrite,
   BatchRepository,
   ConditionalWrite,
   ConfirmHoldResult,
   HoldEnding,
   HoldPlacement,
+  HoldToEnd,
   MoveAllocationsResult,
   SaveAllocationResult,
   SaveAllocationsResult,
@@ -89,19 +91,27 @@ export class FakeRepository implements BatchRepository {
   }
 
   async endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite> {
+    if (!this.endsAsRead({ hold, ending, givenBackOn }, now)) return 'changed';
+    this.end({ hold, ending, givenBackOn });
+    return 'saved';
+  }
+
+  /** The hold is active and as read, on the side of its expiry its ending says, and recorded on each batch it gives back on. */
+  private endsAsRead({ hold, ending, givenBackOn }: HoldToEnd, now: Instant): boolean {
     const stored = this.holds.get(hold.holdid);
     const lasts = !hasExpired(hold.expiresAt, now);
-    if (stored?.status !== 'active' || stored.expiresAt !== hold.expiresAt || lasts !== (ending === 'released')) return 'changed';
-    const givingBack = hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref));
+    if (stored?.status !== 'active' || stored.expiresAt !== hold.expiresAt || lasts !== (ending === 'released')) return false;
     const recorded = (batchref: string) => this.batches.get(batchref)?.held?.some(({ holdid }) => holdid === hold.holdid) ?? false;
-    if (!givingBack.every(({ batchref }) => recorded(batchref))) return 'changed';
-    for (const { batchref, qty } of givingBack) {
+    return hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref)).every(({ batchref }) => recorded(batchref));
+  }
+
+  private end({ hold, ending, givenBackOn }: HoldToEnd): void {
+    for (const { batchref, qty } of hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref))) {
       const { held = [], ...batch } = this.batches.get(batchref) as Batch;
       const others = held.filter(({ holdid }) => holdid !== hold.holdid);
       this.batches.set(batchref, { ...batch, available: batch.available + qty, ...(others.length > 0 ? { held: others } : {}) });
     }
-    this.holds.set(hold.holdid, { ...stored, status: ending });
-    return 'saved';
+    this.holds.set(hold.holdid, { ...(this.holds.get(hold.holdid) as Hold), status: ending });
   }
 
   async extendHold(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite> {
@@ -167,11 +177,14 @@ export class FakeRepository implements BatchRepository {
     return 'saved';
   }
 
-  async changeBatch(batch: Batch, changed: Batch): Promise<ConditionalWrite> {
+  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime()): Promise<BatchChangeWrite> {
     const current = this.batches.get(batch.ref);
-    if (!current || !isSameBatch(current, batch)) return 'changed';
+    const holdsOf = (some?: Batch) => JSON.stringify([...(some?.held ?? [])].sort((a, b) => (a.holdid < b.holdid ? -1 : 1)));
+    const asRead = current !== undefined && isSameBatch(current, batch) && holdsOf(current) === holdsOf(batch);
+    if (!asRead || !ending.every((toEnd) => this.endsAsRead(toEnd, now))) return { outcome: 'changed', ended: [] };
+    for (const toEnd of ending) this.end(toEnd);
     this.batches.set(batch.ref, changed);
-    return 'saved';
+    return { outcome: 'saved', ended: ending.map(({ ending: how }) => how) };
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {

@@ -675,7 +675,7 @@ describe('PATCH /batches/{ref}', () => {
   it('answers 503 with Retry-After when the batch keeps changing under the write', async () => {
     const { addBatch, send, repository } = setUp();
     await addBatch(validBatch);
-    repository.changeBatch = async () => 'changed';
+    repository.changeBatch = async () => ({ outcome: 'changed', ended: [] });
     const result = await send('PATCH /batches/{ref}', change({ qty: 5 }));
     expect(result.statusCode).toBe(503);
     expect(result.headers?.['Retry-After']).toBe('1');

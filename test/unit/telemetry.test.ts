@@ -145,7 +145,7 @@ describe("the HTTP handlers' metrics", () => {
 
   it('count a change of a batch that kept being changed under it as Unavailable, BatchContended', async () => {
     const { repository, send } = await shop();
-    repository.changeBatch = async () => 'changed';
+    repository.changeBatch = async () => ({ outcome: 'changed', ended: [] });
 
     expect(await send('PATCH /batches/{ref}', { pathParameters: { ref: 'lamp-shelf' }, body: { qty: 4 } })).toBe(503);
 
