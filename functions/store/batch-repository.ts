@@ -45,6 +45,7 @@ import {
 } from './conditional-writes';
 import {
   ACTIVE_HOLD_SHARD,
+  ALLOCATED_AT,
   LINES_RANGE,
   LINE_BATCH,
   PK,
@@ -318,20 +319,28 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async linesOn(ref: string, limit: number): Promise<Allocation[]> {
-    const { Items } = await this.calls.call((options) =>
-      this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: linesByBatchIndex.name,
-          KeyConditionExpression: `${LINE_BATCH} = :lines`,
-          ExpressionAttributeValues: { ':lines': linesOfBatch(ref) },
-          ScanIndexForward: false,
-          Limit: limit,
-        }),
-        options,
+    // The newest `limit` of each index partition of the batch hold its newest `limit` in all.
+    const partitions = await Promise.all(
+      linesOfBatch(ref).map((partition) =>
+        this.calls.call((options) =>
+          this.client.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              IndexName: linesByBatchIndex.name,
+              KeyConditionExpression: `${LINE_BATCH} = :lines`,
+              ExpressionAttributeValues: { ':lines': partition },
+              ScanIndexForward: false,
+              Limit: limit,
+            }),
+            options,
+          ),
+        ),
       ),
     );
-    return (Items ?? []).map(storedLine);
+    const newestFirst = partitions
+      .flatMap(({ Items }) => Items ?? [])
+      .sort((a, b) => (String(a[ALLOCATED_AT]) < String(b[ALLOCATED_AT]) ? 1 : String(a[ALLOCATED_AT]) > String(b[ALLOCATED_AT]) ? -1 : 0));
+    return newestFirst.slice(0, limit).map(storedLine);
   }
 
   async cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite> {

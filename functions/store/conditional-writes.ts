@@ -20,7 +20,7 @@ import {
   holdKey,
   knownSkuItem,
   lineKey,
-  linesOfBatch,
+  lineBatchOf,
   noticeFields,
   now,
 } from './items';
@@ -64,7 +64,7 @@ export const newLineWrite = (tableName: string, allocation: Allocation, allocate
       ...lineKey(allocation.orderid, allocation.sku),
       type: 'Line',
       ...allocation,
-      [LINE_BATCH]: linesOfBatch(allocation.batchref),
+      [LINE_BATCH]: lineBatchOf(allocation),
       [ALLOCATED_AT]: allocatedAt,
     },
     ConditionExpression: ITEM_IS_NEW,
@@ -80,7 +80,7 @@ const lineMoveWrite = (tableName: string, allocation: Allocation, to: string): T
     // The line keeps its allocation time: it was allocated then, and moved now.
     UpdateExpression: `SET batchref = :to, ${LINE_BATCH} = :lines, movedAt = :movedAt`,
     ConditionExpression: LINE_IS_AS_READ,
-    ExpressionAttributeValues: { ':to': to, ':lines': linesOfBatch(to), ':movedAt': now(), ...lineAsRead(allocation) },
+    ExpressionAttributeValues: { ':to': to, ':lines': lineBatchOf({ ...allocation, batchref: to }), ':movedAt': now(), ...lineAsRead(allocation) },
   },
 });
 

@@ -18,7 +18,7 @@ import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, changedAt
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,
- *                                                         lineBatch LINES#<batchref>, allocatedAt, movedAt
+ *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt, movedAt
  *   deallocation     pk ORDER#<orderid> sk DEALLOCATED#<sku>#<noticeId>
  *                                                         orderid, sku, qty, batchref, reason, deallocatedAt
  *   out of stock     pk ORDER#<orderid> sk OUTOFSTOCK#<sku>#<noticeId>
@@ -94,9 +94,10 @@ export const batchKey = (batch: Batch) =>
   batch.pieces !== undefined || hasStockLeft(batch) ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref);
 
 /**
- * The partitions a SKU's pieces are spread over. Four: at 2 WCU a transactional write of a piece,
- * four partitions take ~2,000 allocations/s on AWS, twice the aim, and a spread SKU's read of its
- * pieces stays at four small Queries.
+ * The partition keys a SKU's pieces are spread over. Four: at 2 WCU a transactional write of a
+ * piece, they take 2,000 allocations/s on AWS when DynamoDB places them on four partitions, 500
+ * when on one (docs/capacity.md, "How far it goes"), and a spread SKU's read of its pieces stays at
+ * four small Queries.
  */
 export const PIECE_PARTITIONS = 4;
 /** The sort keys of a piece partition that hold pieces, and of one batch's pieces. */
@@ -165,7 +166,34 @@ const outOfStockKey = (orderid: string, sku: string, noticeId: string) => itemKe
 export const holdKey = (holdid: string) => itemKey(`${partitionKeyPrefix.hold}${holdid}`, 'HOLD');
 export const LINE_BATCH = linesByBatchIndex.partitionKey.name;
 export const ALLOCATED_AT = linesByBatchIndex.sortKey.name;
-export const linesOfBatch = (ref: string) => `${partitionKeyPrefix.linesOfBatch}${ref}`;
+
+/**
+ * A batch's lines are spread over this many partitions of the linesByBatch index, by order and SKU:
+ * each line writes its entry (1 WCU) to one of them, so that a hot batch's lines are not bound by
+ * one index partition's 1,000 WCU/s (docs/capacity.md, "How far it goes"). A shard's key begins
+ * `LINES<shard>#`, which no key without shards (`LINES#<ref>`, written before) can equal, whatever
+ * characters a ref holds.
+ */
+export const LINE_SHARDS = 4;
+
+const shardOf = (text: string, shards: number): number => {
+  let hash = 0;
+  for (const character of text) hash = (hash * 31 + (character.codePointAt(0) ?? 0)) >>> 0;
+  return hash % shards;
+};
+
+/** The index partition of a line on the batch `batchref`. */
+export const lineBatchOf = ({ orderid, sku, batchref }: Allocation) =>
+  `${partitionKeyPrefix.linesOfBatch}${shardOf(`${orderid}\u0000${sku}`, LINE_SHARDS)}#${batchref}`;
+
+/** Where a line written before the index was sharded is listed; read with the shards until no such line is left. */
+const unshardedLinesOfBatch = (ref: string) => `${partitionKeyPrefix.linesOfBatch}#${ref}`;
+
+/** Every index partition that lists the batch's lines. */
+export const linesOfBatch = (ref: string): string[] => [
+  ...Array.from({ length: LINE_SHARDS }, (_, shard) => `${partitionKeyPrefix.linesOfBatch}${shard}#${ref}`),
+  unshardedLinesOfBatch(ref),
+];
 
 /** An item of the table as this adapter and the tools that read the whole table see it. */
 export type StoredItem =
@@ -244,7 +272,8 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   }
   if (isText(orderid) && isText(sku) && isNumber(qty)) {
     const line: OrderLine = { orderid, sku, qty };
-    if (isText(batchref) && isText(allocatedAt) && lineBatch === linesOfBatch(batchref) && (movedAt === undefined || isText(movedAt))) {
+    const listed = isText(batchref) && (lineBatch === lineBatchOf({ ...line, batchref }) || lineBatch === unshardedLinesOfBatch(batchref));
+    if (isText(batchref) && listed && isText(allocatedAt) && (movedAt === undefined || isText(movedAt))) {
       if (hasKey(lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}) };
     }
     if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason)) {
@@ -299,11 +328,7 @@ export const ACTIVE_HOLD_SHARD = activeHoldsIndex.partitionKey.name;
 export const activeHoldShards = Array.from({ length: activeHoldsIndex.shards }, (_, shard) => `${partitionKeyPrefix.activeHolds}${shard}`);
 
 /** A holdid's shard: the same for every write of the hold, spread evenly over holdids. */
-const activeHoldShardOf = (holdid: string): string => {
-  let hash = 0;
-  for (const character of holdid) hash = (hash * 31 + (character.codePointAt(0) ?? 0)) >>> 0;
-  return activeHoldShards[hash % activeHoldShards.length] as string;
-};
+const activeHoldShardOf = (holdid: string): string => activeHoldShards[shardOf(holdid, activeHoldShards.length)] as string;
 
 
 /** What ending a hold writes on its record besides its status: when, and the record's time to live (timeToLiveAttribute). */

@@ -58,8 +58,8 @@ export const partitionKeyPrefix = {
   order: 'ORDER#',
   /** A hold's record: its lines, its status, until when it holds. */
   hold: 'HOLD#',
-  /** A batch's lines, in the index. */
-  linesOfBatch: 'LINES#',
+  /** A batch's lines, in the index: `LINES<shard>#<ref>`, and `LINES#<ref>` for lines written before it was sharded. */
+  linesOfBatch: 'LINES',
   /** A share of a hot SKU's batch's stock (a piece), in one of a few partitions of its SKU's pieces. */
   piece: 'PIECES#',
   /** A shard of the active holds, in their index. */

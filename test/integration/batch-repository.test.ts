@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Allocation, type Batch, afterMoves, changedBatch, newBatch, planLineMoves } from '../../domain/model';
 import { allocate, cancelAllocation, changeBatch } from '../../domain/services';
 import type { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
-import { parseStoredItem } from '../../functions/store/items';
+import { LINE_SHARDS, parseStoredItem } from '../../functions/store/items';
 import type { DocumentSender } from '../../functions/store/store-calls';
 import { checkInvariants } from '../../tools/invariants';
 import { scanItems } from '../reliability/support/table-contents';
@@ -220,6 +220,34 @@ describe('reading batches and lines', () => {
     }
     expect(await repository.linesOn(batch.ref, 10)).toEqual(lines.reverse());
     expect(await repository.linesOn(batch.ref, 2)).toEqual(lines.slice(0, 2));
+  });
+
+  it(`lists a batch's lines from its ${LINE_SHARDS} index shards and from the partition of lines written before the shards, newest first`, async () => {
+    const batch = await addBatch(100);
+    const lines = [];
+    for (let index = 0; index < 12; index++) {
+      lines.push(await allocated(batch, 1));
+      await sleep(2);
+    }
+    // A line as the service wrote it before the index was sharded, the newest of all.
+    const older = lineOf(batch, 2);
+    await table.documentClient.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: { pk: `ORDER#${older.orderid}`, sk: `LINE#${older.sku}`, type: 'Line', ...older, lineBatch: `LINES#${batch.ref}`, allocatedAt: new Date().toISOString() },
+      }),
+    );
+    await table.documentClient.send(
+      new UpdateCommand({ TableName: table.tableName, Key: { pk: `SKU#${batch.sku}`, sk: `STOCK#${batch.ref}` }, UpdateExpression: 'SET available = available - :two', ExpressionAttributeValues: { ':two': 2 } }),
+    );
+    const shards = new Set((await scanItems(table.documentClient, table.tableName)).flatMap((item) => (item.batchref === batch.ref ? [item.lineBatch] : [])));
+
+    expect(shards.size).toBeGreaterThan(2);
+    expect(await repository.linesOn(batch.ref, 100)).toEqual([older, ...lines.reverse()]);
+    expect(await repository.linesOn(batch.ref, 3)).toEqual([older, ...lines.slice(0, 2)]);
+    const { reallocated } = await changeBatch(batch.ref, { qty: 12 }, repository);
+    expect(reallocated).toEqual([expect.objectContaining({ orderid: older.orderid, batchref: null })]);
+    expect(await checkInvariants(table.documentClient, table.tableName)).toEqual([]);
   });
 });
 

@@ -1,3 +1,4 @@
+import { LINE_SHARDS } from '../../functions/store/items';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBatchesHandler } from '../../functions/batches';
 import { createAllocationsHandler } from '../../functions/allocations';
@@ -131,10 +132,11 @@ describe('the store work of a PATCH that moves many lines', () => {
 
     expect(cost.linesMoved).toBe(100);
     // The batch read by reference at the start (its SKU, then its two keys) and again at the end;
-    // the index once for the hundred lines and the SKU's stock once; the change itself, then the
-    // moves: 98 lines and their two batches, then the last 2 lines and the batch with room, which
-    // they empty (moved out of the stock range, 2 items).
-    expect(cost.calls).toEqual({ GetItem: 1, BatchGetItem: 2, Query: 2, TransactWriteItems: 3 });
+    // the index once for the hundred lines (each of its partitions for the batch: LINE_SHARDS
+    // shards and the one of lines written before it was sharded) and the SKU's stock once; the
+    // change itself, then the moves: 98 lines and their two batches, then the last 2 lines and the
+    // batch with room, which they empty (moved out of the stock range, 2 items).
+    expect(cost.calls).toEqual({ GetItem: 1, BatchGetItem: 2, Query: LINE_SHARDS + 1 + 1, TransactWriteItems: 3 });
   }, 60_000);
 });
 

@@ -50,7 +50,7 @@ describe("the handlers' roles", () => {
         Effect: 'Allow',
         Action: ['dynamodb:Query'],
         Resource: [{ 'Fn::Join': ['', [tableArn, `/index/${linesByBatchIndex.name}`]] }],
-        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['LINES#*'] } },
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['LINES*'] } },
       },
     ]);
   });
