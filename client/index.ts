@@ -2,15 +2,16 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
-import createClient, { type Client } from 'openapi-fetch';
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, paths } from './schema.js';
 
 /*
  * A typed client of the allocation service (docs/client.md). The types come from docs/openapi.json
  * (`npm run client` writes schema.d.ts); openapi-fetch turns them into calls whose bodies, path
  * parameters, answers and errors are typed. What this file adds is what a caller of the deployed API
- * would otherwise write by hand: a SigV4 signature for API Gateway's IAM authorization, and the
- * retry of a 503 after its Retry-After, which the API promises is safe for every route.
+ * would otherwise write by hand: a SigV4 signature for API Gateway's IAM authorization, the retry
+ * of a 503 after its Retry-After, which the API promises is safe for every route, and the reading of
+ * POST /add_batch's text answer.
  */
 
 export type { components, paths };
@@ -80,6 +81,23 @@ const signed = async (signer: SignatureV4, request: Request, body: ArrayBuffer |
 };
 
 /**
+ * openapi-fetch parses a 2xx answer as JSON unless the call says `parseAs: 'text'`, and
+ * POST /add_batch answers the text `OK`: a call that forgot would type-check, then throw a
+ * SyntaxError after the batch was written. So a text answer to a call parsing JSON reaches
+ * openapi-fetch as the JSON string of its text, and `data` is `"OK"`, as the route's types say.
+ */
+const textAsJsonString: Middleware = {
+  onResponse: async ({ response, options }) => {
+    if (options.parseAs !== 'json' || !/^text\/plain\b/i.test(response.headers.get('content-type') ?? '')) return undefined;
+    const headers = new Headers(response.headers);
+    headers.set('content-type', 'application/json');
+    // The old one would not be the new body's length.
+    headers.delete('content-length');
+    return new Response(JSON.stringify(await response.text()), { status: response.status, statusText: response.statusText, headers });
+  },
+};
+
+/**
  * A client of the API at `baseUrl`: `client.POST('/allocate', { body })` answers
  * `{ data, error, response }`, `data` typed by the route's 2xx bodies and `error` by its others.
  */
@@ -100,5 +118,7 @@ export const createAllocationClient = (options: AllocationClientOptions): Alloca
     }
   };
 
-  return createClient<paths>({ baseUrl: options.baseUrl.replace(/\/$/, ''), fetch: fetchWithRetries });
+  const client = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/$/, ''), fetch: fetchWithRetries });
+  client.use(textAsJsonString);
+  return client;
 };

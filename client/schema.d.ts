@@ -285,7 +285,7 @@ export interface components {
     schemas: {
         /**
          * Format: nfc
-         * @description An `orderid`, `sku` or `ref`: a key, compared code point by code point, so its rules keep two ids that look the same from being two orders. Look-alike letters of different scripts (Latin `a`, Cyrillic `а`) are different ids. The rules, in the order they are checked; a field (or path parameter) that breaks some gets one issue, with the message shown, for the first:
+         * @description An `orderid`, `sku` or `ref`: a key, compared code point by code point, so its rules keep two ids that look the same from being two orders. Look-alike letters of different scripts (Latin `a`, Cyrillic `а`) are different ids. The rules, in the order they are checked; a field (or path parameter) that breaks some gets one issue, for the first, its message the field's name and the words shown (`ref must not be blank`):
          *
          *     - at least 1 character: `must not be empty`
          *     - at most 128 characters, counted as code points (an emoji counts once): `must be at most 128 characters`
@@ -471,7 +471,7 @@ export interface components {
             issues: {
                 /** @description The field, its parts joined by dots (`lines.3.sku`), `""` for the body itself; or the path parameter's name. */
                 path: string;
-                /** @description What is wrong with it: for an identifier, its rule's message. */
+                /** @description The field's name (`the body` for the body itself), then that it is required and what it accepts, or what it must be: `qty is required: an integer from 1 to 1000000000`, `eta must be a date YYYY-MM-DD, or null`, `ref must not be blank`. */
                 message: string;
             }[];
         };
@@ -483,7 +483,7 @@ export interface components {
             issues: {
                 /** @description The field, its parts joined by dots (`lines.3.sku`), `""` for the body itself; or the path parameter's name. */
                 path: string;
-                /** @description What is wrong with it: for an identifier, its rule's message. */
+                /** @description The field's name (`the body` for the body itself), then that it is required and what it accepts, or what it must be: `qty is required: an integer from 1 to 1000000000`, `eta must be a date YYYY-MM-DD, or null`, `ref must not be blank`. */
                 message: string;
             }[];
         };

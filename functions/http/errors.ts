@@ -132,6 +132,21 @@ const unavailable = (requestId: string, outcome: string): ErrorResponse => ({
 });
 
 /**
+ * Each field's first issue, its message led by the field's name (`lines.3.sku`, or "the body" for
+ * the body itself), so that it reads whole wherever it is shown. zod may raise several issues for
+ * one value (1e26 is past the safe integers and past the bound); the client gets one per field, as
+ * docs/api.md promises.
+ */
+const oneIssuePerField = (issues: readonly z.core.$ZodIssue[]): { path: string; message: string }[] => {
+  const messages = new Map<string, string>();
+  for (const issue of issues) {
+    const path = issue.path.join('.');
+    if (!messages.has(path)) messages.set(path, `${path === '' ? 'the body' : path} ${issue.message}`);
+  }
+  return [...messages].map(([path, message]) => ({ path, message }));
+};
+
+/**
  * The one place that decides what every error looks like over HTTP, for every handler. Only the
  * messages written for clients leave this function: an unexpected error answers a generic message
  * and the request id, never its own text.
@@ -143,14 +158,7 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
     return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, ...lines }, outcome: error.name };
   }
   if (error instanceof InvalidInput) {
-    return {
-      statusCode: 400,
-      body: {
-        message: error.message,
-        issues: error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
-      },
-      outcome: error.name,
-    };
+    return { statusCode: 400, body: { message: error.message, issues: oneIssuePerField(error.issues) }, outcome: error.name };
   }
   if (error instanceof RouteNotFound) return { statusCode: 404, body: { message: error.message }, outcome: error.name };
   if (error instanceof UnsupportedMediaType) return { statusCode: 415, body: { message: error.message }, outcome: error.name };

@@ -1,10 +1,21 @@
-import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import { MAX_HOLD_SECONDS } from '../../domain/holds';
 
-// zod/mini is a fifth of classic zod's bundle and builds its schemas faster at cold start, but it
-// ships no messages: the 400 body's issues carry zod's English ones, so load them.
-z.config(en());
+/*
+ * zod/mini is a fifth of classic zod's bundle and builds its schemas faster at cold start. It ships
+ * no messages, and none of zod's is wanted: each schema and check below says, in the service's own
+ * words, what its field accepts ("must be an integer from 1 to 1000000000", "is required: ..."), and
+ * errors.ts puts the field's name before it. A schema given no message would answer zod's bare
+ * "Invalid input": test/unit/handlers.test.ts sends every route bad values of every field to catch one.
+ */
+
+/** The message of a value refused by its type, its format or a bound: that it is required when it is missing, and what the field accepts. */
+const refused = (accepts: string) => ({
+  error: (issue: { readonly input?: unknown }) => (issue.input === undefined ? `is required: ${accepts}` : `must be ${accepts}`),
+});
+
+/** An object of these fields, and the message when the value is not one: unknown fields are dropped, as the contract allows. */
+const objectOf = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.object(shape, refused(`an object {${Object.keys(shape).join(', ')}}`));
 
 /** Bounds from docs/api.md. They also keep every key well inside DynamoDB's key-size limits. */
 export const MAX_IDENTIFIER_CHARACTERS = 128;
@@ -47,7 +58,10 @@ export const inNfc = z.refine<string>((value) => value.normalize('NFC') === valu
   abort: true,
 });
 
-export const identifierSchema = z.string().check(
+/** What an identifier accepts, short: the rules below each say what they refuse. */
+const IDENTIFIER = `an identifier, a string of 1 to ${MAX_IDENTIFIER_CHARACTERS} characters`;
+
+export const identifierSchema = z.string(refused(IDENTIFIER)).check(
   z.minLength(1, { error: 'must not be empty', abort: true }),
   rule(AT_MOST_MAX_CHARACTERS, `must be at most ${MAX_IDENTIFIER_CHARACTERS} characters`),
   rule(NOT_ALL_WHITE_SPACE, 'must not be blank'),
@@ -57,17 +71,22 @@ export const identifierSchema = z.string().check(
   inNfc,
 );
 
-const quantityFrom = (least: number) =>
-  z.number().check(z.int('must be a whole number'), z.gte(least, `must be at least ${least}`), z.lte(MAX_QTY, `must be at most ${MAX_QTY}`));
+/**
+ * A whole number within bounds. One message for each way to miss them, since it says the whole
+ * range: `1e26` breaks both the integer check (past the safe integers) and the upper bound.
+ */
+const integerFrom = (least: number, most: number) => {
+  const message = refused(`an integer from ${least} to ${most}`);
+  return z.number(message).check(z.int(message), z.gte(least, message), z.lte(most, message));
+};
 
-const quantity = quantityFrom(1);
+const quantity = integerFrom(1, MAX_QTY);
 
 /**
  * A route's path parameters, each an identifier: an id in the URL is the same key as in a body. Built
  * once per route, when its handler is made.
  */
-export const pathParametersSchema = (names: readonly string[]) =>
-  z.object(Object.fromEntries(names.map((name) => [name, identifierSchema])));
+export const pathParametersSchema = (names: readonly string[]) => objectOf(Object.fromEntries(names.map((name) => [name, identifierSchema])));
 
 /*
  * Each handler uses its own body schemas, and building a schema is a good part of a cold
@@ -75,13 +94,12 @@ export const pathParametersSchema = (names: readonly string[]) =>
  * handler's bundle leaves out the schemas it does not use.
  */
 
-/** `z.iso.date()` checks the calendar too: 2026-02-30 is refused. */
-export const arrivalDateSchema = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.date('must be a date YYYY-MM-DD'));
+/** `z.iso.date()` checks the calendar too: 2026-02-30 is refused. Its message covers the null it also accepts. */
+export const arrivalDateSchema = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.date(refused('a date YYYY-MM-DD, or null')));
 
-/** Unknown fields are dropped, as the contract allows. */
-export const orderLineSchema = /* @__PURE__ */ z.object({ orderid: identifierSchema, sku: identifierSchema, qty: quantity });
+export const orderLineSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema, sku: identifierSchema, qty: quantity });
 
-export const batchSchema = /* @__PURE__ */ z.object({ ref: identifierSchema, sku: identifierSchema, qty: quantity, eta: arrivalDateSchema });
+export const batchSchema = /* @__PURE__ */ objectOf({ ref: identifierSchema, sku: identifierSchema, qty: quantity, eta: arrivalDateSchema });
 
 /** A rule of the whole body: zod's JSON Schema export drops a refinement, so tools/openapi/components.ts writes it into the document. */
 export const qtyOrEta = /* @__PURE__ */ z.refine<{ qty?: number; eta?: string | null }>(
@@ -90,9 +108,10 @@ export const qtyOrEta = /* @__PURE__ */ z.refine<{ qty?: number; eta?: string | 
 );
 
 /** A batch may be emptied (qty 0): its lines then go to other batches, or leave their orders. */
-export const batchChangeSchema = /* @__PURE__ */ z
-  .object({ qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ quantityFrom(0)), eta: /* @__PURE__ */ z.optional(arrivalDateSchema) })
-  .check(qtyOrEta);
+export const batchChangeSchema = /* @__PURE__ */ objectOf({
+  qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_QTY)),
+  eta: /* @__PURE__ */ z.optional(arrivalDateSchema),
+}).check(qtyOrEta);
 
 /** A transaction holds at most 100 items; an order's line takes up to 3 (its put, its batch moved). */
 const MAX_ORDER_LINES = 25;
@@ -110,26 +129,22 @@ export const eachSkuOnce = /* @__PURE__ */ z.superRefine((lines: readonly { sku:
   });
 });
 
-const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ z.object({ sku: identifierSchema, qty: quantity })).check(
-  /* @__PURE__ */ z.minLength(1, 'must have at least 1 line'),
-  /* @__PURE__ */ z.maxLength(MAX_ORDER_LINES, `must have at most ${MAX_ORDER_LINES} lines`),
+const orderLinesMessage = /* @__PURE__ */ refused(`an array of 1 to ${MAX_ORDER_LINES} lines {sku, qty}, each sku once`);
+
+const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: identifierSchema, qty: quantity }), orderLinesMessage).check(
+  /* @__PURE__ */ z.minLength(1, orderLinesMessage),
+  /* @__PURE__ */ z.maxLength(MAX_ORDER_LINES, orderLinesMessage),
   eachSkuOnce,
 );
 
-export const orderSchema = /* @__PURE__ */ z.object({ orderid: identifierSchema, lines: orderLines });
+export const orderSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema, lines: orderLines });
 
 /** How long a hold lasts, from now: a day at most (domain/holds.ts). */
-const holdSeconds = /* @__PURE__ */ z
-  .number()
-  .check(
-    /* @__PURE__ */ z.int('must be a whole number'),
-    /* @__PURE__ */ z.gte(1, 'must be at least 1'),
-    /* @__PURE__ */ z.lte(MAX_HOLD_SECONDS, `must be at most ${MAX_HOLD_SECONDS}`),
-  );
+const holdSeconds = /* @__PURE__ */ integerFrom(1, MAX_HOLD_SECONDS);
 
 /** A hold's lines are an order's: 1 to 25, each SKU once. `ttlSeconds` defaults to DEFAULT_HOLD_SECONDS. */
-export const holdSchema = /* @__PURE__ */ z.object({ holdid: identifierSchema, lines: orderLines, ttlSeconds: /* @__PURE__ */ z.optional(holdSeconds) });
+export const holdSchema = /* @__PURE__ */ objectOf({ holdid: identifierSchema, lines: orderLines, ttlSeconds: /* @__PURE__ */ z.optional(holdSeconds) });
 
-export const holdExtensionSchema = /* @__PURE__ */ z.object({ ttlSeconds: holdSeconds });
+export const holdExtensionSchema = /* @__PURE__ */ objectOf({ ttlSeconds: holdSeconds });
 
-export const holdConfirmationSchema = /* @__PURE__ */ z.object({ orderid: identifierSchema });
+export const holdConfirmationSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema });

@@ -277,7 +277,7 @@ describe('the routes with path parameters, over HTTP', () => {
     ['GET /skus/{sku}/stock', 'sku', () => fetchDocumented(url('skus', ' ', 'stock'))],
   ])('%s answers 400 naming %s when it breaks an identifier rule', async (_route, parameter, send) => {
     const body = await expectJsonError(await send(), 400);
-    expect(body).toEqual({ message: 'Invalid request', issues: [{ path: parameter, message: 'must not be blank' }] });
+    expect(body).toEqual({ message: 'Invalid request', issues: [{ path: parameter, message: `${parameter} must not be blank` }] });
   });
 
   it('answers 400 "Bad Request" for a parameter that does not percent-decode', async () => {
@@ -306,7 +306,7 @@ describe('the routes with path parameters, over HTTP', () => {
   it('answers 400 for a PATCH with neither qty nor eta, and changes nothing', async () => {
     const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
     const body = await expectJsonError(await patch(batch.ref, { sku: 'other' }), 400);
-    expect(body).toEqual({ message: 'Invalid request body', issues: [{ path: '', message: 'must have qty or eta, or both' }] });
+    expect(body).toEqual({ message: 'Invalid request body', issues: [{ path: '', message: 'the body must have qty or eta, or both' }] });
     expect(await (await fetchDocumented(url('batches', batch.ref))).json()).toEqual({ ...batch, allocated: 0, held: 0, available: 10 });
   });
 });

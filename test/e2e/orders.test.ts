@@ -215,7 +215,7 @@ describe('POST /orders refusing a body, over HTTP', () => {
   };
 
   it('answers 400 for an order with no lines', async () => {
-    await expectInvalidBody(postOrder(uniqueId('order'), []), [{ path: 'lines', message: 'must have at least 1 line' }]);
+    await expectInvalidBody(postOrder(uniqueId('order'), []), [{ path: 'lines', message: 'lines must be an array of 1 to 25 lines {sku, qty}, each sku once' }]);
   });
 
   it('answers 400 for an order of 26 lines, and allocates none of them', async () => {
@@ -223,7 +223,7 @@ describe('POST /orders refusing a body, over HTTP', () => {
     await Promise.all(skus.map((sku) => addBatch({ ref: uniqueId('batch'), sku, qty: 10, eta: null })));
     const orderid = uniqueId('order');
 
-    await expectInvalidBody(postOrder(orderid, skus.map((sku) => ({ sku, qty: 1 }))), [{ path: 'lines', message: 'must have at most 25 lines' }]);
+    await expectInvalidBody(postOrder(orderid, skus.map((sku) => ({ sku, qty: 1 }))), [{ path: 'lines', message: 'lines must be an array of 1 to 25 lines {sku, qty}, each sku once' }]);
     await expectNoAllocations(orderid);
   });
 
@@ -238,7 +238,7 @@ describe('POST /orders refusing a body, over HTTP', () => {
       { sku: sofa, qty: 1 },
       { sku: rug, qty: 2 },
     ]);
-    await expectInvalidBody(sent, [{ path: 'lines.3.sku', message: 'must not repeat the sku of an earlier line' }]);
+    await expectInvalidBody(sent, [{ path: 'lines.3.sku', message: 'lines.3.sku must not repeat the sku of an earlier line' }]);
     await expectNoAllocations(orderid);
   });
 

@@ -68,8 +68,12 @@ const parseAnswer = (status: number, shown: string, where: string): ExpectedAnsw
   return { status, body: { json }, headers: { [(header[1] as string).toLowerCase()]: header[2] as string } };
 };
 
-/** The examples of one Markdown text, in order. */
-export const examplesIn = (page: string, markdown: string): DocExample[] => {
+/**
+ * The examples of one Markdown text, in order: by default those that run, in ```sh blocks; with
+ * `shownOnly`, the requests and answers written the same way in blocks of no language or another,
+ * which show the form without running (docs/development.md's).
+ */
+export const examplesIn = (page: string, markdown: string, { shownOnly = false } = {}): DocExample[] => {
   const lines = markdown.split('\n');
   const examples: DocExample[] = [];
   let block: string | undefined;
@@ -86,7 +90,8 @@ export const examplesIn = (page: string, markdown: string): DocExample[] => {
       }
       continue;
     }
-    if (block !== 'sh' || line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    const read = shownOnly ? block !== undefined && block !== 'sh' && block !== 'ts' : block === 'sh';
+    if (!read || line.trim() === '' || line.trimStart().startsWith('#')) continue;
     const start = index;
     const commandLines = [line];
     while (/[\\|]\s*$/.test(lines[index] as string) && index + 1 < lines.length) commandLines.push(lines[++index] as string);
@@ -118,4 +123,5 @@ export const documentedPages = (root: string): string[] => [
     .map((name) => `docs/${name}`),
 ];
 
-export const examplesOf = (root: string, page: string): DocExample[] => examplesIn(page, readFileSync(join(root, page), 'utf8'));
+export const examplesOf = (root: string, page: string, options?: { shownOnly?: boolean }): DocExample[] =>
+  examplesIn(page, readFileSync(join(root, page), 'utf8'), options);

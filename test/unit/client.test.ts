@@ -180,6 +180,25 @@ describe('the typed client, given the local server', () => {
   });
 });
 
+describe('the typed client, given POST /add_batch', () => {
+  /** As the batches function answers it. */
+  const ok = (status: number) => () => new Response('OK', { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+  const batch = { ref: 'batch-001', sku: 'SMALL-TABLE', qty: 20, eta: null };
+
+  it('answers its text OK as data when the call says nothing of parsing, instead of throwing once the batch is written', async () => {
+    const { sent, fetch } = recordingFetch(ok(201));
+    const { data, response } = await createAllocationClient({ baseUrl: 'http://localhost:5005', fetch }).POST('/add_batch', { body: batch });
+    expect({ status: response.status, data }).toEqual({ status: 201, data: 'OK' });
+    expect(sent).toHaveLength(1);
+  });
+
+  it("answers the same with parseAs: 'text'", async () => {
+    const { fetch } = recordingFetch(ok(200));
+    const { data } = await createAllocationClient({ baseUrl: 'http://localhost:5005', fetch }).POST('/add_batch', { body: batch, parseAs: 'text' });
+    expect(data).toBe('OK');
+  });
+});
+
 describe('the wait before a retry', () => {
   it('is what Retry-After asks, in seconds or as a date, and a second when it says neither', () => {
     const now = Date.parse('2026-11-25T10:00:00Z');

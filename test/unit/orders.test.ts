@@ -172,16 +172,16 @@ describe('POST /orders', () => {
   });
 
   it.each([
-    ['no lines', { orderid: 'o1', lines: [] }, 'lines', 'must have at least 1 line'],
-    ['26 lines', { orderid: 'o1', lines: Array.from({ length: 26 }, (_, index) => ({ sku: `S${index}`, qty: 1 })) }, 'lines', 'must have at most 25 lines'],
+    ['no lines', { orderid: 'o1', lines: [] }, 'lines', 'lines must be an array of 1 to 25 lines {sku, qty}, each sku once'],
+    ['26 lines', { orderid: 'o1', lines: Array.from({ length: 26 }, (_, index) => ({ sku: `S${index}`, qty: 1 })) }, 'lines', 'lines must be an array of 1 to 25 lines {sku, qty}, each sku once'],
     [
       'a sku twice',
       { orderid: 'o1', lines: [{ sku: 'A', qty: 1 }, { sku: 'B', qty: 1 }, { sku: 'C', qty: 1 }, { sku: 'A', qty: 2 }] },
       'lines.3.sku',
-      'must not repeat the sku of an earlier line',
+      'lines.3.sku must not repeat the sku of an earlier line',
     ],
-    ['a bad qty', { orderid: 'o1', lines: [{ sku: 'A', qty: 0 }] }, 'lines.0.qty', 'must be at least 1'],
-    ['a blank orderid', { orderid: ' ', lines: [{ sku: 'A', qty: 1 }] }, 'orderid', 'must not be blank'],
+    ['a bad qty', { orderid: 'o1', lines: [{ sku: 'A', qty: 0 }] }, 'lines.0.qty', 'lines.0.qty must be an integer from 1 to 1000000000'],
+    ['a blank orderid', { orderid: ' ', lines: [{ sku: 'A', qty: 1 }] }, 'orderid', 'orderid must not be blank'],
   ])('answers 400 for %s, naming where', async (_, body, path, message) => {
     expect(await send(body)).toEqual({ status: 400, body: { message: 'Invalid request body', issues: [{ path, message }] } });
   });

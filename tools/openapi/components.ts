@@ -127,8 +127,8 @@ const requestSchemas = () => {
     description:
       'An `orderid`, `sku` or `ref`: a key, compared code point by code point, so its rules keep two ids that look the ' +
       'same from being two orders. Look-alike letters of different scripts (Latin `a`, Cyrillic `а`) are different ids. ' +
-      'The rules, in the order they are checked; a field (or path parameter) that breaks some gets one issue, with the ' +
-      `message shown, for the first:\n\n${identifierRulesText()}`,
+      'The rules, in the order they are checked; a field (or path parameter) that breaks some gets one issue, for the ' +
+      `first, its message the field's name and the words shown (\`ref must not be blank\`):\n\n${identifierRulesText()}`,
     examples: ['order-1', 'LAMPE À POSER', '注文-1', '📦-1'],
     // The pattern zod exports already bounds the length; this says it the way client generators read.
     maxLength: MAX_IDENTIFIER_CHARACTERS,
@@ -191,7 +191,12 @@ const issue = closedObject(
       type: 'string',
       description: "The field, its parts joined by dots (`lines.3.sku`), `\"\"` for the body itself; or the path parameter's name.",
     },
-    message: { type: 'string', description: "What is wrong with it: for an identifier, its rule's message." },
+    message: {
+      type: 'string',
+      description:
+        'The field\'s name (`the body` for the body itself), then that it is required and what it accepts, or what it must ' +
+        'be: `qty is required: an integer from 1 to 1000000000`, `eta must be a date YYYY-MM-DD, or null`, `ref must not be blank`.',
+    },
   },
   'One field, or one path parameter, and the first rule it breaks.',
 );

@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { routeKeys, splitRouteKey } from '../../functions/http/route-keys';
+import { type DocExample, documentedPages, examplesOf } from '../support/doc-examples';
+import { responseProblems } from '../support/openapi-responses';
+
+/*
+ * What the docs state about the code, checked against the code, where no example runs it: a count
+ * of the routes goes stale as soon as a route is added, and an answer shown without being run as
+ * soon as a field is.
+ */
+
+const ROOT = process.cwd();
+
+const NUMBER_WORDS = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty'];
+
+/** Each "<number> routes" of a page that counts the API's routes: not "the five routes of holds", which counts some of them. */
+const routeCountsIn = (markdown: string): number[] =>
+  [...markdown.matchAll(/\b([a-z]+|\d+) routes\b(?! of)/gi)].flatMap(([, number = '']) => {
+    const count = /^\d+$/.test(number) ? Number(number) : NUMBER_WORDS.indexOf(number.toLowerCase()) + 1;
+    return count > 0 ? [count] : [];
+  });
+
+describe('the routes the docs count', () => {
+  const routeCount = Object.values(routeKeys).flat().length;
+
+  it.each(['docs/api.md', 'docs/deploy.md'])('are as many in %s as the route keys', (page) => {
+    const counts = routeCountsIn(readFileSync(join(ROOT, page), 'utf8'));
+    expect(counts.length).toBeGreaterThan(0);
+    expect(counts).toEqual(counts.map(() => routeCount));
+  });
+});
+
+/** The route key a request example calls: its method (`-X`, else GET) and the route whose path template matches. */
+const routeKeyOf = ({ command }: DocExample): string | undefined => {
+  const method = /-X\s+([A-Z]+)/.exec(command)?.[1] ?? 'GET';
+  const path = /localhost:5005(\/[^\s'"]*)/.exec(command)?.[1] ?? '';
+  return Object.values(routeKeys)
+    .flat()
+    .find((routeKey) => {
+      const route = splitRouteKey(routeKey);
+      const template = route.path.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
+      return route.method === method && new RegExp(`^${template.join('[^/]+')}$`).test(path);
+    });
+};
+
+describe('the answers the docs show without running them', () => {
+  const shown = documentedPages(ROOT).flatMap((page) => examplesOf(ROOT, page, { shownOnly: true })).filter((example) => example.expected);
+
+  it('include docs/development.md\'s example of the form', () => {
+    expect(shown.map((example) => example.page)).toContain('docs/development.md');
+  });
+
+  it.each(shown.map((example) => [`${example.page}:${example.line}`, example] as const))('%s is an answer docs/openapi.json documents', (_where, example) => {
+    const routeKey = routeKeyOf(example);
+    const { status, body, headers } = example.expected ?? { status: 0, body: { text: '' }, headers: {} };
+    expect(routeKey, example.command).toBeDefined();
+    const response =
+      'json' in body
+        ? { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body.json) }
+        : { status, headers: { 'content-type': 'text/plain', ...headers }, body: body.text };
+    expect(responseProblems(routeKey ?? '', response)).toEqual([]);
+  });
+});
