@@ -36,11 +36,14 @@ export class HoldSweeper extends Part {
       logSettings,
     });
     grantTableAccess(role, table.tableArn, tableAccess.sweeper);
+    // Lambda would otherwise run a failed sweep again 1 and 2 minutes later, beside the scheduled
+    // ones: the next minute's sweep is the retry.
+    fn.configureAsyncInvoke({ retryAttempts: 0 });
     this.fn = fn;
     new Rule(this, 'SweepHoldsSchedule', {
       description: 'Ends expired holds every minute (functions/sweep-holds.ts).',
       schedule: Schedule.rate(Duration.minutes(1)),
-      // No retry: the next minute's sweep is the retry, and two sweeps at once would race for the same holds.
+      // No retry by the rule either: the next minute's sweep is the retry, and two sweeps at once would race for the same holds.
       targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
     });
   }
