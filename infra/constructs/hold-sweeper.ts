@@ -21,7 +21,8 @@ export interface HoldSweeperProps {
  * live deletes up to days late. Once a minute is enough because nothing waits on the sweeper: an
  * expired hold's units are free the moment it expires (docs/api.md, "Holds"); the sweeper ends
  * its record and tidies its batches. Least privilege like the other functions: the active holds'
- * index, the holds and the batches, UpdateItem only.
+ * index, the holds and the batches (a spread batch's pieces read only), UpdateItem only, naming only
+ * what ending a hold writes.
  */
 export class HoldSweeper extends Part {
   readonly fn: NodejsFunction;
