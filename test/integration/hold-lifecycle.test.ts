@@ -223,6 +223,30 @@ describe('the sweeper', () => {
     expect(await violationsOf(batch)).toEqual([]);
   });
 
+  it('pages through the expired holds of every shard earliest first, each once, whether or not those of earlier pages ended', async () => {
+    // Long before the other tests' holds, so that these are the only ones expired then.
+    const early = START - 365 * 24 * 60 * MINUTE;
+    const batch = newBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 9, eta: null });
+    await addBatch(batch, table.repository());
+    const holdids = Array.from({ length: 9 }, () => uniqueId('cart'));
+    for (const [index, holdid] of holdids.entries()) {
+      await placeHold({ holdid, lines: [{ sku: batch.sku, qty: 1 }], ttlSeconds: index + 1 }, at(early).repository);
+    }
+    const { repository } = at(early + 10_000);
+
+    const listed: string[] = [];
+    let page = await repository.expiredHolds(early + 10_000, 2);
+    for (;;) {
+      listed.push(...page.holdids);
+      // Ending a page's first hold takes it out of the index before the next page is read.
+      if (page.holdids[0]) await endExpiredHold(page.holdids[0], repository);
+      if (!page.next) break;
+      page = await repository.expiredHolds(early + 10_000, 2, page.next);
+    }
+
+    expect(listed).toEqual(holdids);
+  });
+
   it('counts the holds it could not end, and those 5 minutes past their expiry as overdue, for the alarm', async () => {
     const batch = await stocked(1);
     const holdid = await held(batch, 1, 30);
@@ -234,7 +258,7 @@ describe('the sweeper', () => {
     expect(failedSweep).toMatchObject({ ended: 0 });
     expect(failedSweep.failed).toBeGreaterThanOrEqual(1);
     expect(failedSweep.overdue).toBeGreaterThanOrEqual(1);
-    expect(await repository.expiredHolds(START + 30_000, 1_000)).toContain(holdid);
+    expect((await repository.expiredHolds(START + 30_000, 1_000)).holdids).toContain(holdid);
     expect(await sweepExpiredHolds(repository)).toMatchObject({ failed: 0, overdue: 0 });
   });
 });

@@ -61,6 +61,29 @@ describe('the hold sweeper', () => {
     expect(telemetry.metrics).toEqual([expect.objectContaining({ counts: { HoldsOverdue: 1 } })]);
   });
 
+  it('pages past the holds it cannot end, trying each once, so that they hold back none of the later ones', async () => {
+    const repository = new FakeRepository();
+    await repository.addBatch({ ref: 'lamp-1', sku: 'LAMP', qty: 200, available: 200, eta: null });
+    // A full page of holds whose ending keeps failing (a batch conflicts keep hitting), all expiring first.
+    const stuck = Array.from({ length: 100 }, (_, index) => `cart-stuck-${String(index).padStart(3, '0')}`);
+    for (const holdid of stuck) await placeHold({ holdid, lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 }, repository);
+    repository.now += 1;
+    await placeHold({ holdid: 'cart-later', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 }, repository);
+    repository.now += 61_000;
+    const tried: string[] = [];
+    const endHold = repository.endHold.bind(repository);
+    repository.endHold = async (hold, ...rest) => {
+      tried.push(hold.holdid);
+      if (stuck.includes(hold.holdid)) throw new Error('Transaction cancelled: a conflict');
+      return endHold(hold, ...rest);
+    };
+
+    expect(await createSweepHoldsHandler(repository)({}, lambdaContext())).toMatchObject({ ended: 1, failed: 100 });
+
+    expect(repository.holds.get('cart-later')?.status).toBe('expired');
+    expect(tried.sort()).toEqual(['cart-later', ...stuck]);
+  });
+
   it('logs a sweep that failed as an error, and fails the invocation for Lambda to count', async () => {
     const { repository, sweep } = await shop();
     repository.expiredHolds = async () => {
