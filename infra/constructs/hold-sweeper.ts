@@ -32,7 +32,8 @@ export class HoldSweeper extends Part {
     const { fn, role } = serviceFunction(this, 'SweepHolds', {
       entry: 'functions/sweep-holds.ts',
       environment: { TABLE_NAME: table.tableName, NODE_OPTIONS: '--enable-source-maps' },
-      // A sweep runs until its page of expired holds is done or its time is nearly out; the next one continues.
+      // A sweep runs until no expired hold is left, or until 10 s before this (functions/sweep-holds.ts), when it
+      // stops, reports what it ended and succeeds; the next one continues.
       timeout: Duration.seconds(50),
       logSettings,
     });
