@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { OVERDUE_AFTER_MS, type Sweep, sweepExpiredHolds } from '../domain/hold-services';
 import type { BatchRepository } from '../domain/ports';
+import { countingHoldEndings } from './hold-endings';
 import { batchRepository } from './store/repository';
 import { addCount, describeError, logger, publishOperationCounts, takeColdStart } from './telemetry';
 import { type MetricName, SWEEP_HOLDS_OPERATION, metricNames } from './telemetry-names';
@@ -29,9 +30,10 @@ export const createSweepHoldsHandler = (repository: BatchRepository) =>
     const sweepDeadline = AbortSignal.timeout(Math.max(0, timeLeft - SWEEP_STOPS_BEFORE_TIMEOUT_MS));
     const counts = new Map<MetricName, number>();
     try {
-      const sweep = await sweepExpiredHolds(repository.withDeadline(storeDeadline), sweepDeadline);
-      const { ended, failed, overdue, stoppedAtDeadline } = sweep;
-      addCount(counts, metricNames.holdsExpired, ended);
+      // Each hold ended counts as it is written, so a sweep that fails afterwards still counts it.
+      const counted = countingHoldEndings(repository, { count: (name) => addCount(counts, name) });
+      const sweep = await sweepExpiredHolds(counted.withDeadline(storeDeadline), sweepDeadline);
+      const { failed, overdue, stoppedAtDeadline } = sweep;
       // Published at 0 too: the alarm on it takes a sweep that did not report as one that fell behind.
       counts.set(metricNames.holdsOverdue, overdue);
       const entry = { message: 'Holds swept', cold_start: takeColdStart(), function_request_id: context.awsRequestId, ...sweep };

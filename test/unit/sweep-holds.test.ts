@@ -131,6 +131,23 @@ describe('the hold sweeper', () => {
     expect(telemetry.metrics).toEqual([expect.objectContaining({ dimensions: sweeping, counts: { HoldsExpired: 1, HoldsOverdue: 0 } })]);
   });
 
+  it('counts the holds it ended even when the sweep then fails', async () => {
+    const { repository, sweep } = await shop();
+    repository.now += 61_000;
+    const expiredHolds = repository.expiredHolds.bind(repository);
+    let reads = 0;
+    repository.expiredHolds = async (...args) => {
+      // The count of the overdue holds, after the one page of expired holds, finds the store gone.
+      if (++reads > 1) throw new Error('The index did not answer');
+      return expiredHolds(...args);
+    };
+
+    await expect(sweep()).rejects.toThrow('The index did not answer');
+
+    expect(repository.holds.get('cart-short')?.status).toBe('expired');
+    expect(telemetry.metrics).toEqual([expect.objectContaining({ dimensions: sweeping, counts: { HoldsExpired: 1 } })]);
+  });
+
   it('logs a sweep that failed as an error, and fails the invocation for Lambda to count', async () => {
     const { repository, sweep } = await shop();
     repository.expiredHolds = async () => {
