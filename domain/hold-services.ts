@@ -1,7 +1,7 @@
 import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
 import { type HeldLine, type Hold, type HoldStatus, type Instant, batchAt, expiryAfter, hasExpired, statusAt } from './holds';
 import { type Allocation, type Batch, type Order, heldTotal, planOrder } from './model';
-import type { BatchRepository, ConditionalWrite, HoldEnding, HoldToEnd } from './ports';
+import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd } from './ports';
 
 /*
  * Holds through checkout (docs/api.md, "Holds"). Every change of a hold is one transaction guarded
@@ -174,30 +174,45 @@ export interface Sweep {
   readonly failed: number;
   /** Holds still active OVERDUE_AFTER_MS after they expired, once it was done (up to a page of them). */
   readonly overdue: number;
+  /** It stopped at its deadline with holds left to try (a backlog, or a store slow to answer): the next sweep goes on. */
+  readonly stoppedAtDeadline: boolean;
 }
 
 /**
- * Ends every hold whose time has passed, page by page, earliest first, and then counts the overdue
- * ones left. One hold that cannot be ended stops none of the others. Stops at a page that ended
- * none: the index still lists holds that something else ended a moment ago.
+ * Ends every hold whose time had passed when it started, page by page, earliest first, until
+ * `deadline` aborts, and then counts the overdue ones left. Each hold listed is tried once: one that
+ * cannot be ended (the store kept refusing, or the hold kept changing), or that something else ended
+ * a moment ago while the index still lists it, holds back none of the holds after it, and the next
+ * sweep tries it again. The holds are read and ended through `repository` bound to `deadline`, so a
+ * call still in flight then is abandoned too (its hold is neither ended nor failed: the next sweep
+ * tries it); the overdue ones are counted through `repository` itself, whose own deadline, if any,
+ * must come later.
  */
-export const sweepExpiredHolds = async (repository: BatchRepository): Promise<Sweep> => {
+export const sweepExpiredHolds = async (repository: BatchRepository, deadline?: AbortSignal): Promise<Sweep> => {
+  const ending = deadline ? repository.withDeadline(deadline) : repository;
+  let stoppedAtDeadline = false;
+  const outOfTime = () => (stoppedAtDeadline ||= deadline?.aborted === true);
+  const before = repository.currentTime();
   let ended = 0;
   let failed = 0;
-  for (;;) {
-    const expired = await repository.expiredHolds(repository.currentTime(), SWEEP_PAGE);
-    let endedNow = 0;
-    for (let start = 0; start < expired.length; start += SWEEP_CONCURRENCY) {
-      const page = expired.slice(start, start + SWEEP_CONCURRENCY);
-      const results = await Promise.allSettled(page.map((holdid) => endExpiredHold(holdid, repository)));
-      endedNow += results.filter((result) => result.status === 'fulfilled' && result.value).length;
-      failed += results.filter((result) => result.status === 'rejected').length;
-    }
-    ended += endedNow;
-    if (expired.length < SWEEP_PAGE || endedNow === 0) break;
+  try {
+    let from: ExpiredHoldsCursor | undefined;
+    do {
+      const page = await ending.expiredHolds(before, SWEEP_PAGE, from);
+      for (let start = 0; start < page.holdids.length && !outOfTime(); start += SWEEP_CONCURRENCY) {
+        const tried = page.holdids.slice(start, start + SWEEP_CONCURRENCY);
+        const results = await Promise.allSettled(tried.map((holdid) => endExpiredHold(holdid, ending)));
+        ended += results.filter((result) => result.status === 'fulfilled' && result.value).length;
+        if (!outOfTime()) failed += results.filter((result) => result.status === 'rejected').length;
+      }
+      from = page.next;
+    } while (from && !outOfTime());
+  } catch (error) {
+    // A page's read that the deadline cut off ends the sweep like the deadline itself; anything else fails it.
+    if (!outOfTime()) throw error;
   }
-  const overdue = (await repository.expiredHolds(repository.currentTime() - OVERDUE_AFTER_MS, SWEEP_PAGE)).length;
-  return { ended, failed, overdue };
+  const overdue = (await repository.expiredHolds(repository.currentTime() - OVERDUE_AFTER_MS, SWEEP_PAGE)).holdids.length;
+  return { ended, failed, overdue, stoppedAtDeadline };
 };
 
 export interface ConfirmOutcome {

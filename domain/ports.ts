@@ -29,6 +29,21 @@ export type ConfirmHoldResult =
   /** The order already has lines for some of the hold's SKUs (these, as stored). Nothing was written. */
   | { readonly outcome: 'lines-exist'; readonly existing: Allocation[] };
 
+/**
+ * Where a listing of expired holds goes on from: the store's own position, handed back as it came.
+ * Branded, so that nothing but a page's `next` is taken for one.
+ */
+export type ExpiredHoldsCursor = { readonly [expiredHoldsCursor]: true };
+declare const expiredHoldsCursor: unique symbol;
+
+/** A page of the holds still active whose expiry has passed. */
+export interface ExpiredHolds {
+  /** Earliest expiry first. */
+  readonly holdids: string[];
+  /** Where the next page starts; absent on the last page. */
+  readonly next?: ExpiredHoldsCursor;
+}
+
 /** How an active hold ends without becoming an order's lines. */
 export type HoldEnding = 'released' | 'expired';
 
@@ -180,10 +195,12 @@ export interface BatchRepository {
   confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult>;
   /**
    * The holdids of up to `limit` holds still active whose expiry is at or before `before`, earliest
-   * first. Read through an index that lags writes by a moment: a hold ended a moment ago may be
-   * listed (ending it again finds it ended), one that expired a moment ago may be missing.
+   * first, from the start of the listing or from where the page of `from` (with the same `before`)
+   * left off: paging on lists each such hold once, whether or not the holds of earlier pages have
+   * ended meanwhile. Read through an index that lags writes by a moment: a hold ended a moment ago
+   * may be listed (ending it again finds it ended), one that expired a moment ago may be missing.
    */
-  expiredHolds(before: Instant, limit: number): Promise<string[]>;
+  expiredHolds(before: Instant, limit: number, from?: ExpiredHoldsCursor): Promise<ExpiredHolds>;
   /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */
   currentTime(): Instant;
   /**

@@ -34,7 +34,7 @@ import {
 } from './model';
 import { holdsToEnd } from './hold-services';
 import { batchAt, withoutHolds } from './holds';
-import type { BatchRepository, HoldEnding } from './ports';
+import type { BatchRepository } from './ports';
 
 export interface AllocationOutcome {
   readonly batchref: string;
@@ -136,8 +136,6 @@ export interface BatchChangeOutcome {
   readonly batch: Batch;
   /** The lines this call moved; a repeat that finishes an earlier, cut-off change lists only its own. */
   readonly reallocated: Reallocation[];
-  /** How each hold this call ended to make room ended: released while it lasted, or expired. */
-  readonly endedHolds: HoldEnding[];
 }
 
 /**
@@ -149,8 +147,7 @@ export interface BatchChangeOutcome {
  * between keeps the invariant; the deadline bounds one call, and a 503 asks for the repeat that continues.
  */
 export const changeBatch = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<BatchChangeOutcome> => {
-  const endedHolds: HoldEnding[] = [];
-  let batch = await applyChange(ref, change, repository, endedHolds);
+  let batch = await applyChange(ref, change, repository);
   const reallocated: Reallocation[] = [];
   let fruitlessRounds = 0;
   while (batch.available < 0) {
@@ -160,7 +157,7 @@ export const changeBatch = async (ref: string, change: BatchChange, repository: 
     if (fruitlessRounds >= MAX_BATCH_ROUNDS) throw new BatchContended(ref, fruitlessRounds);
     batch = await batchOrThrow(ref, repository, batch.sku);
   }
-  return { batch: batchAt(batch, repository.currentTime()), reallocated, endedHolds };
+  return { batch: batchAt(batch, repository.currentTime()), reallocated };
 };
 
 /**
@@ -169,7 +166,7 @@ export const changeBatch = async (ref: string, change: BatchChange, repository: 
  * whose lines the change leaves to move holds none, and each hold on it ends whole, once, in the
  * change's own write: a change cut off has ended none of them.
  */
-const applyChange = async (ref: string, change: BatchChange, repository: BatchRepository, endedHolds: HoldEnding[]): Promise<Batch> => {
+const applyChange = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<Batch> => {
   let lostRounds = 0;
   while (lostRounds < MAX_BATCH_ROUNDS) {
     const batch = await batchOrThrow(ref, repository);
@@ -180,7 +177,6 @@ const applyChange = async (ref: string, change: BatchChange, repository: BatchRe
     if (ending) {
       const withChange = withoutHolds(changed, ending.map(({ hold }) => hold.holdid));
       const written = await repository.changeBatch(batch, withChange, ending, now);
-      endedHolds.push(...written.ended);
       if (written.outcome === 'saved') return withChange;
       if (written.ended.length > 0) {
         lostRounds = 0;

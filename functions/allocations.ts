@@ -3,6 +3,7 @@ import { DEFAULT_HOLD_SECONDS, type Hold } from '../domain/holds';
 import type { Allocation } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import { allocate, allocateOrder, cancelAllocation, orderAllocations } from '../domain/services';
+import { countingHoldEndings } from './hold-endings';
 import { type OpenApiDocumentReader, openApiDocumentFile, openApiDocumentResult } from './http/openapi-document';
 import { json, noContent, route, routedHandler } from './http/route';
 import type { AllocationsRouteKey } from './http/route-keys';
@@ -75,8 +76,9 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
     route('POST /holds', {
       body: holdSchema,
       successOutcomes: { 200: 'HoldAlreadyPlaced', 201: 'HoldPlaced' },
+      // A repeat may find the hold expired and end it (so do an extension and a confirm): counted as it is written.
       run: async ({ body: { ttlSeconds = DEFAULT_HOLD_SECONDS, ...body } }, store, counter) => {
-        const { hold, created } = await placeHold({ ...body, ttlSeconds }, store);
+        const { hold, created } = await placeHold({ ...body, ttlSeconds }, countingHoldEndings(store, counter));
         if (created) counter.count(metricNames.holdsPlaced);
         return json(created ? 201 : 200, holdView(hold));
       },
@@ -88,13 +90,13 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
     route('PATCH /holds/{holdid}', {
       body: holdExtensionSchema,
       successOutcomes: { 200: 'HoldExtended' },
-      run: async ({ pathParameters: { holdid }, body: { ttlSeconds } }, store) => json(200, holdView(await extendHold(holdid, ttlSeconds, store))),
+      run: async ({ pathParameters: { holdid }, body: { ttlSeconds } }, store, counter) =>
+        json(200, holdView(await extendHold(holdid, ttlSeconds, countingHoldEndings(store, counter)))),
     }),
     route('DELETE /holds/{holdid}', {
       successOutcomes: { 204: 'HoldReleased' },
       run: async ({ pathParameters: { holdid } }, store, counter) => {
-        const ending = await releaseHold(holdid, store);
-        if (ending !== 'repeat') counter.count(ending === 'released' ? metricNames.holdsReleased : metricNames.holdsExpired);
+        await releaseHold(holdid, countingHoldEndings(store, counter));
         return noContent();
       },
     }),
@@ -102,7 +104,7 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
       body: holdConfirmationSchema,
       successOutcomes: { 200: 'HoldAlreadyConfirmed', 201: 'HoldConfirmed' },
       run: async ({ pathParameters: { holdid }, body: { orderid } }, store, counter) => {
-        const { lines, created } = await confirmHold(holdid, orderid, store);
+        const { lines, created } = await confirmHold(holdid, orderid, countingHoldEndings(store, counter));
         if (created) {
           counter.count(metricNames.holdsConfirmed);
           counter.count(metricNames.linesAllocated, lines.length);

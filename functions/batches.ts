@@ -1,6 +1,7 @@
 import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldTotal } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import { addBatch, batchStatus, changeBatch, skuStock } from '../domain/services';
+import { countingHoldEndings } from './hold-endings';
 import { json, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
 import { batchChangeSchema, batchSchema } from './http/schemas';
@@ -59,9 +60,9 @@ export const createBatchesHandler = (repository: BatchRepository) =>
       body: batchChangeSchema,
       successOutcomes: { 200: 'BatchChanged' },
       run: async ({ pathParameters: { ref }, body }, store, counter) => {
-        const { batch, reallocated, endedHolds } = await changeBatch(ref, body, store);
+        // The holds it ends to make room count as they are written, even if the change then gives up.
+        const { batch, reallocated } = await changeBatch(ref, body, countingHoldEndings(store, counter));
         counter.count(metricNames.linesReallocated, reallocated.length);
-        for (const ending of endedHolds) counter.count(ending === 'released' ? metricNames.holdsReleased : metricNames.holdsExpired);
         return json(200, { ...batchView(batch), reallocated: reallocated.map(reallocationView) });
       },
     }),

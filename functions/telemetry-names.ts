@@ -58,7 +58,7 @@ export const metricNames = {
   holdsConfirmed: 'HoldsConfirmed',
   /** Active holds ended by DELETE /holds/{holdid}, or by a PATCH of a batch that shrank under them. */
   holdsReleased: 'HoldsReleased',
-  /** Holds ended as expired: by the sweeper, or by a DELETE or a batch change that found them expired. */
+  /** Holds ended as expired: by the sweeper, or by a request that found them expired (a release, a repeat, an extension, a confirm, a batch change). */
   holdsExpired: 'HoldsExpired',
   /** Holds still active 5 minutes after they expired, counted by the sweeper after each sweep (0 included): its alarm's metric. */
   holdsOverdue: 'HoldsOverdue',

@@ -89,9 +89,9 @@ export class AllocationStack extends Stack {
       stage: this.api.stage,
       table: this.table,
       functions: [
-        ...this.api.handlers,
-        { name: 'PublishEvents', fn: this.events.consumer, routeKeys: [] },
-        { name: 'SweepHolds', fn: this.sweeper.fn, routeKeys: [] },
+        ...this.api.handlers.map((handler) => ({ ...handler, invokedBy: 'api' as const })),
+        { name: 'PublishEvents', fn: this.events.consumer, invokedBy: 'stream', routeKeys: [] },
+        { name: 'SweepHolds', fn: this.sweeper.fn, invokedBy: 'schedule', routeKeys: [] },
       ],
       events: this.events,
       sweeper: this.sweeper.fn,

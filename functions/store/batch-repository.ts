@@ -15,6 +15,8 @@ import type {
   BatchRepository,
   ConditionalWrite,
   ConfirmHoldResult,
+  ExpiredHolds,
+  ExpiredHoldsCursor,
   HoldEnding,
   HoldPlacement,
   HoldToEnd,
@@ -245,10 +247,17 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { outcome: 'changed' };
   }
 
-  async expiredHolds(before: Instant, limit: number): Promise<string[]> {
+  /**
+   * Each shard of the index read in order of expiry, `limit` at a time, and the earliest `limit` of
+   * them kept. The cursor is where each shard's next Query starts: after the last of its holds that
+   * a page kept (its index key), or where it started when the page kept none of them; a shard whose
+   * every hold a page kept and that has no more is left out.
+   */
+  async expiredHolds(before: Instant, limit: number, from?: ExpiredHoldsCursor): Promise<ExpiredHolds> {
+    const starts: ShardStarts = from ? (from as unknown as ShardStarts) : new Map(activeHoldShards.map((shard) => [shard, undefined]));
     const shards = await Promise.all(
-      activeHoldShards.map((shard) =>
-        this.calls.call((options) =>
+      [...starts].map(async ([shard, start]) => {
+        const { Items = [], LastEvaluatedKey } = await this.calls.call((options) =>
           this.client.send(
             new QueryCommand({
               TableName: this.tableName,
@@ -256,17 +265,27 @@ export class DynamoDbBatchRepository implements BatchRepository {
               KeyConditionExpression: `${ACTIVE_HOLD_SHARD} = :shard AND heldUntil <= :before`,
               ExpressionAttributeValues: { ':shard': shard, ':before': new Date(before).toISOString() },
               Limit: limit,
+              ...(start ? { ExclusiveStartKey: start } : {}),
             }),
             options,
           ),
-        ),
-      ),
+        );
+        return { shard, start, items: Items, more: LastEvaluatedKey !== undefined };
+      }),
     );
-    const expired = shards.flatMap(({ Items }) => (Items ?? []).map((item) => ({ holdid: String(item.holdid), heldUntil: String(item.heldUntil) })));
-    return expired
+    // A stable sort: each shard's holds stay in its order, so those kept are the first of its Query's.
+    const kept = shards
+      .flatMap(({ shard, items }) => items.map((item) => ({ shard, item, heldUntil: String(item.heldUntil) })))
       .sort((a, b) => (a.heldUntil < b.heldUntil ? -1 : a.heldUntil > b.heldUntil ? 1 : 0))
-      .slice(0, limit)
-      .map(({ holdid }) => holdid);
+      .slice(0, limit);
+    const next: Map<string, IndexKey | undefined> = new Map();
+    for (const { shard, start, items, more } of shards) {
+      const last = kept.filter((entry) => entry.shard === shard).at(-1)?.item;
+      const keptAll = last !== undefined && last === items.at(-1);
+      if (!keptAll && items.length > 0) next.set(shard, last ? activeHoldIndexKey(last) : start);
+      else if (more && last) next.set(shard, activeHoldIndexKey(last));
+    }
+    return { holdids: kept.map(({ item }) => String(item.holdid)), ...(next.size > 0 ? { next: next as unknown as ExpiredHoldsCursor } : {}) };
   }
 
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
@@ -429,3 +448,16 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return stored?.kind === 'batch-reference' ? stored.sku : undefined;
   }
 }
+
+/** An item's key in the active holds' index: the index's keys and the table's, as a Query's ExclusiveStartKey names it. */
+type IndexKey = Record<string, unknown>;
+
+/** Where the next Query of each shard of the active holds' index starts (undefined: at its beginning). */
+type ShardStarts = ReadonlyMap<string, IndexKey | undefined>;
+
+const activeHoldIndexKey = (item: Record<string, unknown>): IndexKey => ({
+  [ACTIVE_HOLD_SHARD]: item[ACTIVE_HOLD_SHARD],
+  heldUntil: item.heldUntil,
+  [PK]: item[PK],
+  [SK]: item[SK],
+});

@@ -73,17 +73,34 @@ const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.na
 const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/conditional-writes.ts). */
 const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', timeToLiveAttribute];
+/**
+ * What ending a hold names in its writes (functions/store/conditional-writes.ts: holdEndWrite on the
+ * hold's record, heldUnitsReturnWrite on each of its batches): the keys; a batch's stock and its
+ * holds' entries; the record's status, the expiry its condition compares, when it ended, its time to
+ * live, and its key in the active holds' index, which the write removes.
+ */
+const holdEndingAttributes = [
+  ...keyAttributes,
+  'available',
+  'held',
+  'status',
+  'heldUntil',
+  'endedAt',
+  timeToLiveAttribute,
+  activeHoldsIndex.partitionKey.name,
+];
 
 /**
  * What each handler may do to the table: its read and write actions, the partition key prefixes of
- * the items it touches (and of the index entries it queries), and the attributes its writes name.
- * The stack turns this into each role's policy, and a test checks every call the adapter sends for
- * each handler against it.
+ * the items it reads and of those it writes (and of the index entries it queries), and the
+ * attributes its writes name. The stack turns this into each role's policy, and a test checks every
+ * call the adapter sends for each handler against it.
  */
 export interface TableAccess {
   readonly reads: readonly string[];
   readonly writes: readonly string[];
-  readonly partitionKeyPrefixes: readonly string[];
+  readonly readPartitionKeyPrefixes: readonly string[];
+  readonly writtenPartitionKeyPrefixes: readonly string[];
   readonly writtenAttributes: readonly string[];
   /** The indexes it queries, each on these partition key prefixes of the index's own keys. */
   readonly indexQueries: readonly { readonly index: string; readonly partitionKeyPrefixes: readonly string[] }[];
@@ -93,6 +110,17 @@ const READS = ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
 // A transaction is authorized action by action, so it needs no action of its own.
 const WRITES = ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'];
 
+/** The allocations handler's items: the SKU's stock, its batches and their pieces, the order's lines, the holds. */
+const allocationsItems = [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.order, partitionKeyPrefix.hold];
+/** The batches handler's items: the allocations handler's and the batch references. */
+const batchesItems = [
+  partitionKeyPrefix.sku,
+  partitionKeyPrefix.piece,
+  partitionKeyPrefix.batchReference,
+  partitionKeyPrefix.order,
+  partitionKeyPrefix.hold,
+];
+
 export const tableAccess = {
   // POST /allocate, GET /allocations/{orderid}, DELETE /allocations/{orderid}/{sku}, the holds'
   // routes: the SKU's stock, its batches and their pieces, the order's lines, the holds; never a
@@ -100,7 +128,8 @@ export const tableAccess = {
   allocations: {
     reads: READS,
     writes: WRITES,
-    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.order, partitionKeyPrefix.hold],
+    readPartitionKeyPrefixes: allocationsItems,
+    writtenPartitionKeyPrefixes: allocationsItems,
     writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes],
     indexQueries: [],
   },
@@ -109,13 +138,8 @@ export const tableAccess = {
   batches: {
     reads: READS,
     writes: WRITES,
-    partitionKeyPrefixes: [
-      partitionKeyPrefix.sku,
-      partitionKeyPrefix.piece,
-      partitionKeyPrefix.batchReference,
-      partitionKeyPrefix.order,
-      partitionKeyPrefix.hold,
-    ],
+    readPartitionKeyPrefixes: batchesItems,
+    writtenPartitionKeyPrefixes: batchesItems,
     writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes],
     indexQueries: [{ index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] }],
   },
@@ -124,9 +148,11 @@ export const tableAccess = {
   sweeper: {
     reads: READS,
     writes: ['dynamodb:UpdateItem'],
-    // The piece partitions only to read: a batch read whole is read with its pieces.
-    partitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.hold],
-    writtenAttributes: [...keyAttributes, 'available', 'held', ...holdAttributes, timeToLiveAttribute],
+    // The piece partitions only to read: a batch read whole is read with its pieces, and ending a
+    // hold gives its units back to the batch's own item, never to a piece.
+    readPartitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.hold],
+    writtenPartitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.hold],
+    writtenAttributes: holdEndingAttributes,
     indexQueries: [{ index: activeHoldsIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.activeHolds] }],
   },
 } as const satisfies Record<string, TableAccess>;

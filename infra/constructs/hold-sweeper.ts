@@ -21,7 +21,8 @@ export interface HoldSweeperProps {
  * live deletes up to days late. Once a minute is enough because nothing waits on the sweeper: an
  * expired hold's units are free the moment it expires (docs/api.md, "Holds"); the sweeper ends
  * its record and tidies its batches. Least privilege like the other functions: the active holds'
- * index, the holds and the batches, UpdateItem only.
+ * index, the holds and the batches (a spread batch's pieces read only), UpdateItem only, naming only
+ * what ending a hold writes.
  */
 export class HoldSweeper extends Part {
   readonly fn: NodejsFunction;
@@ -31,16 +32,20 @@ export class HoldSweeper extends Part {
     const { fn, role } = serviceFunction(this, 'SweepHolds', {
       entry: 'functions/sweep-holds.ts',
       environment: { TABLE_NAME: table.tableName, NODE_OPTIONS: '--enable-source-maps' },
-      // A sweep runs until its page of expired holds is done or its time is nearly out; the next one continues.
+      // A sweep runs until no expired hold is left, or until 10 s before this (functions/sweep-holds.ts), when it
+      // stops, reports what it ended and succeeds; the next one continues.
       timeout: Duration.seconds(50),
       logSettings,
     });
     grantTableAccess(role, table.tableArn, tableAccess.sweeper);
+    // Lambda would otherwise run a failed sweep again 1 and 2 minutes later, beside the scheduled
+    // ones: the next minute's sweep is the retry.
+    fn.configureAsyncInvoke({ retryAttempts: 0 });
     this.fn = fn;
     new Rule(this, 'SweepHoldsSchedule', {
       description: 'Ends expired holds every minute (functions/sweep-holds.ts).',
       schedule: Schedule.rate(Duration.minutes(1)),
-      // No retry: the next minute's sweep is the retry, and two sweeps at once would race for the same holds.
+      // No retry by the rule either: the next minute's sweep is the retry, and two sweeps at once would race for the same holds.
       targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
     });
   }

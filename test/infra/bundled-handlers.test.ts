@@ -12,24 +12,24 @@ import { createTestTable, type TestTable } from '../support/dynamodb';
 import { cdkApp, logicalIdOf } from './cdk-app';
 
 interface FunctionResource {
-  Properties: { Handler: string; Environment: { Variables: Record<string, unknown> } };
+  Properties: { Handler: string; Timeout: number; Environment: { Variables: Record<string, unknown> } };
   Metadata: Record<string, string>;
 }
 
 /**
  * Loads a bundle in a fresh Node, as Lambda does (not through the test runner's module loader),
- * and calls its handler with one event. The handler's own log lines go to stdout; the result
- * comes back on fd 3.
+ * and calls its handler with one event, its whole timeout (seconds) left. The handler's own log
+ * lines go to stdout; the result comes back on fd 3.
  */
-const invokeInNode = (bundle: string, eventFile: string, environment: Record<string, string>) => {
+const invokeInNode = (bundle: string, eventFile: string, environment: Record<string, string>, timeoutSeconds: number) => {
   const script = `
     import { readFileSync, writeSync } from 'node:fs';
-    const [bundleUrl, eventFile] = process.argv.slice(1);
+    const [bundleUrl, eventFile, timeLeftMs] = process.argv.slice(1);
     const { handler } = await import(bundleUrl);
-    const context = { awsRequestId: 'bundle-test', functionName: 'bundle-test', getRemainingTimeInMillis: () => 10000 };
+    const context = { awsRequestId: 'bundle-test', functionName: 'bundle-test', getRemainingTimeInMillis: () => Number(timeLeftMs) };
     writeSync(3, JSON.stringify(await handler(JSON.parse(readFileSync(eventFile, 'utf8')), context)));
   `;
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, pathToFileURL(bundle).href, eventFile], {
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, pathToFileURL(bundle).href, eventFile, String(timeoutSeconds * 1000)], {
     env: { PATH: process.env.PATH, ...environment },
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     encoding: 'utf8',
@@ -89,7 +89,7 @@ describe('the functions as `cdk synth` bundles them', () => {
   });
 
   it("answers every sample event, through a batch's life, from the bundles", () => {
-    const invokeFile = (name: keyof typeof functions, file: string) => invokeInNode(bundleOf(functions[name]), file, environmentOf(functions[name]));
+    const invokeFile = (name: keyof typeof functions, file: string) => invokeInNode(bundleOf(functions[name]), file, environmentOf(functions[name]), functions[name].Properties.Timeout);
     const invoke = (name: keyof typeof functions, event: string) => invokeFile(name, eventFile(event));
     const bodyOf = (result: { body: string }) => JSON.parse(result.body);
     const batch = bodyOf(sampleEvent('add-batch.json'));
@@ -181,9 +181,10 @@ describe('the functions as `cdk synth` bundles them', () => {
     const anHourAgo = table.repository({ clock: () => Date.now() - 3_600_000 });
     await placeHold({ holdid: 'cart-swept', lines: [{ sku, qty: 2 }], ttlSeconds: 60 }, anHourAgo);
 
-    const sweep = invokeInNode(bundleOf(functions.SweepHolds), eventFile('sweep-holds.json'), environmentOf(functions.SweepHolds));
+    const { SweepHolds } = functions;
+    const sweep = invokeInNode(bundleOf(SweepHolds), eventFile('sweep-holds.json'), environmentOf(SweepHolds), SweepHolds.Properties.Timeout);
 
-    expect(sweep).toEqual({ ended: 1, failed: 0, overdue: 0 });
+    expect(sweep).toEqual({ ended: 1, failed: 0, overdue: 0, stoppedAtDeadline: false });
     expect(await table.repository().hold('cart-swept')).toMatchObject({ status: 'expired' });
     const batch = await table.repository().batch('swept-lamp-1', sku);
     expect(batch?.available).toBe(3);
@@ -197,7 +198,7 @@ describe('the functions as `cdk synth` bundles them', () => {
     // Imported, the document would be inlined, its text parsed at every cold start.
     expect(readFileSync(bundle, 'utf8')).not.toContain(JSON.parse(document).info.description.slice(0, 60));
 
-    const answer = invokeInNode(bundle, eventFile('openapi-document.json'), environmentOf(functions.Allocations));
+    const answer = invokeInNode(bundle, eventFile('openapi-document.json'), environmentOf(functions.Allocations), functions.Allocations.Properties.Timeout);
     expect(answer).toMatchObject({ statusCode: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' } });
     expect(answer.body).toBe(document);
   });

@@ -108,7 +108,8 @@ const recording = (client: DocumentSender) => {
 const outsideGrant = (actions: readonly StoreAction[], access: TableAccess) =>
   actions.filter(({ action, partitionKey, index, attributes }) => {
     const isWrite = access.writes.includes(action);
-    const prefixes = index === undefined ? access.partitionKeyPrefixes : (access.indexQueries.find((query) => query.index === index)?.partitionKeyPrefixes ?? []);
+    const itemPrefixes = isWrite ? access.writtenPartitionKeyPrefixes : access.readPartitionKeyPrefixes;
+    const prefixes = index === undefined ? itemPrefixes : (access.indexQueries.find((query) => query.index === index)?.partitionKeyPrefixes ?? []);
     return (
       !(isWrite || access.reads.includes(action)) ||
       !prefixes.some((prefix) => partitionKey.startsWith(prefix)) ||
@@ -217,16 +218,21 @@ describe("each handler's calls to the table stay within what its role is granted
     expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
   });
 
-  it('sweeper: expired holds ended, their units given back, the overdue counted', async () => {
-    const sku = uniqueId('sku');
+  it('sweeper: expired holds ended, their units given back or already taken by an allocation, the overdue counted', async () => {
+    const [sku, taken] = [uniqueId('sku'), uniqueId('sku')];
     const now = Date.now();
-    await table.repository().addBatch({ ref: uniqueId('batch'), sku, qty: 3, available: 3, eta: null });
-    await placeHold({ holdid: uniqueId('cart'), lines: [{ sku, qty: 2 }], ttlSeconds: 1 }, table.repository({ clock: () => now }));
+    for (const held of [sku, taken]) {
+      await table.repository().addBatch({ ref: uniqueId('batch'), sku: held, qty: 3, available: 3, eta: null });
+      await placeHold({ holdid: uniqueId('cart'), lines: [{ sku: held, qty: 2 }], ttlSeconds: 1 }, table.repository({ clock: () => now }));
+    }
+    // Takes the expired hold's units (and its entry): ending that hold reads its batch and gives nothing back.
+    await allocate({ orderid: uniqueId('order'), sku: taken, qty: 3 }, table.repository({ clock: () => now + 2_000 }));
     const { sender, actions } = recording(table.documentClient);
 
     const sweep = await sweepExpiredHolds(table.repository({ sender, clock: () => now + 2_000 }));
 
-    expect(sweep.ended).toBeGreaterThanOrEqual(1);
+    expect(sweep.ended).toBeGreaterThanOrEqual(2);
+    expect(actions.map(({ action }) => action)).toContain('dynamodb:BatchGetItem');
     expect(actions.map(({ action, index }) => (index ? `${action} on ${index}` : action))).toContain('dynamodb:Query on activeHolds');
     expect(outsideGrant(actions, tableAccess.sweeper)).toEqual([]);
   });

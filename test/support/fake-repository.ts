@@ -6,6 +6,8 @@ import type {
   BatchRepository,
   ConditionalWrite,
   ConfirmHoldResult,
+  ExpiredHolds,
+  ExpiredHoldsCursor,
   HoldEnding,
   HoldPlacement,
   HoldToEnd,
@@ -142,12 +144,17 @@ export class FakeRepository implements BatchRepository {
     return { outcome: 'saved' };
   }
 
-  async expiredHolds(before: Instant, limit: number): Promise<string[]> {
-    return [...this.holds.values()]
+  /** Ordered by expiry then holdid; a page's `next` is its last hold, and the next page starts after it. */
+  async expiredHolds(before: Instant, limit: number, from?: ExpiredHoldsCursor): Promise<ExpiredHolds> {
+    const position = ({ expiresAt, holdid }: Hold) => `${expiresAt} ${holdid}`;
+    const after = from as unknown as Hold | undefined;
+    const expired = [...this.holds.values()]
       .filter(({ status, expiresAt }) => status === 'active' && hasExpired(expiresAt, before))
-      .sort((a, b) => (a.expiresAt < b.expiresAt ? -1 : 1))
-      .slice(0, limit)
-      .map(({ holdid }) => holdid);
+      .filter((hold) => after === undefined || position(hold) > position(after))
+      .sort((a, b) => (position(a) < position(b) ? -1 : 1));
+    const page = expired.slice(0, limit);
+    const last = page.at(-1);
+    return { holdids: page.map(({ holdid }) => holdid), ...(expired.length > limit && last ? { next: last as unknown as ExpiredHoldsCursor } : {}) };
   }
 
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {

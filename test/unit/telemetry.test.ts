@@ -105,6 +105,41 @@ describe("the HTTP handlers' metrics", () => {
     expect(telemetry.metrics).toEqual([expect.objectContaining({ dimensions: under('PATCH /batches/{ref}'), counts: { HoldsExpired: 1, HoldsReleased: 1 } })]);
   });
 
+  it('count a hold that a repeat of POST /holds, an extension or a confirm found expired and ended, as expired, once', async () => {
+    const { repository, send } = await shop();
+    const body = (holdid: string) => ({ holdid, lines: [{ sku: 'SOFA', qty: 1 }], ttlSeconds: 60 });
+    for (const holdid of ['cart-1', 'cart-2']) expect(await send('POST /holds', { body: body(holdid) })).toBe(201);
+    expect(await send('POST /holds', { body: { ...body('cart-3'), lines: [{ sku: 'LAMP', qty: 1 }] } })).toBe(201);
+    repository.now += 120_000;
+    telemetry.clear();
+    const endingRequests = [
+      ['POST /holds', { body: body('cart-1') }],
+      ['PATCH /holds/{holdid}', { pathParameters: { holdid: 'cart-2' }, body: { ttlSeconds: 60 } }],
+      ['POST /holds/{holdid}/confirm', { pathParameters: { holdid: 'cart-3' }, body: { orderid: 'order-1' } }],
+    ] as const;
+
+    // Each twice: the repeat finds the hold ended, and ends nothing.
+    for (const [routeKey, options] of [...endingRequests, ...endingRequests]) expect(await send(routeKey, options)).toBe(409);
+
+    expect(telemetry.metrics).toEqual(
+      endingRequests.map(([routeKey]) => expect.objectContaining({ dimensions: under(routeKey), counts: { HoldsExpired: 1 } })),
+    );
+  });
+
+  it('count the holds a change of a batch ended in its own write, as expired or released, once each', async () => {
+    const { repository, send } = await shop();
+    expect(await send('POST /holds', { body: { holdid: 'cart-1', lines: [{ sku: 'SOFA', qty: 1 }], ttlSeconds: 60 } })).toBe(201);
+    expect(await send('POST /holds', { body: { holdid: 'cart-2', lines: [{ sku: 'SOFA', qty: 1 }], ttlSeconds: 600 } })).toBe(201);
+    repository.now += 120_000;
+    telemetry.clear();
+
+    expect(await send('PATCH /batches/{ref}', { pathParameters: { ref: 'sofa-shelf' }, body: { qty: 0 } })).toBe(200);
+
+    expect(telemetry.metrics).toEqual([
+      expect.objectContaining({ dimensions: under('PATCH /batches/{ref}'), counts: expect.objectContaining({ HoldsExpired: 1, HoldsReleased: 1 }) }),
+    ]);
+  });
+
   it('publish nothing for a request with nothing to count', async () => {
     const { send } = await shop();
 

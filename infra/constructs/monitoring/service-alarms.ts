@@ -13,12 +13,49 @@ import type { RaiseAlarm } from './raise-alarm';
 const SERVER_ERROR_PERCENT = 1;
 const MIN_SERVER_ERRORS = 5;
 
-/** A function the monitoring watches, with the route keys it serves (none for the stream consumer). */
+/** A function the monitoring watches, what invokes it, and the route keys it serves (none but for the API's). */
 export interface WatchedFunction {
   readonly name: string;
   readonly fn: NodejsFunction;
+  readonly invokedBy: 'api' | 'stream' | 'schedule';
   readonly routeKeys: readonly string[];
 }
+
+/**
+ * What a failed invocation, and a throttled one, mean for each kind of function, and for the
+ * sweeper where to look first: its errors are its own (a sweep that failed logs why), not a bug
+ * that answered nothing.
+ */
+const consequences = (fn: NodejsFunction) => ({
+  api: {
+    failed: [
+      `${fn.functionName} failed invocations without answering: a timeout, running out of memory, or a crash at start.`,
+      'The handler answers every error it catches, so this is a bug or a bad deploy. API Gateway answered 5xx for each.',
+    ],
+    firstLook: 'filter level = "ERROR" or record.status in ["error", "timeout"]',
+    throttled: 'API Gateway answered 5xx instead.',
+  },
+  stream: {
+    failed: [
+      `${fn.functionName} failed invocations without answering: a timeout, running out of memory, or a crash at start.`,
+      'The handler answers every error it catches, so this is a bug or a bad deploy.',
+      'Its batch of stream records is split and retried, so events are late (iterator age).',
+    ],
+    firstLook: 'filter level = "ERROR" or record.status in ["error", "timeout"]',
+    throttled: 'The stream waits, so events are late.',
+  },
+  schedule: {
+    failed: [
+      `A hold sweep of ${fn.functionName} failed: it could not read the expired holds or count the overdue ones`,
+      '(the store did not answer), or it timed out, ran out of memory or crashed at start (a sweep stops at its own',
+      "deadline, so a timeout is a bug). Nothing retries it: the next minute's sweep is the retry. No sale waits on it",
+      "(an expired hold's units are free the moment it expires), but HoldReleased events of reason expired are late.",
+    ],
+    firstLook: 'filter message = "Hold sweep failed" or record.status in ["error", "timeout"]',
+    throttled:
+      "Lambda keeps a throttled sweep and runs it later. No sale waits on it (an expired hold's units are free the moment it expires), but holds end late.",
+  },
+});
 
 /** What the service's alarms watch. */
 export interface WatchedService {
@@ -98,16 +135,12 @@ export const raiseServiceAlarms = (raise: RaiseAlarm, { stage, table, functions,
     }
   }
 
-  for (const { name, fn, routeKeys: keys } of functions) {
-    const isConsumer = keys.length === 0;
+  for (const { name, fn, invokedBy } of functions) {
+    const { failed, firstLook, throttled } = consequences(fn)[invokedBy];
     raise(`${name}ErrorsAlarm`, {
       alarmDescription: [
-        `${fn.functionName} failed invocations without answering: a timeout, running out of memory, or a crash at start.`,
-        'The handler answers every error it catches, so this is a bug or a bad deploy.',
-        isConsumer
-          ? 'Its batch of stream records is split and retried, so events are late (iterator age).'
-          : 'API Gateway answered 5xx for each.',
-        `First Logs Insights on ${fn.logGroup.logGroupName}: filter level = "ERROR" or record.status in ["error", "timeout"]`,
+        ...failed,
+        `First Logs Insights on ${fn.logGroup.logGroupName}: ${firstLook}`,
         '| sort @timestamp desc | limit 20. If it began with a deploy, roll back.',
       ].join(' '),
       metric: fn.metricErrors({ period: fiveMinutes }),
@@ -121,7 +154,7 @@ export const raiseServiceAlarms = (raise: RaiseAlarm, { stage, table, functions,
       alarmDescription: [
         `Lambda refused to run ${fn.functionName}: the region's concurrent executions are used up, by these or any`,
         'other functions of the account (a new account may have as few as 10).',
-        isConsumer ? 'The stream waits, so events are late.' : 'API Gateway answered 5xx instead.',
+        throttled,
         `First open dashboard ${dashboardName}, "Concurrent executions", then Service Quotas, AWS Lambda,`,
         'Concurrent executions: raise the quota, or find the function that takes it all.',
       ].join(' '),

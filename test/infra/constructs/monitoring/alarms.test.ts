@@ -107,6 +107,17 @@ describe('the alarms', () => {
     }
   });
 
+  it("give the sweeper's errors and throttles a runbook of their own, not the API's or the stream consumer's", () => {
+    const errors = textOf(alarmNamed('SweepHoldsErrorsAlarm').Properties.AlarmDescription);
+    const throttles = textOf(alarmNamed('SweepHoldsThrottlesAlarm').Properties.AlarmDescription);
+    for (const text of [errors, throttles]) {
+      expect(text).not.toMatch(/stream|API Gateway/);
+      expect(text).toMatch(/No sale waits on it/);
+    }
+    expect(errors).toMatch(/filter message = "Hold sweep failed"/);
+    expect(errors).toMatch(/the next minute's sweep is the retry/);
+  });
+
   it.each([
     ['TableThrottlesAlarm', 'ThrottledRequests'],
     ['TableSystemErrorsAlarm', 'SystemErrors'],
