@@ -7,7 +7,10 @@
  * CONFLICT_WRITE_UNITS) in front of that DynamoDB, so that conflicts and throttling happen as on AWS. Each
  * event the table's changes make is printed as one JSON line, and `--events-file PATH` appends it
  * to that file as well. The functions' log entries are printed too: indented in a terminal, one
- * JSON line each otherwise (./log-output).
+ * JSON line each otherwise (./log-output). SIGINT or SIGTERM stops the server and its DynamoDB
+ * Local; `npm start` runs this file with `exec`, so that npm hands either signal to this process and
+ * not to a shell that would end without passing it on. DynamoDB Local never outlives this process,
+ * however it ends (./dynamodb-local.ts).
  */
 // First: it decides how the functions' loggers print, before any of them is built.
 import './log-output';
@@ -180,7 +183,9 @@ const main = async () => {
   let server: Server | undefined;
   let events: EventStream | undefined;
   let sweeper: NodeJS.Timeout | undefined;
+  let stopping = false;
   const stop = async (exitCode: number) => {
+    stopping = true;
     clearInterval(sweeper);
     server?.close();
     server?.closeAllConnections();
@@ -194,6 +199,12 @@ const main = async () => {
 
   if (!process.env.DYNAMODB_ENDPOINT) {
     dynamoDbLocal = await startDynamoDbLocal(keepData ? { dataDir: DATA_DIR } : {});
+    // Every request would fail from then on: the server goes too, and says why.
+    dynamoDbLocal.ended.then((how) => {
+      if (stopping) return;
+      console.error(`DynamoDB Local ended (${how}); the server stops too.`);
+      return stop(1);
+    });
     // The handler modules build their client from the environment when they load, below.
     process.env.DYNAMODB_ENDPOINT = dynamoDbLocal.endpoint;
   }
