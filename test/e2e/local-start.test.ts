@@ -106,6 +106,29 @@ describe('npm start', () => {
     }
   });
 
+  it('refuses an option it does not know with its usage on standard error, and exit code 2', async () => {
+    const service = startService({ PORT: String(await freePort()), DYNAMODB_ENDPOINT: '' }, ['--keep-dat']);
+    try {
+      expect(await exited(service, 15_000)).toBe(2);
+      expect(service.errorOutput()).toMatch(/^Unknown option --keep-dat\n\nUsage: npm start -- \[options\]\n/);
+      expect(service.errorOutput()).toContain('--keep-data');
+      expect(service.output()).toBe(service.errorOutput());
+    } finally {
+      killLeftovers(service);
+    }
+  });
+
+  it('prints its usage on standard output with --help, and starts nothing', async () => {
+    const service = startService({ DYNAMODB_ENDPOINT: '' }, ['--help']);
+    try {
+      expect(await exited(service, 15_000)).toBe(0);
+      expect(service.output()).toMatch(/^Usage: npm start -- \[options\]\n/);
+      expect(service.errorOutput()).toBe('');
+    } finally {
+      killLeftovers(service);
+    }
+  });
+
   it('keeps what was written for the next run with --keep-data', async () => {
     const ref = uniqueId('kept');
     const run = async (send: (base: string) => Promise<Response>) => {
