@@ -111,9 +111,9 @@ export const startDynamoDbLocal = async ({ dataDir, port }: DynamoDbLocalOptions
  * when it is killed by SIGKILL or the OOM killer, or when the runtime itself crashes. The watchdog
  * is a shell that reads a pipe from this process, which writes nothing to it: whatever ends this
  * process, the kernel closes its end of the pipe, the read returns, and the shell kills DynamoDB
- * Local. No polling, and no pid to check against a reused one. It has a process group of its own,
- * so that a signal to this process's group cannot end it before it is needed; and should it end
- * anyway, DynamoDB Local ends with it rather than run unguarded.
+ * Local. Nothing polls for this process's pid, which the system could have given to another. It
+ * has a process group of its own, so that a signal to this process's group cannot end it before it
+ * is needed; and should it end anyway, DynamoDB Local ends with it rather than run unguarded.
  */
 const watchOver = (dynamoDbLocal: ChildProcess): ChildProcess => {
   const watchdog = spawnProcess('sh', ['-c', 'read -r _; kill -KILL "$1" 2>/dev/null', 'dynamodb-local-watchdog', String(dynamoDbLocal.pid)], {
