@@ -1,4 +1,4 @@
-import { type ChildProcess, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn as spawnProcess, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
@@ -15,6 +15,8 @@ export class JavaUnavailable extends Error {
 
 export interface DynamoDbLocal {
   readonly endpoint: string;
+  /** Resolves once DynamoDB Local has ended, stopped or not, with how: the signal, or its exit code. */
+  readonly ended: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -70,19 +72,29 @@ export const startDynamoDbLocal = async ({ dataDir, port }: DynamoDbLocalOptions
   if (process.env.JDK_JAVA_OPTIONS === undefined && process.env.JAVA_TOOL_OPTIONS === undefined) {
     process.env.JDK_JAVA_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
   }
-  // One database file for every credential and region, so any client sees the same tables.
-  const child = spawn({ port: chosenPort, path, sharedDb: true, stdio: 'pipe' });
+  // One database file for every credential and region, so any client sees the same tables. In a
+  // process group of its own, so that Ctrl-C in a terminal reaches this process, which stops it,
+  // and not DynamoDB Local itself, which would end before this process knows that it is stopping.
+  const child = spawn({ port: chosenPort, path, sharedDb: true, stdio: 'pipe', detached: true });
+  const ended = new Promise<string>((resolveEnded) => child.once('exit', (code, signal) => resolveEnded(signal ?? `exit code ${code}`)));
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
 
-  // However this process ends (Ctrl-C during start-up, a crash), DynamoDB Local must not outlive it.
-  const killOnExit = () => child.kill('SIGKILL');
+  // However this process ends, DynamoDB Local must not outlive it: when Node exits by itself (an
+  // uncaught error, process.exit), at once; when it is killed outright, by the watchdog.
+  const watchdog = watchOver(child);
+  const killOnExit = () => {
+    child.kill('SIGKILL');
+    watchdog.kill('SIGKILL');
+  };
   process.once('exit', killOnExit);
 
   const endpoint = `http://127.0.0.1:${chosenPort}`;
   const stop = async () => {
+    // DynamoDB Local first: were this process killed meanwhile, the watchdog would still end it.
     await stopChild(child);
+    await stopChild(watchdog);
     process.removeListener('exit', killOnExit);
   };
   try {
@@ -91,7 +103,26 @@ export const startDynamoDbLocal = async ({ dataDir, port }: DynamoDbLocalOptions
     await stop();
     throw error;
   }
-  return { endpoint, stop };
+  return { endpoint, ended, stop };
+};
+
+/**
+ * Kills `dynamoDbLocal` once this process is gone, however it went: `exit` listeners do not run
+ * when it is killed by SIGKILL or the OOM killer, or when the runtime itself crashes. The watchdog
+ * is a shell that reads a pipe from this process, which writes nothing to it: whatever ends this
+ * process, the kernel closes its end of the pipe, the read returns, and the shell kills DynamoDB
+ * Local. Nothing polls for this process's pid, which the system could have given to another. It
+ * has a process group of its own, so that a signal to this process's group cannot end it before it
+ * is needed; and should it end anyway, DynamoDB Local ends with it rather than run unguarded.
+ */
+const watchOver = (dynamoDbLocal: ChildProcess): ChildProcess => {
+  const watchdog = spawnProcess('sh', ['-c', 'read -r _; kill -KILL "$1" 2>/dev/null', 'dynamodb-local-watchdog', String(dynamoDbLocal.pid)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: true,
+  });
+  // Node signals a child only while it has not exited, so an ended DynamoDB Local's pid, reused since, is safe.
+  watchdog.once('exit', () => dynamoDbLocal.kill('SIGKILL'));
+  return watchdog;
 };
 
 const waitUntilAnswering = async (endpoint: string, child: ChildProcess, output: () => string): Promise<void> => {

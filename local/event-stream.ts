@@ -1,5 +1,6 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import {
+  type AttributeValue,
   DescribeStreamCommand,
   DynamoDBStreamsClient,
   ExpiredIteratorException,
@@ -45,6 +46,35 @@ export interface EventStream {
 /** An event as EventBridge delivers it to a consumer: the shape the local server prints. */
 export const deliveredEvent = ({ name, detail }: DomainEvent) => ({ source: EVENT_SOURCE, 'detail-type': name, detail });
 
+/**
+ * A value as AWS's stream writes it. DynamoDB Local's stream writes an empty map without its type
+ * (`{}`, where reading the item answers `{"M": {}}`), at any depth, and the shared conversion
+ * rightly refuses a value of no type: a batch's `held` map is empty once its last hold ends, and its
+ * next records would be skipped. AWS's stream types it, so the Lambda consumer needs no such repair.
+ */
+const typedAsOnAws = (value: AttributeValue): AttributeValue => {
+  if (value.M) return { M: imageTypedAsOnAws(value.M) };
+  if (value.L) return { L: value.L.map(typedAsOnAws) };
+  return Object.keys(value).length === 0 ? { M: {} } : value;
+};
+
+const imageTypedAsOnAws = (image: Record<string, AttributeValue>): Record<string, AttributeValue> =>
+  Object.fromEntries(Object.entries(image).map(([name, value]) => [name, typedAsOnAws(value)]));
+
+/** The record as AWS's stream would give it: see typedAsOnAws. */
+const recordAsOnAws = (record: StreamRecord): StreamRecord => {
+  if (!record.dynamodb) return record;
+  const { NewImage, OldImage } = record.dynamodb;
+  return {
+    ...record,
+    dynamodb: {
+      ...record.dynamodb,
+      ...(NewImage ? { NewImage: imageTypedAsOnAws(NewImage) } : {}),
+      ...(OldImage ? { OldImage: imageTypedAsOnAws(OldImage) } : {}),
+    },
+  };
+};
+
 const report = (message: string, fields: Record<string, unknown>) => console.error(JSON.stringify({ level: 'error', message, ...fields }));
 const describeError = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
@@ -53,9 +83,9 @@ const describeError = (error: unknown) => (error instanceof Error ? `${error.nam
  * Lambda consumer's (functions/events/stream-events.ts). Resolves once it is in place: with LATEST,
  * every change committed after that is handed on. Reads every shard, a child only once its parent is
  * read to its end (so one key's changes stay in order across a shard's rollover, every 4 hours on
- * DynamoDB and DynamoDB Local alike). A failing stream is reported once and asked again until it
- * answers; a record whose events cannot be made, or an event `onEvent` throws on, is reported and
- * passed over.
+ * DynamoDB and DynamoDB Local alike). Each record is first typed as AWS's stream types it
+ * (recordAsOnAws). A failing stream is reported once and asked again until it answers; a record
+ * whose events cannot be made, or an event `onEvent` throws on, is reported and passed over.
  */
 export const followTableEvents = async ({
   tableName,
@@ -77,7 +107,7 @@ export const followTableEvents = async ({
   const handOn = async (record: StreamRecord) => {
     let events: DomainEvent[];
     try {
-      events = eventsOfRecord(record);
+      events = eventsOfRecord(recordAsOnAws(record));
     } catch (error) {
       report('Stream record skipped: its events could not be made', { tableName, eventID: record.eventID, error: describeError(error) });
       return;

@@ -7,7 +7,10 @@
  * CONFLICT_WRITE_UNITS) in front of that DynamoDB, so that conflicts and throttling happen as on AWS. Each
  * event the table's changes make is printed as one JSON line, and `--events-file PATH` appends it
  * to that file as well. The functions' log entries are printed too: indented in a terminal, one
- * JSON line each otherwise (./log-output).
+ * JSON line each otherwise (./log-output). SIGINT or SIGTERM stops the server and its DynamoDB
+ * Local; `npm start` runs this file with `exec`, so that npm hands either signal to this process and
+ * not to a shell that would end without passing it on. DynamoDB Local never outlives this process,
+ * however it ends (./dynamodb-local.ts). Any other option is refused with the usage, exit code 2.
  */
 // First: it decides how the functions' loggers print, before any of them is built.
 import './log-output';
@@ -35,19 +38,70 @@ const MAX_TABLE_RETRY_DELAY_MS = 5_000;
 const SWEEP_INTERVAL_MS = 1_000;
 
 class UsageError extends Error {}
+/** An option this command does not take, or one without its value: answered with the usage, exit code 2. */
+class OptionError extends Error {}
+
+const USAGE = `Usage: npm start -- [options]
+
+Serves the API on http://localhost:5005 (PORT sets another port) over DynamoDB Local, or over the
+DynamoDB at DYNAMODB_ENDPOINT, and prints each domain event as a JSON line. Ctrl-C (SIGINT) or
+SIGTERM, sent to npm or to the server, stops the server and its DynamoDB Local.
+
+Options:
+  --in-memory          DynamoDB Local keeps its data in memory while the server runs (the default)
+  --keep-data          DynamoDB Local keeps its data in ${DATA_DIR}/ between runs
+  --events-file PATH   also append each event to PATH, one JSON line each
+  --conflict-model     put the conflict model in front of the store (CONFLICT_HOLD_MS, CONFLICT_WRITE_UNITS)
+  -h, --help           print this and exit
+
+Settings (PORT, DYNAMODB_ENDPOINT, TABLE_NAME, ...): docs/development.md#configuration
+`;
+
+interface StartOptions {
+  readonly keepData: boolean;
+  readonly eventsFile: string | undefined;
+  readonly conflictModel: boolean;
+  readonly help: boolean;
+}
+
+const optionsFromArgs = (args: readonly string[]): StartOptions => {
+  let keepData = false;
+  let eventsFile: string | undefined;
+  let conflictModel = false;
+  let help = false;
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] ?? '';
+    switch (arg) {
+      case '--keep-data':
+        keepData = true;
+        break;
+      // The default since; still accepted, as scripts written for the earlier default pass it.
+      case '--in-memory':
+        break;
+      case '--events-file':
+        eventsFile = args[++index];
+        if (eventsFile === undefined || eventsFile.startsWith('--')) {
+          throw new OptionError('--events-file needs a path, as in: npm start -- --events-file events.jsonl');
+        }
+        break;
+      case '--conflict-model':
+        conflictModel = true;
+        break;
+      case '-h':
+      case '--help':
+        help = true;
+        break;
+      default:
+        throw new OptionError(arg.startsWith('-') ? `Unknown option ${arg}` : `Unexpected argument ${arg}`);
+    }
+  }
+  return { keepData, eventsFile, conflictModel, help };
+};
 
 const portFromEnv = (): number => {
   const port = Number(process.env.PORT ?? DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`PORT must be a port number, not ${process.env.PORT}`);
   return port;
-};
-
-const eventsFileFromArgs = (): string | undefined => {
-  const index = process.argv.indexOf('--events-file');
-  if (index === -1) return undefined;
-  const path = process.argv[index + 1];
-  if (path === undefined || path.startsWith('--')) throw new UsageError('--events-file needs a path, as in: npm start -- --events-file events.jsonl');
-  return path;
 };
 
 const numberFromEnv = (name: string, fallback: number, isValid: (value: number) => boolean, expected: string): number => {
@@ -58,13 +112,10 @@ const numberFromEnv = (name: string, fallback: number, isValid: (value: number) 
   return value;
 };
 
-const conflictModelFromArgs = (): ConflictModelSettings | undefined => {
-  if (!process.argv.includes('--conflict-model')) return undefined;
-  return {
-    holdMs: numberFromEnv('CONFLICT_HOLD_MS', defaultConflictModelSettings.holdMs, (ms) => Number.isInteger(ms) && ms >= 0, 'a whole number of milliseconds'),
-    writeUnitsPerSecond: numberFromEnv('CONFLICT_WRITE_UNITS', defaultConflictModelSettings.writeUnitsPerSecond, (units) => units > 0, 'a number of write units above 0'),
-  };
-};
+const conflictModelSettingsFromEnv = (): ConflictModelSettings => ({
+  holdMs: numberFromEnv('CONFLICT_HOLD_MS', defaultConflictModelSettings.holdMs, (ms) => Number.isInteger(ms) && ms >= 0, 'a whole number of milliseconds'),
+  writeUnitsPerSecond: numberFromEnv('CONFLICT_WRITE_UNITS', defaultConflictModelSettings.writeUnitsPerSecond, (units) => units > 0, 'a number of write units above 0'),
+});
 
 /**
  * Prints each event as one JSON line, shaped as EventBridge delivers it, and appends the same line
@@ -169,18 +220,22 @@ const runEvery = (intervalMs: number, task: () => Promise<void>): NodeJS.Timeout
 };
 
 const main = async () => {
-  // `--in-memory`, the default since, is still accepted: scripts written for the earlier default pass it.
-  const keepData = process.argv.includes('--keep-data');
+  const { keepData, eventsFile, conflictModel: withConflictModel, help } = optionsFromArgs(process.argv.slice(2));
+  if (help) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const port = portFromEnv();
-  const eventsFile = eventsFileFromArgs();
-  const conflictSettings = conflictModelFromArgs();
+  const conflictSettings = withConflictModel ? conflictModelSettingsFromEnv() : undefined;
   const printEvent = eventPrinter(eventsFile);
   let dynamoDbLocal: DynamoDbLocal | undefined;
   let conflictModel: ConflictModel | undefined;
   let server: Server | undefined;
   let events: EventStream | undefined;
   let sweeper: NodeJS.Timeout | undefined;
+  let stopping = false;
   const stop = async (exitCode: number) => {
+    stopping = true;
     clearInterval(sweeper);
     server?.close();
     server?.closeAllConnections();
@@ -194,6 +249,12 @@ const main = async () => {
 
   if (!process.env.DYNAMODB_ENDPOINT) {
     dynamoDbLocal = await startDynamoDbLocal(keepData ? { dataDir: DATA_DIR } : {});
+    // Every request would fail from then on: the server goes too, and says why.
+    dynamoDbLocal.ended.then((how) => {
+      if (stopping) return;
+      console.error(`DynamoDB Local ended (${how}); the server stops too.`);
+      return stop(1);
+    });
     // The handler modules build their client from the environment when they load, below.
     process.env.DYNAMODB_ENDPOINT = dynamoDbLocal.endpoint;
   }
@@ -251,6 +312,10 @@ const main = async () => {
 };
 
 main().catch((error: unknown) => {
+  if (error instanceof OptionError) {
+    process.stderr.write(`${error.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
   console.error(error instanceof JavaUnavailable || error instanceof UsageError ? error.message : error);
   process.exit(1);
 });

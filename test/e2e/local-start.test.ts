@@ -6,8 +6,33 @@ import { createDynamoDbClient } from '../../functions/store/client';
 import { activeHoldsIndex, linesByBatchIndex } from '../../functions/store/table';
 import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
 import { createTableAsFirstReleased, uniqueId } from '../support/dynamodb';
-import { exited, listening, startService } from '../support/local-service';
+import {
+  type ProcessInfo,
+  type RunningService,
+  descendantsOf,
+  exited,
+  isRunning,
+  listening,
+  startNpmStart,
+  startService,
+  stillRunningAfter,
+} from '../support/local-service';
 import { fetchDocumented } from './documented';
+
+const isDynamoDbLocal = ({ command }: ProcessInfo) => command.includes('DynamoDBLocal.jar');
+
+/**
+ * Kills whatever a failing test would leave running, `known` (recorded while their parent lived)
+ * and what is still below the service: the machine is shared, and a DynamoDB Local left behind
+ * keeps its port and its memory.
+ */
+const killLeftovers = (service: RunningService, known: readonly ProcessInfo[] = []) => {
+  const { pid, exitCode, signalCode } = service.process;
+  const below = pid !== undefined && exitCode === null && signalCode === null ? [...descendantsOf(pid), { pid, command: 'the service' }] : [];
+  for (const { pid: leftover } of [...known, ...below]) {
+    if (isRunning(leftover)) process.kill(leftover, 'SIGKILL');
+  }
+};
 
 describe('npm start', () => {
   it('starts its own DynamoDB Local in memory, serves the API, and stops both on Ctrl-C', async () => {
@@ -26,6 +51,82 @@ describe('npm start', () => {
     expect(dynamoDbEndpoint).toBeDefined();
     expect(await service.stop('SIGINT')).toBe(0);
     await expect(fetch(dynamoDbEndpoint!)).rejects.toThrow();
+  });
+
+  it('stops the whole tree, its DynamoDB Local too, when npm itself is sent SIGTERM', async () => {
+    const port = await freePort();
+    const service = startNpmStart({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--in-memory']);
+    let tree: ProcessInfo[] = [];
+    try {
+      await listening(service);
+      tree = descendantsOf(service.process.pid!);
+      expect(tree.filter(isDynamoDbLocal)).toHaveLength(1);
+
+      service.process.kill('SIGTERM');
+      await exited(service);
+      expect(await stillRunningAfter(tree, 10_000)).toEqual([]);
+      await expect(fetch(`http://127.0.0.1:${port}/docs`)).rejects.toThrow();
+    } finally {
+      killLeftovers(service, tree);
+    }
+  });
+
+  it('leaves no DynamoDB Local behind when the server is killed outright', async () => {
+    const service = startService({ PORT: String(await freePort()), DYNAMODB_ENDPOINT: '' });
+    let dynamoDbLocal: ProcessInfo[] = [];
+    try {
+      await listening(service);
+      dynamoDbLocal = descendantsOf(service.process.pid!).filter(isDynamoDbLocal);
+      expect(dynamoDbLocal).toHaveLength(1);
+      const endpoint = /DynamoDB Local at (\S+)/.exec(service.output())?.[1];
+
+      // No handler runs on SIGKILL: what stops DynamoDB Local must live outside the server.
+      service.process.kill('SIGKILL');
+      await exited(service);
+      expect(await stillRunningAfter(dynamoDbLocal, 10_000)).toEqual([]);
+      await expect(fetch(endpoint!)).rejects.toThrow();
+    } finally {
+      killLeftovers(service, dynamoDbLocal);
+    }
+  });
+
+  it('stops, and says why, when its DynamoDB Local ends under it', async () => {
+    const port = await freePort();
+    const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' });
+    try {
+      await listening(service);
+      const [dynamoDbLocal] = descendantsOf(service.process.pid!).filter(isDynamoDbLocal);
+      process.kill(dynamoDbLocal!.pid, 'SIGTERM');
+
+      expect(await exited(service, 15_000)).toBe(1);
+      expect(service.errorOutput()).toMatch(/^DynamoDB Local ended \(.+\); the server stops too\.$/m);
+      await expect(fetch(`http://127.0.0.1:${port}/docs`)).rejects.toThrow();
+    } finally {
+      killLeftovers(service);
+    }
+  });
+
+  it('refuses an option it does not know with its usage on standard error, and exit code 2', async () => {
+    const service = startService({ PORT: String(await freePort()), DYNAMODB_ENDPOINT: '' }, ['--keep-dat']);
+    try {
+      expect(await exited(service, 15_000)).toBe(2);
+      expect(service.errorOutput()).toMatch(/^Unknown option --keep-dat\n\nUsage: npm start -- \[options\]\n/);
+      expect(service.errorOutput()).toContain('--keep-data');
+      expect(service.output()).toBe(service.errorOutput());
+    } finally {
+      killLeftovers(service);
+    }
+  });
+
+  it('prints its usage on standard output with --help, and starts nothing', async () => {
+    const service = startService({ DYNAMODB_ENDPOINT: '' }, ['--help']);
+    try {
+      expect(await exited(service, 15_000)).toBe(0);
+      expect(service.output()).toMatch(/^Usage: npm start -- \[options\]\n/);
+      expect(service.errorOutput()).toBe('');
+    } finally {
+      killLeftovers(service);
+    }
   });
 
   it('keeps what was written for the next run with --keep-data', async () => {

@@ -1,5 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { freePort } from '../../local/dynamodb-local';
 import { uniqueId } from './dynamodb';
@@ -8,21 +9,23 @@ export interface RunningService {
   readonly process: ChildProcess;
   /** Everything the process printed so far. */
   output(): string;
+  /** What it printed on standard error alone. */
+  errorOutput(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs `local/start.ts` as `npm start` does (through tsx, on this Node) with the given environment. */
-export const startService = (env: NodeJS.ProcessEnv, args: string[] = []): RunningService => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+const runningService = (child: ChildProcess): RunningService => {
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let errorOutput = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    errorOutput += chunk.toString();
+  });
   return {
     process: child,
     output: () => output,
+    errorOutput: () => errorOutput,
     stop: async (signal = 'SIGINT') => {
       if (child.exitCode !== null) return child.exitCode;
       child.kill(signal);
@@ -30,6 +33,59 @@ export const startService = (env: NodeJS.ProcessEnv, args: string[] = []): Runni
       return code as number | null;
     },
   };
+};
+
+/** Runs `local/start.ts` as `npm start` does (through tsx, on this Node) with the given environment. */
+export const startService = (env: NodeJS.ProcessEnv, args: string[] = []): RunningService =>
+  runningService(spawn(process.execPath, ['--import', 'tsx', 'local/start.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+
+/** Runs `npm start` itself, with `args` after its `--`: `process` is npm's. */
+export const startNpmStart = (env: NodeJS.ProcessEnv, args: string[] = []): RunningService =>
+  runningService(spawn('npm', ['start', ...(args.length > 0 ? ['--', ...args] : [])], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+
+export interface ProcessInfo {
+  readonly pid: number;
+  readonly command: string;
+}
+
+/** Every process below `pid`, however deep, as `ps` lists them now. */
+export const descendantsOf = (pid: number): ProcessInfo[] => {
+  const rows = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((row) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(row))
+    .filter((match) => match !== null)
+    .map(([, child, parent, command]) => ({ pid: Number(child), parent: Number(parent), command: command ?? '' }));
+  const below: ProcessInfo[] = [];
+  const parents = [pid];
+  while (parents.length > 0) {
+    const parent = parents.pop();
+    for (const row of rows.filter((candidate) => candidate.parent === parent)) {
+      below.push({ pid: row.pid, command: row.command });
+      parents.push(row.pid);
+    }
+  }
+  return below;
+};
+
+/** Whether the process still exists (a zombie, not yet reaped by its parent, counts). */
+export const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Waits until none of `processes` exists, or `timeoutMs` has passed; answers those still there. */
+export const stillRunningAfter = async (processes: readonly ProcessInfo[], timeoutMs: number): Promise<ProcessInfo[]> => {
+  const deadline = Date.now() + timeoutMs;
+  let running = processes.filter(({ pid }) => isRunning(pid));
+  while (running.length > 0 && Date.now() < deadline) {
+    await sleep(50);
+    running = running.filter(({ pid }) => isRunning(pid));
+  }
+  return running;
 };
 
 /** Resolves once the service prints that it listens; rejects if it exits first. */
@@ -42,10 +98,16 @@ export const listening = async (service: RunningService, timeoutMs = 60_000): Pr
   }
 };
 
-export const exited = async (service: RunningService): Promise<number | null> => {
-  if (service.process.exitCode !== null) return service.process.exitCode;
-  const [code] = await once(service.process, 'exit');
-  return code as number | null;
+/** Resolves with its exit code (null when a signal ended it); rejects if it still runs after `timeoutMs`. */
+export const exited = async (service: RunningService, timeoutMs = 60_000): Promise<number | null> => {
+  const { exitCode, signalCode } = service.process;
+  if (exitCode !== null || signalCode !== null) return exitCode;
+  try {
+    const [code] = await once(service.process, 'exit', { signal: AbortSignal.timeout(timeoutMs) });
+    return code as number | null;
+  } catch {
+    throw new Error(`The service still runs after ${timeoutMs / 1000} s:\n${service.output()}`);
+  }
 };
 
 /**
