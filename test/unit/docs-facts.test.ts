@@ -25,7 +25,7 @@ const routeCountsIn = (markdown: string): number[] =>
 describe('the routes the docs count', () => {
   const routeCount = Object.values(routeKeys).flat().length;
 
-  it.each(['docs/api.md', 'docs/deploy.md'])('are as many in %s as the route keys', (page) => {
+  it.each(['docs/api.md', 'docs/deploy.md', 'docs/operations.md'])('are as many in %s as the route keys', (page) => {
     const counts = routeCountsIn(readFileSync(join(ROOT, page), 'utf8'));
     expect(counts.length).toBeGreaterThan(0);
     expect(counts).toEqual(counts.map(() => routeCount));
