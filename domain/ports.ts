@@ -58,11 +58,10 @@ export interface HoldToEnd {
   readonly givenBackOn: readonly string[];
 }
 
-export interface BatchChangeWrite {
-  readonly outcome: ConditionalWrite;
-  /** How each hold this call ended ended: all of `ending` once saved; when changed, those it had to end on their own first. */
-  readonly ended: readonly HoldEnding[];
-}
+export type BatchChangeWrite =
+  | { readonly outcome: ConditionalWrite }
+  /** The change and its holds' ends pass one write: only the last `fitting` of them fit with it. Nothing was written. */
+  | { readonly outcome: 'too-many-holds'; readonly fitting: number };
 
 export type SaveAllocationResult =
   | { readonly outcome: 'saved' }
@@ -154,8 +153,8 @@ export interface BatchRepository {
   /**
    * Writes `changed` (a new qty, eta and available) over `batch`, as it was read, and ends `ending`
    * at `now` in the same write: `changed` no longer records them, and their units on it are
-   * available. Holds too many for one write with the change are ended first, each on its own, and
-   * the answer is then `changed`, for the caller to read again.
+   * available. When their ends and the change pass one write, nothing is written, and the answer
+   * says how many of the last of them fit with it.
    */
   changeBatch(batch: Batch, changed: Batch, ending?: readonly HoldToEnd[], now?: Instant): Promise<BatchChangeWrite>;
   /**

@@ -33,8 +33,8 @@ import {
   stockLevels,
 } from './model';
 import { holdsToEnd } from './hold-services';
-import { batchAt, withoutHolds } from './holds';
-import type { BatchRepository } from './ports';
+import { type Instant, batchAt, withoutHolds } from './holds';
+import type { BatchRepository, HoldToEnd } from './ports';
 
 export interface AllocationOutcome {
   readonly batchref: string;
@@ -178,14 +178,25 @@ const applyChange = async (ref: string, change: BatchChange, repository: BatchRe
       const withChange = withoutHolds(changed, ending.map(({ hold }) => hold.holdid));
       const written = await repository.changeBatch(batch, withChange, ending, now);
       if (written.outcome === 'saved') return withChange;
-      if (written.ended.length > 0) {
-        lostRounds = 0;
+      if (written.outcome === 'too-many-holds') {
+        lostRounds = (await endedBeforeTheChange(ref, ending.slice(0, ending.length - written.fitting), now, repository)) ? 0 : lostRounds + 1;
         continue;
       }
     }
     lostRounds++;
   }
   throw new BatchContended(ref, lostRounds);
+};
+
+/**
+ * Holds too many to end in the change's own write: these, the first (expired ones first, then the
+ * active ones the change needs the most), end each in a write of its own before it, and the change,
+ * read again, ends the rest with it. Cut off between the two, these holds have ended and the qty is
+ * not yet changed: the same change again finishes the job. Whether any of them ended.
+ */
+const endedBeforeTheChange = async (ref: string, ending: readonly HoldToEnd[], now: Instant, repository: BatchRepository): Promise<boolean> => {
+  const written = await Promise.all(ending.map(({ hold, ending: how, givenBackOn }) => repository.endHold(hold, how, now, [ref, ...givenBackOn])));
+  return written.includes('saved');
 };
 
 /**

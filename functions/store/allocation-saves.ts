@@ -178,11 +178,15 @@ export class AllocationSaves {
    * An order whose takes do not fit one transaction: near a sale's end a take from a spread batch
    * that no one piece holds spans its own units and many small pieces, up to 65 items. Its batches
    * are gathered, so that each take is one write of a batch kept whole (25 lines then need at most 75
-   * items), and the order is read again. A gather that loses to a take in flight leaves the batch
-   * spread, and the next round tries again; the rounds are bounded by the service (then 503).
+   * items), and the order is read again. The process forgets their pieces first: a gather is made
+   * on condition that each piece holds what was read, which pieces remembered (never less than they
+   * hold) may fail, and the next round then reads them. A gather that loses to a take in flight
+   * leaves the batch spread, and the next round tries again; the rounds are bounded by the service
+   * (then 503).
    */
   private async gatheredForTakes(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
     const spanning = placements.filter(({ allocation, batch }) => batch.pieces && piecesToTake(batch, allocation.qty, () => false).length > 1);
+    for (const { batch } of spanning) this.knownPieces.forget(batch.ref);
     await Promise.all(spanning.map(({ batch }) => this.spreads.gather(batch)));
     return { outcome: 'read-again' };
   }

@@ -373,30 +373,17 @@ export class DynamoDbBatchRepository implements BatchRepository {
     // A spread batch's own units take a change that does not lower its stock past them and ends no
     // hold; else it is gathered first.
     const fall = batch.available - changed.available;
-    if ((fall > ownUnits(batch) || ending.length > 0) && !(await this.spreads.keptWhole([batch]))) return { outcome: 'changed', ended: [] };
+    if ((fall > ownUnits(batch) || ending.length > 0) && !(await this.spreads.keptWhole([batch]))) return { outcome: 'changed' };
     const change = [batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)];
     const endWrites = ending.map(({ hold, ending: how, givenBackOn }) => [
       holdEndWrite(this.tableName, hold, how, now),
       ...hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref)).map((line) => heldUnitsReturnWrite(this.tableName, hold, line)),
     ]);
+    // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.
     let fitting = endWrites.length;
-    while (change.length + endWrites.slice(0, fitting).flat().length > MAX_TRANSACTION_ITEMS) fitting--;
-    if (fitting < ending.length) return this.endedBeforeTheChange(batch, ending.slice(fitting), now);
-    const outcome = await this.calls.conditionalWrite([...change, ...endWrites.flat()]);
-    return { outcome, ended: outcome === 'saved' ? ending.map(({ ending: how }) => how) : [] };
-  }
-
-  /**
-   * Holds too many to end in one transaction with a change: each ended on its own (and on this batch),
-   * before it; the change, read again, then ends the rest with it. Cut off between the two, these
-   * holds have ended and the qty is not yet changed, and the repeat of the change finishes the job.
-   */
-  private async endedBeforeTheChange(batch: Batch, ending: readonly HoldToEnd[], now: Instant): Promise<BatchChangeWrite> {
-    const ended: HoldEnding[] = [];
-    for (const { hold, ending: how, givenBackOn } of ending) {
-      if ((await this.endHold(hold, how, now, [batch.ref, ...givenBackOn])) === 'saved') ended.push(how);
-    }
-    return { outcome: 'changed', ended };
+    while (change.length + endWrites.slice(endWrites.length - fitting).flat().length > MAX_TRANSACTION_ITEMS) fitting--;
+    if (fitting < ending.length) return { outcome: 'too-many-holds', fitting };
+    return { outcome: await this.calls.conditionalWrite([...change, ...endWrites.flat()]) };
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {

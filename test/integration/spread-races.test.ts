@@ -74,6 +74,27 @@ describe('a spread batch and the writes that read it at another moment', () => {
     await expectInvariantsKept();
   });
 
+  it('allocates such an order in a process that remembers the pieces as they were before other processes took from them', async () => {
+    const hot = uniqueId('hot');
+    const ref = uniqueId('batch');
+    // 72 units: 8 of the batch's own, 64 pieces of 1.
+    await table.repository().addBatch({ ref, sku: hot, qty: 72, available: 72, eta: null });
+    await spread(ref);
+    const instance = table.repository();
+    await allocate({ orderid: uniqueId('first'), sku: hot, qty: 1 }, instance);
+    // Another process takes 10 of the pieces' units: what the first remembers of them is past.
+    for (let take = 0; take < 10; take++) await allocate({ orderid: uniqueId('other'), sku: hot, qty: 1 }, table.repository());
+    const others = Array.from({ length: 24 }, () => ({ sku: uniqueId('sku'), qty: 1 }));
+    for (const { sku } of others) await instance.addBatch({ ref: uniqueId('batch'), sku, qty: 10, available: 10, eta: null });
+
+    // 60 units: its own 8 and 52 pieces, with the other 24 lines 2 items each: 102 items.
+    const outcome = await allocateOrder({ orderid: uniqueId('order'), lines: [{ sku: hot, qty: 60 }, ...others] }, instance);
+
+    expect(outcome.newLines).toBe(25);
+    expect((await batchStatus(ref, table.repository())).available).toBe(72 - 1 - 10 - 60);
+    await expectInvariantsKept();
+  });
+
   it('refuses a line only on counts that cannot be too low: units given back to a spread batch between the reads of its item and its pieces count', async () => {
     const sku = uniqueId('sku');
     const ref = uniqueId('batch');

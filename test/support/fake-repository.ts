@@ -34,6 +34,8 @@ export class FakeRepository implements BatchRepository {
    * many here, so that a test can cut a change between two writes.
    */
   movesPerWrite = Number.POSITIVE_INFINITY;
+  /** The holds a change of a batch's qty ends in its own write: as many as fit 100 items in the adapter's, this many here. */
+  holdEndingsPerChange = Number.POSITIVE_INFINITY;
   /** The time the rules of holds are judged at: set it to move time on. */
   now: Instant = Date.parse('2026-11-25T10:00:00.000Z');
 
@@ -188,10 +190,11 @@ export class FakeRepository implements BatchRepository {
     const current = this.batches.get(batch.ref);
     const holdsOf = (some?: Batch) => JSON.stringify([...(some?.held ?? [])].sort((a, b) => (a.holdid < b.holdid ? -1 : 1)));
     const asRead = current !== undefined && isSameBatch(current, batch) && holdsOf(current) === holdsOf(batch);
-    if (!asRead || !ending.every((toEnd) => this.endsAsRead(toEnd, now))) return { outcome: 'changed', ended: [] };
+    if (ending.length > this.holdEndingsPerChange) return { outcome: 'too-many-holds', fitting: this.holdEndingsPerChange };
+    if (!asRead || !ending.every((toEnd) => this.endsAsRead(toEnd, now))) return { outcome: 'changed' };
     for (const toEnd of ending) this.end(toEnd);
     this.batches.set(batch.ref, changed);
-    return { outcome: 'saved', ended: ending.map(({ ending: how }) => how) };
+    return { outcome: 'saved' };
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {

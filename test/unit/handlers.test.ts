@@ -795,7 +795,7 @@ describe('PATCH /batches/{ref}', () => {
   it('answers 503 with Retry-After when the batch keeps changing under the write', async () => {
     const { addBatch, send, repository } = setUp();
     await addBatch(validBatch);
-    repository.changeBatch = async () => ({ outcome: 'changed', ended: [] });
+    repository.changeBatch = async () => ({ outcome: 'changed' });
     const result = await send('PATCH /batches/{ref}', change({ qty: 5 }));
     expect(result.statusCode).toBe(503);
     expect(result.headers?.['Retry-After']).toBe('1');

@@ -12,6 +12,7 @@ import {
   orderAllocations,
   skuStock,
 } from '../../domain/services';
+import { placeHold } from '../../domain/hold-services';
 import { FakeRepository } from '../support/fake-repository';
 
 const shop = async (...batches: Array<[ref: string, qty: number, eta: string | null]>) => {
@@ -278,5 +279,28 @@ describe('changing a batch', () => {
 
   it('refuses an unknown batch', async () => {
     await expect(changeBatch('nope', { qty: 1 }, new FakeRepository())).rejects.toThrow(BatchNotFound);
+  });
+});
+
+describe('a batch that shrinks under more holds than its change carries', () => {
+  it('ends the expired holds on their own first, and the active ones it needs in the change\'s own write', async () => {
+    const repository = await shop(['b1', 4, null]);
+    await placeHold({ holdid: 'expiring', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 }, repository);
+    await placeHold({ holdid: 'lasting', lines: [{ sku: 'LAMP', qty: 3 }], ttlSeconds: 600 }, repository);
+    repository.now += 120_000;
+    repository.holdEndingsPerChange = 1;
+    const changes: string[][] = [];
+    const changeWrite = repository.changeBatch.bind(repository);
+    repository.changeBatch = async (batch, changed, ending = [], now) => {
+      const written = await changeWrite(batch, changed, ending, now);
+      if (written.outcome === 'saved') changes.push(ending.map(({ hold }) => hold.holdid));
+      return written;
+    };
+
+    const { batch } = await changeBatch('b1', { qty: 0 }, repository);
+
+    expect(batch).toMatchObject({ qty: 0, available: 0 });
+    expect(changes).toEqual([['lasting']]);
+    expect([repository.holds.get('expiring')?.status, repository.holds.get('lasting')?.status]).toEqual(['expired', 'released']);
   });
 });

@@ -291,7 +291,7 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     const repository = new FakeRepository();
     const send = serviceOver(repository);
     await send('POST /add_batch', { body: exampleBodyOf('POST /add_batch') });
-    repository.changeBatch = async () => ({ outcome: 'changed', ended: [] });
+    repository.changeBatch = async () => ({ outcome: 'changed' });
     repository.saveAllocation = async () => ({ outcome: 'batch-changed' });
     await expectDocumented('PATCH /batches/{ref}', send('PATCH /batches/{ref}', { pathParameters: { ref: 'batch-1' }, body: { qty: 5 } }), 503);
     await expectDocumented('POST /allocate', send('POST /allocate', { body: exampleBodyOf('POST /allocate') }), 503);
