@@ -235,6 +235,7 @@ const main = async () => {
   let sweeper: NodeJS.Timeout | undefined;
   let stopping = false;
   const stop = async (exitCode: number) => {
+    if (stopping) return;
     stopping = true;
     clearInterval(sweeper);
     server?.close();
@@ -244,8 +245,9 @@ const main = async () => {
     await dynamoDbLocal?.stop();
     process.exit(exitCode);
   };
-  process.once('SIGINT', () => stop(0));
-  process.once('SIGTERM', () => stop(0));
+  // A Ctrl-C reaches the server twice, from the terminal and from npm: both start the one stop.
+  process.on('SIGINT', () => stop(0));
+  process.on('SIGTERM', () => stop(0));
 
   if (!process.env.DYNAMODB_ENDPOINT) {
     dynamoDbLocal = await startDynamoDbLocal(keepData ? { dataDir: DATA_DIR } : {});

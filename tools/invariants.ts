@@ -3,7 +3,7 @@ import { type Hold, type Instant, statusAt } from '../domain/holds';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldTotal } from '../domain/model';
 import type { Spread, StoredPiece } from '../functions/store/items';
 import type { DocumentSender } from '../functions/store/store-calls';
-import { parseStoredItem } from '../functions/store/items';
+import { LINE_BATCH, linesOfBatch, parseStoredItem } from '../functions/store/items';
 
 export interface Inventory {
   readonly batches: readonly Batch[];
@@ -18,6 +18,8 @@ export interface Inventory {
   readonly unrecognized: readonly { readonly pk: string; readonly sk: string }[];
   /** Pieces of no spread batch, or of another spread than their batch's, or too few or too many for it. */
   readonly strayPieces: readonly string[];
+  /** Lines whose entry in the linesByBatch index is in a partition that a change of their batch does not read. */
+  readonly linesListedUnread: readonly Allocation[];
 }
 
 export type Rule =
@@ -31,7 +33,8 @@ export type Rule =
   | 'batch-where-its-stock-says'
   | 'sku-known-with-batches'
   | 'item-recognized'
-  | 'pieces-of-their-spread';
+  | 'pieces-of-their-spread'
+  | 'line-listed-where-read';
 
 export interface Violation {
   readonly rule: Rule;
@@ -53,6 +56,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const lines: Allocation[] = [];
   const holds: Hold[] = [];
   const unrecognized: { pk: string; sk: string }[] = [];
+  const linesListedUnread: Allocation[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
   do {
     const page: ScanCommandOutput = await client.send(
@@ -64,14 +68,17 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       else if (stored.kind === 'piece') pieces.push(stored.piece);
       else if (stored.kind === 'known-sku') knownSkus.push(stored.sku);
       else if (stored.kind === 'batch-reference') references.push({ ref: stored.ref, sku: stored.sku });
-      else if (stored.kind === 'line') lines.push(stored.allocation);
+      else if (stored.kind === 'line') {
+        lines.push(stored.allocation);
+        if (!linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH]))) linesListedUnread.push(stored.allocation);
+      }
       else if (stored.kind === 'hold') holds.push(stored.hold);
       else if (stored.kind === 'unrecognized') unrecognized.push({ pk: stored.pk, sk: stored.sk });
       // Notices (a deallocation's reason, a refusal) hold no stock: no invariant is about them.
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { ...withTheirPieces(found, pieces), knownSkus, references, lines, holds, unrecognized };
+  return { ...withTheirPieces(found, pieces), knownSkus, references, lines, holds, unrecognized, linesListedUnread };
 };
 
 /**
@@ -112,7 +119,7 @@ const show = (value: string) => JSON.stringify(value);
  * batches ("Invalid sku" depends on it once every batch is exhausted).
  */
 export const findViolations = (
-  { batches, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces }: Inventory,
+  { batches, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread }: Inventory,
   now?: Instant,
 ): Violation[] => {
   const violations: Violation[] = [];
@@ -255,6 +262,12 @@ export const findViolations = (
     });
   }
   for (const message of strayPieces) violations.push({ rule: 'pieces-of-their-spread', message });
+  for (const { orderid, sku, batchref } of linesListedUnread) {
+    violations.push({
+      rule: 'line-listed-where-read',
+      message: `line of order ${show(orderid)} for sku ${show(sku)} is listed in no index partition of batch ${show(batchref)} that a change of it reads (written with another number of shards?)`,
+    });
+  }
   return violations;
 };
 

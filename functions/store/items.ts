@@ -189,6 +189,15 @@ export const lineBatchOf = ({ orderid, sku, batchref }: Allocation) =>
 /** Where a line written before the index was sharded is listed; read with the shards until no such line is left. */
 const unshardedLinesOfBatch = (ref: string) => `${partitionKeyPrefix.linesOfBatch}#${ref}`;
 
+/**
+ * Whether an index key lists a line of the batch: read by its shape, whatever shard it names, so
+ * that a line written with another number of shards (an earlier or a later version) is still a line.
+ */
+const listsLinesOf = (lineBatch: string, batchref: string): boolean => {
+  const sharded = /^(\d*)#/.exec(lineBatch.slice(partitionKeyPrefix.linesOfBatch.length));
+  return lineBatch.startsWith(partitionKeyPrefix.linesOfBatch) && sharded !== null && lineBatch.slice(partitionKeyPrefix.linesOfBatch.length + sharded[0].length) === batchref;
+};
+
 /** Every index partition that lists the batch's lines. */
 export const linesOfBatch = (ref: string): string[] => [
   ...Array.from({ length: LINE_SHARDS }, (_, shard) => `${partitionKeyPrefix.linesOfBatch}${shard}#${ref}`),
@@ -272,7 +281,7 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   }
   if (isText(orderid) && isText(sku) && isNumber(qty)) {
     const line: OrderLine = { orderid, sku, qty };
-    const listed = isText(batchref) && (lineBatch === lineBatchOf({ ...line, batchref }) || lineBatch === unshardedLinesOfBatch(batchref));
+    const listed = isText(batchref) && isText(lineBatch) && listsLinesOf(lineBatch, batchref);
     if (isText(batchref) && listed && isText(allocatedAt) && (movedAt === undefined || isText(movedAt))) {
       if (hasKey(lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}) };
     }

@@ -173,8 +173,8 @@ export class StoreCalls {
 
 /**
  * DynamoDB answers a transaction of more items with a ValidationException, after nothing was written:
- * every transaction the adapter builds is bounded below it (docs/capacity.md, "What one transaction
- * holds"), so one that is not is a bug, said as one before it is sent.
+ * every transaction the adapter builds is bounded below it (docs/capacity.md, "Whole orders: the
+ * transaction's limits"), so one that is not is a bug, said as one before it is sent.
  */
 const withinTransactionLimit = (items: TransactWriteItem[]): TransactWriteItem[] => {
   if (items.length > MAX_TRANSACTION_ITEMS) throw new Error(`A transaction of ${items.length} items, over DynamoDB's ${MAX_TRANSACTION_ITEMS}`);

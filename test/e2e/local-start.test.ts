@@ -71,6 +71,24 @@ describe('npm start', () => {
     }
   });
 
+  it('stops in order, its DynamoDB Local first, on a Ctrl-C, which reaches npm and the server both', async () => {
+    const port = await freePort();
+    const service = startNpmStart({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--in-memory']);
+    let tree: ProcessInfo[] = [];
+    try {
+      await listening(service);
+      tree = descendantsOf(service.process.pid!);
+
+      process.kill(-service.process.pid!, 'SIGINT');
+
+      expect(await exited(service)).toBe(0);
+      expect(await stillRunningAfter(tree, 10_000)).toEqual([]);
+      await expect(fetch(`http://127.0.0.1:${port}/docs`)).rejects.toThrow();
+    } finally {
+      killLeftovers(service, tree);
+    }
+  });
+
   it('leaves no DynamoDB Local behind when the server is killed outright', async () => {
     const service = startService({ PORT: String(await freePort()), DYNAMODB_ENDPOINT: '' });
     let dynamoDbLocal: ProcessInfo[] = [];

@@ -135,6 +135,20 @@ describe('the invariant check', () => {
     ]);
   });
 
+  it('reports a line listed in an index shard that no change of its batch reads, and takes one listed as before the shards for a line', async () => {
+    const line = await lineKey(table, 'o1', 'LAMP');
+    const listed = () => violations().then((found) => found.filter(({ rule }) => rule === 'line-listed-where-read'));
+    await set(line, 'lineBatch', 'LINES#lamp-1');
+    expect(await listed()).toEqual([]);
+    await set(line, 'lineBatch', 'LINES9#lamp-1');
+    expect(await listed()).toEqual([
+      {
+        rule: 'line-listed-where-read',
+        message: 'line of order "o1" for sku "LAMP" is listed in no index partition of batch "lamp-1" that a change of it reads (written with another number of shards?)',
+      },
+    ]);
+  });
+
   it('reports one batch reference stored for two skus', async () => {
     // Without its reference item, the adapter no longer knows the ref is taken.
     await table.documentClient.send(

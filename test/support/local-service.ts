@@ -39,9 +39,15 @@ const runningService = (child: ChildProcess): RunningService => {
 export const startService = (env: NodeJS.ProcessEnv, args: string[] = []): RunningService =>
   runningService(spawn(process.execPath, ['--import', 'tsx', 'local/start.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
 
-/** Runs `npm start` itself, with `args` after its `--`: `process` is npm's. */
+/**
+ * Runs `npm start` itself, with `args` after its `--`: `process` is npm's. In a process group of its
+ * own, npm leading it, as a terminal runs a command in the foreground: a signal to `-pid` reaches
+ * every process of it, as a Ctrl-C does.
+ */
 export const startNpmStart = (env: NodeJS.ProcessEnv, args: string[] = []): RunningService =>
-  runningService(spawn('npm', ['start', ...(args.length > 0 ? ['--', ...args] : [])], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  runningService(
+    spawn('npm', ['start', ...(args.length > 0 ? ['--', ...args] : [])], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true }),
+  );
 
 export interface ProcessInfo {
   readonly pid: number;
