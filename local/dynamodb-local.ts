@@ -122,6 +122,9 @@ const watchOver = (dynamoDbLocal: ChildProcess): ChildProcess => {
   });
   // Node signals a child only while it has not exited, so an ended DynamoDB Local's pid, reused since, is safe.
   watchdog.once('exit', () => dynamoDbLocal.kill('SIGKILL'));
+  // Once DynamoDB Local has ended, its pid may be given to another process: the watchdog goes with it.
+  dynamoDbLocal.once('exit', () => watchdog.kill('SIGKILL'));
+  watchdog.once('error', (error) => console.warn(`No watchdog for DynamoDB Local (${error.message}): were the server killed outright, stop its Java process by hand.`));
   return watchdog;
 };
 

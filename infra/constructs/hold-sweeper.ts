@@ -38,9 +38,9 @@ export class HoldSweeper extends Part {
       logSettings,
     });
     grantTableAccess(role, table.tableArn, tableAccess.sweeper);
-    // Lambda would otherwise run a failed sweep again 1 and 2 minutes later, beside the scheduled
-    // ones: the next minute's sweep is the retry.
-    fn.configureAsyncInvoke({ retryAttempts: 0 });
+    // Lambda would otherwise run a failed sweep again 1 and 2 minutes later, and keep a throttled one
+    // for up to 6 hours, beside the scheduled ones: the next minute's sweep is the retry.
+    fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
     this.fn = fn;
     new Rule(this, 'SweepHoldsSchedule', {
       description: 'Ends expired holds every minute (functions/sweep-holds.ts).',

@@ -11,7 +11,7 @@ describe('the hold sweeper', () => {
   it("has Lambda retry no failed sweep, since the next minute's scheduled sweep is the retry", () => {
     const sweeper = logicalIdOf(stack, 'SweepHoldsFunction');
     const configs = Object.values(template.findResources('AWS::Lambda::EventInvokeConfig')).map(({ Properties }) => Properties);
-    expect(configs).toEqual([expect.objectContaining({ FunctionName: { Ref: sweeper }, Qualifier: '$LATEST', MaximumRetryAttempts: 0 })]);
+    expect(configs).toEqual([expect.objectContaining({ FunctionName: { Ref: sweeper }, Qualifier: '$LATEST', MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 })]);
   });
 });
 
