@@ -53,7 +53,11 @@ describe('npm start', () => {
     await expect(fetch(dynamoDbEndpoint!)).rejects.toThrow();
   });
 
-  it('stops the whole tree, its DynamoDB Local too, when npm itself is sent SIGTERM', async () => {
+  it.each([
+    ['when npm itself is sent SIGTERM', (npm: number) => process.kill(npm, 'SIGTERM')],
+    // A terminal signals the whole foreground group: npm and the server both get it, and npm passes it on too.
+    ['on a Ctrl-C, which reaches npm and the server both', (npm: number) => process.kill(-npm, 'SIGINT')],
+  ])('stops the whole tree, its DynamoDB Local first, %s', async (_how, signal) => {
     const port = await freePort();
     const service = startNpmStart({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--in-memory']);
     let tree: ProcessInfo[] = [];
@@ -62,24 +66,7 @@ describe('npm start', () => {
       tree = descendantsOf(service.process.pid!);
       expect(tree.filter(isDynamoDbLocal)).toHaveLength(1);
 
-      service.process.kill('SIGTERM');
-      await exited(service);
-      expect(await stillRunningAfter(tree, 10_000)).toEqual([]);
-      await expect(fetch(`http://127.0.0.1:${port}/docs`)).rejects.toThrow();
-    } finally {
-      killLeftovers(service, tree);
-    }
-  });
-
-  it('stops in order, its DynamoDB Local first, on a Ctrl-C, which reaches npm and the server both', async () => {
-    const port = await freePort();
-    const service = startNpmStart({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--in-memory']);
-    let tree: ProcessInfo[] = [];
-    try {
-      await listening(service);
-      tree = descendantsOf(service.process.pid!);
-
-      process.kill(-service.process.pid!, 'SIGINT');
+      signal(service.process.pid!);
 
       expect(await exited(service)).toBe(0);
       expect(await stillRunningAfter(tree, 10_000)).toEqual([]);
