@@ -100,6 +100,13 @@ const answerRepeat = (existing: Allocation, line: OrderLine): AllocationOutcome 
 /** Rounds of read and conditional write on one batch before giving up with a 503 (a retry continues). */
 const MAX_BATCH_ROUNDS = 8;
 
+/**
+ * Rounds of a change of a batch that ends holds, in all: a round that ends holds on their own before
+ * the change ends a transaction's worth (about 95 single-line holds), so this ends thousands; past
+ * it, a 503 asks for the repeat that continues.
+ */
+const MAX_CHANGE_ROUNDS = 32;
+
 /** Lines read at a time from a batch that shrank: enough for most batches in one read. */
 const LINES_READ_AT_ONCE = 100;
 
@@ -164,11 +171,13 @@ export const changeBatch = async (ref: string, change: BatchChange, repository: 
  * A change that leaves the batch fewer units than its lines and holds take ends holds first
  * (holdsToEnd): a hold is a checkout's pending claim, an order's line a promise made. So a batch
  * whose lines the change leaves to move holds none, and each hold on it ends whole, once, in the
- * change's own write: a change cut off has ended none of them.
+ * change's own write (a change cut off has ended none of them), but for holds too many for that
+ * write (endedBeforeTheChange). Rounds that lose a race, and rounds in all, are bounded: holds placed
+ * as fast as this ends them would otherwise keep it going until its deadline.
  */
 const applyChange = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<Batch> => {
   let lostRounds = 0;
-  while (lostRounds < MAX_BATCH_ROUNDS) {
+  for (let round = 0; round < MAX_CHANGE_ROUNDS && lostRounds < MAX_BATCH_ROUNDS; round++) {
     const batch = await batchOrThrow(ref, repository);
     const changed = changedBatch(batch, change);
     if (isSameBatch(changed, batch)) return batch;
@@ -189,14 +198,18 @@ const applyChange = async (ref: string, change: BatchChange, repository: BatchRe
 };
 
 /**
- * Holds too many to end in the change's own write: these, the first (expired ones first, then the
- * active ones the change needs the most), end each in a write of its own before it, and the change,
- * read again, ends the rest with it. Cut off between the two, these holds have ended and the qty is
- * not yet changed: the same change again finishes the job. Whether any of them ended.
+ * Holds too many to end in the change's own write: these, the first (expired ones first, then active
+ * ones, latest expiry first), end each in a write of its own before it, one after another (each
+ * writes the batch being changed, where writes at once would only meet), and the change, read
+ * again, ends the rest with it. Cut off between the two, these holds have ended and the qty is not
+ * yet changed: the same change again finishes the job. Whether any of them ended.
  */
 const endedBeforeTheChange = async (ref: string, ending: readonly HoldToEnd[], now: Instant, repository: BatchRepository): Promise<boolean> => {
-  const written = await Promise.all(ending.map(({ hold, ending: how, givenBackOn }) => repository.endHold(hold, how, now, [ref, ...givenBackOn])));
-  return written.includes('saved');
+  let ended = false;
+  for (const { hold, ending: how, givenBackOn } of ending) {
+    if ((await repository.endHold(hold, how, now, [ref, ...givenBackOn])) === 'saved') ended = true;
+  }
+  return ended;
 };
 
 /**

@@ -37,6 +37,7 @@ import {
   heldUnitsReturnWrite,
   holdConfirmationWrite,
   holdEndWrite,
+  holdEndWrites,
   holdExtensionWrites,
   lineMovesWrites,
   lineRemovalWrites,
@@ -221,7 +222,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite> {
-    const givesBack = hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref)).map((line) => heldUnitsReturnWrite(this.tableName, hold, line));
+    const givesBack = hold.lines
+      .filter(({ batchref }) => givenBackOn.includes(batchref))
+      .map((line) => heldUnitsReturnWrite(this.tableName, line, [{ holdid: hold.holdid, qty: line.qty }]));
     return this.calls.conditionalWrite([holdEndWrite(this.tableName, hold, ending, now), ...givesBack]);
   }
 
@@ -375,15 +378,11 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const fall = batch.available - changed.available;
     if ((fall > ownUnits(batch) || ending.length > 0) && !(await this.spreads.keptWhole([batch]))) return { outcome: 'changed' };
     const change = [batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)];
-    const endWrites = ending.map(({ hold, ending: how, givenBackOn }) => [
-      holdEndWrite(this.tableName, hold, how, now),
-      ...hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref)).map((line) => heldUnitsReturnWrite(this.tableName, hold, line)),
-    ]);
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.
-    let fitting = endWrites.length;
-    while (change.length + endWrites.slice(endWrites.length - fitting).flat().length > MAX_TRANSACTION_ITEMS) fitting--;
+    let fitting = ending.length;
+    while (fitting > 0 && change.length + holdEndWrites(this.tableName, ending.slice(ending.length - fitting), now).length > MAX_TRANSACTION_ITEMS) fitting--;
     if (fitting < ending.length) return { outcome: 'too-many-holds', fitting };
-    return { outcome: await this.calls.conditionalWrite([...change, ...endWrites.flat()]) };
+    return { outcome: await this.calls.conditionalWrite([...change, ...holdEndWrites(this.tableName, ending, now)]) };
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {

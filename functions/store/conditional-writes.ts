@@ -1,6 +1,6 @@
 import { type Hold, type Instant, batchAsStored } from '../../domain/holds';
 import { type Allocation, type Batch, type LineMove, hasStockLeft } from '../../domain/model';
-import type { HoldEnding } from '../../domain/ports';
+import type { HoldEnding, HoldToEnd } from '../../domain/ports';
 import {
   ACTIVE_HOLD_SHARD,
   ALLOCATED_AT,
@@ -271,19 +271,46 @@ export const holdEndWrite = (tableName: string, hold: Hold, ending: HoldEnding, 
   };
 };
 
-/** A hold's units on one batch given back, on condition that its entry is still there. */
-export const heldUnitsReturnWrite = (tableName: string, hold: Hold, { sku, qty, batchref }: Hold['lines'][number]): TransactWriteItem => ({
-  Update: {
-    TableName: tableName,
-    // A batch holding units is in the stock range, and giving units back keeps it there.
-    Key: batchWithStockKey(sku, batchref),
-    UpdateExpression: 'SET available = available + :qty REMOVE held.#hold',
-    // Guards "a hold's units go back once": only the write that removes its entry gives them.
-    ConditionExpression: 'attribute_exists(held.#hold)',
-    ExpressionAttributeNames: { '#hold': heldKey(hold.holdid) },
-    ExpressionAttributeValues: { ':qty': qty },
-  },
-});
+/**
+ * Holds' units on one batch given back, on condition that each one's entry is still there: one write
+ * for all of them, since a transaction may not write one item twice (two holds ended together may
+ * both hold units on a batch).
+ */
+export const heldUnitsReturnWrite = (tableName: string, { sku, batchref }: Hold['lines'][number], given: readonly { holdid: string; qty: number }[]): TransactWriteItem => {
+  const names = Object.fromEntries(given.map(({ holdid }, index) => [`#hold${index}`, heldKey(holdid)]));
+  const entries = Object.keys(names).map((name) => `held.${name}`);
+  return {
+    Update: {
+      TableName: tableName,
+      // A batch holding units is in the stock range, and giving units back keeps it there.
+      Key: batchWithStockKey(sku, batchref),
+      UpdateExpression: `SET available = available + :qty REMOVE ${entries.join(', ')}`,
+      // Guards "a hold's units go back once": only the write that removes its entry gives them.
+      ConditionExpression: entries.map((entry) => `attribute_exists(${entry})`).join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':qty': given.reduce((sum, { qty }) => sum + qty, 0) },
+    },
+  };
+};
+
+/**
+ * Holds ended together (a change of a batch's qty ends them in its own write), on their other
+ * batches: each record's end, and on each batch one give-back of every such hold's units there.
+ */
+export const holdEndWrites = (tableName: string, ending: readonly HoldToEnd[], now: Instant): TransactWriteItem[] => {
+  const givenBack = new Map<string, { line: Hold['lines'][number]; given: { holdid: string; qty: number }[] }>();
+  for (const { hold, givenBackOn } of ending) {
+    for (const line of hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref))) {
+      const onBatch = givenBack.get(line.batchref) ?? { line, given: [] };
+      onBatch.given.push({ holdid: hold.holdid, qty: line.qty });
+      givenBack.set(line.batchref, onBatch);
+    }
+  }
+  return [
+    ...ending.map(({ hold, ending: how }) => holdEndWrite(tableName, hold, how, now)),
+    ...[...givenBack.values()].map(({ line, given }) => heldUnitsReturnWrite(tableName, line, given)),
+  ];
+};
 
 /** Guards "a hold changes only while it is active, as read": its status, its expiry, and the time has not passed it. */
 const holdLastsAsRead = (hold: Hold, now: Instant) => ({

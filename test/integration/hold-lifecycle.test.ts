@@ -193,6 +193,23 @@ describe('a batch that shrinks under holds', () => {
     expect(await violationsOf(lamp, chair)).toEqual([]);
   });
 
+  it('ends in one write two holds that also hold units on one other batch, giving both back there', async () => {
+    const lamp = await stocked(4);
+    const chair = await stocked(2);
+    const carts = [uniqueId('cart'), uniqueId('cart')];
+    for (const holdid of carts) {
+      await placeHold({ holdid, lines: [{ sku: lamp.sku, qty: 2 }, { sku: chair.sku, qty: 1 }], ttlSeconds: 120 }, at(START).repository);
+    }
+    const { repository } = at(START + 1_000);
+
+    const { batch } = await changeBatch(lamp.ref, { qty: 0 }, repository);
+
+    expect(batch).toMatchObject({ qty: 0, available: 0 });
+    expect(await Promise.all(carts.map(async (holdid) => (await holdStatus(holdid, repository)).status))).toEqual(['released', 'released']);
+    expect(await batchStatus(chair.ref, repository)).toEqual({ ...chair, available: 2 });
+    expect(await violationsOf(lamp, chair)).toEqual([]);
+  });
+
   it('ends expired holds first, as expired, and then moves lines', async () => {
     const batch = await stocked(3);
     const expiring = await held(batch, 1, 1);
