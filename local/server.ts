@@ -10,11 +10,17 @@ import { type LocalPage, apiReferencePages } from './api-reference';
 
 export type LambdaHttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
-/** A Lambda function to stand in for: its handler, and the route keys (e.g. `GET /batches/{ref}`) API Gateway sends it. */
-export interface FunctionRoutes {
-  readonly handler: LambdaHttpHandler;
-  readonly routeKeys: readonly string[];
-}
+/**
+ * A Lambda function to stand in for, and the route keys (e.g. `GET /batches/{ref}`) API Gateway sends
+ * it: either one `handler` that serves many invocations at once, as a process in a container does
+ * (what one request remembers, the next one knows), or `newInstance`, which builds the function anew
+ * as Lambda starts an instance: each serves one invocation at a time, with module state of its own
+ * (docs/development.md, "Shared and Lambda modes").
+ */
+export type FunctionRoutes = { readonly routeKeys: readonly string[] } & (
+  | { readonly handler: LambdaHttpHandler }
+  | { readonly newInstance: () => LambdaHttpHandler }
+);
 
 /**
  * Invocations that run at once; later requests wait their turn, as they would for a free Lambda
@@ -39,11 +45,15 @@ const FUNCTION_MEMORY_MB = 512;
 const LOCAL_ACCOUNT_ID = '000000000000';
 const LOCAL_REGION = process.env.AWS_REGION ?? 'us-east-1';
 
-/** A Lambda function behind its routes, as this process stands in for it. */
+/** A Lambda function behind its routes, as this process stands in for it: how an invocation reaches one of its instances. */
 interface LocalFunction {
-  readonly name: string;
+  readonly invoke: (event: HttpEvent) => Promise<HttpResult>;
+}
+
+/** An instance of a function: its handler, and the log stream its invocations write to, one per instance as on Lambda. */
+interface LocalInstance {
   readonly handler: LambdaHttpHandler;
-  /** One stream per function for the process's life: all its invocations here run in one instance. */
+  readonly functionName: string;
   readonly logStreamName: string;
 }
 
@@ -58,10 +68,10 @@ interface LocalFunction {
  * no route of the API.
  */
 export const createLocalServer = (functions: Readonly<Record<string, FunctionRoutes>>): Server => {
-  const invoke = limitConcurrency(MAX_CONCURRENT_INVOCATIONS);
-  const templates = Object.entries(functions).flatMap(([name, { handler, routeKeys }]) => {
-    const fn = localFunction(name, handler);
-    return routeKeys.map((routeKey) => routeTemplate(routeKey, fn));
+  const sharedSlots = limitConcurrency(MAX_CONCURRENT_INVOCATIONS);
+  const templates = Object.entries(functions).flatMap(([name, routes]) => {
+    const fn = 'handler' in routes ? sharedFunction(name, routes.handler, sharedSlots) : lambdaFunction(name, routes.newInstance);
+    return routes.routeKeys.map((routeKey) => routeTemplate(routeKey, fn));
   });
   const pages = apiReferencePages(templates.map(({ routeKey }) => routeKey));
 
@@ -103,7 +113,7 @@ export const createLocalServer = (functions: Readonly<Record<string, FunctionRou
         if (body === undefined) return payloadTooLarge();
         const event = toEvent(request, arrival, { routeKey, pathParameters }, body);
         if (Buffer.byteLength(JSON.stringify(event)) > MAX_INVOCATION_PAYLOAD_BYTES) return payloadTooLarge();
-        return invoke(() => fn.handler(event, invocationContext(fn))).catch((error: unknown) => {
+        return fn.invoke(event).catch((error: unknown) => {
           // What Lambda does with a function that throws: logs it, and API Gateway answers a bare 500.
           console.error(JSON.stringify({ level: 'error', requestId, route: routeKey, functionError: String(error) }));
           return json(500, { message: 'Internal Server Error' });
@@ -202,12 +212,49 @@ const limitConcurrency = (limit: number) => {
   };
 };
 
-const localFunction = (name: string, handler: LambdaHttpHandler): LocalFunction => {
+const localInstance = (name: string, handler: LambdaHttpHandler): LocalInstance => {
   const startedOn = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
+  return { handler, functionName: `local-${name}`, logStreamName: `${startedOn}/[$LATEST]${randomBytes(16).toString('hex')}` };
+};
+
+/** One instance for the process's life, serving as many invocations at once as the server's slots allow. */
+const sharedFunction = (name: string, handler: LambdaHttpHandler, slots: ReturnType<typeof limitConcurrency>): LocalFunction => {
+  const instance = localInstance(name, handler);
+  return { invoke: (event) => slots(() => instance.handler(event, invocationContext(instance))) };
+};
+
+/**
+ * As Lambda serves a function: an invocation goes to an idle instance, the one used last, or, while
+ * every instance is busy, to a new one (its module state built anew by `newInstance`), up to
+ * MAX_CONCURRENT_INVOCATIONS instances; past that, it waits for the first to be free.
+ */
+const lambdaFunction = (name: string, newInstance: () => LambdaHttpHandler): LocalFunction => {
+  const idle: LocalInstance[] = [];
+  const waiting: Array<(instance: LocalInstance) => void> = [];
+  let started = 0;
+  const acquire = async (): Promise<LocalInstance> => {
+    const warm = idle.pop();
+    if (warm) return warm;
+    if (started < MAX_CONCURRENT_INVOCATIONS) {
+      started++;
+      return localInstance(name, newInstance());
+    }
+    return new Promise((resolve) => waiting.push(resolve));
+  };
+  const release = (instance: LocalInstance) => {
+    const next = waiting.shift();
+    if (next) next(instance);
+    else idle.push(instance);
+  };
   return {
-    name: `local-${name}`,
-    handler,
-    logStreamName: `${startedOn}/[$LATEST]${randomBytes(16).toString('hex')}`,
+    invoke: async (event) => {
+      const instance = await acquire();
+      try {
+        return await instance.handler(event, invocationContext(instance));
+      } finally {
+        release(instance);
+      }
+    },
   };
 };
 
@@ -332,17 +379,17 @@ const commonLogFormatTime = (time: Date): string => {
  * Lambda's starts when an instance takes it. middy arms its early timeout only when
  * `getRemainingTimeInMillis` is there, so locally it fires as on Lambda.
  */
-const invocationContext = (fn: LocalFunction): Context => {
+const invocationContext = ({ functionName, logStreamName }: LocalInstance): Context => {
   const deadline = performance.now() + FUNCTION_TIMEOUT_SECONDS * 1000;
   const context: Omit<Context, 'done' | 'fail' | 'succeed'> = {
     callbackWaitsForEmptyEventLoop: true,
-    functionName: fn.name,
+    functionName,
     functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:${fn.name}`,
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:${functionName}`,
     memoryLimitInMB: String(FUNCTION_MEMORY_MB),
     awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${fn.name}`,
-    logStreamName: fn.logStreamName,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName,
     getRemainingTimeInMillis: () => Math.max(0, Math.floor(deadline - performance.now())),
   };
   // The callback-era methods are left out: the handlers are async and never call them.

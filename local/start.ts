@@ -4,7 +4,9 @@
  * long as the server runs; `--keep-data` keeps it in .local/dynamodb between runs instead, where each
  * write is committed to disk: about half the writes a second (docs/development.md).
  * `--conflict-model` puts the conflict model (./conflict-model.ts, settings CONFLICT_HOLD_MS and
- * CONFLICT_WRITE_UNITS) in front of that DynamoDB, so that conflicts and throttling happen as on AWS. Each
+ * CONFLICT_WRITE_UNITS) in front of that DynamoDB, so that conflicts and throttling happen as on AWS.
+ * `--lambda` runs each function as Lambda does (./server.ts: instances serving one request at a
+ * time, each with its own client and repository); by default one instance serves many at once. Each
  * event the table's changes make is printed as one JSON line, and `--events-file PATH` appends it
  * to that file as well. The functions' log entries are printed too: indented in a terminal, one
  * JSON line each otherwise (./log-output). SIGINT or SIGTERM stops the server and its DynamoDB
@@ -22,7 +24,7 @@ import { StoreUnavailable } from '../domain/errors';
 import type { DomainEvent } from '../domain/events';
 import { openApiDocumentFile } from '../functions/http/openapi-document';
 import { routeKeys } from '../functions/http/route-keys';
-import { createDynamoDbClient, reachInProcess } from '../functions/store/client';
+import { createDocumentClient, createDynamoDbClient, reachInProcess } from '../functions/store/client';
 import { isStoreUnavailable } from '../functions/store/store-errors';
 import { tableNameFromEnv } from '../functions/store/table';
 import { type ConflictModel, type ConflictModelSettings, defaultConflictModelSettings, startConflictModel } from './conflict-model';
@@ -52,6 +54,9 @@ Options:
   --keep-data          DynamoDB Local keeps its data in ${DATA_DIR}/ between runs
   --events-file PATH   also append each event to PATH, one JSON line each
   --conflict-model     put the conflict model in front of the store (CONFLICT_HOLD_MS, CONFLICT_WRITE_UNITS)
+  --lambda             run each function as Lambda does: instances that serve one request at a time,
+                       each with module state of its own, started as requests overlap (up to 64 a
+                       function); by default one instance serves many requests at once, as a container
   -h, --help           print this and exit
 
 Settings (PORT, DYNAMODB_ENDPOINT, TABLE_NAME, ...): docs/development.md#configuration
@@ -61,6 +66,7 @@ interface StartOptions {
   readonly keepData: boolean;
   readonly eventsFile: string | undefined;
   readonly conflictModel: boolean;
+  readonly lambda: boolean;
   readonly help: boolean;
 }
 
@@ -68,6 +74,7 @@ const optionsFromArgs = (args: readonly string[]): StartOptions => {
   let keepData = false;
   let eventsFile: string | undefined;
   let conflictModel = false;
+  let lambda = false;
   let help = false;
   for (let index = 0; index < args.length; index++) {
     const arg = args[index] ?? '';
@@ -87,6 +94,9 @@ const optionsFromArgs = (args: readonly string[]): StartOptions => {
       case '--conflict-model':
         conflictModel = true;
         break;
+      case '--lambda':
+        lambda = true;
+        break;
       case '-h':
       case '--help':
         help = true;
@@ -95,7 +105,7 @@ const optionsFromArgs = (args: readonly string[]): StartOptions => {
         throw new OptionError(arg.startsWith('-') ? `Unknown option ${arg}` : `Unexpected argument ${arg}`);
     }
   }
-  return { keepData, eventsFile, conflictModel, help };
+  return { keepData, eventsFile, conflictModel, lambda, help };
 };
 
 const portFromEnv = (): number => {
@@ -220,7 +230,7 @@ const runEvery = (intervalMs: number, task: () => Promise<void>): NodeJS.Timeout
 };
 
 const main = async () => {
-  const { keepData, eventsFile, conflictModel: withConflictModel, help } = optionsFromArgs(process.argv.slice(2));
+  const { keepData, eventsFile, conflictModel: withConflictModel, lambda, help } = optionsFromArgs(process.argv.slice(2));
   if (help) {
     process.stdout.write(USAGE);
     return;
@@ -278,21 +288,31 @@ const main = async () => {
       return stop(1);
     },
   );
-  const [batches, { createAllocationsHandler }, { batchRepository }, { sweepExpiredHolds }] = await Promise.all([
+  const [{ createBatchesHandler }, { createAllocationsHandler }, { batchRepository }, { DynamoDbBatchRepository }, { sweepExpiredHolds }] = await Promise.all([
     import('../functions/batches'),
     import('../functions/allocations'),
     import('../functions/store/repository'),
+    import('../functions/store/batch-repository'),
     import('../domain/hold-services'),
   ]);
   sweeper = runEvery(SWEEP_INTERVAL_MS, async () => {
     if (table.isReady()) await sweepExpiredHolds(batchRepository);
   });
   // The Lambda handler reads the copy of the document beside its bundle; from source there is none.
-  const allocations = createAllocationsHandler(batchRepository, openApiDocumentFile(new URL('../docs/openapi.json', import.meta.url)));
-  server = createLocalServer({
-    batches: { handler: whenReady(table, batches.handler), routeKeys: routeKeys.batches },
-    allocations: { handler: whenReady(table, allocations), routeKeys: routeKeys.allocations },
-  });
+  const openApiDocument = openApiDocumentFile(new URL('../docs/openapi.json', import.meta.url));
+  // What a Lambda instance builds at module scope: its client and repository, with what it remembers (spread pieces, takes in flight).
+  const newRepository = () => new DynamoDbBatchRepository(createDocumentClient(), tableName);
+  server = createLocalServer(
+    lambda
+      ? {
+          batches: { newInstance: () => whenReady(table, createBatchesHandler(newRepository())), routeKeys: routeKeys.batches },
+          allocations: { newInstance: () => whenReady(table, createAllocationsHandler(newRepository(), openApiDocument)), routeKeys: routeKeys.allocations },
+        }
+      : {
+          batches: { handler: whenReady(table, createBatchesHandler(batchRepository)), routeKeys: routeKeys.batches },
+          allocations: { handler: whenReady(table, createAllocationsHandler(batchRepository, openApiDocument)), routeKeys: routeKeys.allocations },
+        },
+  );
   server.on('error', (error) => {
     console.error(`Cannot listen on port ${port}: ${error.message}`);
     return stop(1);
@@ -306,9 +326,12 @@ const main = async () => {
         `${conflictModel.settings.writeUnitsPerSecond} write units/s per partition key; counters at ${conflictModel.endpoint}/counters)`
       : '';
     const eventsTo = `printed here as JSON lines${eventsFile === undefined ? '' : `, and appended to ${eventsFile}`}`;
+    const functions = lambda
+      ? 'each function as Lambda runs it: instances serving one request at a time, each with its own state (--lambda)'
+      : 'each function one instance serving many requests at once, as a container (--lambda: as Lambda runs it)';
     console.log(
       `Allocation service listening on http://localhost:${port}\n  API reference at http://localhost:${port}/docs\n` +
-        `  table ${tableName} on ${store}${model}\n  events ${eventsTo}\n  Ctrl-C stops it.`,
+        `  table ${tableName} on ${store}${model}\n  ${functions}\n  events ${eventsTo}\n  Ctrl-C stops it.`,
     );
   });
 };

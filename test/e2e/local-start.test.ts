@@ -76,6 +76,26 @@ describe('npm start', () => {
     }
   });
 
+  it('runs each function as Lambda does with --lambda, and serves the API the same', async () => {
+    const port = await freePort();
+    const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--lambda']);
+    try {
+      await listening(service);
+      expect(service.output()).toMatch(/instances serving one request at a time, each with its own state \(--lambda\)/);
+      const call = (path: string, body?: object) =>
+        fetchDocumented(`http://127.0.0.1:${port}${path}`, body ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {});
+      expect((await call('/add_batch', { ref: 'b1', sku: 'LAMP', qty: 20, eta: null })).status).toBe(201);
+
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => call('/allocate', { orderid: `o${index}`, sku: 'LAMP', qty: 2 })));
+
+      expect(answers.map(({ status }) => status)).toEqual(Array(8).fill(201));
+      expect(await (await call('/batches/b1')).json()).toMatchObject({ available: 4, allocated: 16 });
+      expect(await service.stop('SIGINT')).toBe(0);
+    } finally {
+      killLeftovers(service);
+    }
+  });
+
   it('leaves no DynamoDB Local behind when the server is killed outright', async () => {
     const service = startService({ PORT: String(await freePort()), DYNAMODB_ENDPOINT: '' });
     let dynamoDbLocal: ProcessInfo[] = [];

@@ -6,7 +6,8 @@
  * 1 unit at a time, first all from one batch of one SKU, then spread over many SKUs; each 503
  * counts as it comes (no client retry), and the model counts the conflicts and throttles behind
  * them. The server's log entries (a WARN for each 503) go to a file. Run alone
- * (`npx tsx tools/bench/hot-sku.ts`), it prints its figures as JSON.
+ * (`npx tsx tools/bench/hot-sku.ts`, and `-- --lambda` for the server's Lambda mode), it prints its
+ * figures as JSON.
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
@@ -128,13 +129,17 @@ const listening = (stdout: NodeJS.ReadableStream): Promise<{ store: string; mode
     });
   });
 
-export const measureHotSku = async (serverLog: string, settings: ConflictModelSettings = HOT_SKU_MODEL): Promise<HotSkuMeasurement> => {
+/**
+ * `lambda`: the server runs each function as Lambda does (`npm start -- --lambda`: instances serving
+ * one request at a time, with their own state), rather than one instance serving many requests.
+ */
+export const measureHotSku = async (serverLog: string, settings: ConflictModelSettings = HOT_SKU_MODEL, { lambda = false } = {}): Promise<HotSkuMeasurement> => {
   const port = await freePort();
   const tableName = `bench-hot-sku-${randomUUID().slice(0, 8)}`;
   mkdirSync(dirname(serverLog), { recursive: true });
   const log = openSync(serverLog, 'w');
   const server = spawnTypeScript('local/start.ts', {
-    args: ['--conflict-model'],
+    args: ['--conflict-model', ...(lambda ? ['--lambda'] : [])],
     env: {
       PORT: String(port),
       DYNAMODB_ENDPOINT: '',
@@ -186,5 +191,6 @@ export const measureHotSku = async (serverLog: string, settings: ConflictModelSe
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   // The child's path is the repository's, as when the bench runs it.
   process.chdir(fileURLToPath(new URL('../..', import.meta.url)));
-  console.log(JSON.stringify(await measureHotSku('.local/bench/hot-sku.log'), null, 2));
+  const lambda = process.argv.includes('--lambda');
+  console.log(JSON.stringify(await measureHotSku('.local/bench/hot-sku.log', HOT_SKU_MODEL, { lambda }), null, 2));
 }
