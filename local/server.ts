@@ -18,15 +18,17 @@ export type LambdaHttpHandler = (event: HttpEvent, context: Context) => Promise<
  * (docs/development.md, "Shared and Lambda modes").
  */
 export type FunctionRoutes = { readonly routeKeys: readonly string[] } & (
-  | { readonly handler: LambdaHttpHandler }
-  | { readonly newInstance: () => LambdaHttpHandler }
+  | { readonly handler: LambdaHttpHandler; readonly newInstance?: never }
+  | { readonly newInstance: () => LambdaHttpHandler; readonly handler?: never }
 );
 
 /**
- * Invocations that run at once; later requests wait their turn, as they would for a free Lambda
- * instance. On AWS each instance runs one invocation with a client of its own. Here all share one
- * client: a burst of hundreds would queue its calls behind the client's 50 sockets, or pile them on
- * DynamoDB Local, until they outwaited the client's timeouts and a store that keeps up answered 503.
+ * Invocations that run at once: in the shared mode, of all the functions together; in the Lambda
+ * mode, of each function, one an instance. Later requests wait their turn, as they would for a free
+ * Lambda instance. On AWS each instance runs one invocation with a client of its own. In the shared
+ * mode all share one client: a burst of hundreds would queue its calls behind the client's 50
+ * sockets, or pile them on DynamoDB Local, until they outwaited the client's timeouts and a store
+ * that keeps up answered 503.
  * Not fewer: through the conflict model a transaction holds its items 100 ms, and 16 at once would
  * cap a hot SKU at 160 allocations/s whatever its spread did (docs/reliability.md).
  */
@@ -70,7 +72,7 @@ interface LocalInstance {
 export const createLocalServer = (functions: Readonly<Record<string, FunctionRoutes>>): Server => {
   const sharedSlots = limitConcurrency(MAX_CONCURRENT_INVOCATIONS);
   const templates = Object.entries(functions).flatMap(([name, routes]) => {
-    const fn = 'handler' in routes ? sharedFunction(name, routes.handler, sharedSlots) : lambdaFunction(name, routes.newInstance);
+    const fn = routes.handler ? sharedFunction(name, routes.handler, sharedSlots) : lambdaFunction(name, routes.newInstance);
     return routes.routeKeys.map((routeKey) => routeTemplate(routeKey, fn));
   });
   const pages = apiReferencePages(templates.map(({ routeKey }) => routeKey));
@@ -237,7 +239,13 @@ const lambdaFunction = (name: string, newInstance: () => LambdaHttpHandler): Loc
     if (warm) return warm;
     if (started < MAX_CONCURRENT_INVOCATIONS) {
       started++;
-      return localInstance(name, newInstance());
+      try {
+        return localInstance(name, newInstance());
+      } catch (error) {
+        // An instance that failed to start is none: the next request starts another.
+        started--;
+        throw error;
+      }
     }
     return new Promise((resolve) => waiting.push(resolve));
   };

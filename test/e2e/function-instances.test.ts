@@ -7,22 +7,34 @@ import { type FunctionRoutes, MAX_CONCURRENT_INVOCATIONS, createLocalServer } fr
 
 // The local server's two ways to run a function (docs/development.md, "Shared and Lambda modes"),
 // over functions that report which instance served them and how many invocations it was serving.
+// Each invocation waits at a gate the test opens once the invocations it means to overlap have all
+// started: nothing depends on how fast the machine is.
 
-/** A function whose instances each answer their number, how many invocations they serve at that moment, and their log stream. */
-const countingInstances = () => {
+/** A function whose instances each answer their number and how many invocations they were serving at once. */
+const gatedInstances = () => {
   let started = 0;
+  let running = 0;
+  let open: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (open = resolve));
   const newInstance = () => {
     const instance = ++started;
     let serving = 0;
-    return async (_event: unknown, context: { logStreamName: string }) => {
+    return async () => {
       serving++;
+      running++;
       const atOnce = serving;
-      await sleep(50);
+      await gate;
       serving--;
-      return json(200, { instance, atOnce, logStreamName: context.logStreamName });
+      running--;
+      return json(200, { instance, atOnce });
     };
   };
-  return { newInstance, started: () => started };
+  /** Opens the gate once `count` invocations wait at it. */
+  const openWhenRunning = async (count: number) => {
+    while (running < count) await sleep(5);
+    open();
+  };
+  return { newInstance, started: () => started, running: () => running, openWhenRunning };
 };
 
 let server: Server | undefined;
@@ -35,50 +47,79 @@ const serve = async (functions: Record<string, FunctionRoutes>) => {
   server = createLocalServer(functions);
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return async (count: number) =>
+  return (count: number) =>
     Promise.all(
       Array.from({ length: count }, async () => {
         const answer = await fetch(`${baseUrl}/work`, { method: 'POST', body: '{}' });
-        expect(answer.status).toBe(200);
-        return (await answer.json()) as { instance: number; atOnce: number; logStreamName: string };
+        return { status: answer.status, ...((await answer.json()) as { instance: number; atOnce: number }) };
       }),
     );
 };
 
 describe('a function run as Lambda runs it (--lambda)', () => {
   it('serves each invocation on an instance that serves no other at once, starting one as requests overlap, and reuses them warm', async () => {
-    const fn = countingInstances();
+    const fn = gatedInstances();
     const send = await serve({ work: { routeKeys: ['POST /work'], newInstance: fn.newInstance } });
 
-    const overlapping = await send(8);
+    const overlapping = send(8);
+    await fn.openWhenRunning(8);
+    const answers = await overlapping;
     const later = await send(1);
 
-    expect(overlapping.every(({ atOnce }) => atOnce === 1)).toBe(true);
-    expect(new Set(overlapping.map(({ instance }) => instance)).size).toBe(8);
-    expect(new Set(overlapping.map(({ logStreamName }) => logStreamName)).size).toBe(8);
+    expect(answers.every(({ atOnce }) => atOnce === 1)).toBe(true);
+    expect(new Set(answers.map(({ instance }) => instance)).size).toBe(8);
     expect(fn.started()).toBe(8);
     expect(later[0]?.instance).toBeLessThanOrEqual(8);
   });
 
   it(`starts at most ${MAX_CONCURRENT_INVOCATIONS} instances of a function: the requests past them wait for one to be free`, async () => {
-    const fn = countingInstances();
+    const fn = gatedInstances();
     const send = await serve({ work: { routeKeys: ['POST /work'], newInstance: fn.newInstance } });
 
-    const answers = await send(MAX_CONCURRENT_INVOCATIONS + 16);
+    const all = send(MAX_CONCURRENT_INVOCATIONS + 16);
+    while (fn.running() < MAX_CONCURRENT_INVOCATIONS) await sleep(5);
+    // Were there no cap, the 16 others would start instances of their own meanwhile.
+    await sleep(200);
+    expect(fn.started()).toBe(MAX_CONCURRENT_INVOCATIONS);
+    await fn.openWhenRunning(MAX_CONCURRENT_INVOCATIONS);
+    const answers = await all;
 
+    expect(answers.map(({ status }) => status)).toEqual(answers.map(() => 200));
     expect(fn.started()).toBe(MAX_CONCURRENT_INVOCATIONS);
     expect(answers.every(({ atOnce }) => atOnce === 1)).toBe(true);
+  });
+
+  it(`counts no instance that failed to start, however many (${MAX_CONCURRENT_INVOCATIONS}), and reuses an instance whose invocation threw`, async () => {
+    let attempts = 0;
+    const send = await serve({
+      work: {
+        routeKeys: ['POST /work'],
+        newInstance: () => {
+          if (++attempts <= MAX_CONCURRENT_INVOCATIONS) throw new Error('the instance failed to start');
+          return async () => {
+            throw new Error('the function broke');
+          };
+        },
+      },
+    });
+
+    for (let failed = 0; failed < MAX_CONCURRENT_INVOCATIONS; failed++) expect((await send(1))[0]?.status).toBe(500);
+    expect((await send(1))[0]?.status).toBe(500);
+    expect((await send(1))[0]?.status).toBe(500);
+    expect(attempts).toBe(MAX_CONCURRENT_INVOCATIONS + 1);
   });
 });
 
 describe('a function run as one process serving many requests (the default)', () => {
   it('serves overlapping invocations on its one instance at once', async () => {
-    const fn = countingInstances();
+    const fn = gatedInstances();
     const send = await serve({ work: { routeKeys: ['POST /work'], handler: fn.newInstance() } });
 
-    const answers = await send(8);
+    const overlapping = send(8);
+    await fn.openWhenRunning(8);
+    const answers = await overlapping;
 
     expect(new Set(answers.map(({ instance }) => instance))).toEqual(new Set([1]));
-    expect(Math.max(...answers.map(({ atOnce }) => atOnce))).toBeGreaterThan(1);
+    expect(Math.max(...answers.map(({ atOnce }) => atOnce))).toBe(8);
   });
 });
