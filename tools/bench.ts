@@ -143,6 +143,9 @@ const main = async (): Promise<void> => {
   // The steps before leave their DynamoDB Local many times slower for this load (docs/performance.md).
   await cleanUp();
   const hotSku = await measureHotSku(`${WORK_DIR}/hot-sku-server.log`);
+  step('the same, through npm start -- --conflict-model --lambda: each function as Lambda runs it');
+  await cleanUp();
+  const hotSkuAsLambda = await measureHotSku(`${WORK_DIR}/hot-sku-lambda-server.log`, HOT_SKU_MODEL, { lambda: true });
 
   step(`stream consumer: events from ${EVENT_RECORD_COPIES} copies of the recorded stream records`);
   const eventThroughput = await measureEventThroughput(EVENT_RECORD_COPIES);
@@ -172,6 +175,7 @@ const main = async (): Promise<void> => {
     eventDelay,
     eventThroughput,
     hotSku,
+    hotSkuAsLambda,
   };
   const targets = targetsOf(results);
 
