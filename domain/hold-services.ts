@@ -144,21 +144,21 @@ export const holdsToEnd = async (batch: Batch, deficit: number, now: Instant, re
     ending.push(units);
     freed += units.qty;
   }
-  const toEnd: HoldToEnd[] = [];
-  for (const { holdid } of ending) {
-    const hold = await repository.hold(holdid);
-    if (hold?.status !== 'active') return undefined;
-    const others = hold.lines.filter(({ batchref }) => batchref !== batch.ref);
-    if (!hasExpired(hold.expiresAt, now)) {
-      // Only an allocation removes a hold's entry without ending it, and only once it has expired.
-      toEnd.push({ hold, ending: 'released', givenBackOn: others.map(({ batchref }) => batchref) });
-      continue;
-    }
-    const batches = await Promise.all(others.map(({ batchref, sku }) => repository.batch(batchref, sku)));
-    const stillHeld = batches.flatMap((found) => (found?.held?.some((units) => units.holdid === holdid) ? [found.ref] : []));
-    toEnd.push({ hold, ending: 'expired', givenBackOn: stillHeld });
-  }
-  return toEnd;
+  // Read at once: a change that ends hundreds of holds would otherwise wait for each in turn.
+  const toEnd = await Promise.all(ending.map(({ holdid }) => holdToEnd(holdid, batch, now, repository)));
+  return toEnd.every((found) => found !== undefined) ? toEnd : undefined;
+};
+
+/** The hold as a change of `batch` ends it: undefined when it is no longer active. */
+const holdToEnd = async (holdid: string, batch: Batch, now: Instant, repository: BatchRepository): Promise<HoldToEnd | undefined> => {
+  const hold = await repository.hold(holdid);
+  if (hold?.status !== 'active') return undefined;
+  const others = hold.lines.filter(({ batchref }) => batchref !== batch.ref);
+  // Only an allocation removes a hold's entry without ending it, and only once it has expired.
+  if (!hasExpired(hold.expiresAt, now)) return { hold, ending: 'released', givenBackOn: others.map(({ batchref }) => batchref) };
+  const batches = await Promise.all(others.map(({ batchref, sku }) => repository.batch(batchref, sku)));
+  const stillHeld = batches.flatMap((found) => (found?.held?.some((units) => units.holdid === holdid) ? [found.ref] : []));
+  return { hold, ending: 'expired', givenBackOn: stillHeld };
 };
 
 /** A hold still active this long after it expired is overdue: the sweeper has fallen behind (its alarm). */
