@@ -1,6 +1,6 @@
 import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
-import { type HeldLine, type Hold, type HoldStatus, type Instant, batchAt, expiryAfter, hasExpired, statusAt } from './holds';
-import { type Allocation, type Batch, type Order, heldTotal, planOrder } from './model';
+import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, batchesToFree, expiryAfter, hasExpired, statusAt } from './holds';
+import { type Allocation, type Batch, type Order, candidateBatches, planOrder } from './model';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd } from './ports';
 
 /*
@@ -32,14 +32,23 @@ const MAX_HOLD_ROUNDS = 8;
  * answers it as it is, without extending it; a holdid is used once.
  */
 export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repository: BatchRepository): Promise<HoldOutcome> => {
+  let forTake = true;
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
-    const [existing, ...stocks] = await Promise.all([repository.hold(holdid), ...lines.map(({ sku }) => repository.stockOf(sku))]);
+    const [existing, ...stocks] = await Promise.all([repository.hold(holdid), ...lines.map(({ sku }) => repository.stockOf(sku, { forTake }))]);
     const now = repository.currentTime();
     if (existing && !(await settledAsEnded(existing, now, repository))) continue;
     if (existing) return answerRepeat(existing, lines, now);
-    const stockBySku = new Map(lines.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches.map((batch) => batchAt(batch, now)) : undefined]));
+    const stockBySku = new Map(lines.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
+    if (await freedForLines(holdid, lines, stockBySku, repository)) continue;
     const plan = planOrder(holdid, lines, stockBySku);
-    if (plan.kind === 'refused') throw new HoldNotPlaced(holdid, plan.refusals);
+    if (plan.kind === 'refused') {
+      // Pieces as remembered for a take may miss units given back to them since (BatchRepository.stockOf).
+      if (forTake && stocks.some((stock) => stock?.batches.some(({ pieces }) => pieces))) {
+        forTake = false;
+        continue;
+      }
+      throw new HoldNotPlaced(holdid, plan.refusals);
+    }
     const placements = plan.placements.map(({ allocation: { sku, qty, batchref }, batch }) => ({ line: { sku, qty, batchref }, batch }));
     const hold: Hold = { holdid, lines: bySku(placements.map(({ line }) => line)), status: 'active', expiresAt: expiryAfter(now, ttlSeconds) };
     const result = await repository.saveHold(hold, placements);
@@ -48,6 +57,35 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
     if (result.outcome === 'hold-exists') continue;
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_HOLD_ROUNDS);
+};
+
+/**
+ * Lazy expiry (domain/holds.ts, batchesToFree): gives back the units of expired holds on the
+ * batches that a line of `qty` may need them on, picked by the rule or not. Whether any came back:
+ * then the caller reads again, and the rule picks on the batches as they are now.
+ */
+export const freedExpiredHolds = async (qty: number, batches: readonly Batch[], picked: Batch | undefined, repository: BatchRepository): Promise<boolean> => {
+  const toFree = batchesToFree(qty, batches, picked);
+  if (toFree.length === 0) return false;
+  const now = repository.currentTime();
+  const freed = await Promise.all(toFree.map((batch) => repository.freeExpiredHolds(batch, now, qty - Math.max(batch.available, 0))));
+  return freed.some((units) => units > 0);
+};
+
+/** Lazy expiry for the lines of an order or a hold, each of its own SKU (freedExpiredHolds). */
+export const freedForLines = async (
+  orderid: string,
+  lines: Order['lines'],
+  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
+  repository: BatchRepository,
+): Promise<boolean> => {
+  const freed = await Promise.all(
+    lines.map(({ sku, qty }) => {
+      const batches = stockBySku.get(sku) ?? [];
+      return freedExpiredHolds(qty, batches, candidateBatches({ orderid, sku, qty }, batches)[0], repository);
+    }),
+  );
+  return freed.some(Boolean);
 };
 
 const answerRepeat = (existing: Hold, lines: Order['lines'], now: Instant): HoldOutcome => {
@@ -115,17 +153,18 @@ export const endExpiredHold = async (holdid: string, repository: BatchRepository
 
 /**
  * Ends the hold, as read, giving back its units on every batch: the one-transaction path. Once its
- * time has passed an allocation may have taken its units on some batch (and removed its entry
- * there), so when that write finds an entry gone, the batches are read and the units given back
- * where the hold still has them.
+ * time has passed a request may have given its units back on some batch already (lazy expiry), so
+ * when that write finds them gone, it gives them back where they are still recorded.
  */
 const endHold = async (hold: Hold, ending: HoldEnding, now: Instant, repository: BatchRepository): Promise<ConditionalWrite> => {
   const everyBatch = hold.lines.map(({ batchref }) => batchref);
   if ((await repository.endHold(hold, ending, now, everyBatch)) === 'saved') return 'saved';
-  const batches = await batchesOf(hold, repository);
-  const stillHeld = batches.filter((batch) => batch?.held?.some((units) => units.holdid === hold.holdid)).map((batch) => batch!.ref);
-  return repository.endHold(hold, ending, now, stillHeld);
+  if (!hasExpired(hold.expiresAt, now)) return 'changed';
+  return repository.endHold(hold, ending, now, await repository.stillHeldOn(hold));
 };
+
+/** Holds' units read from a batch at a time, for a change that ends holds: more than one write ends. */
+const HOLDS_READ_AT_ONCE = 200;
 
 /**
  * The holds recorded on a batch that a change of its qty ends for the batch to lose `deficit` units:
@@ -134,12 +173,13 @@ const endHold = async (hold: Hold, ending: HoldEnding, now: Instant, repository:
  * longer active (it ended since the batch was read), and the caller reads the batch again.
  */
 export const holdsToEnd = async (batch: Batch, deficit: number, now: Instant, repository: BatchRepository): Promise<HoldToEnd[] | undefined> => {
-  const recorded = batch.held ?? [];
-  const expired = recorded.filter(({ expiresAt }) => hasExpired(expiresAt, now));
-  const active = recorded.filter((units) => !expired.includes(units)).sort((a, b) => (a.expiresAt < b.expiresAt ? 1 : -1));
-  const ending = [...expired];
-  let freed = heldTotal(expired);
-  for (const units of active) {
+  const [expired, latestFirst] = await Promise.all([
+    repository.heldOn(batch, { expiredBy: now }, HOLDS_READ_AT_ONCE),
+    repository.heldOn(batch, { latestFirst: true }, HOLDS_READ_AT_ONCE),
+  ]);
+  const ending: HeldUnits[] = [...expired];
+  let freed = expired.reduce((sum, { qty }) => sum + qty, 0);
+  for (const units of latestFirst.filter(({ expiresAt }) => !hasExpired(expiresAt, now))) {
     if (freed >= deficit) break;
     ending.push(units);
     freed += units.qty;
@@ -153,12 +193,11 @@ export const holdsToEnd = async (batch: Batch, deficit: number, now: Instant, re
 const holdToEnd = async (holdid: string, batch: Batch, now: Instant, repository: BatchRepository): Promise<HoldToEnd | undefined> => {
   const hold = await repository.hold(holdid);
   if (hold?.status !== 'active') return undefined;
-  const others = hold.lines.filter(({ batchref }) => batchref !== batch.ref);
-  // Only an allocation removes a hold's entry without ending it, and only once it has expired.
-  if (!hasExpired(hold.expiresAt, now)) return { hold, ending: 'released', givenBackOn: others.map(({ batchref }) => batchref) };
-  const batches = await Promise.all(others.map(({ batchref, sku }) => repository.batch(batchref, sku)));
-  const stillHeld = batches.flatMap((found) => (found?.held?.some((units) => units.holdid === holdid) ? [found.ref] : []));
-  return { hold, ending: 'expired', givenBackOn: stillHeld };
+  const others = hold.lines.filter(({ batchref }) => batchref !== batch.ref).map(({ batchref }) => batchref);
+  // Only lazy expiry gives a hold's units back without ending it, and only once it has expired.
+  if (!hasExpired(hold.expiresAt, now)) return { hold, ending: 'released', givenBackOn: others };
+  const stillHeld = await repository.stillHeldOn(hold);
+  return { hold, ending: 'expired', givenBackOn: others.filter((ref) => stillHeld.includes(ref)) };
 };
 
 /** A hold still active this long after it expired is overdue: the sweeper has fallen behind (its alarm). */
@@ -231,7 +270,7 @@ export const confirmHold = async (holdid: string, orderid: string, repository: B
   let batches: readonly Batch[] | undefined;
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
     const hold = await holdOrThrow(holdid, repository);
-    const lines = hold.lines.map((line) => ({ orderid, ...line }));
+    const lines = hold.lines.map(({ sku, qty, batchref }) => ({ orderid, sku, qty, batchref }));
     const now = repository.currentTime();
     const status = statusAt(hold, now);
     if (status === 'confirmed' && hold.orderid === orderid) return { lines, created: false };

@@ -1,4 +1,4 @@
-import { type Batch, heldTotal } from './model';
+import { type Batch, byPreference, heldOf } from './model';
 
 /*
  * Holds: stock set aside for a checkout, for a while. A hold takes units of its lines' batches out
@@ -6,6 +6,11 @@ import { type Batch, heldTotal } from './model';
  * released, or expires. Expiry is a matter of time, not of anything running: the moment `expiresAt`
  * passes, the hold reads expired and its units count as free again, whether or not anything has
  * given them back to their batches yet. That is what keeps a hold from ever blocking a sale.
+ *
+ * Each hold's units on a batch are a record of their own, and the batch counts them (Batch.held),
+ * so that no write of a hold touches another hold, and nothing a request reads or writes grows with
+ * the holds on a batch. A batch's count therefore includes holds that have expired until a write
+ * gives their units back: the sweeper's, or, lazily, the request that needs them (batchesToFree).
  */
 
 /** How long a hold lasts when its request names no `ttlSeconds`, and the longest it may ask. */
@@ -19,12 +24,25 @@ export interface HeldUnits {
   readonly expiresAt: string;
 }
 
+/**
+ * Where the store keeps some of a held line's units: a piece of a spread batch (its number, and the
+ * spread it belongs to), or the batch's own units. The store's own note, kept with the hold so that
+ * the writes that end it find its units; the rules never read it.
+ */
+export interface HeldSource {
+  readonly qty: number;
+  readonly piece?: number;
+  readonly spreadId?: string;
+}
+
 export type HoldStatus = 'active' | 'confirmed' | 'released' | 'expired';
 
 export interface HeldLine {
   readonly sku: string;
   readonly qty: number;
   readonly batchref: string;
+  /** Where the store keeps its units (HeldSource), once placed; absent on a hold not yet written. */
+  readonly sources?: readonly HeldSource[];
 }
 
 export interface Hold {
@@ -49,35 +67,20 @@ export const expiryAfter = (now: Instant, ttlSeconds: number): string => new Dat
 export const statusAt = (hold: Hold, now: Instant): HoldStatus =>
   hold.status === 'active' && hasExpired(hold.expiresAt, now) ? 'expired' : hold.status;
 
-/** The holds on the batch whose time has passed: their units are free, though still recorded on it. */
-export const expiredOn = (batch: Batch, now: Instant): HeldUnits[] =>
-  (batch.held ?? []).filter(({ expiresAt }) => hasExpired(expiresAt, now));
-
-/** The units set aside by holds still active on the batch. */
-export const heldOn = (batch: Batch, now: Instant): number =>
-  heldTotal((batch.held ?? []).filter(({ expiresAt }) => !hasExpired(expiresAt, now)));
+/** The units of these holds on the batch given back: no longer held, available again. */
+export const givenBack = (batch: Batch, units: readonly HeldUnits[]): Batch => {
+  const qty = units.reduce((sum, { qty: some }) => sum + some, 0);
+  if (qty === 0) return batch;
+  const { held: _, ...rest } = batch;
+  const left = heldOf(batch) - qty;
+  return { ...rest, available: batch.available + qty, ...(left > 0 ? { held: left } : {}) };
+};
 
 /**
- * The batch as a new line or hold finds it at `now`: the units of its expired holds are available
- * again (`freed`), and only its active holds are still held. Its stored record still lists the
- * expired ones until a write gives them back.
+ * Lazy expiry: the batches whose expired holds, if any, a line of `qty` may need given back before it
+ * is placed. Those the rule prefers to the batch it picked (all, when it picked none) that hold units
+ * and have too few available: the units behind their holds may be free. A batch that can take the
+ * line, or holds nothing, never needs its holds read, so a request costs what it costs with no holds.
  */
-export const batchAt = (batch: Batch, now: Instant): Batch => {
-  const expired = expiredOn(batch, now);
-  if (expired.length === 0) return batch;
-  const active = (batch.held ?? []).filter((units) => !expired.includes(units));
-  return { ...batch, available: batch.available + heldTotal(expired), held: active, freed: [...(batch.freed ?? []), ...expired] };
-};
-
-/** The batch as its stored record has it, whatever moment it was found at. */
-export const batchAsStored = ({ freed = [], ...batch }: Batch): Batch =>
-  freed.length === 0 ? batch : { ...batch, available: batch.available - heldTotal(freed), held: [...(batch.held ?? []), ...freed] };
-
-/** The batch without the entries of these holds, their units available again. */
-export const withoutHolds = (batch: Batch, holdids: readonly string[]): Batch => {
-  const { held = [], ...rest } = batch;
-  const ended = held.filter(({ holdid }) => holdids.includes(holdid));
-  if (ended.length === 0) return batch;
-  const left = held.filter((units) => !ended.includes(units));
-  return { ...rest, available: batch.available + heldTotal(ended), ...(left.length > 0 ? { held: left } : {}) };
-};
+export const batchesToFree = (qty: number, batches: readonly Batch[], picked?: Batch): Batch[] =>
+  batches.filter((batch) => heldOf(batch) > 0 && batch.available < qty && (picked === undefined || byPreference(batch, picked) < 0));

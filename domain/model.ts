@@ -1,5 +1,3 @@
-import type { HeldUnits } from './holds';
-
 /** A customer's request for some quantity of one product. An order holds at most one line per SKU. */
 export interface OrderLine {
   readonly orderid: string;
@@ -18,14 +16,13 @@ export interface Batch {
   /** Units neither on a line nor set aside by a hold recorded on the batch. */
   readonly available: number;
   readonly eta: string | null;
-  /** The holds recorded on the batch (domain/holds.ts), expired ones included until given back; absent when none. */
-  readonly held?: readonly HeldUnits[];
   /**
-   * Only on a batch as found at some moment (batchAt): the holds that had expired by then, whose
-   * units `available` counts though the stored batch still records them. The write that takes
-   * from the batch gives them back in the same transaction.
+   * Units set aside by the holds recorded on the batch and not yet given back: those of active
+   * holds, and those of holds that have expired until a write gives them back (domain/holds.ts,
+   * lazy expiry). A count, not a list, so that nothing read or written with the batch grows with
+   * its holds; each hold's units are a record of their own (BatchRepository.heldOn). Absent: none.
    */
-  readonly freed?: readonly HeldUnits[];
+  readonly held?: number;
   /**
    * Present while the store keeps part of the batch's `available` in pieces of their own, so that a
    * hot SKU's allocations do not all write one item (docs/capacity.md, "A hot SKU"): `available`
@@ -34,12 +31,18 @@ export interface Batch {
    * (BatchRepository.stockOf), which is never less than they hold.
    */
   readonly pieces?: readonly BatchPiece[];
+  /** With `pieces`: the store's name for the spread they belong to, which a hold's units taken from them keep. */
+  readonly spreadId?: string;
 }
 
-/** A share of a spread batch's available units, kept apart by the store; `piece` numbers it within its batch. */
+/**
+ * A share of a spread batch's available units, kept apart by the store; `piece` numbers it within its
+ * batch, and `held` counts the units holds took from it (counted in the batch's `held`).
+ */
 export interface BatchPiece {
   readonly piece: number;
   readonly available: number;
+  readonly held: number;
 }
 
 /** The units of a spread batch that its pieces keep: 0 for a batch kept whole. */
@@ -83,21 +86,22 @@ export const candidateBatches = (line: OrderLine, batches: readonly Batch[]): Ba
 export const isSameLine = (allocation: Allocation, line: OrderLine): boolean =>
   allocation.orderid === line.orderid && allocation.sku === line.sku && allocation.qty === line.qty;
 
+/** The units the holds recorded on the batch set aside (Batch.held): 0 when none. */
+export const heldOf = (batch: Batch): number => batch.held ?? 0;
+
 /**
  * Units on lines: `qty` = `available` + allocated + the units of the holds recorded on the batch.
  * Above `qty` only while a change that lowered `qty` still has lines to move off the batch: then
  * `available` is below zero, and no allocation reads the batch until it is back.
  */
-export const allocatedOf = (batch: Batch): number => batch.qty - batch.available - heldTotal(batch.held);
-
-export const heldTotal = (held: readonly HeldUnits[] = []): number => held.reduce((sum, { qty }) => sum + qty, 0);
+export const allocatedOf = (batch: Batch): number => batch.qty - batch.available - heldOf(batch);
 
 /**
  * The batch has units that no line holds: available ones, or ones held, and no unfinished change of
  * its qty still owes any. Allocations read only such batches, so a batch every unit of which is held
  * stays where they look, ready for the moment its holds expire.
  */
-export const hasStockLeft = (batch: Batch): boolean => batch.available >= 0 && batch.available + heldTotal(batch.held) > 0;
+export const hasStockLeft = (batch: Batch): boolean => batch.available >= 0 && batch.available + heldOf(batch) > 0;
 
 /** What a client may change of a batch: its quantity, its arrival date, or both. */
 export interface BatchChange {
@@ -114,7 +118,7 @@ export const changedBatch = (batch: Batch, { qty = batch.qty, eta = batch.eta }:
 });
 
 export const isSameBatch = (a: Batch, b: Batch): boolean =>
-  a.ref === b.ref && a.sku === b.sku && a.qty === b.qty && a.available === b.available && a.eta === b.eta;
+  a.ref === b.ref && a.sku === b.sku && a.qty === b.qty && a.available === b.available && a.eta === b.eta && heldOf(a) === heldOf(b);
 
 /** A line taken off a batch whose quantity fell below what it held: where it went, or null when no batch could take it whole and it left its order. */
 export interface Reallocation extends OrderLine {
@@ -157,20 +161,14 @@ export const planLineMoves = (shrunk: Batch, lines: readonly Allocation[], batch
   });
 };
 
-/**
- * The batches as the moves, once written, leave them: `from` given back every line's qty, each
- * other batch short of the lines it took. A batch found with expired holds (`freed`) gave their
- * entries back in the write that took from it, so it is stored as found from then on.
- */
+/** The batches as the moves, once written, leave them: `from` given back every line's qty, each other batch short of the lines it took. */
 export const afterMoves = (from: Batch, batches: readonly Batch[], moves: readonly LineMove[]): { from: Batch; batches: Batch[] } => {
   const taken = (ref: string) => moves.reduce((sum, { line, to }) => (to === ref ? sum + line.qty : sum), 0);
   return {
     from: { ...from, available: from.available + moves.reduce((sum, { line }) => sum + line.qty, 0) },
     batches: batches.map((batch) => {
       const qty = taken(batch.ref);
-      if (qty === 0) return batch;
-      const { freed: _, ...asStored } = batch;
-      return { ...asStored, available: batch.available - qty };
+      return qty === 0 ? batch : { ...batch, available: batch.available - qty };
     }),
   };
 };
@@ -189,16 +187,16 @@ export interface StockLevels {
   readonly batches: readonly Batch[];
 }
 
-/** The SKU's stock levels from its batches with stock left, as found at one moment (holds.ts, batchAt). */
+/** The SKU's stock levels from its batches with stock left, as found at one moment (holds.ts, batchAt: expired holds given back). */
 export const stockLevels = (sku: string, batchesWithStock: readonly Batch[]): StockLevels => {
-  const batches = batchesWithStock.filter((batch) => batch.available > 0 || heldTotal(batch.held) > 0).sort(byPreference);
+  const batches = batchesWithStock.filter((batch) => batch.available > 0 || heldOf(batch) > 0).sort(byPreference);
   const shipments = batches.filter((batch) => batch.eta !== null);
   const sum = (some: readonly Batch[]) => some.reduce((total, batch) => total + batch.available, 0);
   return {
     sku,
     inStock: sum(batches.filter((batch) => batch.eta === null)),
     incoming: sum(shipments),
-    held: batches.reduce((total, batch) => total + heldTotal(batch.held), 0),
+    held: batches.reduce((total, batch) => total + heldOf(batch), 0),
     nextEta: shipments[0]?.eta ?? null,
     batches,
   };

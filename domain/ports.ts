@@ -1,4 +1,4 @@
-import type { HeldLine, Hold, Instant } from './holds';
+import type { HeldLine, HeldUnits, Hold, Instant } from './holds';
 import type { Allocation, Batch, LineMove, NewBatch, OrderLine, Placement } from './model';
 
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
@@ -9,7 +9,7 @@ export type AddBatchResult =
   /** A batch with this reference exists, whatever its SKU: this one, as it is now. Nothing was written. */
   | { readonly outcome: 'exists'; readonly existing: NewBatch };
 
-/** A line of a hold and the batch it goes to, as that batch was found (batchAt) when the hold was planned. */
+/** A line of a hold and the batch it goes to, as that batch was found when the hold was planned. */
 export interface HoldPlacement {
   readonly line: HeldLine;
   readonly batch: Batch;
@@ -19,6 +19,8 @@ export type SaveHoldResult =
   | { readonly outcome: 'saved' }
   /** A batch is no longer as it was found: another request took stock or placed a hold first. Nothing was written. */
   | { readonly outcome: 'batch-changed' }
+  /** A batch is no longer stored as it was read, and may still take its line (SaveAllocationResult). Nothing was written. */
+  | { readonly outcome: 'read-again' }
   /** A hold with this holdid exists (as stored): a holdid is used once. Nothing was written. */
   | { readonly outcome: 'hold-exists'; readonly existing: Hold };
 
@@ -49,8 +51,8 @@ export type HoldEnding = 'released' | 'expired';
 
 /**
  * A hold that a change of its batch's qty ends in the change's own write: the hold as read, how it
- * ends, and its other batches that still record it (an allocation may have taken an expired hold's
- * units on some of them), where its units go back.
+ * ends, and its other batches that still record it (a request may have given an expired hold's
+ * units back on some of them already), where its units go back.
  */
 export interface HoldToEnd {
   readonly hold: Hold;
@@ -112,10 +114,9 @@ export interface BatchRepository {
   addBatch(batch: Batch): Promise<AddBatchResult>;
   /**
    * The SKU's stock as of now (a strongly consistent read). For a take (`forTake`), a batch whose
-   * stock the store keeps in pieces (Batch.pieces) may be found with its pieces as last read: never
-   * less than they hold, so a batch is never found unable to take a line that it could take, and the
-   * rules pick between batches as on a whole read; a take that finds less answers batch-changed, and
-   * the next read counts them again.
+   * stock the store keeps in pieces (Batch.pieces) may be found with its pieces as last read: a take
+   * that finds less answers batch-changed, and the next read counts them again. Units given back to
+   * a piece since (a hold's) are not counted then, so a refusal rests on a read not for a take.
    */
   stockOf(sku: string, options?: { readonly forTake: boolean }): Promise<SkuStock>;
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;
@@ -167,21 +168,36 @@ export interface BatchRepository {
   moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult>;
   /**
    * Records the hold, active until its `expiresAt`, and sets aside each placement's qty on its
-   * batch, giving back in the same write the expired holds the batch was found with: all or nothing.
+   * batch: all or nothing, one transaction. Each line's units are a record of their own, and the
+   * batch's count of held units grows by them: no other hold is read or written.
    */
   saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult>;
+  /**
+   * The holds' units recorded on the batch (as of now, strongly consistent): those that expired at or
+   * before `expiredBy`, earliest first, or every one, latest expiry first; up to `limit`.
+   */
+  heldOn(batch: Batch, which: { readonly expiredBy: Instant } | { readonly latestFirst: true }, limit: number): Promise<HeldUnits[]>;
+  /**
+   * Gives back on the batch the units of holds recorded on it that have expired at `now`, earliest
+   * first, until at least `atLeast` units are back or none is left, as many as one write carries;
+   * the holds themselves stay as they are, for their release or the sweeper to end. Answers the
+   * units given back: 0 when none had expired, or another request gave them back first.
+   */
+  freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number>;
+  /** The batches (refs) on which the hold's units are still recorded: not yet given back. */
+  stillHeldOn(hold: Hold): Promise<string[]>;
   /** The hold as last written (strongly consistent); its status at a given moment is statusAt's to say. */
   hold(holdid: string): Promise<Hold | undefined>;
   /**
    * Ends the active hold, as read: `released` while it lasts at `now`, `expired` once it has not.
-   * Gives back its units on the batches named (`givenBackOn`, refs), where its entry must still be;
-   * on its other batches an allocation took them once the hold expired. One write: `changed` when
-   * the hold or one of those entries is no longer as read, and then nothing was written.
+   * Gives back its units on the batches named (`givenBackOn`, refs), where they must still be
+   * recorded; on its other batches a request gave them back once the hold expired. One write:
+   * `changed` when the hold or one of those records is no longer as read, and then nothing was written.
    */
   endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite>;
   /**
-   * Moves the active hold's expiry, as read, to `expiresAt`: on its record and on its entry on each
-   * of its batches, on condition that it still lasts at `now`. One write.
+   * Moves the active hold's expiry, as read, to `expiresAt`: on its record and on its units' record
+   * on each of its batches, on condition that it still lasts at `now`. One write.
    */
   extendHold(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite>;
   /**

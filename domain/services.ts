@@ -22,6 +22,7 @@ import {
   type Reallocation,
   type StockLevels,
   afterMoves,
+  heldOf,
   candidateBatches,
   changedBatch,
   isSameBatch,
@@ -32,8 +33,8 @@ import {
   planOrder,
   stockLevels,
 } from './model';
-import { holdsToEnd } from './hold-services';
-import { type Instant, batchAt, withoutHolds } from './holds';
+import { freedExpiredHolds, freedForLines, holdsToEnd } from './hold-services';
+import { type Instant, givenBack } from './holds';
 import type { BatchRepository, HoldToEnd } from './ports';
 
 export interface AllocationOutcome {
@@ -61,12 +62,19 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
 };
 
 export const allocate = async (line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
+  let forTake = true;
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
-    const stock = await repository.stockOf(line.sku, { forTake: true });
+    const stock = await repository.stockOf(line.sku, { forTake });
     if (!stock.known) throw new InvalidSku(line.sku);
 
-    const candidates = candidateBatches(line, found(stock.batches, repository));
+    const candidates = candidateBatches(line, stock.batches);
+    if (await freedExpiredHolds(line.qty, stock.batches, candidates[0], repository)) continue;
     if (candidates.length === 0) {
+      // Pieces as remembered for a take may miss units given back to them since (BatchRepository.stockOf).
+      if (forTake && stock.batches.some(({ pieces }) => pieces)) {
+        forTake = false;
+        continue;
+      }
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
       if (existing) return answerRepeat(existing, line);
@@ -86,10 +94,16 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);
 };
 
-/** The batches as a new line finds them now: the units of holds that have expired are free. */
-const found = (batches: readonly Batch[], repository: BatchRepository): Batch[] => {
+/**
+ * The batches as a client reads them now: the units of holds that have expired are free, though
+ * the store may still count them held (lazy expiry), so those holds are read, only on a batch that
+ * holds units.
+ */
+const asFoundNow = async (batches: readonly Batch[], repository: BatchRepository): Promise<Batch[]> => {
   const now = repository.currentTime();
-  return batches.map((batch) => batchAt(batch, now));
+  return Promise.all(
+    batches.map(async (batch) => (heldOf(batch) > 0 ? givenBack(batch, await repository.heldOn(batch, { expiredBy: now }, Number.POSITIVE_INFINITY)) : batch)),
+  );
 };
 
 const answerRepeat = (existing: Allocation, line: OrderLine): AllocationOutcome => {
@@ -130,13 +144,15 @@ export const cancelAllocation = async (orderid: string, sku: string, repository:
 };
 
 /** The batch as found now: the units of its holds that have expired are available again. */
-export const batchStatus = async (ref: string, repository: BatchRepository): Promise<Batch> =>
-  batchAt(await batchOrThrow(ref, repository), repository.currentTime());
+export const batchStatus = async (ref: string, repository: BatchRepository): Promise<Batch> => {
+  const [batch] = await asFoundNow([await batchOrThrow(ref, repository)], repository);
+  return batch as Batch;
+};
 
 export const skuStock = async (sku: string, repository: BatchRepository): Promise<StockLevels> => {
   const stock = await repository.stockOf(sku);
   if (!stock.known) throw new UnknownSku(sku);
-  return stockLevels(sku, found(stock.batches, repository));
+  return stockLevels(sku, await asFoundNow(stock.batches, repository));
 };
 
 export interface BatchChangeOutcome {
@@ -164,7 +180,8 @@ export const changeBatch = async (ref: string, change: BatchChange, repository: 
     if (fruitlessRounds >= MAX_BATCH_ROUNDS) throw new BatchContended(ref, fruitlessRounds);
     batch = await batchOrThrow(ref, repository, batch.sku);
   }
-  return { batch: batchAt(batch, repository.currentTime()), reallocated };
+  const [now] = await asFoundNow([batch], repository);
+  return { batch: now as Batch, reallocated };
 };
 
 /**
@@ -182,9 +199,9 @@ const applyChange = async (ref: string, change: BatchChange, repository: BatchRe
     const changed = changedBatch(batch, change);
     if (isSameBatch(changed, batch)) return batch;
     const now = repository.currentTime();
-    const ending = changed.available < 0 ? await holdsToEnd(batch, -changed.available, now, repository) : [];
+    const ending = changed.available < 0 && heldOf(batch) > 0 ? await holdsToEnd(batch, -changed.available, now, repository) : [];
     if (ending) {
-      const withChange = withoutHolds(changed, ending.map(({ hold }) => hold.holdid));
+      const withChange = givenBack(changed, ending.flatMap(({ hold }) => hold.lines.filter(({ batchref }) => batchref === ref).map(({ qty }) => ({ holdid: hold.holdid, qty, expiresAt: hold.expiresAt }))));
       const written = await repository.changeBatch(batch, withChange, ending, now);
       if (written.outcome === 'saved') return withChange;
       if (written.outcome === 'too-many-holds') {
@@ -221,7 +238,10 @@ const endedBeforeTheChange = async (ref: string, ending: readonly HoldToEnd[], n
 const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
   const lines = linesToTakeOff(shrunk, await repository.linesOn(shrunk.ref, LINES_READ_AT_ONCE));
   if (lines.length === 0) return [];
-  let batches = found((await repository.stockOf(shrunk.sku)).batches, repository);
+  let { batches } = await repository.stockOf(shrunk.sku);
+  const others = batches.filter(({ ref }) => ref !== shrunk.ref);
+  // Lazy expiry: the lines may need the units of holds expired on the other batches (domain/holds.ts).
+  if (await freedExpiredHolds(Math.min(...lines.map(({ qty }) => qty)), others, undefined, repository)) ({ batches } = await repository.stockOf(shrunk.sku));
   let pending = planLineMoves(shrunk, lines, batches);
   let from = shrunk;
   const moved: Reallocation[] = [];
@@ -260,13 +280,20 @@ export interface OrderOutcome {
  */
 export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository): Promise<OrderOutcome> => {
   const done = new Map<string, Allocation>();
+  let forTake = true;
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
     const pending = lines.filter(({ sku }) => !done.has(sku));
     if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
-    const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku, { forTake: true })));
-    const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? found(stocks[index].batches, repository) : undefined]));
+    const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku, { forTake })));
+    const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
+    if (await freedForLines(orderid, pending, stockBySku, repository)) continue;
     const plan = planOrder(orderid, pending, stockBySku);
     if (plan.kind === 'refused') {
+      // Pieces as remembered for a take may miss units given back to them since (BatchRepository.stockOf).
+      if (forTake && stocks.some((stock) => stock?.batches.some(({ pieces }) => pieces))) {
+        forTake = false;
+        continue;
+      }
       // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
       const allocated = await repository.allocationsOf(orderid);
       const before = done.size;

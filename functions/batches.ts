@@ -1,4 +1,4 @@
-import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldTotal } from '../domain/model';
+import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import { addBatch, batchStatus, changeBatch, skuStock } from '../domain/services';
 import { countingHoldEndings } from './hold-endings';
@@ -23,7 +23,7 @@ const batchView = (batch: Batch) => ({
   sku: batch.sku,
   qty: batch.qty,
   allocated: allocatedOf(batch),
-  held: heldTotal(batch.held),
+  held: heldOf(batch),
   available: Math.max(0, batch.available),
   eta: batch.eta,
 });
@@ -36,7 +36,7 @@ const stockView = ({ sku, inStock, incoming, held, nextEta, batches }: StockLeve
   incoming,
   held,
   next_eta: nextEta,
-  batches: batches.map(({ ref, qty, held: holds, available, eta }) => ({ ref, qty, held: heldTotal(holds), available, eta })),
+  batches: batches.map((batch) => ({ ref: batch.ref, qty: batch.qty, held: heldOf(batch), available: batch.available, eta: batch.eta })),
 });
 
 /** The batches and their stock: adding a batch, reading and changing one, and a SKU's stock levels. */

@@ -1,12 +1,17 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { type Hold, type Instant, statusAt } from '../domain/holds';
-import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldTotal } from '../domain/model';
-import type { Spread, StoredPiece } from '../functions/store/items';
+import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf } from '../domain/model';
+import type { Spread, StoredHeldUnits, StoredPiece } from '../functions/store/items';
 import type { DocumentSender } from '../functions/store/store-calls';
 import { LINE_BATCH, linesOfBatch, parseStoredItem } from '../functions/store/items';
 
 export interface Inventory {
+  /** Spread ones with their pieces' units and held units counted in. */
   readonly batches: readonly Batch[];
+  /** What each batch's own item counts held (Batch.held less its pieces'). */
+  readonly heldOnItems: ReadonlyMap<Batch, number>;
+  /** The records of holds' units, one per item they came from. */
+  readonly heldUnits: readonly StoredHeldUnits[];
   /** Batches stored among those with stock without any, or the other way round. */
   readonly batchesOutOfPlace: readonly Batch[];
   /** The SKUs whose known-SKU item exists. */
@@ -27,6 +32,7 @@ export type Rule =
   | 'stock-matches-lines'
   | 'line-in-batch-of-its-sku'
   | 'held-for-an-active-hold'
+  | 'held-counted-where-taken'
   | 'active-hold-holds-its-units'
   | 'batch-ref-unique'
   | 'batch-ref-reserved'
@@ -55,6 +61,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const references: { ref: string; sku: string }[] = [];
   const lines: Allocation[] = [];
   const holds: Hold[] = [];
+  const heldUnits: StoredHeldUnits[] = [];
   const unrecognized: { pk: string; sk: string }[] = [];
   const linesListedUnread: Allocation[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
@@ -73,12 +80,13 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
         if (!linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH]))) linesListedUnread.push(stored.allocation);
       }
       else if (stored.kind === 'hold') holds.push(stored.hold);
+      else if (stored.kind === 'held-units') heldUnits.push(stored.held);
       else if (stored.kind === 'unrecognized') unrecognized.push({ pk: stored.pk, sk: stored.sk });
       // Notices (a deallocation's reason, a refusal) hold no stock: no invariant is about them.
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { ...withTheirPieces(found, pieces), knownSkus, references, lines, holds, unrecognized, linesListedUnread };
+  return { ...withTheirPieces(found, pieces), heldUnits, knownSkus, references, lines, holds, unrecognized, linesListedUnread };
 };
 
 /**
@@ -88,6 +96,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
  */
 const withTheirPieces = (found: readonly { batch: Batch; inStockRange: boolean; spread?: Spread }[], pieces: readonly StoredPiece[]) => {
   const batches: Batch[] = [];
+  const heldOnItems = new Map<Batch, number>();
   const batchesOutOfPlace: Batch[] = [];
   const strayPieces: string[] = [];
   const claimed = new Set<StoredPiece>();
@@ -96,16 +105,24 @@ const withTheirPieces = (found: readonly { batch: Batch; inStockRange: boolean; 
     const own = spread ? pieces.filter((piece) => piece.sku === batch.sku && piece.ref === batch.ref && piece.spreadId === spread.spreadId) : [];
     for (const piece of own) claimed.add(piece);
     if (spread && own.length !== spread.pieces) strayPieces.push(`${name} is spread over ${spread.pieces} pieces, but ${own.length} are stored`);
+    const piecesHeld = own.reduce((sum, { held }) => sum + held, 0);
     const counted: Batch = spread
-      ? { ...batch, available: batch.available + own.reduce((sum, { available }) => sum + available, 0), pieces: own.map(({ piece, available }) => ({ piece, available })) }
+      ? {
+          ...batch,
+          available: batch.available + own.reduce((sum, { available }) => sum + available, 0),
+          ...(heldOf(batch) + piecesHeld > 0 ? { held: heldOf(batch) + piecesHeld } : {}),
+          spreadId: spread.spreadId,
+          pieces: own.map(({ piece, available, held }) => ({ piece, available, held })),
+        }
       : batch;
     batches.push(counted);
+    heldOnItems.set(counted, heldOf(batch));
     if (inStockRange !== (spread !== undefined || hasStockLeft(counted))) batchesOutOfPlace.push(counted);
   }
   for (const piece of pieces) {
     if (!claimed.has(piece)) strayPieces.push(`piece ${piece.piece} of batch ${show(piece.ref)} of sku ${show(piece.sku)} belongs to no spread of its batch`);
   }
-  return { batches, batchesOutOfPlace, strayPieces };
+  return { batches, heldOnItems, batchesOutOfPlace, strayPieces };
 };
 
 const show = (value: string) => JSON.stringify(value);
@@ -119,7 +136,7 @@ const show = (value: string) => JSON.stringify(value);
  * batches ("Invalid sku" depends on it once every batch is exhausted).
  */
 export const findViolations = (
-  { batches, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread }: Inventory,
+  { batches, heldOnItems, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread }: Inventory,
   now?: Instant,
 ): Violation[] => {
   const violations: Violation[] = [];
@@ -157,7 +174,7 @@ export const findViolations = (
       });
     }
     const onLines = heldByBatch.get(batch) ?? 0;
-    const onHolds = heldTotal(batch.held);
+    const onHolds = heldOf(batch);
     if (allocatedOf(batch) !== onLines) {
       const holds = onHolds > 0 ? ` - held ${onHolds}` : '';
       violations.push({
@@ -167,40 +184,65 @@ export const findViolations = (
     }
   }
 
-  // A batch's held units belong to a hold still active as written, for that batch and qty, until the
-  // hold's own expiry: an ended hold gave its units back (or they became lines) in the write that
-  // ended it, and an extension moves the record's expiry and its entries' in one write.
+  // A record of held units belongs to a hold still active as written, for that batch, qty and
+  // source, until the hold's own expiry: an ended hold gave its units back (or they became lines) in
+  // the write that ended it, and an extension moves the record's expiry and its records' in one write.
   const holdById = new Map(holds.map((hold) => [hold.holdid, hold]));
+  for (const { units, sku, ref, source } of heldUnits) {
+    const { holdid, qty, expiresAt } = units;
+    const hold = holdById.get(holdid);
+    const line = hold?.lines.find(({ sku: lineSku, batchref }) => lineSku === sku && batchref === ref);
+    const named = (line?.sources ?? [{ qty: line?.qty ?? 0 }]).some((some) => some.qty === source.qty && some.piece === source.piece && some.spreadId === source.spreadId);
+    if (hold?.status === 'active' && line?.qty === qty && hold.expiresAt === expiresAt && named) continue;
+    violations.push({
+      rule: 'held-for-an-active-hold',
+      message:
+        `batch ${show(ref)} of sku ${show(sku)} holds ${source.qty} until ${expiresAt} for hold ${show(holdid)}, ` +
+        (hold === undefined
+          ? 'which does not exist'
+          : hold.status !== 'active'
+            ? `which is ${hold.status}`
+            : line?.qty !== qty
+              ? `whose line there is ${line ? `of ${line.qty}` : 'missing'}`
+              : hold.expiresAt !== expiresAt
+                ? `which lasts until ${hold.expiresAt}`
+                : 'whose line does not name this source'),
+    });
+  }
+
+  // Each item counts exactly the held units taken from it that are still recorded: a piece those of
+  // its spread, the batch's own item the rest (its own units', and those of pieces gathered since).
   for (const batch of batches) {
-    for (const { holdid, qty, expiresAt } of batch.held ?? []) {
-      const hold = holdById.get(holdid);
-      const line = hold?.lines.find(({ sku, batchref }) => sku === batch.sku && batchref === batch.ref);
-      if (hold?.status === 'active' && line?.qty === qty && hold.expiresAt === expiresAt) continue;
+    const records = heldUnits.filter(({ sku, ref }) => sku === batch.sku && ref === batch.ref);
+    const onPiece = (piece: number) => records.filter(({ source }) => source.piece === piece && source.spreadId === batch.spreadId);
+    const counts = [
+      ...(batch.pieces ?? []).map(({ piece, held }) => ({ where: `its piece ${piece}`, counted: held, recorded: onPiece(piece) })),
+      {
+        where: 'its own item',
+        counted: heldOnItems.get(batch) ?? heldOf(batch),
+        recorded: records.filter(({ source }) => source.spreadId === undefined || source.spreadId !== batch.spreadId),
+      },
+    ];
+    for (const { where, counted, recorded } of counts) {
+      const units = recorded.reduce((sum, { source }) => sum + source.qty, 0);
+      if (units === counted) continue;
       violations.push({
-        rule: 'held-for-an-active-hold',
-        message:
-          `batch ${show(batch.ref)} of sku ${show(batch.sku)} holds ${qty} until ${expiresAt} for hold ${show(holdid)}, ` +
-          (hold === undefined
-            ? 'which does not exist'
-            : hold.status !== 'active'
-              ? `which is ${hold.status}`
-              : line?.qty !== qty
-                ? `whose line there is ${line ? `of ${line.qty}` : 'missing'}`
-                : `which lasts until ${hold.expiresAt}`),
+        rule: 'held-counted-where-taken',
+        message: `batch ${show(batch.ref)} of sku ${show(batch.sku)} counts ${counted} held on ${where}, where holds' records hold ${units}`,
       });
     }
   }
 
   // An active hold that has not expired by `now` still has its units on every batch of its lines:
   // only its own end, or a write after its expiry, removes them. Judged only at a given time.
-  const batchByRef = new Map(batches.map((batch) => [batch.ref, batch]));
   for (const hold of now === undefined ? [] : holds.filter((hold) => statusAt(hold, now) === 'active')) {
     for (const { sku, qty, batchref } of hold.lines) {
-      const units = batchByRef.get(batchref)?.held?.find(({ holdid }) => holdid === hold.holdid);
-      if (units?.qty === qty) continue;
+      const recorded = heldUnits.filter((record) => record.units.holdid === hold.holdid && record.ref === batchref && record.sku === sku);
+      const units = recorded.reduce((sum, { source }) => sum + source.qty, 0);
+      if (units === qty) continue;
       violations.push({
         rule: 'active-hold-holds-its-units',
-        message: `hold ${show(hold.holdid)}, active until ${hold.expiresAt}, holds ${qty} of sku ${show(sku)} on batch ${show(batchref)}, which holds ${units ? units.qty : 'none'} for it`,
+        message: `hold ${show(hold.holdid)}, active until ${hold.expiresAt}, holds ${qty} of sku ${show(sku)} on batch ${show(batchref)}, whose records hold ${units} for it`,
       });
     }
   }

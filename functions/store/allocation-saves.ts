@@ -1,7 +1,9 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { HeldSource, Hold, Instant } from '../../domain/holds';
 import type { Allocation, Batch, Placement } from '../../domain/model';
-import type { SaveAllocationsResult } from '../../domain/ports';
+import type { HoldPlacement, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
 import { availableWrites, newLineWrite, returningItemOnFailure } from './conditional-writes';
+import { heldUnitsPuts, newHoldWrite } from './hold-writes';
 import { now, parseStoredItem, storedLine } from './items';
 import {
   CONFLICTS_BEFORE_SPREAD,
@@ -18,13 +20,29 @@ import { type Cancellation, type ConflictRetryPolicy, type DocumentSender, MAX_T
 import type { TakeGroups } from './take-groups';
 
 /*
- * An allocation's writes, for the repository (batch-repository.ts): each placement's take of stock
- * and its line, in one transaction, from a batch kept whole or from a spread batch's pieces
- * (docs/capacity.md, "A hot SKU"), and what a cancellation of it says: a line already stored, a
- * batch that can no longer take its line, or one to read again. A batch kept whole that keeps meeting
- * conflicts is spread from here, and a process's takes that wait for one spread batch share a
- * transaction (take-groups.ts).
+ * The writes of takes of stock, for the repository (batch-repository.ts): an allocation's (each
+ * placement's take and its line) and a hold's (each line's take, its units' records and the hold's
+ * record), in one transaction, from a batch kept whole or from a spread batch's pieces
+ * (docs/capacity.md, "A hot SKU"), and what a cancellation of it says: a line or a hold already
+ * stored, a batch that can no longer take its line, or one to read again. A batch kept whole that
+ * keeps meeting conflicts is spread from here, by holds as by allocations, and a process's
+ * allocations that wait for one spread batch share a transaction (take-groups.ts).
  */
+
+/** Units taken from a batch, and what records them: a line, or a hold's units (`setAside`: counted as held where they are taken). */
+interface Take {
+  readonly batch: Batch;
+  readonly qty: number;
+  readonly setAside: boolean;
+  /** The items that record the take, given where its units came from. */
+  readonly records: (sources: readonly HeldSource[]) => TransactWriteItem[];
+}
+
+/** A transaction of takes, sent: saved (with where each take's units came from), cancelled, or to be read again. */
+type SentTakes =
+  | { readonly outcome: 'saved'; readonly sources: readonly HeldSource[][] }
+  | { readonly outcome: 'read-again' }
+  | { readonly outcome: 'cancelled'; readonly cancellation: Cancellation; readonly recordsAt: readonly number[]; readonly more: (cancellation: Cancellation) => Promise<'read-again' | 'batch-changed'> };
 
 /** What a take waiting in a group comes to: its own outcome, or `alone` when the group's transaction met a conflict, and the take is sent on its own. */
 export type GroupedTakeOutcome = SaveAllocationsResult | { readonly outcome: 'alone' };
@@ -131,10 +149,63 @@ export class AllocationSaves {
 
   private async saveInOneTransaction(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
     const allocatedAt = now();
+    const takes = placements.map(({ allocation, batch }) => ({
+      batch,
+      qty: allocation.qty,
+      setAside: false,
+      records: () => [newLineWrite(this.tableName, allocation, allocatedAt)],
+    }));
+    const sent = await this.sendTakes(takes, allocatedAt);
+    if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
+    const existing = existingLines(sent.cancellation, sent.recordsAt);
+    if (existing.length > 0) return { outcome: 'lines-exist', existing };
+    return { outcome: await sent.more(sent.cancellation) };
+  }
+
+  /**
+   * Sets aside each placement's qty for the hold and records it, all or none: the takes of an
+   * allocation, counted as held where they are taken, each line's units recorded where they came
+   * from (one record per piece or the batch's own units), and the hold's record, which names them.
+   */
+  async saveHold(hold: Hold, placements: readonly HoldPlacement[], placedAt: Instant): Promise<SaveHoldResult> {
+    const takes = placements.map(({ line, batch }) => ({
+      batch,
+      qty: line.qty,
+      setAside: true,
+      records: (sources: readonly HeldSource[]) => heldUnitsPuts(this.tableName, hold, line, sources),
+    }));
+    const withSources = (sources: readonly HeldSource[][]): Hold => ({
+      ...hold,
+      lines: hold.lines.map((line) => ({ ...line, sources: sources[placements.findIndex((placement) => placement.line.sku === line.sku)] ?? [] })),
+    });
+    const sent = await this.sendTakes(takes, new Date(placedAt).toISOString(), (sources) => [newHoldWrite(this.tableName, withSources(sources), placedAt)]);
+    if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
+    // The hold's record is the last item: a failed put there carries the hold stored under its holdid.
+    const holdReason = sent.cancellation.at(-1);
+    if (holdReason?.Code === 'ConditionalCheckFailed' && holdReason.Item) {
+      const existing = parseStoredItem(unmarshall(holdReason.Item));
+      if (existing.kind !== 'hold') throw new Error(`Item at the key of a hold is not a hold: ${JSON.stringify(existing)}`);
+      return { outcome: 'hold-exists', existing: existing.hold };
+    }
+    return { outcome: await sent.more(sent.cancellation) };
+  }
+
+  /**
+   * The takes in one transaction, and `finish`'s items after them (given where each take's units
+   * came from), retried as a take is: a conflict on a piece goes to another piece, and a batch kept
+   * whole that keeps meeting conflicts is spread, after which the caller reads again. A cancellation
+   * comes with where each take's records stand, and `more`, which says what it means for the stock
+   * once the caller has seen to its own records.
+   */
+  private async sendTakes(takes: readonly Take[], takenAt: string, finish: (sources: readonly HeldSource[][]) => TransactWriteItem[] = () => []): Promise<SentTakes> {
     const busyPieces = new Set<string>();
     const isBusy = (key: string) => busyPieces.has(key) || this.knownPieces.isBeingTaken(key);
-    let writes = this.allocationWrites(placements, allocatedAt, isBusy);
-    if (writes.items.length > MAX_TRANSACTION_ITEMS) return this.gatheredForTakes(placements);
+    const build = () => {
+      const built = this.takesWrites(takes, takenAt, isBusy);
+      return { ...built, items: [...built.items, ...finish(built.sources)] };
+    };
+    let writes = build();
+    if (writes.items.length > MAX_TRANSACTION_ITEMS) return this.gatheredForTakes(takes);
     let taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
     let hot: Batch | undefined;
     const next = (reasons: Cancellation, attempt: number) => {
@@ -146,13 +217,13 @@ export class AllocationSaves {
       const throttled = reasons.some((reason) => reason.Code === 'ThrottlingError');
       const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(({ at }) => at === index));
       taken();
-      writes = this.allocationWrites(placements, allocatedAt, isBusy);
+      writes = build();
       taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
       // A conflict on a piece goes to a piece not yet met busy at once; one on a batch item, throttling,
       // or every piece read met busy, waits.
       return { items: writes.items, atOnce: onPiecesOnly && !throttled && writes.pieces.every(({ key }) => !busyPieces.has(key)) };
     };
-    const spread = placements.some(({ batch }) => batch.pieces);
+    const spread = takes.some(({ batch }) => batch.pieces);
     const maxAttempts = this.conflictRetry.maxAttempts * (spread ? HOT_BATCH_ATTEMPTS_FACTOR : 1);
     let cancellation: Cancellation | undefined;
     try {
@@ -160,18 +231,18 @@ export class AllocationSaves {
     } finally {
       taken();
     }
-    if (!cancellation) return { outcome: 'saved' };
-    const existing = existingLines(cancellation, writes.linePuts);
-    if (existing.length > 0) return { outcome: 'lines-exist', existing };
-    for (const { at, ref } of writes.pieces) if (cancellation[at]?.Code === 'ConditionalCheckFailed') this.knownPieces.forget(ref);
-    if (hot) {
-      await this.spreads.spread(hot);
-      return { outcome: 'read-again' };
-    }
-    this.calls.raceLost(cancellation);
-    return placements.some(({ allocation, batch }) => batch.pieces || mayStillTake(cancellation, writes.wholeBatches, batch, allocation.qty))
-      ? { outcome: 'read-again' }
-      : { outcome: 'batch-changed' };
+    if (!cancellation) return { outcome: 'saved', sources: writes.sources };
+    const sent = writes;
+    const more = async (reasons: Cancellation): Promise<'read-again' | 'batch-changed'> => {
+      for (const { at, ref } of sent.pieces) if (reasons[at]?.Code === 'ConditionalCheckFailed') this.knownPieces.forget(ref);
+      if (hot) {
+        await this.spreads.spread(hot);
+        return 'read-again';
+      }
+      this.calls.raceLost(reasons);
+      return takes.some(({ batch, qty }) => batch.pieces || mayStillTake(reasons, sent.wholeBatches, batch, qty)) ? 'read-again' : 'batch-changed';
+    };
+    return { outcome: 'cancelled', cancellation, recordsAt: writes.recordsAt, more };
   }
 
   /**
@@ -184,58 +255,65 @@ export class AllocationSaves {
    * leaves the batch spread, and the next round tries again; the rounds are bounded by the service
    * (then 503).
    */
-  private async gatheredForTakes(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
-    const spanning = placements.filter(({ allocation, batch }) => batch.pieces && piecesToTake(batch, allocation.qty, () => false).length > 1);
+  private async gatheredForTakes(takes: readonly Take[]): Promise<{ readonly outcome: 'read-again' }> {
+    const spanning = takes.filter(({ qty, batch }) => batch.pieces && piecesToTake(batch, qty, () => false).length > 1);
     for (const { batch } of spanning) this.knownPieces.forget(batch.ref);
     await Promise.all(spanning.map(({ batch }) => this.spreads.gather(batch)));
     return { outcome: 'read-again' };
   }
 
   /**
-   * Each placement's take and line: from a batch kept whole as before, from a spread batch out of a
-   * piece picked at random among those that hold the line whole (not one met busy in this request,
-   * nor one this process's takes are writing, while others can), else out of its own units, else
-   * out of as many pieces as it takes. Where each line put, each whole batch's write and each
-   * piece's write stand in the items.
+   * Each take and its records: from a batch kept whole as before, from a spread batch out of a piece
+   * picked at random among those that hold the line whole (not one met busy in this request, nor one
+   * this process's takes are writing, while others can), else out of its own units, else out of as
+   * many pieces as it takes. Where each take's records, each whole batch's write and each piece's
+   * write stand in the items, and where each take's units come from.
    */
-  private allocationWrites(placements: readonly Placement[], allocatedAt: string, isBusy: (key: string) => boolean) {
+  private takesWrites(takes: readonly Take[], takenAt: string, isBusy: (key: string) => boolean) {
     const items: TransactWriteItem[] = [];
-    const linePuts: number[] = [];
+    const recordsAt: number[] = [];
     const wholeBatches: [number, Batch][] = [];
     const pieces: { at: number; key: string; ref: string }[] = [];
-    for (const { allocation, batch } of placements) {
+    const sources: HeldSource[][] = [];
+    for (const { batch, qty, setAside, records } of takes) {
       if (batch.pieces) {
-        const take = this.takeWrites(batch, allocation.qty, allocatedAt, isBusy);
+        const take = this.takeWrites(batch, qty, takenAt, isBusy, setAside);
         pieces.push(...take.pieces.map((piece) => ({ ...piece, at: items.length + piece.at })));
         items.push(...take.items);
+        sources.push(take.sources);
       } else {
         wholeBatches.push([items.length, batch]);
-        items.push(...availableWrites(this.tableName, batch, -allocation.qty).map(returningItemOnFailure));
+        items.push(...availableWrites(this.tableName, batch, -qty, setAside).map(returningItemOnFailure));
+        sources.push([{ qty }]);
       }
-      linePuts.push(items.length);
-      items.push(newLineWrite(this.tableName, allocation, allocatedAt));
+      recordsAt.push(items.length);
+      items.push(...records(sources.at(-1) ?? []));
     }
-    return { items, linePuts, wholeBatches, pieces };
+    return { items, recordsAt, wholeBatches, pieces, sources };
   }
 
   /**
    * A take of `qty` from a spread batch (piecesToTake): its writes, and where each piece's write
    * stands in them. The batch as read must hold it: a take of less than its lines would oversell.
    */
-  private takeWrites(batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean) {
+  private takeWrites(batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean, setAside = false) {
     const items: TransactWriteItem[] = [];
     const pieces: { at: number; key: string; ref: string }[] = [];
+    const sources: HeldSource[] = [];
     const placed = piecesToTake(batch, qty, isBusy);
     if (placed.reduce((sum, [, pieceQty]) => sum + pieceQty, 0) !== qty) {
       throw new Error(`A take of ${qty} from batch ${batch.ref}, which holds ${batch.available} as read`);
     }
     for (const [piece, pieceQty] of placed) {
-      if (piece === undefined) items.push(...availableWrites(this.tableName, batch, -pieceQty));
-      else {
+      if (piece === undefined) {
+        items.push(...availableWrites(this.tableName, batch, -pieceQty, setAside));
+        sources.push({ qty: pieceQty });
+      } else {
         pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
-        items.push(pieceTakeWrite(this.tableName, batch, piece, pieceQty, takenAt));
+        items.push(pieceTakeWrite(this.tableName, batch, piece, pieceQty, takenAt, setAside));
+        sources.push({ qty: pieceQty, piece, spreadId: batch.spreadId });
       }
     }
-    return { items, pieces };
+    return { items, pieces, sources };
   }
 }

@@ -7,8 +7,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
-import type { Hold, Instant } from '../../domain/holds';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, piecesAvailable } from '../../domain/model';
+import type { HeldUnits, Hold, Instant } from '../../domain/holds';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, piecesAvailable } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -33,19 +33,24 @@ import {
   availableWrites,
   batchChangeWrites,
   batchDescriptionWrite,
+  batchMoveWrites,
+  lineMovesWrites,
+  lineRemovalWrites,
+  newBatchWrites,
+  newLineWrite,
+} from './conditional-writes';
+import {
+  type GatheredSpreads,
+  type HoldWrites,
+  gatheredSpreadsIn,
+  givingBackWrites,
   heldUnitsConfirmationWrites,
-  heldUnitsReturnWrite,
   holdConfirmationWrite,
   holdEndWrite,
   holdEndWrites,
   holdExtensionWrites,
-  lineMovesWrites,
-  lineRemovalWrites,
-  newBatchWrites,
-  newHoldWrite,
-  newLineWrite,
-  setAsideWrite,
-} from './conditional-writes';
+  withoutHeldUnits,
+} from './hold-writes';
 import {
   ACTIVE_HOLD_SHARD,
   ALLOCATED_AT,
@@ -54,8 +59,13 @@ import {
   PK,
   SK,
   STOCK_RANGE,
+  type StoredHeldUnits,
   activeHoldShards,
   batchReferenceKey,
+  heldOnBatchRange,
+  heldUnitsKey,
+  heldUnitsPartitions,
+  sourcesOf,
   batchWithStockKey,
   exhaustedBatchKey,
   holdKey,
@@ -102,6 +112,9 @@ import { TakeGroups } from './take-groups';
 
 /** A batch's units outside its pieces: all of them for a batch kept whole. */
 const ownUnits = (batch: Batch): number => batch.available - piecesAvailable(batch);
+
+/** Expired holds a request gives back at once on a batch whose stock it needs (lazy expiry): each is two or three items. */
+const HOLDS_FREED_AT_ONCE = 30;
 
 /** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
 const MAX_SPREAD_READS = 4;
@@ -197,20 +210,84 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {
-    if (!(await this.spreads.keptWhole(placements.map(({ batch }) => batch)))) return { outcome: 'batch-changed' };
     // Placed by the clock that set its expiry, which a test may set, rather than the system's.
-    const record = newHoldWrite(this.tableName, hold, this.currentTime());
-    const items = [record, ...placements.map(({ line, batch }) => setAsideWrite(this.tableName, hold, line.qty, batch))];
-    const cancellation = await this.calls.transactWrite(items);
-    if (!cancellation) return { outcome: 'saved' };
-    const [holdReason] = cancellation;
-    if (holdReason?.Code === 'ConditionalCheckFailed' && holdReason.Item) {
-      const existing = parseStoredItem(unmarshall(holdReason.Item));
-      if (existing.kind !== 'hold') throw new Error(`Item at the key of a hold is not a hold: ${JSON.stringify(existing)}`);
-      return { outcome: 'hold-exists', existing: existing.hold };
+    return this.allocations.saveHold(hold, placements, this.currentTime());
+  }
+
+  async heldOn(batch: Batch, which: { readonly expiredBy: Instant } | { readonly latestFirst: true }, limit: number): Promise<HeldUnits[]> {
+    const byHold = new Map<string, HeldUnits>();
+    for (const { units } of await this.heldRecords(batch, which, limit)) byHold.set(units.holdid, units);
+    const order = 'expiredBy' in which ? 1 : -1;
+    return [...byHold.values()].sort((a, b) => order * (a.expiresAt < b.expiresAt ? -1 : a.expiresAt > b.expiresAt ? 1 : 0)).slice(0, limit);
+  }
+
+  /**
+   * The records of held units on the batch, from each partition they may be in (its SKU's and its
+   * pieces'): those that expired by `expiredBy`, or the latest `limit` of each partition. Their sort
+   * keys begin with the batch and its expiry, so the Query reads no other batch's and, for expired
+   * ones, no active one.
+   */
+  private async heldRecords(batch: Batch, which: { readonly expiredBy: Instant } | { readonly latestFirst: true }, limit: number): Promise<StoredHeldUnits[]> {
+    const range = heldOnBatchRange(batch.ref);
+    // ISO instants have one length, and '#' sorts before '$': every key of an expiry at or before the instant sorts before this.
+    const last = 'expiredBy' in which ? `${range}${new Date(which.expiredBy).toISOString()}$` : `${range}~`;
+    const partitions = await Promise.all(
+      heldUnitsPartitions(batch.sku).map((partition) => this.queryRange(partition, range, last, { latestFirst: !('expiredBy' in which), limit })),
+    );
+    return partitions.flat().flatMap((item) => {
+      const stored = parseStoredItem(item);
+      return stored.kind === 'held-units' && stored.held.ref === batch.ref ? [stored.held] : [];
+    });
+  }
+
+  async freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number> {
+    const byHold = new Map<string, StoredHeldUnits>();
+    for (const record of await this.heldRecords(batch, { expiredBy: now }, HOLDS_FREED_AT_ONCE)) byHold.set(record.units.holdid, record);
+    const freeing: StoredHeldUnits[] = [];
+    let units = 0;
+    for (const record of [...byHold.values()].sort((a, b) => (a.units.expiresAt < b.units.expiresAt ? -1 : 1))) {
+      if (units >= atLeast || freeing.length >= HOLDS_FREED_AT_ONCE) break;
+      freeing.push(record);
+      units += record.units.qty;
     }
-    this.calls.raceLost(cancellation);
-    return { outcome: 'batch-changed' };
+    if (freeing.length === 0) return 0;
+    // Each hold as its records on the batch name it: every source of its line there, given back together.
+    const given = freeing.map(({ units: { holdid, qty, expiresAt }, sku, ref, sources }) => ({
+      hold: { holdid, expiresAt, status: 'active' as const, lines: [{ sku, qty, batchref: ref, sources }] },
+      lines: [{ sku, qty, batchref: ref, sources }],
+    }));
+    return (await this.holdWrite((gathered) => givingBackWrites(this.tableName, given, gathered))) === 'saved' ? units : 0;
+  }
+
+  async stillHeldOn(hold: Hold): Promise<string[]> {
+    const keys = hold.lines.map((line) => heldUnitsKey(line.sku, line.batchref, hold, sourcesOf(line)[0] ?? { qty: line.qty }));
+    const { Responses } = await this.calls.call((options) =>
+      this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }), options),
+    );
+    return (Responses?.[this.tableName] ?? []).flatMap((item) => {
+      const stored = parseStoredItem(item);
+      return stored.kind === 'held-units' ? [stored.held.ref] : [];
+    });
+  }
+
+  /**
+   * A write of holds, made again with the batch item in place of a piece whose condition failed: its
+   * spread was gathered, and the item counts its held units from then on (hold-writes.ts). `changed`
+   * when anything else is no longer as read.
+   */
+  private async holdWrite(build: (gathered: GatheredSpreads) => HoldWrites): Promise<ConditionalWrite> {
+    const gathered = new Set<string>();
+    for (;;) {
+      const writes = build(gathered);
+      const cancellation = await this.calls.transactWrite(writes.items);
+      if (!cancellation) return 'saved';
+      const found = gatheredSpreadsIn(cancellation, writes.pieces).filter((spreadId) => !gathered.has(spreadId));
+      if (found.length === 0) {
+        this.calls.raceLost(cancellation);
+        return 'changed';
+      }
+      for (const spreadId of found) gathered.add(spreadId);
+    }
   }
 
   async hold(holdid: string): Promise<Hold | undefined> {
@@ -222,10 +299,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite> {
-    const givesBack = hold.lines
-      .filter(({ batchref }) => givenBackOn.includes(batchref))
-      .map((line) => heldUnitsReturnWrite(this.tableName, line, [{ holdid: hold.holdid, qty: line.qty }]));
-    return this.calls.conditionalWrite([holdEndWrite(this.tableName, hold, ending, now), ...givesBack]);
+    return this.holdWrite((gathered) => holdEndWrites(this.tableName, [{ hold, ending, givenBackOn }], now, gathered));
   }
 
   async extendHold(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite> {
@@ -234,20 +308,34 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult> {
     const confirmedAt = new Date(now).toISOString();
-    const items: TransactWriteItem[] = [holdConfirmationWrite(this.tableName, hold, orderid, now)];
-    const linePuts: number[] = [];
-    for (const line of hold.lines) {
-      linePuts.push(items.length);
-      items.push(newLineWrite(this.tableName, { orderid, ...line }, confirmedAt));
-      const found = batches?.find(({ ref }) => ref === line.batchref);
-      items.push(...heldUnitsConfirmationWrites(this.tableName, hold, line, found));
+    const gathered = new Set<string>();
+    for (;;) {
+      const items: TransactWriteItem[] = [holdConfirmationWrite(this.tableName, hold, orderid, now)];
+      const linePuts: number[] = [];
+      const pieces: HoldWrites['pieces'][number][] = [];
+      for (const { sku, qty, batchref, sources } of hold.lines) {
+        const line = { sku, qty, batchref, ...(sources ? { sources } : {}) };
+        linePuts.push(items.length);
+        items.push(newLineWrite(this.tableName, { orderid, sku, qty, batchref }, confirmedAt));
+        const found = batches?.find(({ ref }) => ref === batchref);
+        const left = found && !found.pieces ? withoutHeldUnits(found, qty) : undefined;
+        // A batch kept whole that the confirm leaves with no units but its lines' moves out of the stock range.
+        const movesOut = found !== undefined && left !== undefined && !hasStockLeft(left);
+        const held = heldUnitsConfirmationWrites(this.tableName, hold, line, gathered, items.length, movesOut ? batchref : undefined);
+        items.push(...held.items, ...(movesOut ? batchMoveWrites(this.tableName, found, left) : []));
+        pieces.push(...held.pieces);
+      }
+      const cancellation = await this.calls.transactWrite(items);
+      if (!cancellation) return { outcome: 'saved' };
+      const existing = existingLines(cancellation, linePuts);
+      if (existing.length > 0) return { outcome: 'lines-exist', existing };
+      const found = gatheredSpreadsIn(cancellation, pieces).filter((spreadId) => !gathered.has(spreadId));
+      if (found.length === 0) {
+        this.calls.raceLost(cancellation);
+        return { outcome: 'changed' };
+      }
+      for (const spreadId of found) gathered.add(spreadId);
     }
-    const cancellation = await this.calls.transactWrite(items);
-    if (!cancellation) return { outcome: 'saved' };
-    const existing = existingLines(cancellation, linePuts);
-    if (existing.length > 0) return { outcome: 'lines-exist', existing };
-    this.calls.raceLost(cancellation);
-    return { outcome: 'changed' };
   }
 
   /**
@@ -378,11 +466,17 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const fall = batch.available - changed.available;
     if ((fall > ownUnits(batch) || ending.length > 0) && !(await this.spreads.keptWhole([batch]))) return { outcome: 'changed' };
     const change = [batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)];
+    // Their units on this batch leave its count in the change's own write; their records go with it.
+    const withThisBatch = ending.map((toEnd) => ({ ...toEnd, givenBackOn: [batch.ref, ...toEnd.givenBackOn] }));
+    const ends = (some: typeof withThisBatch, gathered: GatheredSpreads) => {
+      const writes = holdEndWrites(this.tableName, some, now, gathered, batch.ref);
+      return { items: [...change, ...writes.items], pieces: writes.pieces.map(({ at, spreadId }) => ({ at: at + change.length, spreadId })) };
+    };
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.
     let fitting = ending.length;
-    while (fitting > 0 && change.length + holdEndWrites(this.tableName, ending.slice(ending.length - fitting), now).length > MAX_TRANSACTION_ITEMS) fitting--;
+    while (fitting > 0 && ends(withThisBatch.slice(ending.length - fitting), new Set()).items.length > MAX_TRANSACTION_ITEMS) fitting--;
     if (fitting < ending.length) return { outcome: 'too-many-holds', fitting };
-    return { outcome: await this.calls.conditionalWrite([...change, ...holdEndWrites(this.tableName, ending, now)]) };
+    return { outcome: await this.holdWrite((gathered) => ends(withThisBatch, gathered)) };
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {
@@ -423,6 +517,31 @@ export class DynamoDbBatchRepository implements BatchRepository {
       items.push(...(page.Items ?? []));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
+    return items;
+  }
+
+  /** Up to `limit` items of a partition whose sort keys lie from `first` to `last`, in key order or the reverse, strongly consistent. */
+  private async queryRange(partition: string, first: string, last: string, { latestFirst, limit }: { latestFirst: boolean; limit: number }): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let startKey: QueryCommandOutput['LastEvaluatedKey'];
+    do {
+      const page: QueryCommandOutput = await this.calls.call((options) =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: `${PK} = :partition AND ${SK} BETWEEN :first AND :last`,
+            ExpressionAttributeValues: { ':partition': partition, ':first': first, ':last': last },
+            ConsistentRead: true,
+            ScanIndexForward: !latestFirst,
+            ...(Number.isFinite(limit) ? { Limit: limit - items.length } : {}),
+            ExclusiveStartKey: startKey,
+          }),
+          options,
+        ),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && items.length < limit);
     return items;
   }
 

@@ -1,8 +1,5 @@
-import { type Hold, type Instant, batchAsStored } from '../../domain/holds';
-import { type Allocation, type Batch, type LineMove, hasStockLeft } from '../../domain/model';
-import type { HoldEnding, HoldToEnd } from '../../domain/ports';
+import { type Allocation, type Batch, type LineMove, hasStockLeft, heldOf } from '../../domain/model';
 import {
-  ACTIVE_HOLD_SHARD,
   ALLOCATED_AT,
   type DeallocationReason,
   LINE_BATCH,
@@ -11,23 +8,16 @@ import {
   batchItem,
   batchKey,
   batchReferenceKey,
-  batchWithStockKey,
   deallocationKey,
-  heldAttribute,
-  heldKey,
-  holdEndedFields,
-  holdItem,
-  holdKey,
   knownSkuItem,
   lineKey,
   lineBatchOf,
   noticeFields,
   now,
 } from './items';
-import { ITEM_IS_NEW, and, batchIsExactly, freedEntries, holdsAsRead, staysOnItsSide, withValues } from './conditions';
+import { ITEM_IS_NEW, batchIsExactly, staysOnItsSide, withValues } from './conditions';
 import { spreadBatchChangeWrite, spreadItemWrite } from './spread-writes';
 import type { TransactWriteItem } from './store-calls';
-import { timeToLiveAttribute } from './table';
 
 /*
  * Every item the adapter's transactions write, each with the condition that guards its invariant:
@@ -121,40 +111,41 @@ export const batchDescriptionWrite = (tableName: string, changed: Batch): Transa
   };
 };
 
-const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): TransactWriteItem[] => [
+/** The batch moved across the edge of the stock range: deleted where it is, exactly as read, and put at its other key. */
+export const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): TransactWriteItem[] => [
   { Delete: { TableName: tableName, Key: batchKey(batch), ...batchIsExactly(batch) } },
   { Put: { TableName: tableName, Item: batchItem(moved), ConditionExpression: ITEM_IS_NEW } },
 ];
 
 /**
  * A batch's new qty and eta, as read: moved across the edge of the stock range, or in place (a spread
- * batch: spread-writes.ts). The holds it records that `changed` no longer does are ended by the same
- * transaction (their records' writes are the caller's): their entries go, on condition that the
- * batch's holds are as read.
+ * batch: spread-writes.ts). The holds that `changed` no longer counts are ended by the same
+ * transaction (their records' writes are the caller's): their units leave its count of held units.
  */
 export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem[] => {
   if (batch.pieces) return [spreadBatchChangeWrite(tableName, batch, changed)];
   if (hasStockLeft(batch) !== hasStockLeft(changed)) return batchMoveWrites(tableName, batch, changed);
   const delta = changed.available - batch.available;
-  const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta, changed.held);
-  const ended = (batch.held ?? []).filter(({ holdid }) => !(changed.held ?? []).some((units) => units.holdid === holdid));
-  const endedNames = Object.fromEntries(ended.map(({ holdid }, index) => [`#ended${index}`, heldKey(holdid)]));
-  const removed = [...(changed.eta === null ? ['eta'] : []), ...Object.keys(endedNames).map((name) => `held.${name}`)];
+  const ended = heldOf(batch) - heldOf(changed);
+  const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta, -ended);
   return [
     {
       Update: {
         TableName: tableName,
         Key: batchKey(batch),
         UpdateExpression:
-          'SET qty = :newQty, available = available + :delta' + (changed.eta === null ? '' : ', eta = :newEta') + (removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : ''),
+          'SET qty = :newQty, available = available + :delta' +
+          (changed.eta === null ? '' : ', eta = :newEta') +
+          (ended > 0 ? ', heldUnits = heldUnits - :ended' : '') +
+          (changed.eta === null ? ' REMOVE eta' : ''),
         // `qty = :qty`: the delta of `available` is the delta of the qty it replaces (and of the ended holds' units).
         ConditionExpression: `qty = :qty AND ${ConditionExpression}`,
-        ...(ended.length > 0 ? { ExpressionAttributeNames: endedNames } : {}),
         ExpressionAttributeValues: {
           ...ExpressionAttributeValues,
           ':qty': batch.qty,
           ':newQty': changed.qty,
           ':delta': delta,
+          ...(ended > 0 ? { ':ended': ended } : {}),
           ...(changed.eta === null ? {} : { ':newEta': changed.eta }),
         },
       },
@@ -166,26 +157,22 @@ export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batc
  * `available` plus `delta`, on the batch as it was found: in place, or moved across the edge of the
  * stock range. A take never leaves a batch below zero: one that would (the read was stale, or the
  * caller asked too much) goes as an update whose condition fails unless the batch has more stock
- * than was read. Only a change of qty goes below zero. The holds that had expired when the batch was
- * found (`freed`, counted in its `available`) are given back in the same write. On a spread batch
- * the change is of its item's own units (spreadItemWrite).
+ * than was read. Only a change of qty goes below zero. A take for a hold (`setAside`) counts the
+ * units it takes as held, which keeps the batch in the stock range. On a spread batch the change is
+ * of its item's own units (spreadItemWrite).
  */
-export const availableWrites = (tableName: string, batch: Batch, delta: number): TransactWriteItem[] => {
-  if (batch.pieces) return [spreadItemWrite(tableName, batch, delta)];
-  const stored = batchAsStored(batch);
-  const adjusted: Batch = { ...stored, available: batch.available + delta, held: batch.held };
+export const availableWrites = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem[] => {
+  if (batch.pieces) return [spreadItemWrite(tableName, batch, delta, setAside)];
+  const adjusted: Batch = { ...batch, available: batch.available + delta, ...(setAside ? { held: heldOf(batch) - delta } : {}) };
   // A take that the read says would go below zero is not moved: its in-place condition fails instead.
-  if (hasStockLeft(stored) !== hasStockLeft(adjusted) && adjusted.available >= 0) return batchMoveWrites(tableName, stored, adjusted);
-  const storedDelta = adjusted.available - stored.available;
-  const { freed, giveBack } = freedEntries(batch);
+  if (hasStockLeft(batch) !== hasStockLeft(adjusted) && adjusted.available >= 0) return batchMoveWrites(tableName, batch, adjusted);
   return [
     {
       Update: {
         TableName: tableName,
-        Key: batchKey(stored),
-        UpdateExpression: 'SET available = available + :delta' + giveBack,
-        ...withValues(staysOnItsSide(stored, storedDelta, adjusted.held), { ':delta': storedDelta }),
-        ...freed,
+        Key: batchKey(batch),
+        UpdateExpression: 'SET available = available + :delta' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) - :delta' : ''),
+        ...withValues(setAside ? staysOnItsSide(batch, delta, -delta) : staysOnItsSide(batch, delta), { ':delta': delta, ...(setAside ? { ':noneHeld': 0 } : {}) }),
       },
     },
   ];
@@ -217,175 +204,5 @@ export const lineMovesWrites = (tableName: string, from: Batch, moves: readonly 
     ...moves.flatMap(({ line, to }) => (to === null ? lineRemovalWrites(tableName, line, 'reallocated') : [lineMoveWrite(tableName, line, to)])),
     ...availableWrites(tableName, from, qtyOf(moves)),
     ...takes.flat(),
-  ];
-};
-
-/** A hold's record, placed at `now`, on condition that its holdid was never used; a failure carries the record there. */
-export const newHoldWrite = (tableName: string, hold: Hold, now: Instant): TransactWriteItem => ({
-  Put: { TableName: tableName, Item: holdItem(hold, now), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
-});
-
-/**
- * Sets `qty` of the batch, as found, aside for the hold: its available units go to the hold's entry,
- * and the expired holds it was found with give theirs back, so what it has left, available or
- * held, does not change, nor does where it is stored.
- */
-export const setAsideWrite = (tableName: string, hold: Hold, qty: number, batch: Batch): TransactWriteItem => {
-  const stored = batchAsStored(batch);
-  const held = [...(batch.held ?? []), { holdid: hold.holdid, qty, expiresAt: hold.expiresAt }];
-  const taken = stored.available - (batch.available - qty);
-  return {
-    Update: {
-      TableName: tableName,
-      Key: batchKey(stored),
-      UpdateExpression: 'SET available = available - :taken, held = :newHeld',
-      ...withValues(and({ ConditionExpression: 'available >= :taken', ExpressionAttributeValues: {} }, holdsAsRead(stored.held)), {
-        ':taken': taken,
-        ':newHeld': heldAttribute(held),
-      }),
-    },
-  };
-};
-
-/** The hold's end on its record, on condition that it is active and as read, and its time has (not) passed at `now`. */
-export const holdEndWrite = (tableName: string, hold: Hold, ending: HoldEnding, now: Instant): TransactWriteItem => {
-  const ended = holdEndedFields(now);
-  return {
-    Update: {
-      TableName: tableName,
-      Key: holdKey(hold.holdid),
-      // Ended, it leaves the active holds' index.
-      UpdateExpression: `SET #status = :ending, endedAt = :endedAt, #ttl = :ttl REMOVE ${ACTIVE_HOLD_SHARD}`,
-      // Guards "a hold ends once, one way".
-      ConditionExpression: `#status = :active AND heldUntil = :heldUntil AND heldUntil ${ending === 'released' ? '>' : '<='} :now`,
-      ExpressionAttributeNames: { '#status': 'status', '#ttl': timeToLiveAttribute },
-      ExpressionAttributeValues: {
-        ':ending': ending,
-        ':endedAt': ended.endedAt,
-        ':ttl': ended.timeToLive,
-        ':active': 'active',
-        ':heldUntil': hold.expiresAt,
-        ':now': new Date(now).toISOString(),
-      },
-    },
-  };
-};
-
-/**
- * Holds' units on one batch given back, on condition that each one's entry is still there: one write
- * for all of them, since a transaction may not write one item twice (two holds ended together may
- * both hold units on a batch).
- */
-export const heldUnitsReturnWrite = (tableName: string, { sku, batchref }: Hold['lines'][number], given: readonly { holdid: string; qty: number }[]): TransactWriteItem => {
-  const names = Object.fromEntries(given.map(({ holdid }, index) => [`#hold${index}`, heldKey(holdid)]));
-  const entries = Object.keys(names).map((name) => `held.${name}`);
-  return {
-    Update: {
-      TableName: tableName,
-      // A batch holding units is in the stock range, and giving units back keeps it there.
-      Key: batchWithStockKey(sku, batchref),
-      UpdateExpression: `SET available = available + :qty REMOVE ${entries.join(', ')}`,
-      // Guards "a hold's units go back once": only the write that removes its entry gives them.
-      ConditionExpression: entries.map((entry) => `attribute_exists(${entry})`).join(' AND '),
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: { ':qty': given.reduce((sum, { qty }) => sum + qty, 0) },
-    },
-  };
-};
-
-/**
- * Holds ended together (a change of a batch's qty ends them in its own write), on their other
- * batches: each record's end, and on each batch one give-back of every such hold's units there.
- */
-export const holdEndWrites = (tableName: string, ending: readonly HoldToEnd[], now: Instant): TransactWriteItem[] => {
-  const givenBack = new Map<string, { line: Hold['lines'][number]; given: { holdid: string; qty: number }[] }>();
-  for (const { hold, givenBackOn } of ending) {
-    for (const line of hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref))) {
-      const onBatch = givenBack.get(line.batchref) ?? { line, given: [] };
-      onBatch.given.push({ holdid: hold.holdid, qty: line.qty });
-      givenBack.set(line.batchref, onBatch);
-    }
-  }
-  return [
-    ...ending.map(({ hold, ending: how }) => holdEndWrite(tableName, hold, how, now)),
-    ...[...givenBack.values()].map(({ line, given }) => heldUnitsReturnWrite(tableName, line, given)),
-  ];
-};
-
-/** Guards "a hold changes only while it is active, as read": its status, its expiry, and the time has not passed it. */
-const holdLastsAsRead = (hold: Hold, now: Instant) => ({
-  ConditionExpression: '#status = :active AND heldUntil = :heldUntil AND heldUntil > :now',
-  ExpressionAttributeValues: { ':active': 'active', ':heldUntil': hold.expiresAt, ':now': new Date(now).toISOString() },
-});
-
-/**
- * The hold's new expiry, on its record (with the time of the extension, for HoldExtended) and on its
- * entry on each of its batches (which allocations judge it by).
- */
-export const holdExtensionWrites = (tableName: string, hold: Hold, expiresAt: string, now: Instant): TransactWriteItem[] => [
-  {
-    Update: {
-      TableName: tableName,
-      Key: holdKey(hold.holdid),
-      UpdateExpression: 'SET heldUntil = :newHeldUntil, extendedAt = :extendedAt',
-      ...withValues(holdLastsAsRead(hold, now), { ':newHeldUntil': expiresAt, ':extendedAt': new Date(now).toISOString() }),
-      ExpressionAttributeNames: { '#status': 'status' },
-    },
-  },
-  ...hold.lines.map(
-    ({ sku, batchref }): TransactWriteItem => ({
-      Update: {
-        TableName: tableName,
-        // A batch holding units is in the stock range.
-        Key: batchWithStockKey(sku, batchref),
-        UpdateExpression: 'SET held.#hold.expiresAt = :newHeldUntil',
-        // Guards "an entry's expiry is its hold's": the entry is there, with the expiry the record had.
-        ConditionExpression: 'held.#hold.expiresAt = :heldUntil',
-        ExpressionAttributeNames: { '#hold': heldKey(hold.holdid) },
-        ExpressionAttributeValues: { ':newHeldUntil': expiresAt, ':heldUntil': hold.expiresAt },
-      },
-    }),
-  ),
-];
-
-/** The hold's record, confirmed to the order, on condition that it lasts at `now` as read. */
-export const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, now: Instant): TransactWriteItem => {
-  const ended = holdEndedFields(now);
-  return {
-    Update: {
-      TableName: tableName,
-      Key: holdKey(hold.holdid),
-      UpdateExpression: `SET #status = :confirmed, orderid = :orderid, endedAt = :endedAt, #ttl = :ttl REMOVE ${ACTIVE_HOLD_SHARD}`,
-      // Guards "a hold ends once, one way": against its release, its expiry and another confirm.
-      ...withValues(holdLastsAsRead(hold, now), { ':confirmed': 'confirmed', ':orderid': orderid, ':endedAt': ended.endedAt, ':ttl': ended.timeToLive }),
-      ExpressionAttributeNames: { '#status': 'status', '#ttl': timeToLiveAttribute },
-    },
-  };
-};
-
-/**
- * The hold's units on one batch become its line's: the entry goes, `available` stays. In place
- * while the batch keeps units no line holds; the batch as read (`found`) lets a confirm that leaves
- * it none move it out of the stock range.
- */
-export const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, { sku, batchref }: Hold['lines'][number], found?: Batch): TransactWriteItem[] => {
-  if (found && !found.pieces) {
-    const left = { ...found, held: (found.held ?? []).filter(({ holdid }) => holdid !== hold.holdid) };
-    if (!hasStockLeft(left)) return batchMoveWrites(tableName, found, left);
-  }
-  return [
-    {
-      Update: {
-        TableName: tableName,
-        Key: batchWithStockKey(sku, batchref),
-        UpdateExpression: 'REMOVE held.#hold',
-        // Guards "a hold's units are taken once" (its entry is there) and "the stock range holds
-        // exactly the batches with stock left" (the batch keeps units no line holds, or is spread,
-        // which keeps it in the range until it is gathered).
-        ConditionExpression: 'attribute_exists(held.#hold) AND (available > :none OR size(held) > :one OR attribute_exists(pieces))',
-        ExpressionAttributeNames: { '#hold': heldKey(hold.holdid) },
-        ExpressionAttributeValues: { ':none': 0, ':one': 1 },
-      },
-    },
   ];
 };

@@ -1,5 +1,5 @@
-import { type Batch, hasStockLeft, heldTotal } from '../../domain/model';
-import { PK, heldAttribute, heldKey } from './items';
+import { type Batch, hasStockLeft, heldOf } from '../../domain/model';
+import { PK } from './items';
 
 /*
  * The conditions the adapter's writes share (conditional-writes.ts, spread-writes.ts): each guards
@@ -21,24 +21,20 @@ export const and = (...conditions: Condition[]): Condition => ({
 /** Guards "a key is written once": the put fails if an item with that key already exists. */
 export const ITEM_IS_NEW = `attribute_not_exists(${PK})`;
 
-/**
- * Guards "a batch's holds are as read": a write of a batch that could move it is made against the
- * holds it read on it (none, or exactly these), so that where the batch belongs, in the stock range
- * or out of it, follows from `available` alone.
- */
-export const holdsAsRead = (held: Batch['held'] = []): Condition =>
-  held.length === 0
-    ? { ConditionExpression: '(attribute_not_exists(held) OR held = :noHolds)', ExpressionAttributeValues: { ':noHolds': {} } }
-    : { ConditionExpression: 'held = :held', ExpressionAttributeValues: { ':held': heldAttribute(held) } };
+/** An item's count of held units is `held`: absent counts none. */
+export const heldUnitsAre = (held: number): Condition =>
+  held === 0
+    ? { ConditionExpression: '(attribute_not_exists(heldUnits) OR heldUnits = :noneHeld)', ExpressionAttributeValues: { ':noneHeld': 0 } }
+    : { ConditionExpression: 'heldUnits = :heldUnits', ExpressionAttributeValues: { ':heldUnits': held } };
 
-/** The fields a batch's copy is made of, as read: its units, qty, eta and holds. */
-export const batchFieldsAre = ({ qty, available, eta, held }: Batch) =>
+/** The fields a batch's copy is made of, as read: its units, qty, eta and held units. */
+export const batchFieldsAre = ({ qty, available, eta, held = 0 }: Batch) =>
   and(
     {
       ConditionExpression: `available = :available AND qty = :qty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`,
       ExpressionAttributeValues: { ':available': available, ':qty': qty, ...(eta === null ? {} : { ':eta': eta }) },
     },
-    holdsAsRead(held),
+    heldUnitsAre(held),
   );
 
 /**
@@ -53,28 +49,18 @@ export const batchFieldsAre = ({ qty, available, eta, held }: Batch) =>
 export const batchIsExactly = (batch: Batch) => and(batchFieldsAre(batch), { ConditionExpression: 'attribute_not_exists(pieces)', ExpressionAttributeValues: {} });
 
 /**
- * A change of `available` by `delta` made in place, on a batch stored with these holds, on condition
- * that the result stays on the side of the stock range the batch was read on (which guards "stock
- * never goes below zero" and "the stock range holds exactly the batches with stock left"). Holds left
- * on the batch after the write (`heldAfter`) keep it in the range at `available` 0. A condition
- * cannot do arithmetic, hence the bound against `-delta`.
+ * A change of `available` by `delta` (and of its held units by `heldDelta`) made in place, on a batch
+ * stored as read, on condition that the result stays on the side of the stock range the batch was
+ * read on (which guards "stock never goes below zero" and "the stock range holds exactly the batches
+ * with stock left"). Units held on the batch keep it in the range at `available` 0: the count is named
+ * only where it decides the side, so that holds placed and ended meanwhile do not fail the write. A
+ * condition cannot do arithmetic, hence the bounds against `-delta` and `-heldDelta`.
  */
-export const staysOnItsSide = (stored: Batch, delta: number, heldAfter: Batch['held'] = stored.held) => {
-  const held = heldTotal(heldAfter) > 0;
-  const comparison = hasStockLeft(stored) ? (held ? '>=' : '>') : held ? '<' : '<=';
-  const bound = { ConditionExpression: `available ${comparison} :bound`, ExpressionAttributeValues: { ':bound': -delta } };
-  // A batch with stock and no holds keeps it by `available` alone, whatever holds come meanwhile: the
-  // allocation's path needs no more.
-  return comparison === '>' && (stored.held ?? []).length === 0 ? bound : and(bound, holdsAsRead(stored.held));
+export const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Condition => {
+  const bound = (comparison: string) => ({ ConditionExpression: `available ${comparison} :bound`, ExpressionAttributeValues: { ':bound': -delta } });
+  if (!hasStockLeft(stored)) return and(bound('<='), heldUnitsAre(0));
+  if (stored.available + delta > 0 || heldOf(stored) + heldDelta === 0) return bound('>');
+  // Left at 0 available: in the range by the units this write sets aside, or by those held on it.
+  if (heldDelta > 0) return bound('>=');
+  return and(bound('>='), { ConditionExpression: 'heldUnits > :heldFloor', ExpressionAttributeValues: { ':heldFloor': -heldDelta } });
 };
-
-/** The entries of the holds a batch was found with expired (`freed`), for a write that gives them back by removing them. */
-export const freedEntries = (batch: Batch) => {
-  const names = Object.fromEntries((batch.freed ?? []).map(({ holdid }, index) => [`#freed${index}`, heldKey(holdid)]));
-  const removed = Object.keys(names).map((name) => `held.${name}`);
-  return {
-    freed: removed.length > 0 ? { ExpressionAttributeNames: names } : {},
-    giveBack: removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : '',
-  };
-};
-

@@ -1,4 +1,4 @@
-import type { HeldLine, HeldUnits, Hold, HoldStatus, Instant } from '../../domain/holds';
+import type { HeldLine, HeldSource, HeldUnits, Hold, HoldStatus, Instant } from '../../domain/holds';
 import { type Allocation, type Batch, type BatchPiece, type OrderLine, hasStockLeft } from '../../domain/model';
 import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttribute } from './table';
 
@@ -10,11 +10,14 @@ import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema
  *
  * The table's items (one table, keys `pk`/`sk` as tableKeySchema names them):
  *   known SKU        pk SKU#<sku>       sk STOCK         sku        (written with the SKU's first batch)
- *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available, eta, held
- *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available, eta, held
+ *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available, eta, heldUnits
+ *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available, eta
  *   spread batch     pk SKU#<sku>       sk STOCK#<ref>   as a batch with stock, and pieces, spreadId, spreadAt
- *   piece of a batch pk PIECES#<k>#<sku> sk PIECE#<ref>#<n>  ref, sku, piece n, available, spreadId, takenAt
+ *   piece of a batch pk PIECES#<k>#<sku> sk PIECE#<ref>#<n>  ref, sku, piece n, available, heldUnits, spreadId, takenAt
  *                                                         (k = n mod PIECE_PARTITIONS)
+ *   held units       pk SKU#<sku>, or the partition of the piece they came from
+ *                                       sk HELD#<len>:<ref>#<heldUntil>#<holdid>#<source>
+ *                                                         holdid, ref, sku, qty, heldUntil, piece, spreadId
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, changedAt
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,
@@ -25,12 +28,16 @@ import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema
  *                                                         orderid, sku, qty, refusedAt
  *   hold             pk HOLD#<holdid>   sk HOLD         holdid, lines [{sku, qty, batchref}], status,
  *                                                         heldUntil, placedAt, extendedAt, endedAt, expiresAt
- * A batch's `held` maps each hold recorded on it to its units and expiry ({qty, expiresAt}); its
- * `available` counts neither those units nor its lines'. A batch is in the stock range while it has
- * units no line holds (available or held: hasStockLeft), so that a batch whose every unit is held is
- * still read by allocations, which take the units of an expired hold and remove its entry in the
- * same write (domain/holds.ts). Giving a hold's units back is removing its entry, on condition that
- * the entry exists: only one write can do it.
+ * A hold's units on a batch are an item of their own ("held units"), one for each item they were
+ * taken from (the batch's own units, or a piece), beside that item, sorted by expiry under the batch;
+ * the item they came from counts them (`heldUnits`), and its `available` counts neither those units
+ * nor its lines'. So placing a hold writes its record, its units' records and the items it takes
+ * from, and no write of a hold reads or changes another hold: nothing grows with the holds on a
+ * batch (docs/architecture.md, "Holds"). A batch is in the stock range while it has units no line
+ * holds (available or held: hasStockLeft), so that a batch whose every unit is held is still read
+ * by allocations, which give back the units of expired holds when they need them (lazy expiry,
+ * domain/holds.ts). Giving a hold's units back is deleting their record, on condition that it
+ * exists: only one write can do it.
  * A hold's record says what it holds and until when (`heldUntil`: `expiresAt` is the table's time
  * to live, which deletes an ended hold's record two days after it ended). Its status is the one last
  * written; whether an active hold has expired is a matter of `heldUntil` and the time (statusAt).
@@ -115,7 +122,10 @@ export interface Spread {
   readonly spreadAt: string;
 }
 
-/** A piece as stored: its share of the batch's units, the spread it belongs to, and when an allocation last took from it. */
+/**
+ * A piece as stored: its share of the batch's units, the units holds took from it (`held`, stored as
+ * `heldUnits`), the spread it belongs to, and when an allocation last took from it.
+ */
 export interface StoredPiece extends BatchPiece {
   readonly sku: string;
   readonly ref: string;
@@ -123,39 +133,60 @@ export interface StoredPiece extends BatchPiece {
   readonly takenAt?: string;
 }
 
-export const pieceItem = ({ sku, ref, piece, available, spreadId }: StoredPiece) => ({
+/** A new piece: no hold has taken from it yet. */
+export const pieceItem = ({ sku, ref, piece, available, spreadId }: Omit<StoredPiece, 'held'>) => ({
   ...pieceKey(sku, ref, piece),
   type: 'BatchPiece',
   sku,
   ref,
   piece,
   available,
+  heldUnits: 0,
   spreadId,
 });
 
+/** The sort keys of a batch's held units: its ref behind its length, so that no ref's keys begin another's. */
+export const HELD_RANGE = 'HELD#';
+export const heldOnBatchRange = (ref: string) => `${HELD_RANGE}${ref.length}:${ref}#`;
+
+/** The item a hold's units came from: the batch's own units (SKU partition), or a piece (its partition). */
+const heldUnitsPartition = (sku: string, { piece }: HeldSource) => (piece === undefined ? skuPartition(sku) : (piecePartitions(sku)[piece % PIECE_PARTITIONS] as string));
+
+/** The partitions a batch's held units may be in: its SKU's and its SKU's piece partitions. */
+export const heldUnitsPartitions = (sku: string) => [skuPartition(sku), ...piecePartitions(sku)];
+
+/** One hold's units on one batch, from one item: under the batch, by expiry. */
+export const heldUnitsKey = (sku: string, ref: string, { holdid, expiresAt }: Pick<HeldUnits, 'holdid' | 'expiresAt'>, source: HeldSource) =>
+  itemKey(heldUnitsPartition(sku, source), `${heldOnBatchRange(ref)}${expiresAt}#${holdid}#${source.piece ?? 'own'}`);
+
 /**
- * A hold's key in a batch's `held` map: its holdid behind a prefix, since the document client
- * cannot write a map with the key `constructor`, nor read back the key `__proto__`, both identifiers.
+ * A record of held units as stored: the hold's units on the batch (`units`, all its sources'), and
+ * this record's share (`source`). Each record names every source of the line (`sources`), so that
+ * one record found tells every record of the hold on the batch, which are given back together.
  */
-const HELD_KEY_PREFIX = 'hold:';
-export const heldKey = (holdid: string) => `${HELD_KEY_PREFIX}${holdid}`;
+export interface StoredHeldUnits {
+  readonly units: HeldUnits;
+  readonly sku: string;
+  readonly ref: string;
+  readonly source: HeldSource;
+  readonly sources: readonly HeldSource[];
+}
 
-/** The `held` attribute: each hold's units and expiry, by heldKey. */
-export const heldAttribute = (held: readonly HeldUnits[] = []) =>
-  Object.fromEntries(held.map(({ holdid, qty, expiresAt }) => [heldKey(holdid), { qty, expiresAt }]));
+const sourceFields = ({ qty, piece, spreadId }: HeldSource) => (piece === undefined ? { qty } : { qty, piece, spreadId });
 
-const parseHeld = (value: unknown): HeldUnits[] | undefined => {
-  if (value === undefined) return [];
-  if (typeof value !== 'object' || value === null) return undefined;
-  const held: HeldUnits[] = [];
-  for (const [key, units] of Object.entries(value)) {
-    const { qty, expiresAt } = (units ?? {}) as { qty?: unknown; expiresAt?: unknown };
-    if (typeof qty !== 'number' || typeof expiresAt !== 'string' || Number.isNaN(Date.parse(expiresAt))) return undefined;
-    if (!key.startsWith(HELD_KEY_PREFIX)) return undefined;
-    held.push({ holdid: key.slice(HELD_KEY_PREFIX.length), qty, expiresAt });
-  }
-  return held;
-};
+export const heldUnitsItem = ({ units: { holdid, qty, expiresAt }, sku, ref, source, sources }: StoredHeldUnits) => ({
+  ...heldUnitsKey(sku, ref, { holdid, expiresAt }, source),
+  type: 'HeldUnits',
+  holdid,
+  sku,
+  ref,
+  qty,
+  heldUntil: expiresAt,
+  sourceQty: source.qty,
+  ...(source.piece === undefined ? {} : { piece: source.piece, spreadId: source.spreadId }),
+  sources: sources.map(sourceFields),
+});
+
 export const batchReferenceKey = (ref: string) => itemKey(`${partitionKeyPrefix.batchReference}${ref}`, 'BATCHREF');
 export const orderPartition = (orderid: string) => `${partitionKeyPrefix.order}${orderid}`;
 /** The sort keys of an order's partition that hold its lines (the rest are notices). */
@@ -212,6 +243,7 @@ export type StoredItem =
    */
   | { readonly kind: 'batch'; readonly batch: Batch; readonly inStockRange: boolean; readonly spread?: Spread }
   | { readonly kind: 'piece'; readonly piece: StoredPiece }
+  | { readonly kind: 'held-units'; readonly held: StoredHeldUnits }
   | { readonly kind: 'known-sku'; readonly sku: string }
   /** `qty`, `eta` and `changedAt` are absent from references written before the batch's events existed. */
   | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string; readonly description?: BatchDescription }
@@ -247,23 +279,32 @@ export interface BatchDescription {
  */
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   const { [PK]: pk, [SK]: sk, [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, ref, sku, qty, available, eta, orderid, batchref } = item;
-  const { movedAt, changedAt, reason, deallocatedAt, refusedAt, noticeId, held: heldValue, holdid, lines, status, heldUntil } = item;
+  const { movedAt, changedAt, reason, deallocatedAt, refusedAt, noticeId, heldUnits, holdid, lines, status, heldUntil } = item;
   const { placedAt, extendedAt, endedAt, pieces, spreadId, spreadAt, piece, takenAt } = item;
   const hasKey = (key: ReturnType<typeof itemKey>) => key[PK] === pk && key[SK] === sk;
   const isText = (value: unknown): value is string => typeof value === 'string';
   const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
   if (isText(ref) && isText(sku)) {
-    const held = parseHeld(heldValue);
-    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && held) {
-      const batch: Batch = { ref, sku, qty, available, eta: eta ?? null, ...(held.length > 0 ? { held } : {}) };
+    // A `held` attribute is a map of holds written before held units were records of their own.
+    const counted = heldUnits === undefined || (isNumber(heldUnits) && heldUnits >= 0);
+    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && counted && item.held === undefined) {
+      const batch: Batch = { ref, sku, qty, available, eta: eta ?? null, ...(isNumber(heldUnits) && heldUnits > 0 ? { held: heldUnits } : {}) };
       const inStockRange = hasKey(batchWithStockKey(sku, ref));
       const spread = isNumber(pieces) && isText(spreadId) && isText(spreadAt) ? { spread: { pieces, spreadId, spreadAt } } : {};
       const wholeOrSpread = pieces === undefined || 'spread' in spread;
       if (wholeOrSpread && (inStockRange || hasKey(exhaustedBatchKey(sku, ref)))) return { kind: 'batch', batch, inStockRange, ...spread };
     }
-    if (isNumber(piece) && isNumber(available) && isText(spreadId) && (takenAt === undefined || isText(takenAt)) && hasKey(pieceKey(sku, ref, piece))) {
-      return { kind: 'piece', piece: { sku, ref, piece, available, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
+    const piecesHeld = isNumber(heldUnits) && heldUnits >= 0;
+    if (isNumber(piece) && isNumber(available) && piecesHeld && isText(spreadId) && (takenAt === undefined || isText(takenAt)) && hasKey(pieceKey(sku, ref, piece))) {
+      return { kind: 'piece', piece: { sku, ref, piece, available, held: heldUnits, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
+    }
+    const sources = parseSources(item.sources);
+    const { sourceQty } = item;
+    if (isText(holdid) && isNumber(qty) && isNumber(sourceQty) && isText(heldUntil) && sources && (piece === undefined || (isNumber(piece) && isText(spreadId)))) {
+      const source: HeldSource = isNumber(piece) && isText(spreadId) ? { qty: sourceQty, piece, spreadId } : { qty: sourceQty };
+      const held: StoredHeldUnits = { units: { holdid, qty, expiresAt: heldUntil }, sku, ref, source, sources };
+      if (hasKey(heldUnitsKey(sku, ref, held.units, source))) return { kind: 'held-units', held };
     }
     if (hasKey(batchReferenceKey(ref))) {
       const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt);
@@ -308,12 +349,30 @@ const parseHeldLines = (value: unknown): HeldLine[] | undefined => {
   if (!Array.isArray(value)) return undefined;
   const lines: HeldLine[] = [];
   for (const line of value) {
-    const { sku, qty, batchref } = (line ?? {}) as Record<string, unknown>;
+    const { sku, qty, batchref, sources } = (line ?? {}) as Record<string, unknown>;
     if (typeof sku !== 'string' || typeof qty !== 'number' || typeof batchref !== 'string') return undefined;
-    lines.push({ sku, qty, batchref });
+    const parsed = sources === undefined ? undefined : parseSources(sources);
+    if (sources !== undefined && !parsed) return undefined;
+    lines.push({ sku, qty, batchref, ...(parsed ? { sources: parsed } : {}) });
   }
   return lines;
 };
+
+const parseSources = (value: unknown): HeldSource[] | undefined => {
+  if (!Array.isArray(value)) return undefined;
+  const sources: HeldSource[] = [];
+  for (const source of value) {
+    const { qty, piece, spreadId } = (source ?? {}) as Record<string, unknown>;
+    if (typeof qty !== 'number') return undefined;
+    if (piece === undefined && spreadId === undefined) sources.push({ qty });
+    else if (typeof piece === 'number' && typeof spreadId === 'string') sources.push({ qty, piece, spreadId });
+    else return undefined;
+  }
+  return sources;
+};
+
+/** Where a held line's units are: as placed, or, for a hold written before its lines named them, the batch's own units. */
+export const sourcesOf = (line: HeldLine): readonly HeldSource[] => line.sources ?? [{ qty: line.qty }];
 
 /** An ended hold's record stays readable at least a day, as the contract promises; its time to live is two. */
 const ENDED_HOLD_LIFETIME_SECONDS = 2 * 24 * 60 * 60;
@@ -323,7 +382,7 @@ export const holdItem = ({ holdid, lines, expiresAt }: Hold, placedAt: Instant) 
   ...holdKey(holdid),
   type: 'Hold',
   holdid,
-  lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref })),
+  lines: lines.map(({ sku, qty, batchref, sources }) => ({ sku, qty, batchref, ...(sources ? { sources: sources.map(sourceFields) } : {}) })),
   status: 'active',
   heldUntil: expiresAt,
   [ACTIVE_HOLD_SHARD]: activeHoldShardOf(holdid),
@@ -348,8 +407,8 @@ export const holdEndedFields = (endedAt: Instant) => ({
 
 /** A batch as the table holds it. */
 export const batchItem = (batch: Batch) => {
-  const { ref, sku, qty, available, eta, held = [] } = batch;
-  return { ...batchKey(batch), type: 'Batch', ref, sku, qty, available, ...(eta === null ? {} : { eta }), ...(held.length > 0 ? { held: heldAttribute(held) } : {}) };
+  const { ref, sku, qty, available, eta, held = 0 } = batch;
+  return { ...batchKey(batch), type: 'Batch', ref, sku, qty, available, ...(eta === null ? {} : { eta }), ...(held > 0 ? { heldUnits: held } : {}) };
 };
 
 export const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });

@@ -1,5 +1,5 @@
 import { StoreUnavailable } from '../../domain/errors';
-import { type Instant, batchAsStored } from '../../domain/holds';
+import type { Instant } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
 import { gatherWrites, pieceShares, spreadWrites } from './spread-writes';
 import { PIECES_RANGE, type Spread, type StoredItem, type StoredPiece, parseStoredItem, piecePartitions, piecesOfBatchRange } from './items';
@@ -49,19 +49,24 @@ const hasCooled = (spread: Spread, pieces: readonly StoredPiece[] = [], now: Ins
  */
 const unitsToSpread = (own: number) => own - Math.max(8, Math.floor(own / (PIECES_PER_SPREAD + 1)));
 
-/** A batch item as read, with these of its pieces: their units counted in its `available`. */
-const withTheirPieces = (batch: Batch, pieces: readonly BatchPiece[]): Batch => ({
-  ...batch,
-  available: batch.available + pieces.reduce((sum, { available }) => sum + available, 0),
-  pieces: pieces.map(({ piece, available }) => ({ piece, available })).sort((a, b) => a.piece - b.piece),
-});
+/** A batch item as read, with these of its pieces: their units counted in its `available`, their held units in its `held`. */
+const withTheirPieces = (batch: Batch, pieces: readonly BatchPiece[], spreadId: string): Batch => {
+  const held = (batch.held ?? 0) + pieces.reduce((sum, { held: some }) => sum + some, 0);
+  return {
+    ...batch,
+    spreadId,
+    available: batch.available + pieces.reduce((sum, { available }) => sum + available, 0),
+    ...(held > 0 ? { held } : {}),
+    pieces: pieces.map(({ piece, available, held: some }) => ({ piece, available, held: some })).sort((a, b) => a.piece - b.piece),
+  };
+};
 
 /** The pieces among these items that belong to the batch's spread (a piece of another spread is a gather and a spread ago). */
 const piecesOfSpread = (items: readonly StoredItem[], batch: Batch, spread: Spread): StoredPiece[] =>
   items.flatMap((stored) => (stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : []));
 
 /** A batch kept whole with units enough to make two pieces or more; a smaller one sells out before a spread would pay. */
-export const canSpread = (batch: Batch) => !batch.pieces && unitsToSpread(batchAsStored(batch).available) >= 2;
+export const canSpread = (batch: Batch) => !batch.pieces && unitsToSpread(batch.available) >= 2;
 
 const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Math.random() * items.length)] as Item;
 
@@ -209,7 +214,7 @@ export class SpreadBatches {
     for (const { batch, spread } of found) {
       const pieces = spread && this.known.of(batch.ref, spread, now);
       if (spread && !pieces) return undefined;
-      batches.push(pieces ? withTheirPieces(batch, pieces) : batch);
+      batches.push(pieces && spread ? withTheirPieces(batch, pieces, spread.spreadId) : batch);
     }
     return batches;
   }
@@ -236,7 +241,7 @@ export class SpreadBatches {
       const own = piecesOfSpread(pieces, batch, spread);
       if (own.length !== spread.pieces) return undefined;
       this.known.remember(batch.ref, spread.spreadId, own, this.currentTime());
-      read.push({ batch: withTheirPieces(batch, own), spread, pieces: own });
+      read.push({ batch: withTheirPieces(batch, own, spread.spreadId), spread, pieces: own });
     }
     return read;
   }
@@ -250,7 +255,7 @@ export class SpreadBatches {
       batches.map(async ({ batch, spread, pieces }) => {
         if (!batch.pieces || !spread || (piecesAvailable(batch) > 0 && !hasCooled(spread, pieces, this.currentTime()))) return [batch];
         if (!(await this.gather(batch))) return [batch];
-        const { pieces: _, ...whole } = batch;
+        const { pieces: _, spreadId: __, ...whole } = batch;
         // Gathered with nothing left, it has left the stock range.
         return hasStockLeft(whole) ? [whole] : [];
       }),
@@ -285,7 +290,7 @@ export class SpreadBatches {
   }
 
   private async spreadNow(batch: Batch): Promise<void> {
-    const moved = unitsToSpread(batchAsStored(batch).available);
+    const moved = unitsToSpread(batch.available);
     const pieces = Math.min(PIECES_PER_SPREAD, moved);
     const now = this.currentTime();
     const spreadId = crypto.randomUUID();

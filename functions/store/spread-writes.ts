@@ -1,6 +1,5 @@
-import { batchAsStored } from '../../domain/holds';
-import { type Batch, type BatchPiece, hasStockLeft, heldTotal, piecesAvailable } from '../../domain/model';
-import { type Condition, ITEM_IS_NEW, and, batchFieldsAre, freedEntries, holdsAsRead, withValues } from './conditions';
+import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
+import { ITEM_IS_NEW, and, batchFieldsAre, heldUnitsAre, withValues } from './conditions';
 import { batchItem, batchWithStockKey, pieceItem, pieceKey } from './items';
 import type { TransactWriteItem } from './store-calls';
 
@@ -15,50 +14,45 @@ import type { TransactWriteItem } from './store-calls';
  * A spread batch's own units (its item's `available`) changed by `delta`. A spread batch stays in the
  * stock range whatever it has left, so the write is in place, on condition that the batch is still
  * spread (a gathered one may belong out of the range, which the read did not see) and, for a take,
- * that its own units cover it: "stock never goes below zero", however the pieces stand. Expired
- * holds found on it are given back only while its holds are as read.
+ * that its own units cover it: "stock never goes below zero", however the pieces stand. A take for a
+ * hold (`setAside`) counts the units as held on the item.
  */
-export const spreadItemWrite = (tableName: string, batch: Batch, delta: number): TransactWriteItem => {
-  const stored = batchAsStored({ ...batch, available: batch.available - piecesAvailable(batch) });
-  // The expired holds' units that the found batch counts, given back by this write, come to it too.
-  const storedDelta = heldTotal(batch.freed) + delta;
-  const { freed, giveBack } = freedEntries(batch);
-  const conditions: Condition[] = [{ ConditionExpression: 'attribute_exists(pieces) AND available >= :bound', ExpressionAttributeValues: { ':bound': Math.max(0, -storedDelta) } }];
-  if ((batch.freed ?? []).length > 0) conditions.push(holdsAsRead(stored.held));
-  return {
-    Update: {
-      TableName: tableName,
-      Key: batchWithStockKey(batch.sku, batch.ref),
-      UpdateExpression: 'SET available = available + :delta' + giveBack,
-      ...withValues(and(...conditions), { ':delta': storedDelta }),
-      ...freed,
-    },
-  };
-};
+export const spreadItemWrite = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem => ({
+  Update: {
+    TableName: tableName,
+    Key: batchWithStockKey(batch.sku, batch.ref),
+    UpdateExpression: 'SET available = available + :delta' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) - :delta' : ''),
+    ConditionExpression: 'attribute_exists(pieces) AND available >= :bound',
+    ExpressionAttributeValues: { ':delta': delta, ':bound': Math.max(0, -delta), ...(setAside ? { ':noneHeld': 0 } : {}) },
+  },
+});
 
 /**
  * `qty` taken from one piece of a spread batch, on condition that the piece has it: "stock never goes
  * below zero", piece by piece. A piece gathered meanwhile has no `available`, and the condition fails.
+ * A take for a hold (`setAside`) counts the units as held on the piece.
  */
-export const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, qty: number, takenAt: string): TransactWriteItem => ({
+export const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, qty: number, takenAt: string, setAside = false): TransactWriteItem => ({
   Update: {
     TableName: tableName,
     Key: pieceKey(batch.sku, batch.ref, piece),
-    UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt',
-    ConditionExpression: 'available >= :qty',
-    ExpressionAttributeValues: { ':qty': qty, ':takenAt': takenAt },
+    UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt' + (setAside ? ', heldUnits = heldUnits + :qty' : ''),
+    // A hold's units name their spread, where they are counted: a piece of a later spread at the same key is not it.
+    ConditionExpression: 'available >= :qty' + (setAside ? ' AND spreadId = :spreadId' : ''),
+    ExpressionAttributeValues: { ':qty': qty, ':takenAt': takenAt, ...(setAside ? { ':spreadId': batch.spreadId } : {}) },
   },
 });
 
 /** What each of `pieces` new pieces gets of `moved` units: as even a share as whole units allow. */
 export const pieceShares = (moved: number, pieces: number): BatchPiece[] =>
-  Array.from({ length: pieces }, (_, piece) => ({ piece, available: Math.floor(moved / pieces) + (piece < moved % pieces ? 1 : 0) }));
+  Array.from({ length: pieces }, (_, piece) => ({ piece, available: Math.floor(moved / pieces) + (piece < moved % pieces ? 1 : 0), held: 0 }));
 
 /**
  * Spreads `moved` of a batch's own units over `pieces` new pieces, as found whole with at least that
  * many. The batch item's condition guards "a batch is spread once at a time" (not spread already)
  * and "stock never goes below zero" (it still has the units moved); each piece is new. The units
- * move, so `qty` = own + pieces' + lines' + holds' holds through it.
+ * move, so `qty` = own + pieces' + lines' + holds' holds through it; held units stay counted where
+ * they are.
  */
 export const spreadWrites = (tableName: string, batch: Batch, moved: number, pieces: number, spreadId: string, spreadAt: string): TransactWriteItem[] => [
   {
@@ -78,46 +72,49 @@ export const spreadWrites = (tableName: string, batch: Batch, moved: number, pie
 ];
 
 /**
- * A spread batch gathered back: each piece removed on condition that it holds what was read, and
- * the sum given to the batch item, which stops being spread. The batch item's condition guards
- * "pieces go back once" (still spread into as many pieces) and, when the batch is left with no
+ * A spread batch gathered back: each piece removed on condition that it holds what was read (its
+ * units and its held units), and the sums given to the batch item, which stops being spread: from
+ * then on the item counts the held units that holds took from its pieces. The batch item's condition
+ * guards "pieces go back once" (still spread into as many pieces) and, when the batch is left with no
  * stock, "the stock range holds exactly the batches with stock left": the item, exactly as read,
  * then moves out of it.
  */
 export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem[] => {
   const pieces = batch.pieces ?? [];
   const sum = piecesAvailable(batch);
+  const heldSum = pieces.reduce((total, { held }) => total + held, 0);
   const pieceRemovals = pieces.map(
-    ({ piece, available }): TransactWriteItem => ({
+    ({ piece, available, held }): TransactWriteItem => ({
       Delete: {
         TableName: tableName,
         Key: pieceKey(batch.sku, batch.ref, piece),
-        ConditionExpression: 'available = :available',
-        ExpressionAttributeValues: { ':available': available },
+        ConditionExpression: 'available = :available AND heldUnits = :heldUnits',
+        ExpressionAttributeValues: { ':available': available, ':heldUnits': held },
       },
     }),
   );
   const { pieces: _, ...whole } = batch;
-  const stored = batchAsStored({ ...whole, available: batch.available - sum });
-  const gathered = { ...stored, available: stored.available + sum };
+  const own = { ...whole, available: batch.available - sum, held: (batch.held ?? 0) - heldSum };
+  const gathered = { ...own, available: own.available + sum, held: batch.held ?? 0 };
   const stillSpread = { ConditionExpression: 'pieces = :pieces', ExpressionAttributeValues: { ':pieces': pieces.length } };
   if (!hasStockLeft(gathered)) {
     return [
       ...pieceRemovals,
-      { Delete: { TableName: tableName, Key: batchWithStockKey(batch.sku, batch.ref), ...and(batchFieldsAre(stored), stillSpread) } },
+      { Delete: { TableName: tableName, Key: batchWithStockKey(batch.sku, batch.ref), ...and(batchFieldsAre(own), stillSpread) } },
       { Put: { TableName: tableName, Item: batchItem(gathered), ConditionExpression: ITEM_IS_NEW } },
     ];
   }
-  // With no pieces' units to add, what keeps it in the range is its own units or its holds, as read.
-  const keepsStock = sum > 0 ? [] : heldTotal(stored.held) > 0 ? [holdsAsRead(stored.held)] : [{ ConditionExpression: 'available > :none', ExpressionAttributeValues: { ':none': 0 } }];
+  // With no pieces' units to add, what keeps it in the range is its own units or held units, as read.
+  const keepsStock =
+    sum > 0 || heldSum > 0 ? [] : (own.held ?? 0) > 0 ? [heldUnitsAre(own.held)] : [{ ConditionExpression: 'available > :none', ExpressionAttributeValues: { ':none': 0 } }];
   return [
     ...pieceRemovals,
     {
       Update: {
         TableName: tableName,
         Key: batchWithStockKey(batch.sku, batch.ref),
-        UpdateExpression: 'SET available = available + :sum REMOVE pieces, spreadId, spreadAt',
-        ...withValues(and(stillSpread, ...keepsStock), { ':sum': sum }),
+        UpdateExpression: 'SET available = available + :sum, heldUnits = if_not_exists(heldUnits, :noneHeld) + :heldSum REMOVE pieces, spreadId, spreadAt',
+        ...withValues(and(stillSpread, ...keepsStock), { ':sum': sum, ':heldSum': heldSum, ':noneHeld': 0 }),
       },
     },
   ];

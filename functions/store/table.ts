@@ -50,7 +50,7 @@ export const timeToLiveAttribute = 'expiresAt';
  * `dynamodb:LeadingKeys`), so a key layout and its permissions change together.
  */
 export const partitionKeyPrefix = {
-  /** A SKU's batches, and the item that says the SKU is known. */
+  /** A SKU's batches, the item that says the SKU is known, and the records of the holds' units taken from its batches' own units. */
   sku: 'SKU#',
   /** The item that keeps a batch reference unique across SKUs. */
   batchReference: 'BATCHREF#',
@@ -60,29 +60,34 @@ export const partitionKeyPrefix = {
   hold: 'HOLD#',
   /** A batch's lines, in the index: `LINES<shard>#<ref>`, and `LINES#<ref>` for lines written before it was sharded. */
   linesOfBatch: 'LINES',
-  /** A share of a hot SKU's batch's stock (a piece), in one of a few partitions of its SKU's pieces. */
+  /** A share of a hot SKU's batch's stock (a piece), in one of a few partitions of its SKU's pieces, and the records of the holds' units taken from it. */
   piece: 'PIECES#',
   /** A shard of the active holds, in their index. */
   activeHolds: 'ACTIVEHOLDS#',
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
-const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'held', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt'];
+const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt'];
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
 /** A hold's record, besides the `orderid` a line names too and the time to live a notice has too. */
 const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
+/** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/items.ts). */
+const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/conditional-writes.ts). */
 const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', timeToLiveAttribute];
 /**
- * What ending a hold names in its writes (functions/store/conditional-writes.ts: holdEndWrite on the
- * hold's record, heldUnitsReturnWrite on each of its batches): the keys; a batch's stock and its
- * holds' entries; the record's status, the expiry its condition compares, when it ended, its time to
- * live, and its key in the active holds' index, which the write removes.
+ * What ending a hold names in its writes (functions/store/hold-writes.ts: holdEndWrite on the hold's
+ * record, givingBackWrites on its units' records and the items that count them): the keys; an item's
+ * stock, its count of held units and the spread its condition compares; the record's status, the
+ * expiry its condition compares, when it ended, its time to live, and its key in the active holds'
+ * index, which the write removes.
  */
 const holdEndingAttributes = [
   ...keyAttributes,
   'available',
-  'held',
+  'heldUnits',
+  'spreadId',
+  'pieces',
   'status',
   'heldUntil',
   'endedAt',
@@ -130,7 +135,7 @@ export const tableAccess = {
     writes: WRITES,
     readPartitionKeyPrefixes: allocationsItems,
     writtenPartitionKeyPrefixes: allocationsItems,
-    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes],
+    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes, ...heldUnitsAttributes],
     indexQueries: [],
   },
   // POST /add_batch, GET and PATCH /batches/{ref}, GET /skus/{sku}/stock: batches and their
@@ -140,18 +145,17 @@ export const tableAccess = {
     writes: WRITES,
     readPartitionKeyPrefixes: batchesItems,
     writtenPartitionKeyPrefixes: batchesItems,
-    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes],
+    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes, ...heldUnitsAttributes],
     indexQueries: [{ index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] }],
   },
-  // The hold sweeper: the active holds' index, the holds it ends and the batches it gives their
-  // units back to; never an order's line or a batch reference.
+  // The hold sweeper: the active holds' index, the holds it ends, their units' records, which it
+  // deletes, and the items it gives their units back to (a batch's own, or a piece); never an
+  // order's line or a batch reference.
   sweeper: {
     reads: READS,
-    writes: ['dynamodb:UpdateItem'],
-    // The piece partitions only to read: a batch read whole is read with its pieces, and ending a
-    // hold gives its units back to the batch's own item, never to a piece.
+    writes: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     readPartitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.hold],
-    writtenPartitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.hold],
+    writtenPartitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.hold],
     writtenAttributes: holdEndingAttributes,
     indexQueries: [{ index: activeHoldsIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.activeHolds] }],
   },

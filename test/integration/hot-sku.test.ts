@@ -2,7 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreUnavailable } from '../../domain/errors';
-import { placeHold } from '../../domain/hold-services';
+import { confirmHold, placeHold, releaseHold } from '../../domain/hold-services';
 import { allocate, allocateOrder, batchStatus, cancelAllocation, changeBatch, skuStock } from '../../domain/services';
 import { GATHER_AFTER_MS, PIECES_PER_SPREAD } from '../../functions/store/spread-batches';
 import { PIECE_PARTITIONS, batchWithStockKey, exhaustedBatchKey } from '../../functions/store/items';
@@ -294,13 +294,44 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     await expectInvariantsKept();
   });
 
-  it('gathers a spread batch before a hold sets units aside on it', async () => {
+  it('sets a hold\'s units aside on a piece of a spread batch, which stays spread', async () => {
     const { sku, ref, orders } = await addSpreadBatch(200);
     const { hold } = await placeHold({ holdid: uniqueId('hold'), lines: [{ sku, qty: 5 }], ttlSeconds: 60 }, repository());
 
     expect(hold.lines).toEqual([{ sku, qty: 5, batchref: ref }]);
+    expect((await batchItem(sku, ref))?.pieces).toBe(PIECES_PER_SPREAD);
+    expect(await batchStatus(ref, repository())).toMatchObject({ available: 200 - orders.length - 5, held: 5 });
+    await expectInvariantsKept();
+  });
+
+  it('releases and confirms holds on a spread batch\'s pieces without gathering it, every held unit exact', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(200);
+    const holdids = [uniqueId('hold'), uniqueId('hold'), uniqueId('hold')];
+    for (const holdid of holdids) await placeHold({ holdid, lines: [{ sku, qty: 2 }], ttlSeconds: 60 }, repository());
+
+    await releaseHold(holdids[0] as string, repository());
+    await confirmHold(holdids[1] as string, uniqueId('order'), repository());
+
+    expect((await batchItem(sku, ref))?.pieces).toBe(PIECES_PER_SPREAD);
+    expect(await batchStatus(ref, repository())).toMatchObject({ available: 200 - orders.length - 4, held: 2 });
+    await expectInvariantsKept();
+  });
+
+  it('keeps the units held on its pieces exact through a gather, and ends those holds on the gathered batch', async () => {
+    const { sku, ref, orders } = await addSpreadBatch(200);
+    const holdids = [uniqueId('hold'), uniqueId('hold')];
+    for (const holdid of holdids) await placeHold({ holdid, lines: [{ sku, qty: 3 }], ttlSeconds: 3_600 }, repository());
+    const later = Date.now() + GATHER_AFTER_MS + 1_000;
+
+    expect((await skuStock(sku, repository(() => later))).held).toBe(6);
     expect((await batchItem(sku, ref))?.pieces).toBeUndefined();
-    expect(await batchStatus(ref, repository())).toMatchObject({ available: 200 - orders.length - 5 });
+    expect(await batchItem(sku, ref)).toMatchObject({ heldUnits: 6 });
+    await expectInvariantsKept();
+
+    await releaseHold(holdids[0] as string, repository(() => later));
+    await confirmHold(holdids[1] as string, uniqueId('order'), repository(() => later));
+
+    expect(await batchItem(sku, ref)).toMatchObject({ available: 200 - orders.length - 3, heldUnits: 0 });
     await expectInvariantsKept();
   });
 

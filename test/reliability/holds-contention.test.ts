@@ -500,8 +500,8 @@ describe(`holds placed, confirmed, released, extended and expiring while allocat
     // Every active hold still has its units set aside on each of its batches, until its own expiry.
     const missingEntries = activeAtEnd.flatMap((hold) =>
       hold.lines.filter(({ batchref, qty }) => {
-        const entry = inventory.batches.find((batch) => batch.ref === batchref)?.held?.find((units) => units.holdid === hold.holdid);
-        return entry?.qty !== qty || entry.expiresAt !== hold.expiresAt;
+        const records = inventory.heldUnits.filter(({ units, ref }) => units.holdid === hold.holdid && ref === batchref);
+        return records.reduce((sum, { source }) => sum + source.qty, 0) !== qty || records.some(({ units }) => units.expiresAt !== hold.expiresAt);
       }),
     );
     expect(missingEntries).toEqual([]);

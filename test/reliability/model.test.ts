@@ -911,11 +911,16 @@ describe(`the service against a reference model of the contract, through the con
     // As found now: the units of holds whose time has passed are available, though a batch may still record them.
     const byHoldid = <T extends { holdid: string }>(items: Iterable<T>) => [...items].sort((a, b) => (a.holdid < b.holdid ? -1 : 1));
     const hasExpired = (expiresAt: string) => Date.parse(expiresAt) <= clock;
-    const storedBatches = inventory.batches.map(({ held = [], ...batch }) => ({
-      ...batch,
-      available: batch.available + held.filter(({ expiresAt }) => hasExpired(expiresAt)).reduce((total, { qty }) => total + qty, 0),
-      held: byHoldid(held.filter(({ expiresAt }) => !hasExpired(expiresAt))),
-    }));
+    const storedBatches = inventory.batches.map(({ held: _, ...batch }) => {
+      const records = inventory.heldUnits.filter(({ sku, ref }) => sku === batch.sku && ref === batch.ref);
+      const expired = records.filter(({ units }) => hasExpired(units.expiresAt));
+      const active = new Map(records.filter(({ units }) => !hasExpired(units.expiresAt)).map(({ units }) => [units.holdid, units]));
+      return {
+        ...batch,
+        available: batch.available + expired.reduce((total, { source }) => total + source.qty, 0),
+        held: byHoldid(active.values()),
+      };
+    });
     const modelBatches = [...model.batches.values()].map((batch) => ({
       ...batch,
       held: byHoldid(

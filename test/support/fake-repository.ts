@@ -1,5 +1,5 @@
-import { type Hold, type Instant, batchAsStored, hasExpired } from '../../domain/holds';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, heldTotal, isSameBatch } from '../../domain/model';
+import { type HeldUnits, type Hold, type Instant, hasExpired } from '../../domain/holds';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, heldOf, isSameBatch } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -29,6 +29,8 @@ export class FakeRepository implements BatchRepository {
   /** Every line refused for lack of stock, in the order refused. */
   readonly outOfStock: OrderLine[] = [];
   readonly holds = new Map<string, Hold>();
+  /** Each hold's units on a batch, by heldKey, as the adapter keeps a record of their own. */
+  readonly held = new Map<string, HeldUnits & { readonly ref: string }>();
   /**
    * The moves one write carries: the adapter's carry as many as fit DynamoDB's 100 items, this
    * many here, so that a test can cut a change between two writes.
@@ -79,15 +81,39 @@ export class FakeRepository implements BatchRepository {
   async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {
     const existing = this.holds.get(hold.holdid);
     if (existing) return { outcome: 'hold-exists', existing };
-    const asStored = (batch: Batch) => JSON.stringify(this.batches.get(batch.ref)?.held ?? []) === JSON.stringify(batchAsStored(batch).held ?? []);
-    if (placements.some(({ line, batch }) => !asStored(batch) || !this.canTake(batch, line.qty))) return { outcome: 'batch-changed' };
+    if (placements.some(({ line, batch }) => !this.canTake(batch, line.qty))) return { outcome: 'batch-changed' };
     for (const { line, batch } of placements) {
       this.take(batch, line.qty);
       const stored = this.batches.get(batch.ref) as Batch;
-      this.batches.set(batch.ref, { ...stored, held: [...(stored.held ?? []), { holdid: hold.holdid, qty: line.qty, expiresAt: hold.expiresAt }] });
+      this.batches.set(batch.ref, { ...stored, held: heldOf(stored) + line.qty });
+      this.held.set(heldKey(hold.holdid, batch.ref), { holdid: hold.holdid, qty: line.qty, expiresAt: hold.expiresAt, ref: batch.ref });
     }
     this.holds.set(hold.holdid, { ...hold, status: 'active' });
     return { outcome: 'saved' };
+  }
+
+  async heldOn({ ref }: Batch, which: { readonly expiredBy: Instant } | { readonly latestFirst: true }, limit: number): Promise<HeldUnits[]> {
+    const onBatch = [...this.held.values()].filter((units) => units.ref === ref);
+    const picked = 'expiredBy' in which ? onBatch.filter(({ expiresAt }) => hasExpired(expiresAt, which.expiredBy)) : onBatch;
+    const order = 'expiredBy' in which ? 1 : -1;
+    return picked
+      .sort((a, b) => order * (a.expiresAt < b.expiresAt ? -1 : a.expiresAt > b.expiresAt ? 1 : 0))
+      .slice(0, limit)
+      .map(({ holdid, qty, expiresAt }) => ({ holdid, qty, expiresAt }));
+  }
+
+  async freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number> {
+    let freed = 0;
+    for (const { holdid, qty } of await this.heldOn(batch, { expiredBy: now }, Number.POSITIVE_INFINITY)) {
+      if (freed >= atLeast) break;
+      this.giveBack(holdid, batch.ref, qty);
+      freed += qty;
+    }
+    return freed;
+  }
+
+  async stillHeldOn(hold: Hold): Promise<string[]> {
+    return hold.lines.filter(({ batchref }) => this.held.has(heldKey(hold.holdid, batchref))).map(({ batchref }) => batchref);
   }
 
   async hold(holdid: string): Promise<Hold | undefined> {
@@ -100,32 +126,34 @@ export class FakeRepository implements BatchRepository {
     return 'saved';
   }
 
-  /** The hold is active and as read, on the side of its expiry its ending says, and recorded on each batch it gives back on. */
+  /** The hold is active and as read, on the side of its expiry its ending says, and its units recorded on each batch it gives back on. */
   private endsAsRead({ hold, ending, givenBackOn }: HoldToEnd, now: Instant): boolean {
     const stored = this.holds.get(hold.holdid);
     const lasts = !hasExpired(hold.expiresAt, now);
     if (stored?.status !== 'active' || stored.expiresAt !== hold.expiresAt || lasts !== (ending === 'released')) return false;
-    const recorded = (batchref: string) => this.batches.get(batchref)?.held?.some(({ holdid }) => holdid === hold.holdid) ?? false;
-    return hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref)).every(({ batchref }) => recorded(batchref));
+    return hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref)).every(({ batchref }) => this.held.has(heldKey(hold.holdid, batchref)));
   }
 
-  private end({ hold, ending, givenBackOn }: HoldToEnd): void {
+  /** Ends the hold, its units given back on the batches named; on `countedOn`, whose write the caller makes, only its record goes. */
+  private end({ hold, ending, givenBackOn }: HoldToEnd, countedOn?: string): void {
     for (const { batchref, qty } of hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref))) {
-      const { held = [], ...batch } = this.batches.get(batchref) as Batch;
-      const others = held.filter(({ holdid }) => holdid !== hold.holdid);
-      this.batches.set(batchref, { ...batch, available: batch.available + qty, ...(others.length > 0 ? { held: others } : {}) });
+      if (batchref === countedOn) this.held.delete(heldKey(hold.holdid, batchref));
+      else this.giveBack(hold.holdid, batchref, qty);
     }
     this.holds.set(hold.holdid, { ...(this.holds.get(hold.holdid) as Hold), status: ending });
   }
 
+  private giveBack(holdid: string, ref: string, qty: number): void {
+    this.held.delete(heldKey(holdid, ref));
+    const batch = this.batches.get(ref) as Batch;
+    this.batches.set(ref, withHeld({ ...batch, available: batch.available + qty }, heldOf(batch) - qty));
+  }
+
   async extendHold(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite> {
     if (!this.lastsAsRead(hold, now)) return 'changed';
-    const entry = (batchref: string) => this.batches.get(batchref)?.held?.find(({ holdid }) => holdid === hold.holdid);
-    if (!hold.lines.every(({ batchref }) => entry(batchref)?.expiresAt === hold.expiresAt)) return 'changed';
-    for (const { batchref } of hold.lines) {
-      const batch = this.batches.get(batchref) as Batch;
-      this.batches.set(batchref, { ...batch, held: (batch.held ?? []).map((units) => (units.holdid === hold.holdid ? { ...units, expiresAt } : units)) });
-    }
+    const units = (batchref: string) => this.held.get(heldKey(hold.holdid, batchref));
+    if (!hold.lines.every(({ batchref }) => units(batchref)?.expiresAt === hold.expiresAt)) return 'changed';
+    for (const { batchref } of hold.lines) this.held.set(heldKey(hold.holdid, batchref), { ...(units(batchref) as HeldUnits & { ref: string }), expiresAt });
     this.holds.set(hold.holdid, { ...hold, expiresAt });
     return 'saved';
   }
@@ -134,13 +162,13 @@ export class FakeRepository implements BatchRepository {
   async confirmHold(hold: Hold, orderid: string, now: Instant): Promise<ConfirmHoldResult> {
     const existing = hold.lines.flatMap(({ sku }) => this.lines.get(lineKey(orderid, sku)) ?? []);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
-    const recorded = (batchref: string) => this.batches.get(batchref)?.held?.some(({ holdid }) => holdid === hold.holdid) ?? false;
+    const recorded = (batchref: string) => this.held.has(heldKey(hold.holdid, batchref));
     if (!this.lastsAsRead(hold, now) || !hold.lines.every(({ batchref }) => recorded(batchref))) return { outcome: 'changed' };
-    for (const line of hold.lines) {
-      const { held = [], ...batch } = this.batches.get(line.batchref) as Batch;
-      const others = held.filter(({ holdid }) => holdid !== hold.holdid);
-      this.batches.set(line.batchref, { ...batch, ...(others.length > 0 ? { held: others } : {}) });
-      this.lines.set(lineKey(orderid, line.sku), { orderid, ...line });
+    for (const { sku, qty, batchref } of hold.lines) {
+      this.held.delete(heldKey(hold.holdid, batchref));
+      const batch = this.batches.get(batchref) as Batch;
+      this.batches.set(batchref, withHeld(batch, heldOf(batch) - qty));
+      this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref });
     }
     this.holds.set(hold.holdid, { ...hold, status: 'confirmed', orderid });
     return { outcome: 'saved' };
@@ -188,11 +216,11 @@ export class FakeRepository implements BatchRepository {
 
   async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime()): Promise<BatchChangeWrite> {
     const current = this.batches.get(batch.ref);
-    const holdsOf = (some?: Batch) => JSON.stringify([...(some?.held ?? [])].sort((a, b) => (a.holdid < b.holdid ? -1 : 1)));
-    const asRead = current !== undefined && isSameBatch(current, batch) && holdsOf(current) === holdsOf(batch);
+    const asRead = current !== undefined && isSameBatch(current, batch);
     if (ending.length > this.holdEndingsPerChange) return { outcome: 'too-many-holds', fitting: this.holdEndingsPerChange };
-    if (!asRead || !ending.every((toEnd) => this.endsAsRead(toEnd, now))) return { outcome: 'changed' };
-    for (const toEnd of ending) this.end(toEnd);
+    const withThisBatch = ending.map((toEnd) => ({ ...toEnd, givenBackOn: [batch.ref, ...toEnd.givenBackOn] }));
+    if (!asRead || !withThisBatch.every((toEnd) => this.endsAsRead(toEnd, now))) return { outcome: 'changed' };
+    for (const toEnd of withThisBatch) this.end(toEnd, batch.ref);
     this.batches.set(batch.ref, changed);
     return { outcome: 'saved' };
   }
@@ -221,24 +249,16 @@ export class FakeRepository implements BatchRepository {
     return this;
   }
 
-  /**
-   * The adapter's condition on a take: the holds the batch was found with (expired ones given back by
-   * this write) are still recorded on it, and what is available with theirs covers the qty.
-   */
-  private canTake({ ref, freed = [] }: Batch, qty: number): boolean {
+  /** The adapter's condition on a take: what is available covers the qty. */
+  private canTake({ ref }: Batch, qty: number): boolean {
     const stored = this.batches.get(ref);
-    const recorded = new Set((stored?.held ?? []).map(({ holdid }) => holdid));
-    return stored !== undefined && freed.every(({ holdid }) => recorded.has(holdid)) && stored.available + heldTotal(freed) >= qty;
+    return stored !== undefined && stored.available >= qty;
   }
 
   private take(batch: Batch, qty: number): boolean {
     if (!this.canTake(batch, qty)) return false;
     const stored = this.batches.get(batch.ref) as Batch;
-    const givenBack = new Set((batch.freed ?? []).map(({ holdid }) => holdid));
-    const held = (stored.held ?? []).filter(({ holdid }) => !givenBack.has(holdid));
-    const { held: _, ...withoutHolds } = stored;
-    const available = stored.available + heldTotal(batch.freed) - qty;
-    this.batches.set(batch.ref, held.length > 0 ? { ...withoutHolds, available, held } : { ...withoutHolds, available });
+    this.batches.set(batch.ref, { ...stored, available: stored.available - qty });
     return true;
   }
 
@@ -251,7 +271,7 @@ export class FakeRepository implements BatchRepository {
     const stored = this.batches.get(from.ref);
     if (!stored) return false;
     const side = hasStockLeft(from);
-    if (hasStockLeft({ ...from, available: from.available + qty }) !== side) return isSameBatch(stored, from) && sameHolds(stored, from);
+    if (hasStockLeft({ ...from, available: from.available + qty }) !== side) return isSameBatch(stored, from);
     return hasStockLeft(stored) === side && hasStockLeft({ ...stored, available: stored.available + qty }) === side;
   }
 
@@ -268,4 +288,7 @@ export class FakeRepository implements BatchRepository {
 
 const lineKey = (orderid: string, sku: string) => JSON.stringify([orderid, sku]);
 
-const sameHolds = (a: Batch, b: Batch) => JSON.stringify(a.held ?? []) === JSON.stringify(b.held ?? []);
+const heldKey = (holdid: string, ref: string) => JSON.stringify([holdid, ref]);
+
+/** The batch with this many units held: none is no count at all, as the adapter reads it. */
+const withHeld = ({ held: _, ...batch }: Batch, held: number): Batch => (held > 0 ? { ...batch, held } : batch);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OutOfStock } from '../../domain/errors';
-import { type Hold, batchAsStored, batchAt, expiredOn, expiryAfter, heldOn, statusAt } from '../../domain/holds';
+import { type HeldUnits, type Hold, batchesToFree, expiryAfter, givenBack, statusAt } from '../../domain/holds';
 import { type Batch, allocatedOf, candidateBatches, hasStockLeft } from '../../domain/model';
 import { allocate } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
@@ -15,18 +15,11 @@ const hold = (status: Hold['status'], expiresAt: string): Hold => ({
   expiresAt,
 });
 
+const active: HeldUnits = { holdid: 'cart-1', qty: 2, expiresAt: new Date(NOW + SECOND).toISOString() };
+const expired: HeldUnits = { holdid: 'cart-2', qty: 4, expiresAt: new Date(NOW - SECOND).toISOString() };
+
 /** A batch of 10 with 3 units on lines, 2 held until a second from now and 4 by a hold that expired a second ago. */
-const batch: Batch = {
-  ref: 'lamp-1',
-  sku: 'LAMP',
-  qty: 10,
-  available: 1,
-  eta: null,
-  held: [
-    { holdid: 'cart-1', qty: 2, expiresAt: new Date(NOW + SECOND).toISOString() },
-    { holdid: 'cart-2', qty: 4, expiresAt: new Date(NOW - SECOND).toISOString() },
-  ],
-};
+const batch: Batch = { ref: 'lamp-1', sku: 'LAMP', qty: 10, available: 1, eta: null, held: 6 };
 
 describe('a hold', () => {
   it('expires after its time to live, to the millisecond, in UTC', () => {
@@ -53,29 +46,37 @@ describe('a batch with holds', () => {
     expect(allocatedOf({ ...batch, held: undefined })).toBe(9);
   });
 
-  it('holds the units of its active holds only', () => {
-    expect(heldOn(batch, NOW)).toBe(2);
-    expect(expiredOn(batch, NOW).map(({ holdid }) => holdid)).toEqual(['cart-2']);
-    expect(heldOn(batch, NOW + SECOND)).toBe(0);
-  });
-
-  it('offers the units of an expired hold to the next line, though nothing gave them back', () => {
-    const asFound = batchAt(batch, NOW);
-    expect(asFound).toEqual({ ...batch, available: 5, held: [batch.held?.[0]], freed: [batch.held?.[1]] });
+  it('offers the units of an expired hold to the next line once they are given back', () => {
+    const asFound = givenBack(batch, [expired]);
+    expect(asFound).toEqual({ ...batch, available: 5, held: 2 });
     expect(allocatedOf(asFound)).toBe(3);
     expect(candidateBatches({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, [batch])).toEqual([]);
     expect(candidateBatches({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, [asFound])).toEqual([asFound]);
   });
 
-  it('is found as it is when none of its holds has expired, and stored as it was found', () => {
-    expect(batchAt(batch, NOW - 2 * SECOND)).toBe(batch);
-    expect(batchAsStored(batchAt(batch, NOW))).toEqual(batch);
+  it('counts no units held once every hold on it is given back', () => {
+    expect(givenBack(batch, [active, expired])).toEqual({ ref: 'lamp-1', sku: 'LAMP', qty: 10, available: 7, eta: null });
   });
-
   it('has stock left while a unit is available or held, and none while a change of its qty owes units', () => {
     expect(hasStockLeft({ ...batch, available: 0 })).toBe(true);
     expect(hasStockLeft({ ...batch, available: 0, held: undefined })).toBe(false);
     expect(hasStockLeft({ ...batch, available: -1 })).toBe(false);
+  });
+});
+
+describe('lazy expiry', () => {
+  const shipment: Batch = { ref: 'lamp-2', sku: 'LAMP', qty: 10, available: 10, eta: '2026-12-01' };
+
+  it('reads the holds of a batch only when the units a line needs may be behind them', () => {
+    expect(batchesToFree(5, [batch, shipment], shipment)).toEqual([batch]);
+    expect(batchesToFree(5, [batch], undefined)).toEqual([batch]);
+    expect(batchesToFree(1, [batch, shipment], batch)).toEqual([]);
+    expect(batchesToFree(5, [{ ...batch, held: undefined }, shipment], shipment)).toEqual([]);
+  });
+
+  it('never reads the holds of a batch that the rule prefers less than the one it picked', () => {
+    const laterShipment: Batch = { ...shipment, ref: 'lamp-3', available: 0, held: 10, eta: '2027-01-01' };
+    expect(batchesToFree(5, [shipment, laterShipment], shipment)).toEqual([]);
   });
 });
 
@@ -84,18 +85,20 @@ describe('an allocation against batches with holds', () => {
     const repository = new FakeRepository();
     repository.now = NOW;
     repository.batches.set(batch.ref, batch);
+    for (const units of [active, expired]) repository.held.set(JSON.stringify([units.holdid, batch.ref]), { ...units, ref: batch.ref });
     return repository;
   };
 
-  it('takes the units of a hold that has expired, and gives its entry back', async () => {
+  it('gives back the units of a hold that has expired, and takes them', async () => {
     const repository = withHeldBatch();
     expect(await allocate({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, repository)).toEqual({ batchref: 'lamp-1', created: true });
-    expect(repository.batches.get('lamp-1')).toEqual({ ...batch, available: 0, held: [batch.held?.[0]] });
+    expect(repository.batches.get('lamp-1')).toEqual({ ...batch, available: 0, held: 2 });
+    expect([...repository.held.values()].map(({ holdid }) => holdid)).toEqual(['cart-1']);
   });
 
   it('leaves the units of an active hold alone', async () => {
     const repository = withHeldBatch();
     await expect(allocate({ orderid: 'order-1', sku: 'LAMP', qty: 6 }, repository)).rejects.toThrow(OutOfStock);
-    expect(repository.batches.get('lamp-1')).toEqual(batch);
+    expect(repository.batches.get('lamp-1')).toEqual({ ...batch, available: 5, held: 2 });
   });
 });

@@ -60,18 +60,17 @@ describe('the rules of a batch that changes', () => {
     ]);
   });
 
-  it('leaves the batches as the moves written leave them: a batch they took from no longer counts the expired holds it gave back', () => {
-    const expired = { holdid: 'h1', qty: 2, expiresAt: '2026-11-25T09:00:00.000Z' };
+  it('leaves the batches as the moves written leave them: the shrunk one given every line back, each other short of those it took', () => {
     const shrunk: Batch = { ref: 'b1', sku: 'LAMP', qty: 1, available: -6, eta: null };
     const found: Batch[] = [
-      { ref: 'shelf', sku: 'LAMP', qty: 4, available: 2, eta: null, held: [], freed: [expired] },
-      { ref: 'other', sku: 'LAMP', qty: 4, available: 2, eta: null, held: [], freed: [expired] },
+      { ref: 'shelf', sku: 'LAMP', qty: 4, available: 2, eta: null, held: 2 },
+      { ref: 'other', sku: 'LAMP', qty: 4, available: 2, eta: null },
     ];
     const moves = [{ line: line('o2', 2), to: 'shelf' }, { line: line('o1', 3), to: null }];
 
     expect(afterMoves(shrunk, found, moves)).toEqual({
       from: { ...shrunk, available: -1 },
-      batches: [{ ref: 'shelf', sku: 'LAMP', qty: 4, available: 0, eta: null, held: [] }, found[1]],
+      batches: [{ ref: 'shelf', sku: 'LAMP', qty: 4, available: 0, eta: null, held: 2 }, found[1]],
     });
   });
 
@@ -240,9 +239,10 @@ describe('changing a batch', () => {
       for (const [orderid, qty] of [['o1', 7], ['o2', 2], ['o3', 3], ['o4', 1], ['o5', 2], ['o6', 4]] as const) {
         await allocate({ orderid, sku: 'LAMP', qty }, repository);
       }
-      // The shelf's units are all held by a hold that has expired: the first write that takes from it gives them back.
+      // The shelf's units are all held by a hold that has expired: the change gives them back before it plans its moves.
       const expired = { holdid: 'h1', qty: 3, expiresAt: '2026-11-25T09:00:00.000Z' };
-      repository.batches.set('shelf', { ...repository.batches.get('shelf')!, available: 0, held: [expired] });
+      repository.batches.set('shelf', { ...repository.batches.get('shelf')!, available: 0, held: 3 });
+      repository.held.set(JSON.stringify(['h1', 'shelf']), { ...expired, ref: 'shelf' });
       repository.movesPerWrite = movesPerWrite;
       const move = repository.moveAllocations.bind(repository);
       let writes = 0;

@@ -78,7 +78,7 @@ describe("a process's takes from one spread batch (docs/capacity.md, \"Takes gro
 });
 
 describe('the lines of a group that one take of their sum carries', () => {
-  const spread: Batch = { ref: 'b', sku: 's', qty: 100, available: 10, eta: null, pieces: [{ piece: 0, available: 4 }, { piece: 1, available: 4 }] };
+  const spread: Batch = { ref: 'b', sku: 's', qty: 100, available: 10, eta: null, pieces: [{ piece: 0, available: 4, held: 0 }, { piece: 1, available: 4, held: 0 }] };
 
   it('are those, from the first, that the batch as read holds together: the others go on their own', () => {
     expect(linesHeldTogether(spread, [3, 3, 3, 3])).toBe(3);

@@ -18,7 +18,7 @@ describe('the hold sweeper', () => {
 describe("the hold sweeper's role", () => {
   const onItems = (leadingKeys: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': leadingKeys } });
 
-  it('reads holds, batches and their pieces, but updates only holds and batches, and only what ending a hold writes', () => {
+  it('reads holds, batches and their pieces, and writes only holds, batches, pieces and held units, and only what ending a hold writes', () => {
     expect(statementsOf(synthesized, 'SweepHolds')).toEqual([
       writesTo(synthesized, 'SweepHoldsLogs'),
       {
@@ -29,14 +29,15 @@ describe("the hold sweeper's role", () => {
       },
       {
         Effect: 'Allow',
-        Action: ['dynamodb:UpdateItem'],
+        Action: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
         Resource: [tableArn],
         Condition: {
-          ...onItems(['SKU#*', 'HOLD#*']),
-          // The keys; a batch's stock and its holds' entries; the hold's record: status, the expiry its
-          // condition compares, when it ended, its time to live, and its key in the active holds' index.
+          ...onItems(['SKU#*', 'PIECES#*', 'HOLD#*']),
+          // The keys; an item's stock, its count of held units and what its condition compares; the hold's
+          // record: status, the expiry its condition compares, when it ended, its time to live, and its key
+          // in the active holds' index.
           'ForAllValues:StringEquals': {
-            'dynamodb:Attributes': ['pk', 'sk', 'available', 'held', 'status', 'heldUntil', 'endedAt', 'expiresAt', 'activeHoldShard'],
+            'dynamodb:Attributes': ['pk', 'sk', 'available', 'heldUnits', 'spreadId', 'pieces', 'status', 'heldUntil', 'endedAt', 'expiresAt', 'activeHoldShard'],
           },
         },
       },
