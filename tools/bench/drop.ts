@@ -216,7 +216,8 @@ const checkAfterwards = async (http: JsonPoster, ref: string, carts: readonly Ca
     if (status === 'active') expected.held += qty;
     if (!mayRead.includes(status)) {
       disagreeing++;
-      if (disagreements.length < DISAGREEMENTS_SHOWN) disagreements.push(`hold ${holdid} reads ${status ?? 'not found'}, its client's answers allow ${mayRead.map((may) => may ?? 'not found').join(' or ')}`);
+      const allowed = mayRead.map((may) => may ?? 'not found').join(' or ');
+      if (disagreements.length < DISAGREEMENTS_SHOWN) disagreements.push(`hold ${holdid} reads ${status ?? 'not found'}, its client's answers allow ${allowed}`);
     }
   });
   const { qty, available, allocated, held } = await readJson<DropAfterwards['batch']>(http, `/batches/${encodeURIComponent(ref)}`);

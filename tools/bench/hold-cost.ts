@@ -223,9 +223,8 @@ export const measureUnderActiveHolds = async (repository: BatchRepository, meter
   for (let round = 0; round < REQUESTS_PER_SIZE; round++) {
     const confirmed = `cart-${randomUUID()}`;
     await requests.place.time(place(confirmed));
-    await requests.confirm.time(() =>
-      handler(routeEvent('POST /holds/{holdid}/confirm', { pathParameters: { holdid: confirmed }, body: { orderid: `order-${randomUUID()}` } }), lambdaContext()),
-    );
+    const confirm = { pathParameters: { holdid: confirmed }, body: { orderid: `order-${randomUUID()}` } };
+    await requests.confirm.time(() => handler(routeEvent('POST /holds/{holdid}/confirm', confirm), lambdaContext()));
     const released = `cart-${randomUUID()}`;
     await requests.place.time(place(released));
     await requests.release.time(() => handler(routeEvent('DELETE /holds/{holdid}', { pathParameters: { holdid: released } }), lambdaContext()));

@@ -31,7 +31,10 @@ export const refusalsSince = (before: ConflictCounters, after: ConflictCounters)
 });
 
 export interface ServerOptions {
-  /** Each function as Lambda runs it (`--lambda`: instances serving one request at a time, with their own state), rather than one instance serving many requests. */
+  /**
+   * Each function as Lambda runs it (`--lambda`: instances serving one request at a time, with
+   * their own state), rather than one instance serving many requests.
+   */
   readonly lambda?: boolean;
   /** The table's name starts with it, a random suffix after. */
   readonly tablePrefix: string;
