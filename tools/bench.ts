@@ -4,9 +4,10 @@
  * against the DynamoDB client's alone, times a warm invocation with the store stubbed, drives
  * allocations through the local server against the same DynamoDB Local as the store floor, counts
  * the store calls of each request (placing and confirming a hold among them), and times an
- * allocation's event from its 201 to its line on `npm start`'s output, and drives one hot SKU and
- * ordinary ones through `npm start` over the conflict model. Prints a Markdown table and writes
- * every figure to bench/results/. Loopback only.
+ * allocation's event from its 201 to its line on `npm start`'s output, drives one hot SKU and
+ * ordinary ones through `npm start` over the conflict model, and then a drop with carts (holds
+ * placed, confirmed, released) on one batch, each both ways the server runs its functions. Prints
+ * a Markdown table and writes every figure to bench/results/. Loopback only.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { serviceOverHttp, storeFloor } from './bench/allocators';
 import { buildBundles } from './bench/bundles';
 import { firstMessage, spawnTypeScript, stopChild } from './bench/child-process';
 import { measureColdInit } from './bench/cold-init';
+import { DROP_MODEL, measureDrop } from './bench/drop';
 import { measureEventDelay } from './bench/event-delay';
 import { measureEventThroughput } from './bench/event-throughput';
 import type { HandlerMeasurements } from './bench/handler-measurements';
@@ -40,7 +42,10 @@ const WARM_UP_MS = 4_000;
 const EVENT_RECORD_COPIES = 1_000;
 /** One at a time, about a tenth of a second each. */
 const EVENT_DELAY_ALLOCATIONS = 200;
-/** The whole run takes about four and a half minutes; past this, something hangs. */
+/**
+ * The whole run takes about seven minutes: four and a half, and the drop's two rounds (about 35 s
+ * each) and the hold costs' 10,000 holds (up to 100 s to place them); past this, something hangs.
+ */
 const TIME_LIMIT_MS = 8 * 60_000;
 
 const WORK_DIR = '.local/bench';
@@ -92,7 +97,7 @@ const main = async (): Promise<void> => {
   cleanups.push(() => dynamoDbLocal.stop());
   const storeEnvironment = { DYNAMODB_ENDPOINT: dynamoDbLocal.endpoint };
 
-  step('warm handler overhead (store stubbed) and store calls per request');
+  step('warm handler overhead (store stubbed) and store calls per request, on a batch carrying many active holds too (up to 100 s to place them)');
   const measurer = spawnTypeScript('tools/bench/handler-measurements.ts', { env: storeEnvironment });
   cleanups.push(() => stopChild(measurer));
   const handlerMeasurements = await firstMessage<HandlerMeasurements>(measurer);
@@ -147,6 +152,12 @@ const main = async (): Promise<void> => {
   await cleanUp();
   const hotSkuAsLambda = await measureHotSku(`${WORK_DIR}/hot-sku-lambda-server.log`, HOT_SKU_MODEL, { lambda: true });
 
+  step(
+    `a drop with carts on one batch, through npm start -- --conflict-model (transactions held ${DROP_MODEL.holdMs} ms, ${DROP_MODEL.writeUnitsPerSecond} write units/s per partition key), then the same with --lambda`,
+  );
+  const drop = await measureDrop(`${WORK_DIR}/drop-server.log`);
+  const dropAsLambda = await measureDrop(`${WORK_DIR}/drop-lambda-server.log`, DROP_MODEL, { lambda: true });
+
   step(`stream consumer: events from ${EVENT_RECORD_COPIES} copies of the recorded stream records`);
   const eventThroughput = await measureEventThroughput(EVENT_RECORD_COPIES);
 
@@ -172,10 +183,13 @@ const main = async (): Promise<void> => {
     orders: handlerMeasurements.orders,
     holds: handlerMeasurements.holds,
     allocateUnderHolds: handlerMeasurements.allocateUnderHolds,
+    underActiveHolds: handlerMeasurements.underActiveHolds,
     eventDelay,
     eventThroughput,
     hotSku,
     hotSkuAsLambda,
+    drop,
+    dropAsLambda,
   };
   const targets = targetsOf(results);
 

@@ -8,7 +8,9 @@
  * - the time and units of one PATCH that moves a hundred lines to another batch;
  * - the time and units of whole orders of 1, 5 and 25 lines;
  * - the time, units and calls of placing and of confirming a hold of 1 and of 5 lines, and the
- *   calls of one allocate on a batch that carries holds, expired ones among them.
+ *   calls of one allocate on a batch that carries holds, expired ones among them;
+ * - the time, units and calls of placing, confirming and releasing a hold, and of an allocate, on
+ *   a batch that carries no other hold, and on one that carries 10,000 active ones.
  * Its stdout (the request log) is the parent's to redirect.
  */
 import { randomUUID } from 'node:crypto';
@@ -22,7 +24,7 @@ import { stockRangeItems } from '../../functions/store/items';
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { ensureTable } from '../../local/table';
 import { lambdaContext, postEvent } from '../../test/support/events';
-import { type AllocateUnderHolds, type HoldCost, measureAllocateUnderHolds, measureHolds } from './hold-cost';
+import { type AllocateUnderHolds, type CostUnderActiveHolds, type HoldCost, measureAllocateUnderHolds, measureHolds, measureUnderActiveHolds } from './hold-cost';
 import { type OrderCost, measureOrders } from './order-cost';
 import { type PatchCost, measurePatchMoving } from './patch-cost';
 import { type StoreCall, meterRequestCost, skuWithHistory } from './request-cost';
@@ -47,6 +49,7 @@ export interface HandlerMeasurements {
   readonly orders: readonly OrderCost[];
   readonly holds: readonly HoldCost[];
   readonly allocateUnderHolds: AllocateUnderHolds;
+  readonly underActiveHolds: readonly CostUnderActiveHolds[];
 }
 
 /** The order sizes the issue asks about: one line, a few, and the most an order may hold. */
@@ -62,6 +65,9 @@ const HOLD_SIZES = [1, 5];
 
 /** The holds on the batch of the allocate that must stay one read and one transaction. */
 const HOLDS_ON_THE_BATCH = { activeHolds: 3, expiredHolds: 3 };
+
+/** A batch with no hold, and one with a big drop's carts on it: what a hold or an allocate costs must not grow with them. */
+const ACTIVE_HOLDS_ON_THE_BATCH = [0, 10_000] as const;
 
 const STUB_SKU = 'STUB-SKU';
 
@@ -161,11 +167,13 @@ const measureOrderSizes = async (): Promise<OrderCost[]> => {
   return costs;
 };
 
-const measureHoldCosts = async (): Promise<Pick<HandlerMeasurements, 'holds' | 'allocateUnderHolds'>> => {
+const measureHoldCosts = async (): Promise<Pick<HandlerMeasurements, 'holds' | 'allocateUnderHolds' | 'underActiveHolds'>> => {
   const { meter, repository, anHourAgo } = await meteredRepository();
   const holds = [];
   for (const lines of HOLD_SIZES) holds.push(...(await measureHolds(repository, meter, lines)));
-  return { holds, allocateUnderHolds: await measureAllocateUnderHolds(repository, anHourAgo(), meter, HOLDS_ON_THE_BATCH) };
+  const underActiveHolds = [];
+  for (const activeHolds of ACTIVE_HOLDS_ON_THE_BATCH) underActiveHolds.push(await measureUnderActiveHolds(repository, meter, activeHolds));
+  return { holds, allocateUnderHolds: await measureAllocateUnderHolds(repository, anHourAgo(), meter, HOLDS_ON_THE_BATCH), underActiveHolds };
 };
 
 const measurements: HandlerMeasurements = {

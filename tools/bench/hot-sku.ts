@@ -10,16 +10,10 @@
  * figures as JSON.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ConflictCounters, ConflictModelSettings } from '../../local/conflict-model';
-import { createDocumentClient } from '../../functions/store/client';
-import { freePort } from '../../local/dynamodb-local';
-import { findViolations, readInventory } from '../invariants';
-import { spawnTypeScript, stopChild } from './child-process';
 import { type JsonPoster, jsonPoster, runClosedLoop } from './load';
+import { refusalsSince, withServerOverConflictModel } from './npm-start';
 import { percentile } from './stats';
 
 /** The issue's model: a transaction ten times as slow as on AWS, and 150 write units a second per partition key. */
@@ -68,11 +62,6 @@ export interface HotSkuMeasurement {
   readonly violations: readonly string[];
 }
 
-const delta = (after: ConflictCounters, before: ConflictCounters) => ({
-  conflicts: after.conflicts - before.conflicts,
-  throttles: after.throttles - before.throttles,
-});
-
 const addBatch = async (http: JsonPoster, sku: string) => {
   const answer = await http.post('/add_batch', { ref: `${sku}-stock`, sku, qty: STOCK, eta: null });
   if (answer.status !== 201 && answer.status !== 200) throw new Error(`add_batch answered ${answer.status}: ${answer.body}`);
@@ -106,7 +95,7 @@ const measureLoad = async (http: JsonPoster, counters: () => Promise<ConflictCou
     perSecond: counts.allocated / run.seconds,
     allocated: counts.allocated,
     unavailable: counts.unavailable,
-    ...delta(await counters(), before),
+    ...refusalsSince(before, await counters()),
     p50Ms: percentile(run.latenciesMs, 0.5),
     p99Ms: percentile(run.latenciesMs, 0.99),
     timeline,
@@ -114,65 +103,28 @@ const measureLoad = async (http: JsonPoster, counters: () => Promise<ConflictCou
 };
 
 /**
- * Resolves once `npm start` says it listens, with the endpoints it printed: its DynamoDB Local's and
- * its conflict model's. Its output is read to the end, so that the pipe never fills.
- */
-const listening = (stdout: NodeJS.ReadableStream): Promise<{ store: string; model: string }> =>
-  new Promise((resolve, reject) => {
-    stdout.once('end', () => reject(new Error('npm start exited before it listened')));
-    let store = '';
-    let model = '';
-    createInterface({ input: stdout }).on('line', (line) => {
-      store = /on DynamoDB Local at (\S+)/.exec(line)?.[1] ?? store;
-      model = /through the conflict model at (\S+)/.exec(line)?.[1] ?? model;
-      if (store && model) resolve({ store, model });
-    });
-  });
-
-/**
  * `lambda`: the server runs each function as Lambda does (`npm start -- --lambda`: instances serving
  * one request at a time, with their own state), rather than one instance serving many requests.
  */
 export const measureHotSku = async (serverLog: string, settings: ConflictModelSettings = HOT_SKU_MODEL, { lambda = false } = {}): Promise<HotSkuMeasurement> => {
-  const port = await freePort();
-  const tableName = `bench-hot-sku-${randomUUID().slice(0, 8)}`;
-  mkdirSync(dirname(serverLog), { recursive: true });
-  const log = openSync(serverLog, 'w');
-  const server = spawnTypeScript('local/start.ts', {
-    args: ['--conflict-model', ...(lambda ? ['--lambda'] : [])],
-    env: {
-      PORT: String(port),
-      DYNAMODB_ENDPOINT: '',
-      TABLE_NAME: tableName,
-      CONFLICT_HOLD_MS: String(settings.holdMs),
-      CONFLICT_WRITE_UNITS: String(settings.writeUnitsPerSecond),
-    },
-    stdout: 'pipe',
-    stderr: log,
-  });
-  const http = jsonPoster(port, CLIENTS);
-  let rounds: { hot: SkuLoad; ordinary: SkuLoad };
-  let violations: string[];
-  try {
-    const endpoints = await listening(server.stdout!);
-    const counters = async () => (await (await fetch(`${endpoints.model}/counters`)).json()) as ConflictCounters;
-    const run = randomUUID().slice(0, 8);
-    const hotSku = `hot-${run}`;
-    const ordinarySkus = Array.from({ length: ORDINARY_SKUS }, (_, index) => `ordinary-${run}-${index}`);
-    for (const sku of [hotSku, ...ordinarySkus]) await addBatch(http, sku);
-    let next = 0;
-    const spread = () => ordinarySkus[next++ % ordinarySkus.length] as string;
+  const { rounds, violations } = await withServerOverConflictModel(serverLog, settings, { lambda, tablePrefix: 'bench-hot-sku' }, async (server) => {
+    const http = jsonPoster(server.port, CLIENTS);
+    try {
+      const run = randomUUID().slice(0, 8);
+      const hotSku = `hot-${run}`;
+      const ordinarySkus = Array.from({ length: ORDINARY_SKUS }, (_, index) => `ordinary-${run}-${index}`);
+      for (const sku of [hotSku, ...ordinarySkus]) await addBatch(http, sku);
+      let next = 0;
+      const spread = () => ordinarySkus[next++ % ordinarySkus.length] as string;
 
-    await runClosedLoop(allocations(http, spread).allocate, CLIENTS, WARM_UP_MS);
-    rounds = { hot: await measureLoad(http, counters, () => hotSku), ordinary: await measureLoad(http, counters, spread) };
-    // Read once every client has had its answer, so that no write is in flight (a Scan is not a
-    // snapshot), and before the server stops, since its DynamoDB Local keeps the table in memory.
-    violations = findViolations(await readInventory(createDocumentClient(endpoints.store), tableName)).map(({ message }) => message);
-  } finally {
-    http.close();
-    await stopChild(server);
-    closeSync(log);
-  }
+      await runClosedLoop(allocations(http, spread).allocate, CLIENTS, WARM_UP_MS);
+      const rounds = { hot: await measureLoad(http, server.counters, () => hotSku), ordinary: await measureLoad(http, server.counters, spread) };
+      // Once both rounds are over, and before the server stops, since its DynamoDB Local keeps the table in memory.
+      return { rounds, violations: await server.violations() };
+    } finally {
+      http.close();
+    }
+  });
   const { hot, ordinary } = rounds;
   const singleItemCeilingPerSecond = 1000 / settings.holdMs;
   const ceilingRatio = hot.perSecond / singleItemCeilingPerSecond;

@@ -32,6 +32,8 @@ export interface HttpAnswer {
 
 export interface JsonPoster {
   post(path: string, body: unknown): Promise<HttpAnswer>;
+  /** A request of any method: with a JSON body when `body` is given, without one otherwise (a GET, a DELETE). */
+  send(method: string, path: string, body?: unknown): Promise<HttpAnswer>;
   /** Requests answered so far. */
   answered(): number;
   close(): void;
@@ -41,17 +43,17 @@ export interface JsonPoster {
 export const jsonPoster = (port: number, maxSockets: number): JsonPoster => {
   const agent = new Agent({ keepAlive: true, maxSockets });
   let answered = 0;
-  const post = (path: string, body: unknown) =>
+  const send = (method: string, path: string, body?: unknown) =>
     new Promise<HttpAnswer>((resolve, reject) => {
-      const payload = JSON.stringify(body);
+      const payload = body === undefined ? '' : JSON.stringify(body);
       const outgoing = request(
         {
           host: '127.0.0.1',
           port,
           path,
-          method: 'POST',
+          method,
           agent,
-          headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) },
+          headers: body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) },
         },
         (incoming) => {
           const chunks: Buffer[] = [];
@@ -66,5 +68,5 @@ export const jsonPoster = (port: number, maxSockets: number): JsonPoster => {
       outgoing.on('error', reject);
       outgoing.end(payload);
     });
-  return { post, answered: () => answered, close: () => agent.destroy() };
+  return { post: (path, body) => send('POST', path, body), send, answered: () => answered, close: () => agent.destroy() };
 };

@@ -2,7 +2,8 @@ import { CLIENT_ALONE, CLIENT_ALONE_ALIASED, SWEEPER } from './bundles';
 import type { EventDelay } from './event-delay';
 import type { EventThroughput } from './event-throughput';
 import type { HandlerMeasurements } from './handler-measurements';
-import type { HoldCost } from './hold-cost';
+import { DROP_MAX_FAILED_SHARE, DROP_TARGET_RATIO, type DropMeasurement } from './drop';
+import type { CostUnderActiveHolds, HoldCost } from './hold-cost';
 import { HOT_SKU_TARGET_RATIO, type HotSkuMeasurement, type SkuLoad } from './hot-sku';
 import type { StoreCall } from './request-cost';
 import { round } from './stats';
@@ -32,6 +33,8 @@ export interface BenchResults {
   readonly orders: HandlerMeasurements['orders'];
   readonly holds: HandlerMeasurements['holds'];
   readonly allocateUnderHolds: HandlerMeasurements['allocateUnderHolds'];
+  /** A batch with no hold first, then one with many active holds. */
+  readonly underActiveHolds: HandlerMeasurements['underActiveHolds'];
   /** The server's request log against the requests it answered: the log stays on the measured path. */
   readonly requestLog: { readonly httpRequests: number; readonly lines: number };
   readonly eventDelay: EventDelay;
@@ -39,6 +42,9 @@ export interface BenchResults {
   readonly hotSku: HotSkuMeasurement;
   /** The same, the server running each function as Lambda does (`npm start -- --lambda`): for information, no target yet. */
   readonly hotSkuAsLambda: HotSkuMeasurement;
+  readonly drop: DropMeasurement;
+  /** The same, the server running each function as Lambda does: held to the same target. */
+  readonly dropAsLambda: DropMeasurement;
 }
 
 export interface Target {
@@ -88,6 +94,23 @@ const countsText = (calls: Readonly<Record<string, number>>) =>
 const sameCounts = (a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>) =>
   Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([operation, count]) => b[operation] === count);
 const linesText = (lines: number) => `${lines} line${lines === 1 ? '' : 's'}`;
+const countText = (count: number) => count.toLocaleString('en-US');
+/** The batch without holds, and the one with the most of them. */
+const noneAndMost = (results: BenchResults) => ({ none: results.underActiveHolds[0], most: results.underActiveHolds.at(-1) });
+type UnderHoldsCost = CostUnderActiveHolds['costs'][number];
+const sameCost = (a: UnderHoldsCost, b: UnderHoldsCost | undefined) =>
+  b !== undefined && sameCounts(a.calls, b.calls) && a.readUnits === b.readUnits && a.writeUnits === b.writeUnits;
+/** Measured on both batches, and every action costs the one with the most holds what it costs the one without. */
+const flatUnderHolds = (results: BenchResults) => {
+  const { none, most } = noneAndMost(results);
+  if (!none || !most || none.failed || most.failed || most.costs.length === 0) return false;
+  return most.costs.every((cost) => sameCost(cost, none.costs.find(({ action }) => action === cost.action)));
+};
+/** The drop's modes as the target and rows name them. */
+const DROP_MODES = [
+  { key: 'drop', label: '' },
+  { key: 'dropAsLambda', label: ' as Lambda serves it' },
+] as const;
 
 /** Each target's name, as the JSON results and the table show it. */
 const TARGET = {
@@ -104,6 +127,10 @@ const TARGET = {
   eventDelay: `p99 event delay <= ${MAX_EVENT_DELAY_MS / 1000} s`,
   hotSkuExact: 'nothing oversold or lost by the hot and ordinary SKUs, in both modes (npm run check finds nothing)',
   hotSkuRatio: `one hot SKU >= ${HOT_SKU_TARGET_RATIO}x the single-item ceiling`,
+  underActiveHolds: (activeHolds: number) =>
+    `with ${countText(activeHolds)} active holds, place/confirm/release/allocate cost the same calls and units as with none (time within noise)`,
+  drop: (label: string) =>
+    `drop with carts${label}: holds placed/s >= ${DROP_TARGET_RATIO}x the single-item ceiling, < ${DROP_MAX_FAILED_SHARE * 100}% of requests failed after retries, exact afterwards, no violations`,
 };
 
 export const targetsOf = (results: BenchResults): Target[] => {
@@ -122,6 +149,8 @@ export const targetsOf = (results: BenchResults): Target[] => {
     { name: TARGET.eventDelay, met: results.eventDelay.p99Ms <= MAX_EVENT_DELAY_MS },
     { name: TARGET.hotSkuExact, met: results.hotSku.violations.length === 0 && results.hotSkuAsLambda.violations.length === 0 },
     { name: TARGET.hotSkuRatio, met: results.hotSku.target.met },
+    { name: TARGET.underActiveHolds(noneAndMost(results).most?.activeHolds ?? 0), met: flatUnderHolds(results) },
+    ...DROP_MODES.map(({ key, label }) => ({ name: TARGET.drop(label), met: results[key].target.met })),
   ];
 };
 
@@ -242,6 +271,33 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
       `${countsText(expectedHoldCalls(cost))}: ${verdict(targets, TARGET.holdCalls(cost))}`,
     ]);
   }
+  const { none, most } = noneAndMost(results);
+  const costText = (cost: UnderHoldsCost) =>
+    `${ms(cost.medianMilliseconds)}, ${round(cost.readUnits, 2)} read / ${cost.writeUnits} write CU, ${countsText(cost.calls)}`;
+  const notMeasured = [none, most].filter((measured) => measured?.failed !== undefined);
+  for (const measured of notMeasured) {
+    rows.push([`a batch carrying ${countText(measured?.activeHolds ?? 0)} active holds: not measured`, measured?.failed ?? '', '', '', '']);
+  }
+  if (none && most && notMeasured.length === 0) {
+    for (const cost of most.costs) {
+      const without = none.costs.find(({ action }) => action === cost.action);
+      rows.push([
+        `${cost.action} on a batch carrying ${countText(most.activeHolds)} active holds, against none: median time, units, calls`,
+        costText(cost),
+        without ? `${costText(without)} with none` : '',
+        without ? `time ${ratio(cost.medianMilliseconds / without.medianMilliseconds)}` : '',
+        sameCost(cost, without) ? 'the same calls and units' : 'calls or units differ',
+      ]);
+    }
+  }
+  const sameAsNone = most?.costs.filter((cost) => sameCost(cost, none?.costs.find(({ action }) => action === cost.action))).length ?? 0;
+  rows.push([
+    `a batch carrying ${countText(most?.activeHolds ?? 0)} active holds: the time to place them; the actions that cost the same calls and units as with none`,
+    most ? `${round(most.seedSeconds)} s; ${sameAsNone} of ${most.costs.length}` : '',
+    '',
+    '',
+    `all of them: ${verdict(targets, TARGET.underActiveHolds(most?.activeHolds ?? 0))}`,
+  ]);
   rows.push([
     'request log lines / HTTP requests',
     `${results.requestLog.lines} / ${results.requestLog.httpRequests}`,
@@ -301,6 +357,48 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     `0: ${verdict(targets, TARGET.hotSkuExact)}`,
   ]);
 
+  for (const { key, label } of DROP_MODES) {
+    const drop = results[key];
+    const { afterwards } = drop;
+    rows.push([
+      `drop with carts${label}: holds placed/s, ${drop.clients} clients, npm start over the conflict model (transactions held ${drop.model.holdMs} ms, ${drop.model.writeUnitsPerSecond} write units/s per partition key)`,
+      `${round(drop.placedPerSecond)}/s`,
+      `${round(drop.singleItemCeilingPerSecond)}/s single-item ceiling`,
+      ratio(drop.ceilingRatio),
+      `>= ${drop.target.ceilingRatio}x, < ${drop.target.maxFailedShare * 100}% failed, exact, no violations: ${verdict(targets, TARGET.drop(label))}`,
+    ]);
+    rows.push([`drop${label}: holds placed in each second`, drop.timeline.join(' '), '', '', '']);
+    rows.push([
+      `drop${label}: holds placed / confirmed / released / left active`,
+      `${drop.holds.placed} / ${drop.holds.confirmed} / ${drop.holds.released} / ${drop.holds.leftActive}`,
+      '',
+      '',
+      '',
+    ]);
+    rows.push([
+      `drop${label}: requests / failed after retries / 503s answered, retried or not / requests lost on the network / conflicts / throttles`,
+      `${drop.requests} / ${drop.failed} (${round(drop.failedShare * 100, 2)}%) / ${drop.unavailable} / ${drop.networkFailures} / ${drop.conflicts} / ${drop.throttles}`,
+      '',
+      '',
+      '',
+    ]);
+    rows.push([
+      `drop${label}: latency p50 / p99, retries included: place, confirm, release`,
+      (['place', 'confirm', 'release'] as const).map((action) => `${ms(drop.actions[action].p50Ms)} / ${ms(drop.actions[action].p99Ms)}`).join(', '),
+      '',
+      '',
+      '',
+    ]);
+    rows.push([
+      `drop${label} afterwards: the batch's qty = available + allocated + held; allocated and held against the holds read confirmed and active; holds whose status disagrees with their answers; npm run check's violations`,
+      `${afterwards.batch.qty} = ${afterwards.batch.available} + ${afterwards.batch.allocated} + ${afterwards.batch.held}; ` +
+        `${afterwards.batch.allocated} / ${afterwards.expected.allocated} and ${afterwards.batch.held} / ${afterwards.expected.held}; ${afterwards.disagreeing}; ${drop.violations.length}`,
+      '',
+      '',
+      afterwards.exact && drop.violations.length === 0 ? 'exact' : 'NOT exact',
+    ]);
+  }
+
   const { machine } = results;
   const notes = [
     `${results.date}, Node ${machine.node}, ${machine.cpus} CPUs, load average ${round(machine.loadAverage.atStart, 2)} at start and ${round(machine.loadAverage.atEnd, 2)} at end.`,
@@ -308,6 +406,8 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     `Throughput and latency: ${throughput.rounds} rounds of ${throughput.roundSeconds} s per side, floor and service in turn; each figure is the median of its value per round.`,
     "CU: capacity units as DynamoDB Local reports them: reads as DynamoDB bills them, a transaction's writes not as DynamoDB bills them (2 per item: docs/capacity.md).",
     `Hot and ordinary SKUs: ${hotSku.clients} clients in a closed loop for ${hotSku.roundSeconds} s each, allocating 1 unit, the hot SKU's first seconds before its batch is spread included; a 503 is counted as it comes, not retried after its Retry-After; conflicts and throttles are the requests the conflict model refused (docs/conflict-model.md), the adapter's retries among them. The single-item ceiling is 1000 / ${hotSku.model.holdMs} ms. The ${HOT_SKU_TARGET_RATIO}x target sets the exit code as every other does; it is the default mode's (one instance serving many requests), and the Lambda mode's figures are for information.`,
+    `Drop with carts: ${results.drop.clients} clients in a closed loop for ${results.drop.roundSeconds} s in each mode, each placing a hold of 1 to 3 units of one batch for 15 minutes, then confirming it (70%), releasing it (20%) or leaving it; a 503 or a lost request is sent again up to ${results.drop.retryDelaysMs.length} times (after ${results.drop.retryDelaysMs.join(', ')} ms, jittered), and a request failed only when its retries are spent; a repeat (200) after a lost answer counts as done. Afterwards every hold is read back: the batch's allocated units must be those of the holds read confirmed, its held units those of the holds read active. The single-item ceiling is 1000 / ${results.drop.model.holdMs} ms; the target holds in both modes.`,
+    `Hold costs against active holds: a batch carrying none, then one carrying ${countText(most?.activeHolds ?? 0)} holds of 1 unit, placed ${most?.seedsInFlight} at a time at first and one at a time once they meet on the batch (503); then ${most?.requests} times in turn a hold placed and confirmed, one placed and released, and an allocate, each through the handler: the median time of each, and the units and calls of the last. The target is on the calls and units; the time is for information.`,
   ];
   return [...rows.map((cells) => `| ${cells.join(' | ')} |`).toSpliced(1, 0, `|${' --- |'.repeat(rows[0]?.length ?? 0)}`), '', ...notes].join('\n');
 };
