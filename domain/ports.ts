@@ -181,7 +181,8 @@ export interface BatchRepository {
    * Gives back on the batch the units of holds recorded on it that have expired at `now`, earliest
    * first, until at least `atLeast` units are back or none is left, as many as one write carries;
    * the holds themselves stay as they are, for their release or the sweeper to end. Answers the
-   * units given back: 0 when none had expired, or another request gave them back first.
+   * units of the expired holds it found, given back by its write or, a moment before, by another
+   * request's: 0 when none had expired, and the batch as read stands.
    */
   freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number>;
   /** The batches (refs) on which the hold's units are still recorded: not yet given back. */

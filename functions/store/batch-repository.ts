@@ -256,7 +256,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
       hold: { holdid, expiresAt, status: 'active' as const, lines: [{ sku, qty, batchref: ref, sources }] },
       lines: [{ sku, qty, batchref: ref, sources }],
     }));
-    return (await this.holdWrite((gathered) => givingBackWrites(this.tableName, given, gathered))) === 'saved' ? units : 0;
+    // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
+    await this.holdWrite((gathered) => givingBackWrites(this.tableName, given, gathered));
+    return units;
   }
 
   async stillHeldOn(hold: Hold): Promise<string[]> {

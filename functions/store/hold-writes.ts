@@ -194,7 +194,8 @@ const holdLastsAsRead = (hold: Hold, now: Instant) => ({
 /**
  * The hold's new expiry, on its record (with the time of the extension, for HoldExtended) and on its
  * units' records, which sort by expiry: each deleted, on condition that it is there, and put again
- * under its new key. No count changes.
+ * under its new key; an expiry that does not move keeps their keys, and only checks they are there
+ * (a transaction may touch an item once). No count changes.
  */
 export const holdExtensionWrites = (tableName: string, hold: Hold, expiresAt: string, now: Instant): TransactWriteItem[] => [
   {
@@ -206,7 +207,11 @@ export const holdExtensionWrites = (tableName: string, hold: Hold, expiresAt: st
       ExpressionAttributeNames: { '#status': 'status' },
     },
   },
-  ...hold.lines.flatMap((line) => [...heldUnitsRemovals(tableName, hold, line), ...heldUnitsPuts(tableName, { ...hold, expiresAt }, line, sourcesOf(line))]),
+  ...hold.lines.flatMap((line) =>
+    expiresAt === hold.expiresAt
+      ? heldUnitsRemovals(tableName, hold, line).map(({ Delete }): TransactWriteItem => ({ ConditionCheck: Delete as NonNullable<TransactWriteItem['ConditionCheck']> }))
+      : [...heldUnitsRemovals(tableName, hold, line), ...heldUnitsPuts(tableName, { ...hold, expiresAt }, line, sourcesOf(line))],
+  ),
 ];
 
 /** The hold's record, confirmed to the order, on condition that it lasts at `now` as read. */
