@@ -33,6 +33,8 @@ export interface HeldSource {
   readonly qty: number;
   readonly piece?: number;
   readonly spreadId?: string;
+  /** With `piece`: how many pieces its spread has. */
+  readonly of?: number;
 }
 
 export type HoldStatus = 'active' | 'confirmed' | 'released' | 'expired';

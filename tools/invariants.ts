@@ -8,8 +8,6 @@ import { LINE_BATCH, linesOfBatch, parseStoredItem } from '../functions/store/it
 export interface Inventory {
   /** Spread ones with their pieces' units and held units counted in. */
   readonly batches: readonly Batch[];
-  /** What each batch's own item counts held (Batch.held less its pieces'). */
-  readonly heldOnItems: ReadonlyMap<Batch, number>;
   /** The records of holds' units, one per item they came from. */
   readonly heldUnits: readonly StoredHeldUnits[];
   /** Batches stored among those with stock without any, or the other way round. */
@@ -32,7 +30,7 @@ export type Rule =
   | 'stock-matches-lines'
   | 'line-in-batch-of-its-sku'
   | 'held-for-an-active-hold'
-  | 'held-counted-where-taken'
+  | 'held-units-counted'
   | 'active-hold-holds-its-units'
   | 'batch-ref-unique'
   | 'batch-ref-reserved'
@@ -96,7 +94,6 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
  */
 const withTheirPieces = (found: readonly { batch: Batch; inStockRange: boolean; spread?: Spread }[], pieces: readonly StoredPiece[]) => {
   const batches: Batch[] = [];
-  const heldOnItems = new Map<Batch, number>();
   const batchesOutOfPlace: Batch[] = [];
   const strayPieces: string[] = [];
   const claimed = new Set<StoredPiece>();
@@ -116,13 +113,12 @@ const withTheirPieces = (found: readonly { batch: Batch; inStockRange: boolean; 
         }
       : batch;
     batches.push(counted);
-    heldOnItems.set(counted, heldOf(batch));
     if (inStockRange !== (spread !== undefined || hasStockLeft(counted))) batchesOutOfPlace.push(counted);
   }
   for (const piece of pieces) {
     if (!claimed.has(piece)) strayPieces.push(`piece ${piece.piece} of batch ${show(piece.ref)} of sku ${show(piece.sku)} belongs to no spread of its batch`);
   }
-  return { batches, heldOnItems, batchesOutOfPlace, strayPieces };
+  return { batches, batchesOutOfPlace, strayPieces };
 };
 
 const show = (value: string) => JSON.stringify(value);
@@ -136,7 +132,7 @@ const show = (value: string) => JSON.stringify(value);
  * batches ("Invalid sku" depends on it once every batch is exhausted).
  */
 export const findViolations = (
-  { batches, heldOnItems, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread }: Inventory,
+  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread }: Inventory,
   now?: Instant,
 ): Violation[] => {
   const violations: Violation[] = [];
@@ -210,27 +206,17 @@ export const findViolations = (
     });
   }
 
-  // Each item counts exactly the held units taken from it that are still recorded: a piece those of
-  // its spread, the batch's own item the rest (its own units', and those of pieces gathered since).
+  // A batch counts exactly the held units its holds' records hold, over its items: its own item's
+  // count and its pieces' (any piece of a spread may count a hold's units, and one alone may be below zero).
+  const recordedOn = new Map<string, number>();
+  for (const { sku, ref, source } of heldUnits) recordedOn.set(JSON.stringify([sku, ref]), (recordedOn.get(JSON.stringify([sku, ref])) ?? 0) + source.qty);
   for (const batch of batches) {
-    const records = heldUnits.filter(({ sku, ref }) => sku === batch.sku && ref === batch.ref);
-    const onPiece = (piece: number) => records.filter(({ source }) => source.piece === piece && source.spreadId === batch.spreadId);
-    const counts = [
-      ...(batch.pieces ?? []).map(({ piece, held }) => ({ where: `its piece ${piece}`, counted: held, recorded: onPiece(piece) })),
-      {
-        where: 'its own item',
-        counted: heldOnItems.get(batch) ?? heldOf(batch),
-        recorded: records.filter(({ source }) => source.spreadId === undefined || source.spreadId !== batch.spreadId),
-      },
-    ];
-    for (const { where, counted, recorded } of counts) {
-      const units = recorded.reduce((sum, { source }) => sum + source.qty, 0);
-      if (units === counted) continue;
-      violations.push({
-        rule: 'held-counted-where-taken',
-        message: `batch ${show(batch.ref)} of sku ${show(batch.sku)} counts ${counted} held on ${where}, where holds' records hold ${units}`,
-      });
-    }
+    const recorded = recordedOn.get(JSON.stringify([batch.sku, batch.ref])) ?? 0;
+    if (recorded === heldOf(batch)) continue;
+    violations.push({
+      rule: 'held-units-counted',
+      message: `batch ${show(batch.ref)} of sku ${show(batch.sku)} counts ${heldOf(batch)} held, where holds' records hold ${recorded}`,
+    });
   }
 
   // An active hold that has not expired by `now` still has its units on every batch of its lines:

@@ -311,7 +311,7 @@ export class AllocationSaves {
       } else {
         pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
         items.push(pieceTakeWrite(this.tableName, batch, piece, pieceQty, takenAt, setAside));
-        sources.push({ qty: pieceQty, piece, spreadId: batch.spreadId });
+        sources.push({ qty: pieceQty, piece, spreadId: batch.spreadId, of: batch.pieces?.length });
       }
     }
     return { items, pieces, sources };

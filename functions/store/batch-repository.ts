@@ -40,7 +40,7 @@ import {
   newLineWrite,
 } from './conditional-writes';
 import {
-  type GatheredSpreads,
+  type CountPlaces,
   type HoldWrites,
   gatheredSpreadsIn,
   givingBackWrites,
@@ -78,6 +78,7 @@ import {
   storedLine,
 } from './items';
 import {
+  type Cancellation,
   type ConflictRetryPolicy,
   type DocumentSender,
   MAX_TRANSACTION_ITEMS,
@@ -85,7 +86,7 @@ import {
   StoreCalls,
   defaultConflictRetryPolicy,
 } from './store-calls';
-import { type FoundBatch, KnownPieces, SpreadBatches } from './spread-batches';
+import { type FoundBatch, HOT_BATCH_ATTEMPTS_FACTOR, KnownPieces, SpreadBatches, takeKey } from './spread-batches';
 import { activeHoldsIndex, linesByBatchIndex } from './table';
 import { TakeGroups } from './take-groups';
 
@@ -257,7 +258,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
       lines: [{ sku, qty, batchref: ref, sources }],
     }));
     // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
-    await this.holdWrite((gathered) => givingBackWrites(this.tableName, given, gathered));
+    await this.holdWrite((places) => givingBackWrites(this.tableName, given, places));
     return units;
   }
 
@@ -273,23 +274,57 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   /**
-   * A write of holds, made again with the batch item in place of a piece whose condition failed: its
-   * spread was gathered, and the item counts its held units from then on (hold-writes.ts). `changed`
-   * when anything else is no longer as read.
+   * A write of holds' units (`build`, given where to count them on spread batches), sent as a take
+   * from a spread batch is: the pieces it writes are busy for this process's takes while it is in
+   * flight, and a conflict on one goes at once to another piece of its spread, any of which counts
+   * its units as well (hold-writes.ts). Made again with the batch item in place of a piece whose
+   * condition failed: its spread was gathered, and the item counts its held units from then on. The
+   * writes last sent, and the reasons of a cancellation by anything else, when there is one.
    */
-  private async holdWrite(build: (gathered: GatheredSpreads) => HoldWrites): Promise<ConditionalWrite> {
+  private async sendHoldWrites(build: (places: CountPlaces) => HoldWrites): Promise<{ writes: HoldWrites; cancellation?: Cancellation }> {
     const gathered = new Set<string>();
+    const met = new Set<string>();
+    const places: CountPlaces = {
+      gathered,
+      pieceFor: (ref, { piece, of }) => {
+        const pieces = Array.from({ length: of ?? 0 }, (_, index) => index);
+        const free = pieces.filter((index) => !met.has(takeKey(ref, index)) && !this.knownPieces.isBeingTaken(takeKey(ref, index)));
+        const fresh = pieces.filter((index) => !met.has(takeKey(ref, index)));
+        const among = free.length > 0 ? free : fresh;
+        return among.length > 0 ? (among[Math.floor(Math.random() * among.length)] as number) : (piece as number);
+      },
+    };
     for (;;) {
-      const writes = build(gathered);
-      const cancellation = await this.calls.transactWrite(writes.items);
-      if (!cancellation) return 'saved';
-      const found = gatheredSpreadsIn(cancellation, writes.pieces).filter((spreadId) => !gathered.has(spreadId));
-      if (found.length === 0) {
-        this.calls.raceLost(cancellation);
-        return 'changed';
+      let writes = build(places);
+      let written = this.knownPieces.takingFrom(writes.pieces.map(({ ref, piece }) => takeKey(ref, piece)));
+      const next = (reasons: Cancellation) => {
+        for (const { at, ref, piece } of writes.pieces) if (reasons[at]?.Code === 'TransactionConflict') met.add(takeKey(ref, piece));
+        const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(({ at }) => at === index));
+        written();
+        writes = build(places);
+        written = this.knownPieces.takingFrom(writes.pieces.map(({ ref, piece }) => takeKey(ref, piece)));
+        return { items: writes.items, atOnce: onPiecesOnly && !reasons.some(({ Code }) => Code === 'ThrottlingError') };
+      };
+      const patiently = writes.pieces.length > 0 ? { next, maxAttempts: this.conflictRetry.maxAttempts * HOT_BATCH_ATTEMPTS_FACTOR } : undefined;
+      let cancellation: Cancellation | undefined;
+      try {
+        cancellation = await this.calls.transactWrite(writes.items, patiently);
+      } finally {
+        written();
       }
+      if (!cancellation) return { writes };
+      const found = gatheredSpreadsIn(cancellation, writes.pieces).filter((spreadId) => !gathered.has(spreadId));
+      if (found.length === 0) return { writes, cancellation };
       for (const spreadId of found) gathered.add(spreadId);
     }
+  }
+
+  /** A write of holds whose cancellation means only that something is no longer as read. */
+  private async holdWrite(build: (places: CountPlaces) => HoldWrites): Promise<ConditionalWrite> {
+    const { cancellation } = await this.sendHoldWrites(build);
+    if (!cancellation) return 'saved';
+    this.calls.raceLost(cancellation);
+    return 'changed';
   }
 
   async hold(holdid: string): Promise<Hold | undefined> {
@@ -301,7 +336,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite> {
-    return this.holdWrite((gathered) => holdEndWrites(this.tableName, [{ hold, ending, givenBackOn }], now, gathered));
+    return this.holdWrite((places) => holdEndWrites(this.tableName, [{ hold, ending, givenBackOn }], now, places));
   }
 
   async extendHold(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite> {
@@ -310,34 +345,30 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult> {
     const confirmedAt = new Date(now).toISOString();
-    const gathered = new Set<string>();
-    for (;;) {
+    const linePuts: number[] = [];
+    const { cancellation } = await this.sendHoldWrites((places) => {
       const items: TransactWriteItem[] = [holdConfirmationWrite(this.tableName, hold, orderid, now)];
-      const linePuts: number[] = [];
       const pieces: HoldWrites['pieces'][number][] = [];
-      for (const { sku, qty, batchref, sources } of hold.lines) {
-        const line = { sku, qty, batchref, ...(sources ? { sources } : {}) };
+      linePuts.length = 0;
+      for (const line of hold.lines) {
+        const { sku, qty, batchref } = line;
         linePuts.push(items.length);
         items.push(newLineWrite(this.tableName, { orderid, sku, qty, batchref }, confirmedAt));
         const found = batches?.find(({ ref }) => ref === batchref);
         const left = found && !found.pieces ? withoutHeldUnits(found, qty) : undefined;
         // A batch kept whole that the confirm leaves with no units but its lines' moves out of the stock range.
         const movesOut = found !== undefined && left !== undefined && !hasStockLeft(left);
-        const held = heldUnitsConfirmationWrites(this.tableName, hold, line, gathered, items.length, movesOut ? batchref : undefined);
+        const held = heldUnitsConfirmationWrites(this.tableName, hold, line, places, items.length, movesOut ? batchref : undefined);
         items.push(...held.items, ...(movesOut ? batchMoveWrites(this.tableName, found, left) : []));
         pieces.push(...held.pieces);
       }
-      const cancellation = await this.calls.transactWrite(items);
-      if (!cancellation) return { outcome: 'saved' };
-      const existing = existingLines(cancellation, linePuts);
-      if (existing.length > 0) return { outcome: 'lines-exist', existing };
-      const found = gatheredSpreadsIn(cancellation, pieces).filter((spreadId) => !gathered.has(spreadId));
-      if (found.length === 0) {
-        this.calls.raceLost(cancellation);
-        return { outcome: 'changed' };
-      }
-      for (const spreadId of found) gathered.add(spreadId);
-    }
+      return { items, pieces };
+    });
+    if (!cancellation) return { outcome: 'saved' };
+    const existing = existingLines(cancellation, linePuts);
+    if (existing.length > 0) return { outcome: 'lines-exist', existing };
+    this.calls.raceLost(cancellation);
+    return { outcome: 'changed' };
   }
 
   /**
@@ -470,15 +501,16 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const change = [batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)];
     // Their units on this batch leave its count in the change's own write; their records go with it.
     const withThisBatch = ending.map((toEnd) => ({ ...toEnd, givenBackOn: [batch.ref, ...toEnd.givenBackOn] }));
-    const ends = (some: typeof withThisBatch, gathered: GatheredSpreads) => {
-      const writes = holdEndWrites(this.tableName, some, now, gathered, batch.ref);
-      return { items: [...change, ...writes.items], pieces: writes.pieces.map(({ at, spreadId }) => ({ at: at + change.length, spreadId })) };
+    const ends = (some: typeof withThisBatch, places: CountPlaces) => {
+      const writes = holdEndWrites(this.tableName, some, now, places, batch.ref);
+      return { items: [...change, ...writes.items], pieces: writes.pieces.map((piece) => ({ ...piece, at: piece.at + change.length })) };
     };
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.
     let fitting = ending.length;
-    while (fitting > 0 && ends(withThisBatch.slice(ending.length - fitting), new Set()).items.length > MAX_TRANSACTION_ITEMS) fitting--;
+    const anywhere: CountPlaces = { gathered: new Set(), pieceFor: (_, { piece }) => piece as number };
+    while (fitting > 0 && ends(withThisBatch.slice(ending.length - fitting), anywhere).items.length > MAX_TRANSACTION_ITEMS) fitting--;
     if (fitting < ending.length) return { outcome: 'too-many-holds', fitting };
-    return { outcome: await this.holdWrite((gathered) => ends(withThisBatch, gathered)) };
+    return { outcome: await this.holdWrite((places) => ends(withThisBatch, places)) };
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {

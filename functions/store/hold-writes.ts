@@ -20,14 +20,22 @@ import { timeToLiveAttribute } from './table';
 /*
  * The writes of holds (docs/architecture.md, "Holds"), each with the condition that guards its
  * invariant: a hold's record; its units' records, one per item the units came from; and the counts
- * of held units on those items. A hold's units are counted where they were taken from: the batch's
- * own item, or a piece while its spread lasts. A gather moves its pieces' counts to the batch item,
- * so a write that finds a source's piece gone (its condition fails at the piece) writes the batch
- * item instead from then on: spreads are never made again under the same id (`gathered`).
+ * of held units on the batch's items. A batch's held units are the sum of its items' counts: its own
+ * item's, and its pieces' while it is spread. Units taken from the batch's own item are counted
+ * there. Units taken from a piece are counted on the pieces of its spread, on any one of them: a
+ * piece's count alone means nothing and may go below zero, so the write that ends a hold picks a
+ * piece as a take does (at random, one no write of this process is on) rather than meet every other
+ * write on the one its units came from. A gather moves its pieces' counts to the batch item, so a
+ * write that finds a spread's piece gone (its condition fails there) writes the batch item instead
+ * from then on: spreads are never made again under the same id.
  */
 
-/** The spreads a write has found gathered: their pieces' held units are counted on the batch item. */
-export type GatheredSpreads = ReadonlySet<string>;
+/** Where a write counts held units of a spread batch: on the batch item for the spreads found gathered, else on the piece picked. */
+export interface CountPlaces {
+  readonly gathered: ReadonlySet<string>;
+  /** A piece of the source's spread, on the batch `ref`. */
+  pieceFor(ref: string, source: HeldSource): number;
+}
 
 /** A hold's record, placed at `now`, on condition that its holdid was never used; a failure carries the record there. */
 export const newHoldWrite = (tableName: string, hold: Hold, now: Instant): TransactWriteItem => ({
@@ -64,40 +72,46 @@ interface CountTarget {
   readonly changes: CountChange[];
 }
 
-/** A piece's write in a transaction: at which place, and of which spread, so that a failure there says the spread was gathered. */
+/** A piece's write in a transaction: at which place, of which spread (a failure there says the spread was gathered), and which piece. */
 export interface PieceCountWrite {
   readonly at: number;
   readonly spreadId: string;
+  readonly ref: string;
+  readonly piece: number;
 }
 
 /**
  * The counts of held units given up by these changes, one write per item they are counted on: a
  * transaction may write an item once. On a piece, on condition that its spread lasts; on the batch
- * item, on condition that it counts them (no piece of their spread is left) and, when units go to a
- * line rather than back, that the batch keeps units no line holds or stays spread ("the stock range
- * holds exactly the batches with stock left"; a confirm that empties it moves it instead).
+ * item, on condition that it counts them (no piece of their spread is left, and it counts as many)
+ * and, when units go to a line rather than back, that the batch keeps units no line holds or stays
+ * spread ("the stock range holds exactly the batches with stock left"; a confirm that empties it
+ * moves it instead).
  */
-const countWrites = (tableName: string, changes: readonly CountChange[], gathered: GatheredSpreads, offset: number) => {
-  const targets = new Map<string, CountTarget>();
+const countWrites = (tableName: string, changes: readonly CountChange[], places: CountPlaces, offset: number) => {
+  const targets = new Map<string, CountTarget & { piece?: number }>();
   for (const change of changes) {
     const { line, source } = change;
-    const onPiece = source.piece !== undefined && source.spreadId !== undefined && !gathered.has(source.spreadId);
-    const key = onPiece ? pieceKey(line.sku, line.batchref, source.piece as number) : batchWithStockKey(line.sku, line.batchref);
+    const onPiece = source.piece !== undefined && source.spreadId !== undefined && !places.gathered.has(source.spreadId);
+    const piece = onPiece ? places.pieceFor(line.batchref, source) : undefined;
+    const key = piece !== undefined ? pieceKey(line.sku, line.batchref, piece) : batchWithStockKey(line.sku, line.batchref);
     const id = JSON.stringify(key);
-    const target: CountTarget = targets.get(id) ?? { key, ...(onPiece ? { spreadId: source.spreadId as string } : {}), changes: [] };
+    const target: CountTarget & { piece?: number } = targets.get(id) ?? { key, ...(piece !== undefined ? { spreadId: source.spreadId as string, piece } : {}), changes: [] };
     target.changes.push(change);
     targets.set(id, target);
   }
   const items: TransactWriteItem[] = [];
   const pieces: PieceCountWrite[] = [];
-  for (const { key, spreadId, changes: some } of targets.values()) {
+  for (const { key, spreadId, piece, changes: some } of targets.values()) {
+    const [{ line }] = some as [CountChange];
     const held = some.reduce((sum, { source }) => sum + source.qty, 0);
     const back = some.reduce((sum, { back: units }) => sum + units, 0);
-    const conditions: Condition[] = [{ ConditionExpression: 'heldUnits >= :held', ExpressionAttributeValues: {} }];
-    if (spreadId !== undefined) {
-      pieces.push({ at: offset + items.length, spreadId });
+    const conditions: Condition[] = [];
+    if (spreadId !== undefined && piece !== undefined) {
+      pieces.push({ at: offset + items.length, spreadId, ref: line.batchref, piece });
       conditions.push({ ConditionExpression: 'spreadId = :spreadId', ExpressionAttributeValues: { ':spreadId': spreadId } });
     } else {
+      conditions.push({ ConditionExpression: 'heldUnits >= :held', ExpressionAttributeValues: {} });
       const spreads = [...new Set(some.flatMap(({ source }) => (source.spreadId === undefined ? [] : [source.spreadId])))];
       spreads.forEach((gone, index) =>
         conditions.push({ ConditionExpression: `(attribute_not_exists(spreadId) OR spreadId <> :gone${index})`, ExpressionAttributeValues: { [`:gone${index}`]: gone } }),
@@ -132,7 +146,7 @@ export interface HoldWrites {
 export const givingBackWrites = (
   tableName: string,
   given: readonly { readonly hold: Hold; readonly lines: readonly HeldLine[] }[],
-  gathered: GatheredSpreads,
+  places: CountPlaces,
   offset = 0,
   countedOn?: string,
 ): HoldWrites => {
@@ -140,7 +154,7 @@ export const givingBackWrites = (
   const changes = given.flatMap(({ lines }) =>
     lines.filter(({ batchref }) => batchref !== countedOn).flatMap((line) => sourcesOf(line).map((source) => ({ line, source, back: source.qty }))),
   );
-  const counts = countWrites(tableName, changes, gathered, offset + removals.length);
+  const counts = countWrites(tableName, changes, places, offset + removals.length);
   return { items: [...removals, ...counts.items], pieces: counts.pieces };
 };
 
@@ -176,12 +190,12 @@ export const holdEndWrites = (
   tableName: string,
   ending: readonly { readonly hold: Hold; readonly ending: HoldEnding; readonly givenBackOn: readonly string[] }[],
   now: Instant,
-  gathered: GatheredSpreads,
+  places: CountPlaces,
   countedOn?: string,
 ): HoldWrites => {
   const records = ending.map(({ hold, ending: how }) => holdEndWrite(tableName, hold, how, now));
   const given = ending.map(({ hold, givenBackOn }) => ({ hold, lines: hold.lines.filter(({ batchref }) => givenBackOn.includes(batchref)) }));
-  const back = givingBackWrites(tableName, given, gathered, records.length, countedOn);
+  const back = givingBackWrites(tableName, given, places, records.length, countedOn);
   return { items: [...records, ...back.items], pieces: back.pieces };
 };
 
@@ -234,10 +248,10 @@ export const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: st
  * unchanged. A batch kept whole that this leaves with no units but its lines' leaves the stock
  * range: `found` (as read) lets the caller move it; without it, the count's condition fails.
  */
-export const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, line: HeldLine, gathered: GatheredSpreads, offset: number, countedOn?: string): HoldWrites => {
+export const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, line: HeldLine, places: CountPlaces, offset: number, countedOn?: string): HoldWrites => {
   const removals = heldUnitsRemovals(tableName, hold, line);
   if (countedOn === line.batchref) return { items: removals, pieces: [] };
-  const counts = countWrites(tableName, sourcesOf(line).map((source) => ({ line, source, back: 0 })), gathered, offset + removals.length);
+  const counts = countWrites(tableName, sourcesOf(line).map((source) => ({ line, source, back: 0 })), places, offset + removals.length);
   return { items: [...removals, ...counts.items], pieces: counts.pieces };
 };
 

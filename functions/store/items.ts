@@ -172,7 +172,7 @@ export interface StoredHeldUnits {
   readonly sources: readonly HeldSource[];
 }
 
-const sourceFields = ({ qty, piece, spreadId }: HeldSource) => (piece === undefined ? { qty } : { qty, piece, spreadId });
+const sourceFields = ({ qty, piece, spreadId, of }: HeldSource) => (piece === undefined ? { qty } : { qty, piece, spreadId, ...(of === undefined ? {} : { of }) });
 
 export const heldUnitsItem = ({ units: { holdid, qty, expiresAt }, sku, ref, source, sources }: StoredHeldUnits) => ({
   ...heldUnitsKey(sku, ref, { holdid, expiresAt }, source),
@@ -295,7 +295,8 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
       const wholeOrSpread = pieces === undefined || 'spread' in spread;
       if (wholeOrSpread && (inStockRange || hasKey(exhaustedBatchKey(sku, ref)))) return { kind: 'batch', batch, inStockRange, ...spread };
     }
-    const piecesHeld = isNumber(heldUnits) && heldUnits >= 0;
+    // A piece's count of held units may be below zero: only the sum over the batch's items means anything (hold-writes.ts).
+    const piecesHeld = isNumber(heldUnits);
     if (isNumber(piece) && isNumber(available) && piecesHeld && isText(spreadId) && (takenAt === undefined || isText(takenAt)) && hasKey(pieceKey(sku, ref, piece))) {
       return { kind: 'piece', piece: { sku, ref, piece, available, held: heldUnits, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
     }
@@ -362,11 +363,12 @@ const parseSources = (value: unknown): HeldSource[] | undefined => {
   if (!Array.isArray(value)) return undefined;
   const sources: HeldSource[] = [];
   for (const source of value) {
-    const { qty, piece, spreadId } = (source ?? {}) as Record<string, unknown>;
+    const { qty, piece, spreadId, of } = (source ?? {}) as Record<string, unknown>;
     if (typeof qty !== 'number') return undefined;
     if (piece === undefined && spreadId === undefined) sources.push({ qty });
-    else if (typeof piece === 'number' && typeof spreadId === 'string') sources.push({ qty, piece, spreadId });
-    else return undefined;
+    else if (typeof piece === 'number' && typeof spreadId === 'string' && (of === undefined || typeof of === 'number')) {
+      sources.push({ qty, piece, spreadId, ...(typeof of === 'number' ? { of } : {}) });
+    } else return undefined;
   }
   return sources;
 };
