@@ -25,6 +25,7 @@ import type {
   SaveAllocationsResult,
   SaveHoldResult,
   SkuStock,
+  StockRead,
   StoreObserver,
 } from '../../domain/ports';
 import { describeError, logger } from '../telemetry';
@@ -107,15 +108,23 @@ import { TakeGroups } from './take-groups';
  * the pieces as this process last read them (KnownPieces), so it reads no more than for a batch kept
  * whole; other reads, and an allocation that does not know them, read all of them in one Query per
  * piece partition: costs paid only by a spread SKU. A read that finds a spread batch cooled (no take
- * for GATHER_AFTER_MS) or with nothing left in its pieces gathers it back, and every write other
- * than a take or a give-back of units gathers it first: a change of qty, a hold, the moves of lines.
+ * for GATHER_AFTER_MS), or with nothing left in its pieces and no held units on them, gathers it
+ * back. Holds take from pieces as allocations do, and end on them; a fall of the qty past the batch's
+ * own units, a change that ends holds and the moves of lines gather it first.
  */
 
 /** A batch's units outside its pieces: all of them for a batch kept whole. */
 const ownUnits = (batch: Batch): number => batch.available - piecesAvailable(batch);
 
-/** Expired holds a request gives back at once on a batch whose stock it needs (lazy expiry): each is two or three items. */
-const HOLDS_FREED_AT_ONCE = 30;
+/**
+ * Expired holds a request gives back at once on a batch whose stock it needs (lazy expiry): each is
+ * at most two records (its units from the batch's own item and from its pieces), and their counts
+ * are at most one write on the item and one on a piece of each spread, so 40 stay within a transaction.
+ */
+const HOLDS_FREED_AT_ONCE = 40;
+
+/** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
+const MAX_UNPROCESSED_ROUNDS = 4;
 
 /** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
 const MAX_SPREAD_READS = 4;
@@ -167,12 +176,12 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { outcome: 'exists', existing };
   }
 
-  async stockOf(sku: string, { forTake } = { forTake: false }): Promise<SkuStock> {
+  async stockOf(sku: string, { forTake = false, settled = false }: StockRead = {}): Promise<SkuStock> {
     for (let read = 0; read < MAX_SPREAD_READS; read++) {
       const { known, found } = await this.stockRange(sku);
-      const remembered = forTake ? this.spreads.withKnownPieces(found) : undefined;
+      const remembered = forTake && !settled ? this.spreads.withKnownPieces(found) : undefined;
       if (remembered) return { known, batches: remembered };
-      const batches = await this.spreads.withPieces(sku, found, async () => (await this.stockRange(sku)).found);
+      const batches = await this.spreads.withPieces(sku, found, async () => (await this.stockRange(sku)).found, { settled });
       if (batches) return { known, batches: await this.spreads.gatheredWhenCooled(batches) };
     }
     throw new StoreUnavailable(`The spread batches of sku ${sku} kept changing while read`);
@@ -263,14 +272,22 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async stillHeldOn(hold: Hold): Promise<string[]> {
-    const keys = hold.lines.map((line) => heldUnitsKey(line.sku, line.batchref, hold, sourcesOf(line)[0] ?? { qty: line.qty }));
-    const { Responses } = await this.calls.call((options) =>
-      this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }), options),
-    );
-    return (Responses?.[this.tableName] ?? []).flatMap((item) => {
-      const stored = parseStoredItem(item);
-      return stored.kind === 'held-units' ? [stored.held.ref] : [];
-    });
+    // A hold's units on a batch are given back all at once, so its first record there tells.
+    let keys: Record<string, unknown>[] = hold.lines.map((line) => heldUnitsKey(line.sku, line.batchref, hold, sourcesOf(line)[0] ?? { qty: line.qty }));
+    const found: string[] = [];
+    // A key the store leaves unprocessed (throttled) is asked again: one missed would strand its units.
+    for (let round = 0; keys.length > 0; round++) {
+      if (round >= MAX_UNPROCESSED_ROUNDS) throw new StoreUnavailable(`The records of hold ${hold.holdid} were not read`);
+      const { Responses, UnprocessedKeys } = await this.calls.call((options) =>
+        this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }), options),
+      );
+      for (const item of Responses?.[this.tableName] ?? []) {
+        const stored = parseStoredItem(item);
+        if (stored.kind === 'held-units') found.push(stored.held.ref);
+      }
+      keys = UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+    }
+    return found;
   }
 
   /**
@@ -435,7 +452,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
         const again = await this.batchItem(ref, skuOfBatch);
         return again ? [again] : [];
       };
-      const read = await this.spreads.withPieces(skuOfBatch, [found], readAgain, ref);
+      const read = await this.spreads.withPieces(skuOfBatch, [found], readAgain, { ref });
       if (read?.length === 0) return undefined;
       const [withPieces] = read ?? [];
       if (withPieces) return withPieces.batch;

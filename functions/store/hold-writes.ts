@@ -26,8 +26,8 @@ import { timeToLiveAttribute } from './table';
  * piece's count alone means nothing and may go below zero, so the write that ends a hold picks a
  * piece as a take does (at random, one no write of this process is on) rather than meet every other
  * write on the one its units came from. A gather moves its pieces' counts to the batch item, so a
- * write that finds a spread's piece gone (its condition fails there) writes the batch item instead
- * from then on: spreads are never made again under the same id.
+ * write that finds a spread's piece gone (its condition fails there) is made again with the batch
+ * item in its place: spreads are never made again under the same id.
  */
 
 /** Where a write counts held units of a spread batch: on the batch item for the spreads found gathered, else on the piece picked. */
@@ -90,10 +90,14 @@ export interface PieceCountWrite {
  */
 const countWrites = (tableName: string, changes: readonly CountChange[], places: CountPlaces, offset: number) => {
   const targets = new Map<string, CountTarget & { piece?: number }>();
+  // One piece a spread: the counts of one transaction go to one write of each spread they are on.
+  const pieceOfSpread = new Map<string, number>();
   for (const change of changes) {
     const { line, source } = change;
     const onPiece = source.piece !== undefined && source.spreadId !== undefined && !places.gathered.has(source.spreadId);
-    const piece = onPiece ? places.pieceFor(line.batchref, source) : undefined;
+    const spread = `${line.batchref}\u0000${source.spreadId}`;
+    const piece = onPiece ? (pieceOfSpread.get(spread) ?? places.pieceFor(line.batchref, source)) : undefined;
+    if (piece !== undefined) pieceOfSpread.set(spread, piece);
     const key = piece !== undefined ? pieceKey(line.sku, line.batchref, piece) : batchWithStockKey(line.sku, line.batchref);
     const id = JSON.stringify(key);
     const target: CountTarget & { piece?: number } = targets.get(id) ?? { key, ...(piece !== undefined ? { spreadId: source.spreadId as string, piece } : {}), changes: [] };
@@ -120,12 +124,14 @@ const countWrites = (tableName: string, changes: readonly CountChange[], places:
         conditions.push({ ConditionExpression: '(available > :none OR heldUnits > :held OR attribute_exists(pieces))', ExpressionAttributeValues: { ':none': 0 } });
       }
     }
+    // A piece given units back counts them for good, so that a settled read sees it happen (spread-batches.ts).
+    const givenBack = back > 0 && piece !== undefined ? ', givenBack = if_not_exists(givenBack, :noneHeld) + :back' : '';
     items.push({
       Update: {
         TableName: tableName,
         Key: key,
-        UpdateExpression: 'SET heldUnits = heldUnits - :held' + (back > 0 ? ', available = available + :back' : ''),
-        ...withValues(and(...conditions), { ':held': held, ...(back > 0 ? { ':back': back } : {}) }),
+        UpdateExpression: 'SET heldUnits = if_not_exists(heldUnits, :noneHeld) - :held' + (back > 0 ? ', available = available + :back' : '') + givenBack,
+        ...withValues(and(...conditions), { ':held': held, ':noneHeld': 0, ...(back > 0 ? { ':back': back } : {}) }),
       },
     });
   }
@@ -246,7 +252,7 @@ export const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: st
 /**
  * A held line's units become its line's: its records deleted, its counts lowered, `available`
  * unchanged. A batch kept whole that this leaves with no units but its lines' leaves the stock
- * range: `found` (as read) lets the caller move it; without it, the count's condition fails.
+ * range: the caller moves it (`countedOn`: its move writes the count), or the count's condition fails.
  */
 export const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, line: HeldLine, places: CountPlaces, offset: number, countedOn?: string): HoldWrites => {
   const removals = heldUnitsRemovals(tableName, hold, line);

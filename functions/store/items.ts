@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { HeldLine, HeldSource, HeldUnits, Hold, HoldStatus, Instant } from '../../domain/holds';
 import { type Allocation, type Batch, type BatchPiece, type OrderLine, hasStockLeft } from '../../domain/model';
 import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema, timeToLiveAttribute } from './table';
@@ -13,11 +14,11 @@ import { activeHoldsIndex, linesByBatchIndex, partitionKeyPrefix, tableKeySchema
  *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available, eta, heldUnits
  *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available, eta
  *   spread batch     pk SKU#<sku>       sk STOCK#<ref>   as a batch with stock, and pieces, spreadId, spreadAt
- *   piece of a batch pk PIECES#<k>#<sku> sk PIECE#<ref>#<n>  ref, sku, piece n, available, heldUnits, spreadId, takenAt
+ *   piece of a batch pk PIECES#<k>#<sku> sk PIECE#<ref>#<n>  ref, sku, piece n, available, heldUnits, givenBack, spreadId, takenAt
  *                                                         (k = n mod PIECE_PARTITIONS)
  *   held units       pk SKU#<sku>, or the partition of the piece they came from
- *                                       sk HELD#<len>:<ref>#<heldUntil>#<holdid>#<source>
- *                                                         holdid, ref, sku, qty, heldUntil, piece, spreadId
+ *                                       sk HELD#<len>:<ref>#<heldUntil>#<digest of holdid>#<source>
+ *                                                         holdid, ref, sku, qty, sourceQty, heldUntil, piece, spreadId, sources
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, changedAt
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,
@@ -130,11 +131,13 @@ export interface StoredPiece extends BatchPiece {
   readonly sku: string;
   readonly ref: string;
   readonly spreadId: string;
+  /** Every unit holds ended have given back to it, which only grows: a settled read compares it (spread-batches.ts). */
+  readonly givenBack: number;
   readonly takenAt?: string;
 }
 
 /** A new piece: no hold has taken from it yet. */
-export const pieceItem = ({ sku, ref, piece, available, spreadId }: Omit<StoredPiece, 'held'>) => ({
+export const pieceItem = ({ sku, ref, piece, available, spreadId }: Omit<StoredPiece, 'held' | 'givenBack'>) => ({
   ...pieceKey(sku, ref, piece),
   type: 'BatchPiece',
   sku,
@@ -155,9 +158,12 @@ const heldUnitsPartition = (sku: string, { piece }: HeldSource) => (piece === un
 /** The partitions a batch's held units may be in: its SKU's and its SKU's piece partitions. */
 export const heldUnitsPartitions = (sku: string) => [skuPartition(sku), ...piecePartitions(sku)];
 
-/** One hold's units on one batch, from one item: under the batch, by expiry. */
+/**
+ * One hold's units on one batch, from one item: under the batch, by expiry. The holdid goes in as its
+ * digest, so that a sort key of the longest ref and holdid stays within DynamoDB's 1,024 bytes.
+ */
 export const heldUnitsKey = (sku: string, ref: string, { holdid, expiresAt }: Pick<HeldUnits, 'holdid' | 'expiresAt'>, source: HeldSource) =>
-  itemKey(heldUnitsPartition(sku, source), `${heldOnBatchRange(ref)}${expiresAt}#${holdid}#${source.piece ?? 'own'}`);
+  itemKey(heldUnitsPartition(sku, source), `${heldOnBatchRange(ref)}${expiresAt}#${createHash('sha256').update(holdid).digest('base64url')}#${source.piece ?? 'own'}`);
 
 /**
  * A record of held units as stored: the hold's units on the batch (`units`, all its sources'), and
@@ -286,19 +292,23 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
   if (isText(ref) && isText(sku)) {
-    // A `held` attribute is a map of holds written before held units were records of their own.
+    // A `held` attribute is a map of holds written before held units were records of their own: an
+    // empty one (what giving back its last entry left) holds nothing, any other is not read.
     const counted = heldUnits === undefined || (isNumber(heldUnits) && heldUnits >= 0);
-    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && counted && item.held === undefined) {
+    const noOldHolds = item.held === undefined || (typeof item.held === 'object' && item.held !== null && Object.keys(item.held).length === 0);
+    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && counted && noOldHolds) {
       const batch: Batch = { ref, sku, qty, available, eta: eta ?? null, ...(isNumber(heldUnits) && heldUnits > 0 ? { held: heldUnits } : {}) };
       const inStockRange = hasKey(batchWithStockKey(sku, ref));
       const spread = isNumber(pieces) && isText(spreadId) && isText(spreadAt) ? { spread: { pieces, spreadId, spreadAt } } : {};
       const wholeOrSpread = pieces === undefined || 'spread' in spread;
       if (wholeOrSpread && (inStockRange || hasKey(exhaustedBatchKey(sku, ref)))) return { kind: 'batch', batch, inStockRange, ...spread };
     }
-    // A piece's count of held units may be below zero: only the sum over the batch's items means anything (hold-writes.ts).
-    const piecesHeld = isNumber(heldUnits);
+    // A piece's count of held units may be below zero: only the sum over the batch's items means
+    // anything (hold-writes.ts); a piece spread before holds were counted on pieces has none.
+    const piecesHeld = heldUnits === undefined || isNumber(heldUnits);
     if (isNumber(piece) && isNumber(available) && piecesHeld && isText(spreadId) && (takenAt === undefined || isText(takenAt)) && hasKey(pieceKey(sku, ref, piece))) {
-      return { kind: 'piece', piece: { sku, ref, piece, available, held: heldUnits, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
+      const givenBack = isNumber(item.givenBack) ? item.givenBack : 0;
+      return { kind: 'piece', piece: { sku, ref, piece, available, held: isNumber(heldUnits) ? heldUnits : 0, givenBack, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
     }
     const sources = parseSources(item.sources);
     const { sourceQty } = item;

@@ -76,11 +76,11 @@ const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Ma
  *
  * Their units as last read, or as written when it spread one, so that an allocation takes from a
  * piece without reading the pieces first: 1 Query + 1 transaction, as for a batch kept whole. A
- * spread's pieces only ever give units up (a take; a give-back goes to the batch item, and a gather
- * removes the pieces with the spread), so a number remembered is never below what its piece holds: a
- * take may fail on it (and the batch is forgotten, so that the next allocation reads every piece),
- * but a batch is never found unable to take a line it could. A batch is forgotten as well
- * GATHER_AFTER_MS after it was read, and the read that follows sees whether the sale is over.
+ * number remembered may be above what its piece holds (takes since), and a take then fails on it (and
+ * the batch is forgotten, so that the next allocation reads every piece); or below (a hold ended
+ * since gave its units back to the piece), so a refusal, or a line passed over to a batch the rule
+ * prefers less, never rests on remembered pieces (BatchRepository.stockOf). A batch is forgotten as
+ * well GATHER_AFTER_MS after it was read, and the read that follows sees whether the sale is over.
  *
  * And the pieces its takes are writing now, which a take avoids while another piece can take its
  * line, and the batches it is spreading now, which its other requests wait for rather than take from
@@ -221,17 +221,26 @@ export class SpreadBatches {
 
   /**
    * The batches found, spread ones with their pieces: read in one Query per piece partition, then
-   * their items read again (`readAgain`), whose counts are the ones used. Pieces only lose units (to
-   * takes, which are real), and units given back go to the item: so a piece read before its item
-   * counts no less than it holds when the item is read, and the sum is never below what the batch
-   * had at that moment, which a refusal may rest on. Read the other way round, a give-back between
-   * the two reads would be missed. Undefined when a spread or a gather came between the reads, which
-   * the spread's id and its number of pieces tell, and the caller reads again.
+   * their items read again (`readAgain`), whose counts are the ones used. Takes only lower a piece's
+   * units, and a cancel gives its units back to the item, read last: a give-back to the item between
+   * the two reads is counted. A hold ended meanwhile gives its units back to a piece, which the read
+   * may have passed: then the sum can be below what the batch had at any one moment. So a read that a
+   * refusal, or a line passed over to a batch the rule prefers less, rests on (`settled`) reads the
+   * pieces once more, and counts only if no piece was given units back between its two reads (each
+   * piece counts what it was ever given back, `givenBack`). Undefined when a spread or a gather came
+   * between the reads, which the spread's id and its number of pieces tell, or a settled read found
+   * a piece given units back, and the caller reads again.
    */
-  async withPieces(sku: string, found: readonly FoundBatch[], readAgain: () => Promise<readonly FoundBatch[]>, ref?: string): Promise<ReadBatch[] | undefined> {
+  async withPieces(
+    sku: string,
+    found: readonly FoundBatch[],
+    readAgain: () => Promise<readonly FoundBatch[]>,
+    { ref, settled = false }: { readonly ref?: string; readonly settled?: boolean } = {},
+  ): Promise<ReadBatch[] | undefined> {
     if (found.every(({ spread }) => !spread)) return found.map(({ batch }) => ({ batch }));
-    const partitions = await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref))));
-    const pieces = partitions.flat().map(parseStoredItem);
+    const readPieces = async () =>
+      (await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref))))).flat().map(parseStoredItem);
+    const pieces = await readPieces();
     const read: ReadBatch[] = [];
     for (const { batch, spread } of await readAgain()) {
       if (!spread) {
@@ -240,20 +249,32 @@ export class SpreadBatches {
       }
       const own = piecesOfSpread(pieces, batch, spread);
       if (own.length !== spread.pieces) return undefined;
-      this.known.remember(batch.ref, spread.spreadId, own, this.currentTime());
       read.push({ batch: withTheirPieces(batch, own, spread.spreadId), spread, pieces: own });
     }
+    if (settled) {
+      const again = await readPieces();
+      const unchanged = read.every(({ batch, spread, pieces: own = [] }) => {
+        if (!spread) return true;
+        const now = piecesOfSpread(again, batch, spread);
+        return own.every((piece) => now.find(({ piece: number }) => number === piece.piece)?.givenBack === piece.givenBack);
+      });
+      if (!unchanged) return undefined;
+    }
+    for (const { batch, spread, pieces: own } of read) if (spread && own) this.known.remember(batch.ref, spread.spreadId, own, this.currentTime());
     return read;
   }
 
   /**
-   * The batches, with the spread ones that have cooled (no take for GATHER_AFTER_MS) or have nothing
-   * left in their pieces gathered back, when that write wins; one that loses stays as read.
+   * The batches, with the spread ones that have cooled (no take for GATHER_AFTER_MS), or have nothing
+   * left in their pieces and no held units counted on them, gathered back, when that write wins; one
+   * that loses stays as read. A sale whose every unit is held keeps its batch spread: its holds end on
+   * the pieces, not all on the batch item.
    */
   async gatheredWhenCooled(batches: readonly ReadBatch[]): Promise<Batch[]> {
     const gathered = await Promise.all(
       batches.map(async ({ batch, spread, pieces }) => {
-        if (!batch.pieces || !spread || (piecesAvailable(batch) > 0 && !hasCooled(spread, pieces, this.currentTime()))) return [batch];
+        const spent = piecesAvailable(batch) === 0 && (batch.pieces ?? []).reduce((sum, { held }) => sum + held, 0) === 0;
+        if (!batch.pieces || !spread || (!spent && !hasCooled(spread, pieces, this.currentTime()))) return [batch];
         if (!(await this.gather(batch))) return [batch];
         const { pieces: _, spreadId: __, ...whole } = batch;
         // Gathered with nothing left, it has left the stock range.

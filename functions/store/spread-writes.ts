@@ -36,10 +36,10 @@ export const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, q
   Update: {
     TableName: tableName,
     Key: pieceKey(batch.sku, batch.ref, piece),
-    UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt' + (setAside ? ', heldUnits = heldUnits + :qty' : ''),
+    UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) + :qty' : ''),
     // A hold's units name their spread, where they are counted: a piece of a later spread at the same key is not it.
     ConditionExpression: 'available >= :qty' + (setAside ? ' AND spreadId = :spreadId' : ''),
-    ExpressionAttributeValues: { ':qty': qty, ':takenAt': takenAt, ...(setAside ? { ':spreadId': batch.spreadId } : {}) },
+    ExpressionAttributeValues: { ':qty': qty, ':takenAt': takenAt, ...(setAside ? { ':spreadId': batch.spreadId, ':noneHeld': 0 } : {}) },
   },
 });
 
@@ -88,8 +88,10 @@ export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem
       Delete: {
         TableName: tableName,
         Key: pieceKey(batch.sku, batch.ref, piece),
-        ConditionExpression: 'available = :available AND heldUnits = :heldUnits',
-        ExpressionAttributeValues: { ':available': available, ':heldUnits': held },
+        ...and(
+          { ConditionExpression: 'available = :available', ExpressionAttributeValues: { ':available': available } },
+          heldUnitsAre(held),
+        ),
       },
     }),
   );
