@@ -1,11 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConflictCounters } from '../../local/conflict-model';
 import { type ModelledTable, createModelledTable } from '../support/conflict-model';
 import { routeEvent } from '../support/events';
 import { muteTelemetry } from '../support/telemetry';
+import { PIECES_PER_SPREAD, canSpread } from '../../functions/store/spread-batches';
+import { spreadWrites } from '../../functions/store/spread-writes';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { seedOr } from './support/seed';
 import { type Answer, type HandlerService, serviceOver } from './support/service';
@@ -458,7 +461,12 @@ type Operation =
   /** The clock moves on by `advance` milliseconds: the holds it reaches expire. */
   | { readonly advance: number }
   /** The clock moves to `offset` milliseconds from the expiry of a hold placed earlier (never back): the edge of its life. */
-  | { readonly toExpiryOf: number; readonly offset: number };
+  | { readonly toExpiryOf: number; readonly offset: number }
+  /**
+   * The store spreads the `spread`th batch over pieces, as a hot SKU's allocations or holds would
+   * (docs/capacity.md, "A hot SKU"): no client sees it, so every answer after must be as before.
+   */
+  | { readonly spread: number };
 
 interface Expected {
   readonly status: number;
@@ -626,6 +634,7 @@ const onHold: fc.Arbitrary<Operation> = fc.record({
   body: changeBody,
 });
 const advance = fc.constantFrom(1_000, 29_999, 30_000, 60_000, 600_000, 900_000, 86_400_000).map((advance): Operation => ({ advance }));
+const spread = fc.nat(4).map((index): Operation => ({ spread: index }));
 const toExpiry: fc.Arbitrary<Operation> = fc.record({ toExpiryOf: fc.nat(5), offset: fc.constantFrom(-1, 0, 1) });
 
 const operation: fc.Arbitrary<Operation> = fc.oneof(
@@ -683,6 +692,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 16, arbitrary: onHold },
   { weight: 1, arbitrary: fc.oneof(readHold, extendHold, releaseHold, confirmHold) },
   { weight: 2, arbitrary: advance },
+  { weight: 1, arbitrary: spread },
   { weight: 2, arbitrary: toExpiry },
   {
     weight: 1,
@@ -726,6 +736,7 @@ const holdSequence = fc
         { weight: 20, arbitrary: onHold },
         { weight: 3, arbitrary: onHold.map((operation) => ({ ...operation, onHold: 'squeeze' as const })) },
         { weight: 3, arbitrary: advance },
+        { weight: 2, arbitrary: spread },
         { weight: 3, arbitrary: toExpiry },
         { weight: 4, arbitrary: allocate },
         { weight: 2, arbitrary: placeStockedOrder },
@@ -771,6 +782,8 @@ const CONFLICT_MODEL = { holdMs: 1 };
 
 describe(`the service against a reference model of the contract, through the conflict model (seed ${SEED})`, () => {
   let table: ModelledTable;
+  /** Batches the sequences had the store spread: the paths of a spread batch must be met, not assumed. */
+  let spreads = 0;
   beforeAll(async () => {
     table = await createModelledTable(CONFLICT_MODEL);
     // fast-check's report names the failing sequence; the request logs of every run and shrink would bury it.
@@ -847,8 +860,20 @@ describe(`the service against a reference model of the contract, through the con
         }
         return { routeKey: 'POST /holds/{holdid}/confirm', pathParameters, body: { orderid: operation.orderid } };
       }
-      if ('advance' in operation || 'toExpiryOf' in operation) return undefined;
+      if ('advance' in operation || 'toExpiryOf' in operation || 'spread' in operation) return undefined;
       return operation;
+    };
+    /** The spread of a batch with units enough to make pieces of, as the store makes one: nothing a client sees changes. */
+    const spreadBatch = async (operation: Operation) => {
+      if (!('spread' in operation)) return;
+      const refs = [...model.batches.keys()];
+      const ref = refs[operation.spread % Math.max(refs.length, 1)];
+      const batch = ref === undefined ? undefined : await table.repository({ clock: () => clock }).batch(ref);
+      if (!batch || !canSpread(batch)) return;
+      const moved = batch.available - 8;
+      const items = spreadWrites(table.tableName, batch, moved, Math.min(PIECES_PER_SPREAD, moved), randomUUID(), new Date(clock).toISOString());
+      await table.documentClient.send(new TransactWriteCommand({ TransactItems: items }));
+      spreads++;
     };
     /** The clock's moves, which send nothing. */
     const move = (operation: Operation) => {
@@ -874,6 +899,7 @@ describe(`the service against a reference model of the contract, through the con
 
     for (const [index, operation] of operations.entries()) {
       move(operation);
+      await spreadBatch(operation);
       const request = requestOf(operation);
       if (!request) continue;
       // Every request a millisecond after the last, so that no two confirmed holds' lines share a time.
@@ -911,7 +937,7 @@ describe(`the service against a reference model of the contract, through the con
     // As found now: the units of holds whose time has passed are available, though a batch may still record them.
     const byHoldid = <T extends { holdid: string }>(items: Iterable<T>) => [...items].sort((a, b) => (a.holdid < b.holdid ? -1 : 1));
     const hasExpired = (expiresAt: string) => Date.parse(expiresAt) <= clock;
-    const storedBatches = inventory.batches.map(({ held: _, ...batch }) => {
+    const storedBatches = inventory.batches.map(({ held: _, pieces: __, spreadId: ___, ...batch }) => {
       const records = inventory.heldUnits.filter(({ sku, ref }) => sku === batch.sku && ref === batch.ref);
       const expired = records.filter(({ units }) => hasExpired(units.expiresAt));
       const active = new Map(records.filter(({ units }) => !hasExpired(units.expiresAt)).map(({ units }) => [units.holdid, units]));
@@ -947,6 +973,7 @@ describe(`the service against a reference model of the contract, through the con
 
   it('answers every request of any sequence as the model does, and ends holding what the model holds', async () => {
     const before = table.model.counters();
+    const spreadsBefore = spreads;
     let completedRuns = 0;
     await fc.assert(
       fc.asyncProperty(sequence, async (operations) => {
@@ -958,11 +985,13 @@ describe(`the service against a reference model of the contract, through the con
     );
     // fast-check counts an interrupted run as a pass: only every run completed is one.
     expect(completedRuns).toBe(NUM_RUNS);
+    expect(spreads).toBeGreaterThan(spreadsBefore);
     expectThroughTheModel(before);
   }, 120_000);
 
   it('answers every request of a sequence of holds, the clock moving past them, as the model does, and ends holding what it holds', async () => {
     const before = table.model.counters();
+    const spreadsBefore = spreads;
     let completedRuns = 0;
     await fc.assert(
       fc.asyncProperty(holdSequence, async (operations) => {
@@ -972,6 +1001,7 @@ describe(`the service against a reference model of the contract, through the con
       { seed: SEED, numRuns: HOLD_RUNS, interruptAfterTimeLimit: 100_000 },
     );
     expect(completedRuns).toBe(HOLD_RUNS);
+    expect(spreads).toBeGreaterThan(spreadsBefore);
     expectThroughTheModel(before);
   }, 120_000);
 });
