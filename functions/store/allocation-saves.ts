@@ -2,7 +2,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HeldSource, Hold, Instant } from '../../domain/holds';
 import type { Allocation, Batch, Placement } from '../../domain/model';
 import type { HoldPlacement, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
-import { availableWrites, newLineWrite, returningItemOnFailure } from './conditional-writes';
+import { newLineWrite } from './conditional-writes';
 import { heldUnitsPuts, newHoldWrite } from './hold-writes';
 import { now, parseStoredItem, storedLine } from './items';
 import {
@@ -12,10 +12,8 @@ import {
   type SpreadBatches,
   canSpread,
   linesHeldTogether,
-  piecesToTake,
-  takeKey,
 } from './spread-batches';
-import { pieceTakeWrite } from './spread-writes';
+import { type PieceTake, piecesToTake, writesOf } from './spread-writes';
 import { type Cancellation, type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, type TransactWriteItem } from './store-calls';
 import type { TakeGroups } from './take-groups';
 
@@ -123,7 +121,7 @@ export class AllocationSaves {
     if (takes.length === 0) return alone;
     const allocatedAt = now();
     const qty = takes.reduce((sum, { allocation }) => sum + allocation.qty, 0);
-    const take = this.takeWrites(batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key));
+    const take = writesOf(batch).take(this.tableName, batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key));
     const linePuts = takes.map((_, index) => take.items.length + index);
     const items = [...take.items, ...takes.map(({ allocation }) => newLineWrite(this.tableName, allocation, allocatedAt))];
     const taken = this.knownPieces.takingFrom(take.pieces.map(({ key }) => key));
@@ -263,57 +261,26 @@ export class AllocationSaves {
   }
 
   /**
-   * Each take and its records: from a batch kept whole as before, from a spread batch out of a piece
-   * picked at random among those that hold the line whole (not one met busy in this request, nor one
-   * this process's takes are writing, while others can), else out of its own units, else out of as
-   * many pieces as it takes. Where each take's records, each whole batch's write and each piece's
-   * write stand in the items, and where each take's units come from.
+   * Each take and its records, the take's writes as its batch's kind makes them (writesOf; a spread
+   * batch's leave the pieces `isBusy` names, met busy in this request or being written by this
+   * process's takes, while others can take the line). Where each take's records, each whole batch's
+   * write and each piece's write stand in the items, and where each take's units come from.
    */
   private takesWrites(takes: readonly Take[], takenAt: string, isBusy: (key: string) => boolean) {
     const items: TransactWriteItem[] = [];
     const recordsAt: number[] = [];
     const wholeBatches: [number, Batch][] = [];
-    const pieces: { at: number; key: string; ref: string }[] = [];
+    const pieces: PieceTake[] = [];
     const sources: HeldSource[][] = [];
     for (const { batch, qty, setAside, records } of takes) {
-      if (batch.pieces) {
-        const take = this.takeWrites(batch, qty, takenAt, isBusy, setAside);
-        pieces.push(...take.pieces.map((piece) => ({ ...piece, at: items.length + piece.at })));
-        items.push(...take.items);
-        sources.push(take.sources);
-      } else {
-        wholeBatches.push([items.length, batch]);
-        items.push(...availableWrites(this.tableName, batch, -qty, setAside).map(returningItemOnFailure));
-        sources.push([{ qty }]);
-      }
+      const take = writesOf(batch).take(this.tableName, batch, qty, takenAt, isBusy, setAside);
+      if (take.wholeAt !== undefined) wholeBatches.push([items.length + take.wholeAt, batch]);
+      pieces.push(...take.pieces.map((piece) => ({ ...piece, at: items.length + piece.at })));
+      items.push(...take.items);
+      sources.push(take.sources);
       recordsAt.push(items.length);
-      items.push(...records(sources.at(-1) ?? []));
+      items.push(...records(take.sources));
     }
     return { items, recordsAt, wholeBatches, pieces, sources };
-  }
-
-  /**
-   * A take of `qty` from a spread batch (piecesToTake): its writes, and where each piece's write
-   * stands in them. The batch as read must hold it: a take of less than its lines would oversell.
-   */
-  private takeWrites(batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean, setAside = false) {
-    const items: TransactWriteItem[] = [];
-    const pieces: { at: number; key: string; ref: string }[] = [];
-    const sources: HeldSource[] = [];
-    const placed = piecesToTake(batch, qty, isBusy);
-    if (placed.reduce((sum, [, pieceQty]) => sum + pieceQty, 0) !== qty) {
-      throw new Error(`A take of ${qty} from batch ${batch.ref}, which holds ${batch.available} as read`);
-    }
-    for (const [piece, pieceQty] of placed) {
-      if (piece === undefined) {
-        items.push(...availableWrites(this.tableName, batch, -pieceQty, setAside));
-        sources.push({ qty: pieceQty });
-      } else {
-        pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
-        items.push(pieceTakeWrite(this.tableName, batch, piece, pieceQty, takenAt, setAside));
-        sources.push({ qty: pieceQty, piece, spreadId: batch.spreadId, of: batch.pieces?.length });
-      }
-    }
-    return { items, pieces, sources };
   }
 }

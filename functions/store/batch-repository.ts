@@ -30,8 +30,6 @@ import type {
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './allocation-saves';
 import {
-  availableWrites,
-  batchChangeWrites,
   batchDescriptionWrite,
   batchMoveWrites,
   lineMovesWrites,
@@ -86,7 +84,8 @@ import {
   StoreCalls,
   defaultConflictRetryPolicy,
 } from './store-calls';
-import { type FoundBatch, HOT_BATCH_ATTEMPTS_FACTOR, KnownPieces, SpreadBatches, takeKey } from './spread-batches';
+import { type FoundBatch, HOT_BATCH_ATTEMPTS_FACTOR, KnownPieces, SpreadBatches } from './spread-batches';
+import { takeKey, writesOf } from './spread-writes';
 import { activeHoldsIndex, linesByBatchIndex } from './table';
 import { TakeGroups } from './take-groups';
 
@@ -489,7 +488,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite> {
     return this.calls.conditionalWrite([
       ...lineRemovalWrites(this.tableName, allocation, 'cancelled'),
-      ...availableWrites(this.tableName, batch, allocation.qty),
+      ...writesOf(batch).giveBack(this.tableName, batch, allocation.qty),
     ]);
   }
 
@@ -498,7 +497,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     // hold; else it is gathered first.
     const fall = batch.available - changed.available;
     if ((fall > ownUnits(batch) || ending.length > 0) && !(await this.spreads.keptWhole([batch]))) return { outcome: 'changed' };
-    const change = [batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)];
+    const change = [batchDescriptionWrite(this.tableName, changed), ...writesOf(batch).change(this.tableName, batch, changed)];
     // Their units on this batch leave its count in the change's own write; their records go with it.
     const withThisBatch = ending.map((toEnd) => ({ ...toEnd, givenBackOn: [batch.ref, ...toEnd.givenBackOn] }));
     const ends = (some: typeof withThisBatch, places: CountPlaces) => {

@@ -16,7 +16,6 @@ import {
   now,
 } from './items';
 import { ITEM_IS_NEW, batchIsExactly, staysOnItsSide, withValues } from './conditions';
-import { spreadBatchChangeWrite, spreadItemWrite } from './spread-writes';
 import type { TransactWriteItem } from './store-calls';
 
 /*
@@ -118,12 +117,11 @@ export const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): 
 ];
 
 /**
- * A batch's new qty and eta, as read: moved across the edge of the stock range, or in place (a spread
- * batch: spread-writes.ts). The holds that `changed` no longer counts are ended by the same
- * transaction (their records' writes are the caller's): their units leave its count of held units.
+ * A batch's new qty and eta, as read: moved across the edge of the stock range, or in place. The
+ * holds that `changed` no longer counts are ended by the same transaction (their records' writes are
+ * the caller's): their units leave its count of held units.
  */
 export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem[] => {
-  if (batch.pieces) return [spreadBatchChangeWrite(tableName, batch, changed)];
   if (hasStockLeft(batch) !== hasStockLeft(changed)) return batchMoveWrites(tableName, batch, changed);
   const delta = changed.available - batch.available;
   const ended = heldOf(batch) - heldOf(changed);
@@ -158,11 +156,9 @@ export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batc
  * stock range. A take never leaves a batch below zero: one that would (the read was stale, or the
  * caller asked too much) goes as an update whose condition fails unless the batch has more stock
  * than was read. Only a change of qty goes below zero. A take for a hold (`setAside`) counts the
- * units it takes as held, which keeps the batch in the stock range. On a spread batch the change is
- * of its item's own units (spreadItemWrite).
+ * units it takes as held, which keeps the batch in the stock range.
  */
 export const availableWrites = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem[] => {
-  if (batch.pieces) return [spreadItemWrite(tableName, batch, delta, setAside)];
   const adjusted: Batch = { ...batch, available: batch.available + delta, ...(setAside ? { held: heldOf(batch) - delta } : {}) };
   // A take that the read says would go below zero is not moved: its in-place condition fails instead.
   if (hasStockLeft(batch) !== hasStockLeft(adjusted) && adjusted.available >= 0) return batchMoveWrites(tableName, batch, adjusted);
@@ -176,13 +172,6 @@ export const availableWrites = (tableName: string, batch: Batch, delta: number, 
       },
     },
   ];
-};
-
-/** The write, with the item as it stood returned in the cancellation when its condition fails. */
-export const returningItemOnFailure = (item: TransactWriteItem): TransactWriteItem => {
-  if (item.Update) return { Update: { ...item.Update, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
-  if (item.Delete) return { Delete: { ...item.Delete, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
-  return item;
 };
 
 /**

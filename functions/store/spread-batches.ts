@@ -8,9 +8,8 @@ import type { Cancellation, ConflictRetryPolicy, StoreCalls } from './store-call
 /*
  * A hot SKU's batches spread over pieces (docs/capacity.md, "A hot SKU: its batch spread over
  * pieces"): reading a spread batch with its pieces, spreading a batch that allocations keep meeting
- * on, choosing the pieces a take goes to, and gathering a batch back. The repository
- * (batch-repository.ts) calls these; the items and their conditions are in items.ts and
- * spread-writes.ts.
+ * on, and gathering a batch back. The repository (batch-repository.ts) calls these; the items and
+ * their conditions are in items.ts and spread-writes.ts, which also chooses the pieces a take goes to.
  */
 
 /** How long a spread batch goes without a take before a read of its SKU gathers it back: the sale is over. */
@@ -67,8 +66,6 @@ const piecesOfSpread = (items: readonly StoredItem[], batch: Batch, spread: Spre
 
 /** A batch kept whole with units enough to make two pieces or more; a smaller one sells out before a spread would pay. */
 export const canSpread = (batch: Batch) => !batch.pieces && unitsToSpread(batch.available) >= 2;
-
-const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Math.random() * items.length)] as Item;
 
 /**
  * What this process knows of the spread batches' pieces, shared by its requests
@@ -153,33 +150,6 @@ interface ReadBatch {
   readonly spread?: Spread;
   readonly pieces?: readonly StoredPiece[];
 }
-
-/** A piece of a batch, as a take's writes name it. */
-export const takeKey = (ref: string, piece: number) => `${ref}#${piece}`;
-
-/**
- * Where a take of `qty` from a spread batch goes: [piece, qty] pairs, piece undefined for the batch's
- * own units. One piece that holds it whole, at random, and one not busy while there is one.
- */
-export const piecesToTake = (batch: Batch, qty: number, isBusy: (key: string) => boolean): [number | undefined, number][] => {
-  const pieces = batch.pieces ?? [];
-  const fitting = pieces.filter(({ available }) => available >= qty);
-  if (fitting.length > 0) {
-    const free = fitting.filter(({ piece }) => !isBusy(takeKey(batch.ref, piece)));
-    return [[pickAtRandom(free.length > 0 ? free : fitting).piece, qty]];
-  }
-  const own = batch.available - piecesAvailable(batch);
-  if (own >= qty) return [[undefined, qty]];
-  // No one item holds it: no false "out of stock" when the batch as a whole does.
-  const takes: [number | undefined, number][] = own > 0 ? [[undefined, own]] : [];
-  let left = qty - Math.max(own, 0);
-  for (const { piece, available } of [...pieces].sort((a, b) => b.available - a.available)) {
-    if (left <= 0 || available <= 0) break;
-    takes.push([piece, Math.min(available, left)]);
-    left -= Math.min(available, left);
-  }
-  return takes;
-};
 
 /**
  * How many of these lines, from the first, a spread batch as read holds together: a group's take is

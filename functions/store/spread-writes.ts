@@ -1,5 +1,7 @@
+import type { HeldSource } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
 import { ITEM_IS_NEW, and, batchFieldsAre, heldUnitsAre, withValues } from './conditions';
+import { availableWrites, batchChangeWrites } from './conditional-writes';
 import { batchItem, batchWithStockKey, pieceItem, pieceKey } from './items';
 import type { TransactWriteItem } from './store-calls';
 
@@ -143,3 +145,118 @@ export const spreadBatchChangeWrite = (tableName: string, batch: Batch, changed:
     },
   };
 };
+
+const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Math.random() * items.length)] as Item;
+
+/** A piece of a batch, as a take's writes name it. */
+export const takeKey = (ref: string, piece: number) => `${ref}#${piece}`;
+
+/**
+ * Where a take of `qty` from a spread batch goes: [piece, qty] pairs, piece undefined for the batch's
+ * own units. One piece that holds it whole, at random, and one not busy while there is one.
+ */
+export const piecesToTake = (batch: Batch, qty: number, isBusy: (key: string) => boolean): [number | undefined, number][] => {
+  const pieces = batch.pieces ?? [];
+  const fitting = pieces.filter(({ available }) => available >= qty);
+  if (fitting.length > 0) {
+    const free = fitting.filter(({ piece }) => !isBusy(takeKey(batch.ref, piece)));
+    return [[pickAtRandom(free.length > 0 ? free : fitting).piece, qty]];
+  }
+  const own = batch.available - piecesAvailable(batch);
+  if (own >= qty) return [[undefined, qty]];
+  // No one item holds it: no false "out of stock" when the batch as a whole does.
+  const takes: [number | undefined, number][] = own > 0 ? [[undefined, own]] : [];
+  let left = qty - Math.max(own, 0);
+  for (const { piece, available } of [...pieces].sort((a, b) => b.available - a.available)) {
+    if (left <= 0 || available <= 0) break;
+    takes.push([piece, Math.min(available, left)]);
+    left -= Math.min(available, left);
+  }
+  return takes;
+};
+
+/** A piece's write in a take: where it stands among the take's items, which piece (takeKey), of which batch. */
+export interface PieceTake {
+  readonly at: number;
+  readonly key: string;
+  readonly ref: string;
+}
+
+/**
+ * A take's writes: its items, where its units come from (what a hold's records name), where each
+ * piece's write stands, and where the write of a batch kept whole stands (`wholeAt`): a conflict
+ * there may make the batch spread, and a failed condition there returns the item, which says
+ * whether the batch could still take the line (allocation-saves.ts).
+ */
+export interface TakeWrites {
+  readonly items: TransactWriteItem[];
+  readonly sources: HeldSource[];
+  readonly pieces: PieceTake[];
+  readonly wholeAt?: number;
+}
+
+/** What a request writes on a batch as it read it: a take of its units, a give-back, a change of its qty and eta. */
+export interface BatchWrites {
+  /**
+   * `qty` taken at `takenAt`, for a line or, `setAside`, for a hold (counted as held where taken);
+   * a piece that `isBusy` says another write is on is left while another can take the line.
+   */
+  take(tableName: string, batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean, setAside?: boolean): TakeWrites;
+  /** `qty` given back by a line cancelled. */
+  giveBack(tableName: string, batch: Batch, qty: number): TransactWriteItem[];
+  /** Its new qty and eta (and the held units of the holds the change ends). */
+  change(tableName: string, batch: Batch, changed: Batch): TransactWriteItem[];
+}
+
+/** The write, with the item as it stood returned in the cancellation when its condition fails. */
+const returningItemOnFailure = (item: TransactWriteItem): TransactWriteItem => {
+  if (item.Update) return { Update: { ...item.Update, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
+  if (item.Delete) return { Delete: { ...item.Delete, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
+  return item;
+};
+
+/** A batch kept whole: its item's `available` (conditional-writes.ts), all of its units from it. */
+const wholeBatch: BatchWrites = {
+  take: (tableName, batch, qty, _takenAt, _isBusy, setAside = false) => ({
+    items: availableWrites(tableName, batch, -qty, setAside).map(returningItemOnFailure),
+    sources: [{ qty }],
+    pieces: [],
+    wholeAt: 0,
+  }),
+  giveBack: (tableName, batch, qty) => availableWrites(tableName, batch, qty),
+  change: batchChangeWrites,
+};
+
+/**
+ * A spread batch: a take from one of its pieces picked at random among those that hold the line
+ * whole (piecesToTake), else from its own units, else from as many pieces as it takes; a give-back
+ * and a change to its own units. The batch as read must hold a take: a take of less than its lines
+ * would oversell.
+ */
+const spreadBatch: BatchWrites = {
+  take: (tableName, batch, qty, takenAt, isBusy, setAside = false) => {
+    const items: TransactWriteItem[] = [];
+    const pieces: PieceTake[] = [];
+    const sources: HeldSource[] = [];
+    const placed = piecesToTake(batch, qty, isBusy);
+    if (placed.reduce((sum, [, pieceQty]) => sum + pieceQty, 0) !== qty) {
+      throw new Error(`A take of ${qty} from batch ${batch.ref}, which holds ${batch.available} as read`);
+    }
+    for (const [piece, pieceQty] of placed) {
+      if (piece === undefined) {
+        items.push(spreadItemWrite(tableName, batch, -pieceQty, setAside));
+        sources.push({ qty: pieceQty });
+      } else {
+        pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
+        items.push(pieceTakeWrite(tableName, batch, piece, pieceQty, takenAt, setAside));
+        sources.push({ qty: pieceQty, piece, spreadId: batch.spreadId, of: batch.pieces?.length });
+      }
+    }
+    return { items, sources, pieces };
+  },
+  giveBack: (tableName, batch, qty) => [spreadItemWrite(tableName, batch, qty)],
+  change: (tableName, batch, changed) => [spreadBatchChangeWrite(tableName, batch, changed)],
+};
+
+/** The one place that tells a spread batch's writes from those of a batch kept whole: chosen once, by the batch as read. */
+export const writesOf = (batch: Batch): BatchWrites => (batch.pieces ? spreadBatch : wholeBatch);
