@@ -2,9 +2,11 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HeldSource, Hold, Instant } from '../../domain/holds';
 import type { Allocation, Batch, Placement } from '../../domain/model';
 import type { HoldPlacement, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
-import { newLineWrite } from './conditional-writes';
-import { heldUnitsPuts, newHoldWrite } from './hold-writes';
-import { now, parseStoredItem, storedLine } from './items';
+import { now } from './fields';
+import { heldUnitsPuts, newHoldWrite } from './holds';
+import { parseStoredItem, storedLine } from './items';
+import { newLineWrite } from './lines';
+import { type PieceTake, piecesToTake, writesOf } from './pieces';
 import {
   CONFLICTS_BEFORE_SPREAD,
   HOT_BATCH_ATTEMPTS_FACTOR,
@@ -13,7 +15,6 @@ import {
   canSpread,
   linesHeldTogether,
 } from './spread-batches';
-import { type PieceTake, piecesToTake, writesOf } from './spread-writes';
 import { type Cancellation, type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, type TransactWriteItem } from './store-calls';
 import type { TakeGroups } from './take-groups';
 

@@ -5,7 +5,6 @@ import {
   QueryCommand,
   type QueryCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, piecesAvailable } from '../../domain/model';
@@ -29,52 +28,31 @@ import type {
 } from '../../domain/ports';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './allocation-saves';
-import {
-  batchDescriptionWrite,
-  batchMoveWrites,
-  lineMovesWrites,
-  lineRemovalWrites,
-  newBatchWrites,
-  newLineWrite,
-} from './conditional-writes';
-import {
-  type CountPlaces,
-  type HoldWrites,
-  gatheredSpreadsIn,
-  givingBackWrites,
-  heldUnitsConfirmationWrites,
-  holdConfirmationWrite,
-  holdEndWrite,
-  holdEndWrites,
-  holdExtensionWrites,
-  withoutHeldUnits,
-} from './hold-writes';
+import { STOCK_RANGE, batchDescriptionWrite, batchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
+import { PK, SK } from './fields';
 import {
   ACTIVE_HOLD_SHARD,
-  ALLOCATED_AT,
-  LINES_RANGE,
-  LINE_BATCH,
-  PK,
-  SK,
-  STOCK_RANGE,
+  type CountPlaces,
+  type HoldWrites,
   type StoredHeldUnits,
   activeHoldShards,
-  batchReferenceKey,
+  gatheredSpreadsIn,
+  givingBackWrites,
   heldOnBatchRange,
+  heldUnitsConfirmationWrites,
   heldUnitsKey,
   heldUnitsPartitions,
-  sourcesOf,
-  batchWithStockKey,
-  exhaustedBatchKey,
+  holdConfirmationWrite,
+  holdEndWrites,
+  holdExtensionWrites,
   holdKey,
-  lineKey,
-  linesOfBatch,
-  orderPartition,
-  outOfStockItem,
-  parseStoredItem,
-  skuPartition,
-  storedLine,
-} from './items';
+  sourcesOf,
+  withoutHeldUnits,
+} from './holds';
+import { parseStoredItem, storedLine } from './items';
+import { ALLOCATED_AT, LINES_RANGE, LINE_BATCH, lineKey, lineMovesWrites, lineRemovalWrites, linesOfBatch, newLineWrite, orderPartition, outOfStockItem } from './lines';
+import { takeKey, writesOf } from './pieces';
+import { type FoundBatch, HOT_BATCH_ATTEMPTS_FACTOR, KnownPieces, SpreadBatches } from './spread-batches';
 import {
   type Cancellation,
   type ConflictRetryPolicy,
@@ -84,8 +62,6 @@ import {
   StoreCalls,
   defaultConflictRetryPolicy,
 } from './store-calls';
-import { type FoundBatch, HOT_BATCH_ATTEMPTS_FACTOR, KnownPieces, SpreadBatches } from './spread-batches';
-import { takeKey, writesOf } from './spread-writes';
 import { activeHoldsIndex, linesByBatchIndex } from './table';
 import { TakeGroups } from './take-groups';
 

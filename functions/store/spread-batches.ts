@@ -1,15 +1,15 @@
 import { StoreUnavailable } from '../../domain/errors';
 import type { Instant } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
-import { gatherWrites, pieceShares, spreadWrites } from './spread-writes';
-import { PIECES_RANGE, type Spread, type StoredItem, type StoredPiece, parseStoredItem, piecePartitions, piecesOfBatchRange } from './items';
+import type { StoredItem } from './items';
+import { PIECES_RANGE, type Spread, type StoredPiece, gatherWrites, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
 import type { Cancellation, ConflictRetryPolicy, StoreCalls } from './store-calls';
 
 /*
  * A hot SKU's batches spread over pieces (docs/capacity.md, "A hot SKU: its batch spread over
  * pieces"): reading a spread batch with its pieces, spreading a batch that allocations keep meeting
- * on, and gathering a batch back. The repository (batch-repository.ts) calls these; the items and
- * their conditions are in items.ts and spread-writes.ts, which also chooses the pieces a take goes to.
+ * on, and gathering a batch back. The repository (batch-repository.ts) calls these; the pieces, their
+ * writes and the choice of the pieces a take goes to are pieces.ts's.
  */
 
 /** How long a spread batch goes without a take before a read of its SKU gathers it back: the sale is over. */
@@ -201,7 +201,7 @@ export class SpreadBatches {
   async withPieces(sku: string, found: readonly FoundBatch[], readAgain: () => Promise<readonly FoundBatch[]>, ref?: string): Promise<ReadBatch[] | undefined> {
     if (found.every(({ spread }) => !spread)) return found.map(({ batch }) => ({ batch }));
     const partitions = await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref))));
-    const pieces = partitions.flat().map(parseStoredItem);
+    const pieces = partitions.flat().flatMap((item) => parsePieceItem(item) ?? []);
     const read: ReadBatch[] = [];
     for (const { batch, spread } of await readAgain()) {
       if (!spread) {

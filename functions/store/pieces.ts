@@ -1,16 +1,78 @@
 import type { HeldSource } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
-import { ITEM_IS_NEW, and, batchFieldsAre, heldUnitsAre, withValues } from './conditions';
-import { availableWrites, batchChangeWrites } from './conditional-writes';
-import { batchItem, batchWithStockKey, pieceItem, pieceKey } from './items';
+import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, heldUnitsAre } from './batches';
+import { ITEM_IS_NEW, and, withValues } from './conditions';
+import { isAt, isNumber, isText, itemKey } from './fields';
+import type { StoredItem } from './items';
 import type { TransactWriteItem } from './store-calls';
+import { partitionKeyPrefix } from './table';
 
 /*
- * The writes of a hot SKU's spread batch (docs/capacity.md, "A hot SKU: its batch spread over
- * pieces"), each with the condition that guards its invariant: spreading a batch's units over pieces,
+ * The pieces of a hot SKU's spread batch (docs/capacity.md, "A hot SKU: its batch spread over
+ * pieces"; items.ts, "The table's items"): their keys, items and parser, and the writes of a spread
+ * batch, each with the condition that guards its invariant: spreading a batch's units over pieces,
  * taking from a piece or from the batch's own units, changing a spread batch in place, and gathering
- * it back. spread-batches.ts and the repository put them together.
+ * it back. And writesOf, the one place that tells a spread batch's writes from those of a batch kept
+ * whole (batches.ts): a request's take, give-back or change is made by the one it picks, so that
+ * neither kind's writes branch on the other. spread-batches.ts reads, spreads and gathers with these.
  */
+
+/**
+ * The partition keys a SKU's pieces are spread over. Four: at 2 WCU a transactional write of a
+ * piece, they take 2,000 allocations/s on AWS when DynamoDB places them on four partitions, 500
+ * when on one (docs/capacity.md, "How far it goes"), and a spread SKU's read of its pieces stays at
+ * four small Queries.
+ */
+export const PIECE_PARTITIONS = 4;
+/** The sort keys of a piece partition that hold pieces, and of one batch's pieces. */
+export const PIECES_RANGE = 'PIECE#';
+export const piecesOfBatchRange = (ref: string) => `${PIECES_RANGE}${ref}#`;
+/** The partition key holds the partition's number before the SKU, so that no SKU's name can make it another SKU's. */
+export const piecePartitions = (sku: string) => Array.from({ length: PIECE_PARTITIONS }, (_, k) => `${partitionKeyPrefix.piece}${k}#${sku}`);
+export const pieceKey = (sku: string, ref: string, piece: number) =>
+  itemKey(piecePartitions(sku)[piece % PIECE_PARTITIONS] as string, `${piecesOfBatchRange(ref)}${piece}`);
+
+/** A spread batch's mark on its item: which spread it is, of how many pieces, since when. */
+export interface Spread {
+  readonly spreadId: string;
+  readonly pieces: number;
+  readonly spreadAt: string;
+}
+
+/**
+ * A piece as stored: its share of the batch's units, the units holds took from it (`held`, stored as
+ * `heldUnits`), the spread it belongs to, and when an allocation last took from it.
+ */
+export interface StoredPiece extends BatchPiece {
+  readonly sku: string;
+  readonly ref: string;
+  readonly spreadId: string;
+  readonly takenAt?: string;
+}
+
+/** A new piece: no hold has taken from it yet. */
+export const pieceItem = ({ sku, ref, piece, available, spreadId }: Omit<StoredPiece, 'held'>) => ({
+  ...pieceKey(sku, ref, piece),
+  type: 'BatchPiece',
+  sku,
+  ref,
+  piece,
+  available,
+  heldUnits: 0,
+  spreadId,
+});
+
+/** A piece read back through its key. */
+export const parsePieceItem = (item: Record<string, unknown>): StoredItem | undefined => {
+  const { ref, sku, piece, available, heldUnits, spreadId, takenAt } = item;
+  if (!isText(ref) || !isText(sku)) return undefined;
+  // A piece's count of held units may be below zero: only the sum over the batch's items means anything (holds.ts).
+  const piecesHeld = isNumber(heldUnits);
+  if (isNumber(piece) && isNumber(available) && piecesHeld && isText(spreadId) && (takenAt === undefined || isText(takenAt)) && isAt(item, pieceKey(sku, ref, piece))) {
+    return { kind: 'piece', piece: { sku, ref, piece, available, held: heldUnits, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
+  }
+  return undefined;
+};
 
 /**
  * A spread batch's own units (its item's `available`) changed by `delta`. A spread batch stays in the
@@ -215,7 +277,7 @@ const returningItemOnFailure = (item: TransactWriteItem): TransactWriteItem => {
   return item;
 };
 
-/** A batch kept whole: its item's `available` (conditional-writes.ts), all of its units from it. */
+/** A batch kept whole: its item's `available` (batches.ts), all of its units from it. */
 const wholeBatch: BatchWrites = {
   take: (tableName, batch, qty, _takenAt, _isBusy, setAside = false) => ({
     items: availableWrites(tableName, batch, -qty, setAside).map(returningItemOnFailure),

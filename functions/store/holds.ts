@@ -1,34 +1,156 @@
-import type { HeldLine, HeldSource, Hold, Instant } from '../../domain/holds';
+import type { HeldLine, HeldSource, HeldUnits, Hold, HoldStatus, Instant } from '../../domain/holds';
 import type { Batch } from '../../domain/model';
 import type { HoldEnding } from '../../domain/ports';
+import { batchWithStockKey, skuPartition } from './batches';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
-import {
-  ACTIVE_HOLD_SHARD,
-  PK,
-  batchWithStockKey,
-  heldUnitsItem,
-  heldUnitsKey,
-  holdEndedFields,
-  holdItem,
-  holdKey,
-  pieceKey,
-  sourcesOf,
-} from './items';
+import { PK, isAt, isNumber, isText, itemKey, shardOf } from './fields';
+import type { StoredItem } from './items';
+import { PIECE_PARTITIONS, pieceKey, piecePartitions } from './pieces';
 import type { TransactWriteItem } from './store-calls';
-import { timeToLiveAttribute } from './table';
+import { activeHoldsIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
 
 /*
- * The writes of holds (docs/architecture.md, "Holds"), each with the condition that guards its
- * invariant: a hold's record; its units' records, one per item the units came from; and the counts
- * of held units on the batch's items. A batch's held units are the sum of its items' counts: its own
- * item's, and its pieces' while it is spread. Units taken from the batch's own item are counted
- * there. Units taken from a piece are counted on the pieces of its spread, on any one of them: a
- * piece's count alone means nothing and may go below zero, so the write that ends a hold picks a
- * piece as a take does (at random, one no write of this process is on) rather than meet every other
- * write on the one its units came from. A gather moves its pieces' counts to the batch item, so a
- * write that finds a spread's piece gone (its condition fails there) writes the batch item instead
- * from then on: spreads are never made again under the same id.
+ * Holds (docs/architecture.md, "Holds"; items.ts, "The table's items"): a hold's record, listed in
+ * the active holds' index while it is active, and its units' records, one per item the units came
+ * from; their keys, items and parser, and the writes of holds, each with the condition that guards
+ * its invariant: the records, and the counts of held units on the batch's items. A batch's held
+ * units are the sum of its items' counts: its own item's, and its pieces' while it is spread. Units
+ * taken from the batch's own item are counted there. Units taken from a piece are counted on the
+ * pieces of its spread, on any one of them: a piece's count alone means nothing and may go below
+ * zero, so the write that ends a hold picks a piece as a take does (at random, one no write of this
+ * process is on) rather than meet every other write on the one its units came from. A gather moves
+ * its pieces' counts to the batch item, so a write that finds a spread's piece gone (its condition
+ * fails there) writes the batch item instead from then on: spreads are never made again under the
+ * same id.
  */
+
+export const holdKey = (holdid: string) => itemKey(`${partitionKeyPrefix.hold}${holdid}`, 'HOLD');
+
+/** The sort keys of a batch's held units: its ref behind its length, so that no ref's keys begin another's. */
+export const HELD_RANGE = 'HELD#';
+export const heldOnBatchRange = (ref: string) => `${HELD_RANGE}${ref.length}:${ref}#`;
+
+/** The item a hold's units came from: the batch's own units (SKU partition), or a piece (its partition). */
+const heldUnitsPartition = (sku: string, { piece }: HeldSource) => (piece === undefined ? skuPartition(sku) : (piecePartitions(sku)[piece % PIECE_PARTITIONS] as string));
+
+/** The partitions a batch's held units may be in: its SKU's and its SKU's piece partitions. */
+export const heldUnitsPartitions = (sku: string) => [skuPartition(sku), ...piecePartitions(sku)];
+
+/** One hold's units on one batch, from one item: under the batch, by expiry. */
+export const heldUnitsKey = (sku: string, ref: string, { holdid, expiresAt }: Pick<HeldUnits, 'holdid' | 'expiresAt'>, source: HeldSource) =>
+  itemKey(heldUnitsPartition(sku, source), `${heldOnBatchRange(ref)}${expiresAt}#${holdid}#${source.piece ?? 'own'}`);
+
+/**
+ * A record of held units as stored: the hold's units on the batch (`units`, all its sources'), and
+ * this record's share (`source`). Each record names every source of the line (`sources`), so that
+ * one record found tells every record of the hold on the batch, which are given back together.
+ */
+export interface StoredHeldUnits {
+  readonly units: HeldUnits;
+  readonly sku: string;
+  readonly ref: string;
+  readonly source: HeldSource;
+  readonly sources: readonly HeldSource[];
+}
+
+const sourceFields = ({ qty, piece, spreadId, of }: HeldSource) => (piece === undefined ? { qty } : { qty, piece, spreadId, ...(of === undefined ? {} : { of }) });
+
+export const heldUnitsItem = ({ units: { holdid, qty, expiresAt }, sku, ref, source, sources }: StoredHeldUnits) => ({
+  ...heldUnitsKey(sku, ref, { holdid, expiresAt }, source),
+  type: 'HeldUnits',
+  holdid,
+  sku,
+  ref,
+  qty,
+  heldUntil: expiresAt,
+  sourceQty: source.qty,
+  ...(source.piece === undefined ? {} : { piece: source.piece, spreadId: source.spreadId }),
+  sources: sources.map(sourceFields),
+});
+
+/** Where a held line's units are: as placed, or, for a hold written before its lines named them, the batch's own units. */
+export const sourcesOf = (line: HeldLine): readonly HeldSource[] => line.sources ?? [{ qty: line.qty }];
+
+/** An ended hold's record stays readable at least a day, as the contract promises; its time to live is two. */
+const ENDED_HOLD_LIFETIME_SECONDS = 2 * 24 * 60 * 60;
+
+/** A hold's record as placing it at `placedAt` writes it: active until its expiresAt. */
+export const holdItem = ({ holdid, lines, expiresAt }: Hold, placedAt: Instant) => ({
+  ...holdKey(holdid),
+  type: 'Hold',
+  holdid,
+  lines: lines.map(({ sku, qty, batchref, sources }) => ({ sku, qty, batchref, ...(sources ? { sources: sources.map(sourceFields) } : {}) })),
+  status: 'active',
+  heldUntil: expiresAt,
+  [ACTIVE_HOLD_SHARD]: activeHoldShardOf(holdid),
+  placedAt: new Date(placedAt).toISOString(),
+});
+
+/** The attribute that lists an active hold in the active holds' index; ending the hold removes it. */
+export const ACTIVE_HOLD_SHARD = activeHoldsIndex.partitionKey.name;
+
+/** The shards of the active holds' index, each queried by the sweeper. */
+export const activeHoldShards = Array.from({ length: activeHoldsIndex.shards }, (_, shard) => `${partitionKeyPrefix.activeHolds}${shard}`);
+
+/** A holdid's shard: the same for every write of the hold, spread evenly over holdids. */
+const activeHoldShardOf = (holdid: string): string => activeHoldShards[shardOf(holdid, activeHoldShards.length)] as string;
+
+/** What ending a hold writes on its record besides its status: when, and the record's time to live (timeToLiveAttribute). */
+export const holdEndedFields = (endedAt: Instant) => ({
+  endedAt: new Date(endedAt).toISOString(),
+  timeToLive: Math.floor(endedAt / 1000) + ENDED_HOLD_LIFETIME_SECONDS,
+});
+
+/** A record of a hold's units on a batch, or a hold's record, read back through its key. */
+export const parseHoldItem = (item: Record<string, unknown>): StoredItem | undefined => {
+  const { ref, sku, qty, holdid, heldUntil, piece, spreadId, sourceQty, lines, status, orderid, placedAt, extendedAt, endedAt } = item;
+  if (isText(ref) && isText(sku)) {
+    const sources = parseSources(item.sources);
+    if (isText(holdid) && isNumber(qty) && isNumber(sourceQty) && isText(heldUntil) && sources && (piece === undefined || (isNumber(piece) && isText(spreadId)))) {
+      const source: HeldSource = isNumber(piece) && isText(spreadId) ? { qty: sourceQty, piece, spreadId } : { qty: sourceQty };
+      const held: StoredHeldUnits = { units: { holdid, qty, expiresAt: heldUntil }, sku, ref, source, sources };
+      if (isAt(item, heldUnitsKey(sku, ref, held.units, source))) return { kind: 'held-units', held };
+    }
+  }
+  if (isText(holdid) && isAt(item, holdKey(holdid))) {
+    const heldLines = parseHeldLines(lines);
+    const times = isText(placedAt) && [extendedAt, endedAt].every((time) => time === undefined || isText(time));
+    if (heldLines && HOLD_STATUSES.includes(status) && isText(heldUntil) && (orderid === undefined || isText(orderid)) && times) {
+      const hold: Hold = { holdid, lines: heldLines, status: status as HoldStatus, expiresAt: heldUntil, ...(isText(orderid) ? { orderid } : {}) };
+      return { kind: 'hold', hold, placedAt, ...(isText(extendedAt) ? { extendedAt } : {}), ...(isText(endedAt) ? { endedAt } : {}) };
+    }
+  }
+  return undefined;
+};
+
+const HOLD_STATUSES: readonly unknown[] = ['active', 'confirmed', 'released', 'expired'] satisfies HoldStatus[];
+
+const parseHeldLines = (value: unknown): HeldLine[] | undefined => {
+  if (!Array.isArray(value)) return undefined;
+  const lines: HeldLine[] = [];
+  for (const line of value) {
+    const { sku, qty, batchref, sources } = (line ?? {}) as Record<string, unknown>;
+    if (typeof sku !== 'string' || typeof qty !== 'number' || typeof batchref !== 'string') return undefined;
+    const parsed = sources === undefined ? undefined : parseSources(sources);
+    if (sources !== undefined && !parsed) return undefined;
+    lines.push({ sku, qty, batchref, ...(parsed ? { sources: parsed } : {}) });
+  }
+  return lines;
+};
+
+const parseSources = (value: unknown): HeldSource[] | undefined => {
+  if (!Array.isArray(value)) return undefined;
+  const sources: HeldSource[] = [];
+  for (const source of value) {
+    const { qty, piece, spreadId, of } = (source ?? {}) as Record<string, unknown>;
+    if (typeof qty !== 'number') return undefined;
+    if (piece === undefined && spreadId === undefined) sources.push({ qty });
+    else if (typeof piece === 'number' && typeof spreadId === 'string' && (of === undefined || typeof of === 'number')) {
+      sources.push({ qty, piece, spreadId, ...(typeof of === 'number' ? { of } : {}) });
+    } else return undefined;
+  }
+  return sources;
+};
 
 /** Where a write counts held units of a spread batch: on the batch item for the spreads found gathered, else on the piece picked. */
 export interface CountPlaces {
