@@ -22,10 +22,11 @@ import type { TakeGroups } from './take-groups';
  * The writes of takes of stock, for the repository (batch-repository.ts): an allocation's (each
  * placement's take and its line) and a hold's (each line's take, its units' records and the hold's
  * record), in one transaction, from a batch kept whole or from a spread batch's pieces
- * (docs/capacity.md, "A hot SKU"), and what a cancellation of it says: a line or a hold already
- * stored, a batch that can no longer take its line, or one to read again. A batch kept whole that
- * keeps meeting conflicts is spread from here, by holds as by allocations, and a process's
- * allocations that wait for one spread batch share a transaction (take-groups.ts).
+ * (docs/capacity.md, "A hot SKU"; writesOf in pieces.ts makes each take's writes as its batch's
+ * kind does), and what a cancellation of it says: a line or a hold already stored, a batch that can
+ * no longer take its line, or one to read again. A batch kept whole that keeps meeting conflicts is
+ * spread from here, by holds as by allocations, and a process's allocations that wait for one
+ * spread batch share a transaction (take-groups.ts).
  */
 
 /** Units taken from a batch, and what records them: a line, or a hold's units (`setAside`: counted as held where they are taken). */

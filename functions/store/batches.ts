@@ -33,7 +33,7 @@ export const batchItem = (batch: Batch) => {
   return { ...batchKey(batch), type: 'Batch', ref, sku, qty, available, ...(eta === null ? {} : { eta }), ...(held > 0 ? { heldUnits: held } : {}) };
 };
 
-export const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
+const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
 
 /** What a batch reference says of its batch, as of the batch's last change: `changedAt`. */
 export interface BatchDescription {
@@ -43,7 +43,7 @@ export interface BatchDescription {
 }
 
 /** A batch reference's copy of its batch's qty and eta, for the batch's events. */
-export const batchDescription = ({ qty, eta }: Batch) => ({ qty, ...(eta === null ? {} : { eta }), changedAt: now() });
+const batchDescription = ({ qty, eta }: Batch) => ({ qty, ...(eta === null ? {} : { eta }), changedAt: now() });
 
 /** What the Query of a SKU's stock range reads, for a stub store to answer as the table would. */
 export const stockRangeItems = (sku: string, batches: readonly Batch[]) => [knownSkuItem(sku), ...batches.map(batchItem)];
@@ -98,7 +98,7 @@ export const batchFieldsAre = ({ qty, available, eta, held = 0 }: Batch) =>
  * since it was read has units in pieces that a copy without its spread would strand, whatever its
  * own `available` has come back to.
  */
-export const batchIsExactly = (batch: Batch) => and(batchFieldsAre(batch), { ConditionExpression: 'attribute_not_exists(pieces)', ExpressionAttributeValues: {} });
+const batchIsExactly = (batch: Batch) => and(batchFieldsAre(batch), { ConditionExpression: 'attribute_not_exists(pieces)', ExpressionAttributeValues: {} });
 
 /**
  * A change of `available` by `delta` (and of its held units by `heldDelta`) made in place, on a batch
@@ -108,7 +108,7 @@ export const batchIsExactly = (batch: Batch) => and(batchFieldsAre(batch), { Con
  * only where it decides the side, so that holds placed and ended meanwhile do not fail the write. A
  * condition cannot do arithmetic, hence the bounds against `-delta` and `-heldDelta`.
  */
-export const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Condition => {
+const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Condition => {
   const bound = (comparison: string) => ({ ConditionExpression: `available ${comparison} :bound`, ExpressionAttributeValues: { ':bound': -delta } });
   if (!hasStockLeft(stored)) return and(bound('<='), heldUnitsAre(0));
   if (stored.available + delta > 0 || heldOf(stored) + heldDelta === 0) return bound('>');

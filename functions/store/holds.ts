@@ -1,12 +1,14 @@
 import type { HeldLine, HeldSource, HeldUnits, Hold, HoldStatus, Instant } from '../../domain/holds';
-import type { Batch } from '../../domain/model';
-import type { HoldEnding } from '../../domain/ports';
-import { batchWithStockKey, skuPartition } from './batches';
+import { type Batch, hasStockLeft } from '../../domain/model';
+import type { HoldEnding, HoldToEnd } from '../../domain/ports';
+import { batchMoveWrites, batchWithStockKey, skuPartition } from './batches';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey, shardOf } from './fields';
 import type { StoredItem } from './items';
-import { PIECE_PARTITIONS, pieceKey, piecePartitions } from './pieces';
-import type { TransactWriteItem } from './store-calls';
+import { newLineWrite } from './lines';
+import { PIECE_PARTITIONS, pieceKey, piecePartitions, takeKey } from './pieces';
+import { HOT_BATCH_ATTEMPTS_FACTOR, type KnownPieces } from './spread-batches';
+import type { Cancellation, ConflictRetryPolicy, StoreCalls, TransactWriteItem } from './store-calls';
 import { activeHoldsIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
 
 /*
@@ -27,7 +29,7 @@ import { activeHoldsIndex, partitionKeyPrefix, timeToLiveAttribute } from './tab
 export const holdKey = (holdid: string) => itemKey(`${partitionKeyPrefix.hold}${holdid}`, 'HOLD');
 
 /** The sort keys of a batch's held units: its ref behind its length, so that no ref's keys begin another's. */
-export const HELD_RANGE = 'HELD#';
+const HELD_RANGE = 'HELD#';
 export const heldOnBatchRange = (ref: string) => `${HELD_RANGE}${ref.length}:${ref}#`;
 
 /** The item a hold's units came from: the batch's own units (SKU partition), or a piece (its partition). */
@@ -55,7 +57,7 @@ export interface StoredHeldUnits {
 
 const sourceFields = ({ qty, piece, spreadId, of }: HeldSource) => (piece === undefined ? { qty } : { qty, piece, spreadId, ...(of === undefined ? {} : { of }) });
 
-export const heldUnitsItem = ({ units: { holdid, qty, expiresAt }, sku, ref, source, sources }: StoredHeldUnits) => ({
+const heldUnitsItem = ({ units: { holdid, qty, expiresAt }, sku, ref, source, sources }: StoredHeldUnits) => ({
   ...heldUnitsKey(sku, ref, { holdid, expiresAt }, source),
   type: 'HeldUnits',
   holdid,
@@ -75,7 +77,7 @@ export const sourcesOf = (line: HeldLine): readonly HeldSource[] => line.sources
 const ENDED_HOLD_LIFETIME_SECONDS = 2 * 24 * 60 * 60;
 
 /** A hold's record as placing it at `placedAt` writes it: active until its expiresAt. */
-export const holdItem = ({ holdid, lines, expiresAt }: Hold, placedAt: Instant) => ({
+const holdItem = ({ holdid, lines, expiresAt }: Hold, placedAt: Instant) => ({
   ...holdKey(holdid),
   type: 'Hold',
   holdid,
@@ -96,7 +98,7 @@ export const activeHoldShards = Array.from({ length: activeHoldsIndex.shards }, 
 const activeHoldShardOf = (holdid: string): string => activeHoldShards[shardOf(holdid, activeHoldShards.length)] as string;
 
 /** What ending a hold writes on its record besides its status: when, and the record's time to live (timeToLiveAttribute). */
-export const holdEndedFields = (endedAt: Instant) => ({
+const holdEndedFields = (endedAt: Instant) => ({
   endedAt: new Date(endedAt).toISOString(),
   timeToLive: Math.floor(endedAt / 1000) + ENDED_HOLD_LIFETIME_SECONDS,
 });
@@ -265,7 +267,7 @@ export interface HoldWrites {
  * `available` where they are counted. `countedOn`, when given, is a batch whose count the caller's
  * own write of that batch changes (a change of its qty), so only its records are written here.
  */
-export const givingBackWrites = (
+const givingBackWrites = (
   tableName: string,
   given: readonly { readonly hold: Hold; readonly lines: readonly HeldLine[] }[],
   places: CountPlaces,
@@ -280,8 +282,18 @@ export const givingBackWrites = (
   return { items: [...removals, ...counts.items], pieces: counts.pieces };
 };
 
+/** Expired holds' units on a batch given back, as the records of them found there name the holds. */
+export const expiredUnitsGivenBackWrites = (tableName: string, records: readonly StoredHeldUnits[], places: CountPlaces): HoldWrites => {
+  // Each hold as its records on the batch name it: every source of its line there, given back together.
+  const given = records.map(({ units: { holdid, qty, expiresAt }, sku, ref, sources }) => ({
+    hold: { holdid, expiresAt, status: 'active' as const, lines: [{ sku, qty, batchref: ref, sources }] },
+    lines: [{ sku, qty, batchref: ref, sources }],
+  }));
+  return givingBackWrites(tableName, given, places);
+};
+
 /** The hold's end on its record, on condition that it is active and as read, and its time has (not) passed at `now`. */
-export const holdEndWrite = (tableName: string, hold: Hold, ending: HoldEnding, now: Instant): TransactWriteItem => {
+const holdEndWrite = (tableName: string, hold: Hold, ending: HoldEnding, now: Instant): TransactWriteItem => {
   const ended = holdEndedFields(now);
   return {
     Update: {
@@ -321,6 +333,23 @@ export const holdEndWrites = (
   return { items: [...records, ...back.items], pieces: back.pieces };
 };
 
+/**
+ * A change of the batch `batchref` (`change`: its writes) and the holds it ends, in one transaction:
+ * their units on this batch leave its count in the change's own write, and their records go with it.
+ */
+export const batchChangeHoldEndWrites = (
+  tableName: string,
+  change: readonly TransactWriteItem[],
+  batchref: string,
+  ending: readonly HoldToEnd[],
+  now: Instant,
+  places: CountPlaces,
+): HoldWrites => {
+  const withThisBatch = ending.map((toEnd) => ({ ...toEnd, givenBackOn: [batchref, ...toEnd.givenBackOn] }));
+  const writes = holdEndWrites(tableName, withThisBatch, now, places, batchref);
+  return { items: [...change, ...writes.items], pieces: writes.pieces.map((piece) => ({ ...piece, at: piece.at + change.length })) };
+};
+
 /** Guards "a hold changes only while it is active, as read": its status, its expiry, and the time has not passed it. */
 const holdLastsAsRead = (hold: Hold, now: Instant) => ({
   ConditionExpression: '#status = :active AND heldUntil = :heldUntil AND heldUntil > :now',
@@ -351,7 +380,7 @@ export const holdExtensionWrites = (tableName: string, hold: Hold, expiresAt: st
 ];
 
 /** The hold's record, confirmed to the order, on condition that it lasts at `now` as read. */
-export const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, now: Instant): TransactWriteItem => {
+const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, now: Instant): TransactWriteItem => {
   const ended = holdEndedFields(now);
   return {
     Update: {
@@ -370,20 +399,104 @@ export const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: st
  * unchanged. A batch kept whole that this leaves with no units but its lines' leaves the stock
  * range: `found` (as read) lets the caller move it; without it, the count's condition fails.
  */
-export const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, line: HeldLine, places: CountPlaces, offset: number, countedOn?: string): HoldWrites => {
+const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, line: HeldLine, places: CountPlaces, offset: number, countedOn?: string): HoldWrites => {
   const removals = heldUnitsRemovals(tableName, hold, line);
   if (countedOn === line.batchref) return { items: removals, pieces: [] };
   const counts = countWrites(tableName, sourcesOf(line).map((source) => ({ line, source, back: 0 })), places, offset + removals.length);
   return { items: [...removals, ...counts.items], pieces: counts.pieces };
 };
 
+/**
+ * A hold confirmed to the order at `now`: its record, and for each held line the order's line (where
+ * each line's put stands: a failure there carries a line already stored) and its units become the
+ * line's. A batch kept whole, as read (`batches`), that the confirm leaves with no units but its
+ * lines' moves out of the stock range in the same transaction.
+ */
+export const holdConfirmWrites = (
+  tableName: string,
+  hold: Hold,
+  orderid: string,
+  now: Instant,
+  places: CountPlaces,
+  batches?: readonly Batch[],
+): HoldWrites & { readonly linePuts: readonly number[] } => {
+  const confirmedAt = new Date(now).toISOString();
+  const items: TransactWriteItem[] = [holdConfirmationWrite(tableName, hold, orderid, now)];
+  const pieces: PieceCountWrite[] = [];
+  const linePuts: number[] = [];
+  for (const line of hold.lines) {
+    const { sku, qty, batchref } = line;
+    linePuts.push(items.length);
+    items.push(newLineWrite(tableName, { orderid, sku, qty, batchref }, confirmedAt));
+    const found = batches?.find(({ ref }) => ref === batchref);
+    const left = found && !found.pieces ? withoutHeldUnits(found, qty) : undefined;
+    // A batch kept whole that the confirm leaves with no units but its lines' moves out of the stock range.
+    const movesOut = found !== undefined && left !== undefined && !hasStockLeft(left);
+    const held = heldUnitsConfirmationWrites(tableName, hold, line, places, items.length, movesOut ? batchref : undefined);
+    items.push(...held.items, ...(movesOut ? batchMoveWrites(tableName, found, left) : []));
+    pieces.push(...held.pieces);
+  }
+  return { items, pieces, linePuts };
+};
+
 /** Whether a cancellation failed at a piece's count: its spread was gathered, and the write goes to the batch item. */
-export const gatheredSpreadsIn = (reasons: readonly { Code?: string }[], pieces: readonly PieceCountWrite[]): string[] =>
+const gatheredSpreadsIn = (reasons: readonly { Code?: string }[], pieces: readonly PieceCountWrite[]): string[] =>
   pieces.filter(({ at }) => reasons[at]?.Code === 'ConditionalCheckFailed').map(({ spreadId }) => spreadId);
 
 /** A batch as the confirm of these units leaves it: fewer held. */
-export const withoutHeldUnits = (batch: Batch, qty: number): Batch => {
+const withoutHeldUnits = (batch: Batch, qty: number): Batch => {
   const { held: _, ...rest } = batch;
   const left = (batch.held ?? 0) - qty;
   return { ...rest, ...(left > 0 ? { held: left } : {}) };
+};
+
+/**
+ * A write of holds' units (`build`, given where to count them on spread batches), sent as a take
+ * from a spread batch is: the pieces it writes are busy for this process's takes while it is in
+ * flight, and a conflict on one goes at once to another piece of its spread, any of which counts
+ * its units as well. Made again with the batch item in place of a piece whose condition failed:
+ * its spread was gathered, and the item counts its held units from then on. The writes last sent,
+ * and the reasons of a cancellation by anything else, when there is one.
+ */
+export const sendHoldWrites = async <Writes extends HoldWrites>(
+  calls: StoreCalls,
+  known: KnownPieces,
+  conflictRetry: ConflictRetryPolicy,
+  build: (places: CountPlaces) => Writes,
+): Promise<{ writes: Writes; cancellation?: Cancellation }> => {
+  const gathered = new Set<string>();
+  const met = new Set<string>();
+  const places: CountPlaces = {
+    gathered,
+    pieceFor: (ref, { piece, of }) => {
+      const pieces = Array.from({ length: of ?? 0 }, (_, index) => index);
+      const free = pieces.filter((index) => !met.has(takeKey(ref, index)) && !known.isBeingTaken(takeKey(ref, index)));
+      const fresh = pieces.filter((index) => !met.has(takeKey(ref, index)));
+      const among = free.length > 0 ? free : fresh;
+      return among.length > 0 ? (among[Math.floor(Math.random() * among.length)] as number) : (piece as number);
+    },
+  };
+  for (;;) {
+    let writes = build(places);
+    let written = known.takingFrom(writes.pieces.map(({ ref, piece }) => takeKey(ref, piece)));
+    const next = (reasons: Cancellation) => {
+      for (const { at, ref, piece } of writes.pieces) if (reasons[at]?.Code === 'TransactionConflict') met.add(takeKey(ref, piece));
+      const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(({ at }) => at === index));
+      written();
+      writes = build(places);
+      written = known.takingFrom(writes.pieces.map(({ ref, piece }) => takeKey(ref, piece)));
+      return { items: writes.items, atOnce: onPiecesOnly && !reasons.some(({ Code }) => Code === 'ThrottlingError') };
+    };
+    const patiently = writes.pieces.length > 0 ? { next, maxAttempts: conflictRetry.maxAttempts * HOT_BATCH_ATTEMPTS_FACTOR } : undefined;
+    let cancellation: Cancellation | undefined;
+    try {
+      cancellation = await calls.transactWrite(writes.items, patiently);
+    } finally {
+      written();
+    }
+    if (!cancellation) return { writes };
+    const found = gatheredSpreadsIn(cancellation, writes.pieces).filter((spreadId) => !gathered.has(spreadId));
+    if (found.length === 0) return { writes, cancellation };
+    for (const spreadId of found) gathered.add(spreadId);
+  }
 };

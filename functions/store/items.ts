@@ -40,9 +40,9 @@ import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
  * the item they came from counts them (`heldUnits`), and its `available` counts neither those units
  * nor its lines'. So placing a hold writes its record, its units' records and the items it takes
  * from, and no write of a hold reads or changes another hold: nothing grows with the holds on a
- * batch (docs/architecture.md, "Holds"; holds.ts). A batch is in the stock range while it has units no line
- * holds (available or held: hasStockLeft), so that a batch whose every unit is held is still read
- * by allocations, which give back the units of expired holds when they need them (lazy expiry,
+ * batch (docs/architecture.md, "Holds"; holds.ts). A batch is in the stock range while it has units
+ * no line holds (available or held: hasStockLeft), so that a batch whose every unit is held is still
+ * read by allocations, which give back the units of expired holds when they need them (lazy expiry,
  * domain/holds.ts). Giving a hold's units back is deleting their record, on condition that it
  * exists: only one write can do it.
  * A hold's record says what it holds and until when (`heldUntil`: `expiresAt` is the table's time
@@ -51,20 +51,21 @@ import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
  * A batch's `available` is below zero only while a change that lowered its qty still has lines to
  * move off it: it then sits out of the stock range, where no allocation reads it, until the lines
  * are moved (domain/services.ts, changeBatch). Its lines are found through the sparse index
- * linesByBatch (functions/store/table.ts, lines.ts) on `lineBatch`, newest `allocatedAt` first: an index, not
- * a copy of each line under the batch, because that copy would be one more item in every
+ * linesByBatch (functions/store/table.ts; lines.ts) on `lineBatch`, newest `allocatedAt` first: an
+ * index, not a copy of each line under the batch, because that copy would be one more item in every
  * allocation's transaction (2 WCU), where the index costs 1 WCU and the allocation keeps 2 items.
  * `eta` is absent for a batch in stock (a condition cannot compare with NULL everywhere; absence it can).
  *
- * A hot SKU's batch may be spread (docs/capacity.md, "A hot SKU"; pieces.ts): part of its `available` moved
- * into `pieces` pieces, each an item of its own in one of PIECE_PARTITIONS partitions past the SKU's
- * own, so that allocations take from different items (no TransactionConflict between them) and
- * different partitions (past one partition's write ceiling). Then the batch's available units are
- * its item's `available` and its pieces', and `qty` = that + its lines' + its holds'. The batch item
- * names its spread (`spreadId`) and the number of its pieces, which are written and removed with
- * it in one transaction, so a read of the item and then of the pieces tells a whole spread from one
- * that a write came between. A spread batch stays in the stock range until it is gathered (its
- * pieces' units given back to its item), however few units are left, so that allocations read it.
+ * A hot SKU's batch may be spread (docs/capacity.md, "A hot SKU"; pieces.ts): part of its
+ * `available` moved into `pieces` pieces, each an item of its own in one of PIECE_PARTITIONS
+ * partitions past the SKU's own, so that allocations take from different items (no
+ * TransactionConflict between them) and different partitions (past one partition's write ceiling).
+ * Then the batch's available units are its item's `available` and its pieces', and `qty` = that +
+ * its lines' + its holds'. The batch item names its spread (`spreadId`) and the number of its
+ * pieces, which are written and removed with it in one transaction, so a read of the item and then
+ * of the pieces tells a whole spread from one that a write came between. A spread batch stays in
+ * the stock range until it is gathered (its pieces' units given back to its item), however few
+ * units are left, so that allocations read it.
  *
  * Events (functions/events/stream-events.ts) come from the table's stream, so only what committed
  * is announced. An item's own fields must say what happened, hence three choices here:

@@ -18,7 +18,7 @@ export const orderPartition = (orderid: string) => `${partitionKeyPrefix.order}$
 /** The sort keys of an order's partition that hold its lines (the rest are notices). */
 export const LINES_RANGE = 'LINE#';
 export const lineKey = (orderid: string, sku: string) => itemKey(orderPartition(orderid), `${LINES_RANGE}${sku}`);
-export const deallocationKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `DEALLOCATED#${sku}#${noticeId}`);
+const deallocationKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `DEALLOCATED#${sku}#${noticeId}`);
 const outOfStockKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `OUTOFSTOCK#${sku}#${noticeId}`);
 export const LINE_BATCH = linesByBatchIndex.partitionKey.name;
 export const ALLOCATED_AT = linesByBatchIndex.sortKey.name;
@@ -33,7 +33,7 @@ export const ALLOCATED_AT = linesByBatchIndex.sortKey.name;
 export const LINE_SHARDS = 4;
 
 /** The index partition of a line on the batch `batchref`. */
-export const lineBatchOf = ({ orderid, sku, batchref }: Allocation) =>
+const lineBatchOf = ({ orderid, sku, batchref }: Allocation) =>
   `${partitionKeyPrefix.linesOfBatch}${shardOf(`${orderid}\u0000${sku}`, LINE_SHARDS)}#${batchref}`;
 
 /** Where a line written before the index was sharded is listed; read with the shards until no such line is left. */
@@ -61,7 +61,7 @@ const DEALLOCATION_REASONS: readonly unknown[] = ['cancelled', 'reallocated'] sa
 /** Notices live a day: the stream, which carries their insertion, keeps records for 24 hours. */
 const NOTICE_LIFETIME_SECONDS = 24 * 60 * 60;
 
-export const noticeFields = () => {
+const noticeFields = () => {
   const noticeId = crypto.randomUUID();
   return { noticeId, [timeToLiveAttribute]: Math.floor(Date.now() / 1000) + NOTICE_LIFETIME_SECONDS };
 };

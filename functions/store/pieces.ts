@@ -81,7 +81,7 @@ export const parsePieceItem = (item: Record<string, unknown>): StoredItem | unde
  * that its own units cover it: "stock never goes below zero", however the pieces stand. A take for a
  * hold (`setAside`) counts the units as held on the item.
  */
-export const spreadItemWrite = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem => ({
+const spreadItemWrite = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem => ({
   Update: {
     TableName: tableName,
     Key: batchWithStockKey(batch.sku, batch.ref),
@@ -96,7 +96,7 @@ export const spreadItemWrite = (tableName: string, batch: Batch, delta: number, 
  * below zero", piece by piece. A piece gathered meanwhile has no `available`, and the condition fails.
  * A take for a hold (`setAside`) counts the units as held on the piece.
  */
-export const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, qty: number, takenAt: string, setAside = false): TransactWriteItem => ({
+const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, qty: number, takenAt: string, setAside = false): TransactWriteItem => ({
   Update: {
     TableName: tableName,
     Key: pieceKey(batch.sku, batch.ref, piece),
@@ -189,7 +189,7 @@ export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem
  * condition that it is still spread and they cover a fall ("stock never goes below zero"); a fall
  * they do not cover is made on the batch gathered first (the repository's to see to).
  */
-export const spreadBatchChangeWrite = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem => {
+const spreadBatchChangeWrite = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem => {
   const delta = changed.available - batch.available;
   return {
     Update: {

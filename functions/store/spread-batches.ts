@@ -1,6 +1,7 @@
 import { StoreUnavailable } from '../../domain/errors';
 import type { Instant } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
+import type { SkuStock } from '../../domain/ports';
 import type { StoredItem } from './items';
 import { PIECES_RANGE, type Spread, type StoredPiece, gatherWrites, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
 import type { Cancellation, ConflictRetryPolicy, StoreCalls } from './store-calls';
@@ -34,6 +35,8 @@ export const CONFLICTS_BEFORE_SPREAD = 2;
 export const HOT_BATCH_ATTEMPTS_FACTOR = 3;
 /** The spread batches whose pieces one process remembers: far more than a sale makes hot at once. */
 const MAX_KNOWN_SPREADS = 256;
+/** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
+const MAX_SPREAD_READS = 4;
 
 /** No take from these pieces of a spread for GATHER_AFTER_MS, nor the spread itself: the sale is over. */
 const hasCooled = (spread: Spread, pieces: readonly StoredPiece[] = [], now: Instant): boolean => {
@@ -175,10 +178,43 @@ export class SpreadBatches {
   ) {}
 
   /**
+   * A SKU's stock as `readRange` finds its stock range (whether the SKU is known, and its batches
+   * with stock, spread ones without their pieces), spread batches with their pieces: for a take, as
+   * this process knows them, when it knows every one; else read, with those cooled gathered back.
+   */
+  async stock(sku: string, readRange: () => Promise<{ known: boolean; found: FoundBatch[] }>, forTake: boolean): Promise<SkuStock> {
+    for (let read = 0; read < MAX_SPREAD_READS; read++) {
+      const { known, found } = await readRange();
+      const remembered = forTake ? this.withKnownPieces(found) : undefined;
+      if (remembered) return { known, batches: remembered };
+      const batches = await this.withPieces(sku, found, async () => (await readRange()).found);
+      if (batches) return { known, batches: await this.gatheredWhenCooled(batches) };
+    }
+    throw new StoreUnavailable(`The spread batches of sku ${sku} kept changing while read`);
+  }
+
+  /** The batch whose item `readItem` finds, with its pieces if it is spread; undefined when it finds none. */
+  async batch(sku: string, ref: string, readItem: () => Promise<FoundBatch | undefined>): Promise<Batch | undefined> {
+    for (let read = 0; read < MAX_SPREAD_READS; read++) {
+      const found = await readItem();
+      if (!found) return undefined;
+      const readAgain = async () => {
+        const again = await readItem();
+        return again ? [again] : [];
+      };
+      const batches = await this.withPieces(sku, [found], readAgain, ref);
+      if (batches?.length === 0) return undefined;
+      const [withPieces] = batches ?? [];
+      if (withPieces) return withPieces.batch;
+    }
+    throw new StoreUnavailable(`Batch ${ref} kept being spread or gathered while read`);
+  }
+
+  /**
    * For a take: the batches found, spread ones with their pieces as this process knows them
    * (KnownPieces), or undefined when it does not know one of them, and the caller reads every piece.
    */
-  withKnownPieces(found: readonly FoundBatch[]): Batch[] | undefined {
+  private withKnownPieces(found: readonly FoundBatch[]): Batch[] | undefined {
     const now = this.currentTime();
     const batches: Batch[] = [];
     for (const { batch, spread } of found) {
@@ -198,7 +234,7 @@ export class SpreadBatches {
    * the two reads would be missed. Undefined when a spread or a gather came between the reads, which
    * the spread's id and its number of pieces tell, and the caller reads again.
    */
-  async withPieces(sku: string, found: readonly FoundBatch[], readAgain: () => Promise<readonly FoundBatch[]>, ref?: string): Promise<ReadBatch[] | undefined> {
+  private async withPieces(sku: string, found: readonly FoundBatch[], readAgain: () => Promise<readonly FoundBatch[]>, ref?: string): Promise<ReadBatch[] | undefined> {
     if (found.every(({ spread }) => !spread)) return found.map(({ batch }) => ({ batch }));
     const partitions = await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref))));
     const pieces = partitions.flat().flatMap((item) => parsePieceItem(item) ?? []);
@@ -220,7 +256,7 @@ export class SpreadBatches {
    * The batches, with the spread ones that have cooled (no take for GATHER_AFTER_MS) or have nothing
    * left in their pieces gathered back, when that write wins; one that loses stays as read.
    */
-  async gatheredWhenCooled(batches: readonly ReadBatch[]): Promise<Batch[]> {
+  private async gatheredWhenCooled(batches: readonly ReadBatch[]): Promise<Batch[]> {
     const gathered = await Promise.all(
       batches.map(async ({ batch, spread, pieces }) => {
         if (!batch.pieces || !spread || (piecesAvailable(batch) > 0 && !hasCooled(spread, pieces, this.currentTime()))) return [batch];
