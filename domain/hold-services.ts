@@ -1,7 +1,7 @@
 import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
 import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, batchesToFree, expiryAfter, hasExpired, statusAt } from './holds';
-import { type Allocation, type Batch, type Order, candidateBatches, planOrder } from './model';
-import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd } from './ports';
+import { type Allocation, type Batch, type Order, candidateBatches, passesOverSpread, planOrder } from './model';
+import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
 
 /*
  * Holds through checkout (docs/api.md, "Holds"). Every change of a hold is one transaction guarded
@@ -32,23 +32,20 @@ const MAX_HOLD_ROUNDS = 8;
  * answers it as it is, without extending it; a holdid is used once.
  */
 export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repository: BatchRepository): Promise<HoldOutcome> => {
-  let forTake = true;
+  let read: StockRead = { forTake: true };
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
-    const [existing, ...stocks] = await Promise.all([repository.hold(holdid), ...lines.map(({ sku }) => repository.stockOf(sku, { forTake }))]);
+    const [existing, ...stocks] = await Promise.all([repository.hold(holdid), ...lines.map(({ sku }) => repository.stockOf(sku, read))]);
     const now = repository.currentTime();
     if (existing && !(await settledAsEnded(existing, now, repository))) continue;
     if (existing) return answerRepeat(existing, lines, now);
     const stockBySku = new Map(lines.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
     if (await freedForLines(holdid, lines, stockBySku, repository)) continue;
-    const plan = planOrder(holdid, lines, stockBySku);
-    if (plan.kind === 'refused') {
-      // Pieces as remembered for a take may miss units given back to them since (BatchRepository.stockOf).
-      if (forTake && stocks.some((stock) => stock?.batches.some(({ pieces }) => pieces))) {
-        forTake = false;
-        continue;
-      }
-      throw new HoldNotPlaced(holdid, plan.refusals);
+    if (!read.settled && linesPassOverSpread(holdid, lines, stockBySku)) {
+      read = { settled: true };
+      continue;
     }
+    const plan = planOrder(holdid, lines, stockBySku);
+    if (plan.kind === 'refused') throw new HoldNotPlaced(holdid, plan.refusals);
     const placements = plan.placements.map(({ allocation: { sku, qty, batchref }, batch }) => ({ line: { sku, qty, batchref }, batch }));
     const hold: Hold = { holdid, lines: bySku(placements.map(({ line }) => line)), status: 'active', expiresAt: expiryAfter(now, ttlSeconds) };
     const result = await repository.saveHold(hold, placements);
@@ -71,6 +68,13 @@ export const freedExpiredHolds = async (qty: number, batches: readonly Batch[], 
   const freed = await Promise.all(toFree.map((batch) => repository.freeExpiredHolds(batch, now, qty - Math.max(batch.available, 0))));
   return freed.some((units) => units > 0);
 };
+
+/** Whether the rule, for some line of an order or a hold, passes over a spread batch (passesOverSpread). */
+export const linesPassOverSpread = (orderid: string, lines: Order['lines'], stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>): boolean =>
+  lines.some(({ sku, qty }) => {
+    const batches = stockBySku.get(sku) ?? [];
+    return passesOverSpread(batches, candidateBatches({ orderid, sku, qty }, batches)[0]);
+  });
 
 /** Lazy expiry for the lines of an order or a hold, each of its own SKU (freedExpiredHolds). */
 export const freedForLines = async (

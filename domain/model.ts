@@ -28,7 +28,7 @@ export interface Batch {
    * hot SKU's allocations do not all write one item (docs/capacity.md, "A hot SKU"): `available`
    * counts them, and the rules read only `available`. The rest, the batch's own units, is
    * `available` less the pieces'. A batch found for a take may count its pieces as last read
-   * (BatchRepository.stockOf), which is never less than they hold.
+   * (BatchRepository.stockOf), more or fewer than they hold now.
    */
   readonly pieces?: readonly BatchPiece[];
   /** With `pieces`: the store's name for the spread they belong to, which a hold's units taken from them keep. */
@@ -37,7 +37,8 @@ export interface Batch {
 
 /**
  * A share of a spread batch's available units, kept apart by the store; `piece` numbers it within its
- * batch, and `held` counts the units holds took from it (counted in the batch's `held`).
+ * batch, and `held` is its share of the batch's count of held units: the sum over the batch's items
+ * is what counts, and one piece's share alone may be below zero (functions/store/hold-writes.ts).
  */
 export interface BatchPiece {
   readonly piece: number;
@@ -78,6 +79,14 @@ export const byPreference = (a: Batch, b: Batch): number => {
   }
   return a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0;
 };
+
+/**
+ * Whether a choice passes over a spread batch: one the rule prefers to the batch it picked (any, when
+ * it picked none). Its pieces may count fewer units than it has unless read settled
+ * (BatchRepository.stockOf), so such a choice is made again on a settled read.
+ */
+export const passesOverSpread = (batches: readonly Batch[], picked?: Batch): boolean =>
+  batches.some((batch) => batch.pieces !== undefined && (picked === undefined || byPreference(batch, picked) < 0));
 
 /** The batches that could take the whole line, best first. */
 export const candidateBatches = (line: OrderLine, batches: readonly Batch[]): Batch[] =>

@@ -92,6 +92,12 @@ export type SaveAllocationsResult =
   /** Some of the lines are already allocated (these, as stored). Nothing was written. */
   | { readonly outcome: 'lines-exist'; readonly existing: Allocation[] };
 
+/** How a SKU's stock is read (BatchRepository.stockOf): as remembered for a take, plainly, or settled. */
+export interface StockRead {
+  readonly forTake?: boolean;
+  readonly settled?: boolean;
+}
+
 /** What allocating a line of one SKU reads. */
 export interface SkuStock {
   /** False when no batch of the SKU was ever added ("Invalid sku"); true even when all are exhausted. */
@@ -116,9 +122,11 @@ export interface BatchRepository {
    * The SKU's stock as of now (a strongly consistent read). For a take (`forTake`), a batch whose
    * stock the store keeps in pieces (Batch.pieces) may be found with its pieces as last read: a take
    * that finds less answers batch-changed, and the next read counts them again. Units given back to
-   * a piece since (a hold's) are not counted then, so a refusal rests on a read not for a take.
+   * its pieces since (a hold's) are not counted then, nor always by a plain read of its pieces, which
+   * are many items read one by one: a refusal, or a line passed over to a batch the rule prefers less
+   * (passesOverSpread), rests on a `settled` read, whose count of every batch is one it had.
    */
-  stockOf(sku: string, options?: { readonly forTake: boolean }): Promise<SkuStock>;
+  stockOf(sku: string, options?: StockRead): Promise<SkuStock>;
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;
   /**
    * Takes `allocation.qty` from `batch`, as it was read, and records the line, both or neither.

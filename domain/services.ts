@@ -29,13 +29,14 @@ import {
   isSameLine,
   linesToTakeOff,
   newBatch,
+  passesOverSpread,
   planLineMoves,
   planOrder,
   stockLevels,
 } from './model';
-import { freedExpiredHolds, freedForLines, holdsToEnd } from './hold-services';
+import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread } from './hold-services';
 import { type Instant, givenBack } from './holds';
-import type { BatchRepository, HoldToEnd } from './ports';
+import type { BatchRepository, HoldToEnd, StockRead } from './ports';
 
 export interface AllocationOutcome {
   readonly batchref: string;
@@ -62,19 +63,18 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
 };
 
 export const allocate = async (line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
-  let forTake = true;
+  let read: StockRead = { forTake: true };
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
-    const stock = await repository.stockOf(line.sku, { forTake });
+    const stock = await repository.stockOf(line.sku, read);
     if (!stock.known) throw new InvalidSku(line.sku);
 
     const candidates = candidateBatches(line, stock.batches);
     if (await freedExpiredHolds(line.qty, stock.batches, candidates[0], repository)) continue;
+    if (!read.settled && passesOverSpread(stock.batches, candidates[0])) {
+      read = { settled: true };
+      continue;
+    }
     if (candidates.length === 0) {
-      // Pieces as remembered for a take may miss units given back to them since (BatchRepository.stockOf).
-      if (forTake && stock.batches.some(({ pieces }) => pieces)) {
-        forTake = false;
-        continue;
-      }
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
       if (existing) return answerRepeat(existing, line);
@@ -240,8 +240,9 @@ const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise
   if (lines.length === 0) return [];
   let { batches } = await repository.stockOf(shrunk.sku);
   const others = batches.filter(({ ref }) => ref !== shrunk.ref);
-  // Lazy expiry: the lines may need the units of holds expired on the other batches (domain/holds.ts).
-  if (await freedExpiredHolds(Math.min(...lines.map(({ qty }) => qty)), others, undefined, repository)) ({ batches } = await repository.stockOf(shrunk.sku));
+  // Lazy expiry: the lines may need the units of holds expired on any other batch, as many as they take in all (domain/holds.ts).
+  const moving = lines.reduce((sum, { qty }) => sum + qty, 0);
+  if (await freedExpiredHolds(moving, others, undefined, repository)) ({ batches } = await repository.stockOf(shrunk.sku));
   let pending = planLineMoves(shrunk, lines, batches);
   let from = shrunk;
   const moved: Reallocation[] = [];
@@ -280,20 +281,19 @@ export interface OrderOutcome {
  */
 export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository): Promise<OrderOutcome> => {
   const done = new Map<string, Allocation>();
-  let forTake = true;
+  let read: StockRead = { forTake: true };
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
     const pending = lines.filter(({ sku }) => !done.has(sku));
     if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
-    const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku, { forTake })));
+    const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku, read)));
     const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
     if (await freedForLines(orderid, pending, stockBySku, repository)) continue;
+    if (!read.settled && linesPassOverSpread(orderid, pending, stockBySku)) {
+      read = { settled: true };
+      continue;
+    }
     const plan = planOrder(orderid, pending, stockBySku);
     if (plan.kind === 'refused') {
-      // Pieces as remembered for a take may miss units given back to them since (BatchRepository.stockOf).
-      if (forTake && stocks.some((stock) => stock?.batches.some(({ pieces }) => pieces))) {
-        forTake = false;
-        continue;
-      }
       // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
       const allocated = await repository.allocationsOf(orderid);
       const before = done.size;

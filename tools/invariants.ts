@@ -109,7 +109,7 @@ const withTheirPieces = (found: readonly { batch: Batch; inStockRange: boolean; 
       ? {
           ...batch,
           available: batch.available + own.reduce((sum, { available }) => sum + available, 0),
-          ...(heldOf(batch) + piecesHeld > 0 ? { held: heldOf(batch) + piecesHeld } : {}),
+          ...(heldOf(batch) + piecesHeld !== 0 ? { held: heldOf(batch) + piecesHeld } : {}),
           spreadId: spread.spreadId,
           pieces: own.map(({ piece, available, held }) => ({ piece, available, held })),
         }

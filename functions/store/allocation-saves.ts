@@ -178,7 +178,10 @@ export class AllocationSaves {
       ...hold,
       lines: hold.lines.map((line) => ({ ...line, sources: sources[placements.findIndex((placement) => placement.line.sku === line.sku)] ?? [] })),
     });
-    const sent = await this.sendTakes(takes, new Date(placedAt).toISOString(), (sources) => [newHoldWrite(this.tableName, withSources(sources), placedAt)]);
+    // What ends the hold must fit one transaction too: a confirm, its largest write, is the record, a
+    // put per line, and per source its record's deletion and at most one count.
+    const confirmFits = (sources: readonly HeldSource[][]) => 1 + placements.length + 2 * sources.flat().length <= MAX_TRANSACTION_ITEMS;
+    const sent = await this.sendTakes(takes, new Date(placedAt).toISOString(), (sources) => [newHoldWrite(this.tableName, withSources(sources), placedAt)], confirmFits);
     if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
     // The hold's record is the last item: a failed put there carries the hold stored under its holdid.
     const holdReason = sent.cancellation.at(-1);
@@ -197,7 +200,12 @@ export class AllocationSaves {
    * comes with where each take's records stand, and `more`, which says what it means for the stock
    * once the caller has seen to its own records.
    */
-  private async sendTakes(takes: readonly Take[], takenAt: string, finish: (sources: readonly HeldSource[][]) => TransactWriteItem[] = () => []): Promise<SentTakes> {
+  private async sendTakes(
+    takes: readonly Take[],
+    takenAt: string,
+    finish: (sources: readonly HeldSource[][]) => TransactWriteItem[] = () => [],
+    fits: (sources: readonly HeldSource[][]) => boolean = () => true,
+  ): Promise<SentTakes> {
     const busyPieces = new Set<string>();
     const isBusy = (key: string) => busyPieces.has(key) || this.knownPieces.isBeingTaken(key);
     const build = () => {
@@ -205,7 +213,7 @@ export class AllocationSaves {
       return { ...built, items: [...built.items, ...finish(built.sources)] };
     };
     let writes = build();
-    if (writes.items.length > MAX_TRANSACTION_ITEMS) return this.gatheredForTakes(takes);
+    if (writes.items.length > MAX_TRANSACTION_ITEMS || !fits(writes.sources)) return this.gatheredForTakes(takes);
     let taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
     let hot: Batch | undefined;
     const next = (reasons: Cancellation, attempt: number) => {
@@ -246,8 +254,9 @@ export class AllocationSaves {
   }
 
   /**
-   * An order whose takes do not fit one transaction: near a sale's end a take from a spread batch
-   * that no one piece holds spans its own units and many small pieces, up to 65 items. Its batches
+   * An order or a hold whose takes do not fit one transaction, or a hold whose confirm would not:
+   * near a sale's end a take from a spread batch that no one piece holds spans its own units and many
+   * small pieces, up to 65 items. Its batches
    * are gathered, so that each take is one write of a batch kept whole (25 lines then need at most 75
    * items), and the order is read again. The process forgets their pieces first: a gather is made
    * on condition that each piece holds what was read, which pieces remembered (never less than they

@@ -5,6 +5,7 @@ import {
   QueryCommand,
   type QueryCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
+import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, piecesAvailable } from '../../domain/model';
 import type {
@@ -23,6 +24,7 @@ import type {
   SaveAllocationsResult,
   SaveHoldResult,
   SkuStock,
+  StockRead,
   StoreObserver,
 } from '../../domain/ports';
 import { describeError, logger } from '../telemetry';
@@ -75,15 +77,23 @@ import { TakeGroups } from './take-groups';
  * the pieces as this process last read them (KnownPieces), so it reads no more than for a batch kept
  * whole; other reads, and an allocation that does not know them, read all of them in one Query per
  * piece partition: costs paid only by a spread SKU. A read that finds a spread batch cooled (no take
- * for GATHER_AFTER_MS) or with nothing left in its pieces gathers it back, and every write other
- * than a take or a give-back of units gathers it first: a change of qty, a hold, the moves of lines.
+ * for GATHER_AFTER_MS), or with nothing left in its pieces and no held units on them, gathers it
+ * back. Holds take from pieces as allocations do, and end on them; a fall of the qty past the batch's
+ * own units, a change that ends holds and the moves of lines gather it first.
  */
 
 /** A batch's units outside its pieces: all of them for a batch kept whole. */
 const ownUnits = (batch: Batch): number => batch.available - piecesAvailable(batch);
 
-/** Expired holds a request gives back at once on a batch whose stock it needs (lazy expiry): each is two or three items. */
-const HOLDS_FREED_AT_ONCE = 30;
+/**
+ * Expired holds a request gives back at once on a batch whose stock it needs (lazy expiry): each is
+ * at most two records (its units from the batch's own item and from its pieces), and their counts
+ * are at most one write on the item and one on a piece of each spread, so 40 stay within a transaction.
+ */
+const HOLDS_FREED_AT_ONCE = 40;
+
+/** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
+const MAX_UNPROCESSED_ROUNDS = 4;
 
 const firstBatch = (items: readonly Record<string, unknown>[]): FoundBatch | undefined => {
   const stored = items.map(parseStoredItem).find((item) => item.kind === 'batch');
@@ -132,8 +142,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { outcome: 'exists', existing };
   }
 
-  async stockOf(sku: string, { forTake } = { forTake: false }): Promise<SkuStock> {
-    return this.spreads.stock(sku, () => this.stockRange(sku), forTake);
+  async stockOf(sku: string, { forTake = false, settled = false }: StockRead = {}): Promise<SkuStock> {
+    return this.spreads.stock(sku, () => this.stockRange(sku), { forTake, settled });
   }
 
   /** The SKU's stock range: whether the SKU is known, and its batches with stock, spread ones without their pieces. */
@@ -216,14 +226,22 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async stillHeldOn(hold: Hold): Promise<string[]> {
-    const keys = hold.lines.map((line) => heldUnitsKey(line.sku, line.batchref, hold, sourcesOf(line)[0] ?? { qty: line.qty }));
-    const { Responses } = await this.calls.call((options) =>
-      this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }), options),
-    );
-    return (Responses?.[this.tableName] ?? []).flatMap((item) => {
-      const stored = parseStoredItem(item);
-      return stored.kind === 'held-units' ? [stored.held.ref] : [];
-    });
+    // A hold's units on a batch are given back all at once, so its first record there tells.
+    let keys: Record<string, unknown>[] = hold.lines.map((line) => heldUnitsKey(line.sku, line.batchref, hold, sourcesOf(line)[0] ?? { qty: line.qty }));
+    const found: string[] = [];
+    // A key the store leaves unprocessed (throttled) is asked again: one missed would strand its units.
+    for (let round = 0; keys.length > 0; round++) {
+      if (round >= MAX_UNPROCESSED_ROUNDS) throw new StoreUnavailable(`The records of hold ${hold.holdid} were not read`);
+      const { Responses, UnprocessedKeys } = await this.calls.call((options) =>
+        this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }), options),
+      );
+      for (const item of Responses?.[this.tableName] ?? []) {
+        const stored = parseStoredItem(item);
+        if (stored.kind === 'held-units') found.push(stored.held.ref);
+      }
+      keys = UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+    }
+    return found;
   }
 
   /** A write of holds whose cancellation means only that something is no longer as read. */

@@ -55,9 +55,11 @@ export const stockRangeItems = (sku: string, batches: readonly Batch[]) => [know
 export const parseBatchItem = (item: Record<string, unknown>): StoredItem | undefined => {
   const { ref, sku, qty, available, eta, heldUnits, pieces, spreadId, spreadAt, changedAt } = item;
   if (isText(ref) && isText(sku)) {
-    // A `held` attribute is a map of holds written before held units were records of their own.
+    // A `held` attribute is a map of holds written before held units were records of their own: an
+    // empty one (what giving back its last entry left) holds nothing, any other is not read.
     const counted = heldUnits === undefined || (isNumber(heldUnits) && heldUnits >= 0);
-    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && counted && item.held === undefined) {
+    const noOldHolds = item.held === undefined || (typeof item.held === 'object' && item.held !== null && Object.keys(item.held).length === 0);
+    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && counted && noOldHolds) {
       const batch: Batch = { ref, sku, qty, available, eta: eta ?? null, ...(isNumber(heldUnits) && heldUnits > 0 ? { held: heldUnits } : {}) };
       const inStockRange = isAt(item, batchWithStockKey(sku, ref));
       const spread = isNumber(pieces) && isText(spreadId) && isText(spreadAt) ? { spread: { pieces, spreadId, spreadAt } } : {};

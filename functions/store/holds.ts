@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { HeldLine, HeldSource, HeldUnits, Hold, HoldStatus, Instant } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { HoldEnding, HoldToEnd } from '../../domain/ports';
@@ -22,8 +23,8 @@ import { activeHoldsIndex, partitionKeyPrefix, timeToLiveAttribute } from './tab
  * zero, so the write that ends a hold picks a piece as a take does (at random, one no write of this
  * process is on) rather than meet every other write on the one its units came from. A gather moves
  * its pieces' counts to the batch item, so a write that finds a spread's piece gone (its condition
- * fails there) writes the batch item instead from then on: spreads are never made again under the
- * same id.
+ * fails there) is made again with the batch item in its place: spreads are never made again under
+ * the same id.
  */
 
 export const holdKey = (holdid: string) => itemKey(`${partitionKeyPrefix.hold}${holdid}`, 'HOLD');
@@ -38,9 +39,12 @@ const heldUnitsPartition = (sku: string, { piece }: HeldSource) => (piece === un
 /** The partitions a batch's held units may be in: its SKU's and its SKU's piece partitions. */
 export const heldUnitsPartitions = (sku: string) => [skuPartition(sku), ...piecePartitions(sku)];
 
-/** One hold's units on one batch, from one item: under the batch, by expiry. */
+/**
+ * One hold's units on one batch, from one item: under the batch, by expiry. The holdid goes in as its
+ * digest, so that a sort key of the longest ref and holdid stays within DynamoDB's 1,024 bytes.
+ */
 export const heldUnitsKey = (sku: string, ref: string, { holdid, expiresAt }: Pick<HeldUnits, 'holdid' | 'expiresAt'>, source: HeldSource) =>
-  itemKey(heldUnitsPartition(sku, source), `${heldOnBatchRange(ref)}${expiresAt}#${holdid}#${source.piece ?? 'own'}`);
+  itemKey(heldUnitsPartition(sku, source), `${heldOnBatchRange(ref)}${expiresAt}#${createHash('sha256').update(holdid).digest('base64url')}#${source.piece ?? 'own'}`);
 
 /**
  * A record of held units as stored: the hold's units on the batch (`units`, all its sources'), and
@@ -214,10 +218,14 @@ export interface PieceCountWrite {
  */
 const countWrites = (tableName: string, changes: readonly CountChange[], places: CountPlaces, offset: number) => {
   const targets = new Map<string, CountTarget & { piece?: number }>();
+  // One piece a spread: the counts of one transaction go to one write of each spread they are on.
+  const pieceOfSpread = new Map<string, number>();
   for (const change of changes) {
     const { line, source } = change;
     const onPiece = source.piece !== undefined && source.spreadId !== undefined && !places.gathered.has(source.spreadId);
-    const piece = onPiece ? places.pieceFor(line.batchref, source) : undefined;
+    const spread = `${line.batchref}\u0000${source.spreadId}`;
+    const piece = onPiece ? (pieceOfSpread.get(spread) ?? places.pieceFor(line.batchref, source)) : undefined;
+    if (piece !== undefined) pieceOfSpread.set(spread, piece);
     const key = piece !== undefined ? pieceKey(line.sku, line.batchref, piece) : batchWithStockKey(line.sku, line.batchref);
     const id = JSON.stringify(key);
     const target: CountTarget & { piece?: number } = targets.get(id) ?? { key, ...(piece !== undefined ? { spreadId: source.spreadId as string, piece } : {}), changes: [] };
@@ -244,12 +252,14 @@ const countWrites = (tableName: string, changes: readonly CountChange[], places:
         conditions.push({ ConditionExpression: '(available > :none OR heldUnits > :held OR attribute_exists(pieces))', ExpressionAttributeValues: { ':none': 0 } });
       }
     }
+    // A piece given units back counts them for good, so that a settled read sees it happen (spread-batches.ts).
+    const givenBack = back > 0 && piece !== undefined ? ', givenBack = if_not_exists(givenBack, :noneHeld) + :back' : '';
     items.push({
       Update: {
         TableName: tableName,
         Key: key,
-        UpdateExpression: 'SET heldUnits = heldUnits - :held' + (back > 0 ? ', available = available + :back' : ''),
-        ...withValues(and(...conditions), { ':held': held, ...(back > 0 ? { ':back': back } : {}) }),
+        UpdateExpression: 'SET heldUnits = if_not_exists(heldUnits, :noneHeld) - :held' + (back > 0 ? ', available = available + :back' : '') + givenBack,
+        ...withValues(and(...conditions), { ':held': held, ':noneHeld': 0, ...(back > 0 ? { ':back': back } : {}) }),
       },
     });
   }
@@ -397,7 +407,7 @@ const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, n
 /**
  * A held line's units become its line's: its records deleted, its counts lowered, `available`
  * unchanged. A batch kept whole that this leaves with no units but its lines' leaves the stock
- * range: `found` (as read) lets the caller move it; without it, the count's condition fails.
+ * range: the caller moves it (`countedOn`: its move writes the count), or the count's condition fails.
  */
 const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, line: HeldLine, places: CountPlaces, offset: number, countedOn?: string): HoldWrites => {
   const removals = heldUnitsRemovals(tableName, hold, line);

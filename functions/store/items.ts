@@ -20,11 +20,11 @@ import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
  *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available, eta, heldUnits
  *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available, eta
  *   spread batch     pk SKU#<sku>       sk STOCK#<ref>   as a batch with stock, and pieces, spreadId, spreadAt
- *   piece of a batch pk PIECES#<k>#<sku> sk PIECE#<ref>#<n>  ref, sku, piece n, available, heldUnits, spreadId, takenAt
+ *   piece of a batch pk PIECES#<k>#<sku> sk PIECE#<ref>#<n>  ref, sku, piece n, available, heldUnits, givenBack, spreadId, takenAt
  *                                                         (k = n mod PIECE_PARTITIONS)
  *   held units       pk SKU#<sku>, or the partition of the piece they came from
- *                                       sk HELD#<len>:<ref>#<heldUntil>#<holdid>#<source>
- *                                                         holdid, ref, sku, qty, heldUntil, piece, spreadId
+ *                                       sk HELD#<len>:<ref>#<heldUntil>#<digest of holdid>#<source>
+ *                                                         holdid, ref, sku, qty, sourceQty, heldUntil, piece, spreadId, sources
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, changedAt
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,

@@ -47,11 +47,13 @@ export interface StoredPiece extends BatchPiece {
   readonly sku: string;
   readonly ref: string;
   readonly spreadId: string;
+  /** Every unit holds ended have given back to it, which only grows: a settled read compares it (spread-batches.ts). */
+  readonly givenBack: number;
   readonly takenAt?: string;
 }
 
 /** A new piece: no hold has taken from it yet. */
-export const pieceItem = ({ sku, ref, piece, available, spreadId }: Omit<StoredPiece, 'held'>) => ({
+export const pieceItem = ({ sku, ref, piece, available, spreadId }: Omit<StoredPiece, 'held' | 'givenBack'>) => ({
   ...pieceKey(sku, ref, piece),
   type: 'BatchPiece',
   sku,
@@ -66,10 +68,12 @@ export const pieceItem = ({ sku, ref, piece, available, spreadId }: Omit<StoredP
 export const parsePieceItem = (item: Record<string, unknown>): StoredItem | undefined => {
   const { ref, sku, piece, available, heldUnits, spreadId, takenAt } = item;
   if (!isText(ref) || !isText(sku)) return undefined;
-  // A piece's count of held units may be below zero: only the sum over the batch's items means anything (holds.ts).
-  const piecesHeld = isNumber(heldUnits);
+  // A piece's count of held units may be below zero: only the sum over the batch's items means
+  // anything (holds.ts); a piece spread before holds were counted on pieces has none.
+  const piecesHeld = heldUnits === undefined || isNumber(heldUnits);
   if (isNumber(piece) && isNumber(available) && piecesHeld && isText(spreadId) && (takenAt === undefined || isText(takenAt)) && isAt(item, pieceKey(sku, ref, piece))) {
-    return { kind: 'piece', piece: { sku, ref, piece, available, held: heldUnits, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
+    const givenBack = isNumber(item.givenBack) ? item.givenBack : 0;
+    return { kind: 'piece', piece: { sku, ref, piece, available, held: isNumber(heldUnits) ? heldUnits : 0, givenBack, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
   }
   return undefined;
 };
@@ -100,10 +104,10 @@ const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, qty: num
   Update: {
     TableName: tableName,
     Key: pieceKey(batch.sku, batch.ref, piece),
-    UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt' + (setAside ? ', heldUnits = heldUnits + :qty' : ''),
+    UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) + :qty' : ''),
     // A hold's units name their spread, where they are counted: a piece of a later spread at the same key is not it.
     ConditionExpression: 'available >= :qty' + (setAside ? ' AND spreadId = :spreadId' : ''),
-    ExpressionAttributeValues: { ':qty': qty, ':takenAt': takenAt, ...(setAside ? { ':spreadId': batch.spreadId } : {}) },
+    ExpressionAttributeValues: { ':qty': qty, ':takenAt': takenAt, ...(setAside ? { ':spreadId': batch.spreadId, ':noneHeld': 0 } : {}) },
   },
 });
 
@@ -152,8 +156,10 @@ export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem
       Delete: {
         TableName: tableName,
         Key: pieceKey(batch.sku, batch.ref, piece),
-        ConditionExpression: 'available = :available AND heldUnits = :heldUnits',
-        ExpressionAttributeValues: { ':available': available, ':heldUnits': held },
+        ...and(
+          { ConditionExpression: 'available = :available', ExpressionAttributeValues: { ':available': available } },
+          heldUnitsAre(held),
+        ),
       },
     }),
   );
@@ -311,9 +317,13 @@ const spreadBatch: BatchWrites = {
       } else {
         pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
         items.push(pieceTakeWrite(tableName, batch, piece, pieceQty, takenAt, setAside));
-        sources.push({ qty: pieceQty, piece, spreadId: batch.spreadId, of: batch.pieces?.length });
       }
     }
+    // The units taken from pieces are one source, however many pieces they came from: any piece of the
+    // spread counts them (holds.ts), so ending them is one record and one count, not one each.
+    const [firstPiece] = placed.flatMap(([piece]) => (piece === undefined ? [] : [piece]));
+    const fromPieces = placed.reduce((sum, [piece, pieceQty]) => (piece === undefined ? sum : sum + pieceQty), 0);
+    if (firstPiece !== undefined) sources.push({ qty: fromPieces, piece: firstPiece, spreadId: batch.spreadId, of: batch.pieces?.length });
     return { items, sources, pieces };
   },
   giveBack: (tableName, batch, qty) => [spreadItemWrite(tableName, batch, qty)],

@@ -1,7 +1,7 @@
 import { StoreUnavailable } from '../../domain/errors';
 import type { Instant } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
-import type { SkuStock } from '../../domain/ports';
+import type { SkuStock, StockRead } from '../../domain/ports';
 import type { StoredItem } from './items';
 import { PIECES_RANGE, type Spread, type StoredPiece, gatherWrites, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
 import type { Cancellation, ConflictRetryPolicy, StoreCalls } from './store-calls';
@@ -76,11 +76,11 @@ export const canSpread = (batch: Batch) => !batch.pieces && unitsToSpread(batch.
  *
  * Their units as last read, or as written when it spread one, so that an allocation takes from a
  * piece without reading the pieces first: 1 Query + 1 transaction, as for a batch kept whole. A
- * spread's pieces only ever give units up (a take; a give-back goes to the batch item, and a gather
- * removes the pieces with the spread), so a number remembered is never below what its piece holds: a
- * take may fail on it (and the batch is forgotten, so that the next allocation reads every piece),
- * but a batch is never found unable to take a line it could. A batch is forgotten as well
- * GATHER_AFTER_MS after it was read, and the read that follows sees whether the sale is over.
+ * number remembered may be above what its piece holds (takes since), and a take then fails on it (and
+ * the batch is forgotten, so that the next allocation reads every piece); or below (a hold ended
+ * since gave its units back to the piece), so a refusal, or a line passed over to a batch the rule
+ * prefers less, never rests on remembered pieces (BatchRepository.stockOf). A batch is forgotten as
+ * well GATHER_AFTER_MS after it was read, and the read that follows sees whether the sale is over.
  *
  * And the pieces its takes are writing now, which a take avoids while another piece can take its
  * line, and the batches it is spreading now, which its other requests wait for rather than take from
@@ -182,12 +182,12 @@ export class SpreadBatches {
    * with stock, spread ones without their pieces), spread batches with their pieces: for a take, as
    * this process knows them, when it knows every one; else read, with those cooled gathered back.
    */
-  async stock(sku: string, readRange: () => Promise<{ known: boolean; found: FoundBatch[] }>, forTake: boolean): Promise<SkuStock> {
+  async stock(sku: string, readRange: () => Promise<{ known: boolean; found: FoundBatch[] }>, { forTake = false, settled = false }: StockRead): Promise<SkuStock> {
     for (let read = 0; read < MAX_SPREAD_READS; read++) {
       const { known, found } = await readRange();
-      const remembered = forTake ? this.withKnownPieces(found) : undefined;
+      const remembered = forTake && !settled ? this.withKnownPieces(found) : undefined;
       if (remembered) return { known, batches: remembered };
-      const batches = await this.withPieces(sku, found, async () => (await readRange()).found);
+      const batches = await this.withPieces(sku, found, async () => (await readRange()).found, { settled });
       if (batches) return { known, batches: await this.gatheredWhenCooled(batches) };
     }
     throw new StoreUnavailable(`The spread batches of sku ${sku} kept changing while read`);
@@ -202,7 +202,7 @@ export class SpreadBatches {
         const again = await readItem();
         return again ? [again] : [];
       };
-      const batches = await this.withPieces(sku, [found], readAgain, ref);
+      const batches = await this.withPieces(sku, [found], readAgain, { ref });
       if (batches?.length === 0) return undefined;
       const [withPieces] = batches ?? [];
       if (withPieces) return withPieces.batch;
@@ -227,17 +227,28 @@ export class SpreadBatches {
 
   /**
    * The batches found, spread ones with their pieces: read in one Query per piece partition, then
-   * their items read again (`readAgain`), whose counts are the ones used. Pieces only lose units (to
-   * takes, which are real), and units given back go to the item: so a piece read before its item
-   * counts no less than it holds when the item is read, and the sum is never below what the batch
-   * had at that moment, which a refusal may rest on. Read the other way round, a give-back between
-   * the two reads would be missed. Undefined when a spread or a gather came between the reads, which
-   * the spread's id and its number of pieces tell, and the caller reads again.
+   * their items read again (`readAgain`), whose counts are the ones used. Takes only lower a piece's
+   * units, and a cancel gives its units back to the item, read last: a give-back to the item between
+   * the two reads is counted. A hold ended meanwhile gives its units back to a piece, which the read
+   * may have passed: then the sum can be below what the batch had at any one moment. So a read that a
+   * refusal, or a line passed over to a batch the rule prefers less, rests on (`settled`) reads the
+   * pieces once more, and counts only if no piece was given units back between its two reads (each
+   * piece counts what it was ever given back, `givenBack`). Undefined when a spread or a gather came
+   * between the reads, which the spread's id and its number of pieces tell, or a settled read found
+   * a piece given units back, and the caller reads again.
    */
-  private async withPieces(sku: string, found: readonly FoundBatch[], readAgain: () => Promise<readonly FoundBatch[]>, ref?: string): Promise<ReadBatch[] | undefined> {
+  private async withPieces(
+    sku: string,
+    found: readonly FoundBatch[],
+    readAgain: () => Promise<readonly FoundBatch[]>,
+    { ref, settled = false }: { readonly ref?: string; readonly settled?: boolean } = {},
+  ): Promise<ReadBatch[] | undefined> {
     if (found.every(({ spread }) => !spread)) return found.map(({ batch }) => ({ batch }));
-    const partitions = await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref))));
-    const pieces = partitions.flat().flatMap((item) => parsePieceItem(item) ?? []);
+    const readPieces = async () =>
+      (await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref)))))
+        .flat()
+        .flatMap((item) => parsePieceItem(item) ?? []);
+    const pieces = await readPieces();
     const read: ReadBatch[] = [];
     for (const { batch, spread } of await readAgain()) {
       if (!spread) {
@@ -246,20 +257,32 @@ export class SpreadBatches {
       }
       const own = piecesOfSpread(pieces, batch, spread);
       if (own.length !== spread.pieces) return undefined;
-      this.known.remember(batch.ref, spread.spreadId, own, this.currentTime());
       read.push({ batch: withTheirPieces(batch, own, spread.spreadId), spread, pieces: own });
     }
+    if (settled) {
+      const again = await readPieces();
+      const unchanged = read.every(({ batch, spread, pieces: own = [] }) => {
+        if (!spread) return true;
+        const now = piecesOfSpread(again, batch, spread);
+        return own.every((piece) => now.find(({ piece: number }) => number === piece.piece)?.givenBack === piece.givenBack);
+      });
+      if (!unchanged) return undefined;
+    }
+    for (const { batch, spread, pieces: own } of read) if (spread && own) this.known.remember(batch.ref, spread.spreadId, own, this.currentTime());
     return read;
   }
 
   /**
-   * The batches, with the spread ones that have cooled (no take for GATHER_AFTER_MS) or have nothing
-   * left in their pieces gathered back, when that write wins; one that loses stays as read.
+   * The batches, with the spread ones that have cooled (no take for GATHER_AFTER_MS), or have nothing
+   * left in their pieces and no held units counted on them, gathered back, when that write wins; one
+   * that loses stays as read. A sale whose every unit is held keeps its batch spread: its holds end on
+   * the pieces, not all on the batch item.
    */
   private async gatheredWhenCooled(batches: readonly ReadBatch[]): Promise<Batch[]> {
     const gathered = await Promise.all(
       batches.map(async ({ batch, spread, pieces }) => {
-        if (!batch.pieces || !spread || (piecesAvailable(batch) > 0 && !hasCooled(spread, pieces, this.currentTime()))) return [batch];
+        const spent = piecesAvailable(batch) === 0 && (batch.pieces ?? []).reduce((sum, { held }) => sum + held, 0) === 0;
+        if (!batch.pieces || !spread || (!spent && !hasCooled(spread, pieces, this.currentTime()))) return [batch];
         if (!(await this.gather(batch))) return [batch];
         const { pieces: _, spreadId: __, ...whole } = batch;
         // Gathered with nothing left, it has left the stock range.

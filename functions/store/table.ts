@@ -67,7 +67,7 @@ export const partitionKeyPrefix = {
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
-const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt'];
+const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack'];
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
 /** A hold's record, besides the `orderid` a line names too and the time to live a notice has too. */
 const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
@@ -86,6 +86,7 @@ const holdEndingAttributes = [
   ...keyAttributes,
   'available',
   'heldUnits',
+  'givenBack',
   'spreadId',
   'pieces',
   'status',

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { confirmHold, placeHold, releaseHold } from '../../domain/hold-services';
 import { allocate, allocateOrder, batchStatus, cancelAllocation } from '../../domain/services';
 import { MAX_TRANSACTION_ITEMS, type DocumentSender } from '../../functions/store/store-calls';
 import { PIECES_PER_SPREAD } from '../../functions/store/spread-batches';
@@ -123,6 +124,62 @@ describe('a spread batch and the writes that read it at another moment', () => {
     expect(cancelled).toBe(true);
     expect(answer).toMatchObject({ batchref: ref });
     expect((await batchStatus(ref, repository)).available).toBe(50);
+    await expectInvariantsKept();
+  });
+
+  it('refuses a line only on a settled read: units a hold ended gives back to a piece between the reads of the pieces and the item count', async () => {
+    const sku = uniqueId('sku');
+    const ref = uniqueId('batch');
+    const repository = table.repository();
+    await repository.addBatch({ ref, sku, qty: 100, available: 100, eta: null });
+    await spread(ref);
+    const { hold } = await placeHold({ holdid: uniqueId('cart'), lines: [{ sku, qty: 30 }], ttlSeconds: 600 }, repository);
+    // 70 available. A request reads the pieces, then the item; in between, at its second read (the
+    // settled one its refusal would rest on), the hold is released, its 30 units back on a piece it
+    // has read: 100 available at every moment after.
+    let reads = 0;
+    let released = false;
+    let piecesRead = false;
+    const sender: DocumentSender = {
+      send: (async (command: { input: { ExpressionAttributeValues?: Record<string, unknown> } }, options?: object) => {
+        const values = command instanceof QueryCommand ? (command.input.ExpressionAttributeValues ?? {}) : {};
+        if (values[':prefix'] === 'PIECE#') piecesRead = true;
+        if (values[':partition'] === `SKU#${sku}` && values[':prefix'] === 'STOCK' && piecesRead) {
+          piecesRead = false;
+          if (++reads === 2) {
+            released = true;
+            await releaseHold(hold.holdid, table.repository());
+          }
+        }
+        return table.documentClient.send(command as never, options);
+      }) as unknown as DocumentSender['send'],
+    };
+
+    const answer = await allocate({ orderid: uniqueId('order'), sku, qty: 90 }, table.repository({ sender }));
+
+    expect(released).toBe(true);
+    expect(answer).toMatchObject({ batchref: ref });
+    expect((await batchStatus(ref, repository)).available).toBe(10);
+    await expectInvariantsKept();
+  });
+
+  it('places and confirms a hold whose line no one piece holds: its units from many pieces are one record, and one count to end', async () => {
+    const sku = uniqueId('sku');
+    const ref = uniqueId('batch');
+    const repository = table.repository();
+    await repository.addBatch({ ref, sku, qty: 100, available: 100, eta: null });
+    await spread(ref);
+    const lines = [{ sku, qty: 60 }];
+
+    const { hold } = await placeHold({ holdid: uniqueId('cart'), lines, ttlSeconds: 600 }, repository);
+    const stored = await repository.hold(hold.holdid);
+    const { lines: confirmed } = await confirmHold(hold.holdid, uniqueId('order'), repository);
+
+    expect(stored?.lines[0]?.sources?.length).toBeLessThanOrEqual(2);
+    expect(confirmed).toEqual([expect.objectContaining({ sku, qty: 60, batchref: ref })]);
+    const after = await batchStatus(ref, repository);
+    expect(after.available).toBe(40);
+    expect(after.held).toBeUndefined();
     await expectInvariantsKept();
   });
 });

@@ -277,6 +277,21 @@ describe('changing a batch', () => {
     expect(outcomes.map(({ writes }) => writes)).toEqual([6, 3, 2, 1]);
   });
 
+  it('moves its lines onto units that expired holds set aside on another batch, however small its first line', async () => {
+    const repository = await shop(['b1', 11, null], ['b2', 15, null]);
+    for (const [orderid, qty] of [['o2', 10], ['o1', 1]] as const) await allocate({ orderid, sku: 'LAMP', qty }, repository);
+    await placeHold({ holdid: 'h1', lines: [{ sku: 'LAMP', qty: 10 }], ttlSeconds: 60 }, repository);
+    expect(repository.batches.get('b2')).toMatchObject({ available: 5, held: 10 });
+    repository.now += 60_000;
+
+    const { reallocated } = await changeBatch('b1', { qty: 0 }, repository);
+
+    expect(reallocated.map(({ orderid, batchref }) => ({ orderid, batchref }))).toEqual([
+      { orderid: 'o1', batchref: 'b2' },
+      { orderid: 'o2', batchref: 'b2' },
+    ]);
+  });
+
   it('refuses an unknown batch', async () => {
     await expect(changeBatch('nope', { qty: 1 }, new FakeRepository())).rejects.toThrow(BatchNotFound);
   });

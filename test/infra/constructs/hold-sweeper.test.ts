@@ -37,7 +37,7 @@ describe("the hold sweeper's role", () => {
           // record: status, the expiry its condition compares, when it ended, its time to live, and its key
           // in the active holds' index.
           'ForAllValues:StringEquals': {
-            'dynamodb:Attributes': ['pk', 'sk', 'available', 'heldUnits', 'spreadId', 'pieces', 'status', 'heldUntil', 'endedAt', 'expiresAt', 'activeHoldShard'],
+            'dynamodb:Attributes': ['pk', 'sk', 'available', 'heldUnits', 'givenBack', 'spreadId', 'pieces', 'status', 'heldUntil', 'endedAt', 'expiresAt', 'activeHoldShard'],
           },
         },
       },

@@ -21,7 +21,7 @@ describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name functio
 describe("the handlers' roles", () => {
   // The items' own attributes, then those of the notices that exist to put an event on the stream, then a hold's record's, then its units' records'.
   const writtenAttributes = [
-    ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
+    ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
     ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'expiresAt'],
     ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', 'activeHoldShard'],
     ...['sourceQty', 'sources'],
