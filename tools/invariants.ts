@@ -1,9 +1,11 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { type Hold, type Instant, statusAt } from '../domain/holds';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf } from '../domain/model';
-import type { Spread, StoredHeldUnits, StoredPiece } from '../functions/store/items';
+import type { StoredHeldUnits } from '../functions/store/holds';
+import { parseStoredItem } from '../functions/store/items';
+import { LINE_BATCH, linesOfBatch } from '../functions/store/lines';
+import type { Spread, StoredPiece } from '../functions/store/pieces';
 import type { DocumentSender } from '../functions/store/store-calls';
-import { LINE_BATCH, linesOfBatch, parseStoredItem } from '../functions/store/items';
 
 export interface Inventory {
   /** Spread ones with their pieces' units and held units counted in. */

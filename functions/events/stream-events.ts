@@ -1,7 +1,8 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DomainEvent, domainEvent } from '../../domain/events';
 import type { Hold } from '../../domain/holds';
-import { type BatchDescription, type StoredItem, parseStoredItem } from '../store/items';
+import type { BatchDescription } from '../store/batches';
+import { type StoredItem, parseStoredItem } from '../store/items';
 
 /** An item image as a stream record carries it: DynamoDB's attribute-value JSON ({"S": "..."}, {"N": "1"}). */
 export type StreamImage = Record<string, unknown>;

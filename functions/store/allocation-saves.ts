@@ -2,9 +2,11 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HeldSource, Hold, Instant } from '../../domain/holds';
 import type { Allocation, Batch, Placement } from '../../domain/model';
 import type { HoldPlacement, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
-import { availableWrites, newLineWrite, returningItemOnFailure } from './conditional-writes';
-import { heldUnitsPuts, newHoldWrite } from './hold-writes';
-import { now, parseStoredItem, storedLine } from './items';
+import { now } from './fields';
+import { heldUnitsPuts, newHoldWrite } from './holds';
+import { parseStoredItem, storedLine } from './items';
+import { newLineWrite } from './lines';
+import { type PieceTake, piecesToTake, writesOf } from './pieces';
 import {
   CONFLICTS_BEFORE_SPREAD,
   HOT_BATCH_ATTEMPTS_FACTOR,
@@ -12,10 +14,7 @@ import {
   type SpreadBatches,
   canSpread,
   linesHeldTogether,
-  piecesToTake,
-  takeKey,
 } from './spread-batches';
-import { pieceTakeWrite } from './spread-writes';
 import { type Cancellation, type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, type TransactWriteItem } from './store-calls';
 import type { TakeGroups } from './take-groups';
 
@@ -23,10 +22,11 @@ import type { TakeGroups } from './take-groups';
  * The writes of takes of stock, for the repository (batch-repository.ts): an allocation's (each
  * placement's take and its line) and a hold's (each line's take, its units' records and the hold's
  * record), in one transaction, from a batch kept whole or from a spread batch's pieces
- * (docs/capacity.md, "A hot SKU"), and what a cancellation of it says: a line or a hold already
- * stored, a batch that can no longer take its line, or one to read again. A batch kept whole that
- * keeps meeting conflicts is spread from here, by holds as by allocations, and a process's
- * allocations that wait for one spread batch share a transaction (take-groups.ts).
+ * (docs/capacity.md, "A hot SKU"; writesOf in pieces.ts makes each take's writes as its batch's
+ * kind does), and what a cancellation of it says: a line or a hold already stored, a batch that can
+ * no longer take its line, or one to read again. A batch kept whole that keeps meeting conflicts is
+ * spread from here, by holds as by allocations, and a process's allocations that wait for one
+ * spread batch share a transaction (take-groups.ts).
  */
 
 /** Units taken from a batch, and what records them: a line, or a hold's units (`setAside`: counted as held where they are taken). */
@@ -123,7 +123,7 @@ export class AllocationSaves {
     if (takes.length === 0) return alone;
     const allocatedAt = now();
     const qty = takes.reduce((sum, { allocation }) => sum + allocation.qty, 0);
-    const take = this.takeWrites(batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key));
+    const take = writesOf(batch).take(this.tableName, batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key));
     const linePuts = takes.map((_, index) => take.items.length + index);
     const items = [...take.items, ...takes.map(({ allocation }) => newLineWrite(this.tableName, allocation, allocatedAt))];
     const taken = this.knownPieces.takingFrom(take.pieces.map(({ key }) => key));
@@ -272,61 +272,26 @@ export class AllocationSaves {
   }
 
   /**
-   * Each take and its records: from a batch kept whole as before, from a spread batch out of a piece
-   * picked at random among those that hold the line whole (not one met busy in this request, nor one
-   * this process's takes are writing, while others can), else out of its own units, else out of as
-   * many pieces as it takes. Where each take's records, each whole batch's write and each piece's
-   * write stand in the items, and where each take's units come from.
+   * Each take and its records, the take's writes as its batch's kind makes them (writesOf; a spread
+   * batch's leave the pieces `isBusy` names, met busy in this request or being written by this
+   * process's takes, while others can take the line). Where each take's records, each whole batch's
+   * write and each piece's write stand in the items, and where each take's units come from.
    */
   private takesWrites(takes: readonly Take[], takenAt: string, isBusy: (key: string) => boolean) {
     const items: TransactWriteItem[] = [];
     const recordsAt: number[] = [];
     const wholeBatches: [number, Batch][] = [];
-    const pieces: { at: number; key: string; ref: string }[] = [];
+    const pieces: PieceTake[] = [];
     const sources: HeldSource[][] = [];
     for (const { batch, qty, setAside, records } of takes) {
-      if (batch.pieces) {
-        const take = this.takeWrites(batch, qty, takenAt, isBusy, setAside);
-        pieces.push(...take.pieces.map((piece) => ({ ...piece, at: items.length + piece.at })));
-        items.push(...take.items);
-        sources.push(take.sources);
-      } else {
-        wholeBatches.push([items.length, batch]);
-        items.push(...availableWrites(this.tableName, batch, -qty, setAside).map(returningItemOnFailure));
-        sources.push([{ qty }]);
-      }
+      const take = writesOf(batch).take(this.tableName, batch, qty, takenAt, isBusy, setAside);
+      if (take.wholeAt !== undefined) wholeBatches.push([items.length + take.wholeAt, batch]);
+      pieces.push(...take.pieces.map((piece) => ({ ...piece, at: items.length + piece.at })));
+      items.push(...take.items);
+      sources.push(take.sources);
       recordsAt.push(items.length);
-      items.push(...records(sources.at(-1) ?? []));
+      items.push(...records(take.sources));
     }
     return { items, recordsAt, wholeBatches, pieces, sources };
-  }
-
-  /**
-   * A take of `qty` from a spread batch (piecesToTake): its writes, and where each piece's write
-   * stands in them. The batch as read must hold it: a take of less than its lines would oversell.
-   */
-  private takeWrites(batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean, setAside = false) {
-    const items: TransactWriteItem[] = [];
-    const pieces: { at: number; key: string; ref: string }[] = [];
-    const sources: HeldSource[] = [];
-    const placed = piecesToTake(batch, qty, isBusy);
-    if (placed.reduce((sum, [, pieceQty]) => sum + pieceQty, 0) !== qty) {
-      throw new Error(`A take of ${qty} from batch ${batch.ref}, which holds ${batch.available} as read`);
-    }
-    for (const [piece, pieceQty] of placed) {
-      if (piece === undefined) {
-        items.push(...availableWrites(this.tableName, batch, -pieceQty, setAside));
-        sources.push({ qty: pieceQty });
-      } else {
-        pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
-        items.push(pieceTakeWrite(this.tableName, batch, piece, pieceQty, takenAt, setAside));
-      }
-    }
-    // The units taken from pieces are one source, however many pieces they came from: any piece of the
-    // spread counts them (hold-writes.ts), so ending them is one record and one count, not one each.
-    const [firstPiece] = placed.flatMap(([piece]) => (piece === undefined ? [] : [piece]));
-    const fromPieces = placed.reduce((sum, [piece, pieceQty]) => (piece === undefined ? sum : sum + pieceQty), 0);
-    if (firstPiece !== undefined) sources.push({ qty: fromPieces, piece: firstPiece, spreadId: batch.spreadId, of: batch.pieces?.length });
-    return { items, pieces, sources };
   }
 }

@@ -5,10 +5,9 @@ import {
   QueryCommand,
   type QueryCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, piecesAvailable } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, piecesAvailable } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -30,76 +29,46 @@ import type {
 } from '../../domain/ports';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './allocation-saves';
-import {
-  availableWrites,
-  batchChangeWrites,
-  batchDescriptionWrite,
-  batchMoveWrites,
-  lineMovesWrites,
-  lineRemovalWrites,
-  newBatchWrites,
-  newLineWrite,
-} from './conditional-writes';
-import {
-  type CountPlaces,
-  type HoldWrites,
-  gatheredSpreadsIn,
-  givingBackWrites,
-  heldUnitsConfirmationWrites,
-  holdConfirmationWrite,
-  holdEndWrite,
-  holdEndWrites,
-  holdExtensionWrites,
-  withoutHeldUnits,
-} from './hold-writes';
+import { STOCK_RANGE, batchDescriptionWrite, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
+import { PK, SK } from './fields';
 import {
   ACTIVE_HOLD_SHARD,
-  ALLOCATED_AT,
-  LINES_RANGE,
-  LINE_BATCH,
-  PK,
-  SK,
-  STOCK_RANGE,
+  type CountPlaces,
+  type HoldWrites,
   type StoredHeldUnits,
   activeHoldShards,
-  batchReferenceKey,
+  batchChangeHoldEndWrites,
+  expiredUnitsGivenBackWrites,
   heldOnBatchRange,
   heldUnitsKey,
   heldUnitsPartitions,
-  sourcesOf,
-  batchWithStockKey,
-  exhaustedBatchKey,
+  holdConfirmWrites,
+  holdEndWrites,
+  holdExtensionWrites,
   holdKey,
-  lineKey,
-  linesOfBatch,
-  orderPartition,
-  outOfStockItem,
-  parseStoredItem,
-  skuPartition,
-  storedLine,
-} from './items';
-import {
-  type Cancellation,
-  type ConflictRetryPolicy,
-  type DocumentSender,
-  MAX_TRANSACTION_ITEMS,
-  type TransactWriteItem,
-  StoreCalls,
-  defaultConflictRetryPolicy,
-} from './store-calls';
-import { type FoundBatch, HOT_BATCH_ATTEMPTS_FACTOR, KnownPieces, SpreadBatches, takeKey } from './spread-batches';
+  sendHoldWrites,
+  sourcesOf,
+} from './holds';
+import { parseStoredItem, storedLine } from './items';
+import { ALLOCATED_AT, LINES_RANGE, LINE_BATCH, lineKey, lineMovesWrites, lineRemovalWrites, linesOfBatch, orderPartition, outOfStockItem } from './lines';
+import { writesOf } from './pieces';
+import { type FoundBatch, KnownPieces, SpreadBatches } from './spread-batches';
+import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
 import { activeHoldsIndex, linesByBatchIndex } from './table';
 import { TakeGroups } from './take-groups';
 
 /*
+ * The DynamoDB adapter of the repository port (domain/ports.ts): each method reads, decides and
+ * writes; the items it writes, each with the condition that guards it, are their kind's module's
+ * (batches.ts, pieces.ts, lines.ts, holds.ts), a take's transaction is allocation-saves.ts's, and
+ * the reading, spreading and gathering of spread batches is spread-batches.ts's.
+ *
  * Capacity: an allocate costs one strongly consistent Query (1 RCU while the SKU has fewer than about
  * twenty batches with stock, however many are exhausted) and one transaction of two small writes
  * (2 x 2 WCU), three (6 WCU) when it empties the batch, plus 1 WCU for the line's index entry.
  * Every allocation of one SKU kept whole writes items in the same partition, so one hot SKU tops
  * out near 1,000 WCU/s / 2 WCU per batch update ~ 500 allocations/s, fewer when requests collide on
- * one batch item (TransactionConflict, retried by store-calls.ts). The conditions that guard each
- * write are in conditional-writes.ts; an allocation's transaction, and what its cancellation says,
- * in allocation-saves.ts.
+ * one batch item (TransactionConflict, retried by store-calls.ts).
  *
  * A hot SKU (docs/capacity.md, "A hot SKU", and spread-batches.ts): an allocation whose transaction
  * keeps meeting TransactionConflict on a batch item spreads that batch's units over pieces, and from
@@ -125,9 +94,6 @@ const HOLDS_FREED_AT_ONCE = 40;
 
 /** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
 const MAX_UNPROCESSED_ROUNDS = 4;
-
-/** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
-const MAX_SPREAD_READS = 4;
 
 const firstBatch = (items: readonly Record<string, unknown>[]): FoundBatch | undefined => {
   const stored = items.map(parseStoredItem).find((item) => item.kind === 'batch');
@@ -177,14 +143,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async stockOf(sku: string, { forTake = false, settled = false }: StockRead = {}): Promise<SkuStock> {
-    for (let read = 0; read < MAX_SPREAD_READS; read++) {
-      const { known, found } = await this.stockRange(sku);
-      const remembered = forTake && !settled ? this.spreads.withKnownPieces(found) : undefined;
-      if (remembered) return { known, batches: remembered };
-      const batches = await this.spreads.withPieces(sku, found, async () => (await this.stockRange(sku)).found, { settled });
-      if (batches) return { known, batches: await this.spreads.gatheredWhenCooled(batches) };
-    }
-    throw new StoreUnavailable(`The spread batches of sku ${sku} kept changing while read`);
+    return this.spreads.stock(sku, () => this.stockRange(sku), { forTake, settled });
   }
 
   /** The SKU's stock range: whether the SKU is known, and its batches with stock, spread ones without their pieces. */
@@ -261,13 +220,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
       units += record.units.qty;
     }
     if (freeing.length === 0) return 0;
-    // Each hold as its records on the batch name it: every source of its line there, given back together.
-    const given = freeing.map(({ units: { holdid, qty, expiresAt }, sku, ref, sources }) => ({
-      hold: { holdid, expiresAt, status: 'active' as const, lines: [{ sku, qty, batchref: ref, sources }] },
-      lines: [{ sku, qty, batchref: ref, sources }],
-    }));
     // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
-    await this.holdWrite((places) => givingBackWrites(this.tableName, given, places));
+    await this.holdWrite((places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
     return units;
   }
 
@@ -290,55 +244,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return found;
   }
 
-  /**
-   * A write of holds' units (`build`, given where to count them on spread batches), sent as a take
-   * from a spread batch is: the pieces it writes are busy for this process's takes while it is in
-   * flight, and a conflict on one goes at once to another piece of its spread, any of which counts
-   * its units as well (hold-writes.ts). Made again with the batch item in place of a piece whose
-   * condition failed: its spread was gathered, and the item counts its held units from then on. The
-   * writes last sent, and the reasons of a cancellation by anything else, when there is one.
-   */
-  private async sendHoldWrites(build: (places: CountPlaces) => HoldWrites): Promise<{ writes: HoldWrites; cancellation?: Cancellation }> {
-    const gathered = new Set<string>();
-    const met = new Set<string>();
-    const places: CountPlaces = {
-      gathered,
-      pieceFor: (ref, { piece, of }) => {
-        const pieces = Array.from({ length: of ?? 0 }, (_, index) => index);
-        const free = pieces.filter((index) => !met.has(takeKey(ref, index)) && !this.knownPieces.isBeingTaken(takeKey(ref, index)));
-        const fresh = pieces.filter((index) => !met.has(takeKey(ref, index)));
-        const among = free.length > 0 ? free : fresh;
-        return among.length > 0 ? (among[Math.floor(Math.random() * among.length)] as number) : (piece as number);
-      },
-    };
-    for (;;) {
-      let writes = build(places);
-      let written = this.knownPieces.takingFrom(writes.pieces.map(({ ref, piece }) => takeKey(ref, piece)));
-      const next = (reasons: Cancellation) => {
-        for (const { at, ref, piece } of writes.pieces) if (reasons[at]?.Code === 'TransactionConflict') met.add(takeKey(ref, piece));
-        const onPiecesOnly = reasons.every((reason, index) => reason.Code !== 'TransactionConflict' || writes.pieces.some(({ at }) => at === index));
-        written();
-        writes = build(places);
-        written = this.knownPieces.takingFrom(writes.pieces.map(({ ref, piece }) => takeKey(ref, piece)));
-        return { items: writes.items, atOnce: onPiecesOnly && !reasons.some(({ Code }) => Code === 'ThrottlingError') };
-      };
-      const patiently = writes.pieces.length > 0 ? { next, maxAttempts: this.conflictRetry.maxAttempts * HOT_BATCH_ATTEMPTS_FACTOR } : undefined;
-      let cancellation: Cancellation | undefined;
-      try {
-        cancellation = await this.calls.transactWrite(writes.items, patiently);
-      } finally {
-        written();
-      }
-      if (!cancellation) return { writes };
-      const found = gatheredSpreadsIn(cancellation, writes.pieces).filter((spreadId) => !gathered.has(spreadId));
-      if (found.length === 0) return { writes, cancellation };
-      for (const spreadId of found) gathered.add(spreadId);
-    }
-  }
-
   /** A write of holds whose cancellation means only that something is no longer as read. */
   private async holdWrite(build: (places: CountPlaces) => HoldWrites): Promise<ConditionalWrite> {
-    const { cancellation } = await this.sendHoldWrites(build);
+    const { cancellation } = await sendHoldWrites(this.calls, this.knownPieces, this.conflictRetry, build);
     if (!cancellation) return 'saved';
     this.calls.raceLost(cancellation);
     return 'changed';
@@ -361,28 +269,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult> {
-    const confirmedAt = new Date(now).toISOString();
-    const linePuts: number[] = [];
-    const { cancellation } = await this.sendHoldWrites((places) => {
-      const items: TransactWriteItem[] = [holdConfirmationWrite(this.tableName, hold, orderid, now)];
-      const pieces: HoldWrites['pieces'][number][] = [];
-      linePuts.length = 0;
-      for (const line of hold.lines) {
-        const { sku, qty, batchref } = line;
-        linePuts.push(items.length);
-        items.push(newLineWrite(this.tableName, { orderid, sku, qty, batchref }, confirmedAt));
-        const found = batches?.find(({ ref }) => ref === batchref);
-        const left = found && !found.pieces ? withoutHeldUnits(found, qty) : undefined;
-        // A batch kept whole that the confirm leaves with no units but its lines' moves out of the stock range.
-        const movesOut = found !== undefined && left !== undefined && !hasStockLeft(left);
-        const held = heldUnitsConfirmationWrites(this.tableName, hold, line, places, items.length, movesOut ? batchref : undefined);
-        items.push(...held.items, ...(movesOut ? batchMoveWrites(this.tableName, found, left) : []));
-        pieces.push(...held.pieces);
-      }
-      return { items, pieces };
-    });
+    const build = (places: CountPlaces) => holdConfirmWrites(this.tableName, hold, orderid, now, places, batches);
+    const { writes, cancellation } = await sendHoldWrites(this.calls, this.knownPieces, this.conflictRetry, build);
     if (!cancellation) return { outcome: 'saved' };
-    const existing = existingLines(cancellation, linePuts);
+    const existing = existingLines(cancellation, writes.linePuts);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     this.calls.raceLost(cancellation);
     return { outcome: 'changed' };
@@ -444,20 +334,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async batch(ref: string, sku?: string): Promise<Batch | undefined> {
     const skuOfBatch = sku ?? (await this.skuOfBatch(ref));
-    if (skuOfBatch === undefined) return undefined;
-    for (let read = 0; read < MAX_SPREAD_READS; read++) {
-      const found = await this.batchItem(ref, skuOfBatch);
-      if (!found) return undefined;
-      const readAgain = async () => {
-        const again = await this.batchItem(ref, skuOfBatch);
-        return again ? [again] : [];
-      };
-      const read = await this.spreads.withPieces(skuOfBatch, [found], readAgain, { ref });
-      if (read?.length === 0) return undefined;
-      const [withPieces] = read ?? [];
-      if (withPieces) return withPieces.batch;
-    }
-    throw new StoreUnavailable(`Batch ${ref} kept being spread or gathered while read`);
+    return skuOfBatch === undefined ? undefined : this.spreads.batch(skuOfBatch, ref, () => this.batchItem(ref, skuOfBatch));
   }
 
   private async batchItem(ref: string, sku: string): Promise<FoundBatch | undefined> {
@@ -506,7 +383,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite> {
     return this.calls.conditionalWrite([
       ...lineRemovalWrites(this.tableName, allocation, 'cancelled'),
-      ...availableWrites(this.tableName, batch, allocation.qty),
+      ...writesOf(batch).giveBack(this.tableName, batch, allocation.qty),
     ]);
   }
 
@@ -515,19 +392,14 @@ export class DynamoDbBatchRepository implements BatchRepository {
     // hold; else it is gathered first.
     const fall = batch.available - changed.available;
     if ((fall > ownUnits(batch) || ending.length > 0) && !(await this.spreads.keptWhole([batch]))) return { outcome: 'changed' };
-    const change = [batchDescriptionWrite(this.tableName, changed), ...batchChangeWrites(this.tableName, batch, changed)];
-    // Their units on this batch leave its count in the change's own write; their records go with it.
-    const withThisBatch = ending.map((toEnd) => ({ ...toEnd, givenBackOn: [batch.ref, ...toEnd.givenBackOn] }));
-    const ends = (some: typeof withThisBatch, places: CountPlaces) => {
-      const writes = holdEndWrites(this.tableName, some, now, places, batch.ref);
-      return { items: [...change, ...writes.items], pieces: writes.pieces.map((piece) => ({ ...piece, at: piece.at + change.length })) };
-    };
+    const change = [batchDescriptionWrite(this.tableName, changed), ...writesOf(batch).change(this.tableName, batch, changed)];
+    const ends = (some: readonly HoldToEnd[], places: CountPlaces) => batchChangeHoldEndWrites(this.tableName, change, batch.ref, some, now, places);
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.
     let fitting = ending.length;
     const anywhere: CountPlaces = { gathered: new Set(), pieceFor: (_, { piece }) => piece as number };
-    while (fitting > 0 && ends(withThisBatch.slice(ending.length - fitting), anywhere).items.length > MAX_TRANSACTION_ITEMS) fitting--;
+    while (fitting > 0 && ends(ending.slice(ending.length - fitting), anywhere).items.length > MAX_TRANSACTION_ITEMS) fitting--;
     if (fitting < ending.length) return { outcome: 'too-many-holds', fitting };
-    return { outcome: await this.holdWrite((places) => ends(withThisBatch, places)) };
+    return { outcome: await this.holdWrite((places) => ends(ending, places)) };
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {

@@ -1,16 +1,16 @@
 import { StoreUnavailable } from '../../domain/errors';
 import type { Instant } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
-import { gatherWrites, pieceShares, spreadWrites } from './spread-writes';
-import { PIECES_RANGE, type Spread, type StoredItem, type StoredPiece, parseStoredItem, piecePartitions, piecesOfBatchRange } from './items';
+import type { SkuStock, StockRead } from '../../domain/ports';
+import type { StoredItem } from './items';
+import { PIECES_RANGE, type Spread, type StoredPiece, gatherWrites, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
 import type { Cancellation, ConflictRetryPolicy, StoreCalls } from './store-calls';
 
 /*
  * A hot SKU's batches spread over pieces (docs/capacity.md, "A hot SKU: its batch spread over
  * pieces"): reading a spread batch with its pieces, spreading a batch that allocations keep meeting
- * on, choosing the pieces a take goes to, and gathering a batch back. The repository
- * (batch-repository.ts) calls these; the items and their conditions are in items.ts and
- * spread-writes.ts.
+ * on, and gathering a batch back. The repository (batch-repository.ts) calls these; the pieces, their
+ * writes and the choice of the pieces a take goes to are pieces.ts's.
  */
 
 /** How long a spread batch goes without a take before a read of its SKU gathers it back: the sale is over. */
@@ -35,6 +35,8 @@ export const CONFLICTS_BEFORE_SPREAD = 2;
 export const HOT_BATCH_ATTEMPTS_FACTOR = 3;
 /** The spread batches whose pieces one process remembers: far more than a sale makes hot at once. */
 const MAX_KNOWN_SPREADS = 256;
+/** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
+const MAX_SPREAD_READS = 4;
 
 /** No take from these pieces of a spread for GATHER_AFTER_MS, nor the spread itself: the sale is over. */
 const hasCooled = (spread: Spread, pieces: readonly StoredPiece[] = [], now: Instant): boolean => {
@@ -67,8 +69,6 @@ const piecesOfSpread = (items: readonly StoredItem[], batch: Batch, spread: Spre
 
 /** A batch kept whole with units enough to make two pieces or more; a smaller one sells out before a spread would pay. */
 export const canSpread = (batch: Batch) => !batch.pieces && unitsToSpread(batch.available) >= 2;
-
-const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Math.random() * items.length)] as Item;
 
 /**
  * What this process knows of the spread batches' pieces, shared by its requests
@@ -154,33 +154,6 @@ interface ReadBatch {
   readonly pieces?: readonly StoredPiece[];
 }
 
-/** A piece of a batch, as a take's writes name it. */
-export const takeKey = (ref: string, piece: number) => `${ref}#${piece}`;
-
-/**
- * Where a take of `qty` from a spread batch goes: [piece, qty] pairs, piece undefined for the batch's
- * own units. One piece that holds it whole, at random, and one not busy while there is one.
- */
-export const piecesToTake = (batch: Batch, qty: number, isBusy: (key: string) => boolean): [number | undefined, number][] => {
-  const pieces = batch.pieces ?? [];
-  const fitting = pieces.filter(({ available }) => available >= qty);
-  if (fitting.length > 0) {
-    const free = fitting.filter(({ piece }) => !isBusy(takeKey(batch.ref, piece)));
-    return [[pickAtRandom(free.length > 0 ? free : fitting).piece, qty]];
-  }
-  const own = batch.available - piecesAvailable(batch);
-  if (own >= qty) return [[undefined, qty]];
-  // No one item holds it: no false "out of stock" when the batch as a whole does.
-  const takes: [number | undefined, number][] = own > 0 ? [[undefined, own]] : [];
-  let left = qty - Math.max(own, 0);
-  for (const { piece, available } of [...pieces].sort((a, b) => b.available - a.available)) {
-    if (left <= 0 || available <= 0) break;
-    takes.push([piece, Math.min(available, left)]);
-    left -= Math.min(available, left);
-  }
-  return takes;
-};
-
 /**
  * How many of these lines, from the first, a spread batch as read holds together: a group's take is
  * one take of their summed qty, which piecesToTake places only while the batch holds it.
@@ -205,10 +178,43 @@ export class SpreadBatches {
   ) {}
 
   /**
+   * A SKU's stock as `readRange` finds its stock range (whether the SKU is known, and its batches
+   * with stock, spread ones without their pieces), spread batches with their pieces: for a take, as
+   * this process knows them, when it knows every one; else read, with those cooled gathered back.
+   */
+  async stock(sku: string, readRange: () => Promise<{ known: boolean; found: FoundBatch[] }>, { forTake = false, settled = false }: StockRead): Promise<SkuStock> {
+    for (let read = 0; read < MAX_SPREAD_READS; read++) {
+      const { known, found } = await readRange();
+      const remembered = forTake && !settled ? this.withKnownPieces(found) : undefined;
+      if (remembered) return { known, batches: remembered };
+      const batches = await this.withPieces(sku, found, async () => (await readRange()).found, { settled });
+      if (batches) return { known, batches: await this.gatheredWhenCooled(batches) };
+    }
+    throw new StoreUnavailable(`The spread batches of sku ${sku} kept changing while read`);
+  }
+
+  /** The batch whose item `readItem` finds, with its pieces if it is spread; undefined when it finds none. */
+  async batch(sku: string, ref: string, readItem: () => Promise<FoundBatch | undefined>): Promise<Batch | undefined> {
+    for (let read = 0; read < MAX_SPREAD_READS; read++) {
+      const found = await readItem();
+      if (!found) return undefined;
+      const readAgain = async () => {
+        const again = await readItem();
+        return again ? [again] : [];
+      };
+      const batches = await this.withPieces(sku, [found], readAgain, { ref });
+      if (batches?.length === 0) return undefined;
+      const [withPieces] = batches ?? [];
+      if (withPieces) return withPieces.batch;
+    }
+    throw new StoreUnavailable(`Batch ${ref} kept being spread or gathered while read`);
+  }
+
+  /**
    * For a take: the batches found, spread ones with their pieces as this process knows them
    * (KnownPieces), or undefined when it does not know one of them, and the caller reads every piece.
    */
-  withKnownPieces(found: readonly FoundBatch[]): Batch[] | undefined {
+  private withKnownPieces(found: readonly FoundBatch[]): Batch[] | undefined {
     const now = this.currentTime();
     const batches: Batch[] = [];
     for (const { batch, spread } of found) {
@@ -231,7 +237,7 @@ export class SpreadBatches {
    * between the reads, which the spread's id and its number of pieces tell, or a settled read found
    * a piece given units back, and the caller reads again.
    */
-  async withPieces(
+  private async withPieces(
     sku: string,
     found: readonly FoundBatch[],
     readAgain: () => Promise<readonly FoundBatch[]>,
@@ -239,7 +245,9 @@ export class SpreadBatches {
   ): Promise<ReadBatch[] | undefined> {
     if (found.every(({ spread }) => !spread)) return found.map(({ batch }) => ({ batch }));
     const readPieces = async () =>
-      (await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref))))).flat().map(parseStoredItem);
+      (await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref)))))
+        .flat()
+        .flatMap((item) => parsePieceItem(item) ?? []);
     const pieces = await readPieces();
     const read: ReadBatch[] = [];
     for (const { batch, spread } of await readAgain()) {
@@ -270,7 +278,7 @@ export class SpreadBatches {
    * that loses stays as read. A sale whose every unit is held keeps its batch spread: its holds end on
    * the pieces, not all on the batch item.
    */
-  async gatheredWhenCooled(batches: readonly ReadBatch[]): Promise<Batch[]> {
+  private async gatheredWhenCooled(batches: readonly ReadBatch[]): Promise<Batch[]> {
     const gathered = await Promise.all(
       batches.map(async ({ batch, spread, pieces }) => {
         const spent = piecesAvailable(batch) === 0 && (batch.pieces ?? []).reduce((sum, { held }) => sum + held, 0) === 0;

@@ -1,4 +1,4 @@
-import { LINE_SHARDS } from '../../functions/store/items';
+import { LINE_SHARDS } from '../../functions/store/lines';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBatchesHandler } from '../../functions/batches';
 import { createAllocationsHandler } from '../../functions/allocations';

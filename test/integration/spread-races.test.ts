@@ -5,7 +5,7 @@ import { confirmHold, placeHold, releaseHold } from '../../domain/hold-services'
 import { allocate, allocateOrder, batchStatus, cancelAllocation } from '../../domain/services';
 import { MAX_TRANSACTION_ITEMS, type DocumentSender } from '../../functions/store/store-calls';
 import { PIECES_PER_SPREAD } from '../../functions/store/spread-batches';
-import { spreadWrites } from '../../functions/store/spread-writes';
+import { spreadWrites } from '../../functions/store/pieces';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
 

@@ -20,7 +20,7 @@ import { createBatchesHandler } from '../../functions/batches';
 import type { HttpResult } from '../../functions/http/route';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import type { DocumentSender } from '../../functions/store/store-calls';
-import { stockRangeItems } from '../../functions/store/items';
+import { stockRangeItems } from '../../functions/store/batches';
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { ensureTable } from '../../local/table';
 import { lambdaContext, postEvent } from '../../test/support/events';

@@ -1,0 +1,216 @@
+import { type Batch, hasStockLeft, heldOf } from '../../domain/model';
+import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
+import { PK, isAt, isNumber, isText, itemKey, now } from './fields';
+import type { StoredItem } from './items';
+import type { TransactWriteItem } from './store-calls';
+import { partitionKeyPrefix } from './table';
+
+/*
+ * Batches (items.ts, "The table's items"): a batch's item, at one of its two keys in its SKU's
+ * partition as it has stock left or not; the known-SKU item its SKU's batches write; and its
+ * reference, which makes a ref unique across SKUs and describes the batch for its events. Their keys,
+ * items and parser, the conditions that guard a batch's copy, and the writes of a batch kept whole.
+ * A spread batch's item is read here too (it names its spread), but its writes are pieces.ts's, and
+ * writesOf there picks one or the other: nothing here writes or reads a piece.
+ */
+
+/** The sort keys of a SKU's partition that an allocation reads: the known-SKU item and batches with stock. */
+export const STOCK_RANGE = 'STOCK';
+
+export const skuPartition = (sku: string) => `${partitionKeyPrefix.sku}${sku}`;
+const knownSkuKey = (sku: string) => itemKey(skuPartition(sku), STOCK_RANGE);
+export const batchWithStockKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `${STOCK_RANGE}#${ref}`);
+export const exhaustedBatchKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `EMPTY#${ref}`);
+/** Where a batch lives: in the SKU's stock range while it has stock or is spread, out of it once it has none. */
+export const batchKey = (batch: Batch) =>
+  batch.pieces !== undefined || hasStockLeft(batch) ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref);
+
+export const batchReferenceKey = (ref: string) => itemKey(`${partitionKeyPrefix.batchReference}${ref}`, 'BATCHREF');
+
+/** A batch as the table holds it. */
+export const batchItem = (batch: Batch) => {
+  const { ref, sku, qty, available, eta, held = 0 } = batch;
+  return { ...batchKey(batch), type: 'Batch', ref, sku, qty, available, ...(eta === null ? {} : { eta }), ...(held > 0 ? { heldUnits: held } : {}) };
+};
+
+const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
+
+/** What a batch reference says of its batch, as of the batch's last change: `changedAt`. */
+export interface BatchDescription {
+  readonly qty: number;
+  readonly eta: string | null;
+  readonly changedAt: string;
+}
+
+/** A batch reference's copy of its batch's qty and eta, for the batch's events. */
+const batchDescription = ({ qty, eta }: Batch) => ({ qty, ...(eta === null ? {} : { eta }), changedAt: now() });
+
+/** What the Query of a SKU's stock range reads, for a stub store to answer as the table would. */
+export const stockRangeItems = (sku: string, batches: readonly Batch[]) => [knownSkuItem(sku), ...batches.map(batchItem)];
+
+/**
+ * A batch's item, its SKU's known-SKU item or its reference, read back through the keys that wrote
+ * them: an item is a batch only if its key is one of the two keys of a batch of its sku and ref.
+ */
+export const parseBatchItem = (item: Record<string, unknown>): StoredItem | undefined => {
+  const { ref, sku, qty, available, eta, heldUnits, pieces, spreadId, spreadAt, changedAt } = item;
+  if (isText(ref) && isText(sku)) {
+    // A `held` attribute is a map of holds written before held units were records of their own: an
+    // empty one (what giving back its last entry left) holds nothing, any other is not read.
+    const counted = heldUnits === undefined || (isNumber(heldUnits) && heldUnits >= 0);
+    const noOldHolds = item.held === undefined || (typeof item.held === 'object' && item.held !== null && Object.keys(item.held).length === 0);
+    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && counted && noOldHolds) {
+      const batch: Batch = { ref, sku, qty, available, eta: eta ?? null, ...(isNumber(heldUnits) && heldUnits > 0 ? { held: heldUnits } : {}) };
+      const inStockRange = isAt(item, batchWithStockKey(sku, ref));
+      const spread = isNumber(pieces) && isText(spreadId) && isText(spreadAt) ? { spread: { pieces, spreadId, spreadAt } } : {};
+      const wholeOrSpread = pieces === undefined || 'spread' in spread;
+      if (wholeOrSpread && (inStockRange || isAt(item, exhaustedBatchKey(sku, ref)))) return { kind: 'batch', batch, inStockRange, ...spread };
+    }
+    if (isAt(item, batchReferenceKey(ref))) {
+      const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt);
+      return { kind: 'batch-reference', ref, sku, ...(described ? { description: { qty, eta: eta ?? null, changedAt } } : {}) };
+    }
+  }
+  if (isText(sku) && isAt(item, knownSkuKey(sku))) return { kind: 'known-sku', sku };
+  return undefined;
+};
+
+/** An item's count of held units is `held`: absent counts none. */
+export const heldUnitsAre = (held: number): Condition =>
+  held === 0
+    ? { ConditionExpression: '(attribute_not_exists(heldUnits) OR heldUnits = :noneHeld)', ExpressionAttributeValues: { ':noneHeld': 0 } }
+    : { ConditionExpression: 'heldUnits = :heldUnits', ExpressionAttributeValues: { ':heldUnits': held } };
+
+/** The fields a batch's copy is made of, as read: its units, qty, eta and held units. */
+export const batchFieldsAre = ({ qty, available, eta, held = 0 }: Batch) =>
+  and(
+    {
+      ConditionExpression: `available = :available AND qty = :qty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`,
+      ExpressionAttributeValues: { ':available': available, ':qty': qty, ...(eta === null ? {} : { ':eta': eta }) },
+    },
+    heldUnitsAre(held),
+  );
+
+/**
+ * A batch's key says whether it has stock left, so a change of `available` that crosses that line
+ * moves the item: delete it where it is, on condition that it is exactly as read (so the copy is
+ * exact), and put it at its other key. The put's condition cannot fail while the delete's holds: one
+ * batch never has both keys. A condition cannot compare with NULL everywhere, hence an absent `eta`
+ * for a batch in stock. Only a batch kept whole is moved, and the condition says so: one spread
+ * since it was read has units in pieces that a copy without its spread would strand, whatever its
+ * own `available` has come back to.
+ */
+const batchIsExactly = (batch: Batch) => and(batchFieldsAre(batch), { ConditionExpression: 'attribute_not_exists(pieces)', ExpressionAttributeValues: {} });
+
+/**
+ * A change of `available` by `delta` (and of its held units by `heldDelta`) made in place, on a batch
+ * stored as read, on condition that the result stays on the side of the stock range the batch was
+ * read on (which guards "stock never goes below zero" and "the stock range holds exactly the batches
+ * with stock left"). Units held on the batch keep it in the range at `available` 0: the count is named
+ * only where it decides the side, so that holds placed and ended meanwhile do not fail the write. A
+ * condition cannot do arithmetic, hence the bounds against `-delta` and `-heldDelta`.
+ */
+const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Condition => {
+  const bound = (comparison: string) => ({ ConditionExpression: `available ${comparison} :bound`, ExpressionAttributeValues: { ':bound': -delta } });
+  if (!hasStockLeft(stored)) return and(bound('<='), heldUnitsAre(0));
+  if (stored.available + delta > 0 || heldOf(stored) + heldDelta === 0) return bound('>');
+  // Left at 0 available: in the range by the units this write sets aside, or by those held on it.
+  if (heldDelta > 0) return bound('>=');
+  return and(bound('>='), { ConditionExpression: 'heldUnits > :heldFloor', ExpressionAttributeValues: { ':heldFloor': -heldDelta } });
+};
+
+/** The items of a new batch: the batch, its reference (which makes a ref unique across SKUs) and its SKU's known-SKU item. */
+export const newBatchWrites = (tableName: string, batch: Batch): TransactWriteItem[] => {
+  const { ref, sku } = batch;
+  return [
+    { Put: { TableName: tableName, Item: batchItem(batch), ConditionExpression: ITEM_IS_NEW } },
+    {
+      Put: {
+        TableName: tableName,
+        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch) },
+        ConditionExpression: ITEM_IS_NEW,
+      },
+    },
+    // Unconditional: every batch of the SKU writes the same item.
+    { Put: { TableName: tableName, Item: knownSkuItem(sku) } },
+  ];
+};
+
+/** Keeps the batch reference's copy of qty and eta in step with the batch (for BatchChanged). */
+export const batchDescriptionWrite = (tableName: string, changed: Batch): TransactWriteItem => {
+  const { ref, qty, eta } = changed;
+  return {
+    Update: {
+      TableName: tableName,
+      Key: batchReferenceKey(ref),
+      UpdateExpression: 'SET qty = :newQty, changedAt = :changedAt' + (eta === null ? ' REMOVE eta' : ', eta = :newEta'),
+      // Guards "a reference exists only with its batch": an update would otherwise create one.
+      ConditionExpression: `attribute_exists(${PK})`,
+      ExpressionAttributeValues: { ':newQty': qty, ':changedAt': now(), ...(eta === null ? {} : { ':newEta': eta }) },
+    },
+  };
+};
+
+/** The batch moved across the edge of the stock range: deleted where it is, exactly as read, and put at its other key. */
+export const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): TransactWriteItem[] => [
+  { Delete: { TableName: tableName, Key: batchKey(batch), ...batchIsExactly(batch) } },
+  { Put: { TableName: tableName, Item: batchItem(moved), ConditionExpression: ITEM_IS_NEW } },
+];
+
+/**
+ * A batch's new qty and eta, as read: moved across the edge of the stock range, or in place. The
+ * holds that `changed` no longer counts are ended by the same transaction (their records' writes are
+ * the caller's): their units leave its count of held units.
+ */
+export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem[] => {
+  if (hasStockLeft(batch) !== hasStockLeft(changed)) return batchMoveWrites(tableName, batch, changed);
+  const delta = changed.available - batch.available;
+  const ended = heldOf(batch) - heldOf(changed);
+  const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta, -ended);
+  return [
+    {
+      Update: {
+        TableName: tableName,
+        Key: batchKey(batch),
+        UpdateExpression:
+          'SET qty = :newQty, available = available + :delta' +
+          (changed.eta === null ? '' : ', eta = :newEta') +
+          (ended > 0 ? ', heldUnits = heldUnits - :ended' : '') +
+          (changed.eta === null ? ' REMOVE eta' : ''),
+        // `qty = :qty`: the delta of `available` is the delta of the qty it replaces (and of the ended holds' units).
+        ConditionExpression: `qty = :qty AND ${ConditionExpression}`,
+        ExpressionAttributeValues: {
+          ...ExpressionAttributeValues,
+          ':qty': batch.qty,
+          ':newQty': changed.qty,
+          ':delta': delta,
+          ...(ended > 0 ? { ':ended': ended } : {}),
+          ...(changed.eta === null ? {} : { ':newEta': changed.eta }),
+        },
+      },
+    },
+  ];
+};
+
+/**
+ * `available` plus `delta`, on the batch as it was found: in place, or moved across the edge of the
+ * stock range. A take never leaves a batch below zero: one that would (the read was stale, or the
+ * caller asked too much) goes as an update whose condition fails unless the batch has more stock
+ * than was read. Only a change of qty goes below zero. A take for a hold (`setAside`) counts the
+ * units it takes as held, which keeps the batch in the stock range.
+ */
+export const availableWrites = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem[] => {
+  const adjusted: Batch = { ...batch, available: batch.available + delta, ...(setAside ? { held: heldOf(batch) - delta } : {}) };
+  // A take that the read says would go below zero is not moved: its in-place condition fails instead.
+  if (hasStockLeft(batch) !== hasStockLeft(adjusted) && adjusted.available >= 0) return batchMoveWrites(tableName, batch, adjusted);
+  return [
+    {
+      Update: {
+        TableName: tableName,
+        Key: batchKey(batch),
+        UpdateExpression: 'SET available = available + :delta' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) - :delta' : ''),
+        ...withValues(setAside ? staysOnItsSide(batch, delta, -delta) : staysOnItsSide(batch, delta), { ':delta': delta, ...(setAside ? { ':noneHeld': 0 } : {}) }),
+      },
+    },
+  ];
+};

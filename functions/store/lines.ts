@@ -1,0 +1,166 @@
+import type { Allocation, Batch, LineMove, OrderLine } from '../../domain/model';
+import { availableWrites } from './batches';
+import { ITEM_IS_NEW } from './conditions';
+import { isAt, isNumber, isText, itemKey, now, shardOf } from './fields';
+import type { StoredItem } from './items';
+import type { TransactWriteItem } from './store-calls';
+import { linesByBatchIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
+
+/*
+ * Order lines and their notices (items.ts, "The table's items"): an order's allocated lines, in its
+ * partition and, through the sparse index linesByBatch, under their batch; and the notices a removed
+ * line or a refusal for lack of stock leaves for its event. Their keys, items and parser, and their
+ * writes, each with the condition that guards its invariant, with the moves of a batch's lines to
+ * other batches (a change that lowers its qty).
+ */
+
+export const orderPartition = (orderid: string) => `${partitionKeyPrefix.order}${orderid}`;
+/** The sort keys of an order's partition that hold its lines (the rest are notices). */
+export const LINES_RANGE = 'LINE#';
+export const lineKey = (orderid: string, sku: string) => itemKey(orderPartition(orderid), `${LINES_RANGE}${sku}`);
+const deallocationKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `DEALLOCATED#${sku}#${noticeId}`);
+const outOfStockKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `OUTOFSTOCK#${sku}#${noticeId}`);
+export const LINE_BATCH = linesByBatchIndex.partitionKey.name;
+export const ALLOCATED_AT = linesByBatchIndex.sortKey.name;
+
+/**
+ * A batch's lines are spread over this many partitions of the linesByBatch index, by order and SKU:
+ * each line writes its entry (1 WCU) to one of them, so that a hot batch's lines are not bound by
+ * one index partition's 1,000 WCU/s (docs/capacity.md, "How far it goes"). A shard's key begins
+ * `LINES<shard>#`, which no key without shards (`LINES#<ref>`, written before) can equal, whatever
+ * characters a ref holds.
+ */
+export const LINE_SHARDS = 4;
+
+/** The index partition of a line on the batch `batchref`. */
+const lineBatchOf = ({ orderid, sku, batchref }: Allocation) =>
+  `${partitionKeyPrefix.linesOfBatch}${shardOf(`${orderid}\u0000${sku}`, LINE_SHARDS)}#${batchref}`;
+
+/** Where a line written before the index was sharded is listed; read with the shards until no such line is left. */
+const unshardedLinesOfBatch = (ref: string) => `${partitionKeyPrefix.linesOfBatch}#${ref}`;
+
+/**
+ * Whether an index key lists a line of the batch: read by its shape, whatever shard it names, so
+ * that a line written with another number of shards (an earlier or a later version) is still a line.
+ */
+const listsLinesOf = (lineBatch: string, batchref: string): boolean => {
+  const sharded = /^(\d*)#/.exec(lineBatch.slice(partitionKeyPrefix.linesOfBatch.length));
+  return lineBatch.startsWith(partitionKeyPrefix.linesOfBatch) && sharded !== null && lineBatch.slice(partitionKeyPrefix.linesOfBatch.length + sharded[0].length) === batchref;
+};
+
+/** Every index partition that lists the batch's lines. */
+export const linesOfBatch = (ref: string): string[] => [
+  ...Array.from({ length: LINE_SHARDS }, (_, shard) => `${partitionKeyPrefix.linesOfBatch}${shard}#${ref}`),
+  unshardedLinesOfBatch(ref),
+];
+
+/** Why a line left its batch: its order cancelled it, or a change of the batch took it off. */
+export type DeallocationReason = 'cancelled' | 'reallocated';
+const DEALLOCATION_REASONS: readonly unknown[] = ['cancelled', 'reallocated'] satisfies DeallocationReason[];
+
+/** Notices live a day: the stream, which carries their insertion, keeps records for 24 hours. */
+const NOTICE_LIFETIME_SECONDS = 24 * 60 * 60;
+
+const noticeFields = () => {
+  const noticeId = crypto.randomUUID();
+  return { noticeId, [timeToLiveAttribute]: Math.floor(Date.now() / 1000) + NOTICE_LIFETIME_SECONDS };
+};
+
+export const outOfStockItem = ({ orderid, sku, qty }: OrderLine) => {
+  const notice = noticeFields();
+  return { ...outOfStockKey(orderid, sku, notice.noticeId), type: 'OutOfStock', orderid, sku, qty, refusedAt: now(), ...notice };
+};
+
+/** A line, a deallocation notice or an out-of-stock notice, read back through its key. */
+export const parseLineItem = (item: Record<string, unknown>): StoredItem | undefined => {
+  const { [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, orderid, sku, qty, batchref, movedAt, reason, deallocatedAt, refusedAt, noticeId } = item;
+  if (!isText(orderid) || !isText(sku) || !isNumber(qty)) return undefined;
+  const line: OrderLine = { orderid, sku, qty };
+  const listed = isText(batchref) && isText(lineBatch) && listsLinesOf(lineBatch, batchref);
+  if (isText(batchref) && listed && isText(allocatedAt) && (movedAt === undefined || isText(movedAt))) {
+    if (isAt(item, lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}) };
+  }
+  if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason)) {
+    if (isAt(item, deallocationKey(orderid, sku, noticeId))) {
+      return { kind: 'deallocation', allocation: { ...line, batchref }, reason: reason as DeallocationReason, deallocatedAt };
+    }
+  }
+  if (isText(noticeId) && isText(refusedAt) && isAt(item, outOfStockKey(orderid, sku, noticeId))) return { kind: 'out-of-stock', line, refusedAt };
+  return undefined;
+};
+
+/** Guards "the stock a line gives back is the stock it held": the line is still as it was read. */
+const LINE_IS_AS_READ = 'batchref = :batchref AND qty = :lineQty';
+const lineAsRead = ({ batchref, qty }: Allocation) => ({ ':batchref': batchref, ':lineQty': qty });
+
+/** A new line, on condition that the order has none for its SKU; a failure carries the line there. */
+export const newLineWrite = (tableName: string, allocation: Allocation, allocatedAt: string): TransactWriteItem => ({
+  Put: {
+    TableName: tableName,
+    Item: {
+      ...lineKey(allocation.orderid, allocation.sku),
+      type: 'Line',
+      ...allocation,
+      [LINE_BATCH]: lineBatchOf(allocation),
+      [ALLOCATED_AT]: allocatedAt,
+    },
+    ConditionExpression: ITEM_IS_NEW,
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  },
+});
+
+/** The line put on another batch, on condition that it is still as read. */
+const lineMoveWrite = (tableName: string, allocation: Allocation, to: string): TransactWriteItem => ({
+  Update: {
+    TableName: tableName,
+    Key: lineKey(allocation.orderid, allocation.sku),
+    // The line keeps its allocation time: it was allocated then, and moved now.
+    UpdateExpression: `SET batchref = :to, ${LINE_BATCH} = :lines, movedAt = :movedAt`,
+    ConditionExpression: LINE_IS_AS_READ,
+    ExpressionAttributeValues: { ':to': to, ':lines': lineBatchOf({ ...allocation, batchref: to }), ':movedAt': now(), ...lineAsRead(allocation) },
+  },
+});
+
+/** The line's removal and, in the same transaction, the notice that says why it left (for Deallocated). */
+export const lineRemovalWrites = (tableName: string, allocation: Allocation, reason: DeallocationReason): TransactWriteItem[] => {
+  const { orderid, sku, qty, batchref } = allocation;
+  const notice = noticeFields();
+  return [
+    {
+      Delete: {
+        TableName: tableName,
+        Key: lineKey(orderid, sku),
+        ConditionExpression: LINE_IS_AS_READ,
+        ExpressionAttributeValues: lineAsRead(allocation),
+      },
+    },
+    {
+      Put: {
+        TableName: tableName,
+        Item: { ...deallocationKey(orderid, sku, notice.noticeId), type: 'Deallocation', orderid, sku, qty, batchref, reason, deallocatedAt: now(), ...notice },
+      },
+    },
+  ];
+};
+
+/**
+ * Lines taken off `from`, each put on its batch (or removed from its order, with its notice) on
+ * condition that it is as read, and each batch's `available` changed once, by the sum of what the
+ * moves give it or take from it: a transaction may not touch one item twice. Each batch's write is
+ * availableWrites', on the batch as found before the moves: in place on condition that the sum
+ * leaves it on its side of the stock range, or moved across the edge when the sum takes it there.
+ */
+export const lineMovesWrites = (tableName: string, from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): TransactWriteItem[] => {
+  const qtyOf = (some: readonly LineMove[]) => some.reduce((sum, { line }) => sum + line.qty, 0);
+  const takes = [...new Set(moves.flatMap(({ to }) => (to === null ? [] : [to])))].map((ref) => {
+    const batch = batches.find((found) => found.ref === ref);
+    // A line put on a batch whose stock the write did not take would be a line on no stock.
+    if (!batch) throw new Error(`Moving lines to batch ${ref}, which was not read`);
+    return availableWrites(tableName, batch, -qtyOf(moves.filter(({ to }) => to === ref)));
+  });
+  return [
+    ...moves.flatMap(({ line, to }) => (to === null ? lineRemovalWrites(tableName, line, 'reallocated') : [lineMoveWrite(tableName, line, to)])),
+    ...availableWrites(tableName, from, qtyOf(moves)),
+    ...takes.flat(),
+  ];
+};
