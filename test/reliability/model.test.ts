@@ -8,7 +8,7 @@ import { type ModelledTable, createModelledTable } from '../support/conflict-mod
 import { routeEvent } from '../support/events';
 import { muteTelemetry } from '../support/telemetry';
 import { PIECES_PER_SPREAD, canSpread } from '../../functions/store/spread-batches';
-import { spreadWrites } from '../../functions/store/spread-writes';
+import { spreadWrites } from '../../functions/store/pieces';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { seedOr } from './support/seed';
 import { type Answer, type HandlerService, serviceOver } from './support/service';
