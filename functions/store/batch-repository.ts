@@ -421,30 +421,22 @@ export class DynamoDbBatchRepository implements BatchRepository {
    * strongly consistent: a stale read of stock would offer stock already taken (the conditional
    * write would still refuse it), and a stale read of an order would miss a line just confirmed.
    */
-  private async queryPartition(partition: string, sortKeyPrefix?: string): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let startKey: QueryCommandOutput['LastEvaluatedKey'];
-    do {
-      const page: QueryCommandOutput = await this.calls.call((options) =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: `${PK} = :partition` + (sortKeyPrefix === undefined ? '' : ` AND begins_with(${SK}, :prefix)`),
-            ExpressionAttributeValues: { ':partition': partition, ...(sortKeyPrefix === undefined ? {} : { ':prefix': sortKeyPrefix }) },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-          options,
-        ),
-      );
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+  private queryPartition(partition: string, sortKeyPrefix?: string): Promise<Record<string, unknown>[]> {
+    return sortKeyPrefix === undefined
+      ? this.query(`${PK} = :partition`, { ':partition': partition })
+      : this.query(`${PK} = :partition AND begins_with(${SK}, :prefix)`, { ':partition': partition, ':prefix': sortKeyPrefix });
   }
 
   /** Up to `limit` items of a partition whose sort keys lie from `first` to `last`, in key order or the reverse, strongly consistent. */
-  private async queryRange(partition: string, first: string, last: string, { latestFirst, limit }: { latestFirst: boolean; limit: number }): Promise<Record<string, unknown>[]> {
+  private queryRange(partition: string, first: string, last: string, order: { latestFirst: boolean; limit: number }): Promise<Record<string, unknown>[]> {
+    return this.query(`${PK} = :partition AND ${SK} BETWEEN :first AND :last`, { ':partition': partition, ':first': first, ':last': last }, order);
+  }
+
+  private async query(
+    KeyConditionExpression: string,
+    ExpressionAttributeValues: Record<string, unknown>,
+    { latestFirst = false, limit = Number.POSITIVE_INFINITY } = {},
+  ): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
     let startKey: QueryCommandOutput['LastEvaluatedKey'];
     do {
@@ -452,10 +444,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
         this.client.send(
           new QueryCommand({
             TableName: this.tableName,
-            KeyConditionExpression: `${PK} = :partition AND ${SK} BETWEEN :first AND :last`,
-            ExpressionAttributeValues: { ':partition': partition, ':first': first, ':last': last },
+            KeyConditionExpression,
+            ExpressionAttributeValues,
             ConsistentRead: true,
-            ScanIndexForward: !latestFirst,
+            ...(latestFirst ? { ScanIndexForward: false } : {}),
             ...(Number.isFinite(limit) ? { Limit: limit - items.length } : {}),
             ExclusiveStartKey: startKey,
           }),
