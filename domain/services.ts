@@ -238,11 +238,12 @@ const endedBeforeTheChange = async (ref: string, ending: readonly HoldToEnd[], n
 const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
   const lines = linesToTakeOff(shrunk, await repository.linesOn(shrunk.ref, LINES_READ_AT_ONCE));
   if (lines.length === 0) return [];
-  let { batches } = await repository.stockOf(shrunk.sku);
+  // Settled: a line that no batch as read can take leaves its order (BatchRepository.stockOf).
+  let { batches } = await repository.stockOf(shrunk.sku, { settled: true });
   const others = batches.filter(({ ref }) => ref !== shrunk.ref);
   // Lazy expiry: the lines may need the units of holds expired on any other batch, as many as they take in all (domain/holds.ts).
   const moving = lines.reduce((sum, { qty }) => sum + qty, 0);
-  if (await freedExpiredHolds(moving, others, undefined, repository)) ({ batches } = await repository.stockOf(shrunk.sku));
+  if (await freedExpiredHolds(moving, others, undefined, repository)) ({ batches } = await repository.stockOf(shrunk.sku, { settled: true }));
   let pending = planLineMoves(shrunk, lines, batches);
   let from = shrunk;
   const moved: Reallocation[] = [];

@@ -29,7 +29,7 @@ import type {
 } from '../../domain/ports';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './allocation-saves';
-import { STOCK_RANGE, batchDescriptionWrite, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
+import { STOCK_RANGE, batchDescriptionWrite, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
 import { PK, SK } from './fields';
 import {
   ACTIVE_HOLD_SHARD,
@@ -219,10 +219,16 @@ export class DynamoDbBatchRepository implements BatchRepository {
       freeing.push(record);
       units += record.units.qty;
     }
+
+    // A give-back writes one piece of each spread its holds' units came from: as many holds as one transaction carries.
+    const asSent: CountPlaces = { gathered: new Set(), pieceFor: (_, { piece }) => piece as number };
+    while (freeing.length > 1 && expiredUnitsGivenBackWrites(this.tableName, freeing, asSent).items.length > MAX_TRANSACTION_ITEMS) freeing.pop();
     if (freeing.length === 0) return 0;
     // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
     await this.holdWrite((places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
-    return units;
+    // Given back to pieces, the units are more than this process remembers of them: its next take reads them.
+    this.knownPieces.forget(batch.ref);
+    return freeing.reduce((sum, { units: { qty } }) => sum + qty, 0);
   }
 
   async stillHeldOn(hold: Hold): Promise<string[]> {
@@ -271,7 +277,11 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult> {
     const build = (places: CountPlaces) => holdConfirmWrites(this.tableName, hold, orderid, now, places, batches);
     const { writes, cancellation } = await sendHoldWrites(this.calls, this.knownPieces, this.conflictRetry, build);
-    if (!cancellation) return { outcome: 'saved' };
+    if (!cancellation) {
+      // Cut off here, a batch stays in the stock range with nothing left: allocations find nothing to take, and npm run check names it.
+      for (const batch of writes.leftEmpty) await this.calls.conditionalWrite(emptiedBatchMoveWrites(this.tableName, batch));
+      return { outcome: 'saved' };
+    }
     const existing = existingLines(cancellation, writes.linePuts);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     this.calls.raceLost(cancellation);

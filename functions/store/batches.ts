@@ -151,6 +151,15 @@ export const batchDescriptionWrite = (tableName: string, changed: Batch): Transa
   };
 };
 
+/**
+ * A batch that a confirm too large to move it left in the stock range with nothing left, moved out
+ * of it, exactly as the confirm left it: until then allocations read it and find nothing to take.
+ */
+export const emptiedBatchMoveWrites = (tableName: string, batch: Batch): TransactWriteItem[] => [
+  { Delete: { TableName: tableName, Key: batchWithStockKey(batch.sku, batch.ref), ...batchIsExactly(batch) } },
+  { Put: { TableName: tableName, Item: batchItem(batch), ConditionExpression: ITEM_IS_NEW } },
+];
+
 /** The batch moved across the edge of the stock range: deleted where it is, exactly as read, and put at its other key. */
 export const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): TransactWriteItem[] => [
   { Delete: { TableName: tableName, Key: batchKey(batch), ...batchIsExactly(batch) } },

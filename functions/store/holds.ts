@@ -9,7 +9,7 @@ import type { StoredItem } from './items';
 import { newLineWrite } from './lines';
 import { PIECE_PARTITIONS, pieceKey, piecePartitions, takeKey } from './pieces';
 import { HOT_BATCH_ATTEMPTS_FACTOR, type KnownPieces } from './spread-batches';
-import type { Cancellation, ConflictRetryPolicy, StoreCalls, TransactWriteItem } from './store-calls';
+import { type Cancellation, type ConflictRetryPolicy, MAX_TRANSACTION_ITEMS, type StoreCalls, type TransactWriteItem } from './store-calls';
 import { activeHoldsIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
 
 /*
@@ -216,7 +216,7 @@ export interface PieceCountWrite {
  * spread ("the stock range holds exactly the batches with stock left"; a confirm that empties it
  * moves it instead).
  */
-const countWrites = (tableName: string, changes: readonly CountChange[], places: CountPlaces, offset: number) => {
+const countWrites = (tableName: string, changes: readonly CountChange[], places: CountPlaces, offset: number, mayEmpty = false) => {
   const targets = new Map<string, CountTarget & { piece?: number }>();
   // One piece a spread: the counts of one transaction go to one write of each spread they are on.
   const pieceOfSpread = new Map<string, number>();
@@ -248,7 +248,7 @@ const countWrites = (tableName: string, changes: readonly CountChange[], places:
       spreads.forEach((gone, index) =>
         conditions.push({ ConditionExpression: `(attribute_not_exists(spreadId) OR spreadId <> :gone${index})`, ExpressionAttributeValues: { [`:gone${index}`]: gone } }),
       );
-      if (back === 0) {
+      if (back === 0 && !mayEmpty) {
         conditions.push({ ConditionExpression: '(available > :none OR heldUnits > :held OR attribute_exists(pieces))', ExpressionAttributeValues: { ':none': 0 } });
       }
     }
@@ -409,10 +409,17 @@ const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, n
  * unchanged. A batch kept whole that this leaves with no units but its lines' leaves the stock
  * range: the caller moves it (`countedOn`: its move writes the count), or the count's condition fails.
  */
-const heldUnitsConfirmationWrites = (tableName: string, hold: Hold, line: HeldLine, places: CountPlaces, offset: number, countedOn?: string): HoldWrites => {
+const heldUnitsConfirmationWrites = (
+  tableName: string,
+  hold: Hold,
+  line: HeldLine,
+  places: CountPlaces,
+  offset: number,
+  { countedOn, mayEmpty = false }: { readonly countedOn?: string; readonly mayEmpty?: boolean } = {},
+): HoldWrites => {
   const removals = heldUnitsRemovals(tableName, hold, line);
   if (countedOn === line.batchref) return { items: removals, pieces: [] };
-  const counts = countWrites(tableName, sourcesOf(line).map((source) => ({ line, source, back: 0 })), places, offset + removals.length);
+  const counts = countWrites(tableName, sourcesOf(line).map((source) => ({ line, source, back: 0 })), places, offset + removals.length, mayEmpty);
   return { items: [...removals, ...counts.items], pieces: counts.pieces };
 };
 
@@ -429,11 +436,14 @@ export const holdConfirmWrites = (
   now: Instant,
   places: CountPlaces,
   batches?: readonly Batch[],
-): HoldWrites & { readonly linePuts: readonly number[] } => {
+  leftInRange: ReadonlySet<string> = new Set(),
+): HoldWrites & { readonly linePuts: readonly number[]; readonly leftEmpty: readonly Batch[] } => {
   const confirmedAt = new Date(now).toISOString();
   const items: TransactWriteItem[] = [holdConfirmationWrite(tableName, hold, orderid, now)];
   const pieces: PieceCountWrite[] = [];
   const linePuts: number[] = [];
+  const emptied: string[] = [];
+  const leftEmpty: Batch[] = [];
   for (const line of hold.lines) {
     const { sku, qty, batchref } = line;
     linePuts.push(items.length);
@@ -441,12 +451,21 @@ export const holdConfirmWrites = (
     const found = batches?.find(({ ref }) => ref === batchref);
     const left = found && !found.pieces ? withoutHeldUnits(found, qty) : undefined;
     // A batch kept whole that the confirm leaves with no units but its lines' moves out of the stock range.
-    const movesOut = found !== undefined && left !== undefined && !hasStockLeft(left);
-    const held = heldUnitsConfirmationWrites(tableName, hold, line, places, items.length, movesOut ? batchref : undefined);
+    const empties = found !== undefined && left !== undefined && !hasStockLeft(left);
+    const movesOut = empties && !leftInRange.has(batchref);
+    if (empties) emptied.push(batchref);
+    if (empties && !movesOut) leftEmpty.push(left);
+    const held = heldUnitsConfirmationWrites(tableName, hold, line, places, items.length, { countedOn: movesOut ? batchref : undefined, mayEmpty: empties && !movesOut });
     items.push(...held.items, ...(movesOut ? batchMoveWrites(tableName, found, left) : []));
     pieces.push(...held.pieces);
   }
-  return { items, pieces, linePuts };
+  // A move is one item more than a count: past 100 items, the last batches emptied stay in the stock
+  // range empty, and the caller moves them out after the confirm (BatchRepository.confirmHold).
+  const over = items.length - MAX_TRANSACTION_ITEMS;
+  if (over > 0 && emptied.length > leftInRange.size) {
+    return holdConfirmWrites(tableName, hold, orderid, now, places, batches, new Set(emptied.slice(-Math.min(emptied.length, leftInRange.size + over))));
+  }
+  return { items, pieces, linePuts, leftEmpty };
 };
 
 /** Whether a cancellation failed at a piece's count: its spread was gathered, and the write goes to the batch item. */

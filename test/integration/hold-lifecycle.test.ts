@@ -58,6 +58,20 @@ const storedPlace = async (ref: string) => {
   return items.flatMap((item) => (item.kind === 'batch' && item.batch.ref === ref ? [item.inStockRange ? 'stock' : 'empty'] : []))[0];
 };
 
+describe('a hold of 25 lines whose confirm empties every batch', () => {
+  it('is confirmed, each batch leaving the stock range: those its transaction had no room to move, right after it', async () => {
+    const batches = await Promise.all(Array.from({ length: 25 }, () => stocked(1)));
+    const holdid = uniqueId('cart');
+    await placeHold({ holdid, lines: batches.map(({ sku }) => ({ sku, qty: 1 })), ttlSeconds: 60 }, at(START).repository);
+
+    const { lines } = await confirmHold(holdid, uniqueId('order'), at(START + 1_000).repository);
+
+    expect(lines).toHaveLength(25);
+    expect(new Set(await Promise.all(batches.map(({ ref }) => storedPlace(ref))))).toEqual(new Set(['empty']));
+    expect(await violationsOf(...batches)).toEqual([]);
+  });
+});
+
 describe('a hold placed', () => {
   it('takes one read round and one transaction, and a repeat holds nothing more', async () => {
     const batch = await stocked(5);

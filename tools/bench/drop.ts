@@ -32,7 +32,7 @@ export const DROP_TARGET_RATIO = 16;
 /** Requests that still fail after their retries, out of all: a buyer who meets one sees an error. */
 export const DROP_MAX_FAILED_SHARE = 0.005;
 /** Long enough for the batch to spread and then be measured for most of the round; short enough for two rounds in the bench. */
-export const DROP_ROUND_MS = 20_000;
+export const DROP_ROUND_MS = 15_000;
 const CLIENTS = 64;
 /** Enough for the server's JIT to settle on the hold routes, on SKUs of their own so that no batch is hot yet. */
 const WARM_UP_MS = 3_000;
