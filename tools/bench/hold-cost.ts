@@ -53,7 +53,8 @@ const REQUESTS_PER_SIZE = 15;
 const SEEDS_IN_FLIGHT = 32;
 /**
  * Room for 10,000 holds at the 130 a second DynamoDB Local takes on this 2-core machine when they
- * meet nothing (~77 s), and a bound on what a store that cannot take them costs the bench's time.
+ * meet nothing (~77 s), and three times that on a loaded hour (47 a second), within a bound on what
+ * a store that cannot take them costs the bench's time.
  */
 const SEED_TIME_LIMIT_MS = 240_000;
 
