@@ -1,7 +1,7 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { type Hold, type Instant, statusAt } from '../domain/holds';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf } from '../domain/model';
-import type { StoredHeldUnits } from '../functions/store/holds';
+import type { StoredHeldUnits } from '../functions/store/held-units';
 import { parseStoredItem } from '../functions/store/items';
 import { LINE_BATCH, linesOfBatch } from '../functions/store/lines';
 import type { Spread, StoredPiece } from '../functions/store/pieces';

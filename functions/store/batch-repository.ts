@@ -32,22 +32,24 @@ import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './alloc
 import { STOCK_RANGE, batchDescriptionWrite, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
 import { PK, SK } from './fields';
 import {
-  ACTIVE_HOLD_SHARD,
   type CountPlaces,
   type HoldWrites,
   type StoredHeldUnits,
-  activeHoldShards,
-  batchChangeHoldEndWrites,
   expiredUnitsGivenBackWrites,
   heldOnBatchRange,
   heldUnitsKey,
   heldUnitsPartitions,
+  sendHoldWrites,
+  sourcesOf,
+} from './held-units';
+import {
+  ACTIVE_HOLD_SHARD,
+  activeHoldShards,
+  batchChangeHoldEndWrites,
   holdConfirmWrites,
   holdEndWrites,
   holdExtensionWrites,
   holdKey,
-  sendHoldWrites,
-  sourcesOf,
 } from './holds';
 import { parseStoredItem, storedLine } from './items';
 import { ALLOCATED_AT, LINES_RANGE, LINE_BATCH, lineKey, lineMovesWrites, lineRemovalWrites, linesOfBatch, orderPartition, outOfStockItem } from './lines';
@@ -60,8 +62,9 @@ import { TakeGroups } from './take-groups';
 /*
  * The DynamoDB adapter of the repository port (domain/ports.ts): each method reads, decides and
  * writes; the items it writes, each with the condition that guards it, are their kind's module's
- * (batches.ts, pieces.ts, lines.ts, holds.ts), a take's transaction is allocation-saves.ts's, and
- * the reading, spreading and gathering of spread batches is spread-batches.ts's.
+ * (batches.ts, pieces.ts, lines.ts, holds.ts, held-units.ts), a take's transaction is
+ * allocation-saves.ts's, and the reading, spreading and gathering of spread batches is
+ * spread-batches.ts's.
  *
  * Capacity: an allocate costs one strongly consistent Query (1 RCU while the SKU has fewer than about
  * twenty batches with stock, however many are exhausted) and one transaction of two small writes

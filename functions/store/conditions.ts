@@ -1,9 +1,9 @@
 import { PK } from './fields';
 
 /*
- * What the conditions of every kind's writes (batches.ts, pieces.ts, lines.ts, holds.ts) are made
- * of: each condition guards an invariant of what a write may change, on what it read, and sits with
- * the writes of its kind; this is what several kinds share.
+ * What the conditions of every kind's writes (batches.ts, pieces.ts, lines.ts, holds.ts,
+ * held-units.ts) are made of: each condition guards an invariant of what a write may change, on what
+ * it read, and sits with the writes of its kind; this is what several kinds share.
  */
 
 export type Condition = { ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> };

@@ -2,20 +2,21 @@ import type { Hold } from '../../domain/holds';
 import type { Allocation, Batch, OrderLine } from '../../domain/model';
 import { type BatchDescription, parseBatchItem } from './batches';
 import { PK, SK } from './fields';
-import { type StoredHeldUnits, parseHoldItem } from './holds';
+import { type StoredHeldUnits, parseHeldUnitsItem } from './held-units';
+import { parseHoldItem } from './holds';
 import { type DeallocationReason, parseLineItem } from './lines';
 import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
 
 /*
  * The table's items, as the DynamoDB adapter lays them out: what each kind of item looks like is
- * its own module's (batches.ts, pieces.ts, lines.ts, holds.ts: keys, items, parser and writes);
- * this one says how they sit together in the table, and reads any item back through its kind's
- * parser, for the repository (batch-repository.ts) and for the stream consumer and the tools that
- * read items without the repository, so that those carry no DynamoDB client.
+ * its own module's (batches.ts, pieces.ts, lines.ts, holds.ts, held-units.ts: keys, items, parser
+ * and writes); this one says how they sit together in the table, and reads any item back through its
+ * kind's parser, for the repository (batch-repository.ts) and for the stream consumer and the tools
+ * that read items without the repository, so that those carry no DynamoDB client.
  *
  * The table's items (one table, keys `pk`/`sk` as tableKeySchema names them; batches.ts: known SKU,
- * batches and their references; pieces.ts: pieces; holds.ts: held units and holds; lines.ts: lines
- * and their notices):
+ * batches and their references; pieces.ts: pieces; held-units.ts: held units; holds.ts: holds;
+ * lines.ts: lines and their notices):
  *   known SKU        pk SKU#<sku>       sk STOCK         sku        (written with the SKU's first batch)
  *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available, eta, heldUnits
  *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available, eta
@@ -40,11 +41,11 @@ import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
  * the item they came from counts them (`heldUnits`), and its `available` counts neither those units
  * nor its lines'. So placing a hold writes its record, its units' records and the items it takes
  * from, and no write of a hold reads or changes another hold: nothing grows with the holds on a
- * batch (docs/architecture.md, "Holds"; holds.ts). A batch is in the stock range while it has units
- * no line holds (available or held: hasStockLeft), so that a batch whose every unit is held is still
- * read by allocations, which give back the units of expired holds when they need them (lazy expiry,
- * domain/holds.ts). Giving a hold's units back is deleting their record, on condition that it
- * exists: only one write can do it.
+ * batch (docs/architecture.md, "Holds"; holds.ts, held-units.ts). A batch is in the stock range
+ * while it has units no line holds (available or held: hasStockLeft), so that a batch whose every
+ * unit is held is still read by allocations, which give back the units of expired holds when they
+ * need them (lazy expiry, domain/holds.ts). Giving a hold's units back is deleting their record, on
+ * condition that it exists: only one write can do it.
  * A hold's record says what it holds and until when (`heldUntil`: `expiresAt` is the table's time
  * to live, which deletes an ended hold's record two days after it ended). Its status is the one last
  * written; whether an active hold has expired is a matter of `heldUntil` and the time (statusAt).
@@ -125,7 +126,7 @@ export type StoredItem =
  * the two keys of a batch of its sku and ref. No two kinds' keys meet, so at most one parser knows an
  * item, whatever their order.
  */
-const parsers = [parseBatchItem, parsePieceItem, parseHoldItem, parseLineItem];
+const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem];
 
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   for (const parse of parsers) {

@@ -69,7 +69,7 @@ export const parsePieceItem = (item: Record<string, unknown>): StoredItem | unde
   const { ref, sku, piece, available, heldUnits, spreadId, takenAt } = item;
   if (!isText(ref) || !isText(sku)) return undefined;
   // A piece's count of held units may be below zero: only the sum over the batch's items means
-  // anything (holds.ts); a piece spread before holds were counted on pieces has none.
+  // anything (held-units.ts); a piece spread before holds were counted on pieces has none.
   const piecesHeld = heldUnits === undefined || isNumber(heldUnits);
   if (isNumber(piece) && isNumber(available) && piecesHeld && isText(spreadId) && (takenAt === undefined || isText(takenAt)) && isAt(item, pieceKey(sku, ref, piece))) {
     const givenBack = isNumber(item.givenBack) ? item.givenBack : 0;
@@ -320,7 +320,7 @@ const spreadBatch: BatchWrites = {
       }
     }
     // The units taken from pieces are one source, however many pieces they came from: any piece of the
-    // spread counts them (holds.ts), so ending them is one record and one count, not one each.
+    // spread counts them (held-units.ts), so ending them is one record and one count, not one each.
     const [firstPiece] = placed.flatMap(([piece]) => (piece === undefined ? [] : [piece]));
     const fromPieces = placed.reduce((sum, [piece, pieceQty]) => (piece === undefined ? sum : sum + pieceQty), 0);
     if (firstPiece !== undefined) sources.push({ qty: fromPieces, piece: firstPiece, spreadId: batch.spreadId, of: batch.pieces?.length });

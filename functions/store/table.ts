@@ -71,16 +71,16 @@ const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldU
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
 /** A hold's record, besides the `orderid` a line names too and the time to live a notice has too. */
 const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
-/** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/holds.ts). */
+/** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */
 const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', timeToLiveAttribute];
 /**
  * What ending a hold names in its writes (functions/store/holds.ts: holdEndWrite on the hold's
- * record, givingBackWrites on its units' records and the items that count them): the keys; an item's
- * stock, its count of held units and the spread its condition compares; the record's status, the
- * expiry its condition compares, when it ended, its time to live, and its key in the active holds'
- * index, which the write removes.
+ * record; held-units.ts: givingBackWrites on its units' records and the items that count them): the
+ * keys; an item's stock, its count of held units and the spread its condition compares; the record's
+ * status, the expiry its condition compares, when it ended, its time to live, and its key in the
+ * active holds' index, which the write removes.
  */
 const holdEndingAttributes = [
   ...keyAttributes,

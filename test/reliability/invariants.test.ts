@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { placeHold } from '../../domain/hold-services';
-import { heldUnitsKey } from '../../functions/store/holds';
+import { heldUnitsKey } from '../../functions/store/held-units';
 import { type StoredItem, parseStoredItem } from '../../functions/store/items';
 import { pieceItem, pieceKey, spreadWrites } from '../../functions/store/pieces';
 import { freePort } from '../../local/dynamodb-local';
