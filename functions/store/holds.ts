@@ -2,7 +2,7 @@ import type { HeldLine, Hold, HoldStatus, Instant } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { HoldEnding, HoldToEnd } from '../../domain/ports';
 import { batchMoveWrites } from './batches';
-import { ITEM_IS_NEW, withValues } from './conditions';
+import { type Condition, ITEM_IS_NEW, withValues } from './conditions';
 import { isAt, isText, itemKey, shardOf } from './fields';
 import {
   type CountPlaces,
@@ -96,29 +96,38 @@ export const newHoldWrite = (tableName: string, hold: Hold, now: Instant): Trans
   Put: { TableName: tableName, Item: holdItem(hold, now), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
 });
 
-/** The hold's end on its record, on condition that it is active and as read, and its time has (not) passed at `now`. */
-const holdEndWrite = (tableName: string, hold: Hold, ending: HoldEnding, now: Instant): TransactWriteItem => {
+/**
+ * The hold's record ended at `now` as `status` (for a confirm, to the order `orderid`), on `condition`:
+ * its status, when it ended and its time to live (holdEndedFields). Only a confirm writes orderid: the
+ * sweeper, which ends holds as expired, may write only the attributes of table.ts's holdEndingAttributes.
+ */
+const endedHoldWrite = (
+  tableName: string,
+  hold: Hold,
+  { status, orderid }: { readonly status: HoldEnding | 'confirmed'; readonly orderid?: string },
+  now: Instant,
+  condition: Condition,
+): TransactWriteItem => {
   const ended = holdEndedFields(now);
   return {
     Update: {
       TableName: tableName,
       Key: holdKey(hold.holdid),
       // Ended, it leaves the active holds' index.
-      UpdateExpression: `SET #status = :ending, endedAt = :endedAt, #ttl = :ttl REMOVE ${ACTIVE_HOLD_SHARD}`,
-      // Guards "a hold ends once, one way".
-      ConditionExpression: `#status = :active AND heldUntil = :heldUntil AND heldUntil ${ending === 'released' ? '>' : '<='} :now`,
+      UpdateExpression: `SET #status = :status${orderid === undefined ? '' : ', orderid = :orderid'}, endedAt = :endedAt, #ttl = :ttl REMOVE ${ACTIVE_HOLD_SHARD}`,
+      ...withValues(condition, { ':status': status, ...(orderid === undefined ? {} : { ':orderid': orderid }), ':endedAt': ended.endedAt, ':ttl': ended.timeToLive }),
       ExpressionAttributeNames: { '#status': 'status', '#ttl': timeToLiveAttribute },
-      ExpressionAttributeValues: {
-        ':ending': ending,
-        ':endedAt': ended.endedAt,
-        ':ttl': ended.timeToLive,
-        ':active': 'active',
-        ':heldUntil': hold.expiresAt,
-        ':now': new Date(now).toISOString(),
-      },
     },
   };
 };
+
+/** The hold's end on its record, on condition that it is active and as read, and its time has (not) passed at `now`. */
+const holdEndWrite = (tableName: string, hold: Hold, ending: HoldEnding, now: Instant): TransactWriteItem =>
+  endedHoldWrite(tableName, hold, { status: ending }, now, {
+    // Guards "a hold ends once, one way".
+    ConditionExpression: `#status = :active AND heldUntil = :heldUntil AND heldUntil ${ending === 'released' ? '>' : '<='} :now`,
+    ExpressionAttributeValues: { ':active': 'active', ':heldUntil': hold.expiresAt, ':now': new Date(now).toISOString() },
+  });
 
 /**
  * Holds ended together, each as `ending` says, their units given back on the batches named
@@ -184,19 +193,9 @@ export const holdExtensionWrites = (tableName: string, hold: Hold, expiresAt: st
 ];
 
 /** The hold's record, confirmed to the order, on condition that it lasts at `now` as read. */
-const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, now: Instant): TransactWriteItem => {
-  const ended = holdEndedFields(now);
-  return {
-    Update: {
-      TableName: tableName,
-      Key: holdKey(hold.holdid),
-      UpdateExpression: `SET #status = :confirmed, orderid = :orderid, endedAt = :endedAt, #ttl = :ttl REMOVE ${ACTIVE_HOLD_SHARD}`,
-      // Guards "a hold ends once, one way": against its release, its expiry and another confirm.
-      ...withValues(holdLastsAsRead(hold, now), { ':confirmed': 'confirmed', ':orderid': orderid, ':endedAt': ended.endedAt, ':ttl': ended.timeToLive }),
-      ExpressionAttributeNames: { '#status': 'status', '#ttl': timeToLiveAttribute },
-    },
-  };
-};
+const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, now: Instant): TransactWriteItem =>
+  // Guards "a hold ends once, one way": against its release, its expiry and another confirm.
+  endedHoldWrite(tableName, hold, { status: 'confirmed', orderid }, now, holdLastsAsRead(hold, now));
 
 /**
  * A hold confirmed to the order at `now`: its record, and for each held line the order's line (where
