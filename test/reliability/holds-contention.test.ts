@@ -614,21 +614,31 @@ describe(`holds placed, confirmed, released, extended and expiring while allocat
   });
 });
 
-describe('a hold that expires with the sweeper stopped, through the conflict model', () => {
-  const SOON = 30;
-  let table: ModelledTable;
-  let now = START;
-  let service: LocalService;
+/**
+ * A describe block's table behind the conflict model and the local service over it, judged at the
+ * block's clock: made before its tests, closed and dropped after them. Read `table` and `service` in
+ * a test, once they are made.
+ */
+const throughConflictModel = (clock: () => number): { readonly table: ModelledTable; readonly service: LocalService } => {
+  const made = {} as { table: ModelledTable; service: LocalService };
   beforeAll(async () => {
-    table = await createModelledTable(CONFLICT_MODEL);
-    service = await startLocalService(table.repository({ clock: () => now }));
+    made.table = await createModelledTable(CONFLICT_MODEL);
+    made.service = await startLocalService(made.table.repository({ clock }));
   });
   afterAll(async () => {
-    await service?.close();
-    await table?.drop();
+    await made.service?.close();
+    await made.table?.drop();
   });
+  return made;
+};
+
+describe('a hold that expires with the sweeper stopped, through the conflict model', () => {
+  const SOON = 30;
+  let now = START;
+  const modelled = throughConflictModel(() => now);
 
   it('gives its units, at once and once, to the allocations and holds that race for them, and then ends as expired', async () => {
+    const { table, service } = modelled;
     expect((await service.addBatch({ ref: 'RUG-1', sku: 'RUG', qty: 5, eta: null })).status).toBe(201);
     const place = (holdid: string, qty: number) => service.request('POST', '/holds', { holdid, lines: [{ sku: 'RUG', qty }], ttlSeconds: SOON });
     expect((await place('cart-1', 5)).status).toBe(201);
@@ -728,17 +738,8 @@ describe('a hold at the edges of its races, through the conflict model', () => {
 describe('a drop with carts on one batch, spread over pieces, through the conflict model', () => {
   const CARTS = 120;
   const CLIENTS_AT_ONCE = 24;
-  let table: ModelledTable;
   let now = START;
-  let service: LocalService;
-  beforeAll(async () => {
-    table = await createModelledTable(CONFLICT_MODEL);
-    service = await startLocalService(table.repository({ clock: () => now }));
-  });
-  afterAll(async () => {
-    await service?.close();
-    await table?.drop();
-  });
+  const modelled = throughConflictModel(() => now);
 
   const lastAnswer = async (send: () => Promise<Answer>) => {
     const attempts = await sendAgainAfter503(send);
@@ -746,6 +747,7 @@ describe('a drop with carts on one batch, spread over pieces, through the confli
   };
 
   it('spreads the batch its holds meet on, places, confirms and releases on its pieces, and counts every unit once through a gather', async () => {
+    const { table, service } = modelled;
     expect((await service.addBatch({ ref: 'TEE-1', sku: 'TEE', qty: 1_000, eta: null })).status).toBe(201);
     // A cart holds 1 to 3, then confirms (70%), releases (20%) or leaves its hold active (10%).
     const then = fc.constantFrom(...Array<'confirm'>(7).fill('confirm'), 'release' as const, 'release' as const, 'leave' as const);
