@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutOfStock } from '../../domain/errors';
 import { confirmHold, placeHold, releaseHold } from '../../domain/hold-services';
 import { allocate, allocateOrder, batchStatus, cancelAllocation } from '../../domain/services';
 import { MAX_TRANSACTION_ITEMS, type DocumentSender } from '../../functions/store/store-calls';
@@ -160,6 +161,57 @@ describe('a spread batch and the writes that read it at another moment', () => {
     expect(released).toBe(true);
     expect(answer).toMatchObject({ batchref: ref });
     expect((await batchStatus(ref, repository)).available).toBe(10);
+    await expectInvariantsKept();
+  });
+
+  it('answers a settled read under a steady stream of releases: units given back while it reads count, and never a refusal on too few', async () => {
+    /** A spread batch of 100 (8 of its own, 92 in pieces of 1 or 2) with 6 holds of 1, each from a piece: 94 available. */
+    const spreadWithHolds = async () => {
+      const sku = uniqueId('sku');
+      const ref = uniqueId('batch');
+      const repository = table.repository();
+      await repository.addBatch({ ref, sku, qty: 100, available: 100, eta: null });
+      await spread(ref);
+      const holds: string[] = [];
+      for (let hold = 0; hold < 6; hold++) holds.push((await placeHold({ holdid: uniqueId('cart'), lines: [{ sku, qty: 1 }], ttlSeconds: 600 }, repository)).hold.holdid);
+      expect(await batchStatus(ref, repository)).toMatchObject({ available: 94, held: 6 });
+      return { sku, ref, holds };
+    };
+    /**
+     * A request's store that, at every read of the items that follows a read of the pieces (every
+     * second Query of the stock range), first releases one of the holds: its unit goes back to a
+     * piece already read. A settled read that waited for two reads of the pieces with no give-back
+     * between them never gets one.
+     */
+    const releasingWhileRead = (sku: string, holds: string[]) => {
+      let stockReads = 0;
+      const released: string[] = [];
+      const sender: DocumentSender = {
+        send: (async (command: { input: { ExpressionAttributeValues?: Record<string, unknown> } }, options?: object) => {
+          const values = command instanceof QueryCommand ? (command.input.ExpressionAttributeValues ?? {}) : {};
+          const next = holds[released.length];
+          if (values[':partition'] === `SKU#${sku}` && values[':prefix'] === 'STOCK' && ++stockReads % 2 === 0 && next) {
+            await releaseHold(next, table.repository());
+            released.push(next);
+          }
+          return table.documentClient.send(command as never, options);
+        }) as unknown as DocumentSender['send'],
+      };
+      return { repository: table.repository({ sender }), released };
+    };
+
+    // 95 of 94: the first read misses the unit released while it reads, the settled one counts the one released between its reads.
+    const taken = await spreadWithHolds();
+    const taking = releasingWhileRead(taken.sku, taken.holds);
+    expect(await allocate({ orderid: uniqueId('order'), sku: taken.sku, qty: 95 }, taking.repository)).toMatchObject({ batchref: taken.ref });
+    expect(taking.released).toHaveLength(2);
+    expect(await batchStatus(taken.ref, table.repository())).toMatchObject({ available: 100 - 4 - 95, held: 4 });
+
+    // More than the batch has at any moment: refused, not answered 503 for want of a quiet moment.
+    const refused = await spreadWithHolds();
+    const refusing = releasingWhileRead(refused.sku, refused.holds);
+    await expect(allocate({ orderid: uniqueId('order'), sku: refused.sku, qty: 101 }, refusing.repository)).rejects.toThrow(OutOfStock);
+    expect(await batchStatus(refused.ref, table.repository())).toMatchObject({ available: 100 - 6 + refusing.released.length });
     await expectInvariantsKept();
   });
 
