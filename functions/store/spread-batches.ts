@@ -53,9 +53,11 @@ const unitsToSpread = (own: number) => own - Math.max(8, Math.floor(own / (PIECE
 
 /** A batch item as read, with these of its pieces: their units counted in its `available`, their held units in its `held`. */
 const withTheirPieces = (batch: Batch, pieces: readonly BatchPiece[], spreadId: string): Batch => {
-  const held = (batch.held ?? 0) + pieces.reduce((sum, { held: some }) => sum + some, 0);
+  // The item's own count goes too: the pieces' may take it to none (units counted on the item, ended on a piece).
+  const { held: own = 0, ...item } = batch;
+  const held = own + pieces.reduce((sum, { held: some }) => sum + some, 0);
   return {
-    ...batch,
+    ...item,
     spreadId,
     available: batch.available + pieces.reduce((sum, { available }) => sum + available, 0),
     ...(held > 0 ? { held } : {}),
