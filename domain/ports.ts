@@ -124,7 +124,8 @@ export interface BatchRepository {
    * that finds less answers batch-changed, and the next read counts them again. Units given back to
    * its pieces since (a hold's) are not counted then, nor always by a plain read of its pieces, which
    * are many items read one by one: a refusal, or a line passed over to a batch the rule prefers less
-   * (passesOverSpread), rests on a `settled` read, whose count of every batch is one it had.
+   * (passesOverSpread), rests on a `settled` read, whose count of every batch is never less than it
+   * had at one moment (units given back while it reads are counted in, not waited out).
    */
   stockOf(sku: string, options?: StockRead): Promise<SkuStock>;
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;

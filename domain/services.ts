@@ -240,10 +240,17 @@ const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise
   if (lines.length === 0) return [];
   // Settled: a line that no batch as read can take leaves its order (BatchRepository.stockOf).
   let { batches } = await repository.stockOf(shrunk.sku, { settled: true });
-  const others = batches.filter(({ ref }) => ref !== shrunk.ref);
-  // Lazy expiry: the lines may need the units of holds expired on any other batch, as many as they take in all (domain/holds.ts).
+  // Lazy expiry: the lines may need the units of holds expired on any other batch, as many as they
+  // take in all (domain/holds.ts). One give-back frees as many holds as one write carries, so until
+  // none is left to free: a line planned out of its order while units behind expired holds are not
+  // yet back would leave it with stock there. Rounds that keep freeing move nothing this pass (the
+  // caller's rounds bound them, then a 503 asks for the repeat that continues).
   const moving = lines.reduce((sum, { qty }) => sum + qty, 0);
-  if (await freedExpiredHolds(moving, others, undefined, repository)) ({ batches } = await repository.stockOf(shrunk.sku, { settled: true }));
+  let freeing = 0;
+  while (await freedExpiredHolds(moving, batches.filter(({ ref }) => ref !== shrunk.ref), undefined, repository)) {
+    if (++freeing >= MAX_BATCH_ROUNDS) return [];
+    ({ batches } = await repository.stockOf(shrunk.sku, { settled: true }));
+  }
   let pending = planLineMoves(shrunk, lines, batches);
   let from = shrunk;
   const moved: Reallocation[] = [];

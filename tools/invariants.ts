@@ -105,9 +105,10 @@ const withTheirPieces = (found: readonly { batch: Batch; inStockRange: boolean; 
     for (const piece of own) claimed.add(piece);
     if (spread && own.length !== spread.pieces) strayPieces.push(`${name} is spread over ${spread.pieces} pieces, but ${own.length} are stored`);
     const piecesHeld = own.reduce((sum, { held }) => sum + held, 0);
+    const { held: _, ...item } = batch;
     const counted: Batch = spread
       ? {
-          ...batch,
+          ...item,
           available: batch.available + own.reduce((sum, { available }) => sum + available, 0),
           ...(heldOf(batch) + piecesHeld !== 0 ? { held: heldOf(batch) + piecesHeld } : {}),
           spreadId: spread.spreadId,

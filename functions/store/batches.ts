@@ -160,11 +160,24 @@ export const emptiedBatchMoveWrites = (tableName: string, batch: Batch): Transac
   { Put: { TableName: tableName, Item: batchItem(batch), ConditionExpression: ITEM_IS_NEW } },
 ];
 
+/**
+ * The writes of a batch kept whole (what follows) on a spread batch as read would write its item
+ * as if it held its pieces' units and held units: writesOf (pieces.ts) gives a spread batch its
+ * own writes, and the moves and changes that need a batch whole gather it first. A caller that
+ * gets here with a spread batch is a bug, thrown rather than written.
+ */
+const mustBeWhole = (batch: Batch, writes: string): void => {
+  if (batch.pieces !== undefined) throw new Error(`${writes} of batch ${batch.ref} as kept whole, but it is spread over ${batch.pieces.length} pieces`);
+};
+
 /** The batch moved across the edge of the stock range: deleted where it is, exactly as read, and put at its other key. */
-export const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): TransactWriteItem[] => [
-  { Delete: { TableName: tableName, Key: batchKey(batch), ...batchIsExactly(batch) } },
-  { Put: { TableName: tableName, Item: batchItem(moved), ConditionExpression: ITEM_IS_NEW } },
-];
+export const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): TransactWriteItem[] => {
+  mustBeWhole(batch, 'A move');
+  return [
+    { Delete: { TableName: tableName, Key: batchKey(batch), ...batchIsExactly(batch) } },
+    { Put: { TableName: tableName, Item: batchItem(moved), ConditionExpression: ITEM_IS_NEW } },
+  ];
+};
 
 /**
  * A batch's new qty and eta, as read: moved across the edge of the stock range, or in place. The
@@ -172,6 +185,7 @@ export const batchMoveWrites = (tableName: string, batch: Batch, moved: Batch): 
  * the caller's): their units leave its count of held units.
  */
 export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem[] => {
+  mustBeWhole(batch, 'A change');
   if (hasStockLeft(batch) !== hasStockLeft(changed)) return batchMoveWrites(tableName, batch, changed);
   const delta = changed.available - batch.available;
   const ended = heldOf(batch) - heldOf(changed);
@@ -209,6 +223,7 @@ export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batc
  * units it takes as held, which keeps the batch in the stock range.
  */
 export const availableWrites = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem[] => {
+  mustBeWhole(batch, `A change of available by ${delta}`);
   const adjusted: Batch = { ...batch, available: batch.available + delta, ...(setAside ? { held: heldOf(batch) - delta } : {}) };
   // A take that the read says would go below zero is not moved: its in-place condition fails instead.
   if (hasStockLeft(batch) !== hasStockLeft(adjusted) && adjusted.available >= 0) return batchMoveWrites(tableName, batch, adjusted);

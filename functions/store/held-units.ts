@@ -162,8 +162,13 @@ const countWrites = (tableName: string, changes: readonly CountChange[], places:
     const { line, source } = change;
     const onPiece = source.piece !== undefined && source.spreadId !== undefined && !places.gathered.has(source.spreadId);
     const spread = `${line.batchref}\u0000${source.spreadId}`;
-    const piece = onPiece ? (pieceOfSpread.get(spread) ?? places.pieceFor(line.batchref, source)) : undefined;
-    if (piece !== undefined) pieceOfSpread.set(spread, piece);
+    const picked = onPiece ? (pieceOfSpread.get(spread) ?? places.pieceFor(line.batchref, source)) : undefined;
+    if (picked !== undefined) pieceOfSpread.set(spread, picked);
+    // Two spreads of the batch (one gathered since) may pick one piece's key, whose write is conditioned
+    // on one spread: the later one's units go to the batch item, which counts a gathered spread's; were
+    // they the current spread's, the earlier write's spread is the gathered one, and both fail at once.
+    const other = picked === undefined ? undefined : targets.get(JSON.stringify(pieceKey(line.sku, line.batchref, picked)))?.spreadId;
+    const piece = other !== undefined && other !== source.spreadId ? undefined : picked;
     const key = piece !== undefined ? pieceKey(line.sku, line.batchref, piece) : batchWithStockKey(line.sku, line.batchref);
     const id = JSON.stringify(key);
     const target: CountTarget & { piece?: number } = targets.get(id) ?? { key, ...(piece !== undefined ? { spreadId: source.spreadId as string, piece } : {}), changes: [] };

@@ -53,9 +53,11 @@ const unitsToSpread = (own: number) => own - Math.max(8, Math.floor(own / (PIECE
 
 /** A batch item as read, with these of its pieces: their units counted in its `available`, their held units in its `held`. */
 const withTheirPieces = (batch: Batch, pieces: readonly BatchPiece[], spreadId: string): Batch => {
-  const held = (batch.held ?? 0) + pieces.reduce((sum, { held: some }) => sum + some, 0);
+  // The item's own count goes too: the pieces' may take it to none (units counted on the item, ended on a piece).
+  const { held: own = 0, ...item } = batch;
+  const held = own + pieces.reduce((sum, { held: some }) => sum + some, 0);
   return {
-    ...batch,
+    ...item,
     spreadId,
     available: batch.available + pieces.reduce((sum, { available }) => sum + available, 0),
     ...(held > 0 ? { held } : {}),
@@ -66,6 +68,26 @@ const withTheirPieces = (batch: Batch, pieces: readonly BatchPiece[], spreadId: 
 /** The pieces among these items that belong to the batch's spread (a piece of another spread is a gather and a spread ago). */
 const piecesOfSpread = (items: readonly StoredItem[], batch: Batch, spread: Spread): StoredPiece[] =>
   items.flatMap((stored) => (stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : []));
+
+/**
+ * A spread's pieces as a settled read counts them (SpreadBatches.withPieces): each as first read, with
+ * the units given back to it by the second read counted in (available, and no longer held). Between
+ * its two reads a piece's units only fell (takes) or rose by what it was given back, so this is never
+ * less than it held at any moment between them: a refusal on it is one the batch earned then. The
+ * first read alone could miss exactly the units a refusal must count, and the second alone too (given
+ * back before the items were read, taken after); a count above what the piece holds now only makes a
+ * take from it fail its condition, and the take reads again. Undefined when a piece is gone (gathered).
+ */
+const countedWithGivenBack = (first: readonly StoredPiece[], second: readonly StoredPiece[]): StoredPiece[] | undefined => {
+  const counted: StoredPiece[] = [];
+  for (const piece of first) {
+    const now = second.find(({ piece: number }) => number === piece.piece);
+    if (!now || now.givenBack < piece.givenBack) return undefined;
+    const since = now.givenBack - piece.givenBack;
+    counted.push(since === 0 ? piece : { ...piece, available: piece.available + since, held: piece.held - since, givenBack: now.givenBack });
+  }
+  return counted;
+};
 
 /** A batch kept whole with units enough to make two pieces or more; a smaller one sells out before a spread would pay. */
 export const canSpread = (batch: Batch) => !batch.pieces && unitsToSpread(batch.available) >= 2;
@@ -232,10 +254,11 @@ export class SpreadBatches {
    * the two reads is counted. A hold ended meanwhile gives its units back to a piece, which the read
    * may have passed: then the sum can be below what the batch had at any one moment. So a read that a
    * refusal, or a line passed over to a batch the rule prefers less, rests on (`settled`) reads the
-   * pieces once more, and counts only if no piece was given units back between its two reads (each
-   * piece counts what it was ever given back, `givenBack`). Undefined when a spread or a gather came
-   * between the reads, which the spread's id and its number of pieces tell, or a settled read found
-   * a piece given units back, and the caller reads again.
+   * pieces once more, and counts each piece as first read plus what it was given back by the second
+   * read (each piece counts what it was ever given back, `givenBack`, which only grows): never less
+   * than the piece held when the items were read, so the batch's count is never less than it had at
+   * that moment (countedWithGivenBack). Undefined when a spread or a gather came between the reads,
+   * which the spread's id and its number of pieces tell, and the caller reads again.
    */
   private async withPieces(
     sku: string,
@@ -249,24 +272,18 @@ export class SpreadBatches {
         .flat()
         .flatMap((item) => parsePieceItem(item) ?? []);
     const pieces = await readPieces();
+    const items = (await readAgain()).map(({ batch, spread }) => ({ batch, spread, own: spread && piecesOfSpread(pieces, batch, spread) }));
+    if (items.some(({ spread, own }) => spread && own?.length !== spread.pieces)) return undefined;
+    const again = settled && items.some(({ spread }) => spread) ? await readPieces() : undefined;
     const read: ReadBatch[] = [];
-    for (const { batch, spread } of await readAgain()) {
-      if (!spread) {
+    for (const { batch, spread, own } of items) {
+      if (!spread || !own) {
         read.push({ batch });
         continue;
       }
-      const own = piecesOfSpread(pieces, batch, spread);
-      if (own.length !== spread.pieces) return undefined;
-      read.push({ batch: withTheirPieces(batch, own, spread.spreadId), spread, pieces: own });
-    }
-    if (settled) {
-      const again = await readPieces();
-      const unchanged = read.every(({ batch, spread, pieces: own = [] }) => {
-        if (!spread) return true;
-        const now = piecesOfSpread(again, batch, spread);
-        return own.every((piece) => now.find(({ piece: number }) => number === piece.piece)?.givenBack === piece.givenBack);
-      });
-      if (!unchanged) return undefined;
+      const counted = again ? countedWithGivenBack(own, piecesOfSpread(again, batch, spread)) : own;
+      if (!counted) return undefined;
+      read.push({ batch: withTheirPieces(batch, counted, spread.spreadId), spread, pieces: counted });
     }
     for (const { batch, spread, pieces: own } of read) if (spread && own) this.known.remember(batch.ref, spread.spreadId, own, this.currentTime());
     return read;

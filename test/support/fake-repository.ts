@@ -38,6 +38,8 @@ export class FakeRepository implements BatchRepository {
   movesPerWrite = Number.POSITIVE_INFINITY;
   /** The holds a change of a batch's qty ends in its own write: as many as fit 100 items in the adapter's, this many here. */
   holdEndingsPerChange = Number.POSITIVE_INFINITY;
+  /** The expired holds one give-back frees on a batch: as many as one transaction carries in the adapter's (40 at most), this many here. */
+  holdsFreedPerWrite = Number.POSITIVE_INFINITY;
   /** The time the rules of holds are judged at: set it to move time on. */
   now: Instant = Date.parse('2026-11-25T10:00:00.000Z');
 
@@ -104,7 +106,7 @@ export class FakeRepository implements BatchRepository {
 
   async freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number> {
     let freed = 0;
-    for (const { holdid, qty } of await this.heldOn(batch, { expiredBy: now }, Number.POSITIVE_INFINITY)) {
+    for (const { holdid, qty } of await this.heldOn(batch, { expiredBy: now }, this.holdsFreedPerWrite)) {
       if (freed >= atLeast) break;
       this.giveBack(holdid, batch.ref, qty);
       freed += qty;

@@ -292,6 +292,25 @@ describe('changing a batch', () => {
     ]);
   });
 
+  it('moves its lines onto units that more expired holds set aside than one write gives back', async () => {
+    const repository = await shop(['b1', 6, null], ['b2', 6, null]);
+    for (const orderid of ['o1', 'o2', 'o3']) await allocate({ orderid, sku: 'LAMP', qty: 2 }, repository);
+    // Every unit of b2 held by six holds of 1, all expired; a give-back frees two of them at a time.
+    for (let hold = 1; hold <= 6; hold++) await placeHold({ holdid: `h${hold}`, lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 }, repository);
+    expect(repository.batches.get('b2')).toMatchObject({ available: 0, held: 6 });
+    repository.now += 60_000;
+    repository.holdsFreedPerWrite = 2;
+
+    const { reallocated } = await changeBatch('b1', { qty: 0 }, repository);
+
+    expect(reallocated.map(({ orderid, batchref }) => ({ orderid, batchref }))).toEqual([
+      { orderid: 'o3', batchref: 'b2' },
+      { orderid: 'o2', batchref: 'b2' },
+      { orderid: 'o1', batchref: 'b2' },
+    ]);
+    expect(repository.batches.get('b2')).toMatchObject({ available: 0 });
+  });
+
   it('refuses an unknown batch', async () => {
     await expect(changeBatch('nope', { qty: 1 }, new FakeRepository())).rejects.toThrow(BatchNotFound);
   });
