@@ -10,7 +10,9 @@ export default defineConfig({
     // Powertools' Logger and Metrics write through the global console, which vitest holds back
     // for tests that pass and tests can spy on, rather than through consoles of their own onto
     // the terminal; metrics stay on, so that tests read what a function would publish.
-    env: { POWERTOOLS_DEV: 'true', POWERTOOLS_METRICS_DISABLED: 'false' },
+    // The run's one DynamoDB Local, on a loaded shared machine, can take seconds over a large
+    // transaction: an attempt cut off at AWS's 2 s would be sent again and change what tests see.
+    env: { POWERTOOLS_DEV: 'true', POWERTOOLS_METRICS_DISABLED: 'false', DYNAMODB_REQUEST_TIMEOUT_MS: '15000' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -14,6 +14,20 @@ import type { RequestSigner } from '@smithy/types';
  */
 const CONNECTION_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
+
+/**
+ * A local endpoint's attempts may be given longer (`DYNAMODB_REQUEST_TIMEOUT_MS`): one DynamoDB Local
+ * serving a whole test run on a loaded shared machine can take seconds over a 100-item transaction,
+ * and an attempt cut off there is sent again, which a test sees as a 200 where a 201 was due, or as
+ * a 503. On AWS (no endpoint) the 2 s stands.
+ */
+const requestTimeoutMs = (endpoint: string | undefined): number => {
+  const configured = endpoint === undefined ? undefined : process.env.DYNAMODB_REQUEST_TIMEOUT_MS;
+  if (configured === undefined || configured === '') return REQUEST_TIMEOUT_MS;
+  const ms = Number(configured);
+  if (!Number.isInteger(ms) || ms <= 0) throw new Error(`DYNAMODB_REQUEST_TIMEOUT_MS must be a whole number of milliseconds above 0, not '${configured}'`);
+  return ms;
+};
 export const MAX_ATTEMPTS = 3;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -52,12 +66,13 @@ export const reachInProcess = (endpoint: string, handlerWithTimeout: InProcessSt
 /** `endpoint` is unset on AWS; locally it is DynamoDB Local's URL (`DYNAMODB_ENDPOINT`). */
 export const createDynamoDbClient = (endpoint = process.env.DYNAMODB_ENDPOINT): DynamoDBClient => {
   const inProcess = endpoint === undefined ? undefined : inProcessStores.get(endpoint);
+  const timeoutMs = requestTimeoutMs(endpoint);
   const client = new DynamoDBClient({
     ...(endpoint ? { endpoint, ...localDefaults(endpoint) } : {}),
     maxAttempts: MAX_ATTEMPTS,
-    requestHandler: inProcess?.(REQUEST_TIMEOUT_MS) ?? {
+    requestHandler: inProcess?.(timeoutMs) ?? {
       connectionTimeout: CONNECTION_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
+      requestTimeout: timeoutMs,
       // Without it @smithy/node-http-handler 4 only logs a warning when requestTimeout passes and
       // keeps waiting (up to its 300 s socket default), so a hung store would hang every request.
       throwOnRequestTimeout: true,

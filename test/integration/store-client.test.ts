@@ -1,7 +1,7 @@
 import { ListTablesCommand, type ServiceInputTypes, type ServiceOutputTypes } from '@aws-sdk/client-dynamodb';
 import type { FinalizeRequestMiddleware } from '@smithy/types';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
-import { createDynamoDbClient } from '../../functions/store/client';
+import { createDynamoDbClient, reachInProcess } from '../../functions/store/client';
 
 /** The headers of the request the client sends for one call, as they leave it. */
 const headersSent = async (client: ReturnType<typeof createDynamoDbClient>): Promise<Record<string, string>> => {
@@ -35,6 +35,24 @@ describe('the store client (functions/store/client.ts)', () => {
 
     expect(headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/.*Signature=[0-9a-f]{64}$/);
     expect(headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
+  });
+
+  it('gives a local endpoint\'s attempts the time DYNAMODB_REQUEST_TIMEOUT_MS says, 2 s when it is unset, and refuses one that is no number of milliseconds', () => {
+    const endpoint = 'http://in-process.test:1';
+    const timeoutsGiven: number[] = [];
+    reachInProcess(endpoint, (requestTimeoutMs) => {
+      timeoutsGiven.push(requestTimeoutMs);
+      return { handle: () => Promise.reject(new Error('not sent')) };
+    });
+
+    vi.stubEnv('DYNAMODB_REQUEST_TIMEOUT_MS', '');
+    createDynamoDbClient(endpoint);
+    vi.stubEnv('DYNAMODB_REQUEST_TIMEOUT_MS', '15000');
+    createDynamoDbClient(endpoint);
+
+    expect(timeoutsGiven).toEqual([2_000, 15_000]);
+    vi.stubEnv('DYNAMODB_REQUEST_TIMEOUT_MS', '15s');
+    expect(() => createDynamoDbClient(endpoint)).toThrow("DYNAMODB_REQUEST_TIMEOUT_MS must be a whole number of milliseconds above 0, not '15s'");
   });
 
   it('copies no call for the SDK\'s logger: its logger middleware is not in the stack, on AWS either', () => {
