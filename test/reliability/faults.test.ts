@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OrderLine } from '../../domain/model';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { defaultConflictRetryPolicy } from '../../functions/store/store-calls';
@@ -36,7 +36,10 @@ describe('a store that hangs, throttles or conflicts, behind the service’s rea
   beforeAll(async () => {
     table = await createTestTable();
     proxy = await startFaultProxy(table.endpoint);
+    // The client as on AWS, each attempt given 2 s, whatever the run gives its DynamoDB Local (vitest.config.ts).
+    vi.stubEnv('DYNAMODB_REQUEST_TIMEOUT_MS', '');
     storeClient = createDynamoDbClient(proxy.endpoint);
+    vi.unstubAllEnvs();
     service = serviceOver(table.repository({ sender: DynamoDBDocumentClient.from(storeClient) }));
   });
   afterEach(() => proxy.heal());
