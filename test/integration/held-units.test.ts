@@ -1,4 +1,4 @@
-import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutOfStock } from '../../domain/errors';
 import { type HeldLine, type HeldUnits, type Hold } from '../../domain/holds';
@@ -7,8 +7,7 @@ import { type Batch, newBatch } from '../../domain/model';
 import { allocate, allocateOrder, batchStatus } from '../../domain/services';
 import { batchItem, batchWithStockKey } from '../../functions/store/batches';
 import { parseStoredItem } from '../../functions/store/items';
-import { heldUnitsPuts } from '../../functions/store/held-units';
-import { newHoldWrite } from '../../functions/store/holds';
+import { storeActiveHolds } from '../../tools/bench/stored-holds';
 import { checkInvariants } from '../../tools/invariants';
 import { scanItems } from '../reliability/support/table-contents';
 import { type TestTable, createTestTable, repositoryAt, uniqueId } from '../support/dynamodb';
@@ -157,30 +156,17 @@ describe('many holds on one batch', () => {
     const batch = newBatch({ ref: uniqueId('batch'), sku, qty: HOLDS + 10, eta: null });
     const { repository } = repositoryAt(table, BEFORE_EXPIRY);
     await repository.addBatch(batch);
-    // All but the last stored as placing them writes them, 25 items a call: placed one by one, they
+    // All but the last stored as placing writes them, 25 items a call: placed one by one, they
     // would hold the run's one DynamoDB Local, which serves every test file at once, for a minute.
-    const expiresAt = new Date(EXPIRY).toISOString();
-    const holds: Hold[] = Array.from({ length: HOLDS - 1 }, () => ({ holdid: longHoldid(), lines: [{ sku, qty: 1, batchref: batch.ref, sources: [{ qty: 1 }] }], status: 'active', expiresAt }));
-    const items = holds.flatMap((hold) => [newHoldWrite(table.tableName, hold, BEFORE_EXPIRY), ...heldUnitsPuts(table.tableName, hold, hold.lines[0] as HeldLine, [{ qty: 1 }])]);
-    for (let start = 0; start < items.length; start += 25) {
-      const puts = items.slice(start, start + 25).map(({ Put }) => ({ PutRequest: { Item: Put?.Item as Record<string, unknown> } }));
-      await table.documentClient.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: puts } }));
-    }
-    await table.documentClient.send(
-      new UpdateCommand({
-        TableName: table.tableName,
-        Key: batchWithStockKey(sku, batch.ref),
-        UpdateExpression: 'SET available = available - :held, heldUnits = :held',
-        ExpressionAttributeValues: { ':held': HOLDS - 1 },
-      }),
-    );
+    const holdids = Array.from({ length: HOLDS - 1 }, longHoldid);
+    await storeActiveHolds(table.documentClient, table.tableName, batch, holdids, new Date(EXPIRY).toISOString(), BEFORE_EXPIRY);
     await placeHold({ holdid: longHoldid(), lines: [{ sku, qty: 1 }], ttlSeconds: 900 }, repository);
 
     const { Item } = await table.documentClient.send(new GetCommand({ TableName: table.tableName, Key: batchWithStockKey(sku, batch.ref), ConsistentRead: true }));
     expect(Buffer.byteLength(JSON.stringify(Item))).toBeLessThan(300);
     expect(await batchStatus(batch.ref, repository)).toEqual({ ...batch, available: 10, held: HOLDS });
 
-    await releaseHold((holds[0] as Hold).holdid, repository);
+    await releaseHold(holdids[0] as string, repository);
     expect(await batchStatus(batch.ref, repository)).toEqual({ ...batch, available: 11, held: HOLDS - 1 });
     expect(await violationsOf(batch)).toEqual([]);
   }, 120_000);

@@ -26,6 +26,7 @@ import { ensureTable } from '../../local/table';
 import { lambdaContext, postEvent } from '../../test/support/events';
 import { type AllocateUnderHolds, type CostUnderActiveHolds, type HoldCost, measureAllocateUnderHolds, measureHolds, measureUnderActiveHolds } from './hold-cost';
 import { type OrderCost, measureOrders } from './order-cost';
+import { storeActiveHolds } from './stored-holds';
 import { type PatchCost, measurePatchMoving } from './patch-cost';
 import { type StoreCall, meterRequestCost, skuWithHistory } from './request-cost';
 import { median, percentile } from './stats';
@@ -120,7 +121,9 @@ const meteredRepository = async () => {
   const meter = meterRequestCost(createDocumentClient());
   /** The same table through a clock an hour behind: what it holds for a minute has expired by the others' clock. */
   const anHourAgo = () => new DynamoDbBatchRepository(meter.sender, tableName, undefined, undefined, undefined, () => Date.now() - 3_600_000);
-  return { meter, repository: new DynamoDbBatchRepository(meter.sender, tableName), anHourAgo };
+  const storeHolds = (batch: { sku: string; ref: string }, holdids: string[], expiresAt: string) =>
+    storeActiveHolds(meter.sender, tableName, batch, holdids, expiresAt, Date.now());
+  return { meter, repository: new DynamoDbBatchRepository(meter.sender, tableName), anHourAgo, storeHolds };
 };
 
 const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']> => {
@@ -168,11 +171,11 @@ const measureOrderSizes = async (): Promise<OrderCost[]> => {
 };
 
 const measureHoldCosts = async (): Promise<Pick<HandlerMeasurements, 'holds' | 'allocateUnderHolds' | 'underActiveHolds'>> => {
-  const { meter, repository, anHourAgo } = await meteredRepository();
+  const { meter, repository, anHourAgo, storeHolds } = await meteredRepository();
   const holds = [];
   for (const lines of HOLD_SIZES) holds.push(...(await measureHolds(repository, meter, lines)));
   const underActiveHolds = [];
-  for (const activeHolds of ACTIVE_HOLDS_ON_THE_BATCH) underActiveHolds.push(await measureUnderActiveHolds(repository, meter, activeHolds));
+  for (const activeHolds of ACTIVE_HOLDS_ON_THE_BATCH) underActiveHolds.push(await measureUnderActiveHolds(repository, meter, activeHolds, storeHolds));
   return { holds, allocateUnderHolds: await measureAllocateUnderHolds(repository, anHourAgo(), meter, HOLDS_ON_THE_BATCH), underActiveHolds };
 };
 

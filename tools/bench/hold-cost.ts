@@ -29,13 +29,10 @@ export interface HoldCost extends RequestsCost {
  */
 export interface CostUnderActiveHolds {
   readonly activeHolds: number;
-  /** How long placing the `activeHolds` holds took, or trying to, this many at a time at first (seedActiveHolds). */
+  /** How long storing the `activeHolds` holds took (storeActiveHolds). */
   readonly seedSeconds: number;
-  readonly seedsInFlight: number;
   /** Requests of each kind measured; `place` twice as many, one hold confirmed and one released each time. */
   readonly requests: number;
-  /** Why the batch could not be given them all, when it could not: then nothing was measured. */
-  readonly failed?: string;
   readonly costs: readonly (RequestsCost & { readonly action: 'place' | 'confirm' | 'release' | 'allocate' })[];
 }
 
@@ -49,14 +46,6 @@ export interface AllocateUnderHolds {
 /** Enough requests of each kind for a median that one slow moment does not move. */
 const REQUESTS_PER_SIZE = 15;
 
-/** Holds placed at once on the batch of CostUnderActiveHolds, at first (seedActiveHolds). */
-const SEEDS_IN_FLIGHT = 32;
-/**
- * Room for 10,000 holds at the 130 a second DynamoDB Local takes on this 2-core machine when they
- * meet nothing (~77 s), and three times that on a loaded hour (47 a second), within a bound on what
- * a store that cannot take them costs the bench's time.
- */
-const SEED_TIME_LIMIT_MS = 240_000;
 
 const READS = ['GetItem', 'Query', 'BatchGetItem'];
 const WRITES = ['TransactWriteItems'];
@@ -160,60 +149,26 @@ export const measureAllocateUnderHolds = async (
   return { activeHolds, expiredHolds, calls };
 };
 
-type AllocationsHandler = ReturnType<typeof createAllocationsHandler>;
-
 /**
- * `count` active holds of 1 unit for an hour on the SKU's one batch, SEEDS_IN_FLIGHT at a time at
- * first. A store that keeps holds apart takes them in parallel; one whose holds meet on the batch's
- * item answers 503 to all but one of those that race, so a seeder answered 503 leaves its hold to
- * the others and stops, down to one: such a store is seeded a hold at a time rather than racing
- * itself. A hold answered 503 is sent again with its holdid, so that one whose write committed all
- * the same is answered as a repeat. Answers why not, and how many were placed, at the first other
- * answer, or once SEED_TIME_LIMIT_MS has passed.
- */
-const seedActiveHolds = async (handler: AllocationsHandler, sku: string, count: number): Promise<string | undefined> => {
-  const deadline = performance.now() + SEED_TIME_LIMIT_MS;
-  const answered503: object[] = [];
-  let started = 0;
-  let placed = 0;
-  let seeders = SEEDS_IN_FLIGHT;
-  let failure: string | undefined;
-  const nextHold = () =>
-    answered503.pop() ?? (started < count ? { holdid: `seed-${started++}-${randomUUID()}`, lines: [{ sku, qty: 1 }], ttlSeconds: 3_600 } : undefined);
-  const seeder = async () => {
-    for (let body = nextHold(); body && failure === undefined; body = nextHold()) {
-      if (performance.now() > deadline) failure = `not done in ${SEED_TIME_LIMIT_MS / 1000} s`;
-      else {
-        const result = await handler(postEvent('/holds', body), lambdaContext());
-        if (result.statusCode === 201 || result.statusCode === 200) placed++;
-        else if (result.statusCode !== 503) failure ??= `place hold answered ${result.statusCode}: ${result.body}`;
-        else {
-          answered503.push(body);
-          if (seeders > 1) break;
-        }
-      }
-    }
-    seeders--;
-  };
-  await Promise.all(Array.from({ length: SEEDS_IN_FLIGHT }, seeder));
-  return failure && `${placed} of ${count} holds placed: ${failure}`;
-};
-
-/**
- * A SKU whose one batch carries `activeHolds` holds of 1 unit, lasting an hour: then, in turn, a
+ * A SKU whose one batch carries `activeHolds` holds of 1 unit, lasting an hour, stored by
+ * `storeHolds` (tools/bench/stored-holds.ts): then, in turn, a
  * hold of 1 unit placed and confirmed, one placed and released, and an allocate of 1, each through
  * the allocations handler, so that every request measured meets the batch with `activeHolds` holds
  * (and its own). The median time of each, and the units and calls of one. GET /batches/{ref} must
  * read the seeded holds' units still held afterwards: the case measured is the one meant.
  */
-export const measureUnderActiveHolds = async (repository: BatchRepository, meter: RequestCostMeter, activeHolds: number): Promise<CostUnderActiveHolds> => {
+export const measureUnderActiveHolds = async (
+  repository: BatchRepository,
+  meter: RequestCostMeter,
+  activeHolds: number,
+  storeHolds: (batch: { sku: string; ref: string }, holdids: string[], expiresAt: string) => Promise<void>,
+): Promise<CostUnderActiveHolds> => {
   const handler = createAllocationsHandler(repository);
   const [sku = ''] = await skusInStock(repository, 1);
   const startedAt = performance.now();
-  const failed = await seedActiveHolds(handler, sku, activeHolds);
+  const holdids = Array.from({ length: activeHolds }, () => `seed-${randomUUID()}`);
+  await storeHolds({ sku, ref: `${sku}-batch` }, holdids, new Date(Date.now() + 3_600_000).toISOString());
   const seedSeconds = (performance.now() - startedAt) / 1000;
-  const measured = { activeHolds, seedSeconds, seedsInFlight: SEEDS_IN_FLIGHT, requests: REQUESTS_PER_SIZE };
-  if (failed) return { ...measured, failed, costs: [] };
 
   const requests = {
     place: timedRequests(meter, 'place hold', 201),
@@ -238,7 +193,9 @@ export const measureUnderActiveHolds = async (repository: BatchRepository, meter
   const { held } = JSON.parse(read.body ?? '{}') as { held: number };
   if (held !== activeHolds) throw new Error(`The batch holds ${held} units after the requests, not the ${activeHolds} of its seeded holds`);
   return {
-    ...measured,
+    activeHolds,
+    seedSeconds,
+    requests: REQUESTS_PER_SIZE,
     costs: (['place', 'confirm', 'release', 'allocate'] as const).map((action) => ({ action, ...requests[action].cost() })),
   };
 };
