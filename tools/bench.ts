@@ -43,9 +43,8 @@ const EVENT_RECORD_COPIES = 1_000;
 /** One at a time, about a tenth of a second each. */
 const EVENT_DELAY_ALLOCATIONS = 200;
 /**
- * The whole run takes eight to nine minutes on this 2-CPU machine: about five before the drop, its
- * two rounds (about 30 s each), and the hold costs' 10,000 holds (up to 240 s to place them); past
- * this, something hangs.
+ * The whole run takes about eight minutes on this 2-CPU machine, ten on a loaded hour: about five
+ * before the drop, and its two rounds (about 30 s each); past this, something hangs.
  */
 const TIME_LIMIT_MS = 14 * 60_000;
 
@@ -93,7 +92,7 @@ const main = async (): Promise<void> => {
   ];
   const initSamples = measureColdInit(initCases, INIT_PROCESSES);
 
-  step('warm handler overhead (store stubbed) and store calls per request, on a batch carrying many active holds too (up to 240 s to place them), with a DynamoDB Local of their own');
+  step('warm handler overhead (store stubbed) and store calls per request, on a batch carrying 10,000 active holds too, with a DynamoDB Local of their own');
   // Their 10,000 holds leave a DynamoDB Local slow enough that calls at 16 in flight pass 2 s: the
   // throughput below gets a fresh one.
   const measurementsStore = await startDynamoDbLocal();
