@@ -174,8 +174,7 @@ const measureHoldCosts = async (): Promise<Pick<HandlerMeasurements, 'holds' | '
   const { meter, repository, anHourAgo, storeHolds } = await meteredRepository();
   const holds = [];
   for (const lines of HOLD_SIZES) holds.push(...(await measureHolds(repository, meter, lines)));
-  const underActiveHolds = [];
-  for (const activeHolds of ACTIVE_HOLDS_ON_THE_BATCH) underActiveHolds.push(await measureUnderActiveHolds(repository, meter, activeHolds, storeHolds));
+  const underActiveHolds = await measureUnderActiveHolds(repository, meter, ACTIVE_HOLDS_ON_THE_BATCH, storeHolds);
   return { holds, allocateUnderHolds: await measureAllocateUnderHolds(repository, anHourAgo(), meter, HOLDS_ON_THE_BATCH), underActiveHolds };
 };
 

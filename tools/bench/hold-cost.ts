@@ -150,52 +150,62 @@ export const measureAllocateUnderHolds = async (
 };
 
 /**
- * A SKU whose one batch carries `activeHolds` holds of 1 unit, lasting an hour, stored by
- * `storeHolds` (tools/bench/stored-holds.ts): then, in turn, a
- * hold of 1 unit placed and confirmed, one placed and released, and an allocate of 1, each through
- * the allocations handler, so that every request measured meets the batch with `activeHolds` holds
- * (and its own). The median time of each, and the units and calls of one. GET /batches/{ref} must
- * read the seeded holds' units still held afterwards: the case measured is the one meant.
+ * For each count, a SKU whose one batch carries that many active holds of 1 unit, lasting an hour,
+ * stored by `storeHolds` (tools/bench/stored-holds.ts). Then, round after round, on each batch in
+ * turn: a hold of 1 unit placed and confirmed, one placed and released, and an allocate of 1, each
+ * through the allocations handler, so that every request measured meets its batch with its holds
+ * (and its own). The rounds take the batches in turn so that a slower moment of a shared machine
+ * falls on both alike. The median time of each, and the units and calls of one. GET /batches/{ref}
+ * must read the stored holds' units still held afterwards: the case measured is the one meant.
  */
 export const measureUnderActiveHolds = async (
   repository: BatchRepository,
   meter: RequestCostMeter,
-  activeHolds: number,
+  activeHoldCounts: readonly number[],
   storeHolds: (batch: { sku: string; ref: string }, holdids: string[], expiresAt: string) => Promise<void>,
-): Promise<CostUnderActiveHolds> => {
+): Promise<CostUnderActiveHolds[]> => {
   const handler = createAllocationsHandler(repository);
-  const [sku = ''] = await skusInStock(repository, 1);
-  const startedAt = performance.now();
-  const holdids = Array.from({ length: activeHolds }, () => `seed-${randomUUID()}`);
-  await storeHolds({ sku, ref: `${sku}-batch` }, holdids, new Date(Date.now() + 3_600_000).toISOString());
-  const seedSeconds = (performance.now() - startedAt) / 1000;
-
-  const requests = {
-    place: timedRequests(meter, 'place hold', 201),
-    confirm: timedRequests(meter, 'confirm hold', 201),
-    release: timedRequests(meter, 'release hold', 204),
-    allocate: timedRequests(meter, 'allocate', 201),
-  };
-  const place = (holdid: string) => () => handler(postEvent('/holds', { holdid, lines: [{ sku, qty: 1 }], ttlSeconds: 600 }), lambdaContext());
-  for (let round = 0; round < REQUESTS_PER_SIZE; round++) {
-    const confirmed = `cart-${randomUUID()}`;
-    await requests.place.time(place(confirmed));
-    const confirm = { pathParameters: { holdid: confirmed }, body: { orderid: `order-${randomUUID()}` } };
-    await requests.confirm.time(() => handler(routeEvent('POST /holds/{holdid}/confirm', confirm), lambdaContext()));
-    const released = `cart-${randomUUID()}`;
-    await requests.place.time(place(released));
-    await requests.release.time(() => handler(routeEvent('DELETE /holds/{holdid}', { pathParameters: { holdid: released } }), lambdaContext()));
-    await requests.allocate.time(() => handler(postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 1 }), lambdaContext()));
+  const skus = await skusInStock(repository, activeHoldCounts.length);
+  const batches = [];
+  for (const [index, activeHolds] of activeHoldCounts.entries()) {
+    const sku = skus[index] as string;
+    const startedAt = performance.now();
+    const holdids = Array.from({ length: activeHolds }, () => `seed-${randomUUID()}`);
+    await storeHolds({ sku, ref: `${sku}-batch` }, holdids, new Date(Date.now() + 3_600_000).toISOString());
+    const requests = {
+      place: timedRequests(meter, 'place hold', 201),
+      confirm: timedRequests(meter, 'confirm hold', 201),
+      release: timedRequests(meter, 'release hold', 204),
+      allocate: timedRequests(meter, 'allocate', 201),
+    };
+    batches.push({ sku, activeHolds, seedSeconds: (performance.now() - startedAt) / 1000, requests });
   }
 
-  const read = await createBatchesHandler(repository)(routeEvent('GET /batches/{ref}', { pathParameters: { ref: `${sku}-batch` } }), lambdaContext());
-  expectStatus(read, 200, 'GET /batches/{ref}');
-  const { held } = JSON.parse(read.body ?? '{}') as { held: number };
-  if (held !== activeHolds) throw new Error(`The batch holds ${held} units after the requests, not the ${activeHolds} of its seeded holds`);
-  return {
+  for (let round = 0; round < REQUESTS_PER_SIZE; round++) {
+    for (const { sku, requests } of batches) {
+      const place = (holdid: string) => () => handler(postEvent('/holds', { holdid, lines: [{ sku, qty: 1 }], ttlSeconds: 600 }), lambdaContext());
+      const confirmed = `cart-${randomUUID()}`;
+      await requests.place.time(place(confirmed));
+      const confirm = { pathParameters: { holdid: confirmed }, body: { orderid: `order-${randomUUID()}` } };
+      await requests.confirm.time(() => handler(routeEvent('POST /holds/{holdid}/confirm', confirm), lambdaContext()));
+      const released = `cart-${randomUUID()}`;
+      await requests.place.time(place(released));
+      await requests.release.time(() => handler(routeEvent('DELETE /holds/{holdid}', { pathParameters: { holdid: released } }), lambdaContext()));
+      await requests.allocate.time(() => handler(postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 1 }), lambdaContext()));
+    }
+  }
+
+  const readBatch = createBatchesHandler(repository);
+  for (const { sku, activeHolds } of batches) {
+    const read = await readBatch(routeEvent('GET /batches/{ref}', { pathParameters: { ref: `${sku}-batch` } }), lambdaContext());
+    expectStatus(read, 200, 'GET /batches/{ref}');
+    const { held } = JSON.parse(read.body ?? '{}') as { held: number };
+    if (held !== activeHolds) throw new Error(`The batch holds ${held} units after the requests, not the ${activeHolds} of its stored holds`);
+  }
+  return batches.map(({ activeHolds, seedSeconds, requests }) => ({
     activeHolds,
     seedSeconds,
     requests: REQUESTS_PER_SIZE,
     costs: (['place', 'confirm', 'release', 'allocate'] as const).map((action) => ({ action, ...requests[action].cost() })),
-  };
+  }));
 };
