@@ -301,6 +301,13 @@ export interface components {
          */
         Identifier: string & (unknown & unknown & unknown & unknown & unknown);
         /**
+         * @description A location's id: 1 to 64 letters (a-z, A-Z), digits, `-` and `_`. `default` names the built-in location.
+         * @example default
+         * @example warehouse-lyon
+         * @example store_12
+         */
+        LocationId: string;
+        /**
          * @description `null` for a batch in stock, or the day a shipment arrives: a real calendar date `YYYY-MM-DD` (2026-02-30 is refused).
          * @example null
          * @example 2026-06-01
@@ -312,12 +319,13 @@ export interface components {
             sku: components["schemas"]["Identifier"];
             qty: number;
         };
-        /** @description A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. Unknown fields are ignored. */
+        /** @description A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored. */
         NewBatch: {
             ref: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];
             qty: number;
             eta: components["schemas"]["ArrivalDate"];
+            location?: components["schemas"]["LocationId"];
         };
         /** @description A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so `available` moves by the difference. Unknown fields (`ref` and `sku` among them) are ignored. */
         BatchChange: {
@@ -378,6 +386,8 @@ export interface components {
             /** @description What a new line or hold can take: `qty - allocated - held`, never shown below 0. */
             available: number;
             eta: components["schemas"]["ArrivalDate"];
+            /** @description The location the batch is at (a shipment: where it will arrive); `default` for a batch added without one. */
+            location: components["schemas"]["LocationId"];
         };
         /** @description A line this request moved off the batch. */
         Reallocation: {
@@ -401,6 +411,8 @@ export interface components {
             /** @description What a new line or hold can take: `qty - allocated - held`, never shown below 0. */
             available: number;
             eta: components["schemas"]["ArrivalDate"];
+            /** @description The location the batch is at (a shipment: where it will arrive); `default` for a batch added without one. */
+            location: components["schemas"]["LocationId"];
             /** @description The lines this request moved; `[]` once nothing is left to move. */
             reallocated: components["schemas"]["Reallocation"][];
         };
@@ -561,7 +573,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The same batch (same `ref`, `sku`, `qty` and `eta` as it is now) was already added: a repeat, which changes nothing */
+            /** @description The same batch (same `ref`, `sku`, `qty`, `eta` and `location` as it is now) was already added: a repeat, which changes nothing */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -584,6 +596,7 @@ export interface operations {
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - The `location` named is well formed but no location has that id; nothing is written. Answered as the other field errors are, one issue naming `location`
              */
             400: {
                 headers: {
@@ -625,7 +638,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Another batch with this `ref` exists (under any SKU, or with another `qty` or `eta`); nothing changes */
+            /** @description Another batch with this `ref` exists (under any SKU, or with another `qty`, `eta` or `location`); nothing changes */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -93,6 +93,19 @@ export class UnknownSku extends DomainError {
   }
 }
 
+/**
+ * A batch names a location that does not exist: a field of the request refused, so it is answered
+ * as the field errors of a body are, with one issue naming the field. Nothing was written.
+ */
+export class UnknownLocation extends DomainError {
+  override readonly name = 'UnknownLocation';
+  /** The field of the request that names the location. */
+  readonly field = 'location';
+  constructor(readonly location: string) {
+    super(`location must be the id of an existing location: there is no location ${location}`);
+  }
+}
+
 /** No hold was ever placed with this holdid, or its record has outlived the day an ended hold stays readable. */
 export class HoldNotFound extends DomainError {
   override readonly name = 'HoldNotFound';

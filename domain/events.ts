@@ -54,8 +54,12 @@ export const eventSchemas = {
       ),
     ),
   BatchAdded: /* @__PURE__ */ z
-    .object({ ...envelope, ref: text, sku: text, qty: quantity, eta: arrivalDate })
-    .check(/* @__PURE__ */ z.describe('A batch was registered by POST /add_batch.')),
+    .object({ ...envelope, ref: text, sku: text, qty: quantity, eta: arrivalDate, location: text })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'A batch was registered by POST /add_batch, at `location` (`default` when the request named none; for a shipment, where it will arrive).',
+      ),
+    ),
   BatchChanged: /* @__PURE__ */ z
     .object({ ...envelope, ref: text, sku: text, qty: /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)), eta: arrivalDate })
     .check(/* @__PURE__ */ z.describe("PATCH /batches/{ref} changed a batch's qty or eta; the detail carries its new values.")),

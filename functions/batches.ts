@@ -1,4 +1,4 @@
-import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf } from '../domain/model';
+import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf, locationOf } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import { addBatch, batchStatus, changeBatch, skuStock } from '../domain/services';
 import { countingHoldEndings } from './hold-endings';
@@ -26,6 +26,7 @@ const batchView = (batch: Batch) => ({
   held: heldOf(batch),
   available: Math.max(0, batch.available),
   eta: batch.eta,
+  location: locationOf(batch),
 });
 
 const reallocationView = ({ orderid, sku, qty, from, batchref }: Reallocation) => ({ orderid, sku, qty, from, batchref });

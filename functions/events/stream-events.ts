@@ -1,6 +1,7 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DomainEvent, domainEvent } from '../../domain/events';
 import type { Hold } from '../../domain/holds';
+import { DEFAULT_LOCATION_ID } from '../../domain/locations';
 import type { BatchDescription } from '../store/batches';
 import { type StoredItem, parseStoredItem } from '../store/items';
 
@@ -62,7 +63,9 @@ const insertionChanges = (after: StoredItem): Change[] => {
     case 'out-of-stock':
       return [['OutOfStock', { time: after.refusedAt, sku: after.line.sku, orderid: after.line.orderid, qty: after.line.qty }]];
     case 'batch-reference':
-      return after.description ? [['BatchAdded', batchFields(after, after.description)]] : [];
+      return after.description
+        ? [['BatchAdded', { ...batchFields(after, after.description), location: after.description.location ?? DEFAULT_LOCATION_ID }]]
+        : [];
     case 'hold':
       return after.hold.status === 'active' ? [['HoldPlaced', { time: after.placedAt, ...holdFields(after.hold) }]] : [];
     default:

@@ -82,6 +82,14 @@ const integerFrom = (least: number, most: number) => {
 
 const quantity = integerFrom(1, MAX_QTY);
 
+/** Bounds from docs/api.md, "Routes and bounds": a location's id is short and plain, since it names a place in every batch and, later, every route. */
+export const MAX_LOCATION_ID_CHARACTERS = 64;
+
+const LOCATION_ID = `a location id, 1 to ${MAX_LOCATION_ID_CHARACTERS} letters (a-z, A-Z), digits, - and _`;
+
+/** A location's id: one pattern says it all, so the document states it whole. Only bodies name one. */
+export const locationIdSchema = /* @__PURE__ */ z.string(refused(LOCATION_ID)).check(z.regex(new RegExp(`^[A-Za-z0-9_-]{1,${MAX_LOCATION_ID_CHARACTERS}}$`), refused(LOCATION_ID)));
+
 /**
  * A route's path parameters, each an identifier: an id in the URL is the same key as in a body. Built
  * once per route, when its handler is made.
@@ -99,7 +107,14 @@ export const arrivalDateSchema = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.is
 
 export const orderLineSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema, sku: identifierSchema, qty: quantity });
 
-export const batchSchema = /* @__PURE__ */ objectOf({ ref: identifierSchema, sku: identifierSchema, qty: quantity, eta: arrivalDateSchema });
+/** `location` absent: the `default` location. A location id that is well formed but names no location is the domain's to refuse (UnknownLocation). */
+export const batchSchema = /* @__PURE__ */ objectOf({
+  ref: identifierSchema,
+  sku: identifierSchema,
+  qty: quantity,
+  eta: arrivalDateSchema,
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
+});
 
 /** A rule of the whole body: zod's JSON Schema export drops a refinement, so tools/openapi/components.ts writes it into the document. */
 export const qtyOrEta = /* @__PURE__ */ z.refine<{ qty?: number; eta?: string | null }>(

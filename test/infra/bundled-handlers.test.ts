@@ -107,7 +107,7 @@ describe('the functions as `cdk synth` bundles them', () => {
 
     const status = invoke('Batches', 'batch-status.json');
     expect(status.statusCode).toBe(200);
-    expect(bodyOf(status)).toEqual({ ...batch, allocated: line.qty, held: 0, available: batch.qty - line.qty });
+    expect(bodyOf(status)).toEqual({ ...batch, allocated: line.qty, held: 0, available: batch.qty - line.qty, location: 'default' });
 
     const stock = invoke('Batches', 'sku-stock.json');
     expect(stock.statusCode).toBe(200);
@@ -130,7 +130,7 @@ describe('the functions as `cdk synth` bundles them', () => {
     const orderedUnits = ordered.lines[0].qty;
     const held = bodyOf(sampleEvent('place-hold.json'));
     const heldLines = held.lines.map((heldLine: { sku: string; qty: number }) => ({ ...heldLine, batchref: batch.ref }));
-    const batchNow = (units: { allocated: number; held: number }) => ({ ...batch, qty, ...units, available: qty - units.allocated - units.held });
+    const batchNow = (units: { allocated: number; held: number }) => ({ ...batch, qty, ...units, available: qty - units.allocated - units.held, location: 'default' });
 
     const placed = invoke('Allocations', 'place-hold.json');
     expect(placed.statusCode).toBe(201);

@@ -110,14 +110,14 @@ describe("the local server's events", () => {
     const events = following.events.filter((event) => !isMarker(event));
     expect(byKey(events)).toEqual({
       [shelf]: [
-        { name: 'BatchAdded', ref: shelf, sku: lamp, qty: 10, eta: null },
+        { name: 'BatchAdded', ref: shelf, sku: lamp, qty: 10, eta: null, location: 'default' },
         { name: 'BatchChanged', ref: shelf, sku: lamp, qty: 4, eta: null },
       ],
       [shipment]: [
-        { name: 'BatchAdded', ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15' },
+        { name: 'BatchAdded', ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15', location: 'default' },
         { name: 'BatchChanged', ref: shipment, sku: lamp, qty: 0, eta: '2027-01-15' },
       ],
-      [chairs]: [{ name: 'BatchAdded', ref: chairs, sku: chair, qty: 5, eta: null }],
+      [chairs]: [{ name: 'BatchAdded', ref: chairs, sku: chair, qty: 5, eta: null, location: 'default' }],
       [`${kept} ${lamp}`]: [
         { name: 'Allocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf },
         { name: 'Deallocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf, reason: 'cancelled' },

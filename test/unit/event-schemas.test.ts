@@ -33,7 +33,7 @@ const hold = { holdid: 'cart-1', expiresAt: '2026-03-01T09:45:00.000Z', lines: [
 const validDetails: { [Name in EventName]: EventDetail<Name> } = {
   Allocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1' },
   Deallocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1', reason: 'reallocated' },
-  BatchAdded: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 20, eta: '2026-04-01' },
+  BatchAdded: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 20, eta: '2026-04-01', location: 'default' },
   BatchChanged: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 0, eta: null },
   OutOfStock: { ...envelope, sku: 'LAMP', orderid: 'o2', qty: 5 },
   HoldPlaced: { ...envelope, ...hold },
@@ -61,6 +61,7 @@ const invalidDetails = (name: EventName): Array<[string, Detail]> => {
     ['with a time not in UTC', { ...valid, time: '2026-03-01T10:30:00+01:00' }],
   ];
   if ('eta' in valid) cases.push(['with an eta on 30 February', { ...valid, eta: '2026-02-30' }]);
+  if ('location' in valid) cases.push(['with an empty location', { ...valid, location: '' }]);
   if ('reason' in valid) cases.push(['with an unknown reason', { ...valid, reason: 'lost' }]);
   if ('lines' in valid) {
     cases.push(

@@ -667,7 +667,7 @@ describe('GET /batches/{ref}', () => {
     await allocate(validLine);
     const result = await send('GET /batches/{ref}', { pathParameters: { ref: 'batch-2' } });
     expect(result.statusCode).toBe(200);
-    expect(jsonBody(result)).toEqual({ ref: 'batch-2', sku: 'LAMP', qty: 10, allocated: 3, held: 0, available: 7, eta: '2027-01-01' });
+    expect(jsonBody(result)).toEqual({ ref: 'batch-2', sku: 'LAMP', qty: 10, allocated: 3, held: 0, available: 7, eta: '2027-01-01', location: 'default' });
   });
 
   it('shows no less than 0 available while a batch whose qty was lowered still has lines to move', async () => {
@@ -701,6 +701,7 @@ describe('PATCH /batches/{ref}', () => {
       held: 0,
       available: 9,
       eta: '2027-02-01',
+      location: 'default',
       reallocated: [],
     });
     expect(repository.batches.get('batch-1')).toMatchObject({ qty: 12, available: 9, eta: '2027-02-01' });
@@ -729,6 +730,7 @@ describe('PATCH /batches/{ref}', () => {
       held: 0,
       available: 0,
       eta: null,
+      location: 'default',
       reallocated: [
         { orderid: 'order-2', sku: 'LAMP', qty: 4, from: 'batch-1', batchref: 'batch-2' },
         { orderid: 'order-1', sku: 'LAMP', qty: 3, from: 'batch-1', batchref: 'batch-2' },
@@ -982,6 +984,7 @@ describe('the request log of each route', () => {
     ['GET /allocations/{orderid}', 400, 'InvalidPathParameters', { pathParameters: { orderid: ' ' } }],
     ['DELETE /allocations/{orderid}/{sku}', 204, 'LineCancelled', { pathParameters: { orderid: 'order-1', sku: 'LAMP' } }],
     ['DELETE /allocations/{orderid}/{sku}', 404, 'LineNotFound', { pathParameters: { orderid: 'order-1', sku: 'DESK' } }],
+    ['POST /add_batch', 400, 'UnknownLocation', { body: { ...validBatch, ref: 'batch-2', location: 'nowhere' } }],
   ] as const)('logs %s under its route key, answered %s, as %s', async (routeKey, status, outcome, options) => {
     const { addBatch, allocate, send } = setUp();
     await addBatch(validBatch);

@@ -201,12 +201,26 @@ const lines = fc.oneof(
 /** Lines of distinct SKUs, from one to the most an order takes. */
 const validLines = fc.uniqueArray(fc.record({ sku: validIdentifier, qty: validQuantity(1) }), { minLength: 1, maxLength: 25, selector: ({ sku }) => sku });
 
+/** A location id every rule allows: letters, digits, `-` and `_`, 1 to 64 of them. */
+const LOCATION_ID_CHARACTERS = ['a', 'Z', '7', '-', '_'];
+const validLocationId = fc.oneof(
+  fc.array(fc.constantFrom(...LOCATION_ID_CHARACTERS), { minLength: 1, maxLength: 8 }).map(joined),
+  fc.constantFrom('default', 'x'.repeat(64)),
+);
+/** Near each of its rules: a character of an identifier's that a location id refuses, the length bound, and anything. */
+const locationId = fc.oneof(
+  { weight: 4, arbitrary: validLocationId },
+  { weight: 2, arbitrary: fc.tuple(validLocationId, piece, validLocationId).map(joined) },
+  { weight: 1, arbitrary: fc.integer({ min: 62, max: 66 }).map((length) => 'x'.repeat(length)) },
+  { weight: 2, arbitrary: identifier },
+);
+
 const identifierField: Field = { valid: validIdentifier, drawn: identifier };
 const quantityField = (least: number): Field => ({ valid: validQuantity(least), drawn: quantity(least) });
 const etaField: Field = { valid: validEta, drawn: eta };
 
 const BODIES: { readonly [RouteKey in keyof typeof BODY_SCHEMAS]: fc.Arbitrary<unknown> } = {
-  'POST /add_batch': bodyOf({ ref: identifierField, sku: identifierField, qty: quantityField(1), eta: etaField }),
+  'POST /add_batch': bodyOf({ ref: identifierField, sku: identifierField, qty: quantityField(1), eta: etaField, location: { valid: validLocationId, drawn: locationId } }),
   // Each field missing one time in three: often neither.
   'PATCH /batches/{ref}': bodyOf({ qty: quantityField(0), eta: etaField }, 3),
   'POST /allocate': bodyOf({ orderid: identifierField, sku: identifierField, qty: quantityField(1) }),
@@ -229,6 +243,7 @@ const NAMED_BODIES: { readonly [RouteKey in keyof typeof BODY_SCHEMAS]: readonly
     ...NAMED_QUANTITIES.map((qty) => ({ ref: 'b', sku: 'LAMP', qty, eta: null })),
     { ref: 'b', sku: 'LAMP', qty: 1, eta: null, note: 'extra' },
     { ref: 'b', sku: 'LAMP', qty: 1 },
+    ...['default', 'lyon_2', 'x'.repeat(64), 'x'.repeat(65), '', 'lyon 2', 'lyön', null].map((location) => ({ ref: 'b', sku: 'LAMP', qty: 1, eta: null, location })),
   ],
   'PATCH /batches/{ref}': [{}, { ref: 'b' }, { qty: 0 }, { qty: -1 }, { qty: null }, { eta: null }, { qty: 5, eta: '2028-02-29' }, ...NAMED_DATES.map((date) => ({ eta: date }))],
   'POST /allocate': [

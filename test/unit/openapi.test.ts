@@ -229,6 +229,21 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
   });
 
+  it('a batch at a location, and one at a location that does not exist, get the documented answers', async () => {
+    const repository = new FakeRepository();
+    await repository.saveLocation({ id: 'warehouse-lyon', name: 'Lyon', priority: 1, serves: ['FR'], active: true });
+    const send = serviceOver(repository);
+    const atLyon = { ...exampleBodyOf('POST /add_batch'), location: 'warehouse-lyon' };
+    const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
+      ['POST /add_batch', { body: atLyon }, 201],
+      ['POST /add_batch', { body: atLyon }, 200],
+      ['POST /add_batch', { body: { ...atLyon, location: 'default' } }, 409],
+      ['POST /add_batch', { body: { ...atLyon, ref: 'batch-2', location: 'nowhere' } }, 400],
+      ['GET /batches/{ref}', { pathParameters: { ref: 'batch-1' } }, 200],
+    ];
+    for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
+  });
+
   describe.each(STORE_ROUTE_KEYS)('%s', (routeKey) => {
     const { path } = splitRouteKey(routeKey);
     const names = pathParameterNames(path);

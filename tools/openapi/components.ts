@@ -18,6 +18,7 @@ import {
   holdSchema,
   identifierSchema,
   inNfc,
+  locationIdSchema,
   orderLineSchema,
   orderSchema,
   qtyOrEta,
@@ -107,7 +108,9 @@ export type RequestBodyName = keyof typeof requestBodySchemas;
 
 const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   OrderLine: 'An order line, identified by (`orderid`, `sku`). Unknown fields are ignored.',
-  NewBatch: 'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. Unknown fields are ignored.',
+  NewBatch:
+    'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of ' +
+    'the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored.',
   BatchChange:
     "A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so " +
     '`available` moves by the difference. Unknown fields (`ref` and `sku` among them) are ignored.',
@@ -133,6 +136,11 @@ const requestSchemas = () => {
     // The pattern zod exports already bounds the length; this says it the way client generators read.
     maxLength: MAX_IDENTIFIER_CHARACTERS,
   });
+  registry.add(locationIdSchema, {
+    id: 'LocationId',
+    description: "A location's id: 1 to 64 letters (a-z, A-Z), digits, `-` and `_`. `default` names the built-in location.",
+    examples: ['default', 'warehouse-lyon', 'store_12'],
+  });
   registry.add(arrivalDateSchema, {
     id: 'ArrivalDate',
     description: '`null` for a batch in stock, or the day a shipment arrives: a real calendar date `YYYY-MM-DD` (2026-02-30 is refused).',
@@ -155,6 +163,7 @@ const requestSchemas = () => {
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
 const identifier = ref('Identifier');
+const locationId = ref('LocationId');
 const arrivalDate = ref('ArrivalDate');
 const quantity = { type: 'integer', minimum: 1, maximum: MAX_QTY } as const;
 const units = (description: string) => ({ type: 'integer', minimum: 0, description }) as const;
@@ -183,6 +192,7 @@ const batchFields = {
   held: units('The units set aside by active holds.'),
   available: units('What a new line or hold can take: `qty - allocated - held`, never shown below 0.'),
   eta: arrivalDate,
+  location: { ...locationId, description: 'The location the batch is at (a shipment: where it will arrive); `default` for a batch added without one.' },
 } satisfies Record<string, JsonSchema>;
 
 const issue = closedObject(
@@ -308,8 +318,10 @@ const responseSchemas = {
   ),
 } satisfies Record<string, JsonSchema>;
 
-export type ComponentName = 'Identifier' | 'ArrivalDate' | RequestBodyName | keyof typeof responseSchemas;
+export type ComponentName = 'Identifier' | 'LocationId' | 'ArrivalDate' | RequestBodyName | keyof typeof responseSchemas;
 
 export const schemaRef = (name: ComponentName): JsonSchema => ref(name);
+
+
 
 export const componentSchemas = (): Record<string, JsonSchema> => ({ ...requestSchemas(), ...responseSchemas });

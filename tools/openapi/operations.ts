@@ -20,6 +20,7 @@ import {
   OrderNotFound,
   OutOfStock,
   StoreUnavailable,
+  UnknownLocation,
   UnknownSku,
 } from '../../domain/errors';
 import {
@@ -219,11 +220,20 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       },
       {
         status: 200,
-        when: 'The same batch (same `ref`, `sku`, `qty` and `eta` as it is now) was already added: a repeat, which changes nothing',
+        when: 'The same batch (same `ref`, `sku`, `qty`, `eta` and `location` as it is now) was already added: a repeat, which changes nothing',
         name: 'BatchAlreadyAdded',
         body: { mediaType: 'text/plain', schema: { type: 'string', const: 'OK' }, example: 'OK' },
       },
-      mapped('Another batch with this `ref` exists (under any SKU, or with another `qty` or `eta`); nothing changes', new DuplicateBatch('batch-1')),
+      mapped(
+        'The `location` named is well formed but no location has that id; nothing is written. Answered as the other field ' +
+          'errors are, one issue naming `location`',
+        new UnknownLocation('warehouse-9'),
+        'InvalidRequestBody',
+      ),
+      mapped(
+        'Another batch with this `ref` exists (under any SKU, or with another `qty`, `eta` or `location`); nothing changes',
+        new DuplicateBatch('batch-1'),
+      ),
     ],
   },
   'GET /batches/{ref}': {
@@ -240,7 +250,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 200,
         when: 'The batch exists',
         name: 'BatchRead',
-        body: json('Batch', { ref: 'batch-1', sku: 'LAMP', qty: 20, allocated: 3, held: 2, available: 15, eta: '2026-06-01' }),
+        body: json('Batch', { ref: 'batch-1', sku: 'LAMP', qty: 20, allocated: 3, held: 2, available: 15, eta: '2026-06-01', location: 'default' }),
       },
       mapped('No batch has this `ref`', new BatchNotFound('batch-1')),
     ],
@@ -273,6 +283,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
           held: 0,
           available: 0,
           eta: '2026-06-01',
+          location: 'default',
           reallocated: [{ orderid: 'order-3', sku: 'LAMP', qty: 2, from: 'batch-1', batchref: 'batch-2' }],
         }),
       },
