@@ -106,6 +106,13 @@ export class UnknownLocation extends DomainError {
   }
 }
 
+export class LocationNotFound extends DomainError {
+  override readonly name = 'LocationNotFound';
+  constructor(readonly id: string) {
+    super(`Location ${id} not found`);
+  }
+}
+
 /** No hold was ever placed with this holdid, or its record has outlived the day an ended hold stays readable. */
 export class HoldNotFound extends DomainError {
   override readonly name = 'HoldNotFound';
@@ -168,6 +175,17 @@ export class AllocationContended extends TransientFailure {
     rounds: number,
   ) {
     super(`Allocation for sku ${sku} lost ${rounds} rounds of races for stock`);
+  }
+}
+
+/** Other requests kept replacing the location between this one's read and its write; a retry continues. */
+export class LocationContended extends TransientFailure {
+  override readonly name = 'LocationContended';
+  constructor(
+    readonly id: string,
+    rounds: number,
+  ) {
+    super(`Location ${id} changed under ${rounds} attempts in a row`);
   }
 }
 

@@ -88,6 +88,23 @@ export const eventSchemas = {
         "POST /holds/{holdid}/confirm made a hold's lines the order's, on the same batches: an Allocated for each line comes with it.",
       ),
     ),
+  LocationChanged: /* @__PURE__ */ z
+    .object({
+      ...envelope,
+      location: text,
+      name: text,
+      priority: /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)),
+      serves: /* @__PURE__ */ z.array(text).check(/* @__PURE__ */ z.minLength(1)),
+      active: /* @__PURE__ */ z.boolean(),
+      position: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.object({ lat: /* @__PURE__ */ z.number(), lng: /* @__PURE__ */ z.number() })),
+    })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'PUT /locations/{id} created a location, or replaced one with something else (a repeat of the same writes nothing and ' +
+          'announces nothing); the detail carries the location whole as it is now, `location` its id. The built-in `default` ' +
+          'has none until it is first replaced.',
+      ),
+    ),
 } as const;
 
 export type EventName = keyof typeof eventSchemas;

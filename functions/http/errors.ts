@@ -9,6 +9,7 @@ import {
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
+  LocationNotFound,
   OrderLinesAlreadyAllocated,
   OrderNotAllocated,
   OrderNotFound,
@@ -107,6 +108,7 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [HoldNotFound, 404],
   [HoldNotPlaced, 400],
   [HoldConflict, 409],
+  [LocationNotFound, 404],
 ]);
 
 /**

@@ -172,6 +172,15 @@ describe('the functions as `cdk synth` bundles them', () => {
     expect(invokeFile('Allocations', forAnotherHold('release-hold.json'))).toMatchObject({ statusCode: 204 });
     expect(bodyOf(invokeFile('Allocations', forAnotherHold('hold-status.json')))).toMatchObject({ status: 'released' });
     expect(bodyOf(invoke('Batches', 'batch-status.json'))).toEqual(batchNow({ allocated: orderedUnits + held.lines[0].qty, held: 0 }));
+
+    // A location: created, read, and listed after the built-in default.
+    const place = { id: sampleEvent('put-location.json').pathParameters.id, ...bodyOf(sampleEvent('put-location.json')), active: true };
+    const put = invoke('Batches', 'put-location.json');
+    expect(put.statusCode).toBe(201);
+    expect(bodyOf(put)).toEqual(place);
+    expect(invoke('Batches', 'put-location.json')).toMatchObject({ statusCode: 200, body: put.body });
+    expect(bodyOf(invoke('Batches', 'location.json'))).toEqual(place);
+    expect(bodyOf(invoke('Batches', 'locations.json'))).toEqual({ locations: [{ id: 'default', name: 'Default', priority: 0, serves: ['*'], active: true }, place] });
   }, 120_000);
 
   it("sweeps on the schedule's sample event: an expired hold ended, its units back on its batch", async () => {

@@ -63,10 +63,11 @@ const addMarker = async () => {
   return (event: DomainEvent) => event.name === 'BatchAdded' && event.detail.ref === ref;
 };
 
-/** Whose events these are: a hold's (holdid), a line's (orderid and sku), or a batch's (ref). */
+/** Whose events these are: a hold's (holdid), a line's (orderid and sku), a batch's (ref), or a location's. */
 const keyOf = ({ detail }: DomainEvent) => {
   if ('holdid' in detail) return detail.holdid;
-  return 'orderid' in detail ? `${detail.orderid} ${detail.sku}` : detail.ref;
+  if ('orderid' in detail) return `${detail.orderid} ${detail.sku}`;
+  return 'ref' in detail ? detail.ref : detail.location;
 };
 
 /** Each key's events in the order handed on, without what differs on every run (id, version, time). */

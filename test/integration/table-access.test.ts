@@ -130,19 +130,25 @@ const statusesOf = async (handler: ReturnType<typeof createBatchesHandler>, even
 };
 
 describe("each handler's calls to the table stay within what its role is granted", () => {
-  it('batches: a batch added at a location, and one at a location that does not exist', async () => {
-    const id = uniqueId('place').replace(/-/g, '_');
-    await table.repository().saveLocation({ id, name: 'A place', priority: 3, serves: ['FR'], active: true });
+  it('batches: locations created, replaced, repeated and read; batches added at a location and at one that does not exist', async () => {
     const { sender, actions } = recording(table.documentClient);
     const batches = createBatchesHandler(table.repository({ sender }));
+    const id = uniqueId('place').replace(/-/g, '_');
+    const place = { name: 'A place', priority: 3, serves: ['FR'], position: { lat: 1, lng: 2 } };
+    const put = (body: unknown) => routeEvent('PUT /locations/{id}', { pathParameters: { id }, body });
 
     const statuses = await statusesOf(batches, [
+      put(place),
+      put(place),
+      put({ ...place, active: false }),
+      routeEvent('GET /locations'),
+      routeEvent('GET /locations/{id}', { pathParameters: { id } }),
       postEvent('/add_batch', { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null, location: id }),
       postEvent('/add_batch', { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null, location: 'nowhere' }),
     ]);
 
-    expect(statuses).toEqual([201, 400]);
-    expect(actions.map(({ action }) => action)).toContain('dynamodb:ConditionCheckItem');
+    expect(statuses).toEqual([201, 200, 200, 200, 200, 201, 400]);
+    expect(actions.map(({ action }) => action)).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:ConditionCheckItem']));
     expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
   });
 

@@ -212,3 +212,42 @@ describe("turning a batch's reference into BatchAdded", () => {
     ]);
   });
 });
+
+describe("turning a location's item into events", () => {
+  /** A location's item as PUT /locations/{id} writes it. */
+  const lyonItem = (revision: number, fields: Record<string, unknown> = {}) => ({
+    pk: { S: 'LOCATIONS' },
+    sk: { S: 'lyon' },
+    type: { S: 'Location' },
+    id: { S: 'lyon' },
+    name: { S: 'Lyon' },
+    priority: { N: '10' },
+    serves: { L: [{ S: 'FR' }, { S: 'BE' }] },
+    active: { BOOL: true },
+    position: { M: { lat: { N: '45.76' }, lng: { N: '4.84' } } },
+    revision: { N: String(revision) },
+    changedAt: { S: `2026-11-23T10:0${revision}:00.000Z` },
+    ...fields,
+  });
+  const lyon = { location: 'lyon', name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 } };
+
+  it('announces a location created as LocationChanged, whole, at the time it was written', () => {
+    expect(eventsOfRecord(changeRecord(1, 'INSERT', undefined, lyonItem(1)))).toEqual([
+      { name: 'LocationChanged', detail: { id: 'event-1-0', version: 1, time: '2026-11-23T10:01:00.000Z', ...lyon } },
+    ]);
+  });
+
+  it('announces a location replaced as LocationChanged, as it is now: without the position the replacement removed', () => {
+    const { position: _, ...replaced } = lyonItem(2, { active: { BOOL: false } });
+    const { position: __, ...withoutPosition } = lyon;
+    expect(eventsOfRecord(changeRecord(2, 'MODIFY', lyonItem(1), replaced))).toEqual([
+      { name: 'LocationChanged', detail: { id: 'event-2-0', version: 1, time: '2026-11-23T10:02:00.000Z', ...withoutPosition, active: false } },
+    ]);
+  });
+
+  it('gives a LocationChanged a shape its published schema accepts', () => {
+    for (const event of eventsOfRecord(changeRecord(1, 'INSERT', undefined, lyonItem(1)))) {
+      expect(eventSchemas[event.name].safeParse(event.detail).success, JSON.stringify(event)).toBe(true);
+    }
+  });
+});

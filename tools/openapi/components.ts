@@ -12,6 +12,7 @@ import {
   arrivalDateSchema,
   batchChangeSchema,
   batchSchema,
+  eachCountryOnce,
   eachSkuOnce,
   holdConfirmationSchema,
   holdExtensionSchema,
@@ -19,8 +20,10 @@ import {
   identifierSchema,
   inNfc,
   locationIdSchema,
+  locationSchema,
   orderLineSchema,
   orderSchema,
+  pathParameterSchemaOf,
   qtyOrEta,
 } from '../../functions/http/schemas';
 import { nfcFormat, uniqueItemPropertiesKeyword } from './extensions';
@@ -44,6 +47,12 @@ const REFINEMENTS = new Map<object, (schema: JsonSchema) => void>([
     eachSkuOnce,
     (schema) => {
       schema[uniqueItemPropertiesKeyword.name] = ['sku'];
+    },
+  ],
+  [
+    eachCountryOnce,
+    (schema) => {
+      schema.uniqueItems = true;
     },
   ],
   // JSON Schema can say this one; zod cannot, as it cannot see what a refinement's function tests.
@@ -102,6 +111,7 @@ export const requestBodySchemas = {
   NewHold: holdSchema,
   HoldExtension: holdExtensionSchema,
   HoldConfirmation: holdConfirmationSchema,
+  LocationDefinition: locationSchema,
 } as const;
 
 export type RequestBodyName = keyof typeof requestBodySchemas;
@@ -120,6 +130,10 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. Unknown fields are ignored.`,
   HoldExtension: "A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored.",
   HoldConfirmation: 'The order the hold\'s lines become lines of. Unknown fields are ignored.',
+  LocationDefinition:
+    'A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored ' +
+    'before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for ' +
+    'every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path\'s. Unknown fields are ignored.',
 };
 
 /** The request schemas, exported from zod, by the names the document gives them. */
@@ -271,6 +285,30 @@ const responseSchemas = {
     'A hold and its status as of the moment it was read.',
     ['holdid', 'status', 'expiresAt', 'lines'],
   ),
+  Location: closedObject(
+    {
+      id: locationId,
+      name: { type: 'string', minLength: 1, description: 'Shown to people; any text but control characters.' },
+      priority: { type: 'integer', minimum: 0, maximum: 1000, description: 'The lower, the more preferred.' },
+      serves: {
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string', pattern: '^(?:[A-Z]{2}|\\*)$' },
+        description: 'The destinations it serves: `["*"]` for every one, or ISO 3166-1 alpha-2 country codes.',
+      },
+      active: { type: 'boolean', description: 'An inactive location takes no new line, hold or transfer; what it has stays.' },
+      position: closedObject(
+        { lat: { type: 'number', minimum: -90, maximum: 90 }, lng: { type: 'number', minimum: -180, maximum: 180 } },
+        'Where it is, in degrees; absent when none was given.',
+      ),
+    },
+    'A location: a place stock is kept. `default` exists from the start, `{"id": "default", "name": "Default", "priority": 0, "serves": ["*"], "active": true}` until replaced.',
+    ['id', 'name', 'priority', 'serves', 'active'],
+  ),
+  Locations: closedObject(
+    { locations: listOf(ref('Location'), 'Every location, `default` among them, by `priority`, then `id`.', 1) },
+    'Every location.',
+  ),
   HoldNotPlaced: closedObject(
     {
       message,
@@ -284,7 +322,7 @@ const responseSchemas = {
   ),
   Error: closedObject({ message }, 'Every error answers JSON with a human-readable `message`.'),
   InvalidRequestBody: invalidInput(messageOf(InvalidRequestBody), 'The body breaks the bounds of its fields.'),
-  InvalidPathParameters: invalidInput(messageOf(InvalidPathParameters), 'A path parameter breaks an identifier rule.'),
+  InvalidPathParameters: invalidInput(messageOf(InvalidPathParameters), 'A path parameter breaks a rule of what it names (an identifier, a location id).'),
   OrderNotAllocated: closedObject(
     {
       message,
@@ -322,6 +360,17 @@ export type ComponentName = 'Identifier' | 'LocationId' | 'ArrivalDate' | Reques
 
 export const schemaRef = (name: ComponentName): JsonSchema => ref(name);
 
+/** The component of each schema a path parameter is checked with (functions/http/schemas.ts, pathParameterSchemaOf). */
+const PATH_PARAMETER_COMPONENTS = new Map<object, ComponentName>([
+  [identifierSchema, 'Identifier'],
+  [locationIdSchema, 'LocationId'],
+]);
 
+/** The component that states what the path parameter `name` accepts, as the handlers check it. */
+export const pathParameterComponentOf = (name: string): ComponentName => {
+  const component = PATH_PARAMETER_COMPONENTS.get(pathParameterSchemaOf(name));
+  if (!component) throw new Error(`The path parameter ${name} is checked by a schema that tools/openapi/components.ts names no component for`);
+  return component;
+};
 
 export const componentSchemas = (): Record<string, JsonSchema> => ({ ...requestSchemas(), ...responseSchemas });

@@ -27,7 +27,7 @@ describe("the handlers' roles", () => {
     ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', 'activeHoldShard'],
     ...['sourceQty', 'sources'],
   ];
-  // A location's own, which only the batches handler may write.
+  // A location's own, which only the batches handler writes.
   const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
@@ -83,6 +83,9 @@ describe('the HTTP API', () => {
     ['GET /batches/{ref}', 'Batches'],
     ['PATCH /batches/{ref}', 'Batches'],
     ['GET /skus/{sku}/stock', 'Batches'],
+    ['GET /locations', 'Batches'],
+    ['GET /locations/{id}', 'Batches'],
+    ['PUT /locations/{id}', 'Batches'],
     ['POST /allocate', 'Allocations'],
     ['POST /orders', 'Allocations'],
     ['GET /allocations/{orderid}', 'Allocations'],
