@@ -82,6 +82,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read every location
+         * @description Every location, the built-in `default` among them, sorted by `priority`, then `id`. One read, however few.
+         */
+        get: operations["getLocations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A location's id, as it is written: its characters need no percent-encoding.
+                 * @example warehouse-lyon
+                 */
+                id: components["schemas"]["LocationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a location
+         * @description `default` reads as `{"id": "default", "name": "Default", "priority": 0, "serves": ["*"], "active": true}` until it is replaced.
+         */
+        get: operations["getLocation"];
+        /**
+         * Create or replace a location
+         * @description Creates the location, or replaces it whole: `active` absent is `true`, `position` absent is none. An inactive location takes no new line, hold or transfer (once lines are routed by location); what it has stays, and batches may still be added there. The same location again is a repeat, which writes nothing and announces nothing.
+         */
+        put: operations["putLocation"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/allocate": {
         parameters: {
             query?: never;
@@ -301,6 +351,13 @@ export interface components {
          */
         Identifier: string & (unknown & unknown & unknown & unknown & unknown);
         /**
+         * @description A location's id: 1 to 64 letters (a-z, A-Z), digits, `-` and `_`. `default` names the built-in location.
+         * @example default
+         * @example warehouse-lyon
+         * @example store_12
+         */
+        LocationId: string;
+        /**
          * @description `null` for a batch in stock, or the day a shipment arrives: a real calendar date `YYYY-MM-DD` (2026-02-30 is refused).
          * @example null
          * @example 2026-06-01
@@ -312,12 +369,13 @@ export interface components {
             sku: components["schemas"]["Identifier"];
             qty: number;
         };
-        /** @description A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. Unknown fields are ignored. */
+        /** @description A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored. */
         NewBatch: {
             ref: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];
             qty: number;
             eta: components["schemas"]["ArrivalDate"];
+            location?: components["schemas"]["LocationId"];
         };
         /** @description A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so `available` moves by the difference. Unknown fields (`ref` and `sku` among them) are ignored. */
         BatchChange: {
@@ -349,6 +407,19 @@ export interface components {
         HoldConfirmation: {
             orderid: components["schemas"]["Identifier"];
         };
+        /** @description A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path's. Unknown fields are ignored. */
+        LocationDefinition: {
+            name: string & (unknown & unknown);
+            priority: number;
+            serves: [
+                "*"
+            ] | string[];
+            active?: boolean;
+            position?: {
+                lat: number;
+                lng: number;
+            };
+        };
         /** @description The batch the line is allocated to. */
         BatchRef: {
             batchref: components["schemas"]["Identifier"];
@@ -378,6 +449,8 @@ export interface components {
             /** @description What a new line or hold can take: `qty - allocated - held`, never shown below 0. */
             available: number;
             eta: components["schemas"]["ArrivalDate"];
+            /** @description The location the batch is at (a shipment: where it will arrive); `default` for a batch added without one. */
+            location: components["schemas"]["LocationId"];
         };
         /** @description A line this request moved off the batch. */
         Reallocation: {
@@ -401,6 +474,8 @@ export interface components {
             /** @description What a new line or hold can take: `qty - allocated - held`, never shown below 0. */
             available: number;
             eta: components["schemas"]["ArrivalDate"];
+            /** @description The location the batch is at (a shipment: where it will arrive); `default` for a batch added without one. */
+            location: components["schemas"]["LocationId"];
             /** @description The lines this request moved; `[]` once nothing is left to move. */
             reallocated: components["schemas"]["Reallocation"][];
         };
@@ -447,6 +522,28 @@ export interface components {
             /** @description The order its lines went to; only once confirmed. */
             orderid?: components["schemas"]["Identifier"];
         };
+        /** @description A location: a place stock is kept. `default` exists from the start, `{"id": "default", "name": "Default", "priority": 0, "serves": ["*"], "active": true}` until replaced. */
+        Location: {
+            id: components["schemas"]["LocationId"];
+            /** @description Shown to people; any text but control characters. */
+            name: string;
+            /** @description The lower, the more preferred. */
+            priority: number;
+            /** @description The destinations it serves: `["*"]` for every one, or ISO 3166-1 alpha-2 country codes. */
+            serves: string[];
+            /** @description An inactive location takes no new line, hold or transfer; what it has stays. */
+            active: boolean;
+            /** @description Where it is, in degrees; absent when none was given. */
+            position?: {
+                lat: number;
+                lng: number;
+            };
+        };
+        /** @description Every location. */
+        Locations: {
+            /** @description Every location, `default` among them, by `priority`, then `id`. */
+            locations: components["schemas"]["Location"][];
+        };
         /** @description Some line of the hold cannot be held; nothing was held. */
         HoldNotPlaced: {
             /** @description Human-readable; safe to show. */
@@ -475,7 +572,7 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description A path parameter breaks an identifier rule. */
+        /** @description A path parameter breaks a rule of what it names (an identifier, a location id). */
         InvalidPathParameters: {
             /** @constant */
             message: "Invalid request";
@@ -561,7 +658,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The same batch (same `ref`, `sku`, `qty` and `eta` as it is now) was already added: a repeat, which changes nothing */
+            /** @description The same batch (same `ref`, `sku`, `qty`, `eta` and `location` as it is now) was already added: a repeat, which changes nothing */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -584,6 +681,7 @@ export interface operations {
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - The `location` named is well formed but no location has that id; nothing is written. Answered as the other field errors are, one issue naming `location`
              */
             400: {
                 headers: {
@@ -625,7 +723,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Another batch with this `ref` exists (under any SKU, or with another `qty` or `eta`); nothing changes */
+            /** @description Another batch with this `ref` exists (under any SKU, or with another `qty`, `eta` or `location`); nothing changes */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -676,7 +774,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -718,7 +816,7 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
-             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
              */
             400: {
                 headers: {
@@ -793,7 +891,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -845,7 +943,7 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
-             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
@@ -935,7 +1033,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -977,7 +1075,7 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
-             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
              */
             400: {
                 headers: {
@@ -1052,7 +1150,387 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    getLocations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Always: `default` exists from the start */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Locations"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    getLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A location's id, as it is written: its characters need no percent-encoding.
+                 * @example warehouse-lyon
+                 */
+                id: components["schemas"]["LocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The location exists (`default` always does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             *     - No location has this `id`
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET, PUT
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    putLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A location's id, as it is written: its characters need no percent-encoding.
+                 * @example warehouse-lyon
+                 */
+                id: components["schemas"]["LocationId"];
+            };
+            cookie?: never;
+        };
+        /** @description A JSON object in UTF-8 (`Content-Type: application/json`, or `application/<type>+json`; a `charset` parameter, if present, must be `utf-8`), at most 16 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Lyon warehouse",
+                 *       "priority": 10,
+                 *       "serves": [
+                 *         "FR",
+                 *         "BE",
+                 *         "CH"
+                 *       ],
+                 *       "position": {
+                 *         "lat": 45.764,
+                 *         "lng": 4.8357
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["LocationDefinition"];
+            };
+        };
+        responses: {
+            /** @description The location existed (`default` always does) and is replaced, or was already exactly this: a repeat, which changes nothing */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"];
+                };
+            };
+            /** @description The location was created; the body is the location as stored */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Location"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
+             *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
+             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET, PUT
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server
+             *     - The body is over 16 KiB
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1206,7 +1684,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1367,7 +1845,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1409,7 +1887,7 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
-             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
              */
             400: {
                 headers: {
@@ -1484,7 +1962,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1529,7 +2007,7 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
-             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
              */
             400: {
                 headers: {
@@ -1604,7 +2082,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1762,7 +2240,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1804,7 +2282,7 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
-             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
              */
             400: {
                 headers: {
@@ -1879,7 +2357,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -1919,7 +2397,7 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
-             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
              */
             400: {
                 headers: {
@@ -2003,7 +2481,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -2055,7 +2533,7 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
-             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
@@ -2154,7 +2632,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**
@@ -2215,7 +2693,7 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
-             *     - A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
@@ -2314,7 +2792,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
             503: {
                 headers: {
                     /**

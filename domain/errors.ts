@@ -93,6 +93,26 @@ export class UnknownSku extends DomainError {
   }
 }
 
+/**
+ * A batch names a location that does not exist: a field of the request refused, so it is answered
+ * as the field errors of a body are, with one issue naming the field. Nothing was written.
+ */
+export class UnknownLocation extends DomainError {
+  override readonly name = 'UnknownLocation';
+  /** The field of the request that names the location. */
+  readonly field = 'location';
+  constructor(readonly location: string) {
+    super(`location must be the id of an existing location: there is no location ${location}`);
+  }
+}
+
+export class LocationNotFound extends DomainError {
+  override readonly name = 'LocationNotFound';
+  constructor(readonly id: string) {
+    super(`Location ${id} not found`);
+  }
+}
+
 /** No hold was ever placed with this holdid, or its record has outlived the day an ended hold stays readable. */
 export class HoldNotFound extends DomainError {
   override readonly name = 'HoldNotFound';
@@ -155,6 +175,17 @@ export class AllocationContended extends TransientFailure {
     rounds: number,
   ) {
     super(`Allocation for sku ${sku} lost ${rounds} rounds of races for stock`);
+  }
+}
+
+/** Other requests kept replacing the location between this one's read and its write; a retry continues. */
+export class LocationContended extends TransientFailure {
+  override readonly name = 'LocationContended';
+  constructor(
+    readonly id: string,
+    rounds: number,
+  ) {
+    super(`Location ${id} changed under ${rounds} attempts in a row`);
   }
 }
 

@@ -54,8 +54,12 @@ export const eventSchemas = {
       ),
     ),
   BatchAdded: /* @__PURE__ */ z
-    .object({ ...envelope, ref: text, sku: text, qty: quantity, eta: arrivalDate })
-    .check(/* @__PURE__ */ z.describe('A batch was registered by POST /add_batch.')),
+    .object({ ...envelope, ref: text, sku: text, qty: quantity, eta: arrivalDate, location: text })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'A batch was registered by POST /add_batch, at `location` (`default` when the request named none; for a shipment, where it will arrive).',
+      ),
+    ),
   BatchChanged: /* @__PURE__ */ z
     .object({ ...envelope, ref: text, sku: text, qty: /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)), eta: arrivalDate })
     .check(/* @__PURE__ */ z.describe("PATCH /batches/{ref} changed a batch's qty or eta; the detail carries its new values.")),
@@ -82,6 +86,23 @@ export const eventSchemas = {
     .check(
       /* @__PURE__ */ z.describe(
         "POST /holds/{holdid}/confirm made a hold's lines the order's, on the same batches: an Allocated for each line comes with it.",
+      ),
+    ),
+  LocationChanged: /* @__PURE__ */ z
+    .object({
+      ...envelope,
+      location: text,
+      name: text,
+      priority: /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)),
+      serves: /* @__PURE__ */ z.array(text).check(/* @__PURE__ */ z.minLength(1)),
+      active: /* @__PURE__ */ z.boolean(),
+      position: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.object({ lat: /* @__PURE__ */ z.number(), lng: /* @__PURE__ */ z.number() })),
+    })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'PUT /locations/{id} created a location, or replaced one with something else (a repeat of the same writes nothing and ' +
+          'announces nothing); the detail carries the location whole as it is now, `location` its id. The built-in `default` ' +
+          'has none until it is first replaced.',
       ),
     ),
 } as const;

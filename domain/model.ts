@@ -1,3 +1,5 @@
+import { DEFAULT_LOCATION_ID } from './locations';
+
 /** A customer's request for some quantity of one product. An order holds at most one line per SKU. */
 export interface OrderLine {
   readonly orderid: string;
@@ -33,6 +35,12 @@ export interface Batch {
   readonly pieces?: readonly BatchPiece[];
   /** With `pieces`: the store's name for the spread they belong to, which a hold's units taken from them keep. */
   readonly spreadId?: string;
+  /**
+   * The id of the location the batch is at (a shipment's: where it will arrive). Absent: the
+   * built-in `default` location, where every batch added without one is, those added before there
+   * were locations among them (locationOf).
+   */
+  readonly location?: string;
 }
 
 /**
@@ -59,9 +67,22 @@ export interface NewBatch {
   readonly sku: string;
   readonly qty: number;
   readonly eta: string | null;
+  /** Absent: the `default` location. */
+  readonly location?: string;
 }
 
-export const newBatch = ({ ref, sku, qty, eta }: NewBatch): Batch => ({ ref, sku, qty, available: qty, eta });
+/** The location a batch is at: `default` when it names none. */
+export const locationOf = (batch: Pick<Batch, 'location'>): string => batch.location ?? DEFAULT_LOCATION_ID;
+
+/** A batch at `default` names no location, whether its request named `default` or none, as one added before there were locations. */
+export const newBatch = ({ ref, sku, qty, eta, location }: NewBatch): Batch => ({
+  ref,
+  sku,
+  qty,
+  available: qty,
+  eta,
+  ...(location === undefined || location === DEFAULT_LOCATION_ID ? {} : { location }),
+});
 
 /** A line goes whole into one batch: a batch with too little left is skipped, never partly used. */
 export const canAllocate = (batch: Batch, line: OrderLine): boolean =>

@@ -1,4 +1,5 @@
 import type { HeldLine, HeldUnits, Hold, Instant } from './holds';
+import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, NewBatch, OrderLine, Placement } from './model';
 
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
@@ -7,7 +8,22 @@ export type ConditionalWrite = 'saved' | 'changed';
 export type AddBatchResult =
   | { readonly outcome: 'added' }
   /** A batch with this reference exists, whatever its SKU: this one, as it is now. Nothing was written. */
-  | { readonly outcome: 'exists'; readonly existing: NewBatch };
+  | { readonly outcome: 'exists'; readonly existing: NewBatch }
+  /** The batch names a location that is not stored (nor the built-in `default`). Nothing was written. */
+  | { readonly outcome: 'unknown-location' };
+
+/**
+ * The store's mark of one write of a location: a replacement made on condition that the location is
+ * still as read names it. Branded, so that nothing but a read's revision is taken for one.
+ */
+export type LocationRevision = { readonly [locationRevision]: true };
+declare const locationRevision: unique symbol;
+
+/** A location as stored, and the revision of the write that stored it. */
+export interface StoredLocation {
+  readonly location: Location;
+  readonly revision: LocationRevision;
+}
 
 /** A line of a hold and the batch it goes to, as that batch was found when the hold was planned. */
 export interface HoldPlacement {
@@ -116,8 +132,22 @@ export interface SkuStock {
  * Methods throw StoreUnavailable when the store cannot answer.
  */
 export interface BatchRepository {
-  /** Adds the batch unless one with its reference exists, whatever its SKU. */
+  /**
+   * Adds the batch unless one with its reference exists, whatever its SKU, and only if the location
+   * it names is stored (a batch at `default`, named or not, needs none stored): one write, which
+   * checks the location without reading it.
+   */
   addBatch(batch: Batch): Promise<AddBatchResult>;
+  /** Every location stored, in no particular order (the built-in `default` only once replaced). Strongly consistent. */
+  locations(): Promise<Location[]>;
+  /** The location stored under `id`, as of now (strongly consistent); undefined when none is (the built-in `default` is not, until replaced). */
+  location(id: string): Promise<StoredLocation | undefined>;
+  /**
+   * Stores the location whole, in one write: replacing the one read (`replacing`, its revision), on
+   * condition that it is still stored as read, or, without `replacing`, on condition that none is
+   * stored under its id. `changed` when the condition failed, and nothing was written.
+   */
+  saveLocation(location: Location, replacing?: LocationRevision): Promise<ConditionalWrite>;
   /**
    * The SKU's stock as of now (a strongly consistent read). For a take (`forTake`), a batch whose
    * stock the store keeps in pieces (Batch.pieces) may be found with its pieces as last read: a take

@@ -10,6 +10,7 @@ import {
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
+  UnknownLocation,
   UnknownSku,
 } from './errors';
 import {
@@ -28,6 +29,7 @@ import {
   isSameBatch,
   isSameLine,
   linesToTakeOff,
+  locationOf,
   newBatch,
   passesOverSpread,
   planLineMoves,
@@ -51,14 +53,19 @@ export interface AllocationOutcome {
 export const MAX_ALLOCATION_ROUNDS = 8;
 
 /**
- * Adds the batch. The same batch again (same ref, sku, qty and eta as it is now) is a repeat, which
- * changes nothing; another batch under that reference is DuplicateBatch.
+ * Adds the batch, at its location (`default` when it names none), which must exist: a batch at an
+ * inactive location is added all the same, since stock arriving at a closed place is still stock
+ * (it takes no new line there once lines are routed by location). The same batch again (same ref,
+ * sku, qty, eta and location as it is now) is a repeat, which changes nothing; another batch under
+ * that reference is DuplicateBatch.
  */
 export const addBatch = async (batch: NewBatch, repository: BatchRepository): Promise<{ readonly created: boolean }> => {
   const result = await repository.addBatch(newBatch(batch));
   if (result.outcome === 'added') return { created: true };
+  if (result.outcome === 'unknown-location') throw new UnknownLocation(locationOf(batch));
   const { existing } = result;
-  if (existing.sku === batch.sku && existing.qty === batch.qty && existing.eta === batch.eta) return { created: false };
+  const same = existing.sku === batch.sku && existing.qty === batch.qty && existing.eta === batch.eta && locationOf(existing) === locationOf(batch);
+  if (same) return { created: false };
   throw new DuplicateBatch(batch.ref);
 };
 

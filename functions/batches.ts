@@ -1,10 +1,12 @@
-import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf } from '../domain/model';
+import { allLocations, locationById, putLocation } from '../domain/location-services';
+import type { Location } from '../domain/locations';
+import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf, locationOf } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import { addBatch, batchStatus, changeBatch, skuStock } from '../domain/services';
 import { countingHoldEndings } from './hold-endings';
 import { json, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
-import { batchChangeSchema, batchSchema } from './http/schemas';
+import { batchChangeSchema, batchSchema, locationSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -26,6 +28,7 @@ const batchView = (batch: Batch) => ({
   held: heldOf(batch),
   available: Math.max(0, batch.available),
   eta: batch.eta,
+  location: locationOf(batch),
 });
 
 const reallocationView = ({ orderid, sku, qty, from, batchref }: Reallocation) => ({ orderid, sku, qty, from, batchref });
@@ -39,7 +42,16 @@ const stockView = ({ sku, inStock, incoming, held, nextEta, batches }: StockLeve
   batches: batches.map((batch) => ({ ref: batch.ref, qty: batch.qty, held: heldOf(batch), available: batch.available, eta: batch.eta })),
 });
 
-/** The batches and their stock: adding a batch, reading and changing one, and a SKU's stock levels. */
+const locationView = ({ id, name, priority, serves, active, position }: Location) => ({
+  id,
+  name,
+  priority,
+  serves,
+  active,
+  ...(position ? { position: { lat: position.lat, lng: position.lng } } : {}),
+});
+
+/** The batches and their stock: adding a batch, reading and changing one, a SKU's stock levels; and the locations batches are at. */
 export const createBatchesHandler = (repository: BatchRepository) =>
   routedHandler<BatchesRouteKey>(repository, [
     route('POST /add_batch', {
@@ -69,6 +81,23 @@ export const createBatchesHandler = (repository: BatchRepository) =>
     route('GET /skus/{sku}/stock', {
       successOutcomes: { 200: 'StockRead' },
       run: async ({ pathParameters: { sku } }, store) => json(200, stockView(await skuStock(sku, store))),
+    }),
+    route('GET /locations', {
+      successOutcomes: { 200: 'LocationsRead' },
+      run: async (_, store) => json(200, { locations: (await allLocations(store)).map(locationView) }),
+    }),
+    route('GET /locations/{id}', {
+      successOutcomes: { 200: 'LocationRead' },
+      run: async ({ pathParameters: { id } }, store) => json(200, locationView(await locationById(id, store))),
+    }),
+    route('PUT /locations/{id}', {
+      body: locationSchema,
+      successOutcomes: { 201: 'LocationCreated', 200: 'LocationReplaced' },
+      // 201 for a new location, 200 for one replaced, or the same again (a repeat, which writes nothing).
+      run: async ({ pathParameters: { id }, body }, store) => {
+        const { location, created } = await putLocation({ id, ...body }, store);
+        return json(created ? 201 : 200, locationView(location));
+      },
     }),
   ]);
 

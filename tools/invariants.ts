@@ -1,6 +1,7 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { type Hold, type Instant, statusAt } from '../domain/holds';
-import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf } from '../domain/model';
+import { DEFAULT_LOCATION_ID } from '../domain/locations';
+import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf } from '../domain/model';
 import type { StoredHeldUnits } from '../functions/store/held-units';
 import { parseStoredItem } from '../functions/store/items';
 import { LINE_BATCH, linesOfBatch } from '../functions/store/lines';
@@ -25,6 +26,8 @@ export interface Inventory {
   readonly strayPieces: readonly string[];
   /** Lines whose entry in the linesByBatch index is in a partition that a change of their batch does not read. */
   readonly linesListedUnread: readonly Allocation[];
+  /** The ids of the locations stored: the built-in `default` only once replaced. */
+  readonly locations: readonly string[];
 }
 
 export type Rule =
@@ -40,7 +43,8 @@ export type Rule =
   | 'sku-known-with-batches'
   | 'item-recognized'
   | 'pieces-of-their-spread'
-  | 'line-listed-where-read';
+  | 'line-listed-where-read'
+  | 'batch-at-a-location';
 
 export interface Violation {
   readonly rule: Rule;
@@ -64,6 +68,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const heldUnits: StoredHeldUnits[] = [];
   const unrecognized: { pk: string; sk: string }[] = [];
   const linesListedUnread: Allocation[] = [];
+  const locations: string[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
   do {
     const page: ScanCommandOutput = await client.send(
@@ -81,12 +86,13 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       }
       else if (stored.kind === 'hold') holds.push(stored.hold);
       else if (stored.kind === 'held-units') heldUnits.push(stored.held);
+      else if (stored.kind === 'location') locations.push(stored.location.id);
       else if (stored.kind === 'unrecognized') unrecognized.push({ pk: stored.pk, sk: stored.sk });
       // Notices (a deallocation's reason, a refusal) hold no stock: no invariant is about them.
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { ...withTheirPieces(found, pieces), heldUnits, knownSkus, references, lines, holds, unrecognized, linesListedUnread };
+  return { ...withTheirPieces(found, pieces), heldUnits, knownSkus, references, lines, holds, unrecognized, linesListedUnread, locations };
 };
 
 /**
@@ -131,11 +137,12 @@ const show = (value: string) => JSON.stringify(value);
  * stock is never negative, each batch's qty is exactly its available units, the units its lines
  * hold and the units its holds hold, every line sits in a batch of its own SKU, a batch reference
  * names one batch, a batch is stored among those with stock exactly when it has some left, available
- * or held (allocations read only those), and a SKU is known exactly when it has
- * batches ("Invalid sku" depends on it once every batch is exhausted).
+ * or held (allocations read only those), a SKU is known exactly when it has
+ * batches ("Invalid sku" depends on it once every batch is exhausted), and every batch is at a
+ * location that exists.
  */
 export const findViolations = (
-  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread }: Inventory,
+  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread, locations }: Inventory,
   now?: Instant,
 ): Violation[] => {
   const violations: Violation[] = [];
@@ -289,10 +296,16 @@ export const findViolations = (
   for (const { pk, sk } of unrecognized) {
     violations.push({
       rule: 'item-recognized',
-      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, piece of a batch, known SKU, batch reference, line, notice or hold`,
+      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, piece of a batch, known SKU, batch reference, line, notice, hold or location`,
     });
   }
   for (const message of strayPieces) violations.push({ rule: 'pieces-of-their-spread', message });
+  // A batch is at the built-in `default` or at a location stored: its transaction checked that it was, and no location is ever removed.
+  const placed = new Set([DEFAULT_LOCATION_ID, ...locations]);
+  for (const batch of batches) {
+    if (placed.has(locationOf(batch))) continue;
+    violations.push({ rule: 'batch-at-a-location', message: `batch ${show(batch.ref)} of sku ${show(batch.sku)} is at location ${show(locationOf(batch))}, which does not exist` });
+  }
   for (const { orderid, sku, batchref } of linesListedUnread) {
     violations.push({
       rule: 'line-listed-where-read',

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pathParameterNames, routeKeys, splitRouteKey } from '../functions/http/route-keys';
-import { componentSchemas, type JsonSchema, OPENAPI_VERSION, schemaRef } from './openapi/components';
+import { type ComponentName, componentSchemas, type JsonSchema, OPENAPI_VERSION, pathParameterComponentOf, schemaRef } from './openapi/components';
 import { nfcFormat, uniqueItemPropertiesKeyword } from './openapi/extensions';
 import { type Answer, HEADERS, JSON_MEDIA_TYPE, type RouteKey, answersOf, operations } from './openapi/operations';
 
@@ -31,7 +31,7 @@ Two rules of the request schemas have no JSON Schema keyword; the document state
 The statuses answered by API Gateway (403 when unsigned, 404 for an unknown route, 413 over 6 MiB, 429 past the stage's throttling, a bare 500 when a function fails) or only by the local server (\`npm start\`: 405 with \`Allow\`, 400 for a path parameter that does not percent-decode) are documented on each operation too, as docs/api.md's "Errors of every route" lists them.`;
 
 const TAGS: Readonly<Record<keyof typeof routeKeys, string>> = {
-  batches: 'Batches and their stock: the batches function.',
+  batches: 'Batches and their stock, and the locations they are at: the batches function.',
   allocations: 'Order lines, one or a whole order, and this document: the allocations function.',
 };
 
@@ -39,8 +39,11 @@ const REQUEST_BODY_DESCRIPTION =
   'A JSON object in UTF-8 (`Content-Type: application/json`, or `application/<type>+json`; a `charset` parameter, if ' +
   'present, must be `utf-8`), at most 16 KiB.';
 
-const PATH_PARAMETER_DESCRIPTION =
-  'An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.';
+/** Of each component a path parameter may be (pathParameterComponentOf). */
+const PATH_PARAMETER_DESCRIPTIONS: Partial<Record<ComponentName, string>> = {
+  Identifier: 'An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.',
+  LocationId: "A location's id, as it is written: its characters need no percent-encoding.",
+};
 
 /** One schema for answers of one shape, a choice for several. */
 const oneOfDistinct = (schemas: readonly JsonSchema[]): JsonSchema => {
@@ -124,7 +127,10 @@ const parametersOf = (routeKey: RouteKey) =>
   pathParameterNames(splitRouteKey(routeKey).path).map((name) => {
     const example = operations[routeKey].pathParameters?.[name];
     if (example === undefined) throw new Error(`${routeKey} has no example for its path parameter ${name}`);
-    return { name, in: 'path', required: true, description: PATH_PARAMETER_DESCRIPTION, schema: schemaRef('Identifier'), example };
+    const component = pathParameterComponentOf(name);
+    const description = PATH_PARAMETER_DESCRIPTIONS[component];
+    if (description === undefined) throw new Error(`tools/openapi.ts does not describe a path parameter of ${component}`);
+    return { name, in: 'path', required: true, description, schema: schemaRef(component), example };
   });
 
 const pathsOf = () => {

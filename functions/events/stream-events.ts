@@ -1,6 +1,7 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DomainEvent, domainEvent } from '../../domain/events';
 import type { Hold } from '../../domain/holds';
+import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
 import type { BatchDescription } from '../store/batches';
 import { type StoredItem, parseStoredItem } from '../store/items';
 
@@ -62,9 +63,13 @@ const insertionChanges = (after: StoredItem): Change[] => {
     case 'out-of-stock':
       return [['OutOfStock', { time: after.refusedAt, sku: after.line.sku, orderid: after.line.orderid, qty: after.line.qty }]];
     case 'batch-reference':
-      return after.description ? [['BatchAdded', batchFields(after, after.description)]] : [];
+      return after.description
+        ? [['BatchAdded', { ...batchFields(after, after.description), location: after.description.location ?? DEFAULT_LOCATION_ID }]]
+        : [];
     case 'hold':
       return after.hold.status === 'active' ? [['HoldPlaced', { time: after.placedAt, ...holdFields(after.hold) }]] : [];
+    case 'location':
+      return [['LocationChanged', locationFields(after)]];
     default:
       return [];
   }
@@ -85,6 +90,8 @@ const modificationChanges = (before: StoredItem, after: StoredItem): Change[] =>
     return [['BatchChanged', batchFields(after, after.description)]];
   }
   if (before.kind === 'hold' && after.kind === 'hold' && before.hold.status === 'active') return holdChanges(before.hold, after);
+  // Every write of a location changes it: a PUT of the same location writes nothing (domain/location-services.ts).
+  if (after.kind === 'location') return [['LocationChanged', locationFields(after)]];
   return [];
 };
 
@@ -108,5 +115,10 @@ const holdFields = ({ holdid, expiresAt, lines }: Hold) => ({
   expiresAt,
   lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref })),
 });
+
+const locationFields = ({ location, changedAt }: { location: Location; changedAt: string }) => {
+  const { id, name, priority, serves, active, position } = location;
+  return { time: changedAt, location: id, name, priority, serves: [...serves], active, ...(position ? { position: { lat: position.lat, lng: position.lng } } : {}) };
+};
 
 const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt }: BatchDescription) => ({ time: changedAt, ref, sku, qty, eta });

@@ -9,11 +9,13 @@ import {
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
+  LocationNotFound,
   OrderLinesAlreadyAllocated,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
   TransientFailure,
+  UnknownLocation,
   UnknownSku,
 } from '../../domain/errors';
 
@@ -28,10 +30,12 @@ abstract class InvalidInput extends Error {
   }
 }
 
+const INVALID_REQUEST_BODY = 'Invalid request body';
+
 export class InvalidRequestBody extends InvalidInput {
   override readonly name = 'InvalidRequestBody';
   constructor(issues: readonly z.core.$ZodIssue[]) {
-    super('Invalid request body', issues);
+    super(INVALID_REQUEST_BODY, issues);
   }
 }
 
@@ -104,6 +108,7 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [HoldNotFound, 404],
   [HoldNotPlaced, 400],
   [HoldConflict, 409],
+  [LocationNotFound, 404],
 ]);
 
 /**
@@ -152,6 +157,10 @@ const oneIssuePerField = (issues: readonly z.core.$ZodIssue[]): { path: string; 
  * and the request id, never its own text.
  */
 export const toErrorResponse = (error: unknown, requestId: string): ErrorResponse => {
+  // A field the schema accepted but the store refused: answered as the schema's refusals are, one issue naming the field.
+  if (error instanceof UnknownLocation) {
+    return { statusCode: 400, body: { message: INVALID_REQUEST_BODY, issues: [{ path: error.field, message: error.message }] }, outcome: error.name };
+  }
   if (error instanceof DomainError) {
     // An order's refusal names every line it is about, so a client can fix them all at once.
     const lines = error instanceof OrderNotAllocated || error instanceof OrderLinesAlreadyAllocated || error instanceof HoldNotPlaced ? { lines: error.lines } : {};

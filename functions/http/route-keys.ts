@@ -4,7 +4,15 @@
  * the three cannot drift apart. A `{name}` segment is a path parameter.
  */
 export const routeKeys = {
-  batches: ['POST /add_batch', 'GET /batches/{ref}', 'PATCH /batches/{ref}', 'GET /skus/{sku}/stock'],
+  batches: [
+    'POST /add_batch',
+    'GET /batches/{ref}',
+    'PATCH /batches/{ref}',
+    'GET /skus/{sku}/stock',
+    'GET /locations',
+    'GET /locations/{id}',
+    'PUT /locations/{id}',
+  ],
   allocations: [
     'POST /allocate',
     'POST /orders',

@@ -82,11 +82,22 @@ const integerFrom = (least: number, most: number) => {
 
 const quantity = integerFrom(1, MAX_QTY);
 
+/** Bounds from docs/api.md, "Routes and bounds": a location's id is short and plain, since it names a place in every batch and, later, every route. */
+export const MAX_LOCATION_ID_CHARACTERS = 64;
+
+const LOCATION_ID = `a location id, 1 to ${MAX_LOCATION_ID_CHARACTERS} letters (a-z, A-Z), digits, - and _`;
+
+/** A location's id: one pattern says it all, so the document states it whole. */
+export const locationIdSchema = z.string(refused(LOCATION_ID)).check(z.regex(new RegExp(`^[A-Za-z0-9_-]{1,${MAX_LOCATION_ID_CHARACTERS}}$`), refused(LOCATION_ID)));
+
 /**
- * A route's path parameters, each an identifier: an id in the URL is the same key as in a body. Built
- * once per route, when its handler is made.
+ * What each path parameter is, by its name in the route keys: an identifier (an id in the URL is the
+ * same key as in a body), but `{id}`, which only the locations' routes have, a location's id.
  */
-export const pathParametersSchema = (names: readonly string[]) => objectOf(Object.fromEntries(names.map((name) => [name, identifierSchema])));
+export const pathParameterSchemaOf = (name: string) => (name === 'id' ? locationIdSchema : identifierSchema);
+
+/** A route's path parameters, each checked as pathParameterSchemaOf says. Built once per route, when its handler is made. */
+export const pathParametersSchema = (names: readonly string[]) => objectOf(Object.fromEntries(names.map((name) => [name, pathParameterSchemaOf(name)])));
 
 /*
  * Each handler uses its own body schemas, and building a schema is a good part of a cold
@@ -99,7 +110,14 @@ export const arrivalDateSchema = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.is
 
 export const orderLineSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema, sku: identifierSchema, qty: quantity });
 
-export const batchSchema = /* @__PURE__ */ objectOf({ ref: identifierSchema, sku: identifierSchema, qty: quantity, eta: arrivalDateSchema });
+/** `location` absent: the `default` location. A location id that is well formed but names no location is the domain's to refuse (UnknownLocation). */
+export const batchSchema = /* @__PURE__ */ objectOf({
+  ref: identifierSchema,
+  sku: identifierSchema,
+  qty: quantity,
+  eta: arrivalDateSchema,
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
+});
 
 /** A rule of the whole body: zod's JSON Schema export drops a refinement, so tools/openapi/components.ts writes it into the document. */
 export const qtyOrEta = /* @__PURE__ */ z.refine<{ qty?: number; eta?: string | null }>(
@@ -148,3 +166,64 @@ export const holdSchema = /* @__PURE__ */ objectOf({ holdid: identifierSchema, l
 export const holdExtensionSchema = /* @__PURE__ */ objectOf({ ttlSeconds: holdSeconds });
 
 export const holdConfirmationSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema });
+
+/** Bounds of a location (docs/api.md, "Locations"). */
+export const MAX_LOCATION_NAME_CHARACTERS = 128;
+export const MAX_LOCATION_PRIORITY = 1_000;
+/** Every country ISO 3166-1 names has about 250 codes: a list of them all is the longest that means anything. */
+export const MAX_SERVED_COUNTRIES = 250;
+
+/*
+ * The location's fields are built by functions, called as pure below: a module-level message or
+ * pattern written as a template would stay in every bundle, this one's allocations handler's among
+ * them, since esbuild cannot tell that a template's substitution has no effect.
+ */
+
+/** A name is shown, not compared: any text but control characters (which would break the lines it is shown on), code points counted. */
+const shownName = (most: number) =>
+  z.string(refused(`a name, a string of 1 to ${most} characters`)).check(
+    z.minLength(1, { error: 'must not be empty', abort: true }),
+    rule(new RegExp(`^[\\s\\S]{0,${most}}$`, 'u'), `must be at most ${most} characters`),
+    rule(/^\P{Cc}*$/u, 'must not contain control characters'),
+  );
+
+/**
+ * Each country once: a list that names one twice says the same as one that names it once, and is
+ * more likely a mistake. JSON Schema says it with `uniqueItems`, which tools/openapi/components.ts
+ * writes for this refinement.
+ */
+export const eachCountryOnce = /* @__PURE__ */ z.refine<string[]>((codes) => new Set(codes).size === codes.length, {
+  error: 'must name each country once',
+});
+
+/** Which destinations a location serves: everywhere (`["*"]`), or up to `most` countries, each a code of two capital letters (ISO 3166-1 alpha-2). */
+const servedDestinations = (most: number) => {
+  const message = refused(`["*"] for every destination, or 1 to ${most} ISO 3166-1 alpha-2 country codes, each once`);
+  const countryCodeMessage = refused('a country code, two capital letters (ISO 3166-1 alpha-2); "*" only alone, as ["*"]');
+  const countryCode = z.string(countryCodeMessage).check(z.regex(/^[A-Z]{2}$/, countryCodeMessage));
+  return z.union(
+    [z.tuple([z.literal('*')], message), z.array(countryCode, message).check(z.minLength(1, message), z.maxLength(most, message), eachCountryOnce)],
+    message,
+  );
+};
+
+/** Degrees within bounds, any fraction. */
+const degreesFrom = (least: number, most: number) => {
+  const message = refused(`a number from ${least} to ${most}`);
+  return z.number(message).check(z.gte(least, message), z.lte(most, message));
+};
+
+const position = /* @__PURE__ */ objectOf({ lat: /* @__PURE__ */ degreesFrom(-90, 90), lng: /* @__PURE__ */ degreesFrom(-180, 180) });
+
+/**
+ * A location, as `PUT /locations/{id}` replaces it whole: `active` absent is true (the domain's
+ * default: a `default` in the document would make generated clients require it), and `position`
+ * absent is none (a position stored before is removed). Its id is the path's.
+ */
+export const locationSchema = /* @__PURE__ */ objectOf({
+  name: /* @__PURE__ */ shownName(MAX_LOCATION_NAME_CHARACTERS),
+  priority: /* @__PURE__ */ integerFrom(0, MAX_LOCATION_PRIORITY),
+  serves: /* @__PURE__ */ servedDestinations(MAX_SERVED_COUNTRIES),
+  active: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean(/* @__PURE__ */ refused('true or false'))),
+  position: /* @__PURE__ */ z.optional(position),
+});

@@ -7,7 +7,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, piecesAvailable } from '../../domain/model';
+import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, locationOf, piecesAvailable } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -19,6 +20,7 @@ import type {
   HoldEnding,
   HoldPlacement,
   HoldToEnd,
+  LocationRevision,
   MoveAllocationsResult,
   SaveAllocationResult,
   SaveAllocationsResult,
@@ -26,6 +28,7 @@ import type {
   SkuStock,
   StockRead,
   StoreObserver,
+  StoredLocation,
 } from '../../domain/ports';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './allocation-saves';
@@ -52,6 +55,7 @@ import {
   holdKey,
 } from './holds';
 import { parseStoredItem, storedLine } from './items';
+import { LOCATIONS_PARTITION, locationExistsCheck, locationKey, locationWrite } from './locations';
 import { ALLOCATED_AT, LINES_RANGE, LINE_BATCH, lineKey, lineMovesWrites, lineRemovalWrites, linesOfBatch, orderPartition, outOfStockItem } from './lines';
 import { writesOf } from './pieces';
 import { type FoundBatch, KnownPieces, SpreadBatches } from './spread-batches';
@@ -134,15 +138,42 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async addBatch(batch: Batch): Promise<AddBatchResult> {
     const { ref } = batch;
-    const cancellation = await this.calls.transactWrite(newBatchWrites(this.tableName, batch));
+    const location = locationOf(batch);
+    // The built-in `default` needs no item; any other location is checked in the batch's own transaction, last.
+    const locationCheck = location === DEFAULT_LOCATION_ID ? [] : [locationExistsCheck(this.tableName, location)];
+    const writes = [...newBatchWrites(this.tableName, batch), ...locationCheck];
+    const cancellation = await this.calls.transactWrite(writes);
     if (!cancellation) return { outcome: 'added' };
     if (!cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
       throw new Error(`Batch transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
     }
+    // Refused first, whatever else failed: a batch cannot be at a place that does not exist.
+    if (locationCheck.length > 0 && cancellation[writes.length - 1]?.Code === 'ConditionalCheckFailed') return { outcome: 'unknown-location' };
     // A batch and its reference are only ever written together, so the reference names the batch in the way.
     const existing = await this.batch(ref);
     if (!existing) throw new Error(`Batch ${ref} exists and cannot be read`);
     return { outcome: 'exists', existing };
+  }
+
+  async locations(): Promise<Location[]> {
+    return (await this.queryPartition(LOCATIONS_PARTITION)).map((item) => {
+      const stored = parseStoredItem(item);
+      if (stored.kind !== 'location') throw new Error(`Item in the locations' partition is not a location: ${JSON.stringify(stored)}`);
+      return stored.location;
+    });
+  }
+
+  async location(id: string): Promise<StoredLocation | undefined> {
+    const { Item } = await this.calls.call((options) =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: locationKey(id), ConsistentRead: true }), options),
+    );
+    const stored = Item && parseStoredItem(Item);
+    if (stored && stored.kind !== 'location') throw new Error(`Item at the key of location ${id} is not a location: ${JSON.stringify(stored)}`);
+    return stored && { location: stored.location, revision: stored.revision };
+  }
+
+  async saveLocation(location: Location, replacing?: LocationRevision): Promise<ConditionalWrite> {
+    return this.calls.conditionalWrite([locationWrite(this.tableName, location, replacing)]);
   }
 
   async stockOf(sku: string, { forTake = false, settled = false }: StockRead = {}): Promise<SkuStock> {

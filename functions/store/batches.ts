@@ -1,3 +1,4 @@
+import { DEFAULT_LOCATION_ID } from '../../domain/locations';
 import { type Batch, hasStockLeft, heldOf } from '../../domain/model';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey, now } from './fields';
@@ -27,10 +28,26 @@ export const batchKey = (batch: Batch) =>
 
 export const batchReferenceKey = (ref: string) => itemKey(`${partitionKeyPrefix.batchReference}${ref}`, 'BATCHREF');
 
+/**
+ * A batch's location as its items hold it: absent for `default`, as on every item written before
+ * there were locations, so that those need no migration and read as at `default`.
+ */
+const locationField = ({ location }: Pick<Batch, 'location'>) => (location === undefined || location === DEFAULT_LOCATION_ID ? {} : { location });
+
 /** A batch as the table holds it. */
 export const batchItem = (batch: Batch) => {
   const { ref, sku, qty, available, eta, held = 0 } = batch;
-  return { ...batchKey(batch), type: 'Batch', ref, sku, qty, available, ...(eta === null ? {} : { eta }), ...(held > 0 ? { heldUnits: held } : {}) };
+  return {
+    ...batchKey(batch),
+    type: 'Batch',
+    ref,
+    sku,
+    qty,
+    available,
+    ...(eta === null ? {} : { eta }),
+    ...(held > 0 ? { heldUnits: held } : {}),
+    ...locationField(batch),
+  };
 };
 
 const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
@@ -39,11 +56,13 @@ const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku }
 export interface BatchDescription {
   readonly qty: number;
   readonly eta: string | null;
+  /** Absent: `default`, as for the batch itself. */
+  readonly location?: string;
   readonly changedAt: string;
 }
 
-/** A batch reference's copy of its batch's qty and eta, for the batch's events. */
-const batchDescription = ({ qty, eta }: Batch) => ({ qty, ...(eta === null ? {} : { eta }), changedAt: now() });
+/** A batch reference's copy of its batch's qty, eta and location, for the batch's events. */
+const batchDescription = (batch: Batch) => ({ qty: batch.qty, ...(batch.eta === null ? {} : { eta: batch.eta }), ...locationField(batch), changedAt: now() });
 
 /** What the Query of a SKU's stock range reads, for a stub store to answer as the table would. */
 export const stockRangeItems = (sku: string, batches: readonly Batch[]) => [knownSkuItem(sku), ...batches.map(batchItem)];
@@ -53,14 +72,22 @@ export const stockRangeItems = (sku: string, batches: readonly Batch[]) => [know
  * them: an item is a batch only if its key is one of the two keys of a batch of its sku and ref.
  */
 export const parseBatchItem = (item: Record<string, unknown>): StoredItem | undefined => {
-  const { ref, sku, qty, available, eta, heldUnits, pieces, spreadId, spreadAt, changedAt } = item;
-  if (isText(ref) && isText(sku)) {
+  const { ref, sku, qty, available, eta, heldUnits, pieces, spreadId, spreadAt, changedAt, location } = item;
+  if (isText(ref) && isText(sku) && (location === undefined || isText(location))) {
     // A `held` attribute is a map of holds written before held units were records of their own: an
     // empty one (what giving back its last entry left) holds nothing, any other is not read.
     const counted = heldUnits === undefined || (isNumber(heldUnits) && heldUnits >= 0);
     const noOldHolds = item.held === undefined || (typeof item.held === 'object' && item.held !== null && Object.keys(item.held).length === 0);
     if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && counted && noOldHolds) {
-      const batch: Batch = { ref, sku, qty, available, eta: eta ?? null, ...(isNumber(heldUnits) && heldUnits > 0 ? { held: heldUnits } : {}) };
+      const batch: Batch = {
+        ref,
+        sku,
+        qty,
+        available,
+        eta: eta ?? null,
+        ...(isNumber(heldUnits) && heldUnits > 0 ? { held: heldUnits } : {}),
+        ...locationField({ location }),
+      };
       const inStockRange = isAt(item, batchWithStockKey(sku, ref));
       const spread = isNumber(pieces) && isText(spreadId) && isText(spreadAt) ? { spread: { pieces, spreadId, spreadAt } } : {};
       const wholeOrSpread = pieces === undefined || 'spread' in spread;
@@ -68,7 +95,7 @@ export const parseBatchItem = (item: Record<string, unknown>): StoredItem | unde
     }
     if (isAt(item, batchReferenceKey(ref))) {
       const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt);
-      return { kind: 'batch-reference', ref, sku, ...(described ? { description: { qty, eta: eta ?? null, changedAt } } : {}) };
+      return { kind: 'batch-reference', ref, sku, ...(described ? { description: { qty, eta: eta ?? null, ...locationField({ location }), changedAt } } : {}) };
     }
   }
   if (isText(sku) && isAt(item, knownSkuKey(sku))) return { kind: 'known-sku', sku };

@@ -1,32 +1,35 @@
 import type { Hold } from '../../domain/holds';
+import type { Location } from '../../domain/locations';
 import type { Allocation, Batch, OrderLine } from '../../domain/model';
+import type { LocationRevision } from '../../domain/ports';
 import { type BatchDescription, parseBatchItem } from './batches';
 import { PK, SK } from './fields';
 import { type StoredHeldUnits, parseHeldUnitsItem } from './held-units';
 import { parseHoldItem } from './holds';
 import { type DeallocationReason, parseLineItem } from './lines';
+import { parseLocationItem } from './locations';
 import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
 
 /*
  * The table's items, as the DynamoDB adapter lays them out: what each kind of item looks like is
- * its own module's (batches.ts, pieces.ts, lines.ts, holds.ts, held-units.ts: keys, items, parser
- * and writes); this one says how they sit together in the table, and reads any item back through its
+ * its own module's (batches.ts, pieces.ts, lines.ts, holds.ts, held-units.ts, locations.ts: keys, items,
+ * parser and writes); this one says how they sit together in the table, and reads any item back through its
  * kind's parser, for the repository (batch-repository.ts) and for the stream consumer and the tools
  * that read items without the repository, so that those carry no DynamoDB client.
  *
  * The table's items (one table, keys `pk`/`sk` as tableKeySchema names them; batches.ts: known SKU,
  * batches and their references; pieces.ts: pieces; held-units.ts: held units; holds.ts: holds;
- * lines.ts: lines and their notices):
+ * lines.ts: lines and their notices; locations.ts: locations):
  *   known SKU        pk SKU#<sku>       sk STOCK         sku        (written with the SKU's first batch)
- *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available, eta, heldUnits
- *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available, eta
+ *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available, eta, heldUnits, location
+ *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available, eta, location
  *   spread batch     pk SKU#<sku>       sk STOCK#<ref>   as a batch with stock, and pieces, spreadId, spreadAt
  *   piece of a batch pk PIECES#<k>#<sku> sk PIECE#<ref>#<n>  ref, sku, piece n, available, heldUnits, givenBack, spreadId, takenAt
  *                                                         (k = n mod PIECE_PARTITIONS)
  *   held units       pk SKU#<sku>, or the partition of the piece they came from
  *                                       sk HELD#<len>:<ref>#<heldUntil>#<digest of holdid>#<source>
  *                                                         holdid, ref, sku, qty, sourceQty, heldUntil, piece, spreadId, sources
- *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, changedAt
+ *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, location, changedAt
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,
  *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt, movedAt
@@ -36,6 +39,12 @@ import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
  *                                                         orderid, sku, qty, refusedAt
  *   hold             pk HOLD#<holdid>   sk HOLD         holdid, lines [{sku, qty, batchref}], status,
  *                                                         heldUntil, placedAt, extendedAt, endedAt, expiresAt
+ *   location         pk LOCATIONS       sk <id>          id, name, priority, serves, active, position,
+ *                                                         revision, changedAt (none for `default` until replaced)
+ * A batch's `location` is absent at `default` (every batch of a table written before there were
+ * locations among them), so that no item needs a migration; a batch at any other location carries
+ * its id, on its item and on its reference (for BatchAdded), and its location's item was checked to
+ * exist in the transaction that added it (locations.ts).
  * A hold's units on a batch are an item of their own ("held units"), one for each item they were
  * taken from (the batch's own units, or a piece), beside that item, sorted by expiry under the batch;
  * the item they came from counts them (`heldUnits`), and its `available` counts neither those units
@@ -117,6 +126,8 @@ export type StoredItem =
   | { readonly kind: 'out-of-stock'; readonly line: OrderLine; readonly refusedAt: string }
   /** `extendedAt`: when it was last extended; `endedAt`: when it ended, if it has. */
   | { readonly kind: 'hold'; readonly hold: Hold; readonly placedAt: string; readonly extendedAt?: string; readonly endedAt?: string }
+  /** `changedAt`: when this revision of it was written. */
+  | { readonly kind: 'location'; readonly location: Location; readonly revision: LocationRevision; readonly changedAt: string }
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
   | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
 
@@ -126,7 +137,7 @@ export type StoredItem =
  * the two keys of a batch of its sku and ref. No two kinds' keys meet, so at most one parser knows an
  * item, whatever their order.
  */
-const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem];
+const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem];
 
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   for (const parse of parsers) {

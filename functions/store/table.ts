@@ -64,10 +64,14 @@ export const partitionKeyPrefix = {
   piece: 'PIECES#',
   /** A shard of the active holds, in their index. */
   activeHolds: 'ACTIVEHOLDS#',
+  /** The one partition of every location: its whole key, as well as its prefix. */
+  locations: 'LOCATIONS',
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
-const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack'];
+const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack', 'location'];
+/** A location's item, besides the `type` and `changedAt` a batch's have too (functions/store/locations.ts). */
+const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
 /** A hold's record, besides the `orderid` a line names too and the time to live a notice has too. */
 const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
@@ -118,13 +122,14 @@ const WRITES = ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'
 
 /** The allocations handler's items: the SKU's stock, its batches and their pieces, the order's lines, the holds. */
 const allocationsItems = [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.order, partitionKeyPrefix.hold];
-/** The batches handler's items: the allocations handler's and the batch references. */
+/** The batches handler's items: the allocations handler's, the batch references, and the locations. */
 const batchesItems = [
   partitionKeyPrefix.sku,
   partitionKeyPrefix.piece,
   partitionKeyPrefix.batchReference,
   partitionKeyPrefix.order,
   partitionKeyPrefix.hold,
+  partitionKeyPrefix.locations,
 ];
 
 export const tableAccess = {
@@ -140,13 +145,23 @@ export const tableAccess = {
     indexQueries: [],
   },
   // POST /add_batch, GET and PATCH /batches/{ref}, GET /skus/{sku}/stock: batches and their
-  // references, and the lines a shrinking batch moves (found through the index) and the holds it ends.
+  // references, and the lines a shrinking batch moves (found through the index) and the holds it ends;
+  // the locations' routes, and the check a new batch's transaction makes that its location exists
+  // (ConditionCheckItem: a read of the item's existence, which writes nothing).
   batches: {
-    reads: READS,
+    reads: [...READS, 'dynamodb:ConditionCheckItem'],
     writes: WRITES,
     readPartitionKeyPrefixes: batchesItems,
     writtenPartitionKeyPrefixes: batchesItems,
-    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes, ...heldUnitsAttributes],
+    writtenAttributes: [
+      ...keyAttributes,
+      ...batchAttributes,
+      ...lineAttributes,
+      ...noticeAttributes,
+      ...holdAttributes,
+      ...heldUnitsAttributes,
+      ...locationAttributes,
+    ],
     indexQueries: [{ index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] }],
   },
   // The hold sweeper: the active holds' index, the holds it ends, their units' records, which it

@@ -204,7 +204,7 @@ describe('the routes with path parameters, over HTTP', () => {
     expect(await cancel.text()).toBe('');
 
     const status = await fetchDocumented(url('batches', batch.ref));
-    expect(await status.json()).toEqual({ ...batch, allocated: 3, held: 0, available: 7 });
+    expect(await status.json()).toEqual({ ...batch, allocated: 3, held: 0, available: 7, location: 'default' });
 
     const stock = await fetchDocumented(url('skus', sku, 'stock'));
     expect(await stock.json()).toEqual({
@@ -241,6 +241,7 @@ describe('the routes with path parameters, over HTTP', () => {
       allocated: 4,
       held: 0,
       available: 2,
+      location: 'default',
       reallocated: [{ ...newer, from: shrinking.ref, batchref: shipment.ref }],
     });
     const repeat = await patch(shrinking.ref, { qty: 6 });
@@ -307,7 +308,7 @@ describe('the routes with path parameters, over HTTP', () => {
     const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
     const body = await expectJsonError(await patch(batch.ref, { sku: 'other' }), 400);
     expect(body).toEqual({ message: 'Invalid request body', issues: [{ path: '', message: 'the body must have qty or eta, or both' }] });
-    expect(await (await fetchDocumented(url('batches', batch.ref))).json()).toEqual({ ...batch, allocated: 0, held: 0, available: 10 });
+    expect(await (await fetchDocumented(url('batches', batch.ref))).json()).toEqual({ ...batch, allocated: 0, held: 0, available: 10, location: 'default' });
   });
 });
 

@@ -274,7 +274,7 @@ describe('npm start', () => {
       );
       expect(Table?.GlobalSecondaryIndexes).toHaveLength(2);
       const response = await fetchDocumented(`http://127.0.0.1:${port}/batches/${batch.ref}`);
-      expect(await response.json()).toEqual({ ref: batch.ref, sku: 'LAMP', qty: 5, allocated: 0, held: 0, available: 5, eta: null });
+      expect(await response.json()).toEqual({ ref: batch.ref, sku: 'LAMP', qty: 5, allocated: 0, held: 0, available: 5, eta: null, location: 'default' });
     } finally {
       await service.stop();
       await client.send(new DeleteTableCommand({ TableName: tableName }));

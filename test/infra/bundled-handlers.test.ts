@@ -107,7 +107,7 @@ describe('the functions as `cdk synth` bundles them', () => {
 
     const status = invoke('Batches', 'batch-status.json');
     expect(status.statusCode).toBe(200);
-    expect(bodyOf(status)).toEqual({ ...batch, allocated: line.qty, held: 0, available: batch.qty - line.qty });
+    expect(bodyOf(status)).toEqual({ ...batch, allocated: line.qty, held: 0, available: batch.qty - line.qty, location: 'default' });
 
     const stock = invoke('Batches', 'sku-stock.json');
     expect(stock.statusCode).toBe(200);
@@ -130,7 +130,7 @@ describe('the functions as `cdk synth` bundles them', () => {
     const orderedUnits = ordered.lines[0].qty;
     const held = bodyOf(sampleEvent('place-hold.json'));
     const heldLines = held.lines.map((heldLine: { sku: string; qty: number }) => ({ ...heldLine, batchref: batch.ref }));
-    const batchNow = (units: { allocated: number; held: number }) => ({ ...batch, qty, ...units, available: qty - units.allocated - units.held });
+    const batchNow = (units: { allocated: number; held: number }) => ({ ...batch, qty, ...units, available: qty - units.allocated - units.held, location: 'default' });
 
     const placed = invoke('Allocations', 'place-hold.json');
     expect(placed.statusCode).toBe(201);
@@ -172,6 +172,15 @@ describe('the functions as `cdk synth` bundles them', () => {
     expect(invokeFile('Allocations', forAnotherHold('release-hold.json'))).toMatchObject({ statusCode: 204 });
     expect(bodyOf(invokeFile('Allocations', forAnotherHold('hold-status.json')))).toMatchObject({ status: 'released' });
     expect(bodyOf(invoke('Batches', 'batch-status.json'))).toEqual(batchNow({ allocated: orderedUnits + held.lines[0].qty, held: 0 }));
+
+    // A location: created, read, and listed after the built-in default.
+    const place = { id: sampleEvent('put-location.json').pathParameters.id, ...bodyOf(sampleEvent('put-location.json')), active: true };
+    const put = invoke('Batches', 'put-location.json');
+    expect(put.statusCode).toBe(201);
+    expect(bodyOf(put)).toEqual(place);
+    expect(invoke('Batches', 'put-location.json')).toMatchObject({ statusCode: 200, body: put.body });
+    expect(bodyOf(invoke('Batches', 'location.json'))).toEqual(place);
+    expect(bodyOf(invoke('Batches', 'locations.json'))).toEqual({ locations: [{ id: 'default', name: 'Default', priority: 0, serves: ['*'], active: true }, place] });
   }, 120_000);
 
   it("sweeps on the schedule's sample event: an expired hold ended, its units back on its batch", async () => {

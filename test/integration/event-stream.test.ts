@@ -63,10 +63,11 @@ const addMarker = async () => {
   return (event: DomainEvent) => event.name === 'BatchAdded' && event.detail.ref === ref;
 };
 
-/** Whose events these are: a hold's (holdid), a line's (orderid and sku), or a batch's (ref). */
+/** Whose events these are: a hold's (holdid), a line's (orderid and sku), a batch's (ref), or a location's. */
 const keyOf = ({ detail }: DomainEvent) => {
   if ('holdid' in detail) return detail.holdid;
-  return 'orderid' in detail ? `${detail.orderid} ${detail.sku}` : detail.ref;
+  if ('orderid' in detail) return `${detail.orderid} ${detail.sku}`;
+  return 'ref' in detail ? detail.ref : detail.location;
 };
 
 /** Each key's events in the order handed on, without what differs on every run (id, version, time). */
@@ -110,14 +111,14 @@ describe("the local server's events", () => {
     const events = following.events.filter((event) => !isMarker(event));
     expect(byKey(events)).toEqual({
       [shelf]: [
-        { name: 'BatchAdded', ref: shelf, sku: lamp, qty: 10, eta: null },
+        { name: 'BatchAdded', ref: shelf, sku: lamp, qty: 10, eta: null, location: 'default' },
         { name: 'BatchChanged', ref: shelf, sku: lamp, qty: 4, eta: null },
       ],
       [shipment]: [
-        { name: 'BatchAdded', ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15' },
+        { name: 'BatchAdded', ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15', location: 'default' },
         { name: 'BatchChanged', ref: shipment, sku: lamp, qty: 0, eta: '2027-01-15' },
       ],
-      [chairs]: [{ name: 'BatchAdded', ref: chairs, sku: chair, qty: 5, eta: null }],
+      [chairs]: [{ name: 'BatchAdded', ref: chairs, sku: chair, qty: 5, eta: null, location: 'default' }],
       [`${kept} ${lamp}`]: [
         { name: 'Allocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf },
         { name: 'Deallocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf, reason: 'cancelled' },

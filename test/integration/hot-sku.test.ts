@@ -44,10 +44,10 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     return orders;
   };
 
-  const addSpreadBatch = async (qty: number, eta: string | null = null) => {
+  const addSpreadBatch = async (qty: number, eta: string | null = null, location?: string) => {
     const sku = uniqueId('hot');
     const ref = uniqueId('batch');
-    await repository().addBatch({ ref, sku, qty, available: qty, eta });
+    await repository().addBatch({ ref, sku, qty, available: qty, eta, ...(location ? { location } : {}) });
     const orders = await spreadByAllocating(sku, ref);
     return { sku, ref, orders };
   };
@@ -292,6 +292,20 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     expect(outcome.reallocated).toHaveLength(3);
     expect(outcome.batch).toMatchObject({ qty: orders.length - 3, available: 0 });
     expect((await batchItem(sku, ref))?.pieces).toBeUndefined();
+    await expectInvariantsKept();
+  });
+
+  it('keeps a batch at its location through its spread, its gather, and its move out of the stock range', async () => {
+    const location = uniqueId('place');
+    await repository().saveLocation({ id: location, name: 'A place', priority: 1, serves: ['*'], active: true });
+    const { sku, ref, orders } = await addSpreadBatch(200, null, location);
+    expect((await batchStatus(ref, repository())).location).toBe(location);
+
+    const outcome = await changeBatch(ref, { qty: orders.length }, repository());
+
+    expect(outcome.batch).toMatchObject({ available: 0, location });
+    expect(await batchItem(sku, ref)).toBeUndefined();
+    expect((await batchStatus(ref, repository())).location).toBe(location);
     await expectInvariantsKept();
   });
 

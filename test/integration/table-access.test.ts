@@ -130,6 +130,28 @@ const statusesOf = async (handler: ReturnType<typeof createBatchesHandler>, even
 };
 
 describe("each handler's calls to the table stay within what its role is granted", () => {
+  it('batches: locations created, replaced, repeated and read; batches added at a location and at one that does not exist', async () => {
+    const { sender, actions } = recording(table.documentClient);
+    const batches = createBatchesHandler(table.repository({ sender }));
+    const id = uniqueId('place').replace(/-/g, '_');
+    const place = { name: 'A place', priority: 3, serves: ['FR'], position: { lat: 1, lng: 2 } };
+    const put = (body: unknown) => routeEvent('PUT /locations/{id}', { pathParameters: { id }, body });
+
+    const statuses = await statusesOf(batches, [
+      put(place),
+      put(place),
+      put({ ...place, active: false }),
+      routeEvent('GET /locations'),
+      routeEvent('GET /locations/{id}', { pathParameters: { id } }),
+      postEvent('/add_batch', { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null, location: id }),
+      postEvent('/add_batch', { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null, location: 'nowhere' }),
+    ]);
+
+    expect(statuses).toEqual([201, 200, 200, 200, 200, 201, 400]);
+    expect(actions.map(({ action }) => action)).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:ConditionCheckItem']));
+    expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
+  });
+
   it('batches: add (new SKU, another batch, a repeat, a duplicate), read, stock levels, a change moving lines away and out', async () => {
     const sku = uniqueId('sku');
     const [shrinking, room] = [uniqueId('batch'), uniqueId('batch')];
@@ -181,6 +203,19 @@ describe("each handler's calls to the table stay within what its role is granted
 
     expect(statuses).toEqual([201, 200, 409, 201, 201, 400, 400, 200, 204, 201]);
     expect(actions.map(({ action }) => action)).toContain('dynamodb:DeleteItem');
+    expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
+  });
+
+  it('allocations: the last units of a batch at a location, which moves the batch out of the stock range with its location', async () => {
+    const sku = uniqueId('sku');
+    const place = uniqueId('place');
+    await table.repository().saveLocation({ id: place, name: 'A place', priority: 1, serves: ['*'], active: true });
+    await table.repository().addBatch({ ref: uniqueId('batch'), sku, qty: 2, available: 2, eta: null, location: place });
+    const { sender, actions } = recording(table.documentClient);
+    const allocations = createAllocationsHandler(table.repository({ sender }));
+
+    expect(await statusesOf(allocations, [postEvent('/allocate', { orderid: uniqueId('order'), sku, qty: 2 })])).toEqual([201]);
+    expect(actions.flatMap(({ action, attributes }) => (action === 'dynamodb:PutItem' ? attributes : []))).toContain('location');
     expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
   });
 

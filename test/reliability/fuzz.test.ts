@@ -395,7 +395,14 @@ const withinContract = (route: Route, sent: string, holdid: string): boolean => 
     case 'POST /allocate':
       return isIdentifier(body.orderid) && isIdentifier(body.sku) && isQty(body.qty);
     case 'POST /add_batch':
-      return isIdentifier(body.ref) && isIdentifier(body.sku) && isQty(body.qty) && (body.eta === null || isCalendarDate(body.eta));
+      // No location is stored here: a batch may only be at the built-in default.
+      return (
+        isIdentifier(body.ref) &&
+        isIdentifier(body.sku) &&
+        isQty(body.qty) &&
+        (body.eta === null || isCalendarDate(body.eta)) &&
+        (body.location === undefined || body.location === 'default')
+      );
     case 'POST /orders':
       return isIdentifier(body.orderid) && isOrderLines(body.lines);
     case 'POST /holds':

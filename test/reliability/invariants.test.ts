@@ -167,7 +167,7 @@ describe('the invariant check', () => {
   it('reports an item that is no batch, batch reference or line', async () => {
     await table.documentClient.send(new PutCommand({ TableName: table.tableName, Item: { pk: 'SKU#LAMP', sk: 'STRAY', qty: 1 } }));
     expect(await violations()).toEqual([
-      { rule: 'item-recognized', message: 'item pk "SKU#LAMP" sk "STRAY" is not a batch, piece of a batch, known SKU, batch reference, line, notice or hold' },
+      { rule: 'item-recognized', message: 'item pk "SKU#LAMP" sk "STRAY" is not a batch, piece of a batch, known SKU, batch reference, line, notice, hold or location' },
     ]);
   });
 
@@ -188,6 +188,15 @@ describe('the invariant check', () => {
       new DeleteCommand({ TableName: table.tableName, Key: await keyOf(table, (item) => item.kind === 'known-sku' && item.sku === 'SOFA') }),
     );
     expect(await violations()).toEqual([{ rule: 'sku-known-with-batches', message: 'sku "SOFA" has batches but no known-SKU item' }]);
+  });
+
+  it('finds nothing wrong with a batch at a location the service created, and reports one at a location that does not exist', async () => {
+    const service = serviceOver(table.repository());
+    await table.repository().saveLocation({ id: 'lyon', name: 'Lyon', priority: 1, serves: ['FR'], active: true });
+    expect((await service.addBatch({ ref: 'desk-1', sku: 'DESK', qty: 2, eta: null, location: 'lyon' })).status).toBe(201);
+    expect(await violations()).toEqual([]);
+    await set(await batchKey(table, 'desk-1'), 'location', 'paris');
+    expect(await violations()).toEqual([{ rule: 'batch-at-a-location', message: 'batch "desk-1" of sku "DESK" is at location "paris", which does not exist' }]);
   });
 
   describe('of holds', () => {

@@ -184,11 +184,11 @@ class ReferenceModel {
     return batch ? json(200, this.view(batch)) : error(404, { message: `Batch ${ref} not found` });
   }
 
-  /** `allocated` + `held` + `available` = `qty`. */
+  /** `allocated` + `held` + `available` = `qty`; every batch of the model is added without a location, so is at `default`. */
   private view(batch: ModelBatch) {
     const { ref, sku, qty, available, eta } = batch;
     const held = this.heldOn(ref);
-    return { ref, sku, qty, allocated: qty - available - held, held, available, eta };
+    return { ref, sku, qty, allocated: qty - available - held, held, available, eta, location: 'default' };
   }
 
   /** The units active holds set aside on the batch. */

@@ -1,5 +1,6 @@
 import { type HeldUnits, type Hold, type Instant, hasExpired } from '../../domain/holds';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, heldOf, isSameBatch } from '../../domain/model';
+import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, heldOf, isSameBatch, locationOf } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -11,11 +12,13 @@ import type {
   HoldEnding,
   HoldPlacement,
   HoldToEnd,
+  LocationRevision,
   MoveAllocationsResult,
   SaveAllocationResult,
   SaveAllocationsResult,
   SaveHoldResult,
   SkuStock,
+  StoredLocation,
 } from '../../domain/ports';
 
 /**
@@ -29,6 +32,8 @@ export class FakeRepository implements BatchRepository {
   /** Every line refused for lack of stock, in the order refused. */
   readonly outOfStock: OrderLine[] = [];
   readonly holds = new Map<string, Hold>();
+  /** The locations stored, by id, each with its revision: the built-in `default` only once replaced. */
+  readonly locationItems = new Map<string, StoredLocation>();
   /** Each hold's units on a batch, by heldKey, as the adapter keeps a record of their own. */
   readonly held = new Map<string, HeldUnits & { readonly ref: string }>();
   /**
@@ -48,10 +53,29 @@ export class FakeRepository implements BatchRepository {
   }
 
   async addBatch(batch: Batch): Promise<AddBatchResult> {
+    const location = locationOf(batch);
+    if (location !== DEFAULT_LOCATION_ID && !this.locationItems.has(location)) return { outcome: 'unknown-location' };
     const existing = this.batches.get(batch.ref);
     if (existing) return { outcome: 'exists', existing };
     this.batches.set(batch.ref, batch);
     return { outcome: 'added' };
+  }
+
+  async locations(): Promise<Location[]> {
+    return [...this.locationItems.values()].map(({ location }) => location);
+  }
+
+  async location(id: string): Promise<StoredLocation | undefined> {
+    return this.locationItems.get(id);
+  }
+
+  /** The adapter's condition: none stored when creating, the revision read still stored when replacing. */
+  async saveLocation(location: Location, replacing?: LocationRevision): Promise<ConditionalWrite> {
+    const stored = this.locationItems.get(location.id);
+    if (stored?.revision !== replacing) return 'changed';
+    const revision = ((replacing as unknown as number | undefined) ?? 0) + 1;
+    this.locationItems.set(location.id, { location, revision: revision as unknown as LocationRevision });
+    return 'saved';
   }
 
   async stockOf(sku: string): Promise<SkuStock> {

@@ -50,8 +50,8 @@ export const endedHold = (status: 'released' | 'expired' | 'confirmed', endedAt:
   return { ...record, status: { S: status }, endedAt: { S: endedAt }, expiresAt: { N: String(timeToLive) }, ...fields };
 };
 
-/** The stream record of a change of the hold's record, from `before` to `after` (either absent). */
-export const holdRecord = (n: number, eventName: 'INSERT' | 'MODIFY' | 'REMOVE', before?: Image, after?: Image): DynamoDBRecord => ({
+/** The stream record of a change of an item (a hold's record, a location), from `before` to `after` (either absent). */
+export const changeRecord = (n: number, eventName: 'INSERT' | 'MODIFY' | 'REMOVE', before?: Image, after?: Image): DynamoDBRecord => ({
   eventID: `event-${n}`,
   eventName,
   dynamodb: { SequenceNumber: `${1000 + n}`, ...(before ? { OldImage: before } : {}), ...(after ? { NewImage: after } : {}) },

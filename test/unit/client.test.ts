@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAllocationClient, retryDelayMs } from '../../client/index';
+import { type Schemas, createAllocationClient, retryDelayMs } from '../../client/index';
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' };
 const API_URL = 'https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/';
@@ -196,6 +196,43 @@ describe('the typed client, given POST /add_batch', () => {
     const { fetch } = recordingFetch(ok(200));
     const { data } = await createAllocationClient({ baseUrl: 'http://localhost:5005', fetch }).POST('/add_batch', { body: batch, parseAs: 'text' });
     expect(data).toBe('OK');
+  });
+});
+
+describe("the typed client, given the locations' routes", () => {
+  const lyon = { id: 'warehouse-lyon', name: 'Lyon warehouse', priority: 10, serves: ['FR', 'BE'], active: true };
+  it('puts a location by its id, its body and answer typed as a location', async () => {
+    const { sent, fetch } = recordingFetch(() => json(201, lyon));
+    const client = createAllocationClient({ baseUrl: 'http://localhost:5005', fetch });
+
+    const { data, response } = await client.PUT('/locations/{id}', {
+      params: { path: { id: 'warehouse-lyon' } },
+      body: { name: 'Lyon warehouse', priority: 10, serves: ['FR', 'BE'] },
+    });
+
+    const location: Schemas['Location'] | undefined = data;
+    expect({ status: response.status, location }).toEqual({ status: 201, location: lyon });
+    expect([sent[0]?.method, new URL(sent[0]?.url ?? '').pathname, await sent[0]?.text()]).toEqual([
+      'PUT',
+      '/locations/warehouse-lyon',
+      '{"name":"Lyon warehouse","priority":10,"serves":["FR","BE"]}',
+    ]);
+  });
+
+  it('reads every location, and one, typed', async () => {
+    const { sent, fetch } = recordingFetch(
+      () => json(200, { locations: [lyon] }),
+      () => json(404, { message: 'Location nowhere not found' }),
+    );
+    const client = createAllocationClient({ baseUrl: 'http://localhost:5005', fetch });
+
+    const all = await client.GET('/locations');
+    const missing = await client.GET('/locations/{id}', { params: { path: { id: 'nowhere' } } });
+
+    const locations: Schemas['Location'][] | undefined = all.data?.locations;
+    expect(locations).toEqual([lyon]);
+    expect(missing.error).toEqual({ message: 'Location nowhere not found' });
+    expect(sent.map((request) => new URL(request.url).pathname)).toEqual(['/locations', '/locations/nowhere']);
   });
 });
 

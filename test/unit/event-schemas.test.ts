@@ -33,13 +33,14 @@ const hold = { holdid: 'cart-1', expiresAt: '2026-03-01T09:45:00.000Z', lines: [
 const validDetails: { [Name in EventName]: EventDetail<Name> } = {
   Allocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1' },
   Deallocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1', reason: 'reallocated' },
-  BatchAdded: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 20, eta: '2026-04-01' },
+  BatchAdded: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 20, eta: '2026-04-01', location: 'default' },
   BatchChanged: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 0, eta: null },
   OutOfStock: { ...envelope, sku: 'LAMP', orderid: 'o2', qty: 5 },
   HoldPlaced: { ...envelope, ...hold },
   HoldExtended: { ...envelope, ...hold },
   HoldReleased: { ...envelope, ...hold, reason: 'expired' },
   HoldConfirmed: { ...envelope, ...hold, orderid: 'o1' },
+  LocationChanged: { ...envelope, location: 'lyon', name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 } },
 };
 
 type Detail = Record<string, unknown>;
@@ -53,13 +54,26 @@ const invalidDetails = (name: EventName): Array<[string, Detail]> => {
   const { id: _id, ...withoutId } = valid;
   const cases: Array<[string, Detail]> = [
     ['without its id', withoutId],
-    ['with an empty sku', withLineFields(valid, { sku: '' })],
-    ['with a fractional qty', withLineFields(valid, { qty: 1.5 })],
-    [name === 'BatchChanged' ? 'with qty -1' : 'with qty 0', withLineFields(valid, { qty: name === 'BatchChanged' ? -1 : 0 })],
     ['of version 2', { ...valid, version: 2 }],
     ['with a time on 30 February', { ...valid, time: '2026-02-30T09:30:00Z' }],
     ['with a time not in UTC', { ...valid, time: '2026-03-01T10:30:00+01:00' }],
   ];
+  if ('sku' in valid || 'lines' in valid) {
+    cases.push(
+      ['with an empty sku', withLineFields(valid, { sku: '' })],
+      ['with a fractional qty', withLineFields(valid, { qty: 1.5 })],
+      [name === 'BatchChanged' ? 'with qty -1' : 'with qty 0', withLineFields(valid, { qty: name === 'BatchChanged' ? -1 : 0 })],
+    );
+  }
+  if ('location' in valid) cases.push(['with an empty location', { ...valid, location: '' }]);
+  if ('serves' in valid) {
+    cases.push(
+      ['serving nowhere', { ...valid, serves: [] }],
+      ['with a negative priority', { ...valid, priority: -1 }],
+      ['with active a word', { ...valid, active: 'yes' }],
+      ['with a position without lng', { ...valid, position: { lat: 1 } }],
+    );
+  }
   if ('eta' in valid) cases.push(['with an eta on 30 February', { ...valid, eta: '2026-02-30' }]);
   if ('reason' in valid) cases.push(['with an unknown reason', { ...valid, reason: 'lost' }]);
   if ('lines' in valid) {

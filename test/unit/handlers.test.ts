@@ -421,6 +421,10 @@ describe('the issues of a refused body', () => {
     'POST /holds': { body: { holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 } },
     'PATCH /holds/{holdid}': { body: { ttlSeconds: 60 }, pathParameters: { holdid: 'cart-1' } },
     'POST /holds/{holdid}/confirm': { body: { orderid: 'order-1' }, pathParameters: { holdid: 'cart-1' } },
+    'PUT /locations/{id}': {
+      body: { name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 } },
+      pathParameters: { id: 'lyon' },
+    },
   };
 
   /** Stands for a number JSON.stringify cannot write: `1e400` in the text, which JSON.parse reads as Infinity. */
@@ -453,11 +457,15 @@ describe('the issues of a refused body', () => {
     return JSON.stringify(copy).replaceAll(JSON.stringify(INFINITY), '1e400');
   };
 
-  /** Every field of a body, a line's among them, and each line itself. */
+  /** Every field of a body, a line's and a position's among them, and each line or entry of a list itself. */
   const fieldsOf = (body: Record<string, unknown>): (string | number)[][] =>
-    Object.entries(body).flatMap(([name, value]) =>
-      Array.isArray(value) ? [[name], [name, 0], ...Object.keys(value[0] as object).map((field) => [name, 0, field])] : [[name]],
-    );
+    Object.entries(body).flatMap(([name, value]) => {
+      if (Array.isArray(value)) {
+        const first: unknown = value[0];
+        return [[name], [name, 0], ...(typeof first === 'object' && first !== null ? Object.keys(first).map((field) => [name, 0, field]) : [])];
+      }
+      return typeof value === 'object' && value !== null ? [[name], ...Object.keys(value).map((field) => [name, field])] : [[name]];
+    });
 
   const send = async (routeKey: string, pathParameters: Record<string, string> | undefined, body: string) => {
     const service = setUp();
@@ -667,7 +675,7 @@ describe('GET /batches/{ref}', () => {
     await allocate(validLine);
     const result = await send('GET /batches/{ref}', { pathParameters: { ref: 'batch-2' } });
     expect(result.statusCode).toBe(200);
-    expect(jsonBody(result)).toEqual({ ref: 'batch-2', sku: 'LAMP', qty: 10, allocated: 3, held: 0, available: 7, eta: '2027-01-01' });
+    expect(jsonBody(result)).toEqual({ ref: 'batch-2', sku: 'LAMP', qty: 10, allocated: 3, held: 0, available: 7, eta: '2027-01-01', location: 'default' });
   });
 
   it('shows no less than 0 available while a batch whose qty was lowered still has lines to move', async () => {
@@ -701,6 +709,7 @@ describe('PATCH /batches/{ref}', () => {
       held: 0,
       available: 9,
       eta: '2027-02-01',
+      location: 'default',
       reallocated: [],
     });
     expect(repository.batches.get('batch-1')).toMatchObject({ qty: 12, available: 9, eta: '2027-02-01' });
@@ -729,6 +738,7 @@ describe('PATCH /batches/{ref}', () => {
       held: 0,
       available: 0,
       eta: null,
+      location: 'default',
       reallocated: [
         { orderid: 'order-2', sku: 'LAMP', qty: 4, from: 'batch-1', batchref: 'batch-2' },
         { orderid: 'order-1', sku: 'LAMP', qty: 3, from: 'batch-1', batchref: 'batch-2' },
@@ -902,6 +912,28 @@ describe('path parameters', () => {
   });
 });
 
+describe('the path parameter of a location', () => {
+  it.each([
+    ['empty', ''],
+    ['too long', 'x'.repeat(65)],
+    ['holding a space', 'lyon 2'],
+    ['holding a letter with an accent', 'lyön'],
+    ['holding a slash', 'lyon/2'],
+  ])('refuses an id %s, with 400 and an issue naming id, on each route of a location', async (_case, id) => {
+    const { send, repository } = setUp();
+    const body = { name: 'Lyon', priority: 10, serves: ['FR'] };
+    for (const routeKey of ['GET /locations/{id}', 'PUT /locations/{id}'] as const) {
+      const result = await send(routeKey, { pathParameters: { id }, body });
+      expect(result.statusCode).toBe(400);
+      expect(jsonBody(result)).toEqual({
+        message: 'Invalid request',
+        issues: [{ path: 'id', message: 'id must be a location id, 1 to 64 letters (a-z, A-Z), digits, - and _' }],
+      });
+    }
+    expect(repository.locationItems.size).toBe(0);
+  });
+});
+
 describe('routes without a body', () => {
   it.each([
     ['a body that is not JSON', { body: 'hello', raw: true, contentType: 'text/plain' }],
@@ -982,6 +1014,12 @@ describe('the request log of each route', () => {
     ['GET /allocations/{orderid}', 400, 'InvalidPathParameters', { pathParameters: { orderid: ' ' } }],
     ['DELETE /allocations/{orderid}/{sku}', 204, 'LineCancelled', { pathParameters: { orderid: 'order-1', sku: 'LAMP' } }],
     ['DELETE /allocations/{orderid}/{sku}', 404, 'LineNotFound', { pathParameters: { orderid: 'order-1', sku: 'DESK' } }],
+    ['POST /add_batch', 400, 'UnknownLocation', { body: { ...validBatch, ref: 'batch-2', location: 'nowhere' } }],
+    ['GET /locations', 200, 'LocationsRead', {}],
+    ['GET /locations/{id}', 200, 'LocationRead', { pathParameters: { id: 'default' } }],
+    ['GET /locations/{id}', 404, 'LocationNotFound', { pathParameters: { id: 'nowhere' } }],
+    ['PUT /locations/{id}', 201, 'LocationCreated', { pathParameters: { id: 'lyon' }, body: { name: 'Lyon', priority: 1, serves: ['FR'] } }],
+    ['PUT /locations/{id}', 200, 'LocationReplaced', { pathParameters: { id: 'default' }, body: { name: 'Main', priority: 0, serves: ['*'] } }],
   ] as const)('logs %s under its route key, answered %s, as %s', async (routeKey, status, outcome, options) => {
     const { addBatch, allocate, send } = setUp();
     await addBatch(validBatch);

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type * as z from 'zod/mini';
 import { pathParameterNames, routeKeys, splitRouteKey } from '../../functions/http/route-keys';
-import { MAX_QTY, batchChangeSchema, batchSchema, orderLineSchema, orderSchema, pathParametersSchema } from '../../functions/http/schemas';
+import { MAX_QTY, batchChangeSchema, batchSchema, locationSchema, orderLineSchema, orderSchema, pathParametersSchema } from '../../functions/http/schemas';
 import { openApiText } from '../../tools/openapi';
 import { documentValidators } from '../../tools/openapi/validation';
 import { seedOr } from '../reliability/support/seed';
@@ -24,6 +24,7 @@ const BODY_SCHEMAS = {
   'PATCH /batches/{ref}': batchChangeSchema,
   'POST /allocate': orderLineSchema,
   'POST /orders': orderSchema,
+  'PUT /locations/{id}': locationSchema,
 } as const satisfies Record<string, z.ZodMiniType>;
 
 const validators = documentValidators(JSON.parse(openApiText()));
@@ -201,16 +202,76 @@ const lines = fc.oneof(
 /** Lines of distinct SKUs, from one to the most an order takes. */
 const validLines = fc.uniqueArray(fc.record({ sku: validIdentifier, qty: validQuantity(1) }), { minLength: 1, maxLength: 25, selector: ({ sku }) => sku });
 
+/** A location id every rule allows: letters, digits, `-` and `_`, 1 to 64 of them. */
+const LOCATION_ID_CHARACTERS = ['a', 'Z', '7', '-', '_'];
+const validLocationId = fc.oneof(
+  fc.array(fc.constantFrom(...LOCATION_ID_CHARACTERS), { minLength: 1, maxLength: 8 }).map(joined),
+  fc.constantFrom('default', 'x'.repeat(64)),
+);
+/** Near each of its rules: a character of an identifier's that a location id refuses, the length bound, and anything. */
+const locationId = fc.oneof(
+  { weight: 4, arbitrary: validLocationId },
+  { weight: 2, arbitrary: fc.tuple(validLocationId, piece, validLocationId).map(joined) },
+  { weight: 1, arbitrary: fc.integer({ min: 62, max: 66 }).map((length) => 'x'.repeat(length)) },
+  { weight: 2, arbitrary: identifier },
+);
+
+/** Any text a name may hold and the control characters it may not, near its length bound too. */
+const NAME_PIECES = [...ALLOWED, '\t', '\n', '\u0000', '\u007F', '\u0085', '\u200B', '\u00A0', '\uD800'];
+const validName = fc.oneof(fc.array(fc.constantFrom(...ALLOWED), { minLength: 1, maxLength: 10 }).map(joined), fc.constantFrom('x'.repeat(128), '😀'.repeat(128)));
+const locationName = fc.oneof(
+  { weight: 4, arbitrary: fc.array(fc.constantFrom(...NAME_PIECES), { maxLength: 8 }).map(joined) },
+  { weight: 2, arbitrary: nearTheLengthBound },
+  { weight: 1, arbitrary: notAString },
+);
+
+const priority = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(-1, 0, 1, 999, 1000, 1001, -0, 0.5, 999.5, 2 ** 53) },
+  { weight: 2, arbitrary: fc.integer({ min: -3, max: 1003 }) },
+  { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
+  { weight: 1, arbitrary: fc.constantFrom('1', '', null, true, [], {}) },
+);
+
+/** Country codes, a few, so that lists often repeat one; in the wrong case and shape too. */
+const COUNTRIES = ['FR', 'BE', 'DE', 'CH', 'US'];
+const countryLike = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...COUNTRIES) }, { weight: 2, arbitrary: fc.constantFrom('*', 'fr', 'F', 'FRA', '', ' FR', 'É1', '**') }, { weight: 1, arbitrary: notAString });
+const validServes = fc.oneof(
+  fc.constant(['*']),
+  fc.uniqueArray(fc.constantFrom(...COUNTRIES), { minLength: 1, maxLength: 5 }),
+  fc.constant(Array.from({ length: 250 }, (_, n) => String.fromCharCode(65 + Math.floor(n / 26), 65 + (n % 26)))),
+);
+const serves = fc.oneof(
+  { weight: 4, arbitrary: fc.array(countryLike, { maxLength: 4 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 249, max: 252 }).map((length) => Array.from({ length }, (_, n) => String.fromCharCode(65 + Math.floor(n / 26) % 26, 65 + (n % 26)))) },
+  { weight: 1, arbitrary: fc.oneof(notAnObject.filter((value) => !Array.isArray(value)), fc.constant('*')) },
+);
+
+const degrees = (bound: number) =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.double({ min: -bound - 1, max: bound + 1, noNaN: true }) },
+    { weight: 2, arbitrary: fc.constantFrom(-bound, bound, -bound - 0.001, bound + 0.001, 0, -0) },
+    { weight: 1, arbitrary: fc.constantFrom('1', null, true, []) },
+  );
+const validPosition = fc.record({ lat: fc.double({ min: -90, max: 90, noNaN: true }), lng: fc.double({ min: -180, max: 180, noNaN: true }) });
+const position = fc.oneof({ weight: 4, arbitrary: objectOf({ lat: degrees(90), lng: degrees(180) }, 8) }, { weight: 1, arbitrary: notAnObject });
+
 const identifierField: Field = { valid: validIdentifier, drawn: identifier };
 const quantityField = (least: number): Field => ({ valid: validQuantity(least), drawn: quantity(least) });
 const etaField: Field = { valid: validEta, drawn: eta };
 
 const BODIES: { readonly [RouteKey in keyof typeof BODY_SCHEMAS]: fc.Arbitrary<unknown> } = {
-  'POST /add_batch': bodyOf({ ref: identifierField, sku: identifierField, qty: quantityField(1), eta: etaField }),
+  'POST /add_batch': bodyOf({ ref: identifierField, sku: identifierField, qty: quantityField(1), eta: etaField, location: { valid: validLocationId, drawn: locationId } }),
   // Each field missing one time in three: often neither.
   'PATCH /batches/{ref}': bodyOf({ qty: quantityField(0), eta: etaField }, 3),
   'POST /allocate': bodyOf({ orderid: identifierField, sku: identifierField, qty: quantityField(1) }),
   'POST /orders': bodyOf({ orderid: identifierField, lines: { valid: validLines, drawn: lines } }),
+  'PUT /locations/{id}': bodyOf({
+    name: { valid: validName, drawn: locationName },
+    priority: { valid: fc.integer({ min: 0, max: 1000 }), drawn: priority },
+    serves: { valid: validServes, drawn: serves },
+    active: { valid: fc.boolean(), drawn: fc.oneof(fc.boolean(), fc.constantFrom('true', 1, 0, null, [])) },
+    position: { valid: validPosition, drawn: position },
+  }),
 };
 
 /** The cases the contract names, tried first on every route they concern, whatever the seed draws. */
@@ -229,6 +290,7 @@ const NAMED_BODIES: { readonly [RouteKey in keyof typeof BODY_SCHEMAS]: readonly
     ...NAMED_QUANTITIES.map((qty) => ({ ref: 'b', sku: 'LAMP', qty, eta: null })),
     { ref: 'b', sku: 'LAMP', qty: 1, eta: null, note: 'extra' },
     { ref: 'b', sku: 'LAMP', qty: 1 },
+    ...['default', 'lyon_2', 'x'.repeat(64), 'x'.repeat(65), '', 'lyon 2', 'lyön', null].map((location) => ({ ref: 'b', sku: 'LAMP', qty: 1, eta: null, location })),
   ],
   'PATCH /batches/{ref}': [{}, { ref: 'b' }, { qty: 0 }, { qty: -1 }, { qty: null }, { eta: null }, { qty: 5, eta: '2028-02-29' }, ...NAMED_DATES.map((date) => ({ eta: date }))],
   'POST /allocate': [
@@ -250,6 +312,24 @@ const NAMED_BODIES: { readonly [RouteKey in keyof typeof BODY_SCHEMAS]: readonly
     { orderid: 'o', lines: [{ sku: 'LAMP', qty: 0 }] },
     { orderid: 'o', lines: { sku: 'LAMP', qty: 1 } },
     { orderid: 'o' },
+  ],
+  'PUT /locations/{id}': [
+    { name: 'Lyon', priority: 0, serves: ['*'] },
+    { name: 'Lyon', priority: 1000, serves: ['FR'], active: false, position: { lat: 90, lng: -180 } },
+    { name: 'Lyon', priority: 1001, serves: ['FR'] },
+    { name: '', priority: 1, serves: ['FR'] },
+    { name: 'x'.repeat(129), priority: 1, serves: ['FR'] },
+    { name: 'Lyon\n', priority: 1, serves: ['FR'] },
+    { name: 'Lyon', priority: 1, serves: [] },
+    { name: 'Lyon', priority: 1, serves: ['*', 'FR'] },
+    { name: 'Lyon', priority: 1, serves: ['*', '*'] },
+    { name: 'Lyon', priority: 1, serves: ['FR', 'FR'] },
+    { name: 'Lyon', priority: 1, serves: ['fr'] },
+    { name: 'Lyon', priority: 1, serves: '*' },
+    { name: 'Lyon', priority: 1, serves: ['FR'], active: 'true' },
+    { name: 'Lyon', priority: 1, serves: ['FR'], position: { lat: 91, lng: 0 } },
+    { name: 'Lyon', priority: 1, serves: ['FR'], position: { lat: 0 } },
+    { name: 'Lyon', priority: 1, serves: ['FR'], position: null },
   ],
 };
 
@@ -298,6 +378,8 @@ describe(`the generated document and the zod schemas accept the same requests (s
     // As route.ts checks a route's parameters: all at once, here all valid but the one drawn.
     const schema = pathParametersSchema(names);
     const validate = documentSchemaAt('paths', splitRouteKey(routeKey).path, 'parameters', String(names.indexOf(name)), 'schema');
-    expectBothSides(agreement((value) => schema.safeParse({ ...others, [name]: value }).success, validate, identifier, PARAMETER_RUNS, NAMED_IDENTIFIERS));
+    // `{id}` is a location's id, drawn near its own rules (functions/http/schemas.ts, pathParameterSchemaOf).
+    const drawn = name === 'id' ? locationId : identifier;
+    expectBothSides(agreement((value) => schema.safeParse({ ...others, [name]: value }).success, validate, drawn, PARAMETER_RUNS, NAMED_IDENTIFIERS));
   });
 });

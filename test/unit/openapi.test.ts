@@ -94,6 +94,9 @@ describe('docs/openapi.json', () => {
       'GET /batches/{ref}': 'getBatch',
       'PATCH /batches/{ref}': 'changeBatch',
       'GET /skus/{sku}/stock': 'getSkuStock',
+      'GET /locations': 'getLocations',
+      'GET /locations/{id}': 'getLocation',
+      'PUT /locations/{id}': 'putLocation',
       'POST /allocate': 'allocate',
       'POST /orders': 'allocateOrder',
       'GET /allocations/{orderid}': 'getOrderAllocations',
@@ -107,11 +110,12 @@ describe('docs/openapi.json', () => {
     });
   });
 
-  it.each(ALL_ROUTE_KEYS)('%s: takes each parameter of its path as a required identifier', (routeKey) => {
+  it.each(ALL_ROUTE_KEYS)("%s: takes each parameter of its path as required, an identifier, or a location's id for {id}", (routeKey) => {
     const { path } = splitRouteKey(routeKey);
     const parameters = document.paths[path]?.parameters ?? [];
+    const componentOf = (name: string) => (name === 'id' ? 'LocationId' : 'Identifier');
     expect(parameters.map(({ name, in: where, required, schema }) => ({ name, where, required, schema }))).toEqual(
-      pathParameterNames(path).map((name) => ({ name, where: 'path', required: true, schema: { $ref: '#/components/schemas/Identifier' } })),
+      pathParameterNames(path).map((name) => ({ name, where: 'path', required: true, schema: { $ref: `#/components/schemas/${componentOf(name)}` } })),
     );
   });
 
@@ -229,12 +233,51 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
   });
 
+  it('a batch at a location, and one at a location that does not exist, get the documented answers', async () => {
+    const repository = new FakeRepository();
+    await repository.saveLocation({ id: 'warehouse-lyon', name: 'Lyon', priority: 1, serves: ['FR'], active: true });
+    const send = serviceOver(repository);
+    const atLyon = { ...exampleBodyOf('POST /add_batch'), location: 'warehouse-lyon' };
+    const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
+      ['POST /add_batch', { body: atLyon }, 201],
+      ['POST /add_batch', { body: atLyon }, 200],
+      ['POST /add_batch', { body: { ...atLyon, location: 'default' } }, 409],
+      ['POST /add_batch', { body: { ...atLyon, ref: 'batch-2', location: 'nowhere' } }, 400],
+      ['GET /batches/{ref}', { pathParameters: { ref: 'batch-1' } }, 200],
+    ];
+    for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
+  });
+
+  it("the locations' life gets the documented answer at each step", async () => {
+    const send = serviceOver(new FakeRepository());
+    const lyon = { pathParameters: { id: 'warehouse-lyon' } };
+    const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
+      ['GET /locations', {}, 200],
+      ['GET /locations/{id}', { pathParameters: { id: 'default' } }, 200],
+      ['GET /locations/{id}', lyon, 404],
+      ['PUT /locations/{id}', { ...lyon, body: exampleBodyOf('PUT /locations/{id}') }, 201],
+      ['PUT /locations/{id}', { ...lyon, body: exampleBodyOf('PUT /locations/{id}') }, 200],
+      ['PUT /locations/{id}', { ...lyon, body: { ...exampleBodyOf('PUT /locations/{id}'), active: false } }, 200],
+      ['PUT /locations/{id}', { pathParameters: { id: 'default' }, body: { name: 'Main', priority: 0, serves: ['*'] } }, 200],
+      ['GET /locations/{id}', lyon, 200],
+      ['GET /locations', {}, 200],
+    ];
+    for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
+  });
+
+  it('answers a location that keeps changing under its write with a documented 503', async () => {
+    const repository = new FakeRepository();
+    repository.saveLocation = async () => 'changed';
+    const put = serviceOver(repository)('PUT /locations/{id}', { pathParameters: { id: 'lyon' }, body: exampleBodyOf('PUT /locations/{id}') });
+    await expectDocumented('PUT /locations/{id}', put, 503);
+  });
+
   describe.each(STORE_ROUTE_KEYS)('%s', (routeKey) => {
     const { path } = splitRouteKey(routeKey);
     const names = pathParameterNames(path);
     const validParameters = Object.fromEntries(names.map((name) => [name, 'x']));
-    // As docs/api.md has it: the routes with a body are the POST and PATCH ones.
-    const takesBody = ['POST', 'PATCH'].includes(splitRouteKey(routeKey).method);
+    // As docs/api.md has it: the routes with a body are the POST, PUT and PATCH ones.
+    const takesBody = ['POST', 'PUT', 'PATCH'].includes(splitRouteKey(routeKey).method);
     const validRequest = (): RouteEventOptions => ({ pathParameters: validParameters, ...(takesBody ? { body: exampleBodyOf(routeKey) } : {}) });
 
     it.each(names)('refuses a bad %s with a documented 400', async (name) => {

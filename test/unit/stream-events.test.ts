@@ -2,11 +2,12 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { type DomainEvent, eventSchemas } from '../../domain/events';
 import { type ChangeRecord, eventsOfRecord } from '../../functions/events/stream-events';
-import { activeHold, endedHold, holdRecord } from '../support/stream-records';
+import { activeHold, endedHold, changeRecord } from '../support/stream-records';
 import recorded from './fixtures/stream-records.json';
 
 /*
- * Stream records as DynamoDB Local wrote them while the service ran, in the shape Lambda delivers
+ * Stream records as DynamoDB Local wrote them while the service ran, before there were locations
+ * (so every batch reads as at `default`), in the shape Lambda delivers
  * (ApproximateCreationDateTime in epoch seconds): batches shelf-1 (10, on the shelf) and ship-1
  * (5, due 2026-12-01) of LAMP; o1 allocates 8 and o2 2, emptying shelf-1; o3 asks 50 (out of
  * stock) and an unknown SKU (no event); shelf-1 shrinks to 8, moving o2 to ship-1; ship-1's eta
@@ -26,8 +27,8 @@ describe('turning stream records into events', () => {
   it('tells the story of the recorded run, event by event, in commit order', () => {
     const events = records.flatMap(eventsOfRecord).map(withoutIdentity);
     expect(events).toEqual([
-      { name: 'BatchAdded', version: 1, ref: 'shelf-1', sku: 'LAMP', qty: 10, eta: null },
-      { name: 'BatchAdded', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 5, eta: '2026-12-01' },
+      { name: 'BatchAdded', version: 1, ref: 'shelf-1', sku: 'LAMP', qty: 10, eta: null, location: 'default' },
+      { name: 'BatchAdded', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 5, eta: '2026-12-01', location: 'default' },
       { name: 'Allocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1' },
       { name: 'Allocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'shelf-1' },
       { name: 'OutOfStock', version: 1, sku: 'LAMP', orderid: 'o3', qty: 50 },
@@ -38,7 +39,7 @@ describe('turning stream records into events', () => {
       { name: 'BatchChanged', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 0, eta: '2026-12-24' },
       { name: 'Deallocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'ship-1', reason: 'reallocated' },
       { name: 'Deallocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1', reason: 'cancelled' },
-      { name: 'BatchAdded', version: 1, ref: 'sofa-1', sku: 'SOFA', qty: 3, eta: null },
+      { name: 'BatchAdded', version: 1, ref: 'sofa-1', sku: 'SOFA', qty: 3, eta: null, location: 'default' },
       { name: 'Allocated', version: 1, orderid: 'o4', sku: 'SOFA', qty: 1, batchref: 'sofa-1' },
       { name: 'Allocated', version: 1, orderid: 'o4', sku: 'LAMP', qty: 1, batchref: 'shelf-1' },
     ]);
@@ -119,7 +120,7 @@ describe("turning a hold's record into events", () => {
   const extendedHold = { ...activeHold, heldUntil: { S: '2026-11-23T10:30:00.000Z' }, extendedAt: { S: '2026-11-23T10:05:00.000Z' } };
 
   it('announces a hold placed when its record is inserted, at the time it was placed, with its lines and expiry', () => {
-    expect(eventsOfRecord(holdRecord(1, 'INSERT', undefined, activeHold))).toEqual([
+    expect(eventsOfRecord(changeRecord(1, 'INSERT', undefined, activeHold))).toEqual([
       {
         name: 'HoldPlaced',
         detail: { id: 'event-1-0', version: 1, time: '2026-11-23T10:00:00.000Z', holdid: 'cart-1', expiresAt: '2026-11-23T10:15:00.000Z', lines },
@@ -128,7 +129,7 @@ describe("turning a hold's record into events", () => {
   });
 
   it('announces an extension when an active hold keeps its status and its expiry moves, at the time of the extension, with the new expiry', () => {
-    expect(eventsOfRecord(holdRecord(2, 'MODIFY', activeHold, extendedHold))).toEqual([
+    expect(eventsOfRecord(changeRecord(2, 'MODIFY', activeHold, extendedHold))).toEqual([
       {
         name: 'HoldExtended',
         detail: { id: 'event-2-0', version: 1, time: '2026-11-23T10:05:00.000Z', holdid: 'cart-1', expiresAt: '2026-11-23T10:30:00.000Z', lines },
@@ -138,7 +139,7 @@ describe("turning a hold's record into events", () => {
 
   it.each(['released', 'expired'] as const)('announces a hold ended as %s as HoldReleased with that reason, at the time it ended', (status) => {
     const ended = endedHold(status, '2026-11-23T10:20:00.000Z', { heldUntil: extendedHold.heldUntil, extendedAt: extendedHold.extendedAt });
-    expect(eventsOfRecord(holdRecord(3, 'MODIFY', extendedHold, ended))).toEqual([
+    expect(eventsOfRecord(changeRecord(3, 'MODIFY', extendedHold, ended))).toEqual([
       {
         name: 'HoldReleased',
         detail: {
@@ -156,7 +157,7 @@ describe("turning a hold's record into events", () => {
 
   it('announces a confirmed hold as HoldConfirmed with its order, at the time it ended', () => {
     const confirmed = endedHold('confirmed', '2026-11-23T10:10:00.000Z', { orderid: { S: 'order-9' } });
-    expect(eventsOfRecord(holdRecord(4, 'MODIFY', activeHold, confirmed))).toEqual([
+    expect(eventsOfRecord(changeRecord(4, 'MODIFY', activeHold, confirmed))).toEqual([
       {
         name: 'HoldConfirmed',
         detail: {
@@ -174,10 +175,10 @@ describe("turning a hold's record into events", () => {
 
   it('gives each hold event a shape its published schema accepts', () => {
     const records = [
-      holdRecord(1, 'INSERT', undefined, activeHold),
-      holdRecord(2, 'MODIFY', activeHold, extendedHold),
-      holdRecord(3, 'MODIFY', activeHold, endedHold('expired', '2026-11-23T10:20:00.000Z')),
-      holdRecord(4, 'MODIFY', activeHold, endedHold('confirmed', '2026-11-23T10:10:00.000Z', { orderid: { S: 'order-9' } })),
+      changeRecord(1, 'INSERT', undefined, activeHold),
+      changeRecord(2, 'MODIFY', activeHold, extendedHold),
+      changeRecord(3, 'MODIFY', activeHold, endedHold('expired', '2026-11-23T10:20:00.000Z')),
+      changeRecord(4, 'MODIFY', activeHold, endedHold('confirmed', '2026-11-23T10:10:00.000Z', { orderid: { S: 'order-9' } })),
     ];
     const events = records.flatMap(eventsOfRecord);
     expect(events.map(({ name }) => name)).toEqual(['HoldPlaced', 'HoldExtended', 'HoldReleased', 'HoldConfirmed']);
@@ -186,8 +187,67 @@ describe("turning a hold's record into events", () => {
 
   it("announces nothing when an active hold's record is written without a new expiry, an ended one's is written again, or its record expires", () => {
     const released = endedHold('released', '2026-11-23T10:10:00.000Z');
-    expect(eventsOfRecord(holdRecord(5, 'MODIFY', activeHold, { ...activeHold }))).toEqual([]);
-    expect(eventsOfRecord(holdRecord(6, 'MODIFY', released, endedHold('released', '2026-11-23T10:11:00.000Z')))).toEqual([]);
-    expect(eventsOfRecord(holdRecord(7, 'REMOVE', released))).toEqual([]);
+    expect(eventsOfRecord(changeRecord(5, 'MODIFY', activeHold, { ...activeHold }))).toEqual([]);
+    expect(eventsOfRecord(changeRecord(6, 'MODIFY', released, endedHold('released', '2026-11-23T10:11:00.000Z')))).toEqual([]);
+    expect(eventsOfRecord(changeRecord(7, 'REMOVE', released))).toEqual([]);
+  });
+});
+
+describe("turning a batch's reference into BatchAdded", () => {
+  it("names the location its reference names, and default when it names none", () => {
+    const reference = (ref: string, fields: Record<string, unknown> = {}) => ({
+      pk: { S: `BATCHREF#${ref}` },
+      sk: { S: 'BATCHREF' },
+      type: { S: 'BatchReference' },
+      ref: { S: ref },
+      sku: { S: 'LAMP' },
+      qty: { N: '4' },
+      changedAt: { S: '2026-11-23T10:00:00.000Z' },
+      ...fields,
+    });
+    const added = [changeRecord(3, 'INSERT', undefined, reference('b1', { location: { S: 'lyon' }, eta: { S: '2027-01-01' } })), changeRecord(4, 'INSERT', undefined, reference('b2'))];
+    expect(added.flatMap(eventsOfRecord).map(({ detail: { id, time, version, ...fields } }) => fields)).toEqual([
+      { ref: 'b1', sku: 'LAMP', qty: 4, eta: '2027-01-01', location: 'lyon' },
+      { ref: 'b2', sku: 'LAMP', qty: 4, eta: null, location: 'default' },
+    ]);
+  });
+});
+
+describe("turning a location's item into events", () => {
+  /** A location's item as PUT /locations/{id} writes it. */
+  const lyonItem = (revision: number, fields: Record<string, unknown> = {}) => ({
+    pk: { S: 'LOCATIONS' },
+    sk: { S: 'lyon' },
+    type: { S: 'Location' },
+    id: { S: 'lyon' },
+    name: { S: 'Lyon' },
+    priority: { N: '10' },
+    serves: { L: [{ S: 'FR' }, { S: 'BE' }] },
+    active: { BOOL: true },
+    position: { M: { lat: { N: '45.76' }, lng: { N: '4.84' } } },
+    revision: { N: String(revision) },
+    changedAt: { S: `2026-11-23T10:0${revision}:00.000Z` },
+    ...fields,
+  });
+  const lyon = { location: 'lyon', name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 } };
+
+  it('announces a location created as LocationChanged, whole, at the time it was written', () => {
+    expect(eventsOfRecord(changeRecord(1, 'INSERT', undefined, lyonItem(1)))).toEqual([
+      { name: 'LocationChanged', detail: { id: 'event-1-0', version: 1, time: '2026-11-23T10:01:00.000Z', ...lyon } },
+    ]);
+  });
+
+  it('announces a location replaced as LocationChanged, as it is now: without the position the replacement removed', () => {
+    const { position: _, ...replaced } = lyonItem(2, { active: { BOOL: false } });
+    const { position: __, ...withoutPosition } = lyon;
+    expect(eventsOfRecord(changeRecord(2, 'MODIFY', lyonItem(1), replaced))).toEqual([
+      { name: 'LocationChanged', detail: { id: 'event-2-0', version: 1, time: '2026-11-23T10:02:00.000Z', ...withoutPosition, active: false } },
+    ]);
+  });
+
+  it('gives a LocationChanged a shape its published schema accepts', () => {
+    for (const event of eventsOfRecord(changeRecord(1, 'INSERT', undefined, lyonItem(1)))) {
+      expect(eventSchemas[event.name].safeParse(event.detail).success, JSON.stringify(event)).toBe(true);
+    }
   });
 });

@@ -12,14 +12,18 @@ import {
   arrivalDateSchema,
   batchChangeSchema,
   batchSchema,
+  eachCountryOnce,
   eachSkuOnce,
   holdConfirmationSchema,
   holdExtensionSchema,
   holdSchema,
   identifierSchema,
   inNfc,
+  locationIdSchema,
+  locationSchema,
   orderLineSchema,
   orderSchema,
+  pathParameterSchemaOf,
   qtyOrEta,
 } from '../../functions/http/schemas';
 import { nfcFormat, uniqueItemPropertiesKeyword } from './extensions';
@@ -43,6 +47,12 @@ const REFINEMENTS = new Map<object, (schema: JsonSchema) => void>([
     eachSkuOnce,
     (schema) => {
       schema[uniqueItemPropertiesKeyword.name] = ['sku'];
+    },
+  ],
+  [
+    eachCountryOnce,
+    (schema) => {
+      schema.uniqueItems = true;
     },
   ],
   // JSON Schema can say this one; zod cannot, as it cannot see what a refinement's function tests.
@@ -101,13 +111,16 @@ export const requestBodySchemas = {
   NewHold: holdSchema,
   HoldExtension: holdExtensionSchema,
   HoldConfirmation: holdConfirmationSchema,
+  LocationDefinition: locationSchema,
 } as const;
 
 export type RequestBodyName = keyof typeof requestBodySchemas;
 
 const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   OrderLine: 'An order line, identified by (`orderid`, `sku`). Unknown fields are ignored.',
-  NewBatch: 'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. Unknown fields are ignored.',
+  NewBatch:
+    'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of ' +
+    'the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored.',
   BatchChange:
     "A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so " +
     '`available` moves by the difference. Unknown fields (`ref` and `sku` among them) are ignored.',
@@ -117,6 +130,10 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. Unknown fields are ignored.`,
   HoldExtension: "A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored.",
   HoldConfirmation: 'The order the hold\'s lines become lines of. Unknown fields are ignored.',
+  LocationDefinition:
+    'A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored ' +
+    'before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for ' +
+    'every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path\'s. Unknown fields are ignored.',
 };
 
 /** The request schemas, exported from zod, by the names the document gives them. */
@@ -132,6 +149,11 @@ const requestSchemas = () => {
     examples: ['order-1', 'LAMPE À POSER', '注文-1', '📦-1'],
     // The pattern zod exports already bounds the length; this says it the way client generators read.
     maxLength: MAX_IDENTIFIER_CHARACTERS,
+  });
+  registry.add(locationIdSchema, {
+    id: 'LocationId',
+    description: "A location's id: 1 to 64 letters (a-z, A-Z), digits, `-` and `_`. `default` names the built-in location.",
+    examples: ['default', 'warehouse-lyon', 'store_12'],
   });
   registry.add(arrivalDateSchema, {
     id: 'ArrivalDate',
@@ -155,6 +177,7 @@ const requestSchemas = () => {
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
 const identifier = ref('Identifier');
+const locationId = ref('LocationId');
 const arrivalDate = ref('ArrivalDate');
 const quantity = { type: 'integer', minimum: 1, maximum: MAX_QTY } as const;
 const units = (description: string) => ({ type: 'integer', minimum: 0, description }) as const;
@@ -183,6 +206,7 @@ const batchFields = {
   held: units('The units set aside by active holds.'),
   available: units('What a new line or hold can take: `qty - allocated - held`, never shown below 0.'),
   eta: arrivalDate,
+  location: { ...locationId, description: 'The location the batch is at (a shipment: where it will arrive); `default` for a batch added without one.' },
 } satisfies Record<string, JsonSchema>;
 
 const issue = closedObject(
@@ -261,6 +285,30 @@ const responseSchemas = {
     'A hold and its status as of the moment it was read.',
     ['holdid', 'status', 'expiresAt', 'lines'],
   ),
+  Location: closedObject(
+    {
+      id: locationId,
+      name: { type: 'string', minLength: 1, description: 'Shown to people; any text but control characters.' },
+      priority: { type: 'integer', minimum: 0, maximum: 1000, description: 'The lower, the more preferred.' },
+      serves: {
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string', pattern: '^(?:[A-Z]{2}|\\*)$' },
+        description: 'The destinations it serves: `["*"]` for every one, or ISO 3166-1 alpha-2 country codes.',
+      },
+      active: { type: 'boolean', description: 'An inactive location takes no new line, hold or transfer; what it has stays.' },
+      position: closedObject(
+        { lat: { type: 'number', minimum: -90, maximum: 90 }, lng: { type: 'number', minimum: -180, maximum: 180 } },
+        'Where it is, in degrees; absent when none was given.',
+      ),
+    },
+    'A location: a place stock is kept. `default` exists from the start, `{"id": "default", "name": "Default", "priority": 0, "serves": ["*"], "active": true}` until replaced.',
+    ['id', 'name', 'priority', 'serves', 'active'],
+  ),
+  Locations: closedObject(
+    { locations: listOf(ref('Location'), 'Every location, `default` among them, by `priority`, then `id`.', 1) },
+    'Every location.',
+  ),
   HoldNotPlaced: closedObject(
     {
       message,
@@ -274,7 +322,7 @@ const responseSchemas = {
   ),
   Error: closedObject({ message }, 'Every error answers JSON with a human-readable `message`.'),
   InvalidRequestBody: invalidInput(messageOf(InvalidRequestBody), 'The body breaks the bounds of its fields.'),
-  InvalidPathParameters: invalidInput(messageOf(InvalidPathParameters), 'A path parameter breaks an identifier rule.'),
+  InvalidPathParameters: invalidInput(messageOf(InvalidPathParameters), 'A path parameter breaks a rule of what it names (an identifier, a location id).'),
   OrderNotAllocated: closedObject(
     {
       message,
@@ -308,8 +356,21 @@ const responseSchemas = {
   ),
 } satisfies Record<string, JsonSchema>;
 
-export type ComponentName = 'Identifier' | 'ArrivalDate' | RequestBodyName | keyof typeof responseSchemas;
+export type ComponentName = 'Identifier' | 'LocationId' | 'ArrivalDate' | RequestBodyName | keyof typeof responseSchemas;
 
 export const schemaRef = (name: ComponentName): JsonSchema => ref(name);
+
+/** The component of each schema a path parameter is checked with (functions/http/schemas.ts, pathParameterSchemaOf). */
+const PATH_PARAMETER_COMPONENTS = new Map<object, ComponentName>([
+  [identifierSchema, 'Identifier'],
+  [locationIdSchema, 'LocationId'],
+]);
+
+/** The component that states what the path parameter `name` accepts, as the handlers check it. */
+export const pathParameterComponentOf = (name: string): ComponentName => {
+  const component = PATH_PARAMETER_COMPONENTS.get(pathParameterSchemaOf(name));
+  if (!component) throw new Error(`The path parameter ${name} is checked by a schema that tools/openapi/components.ts names no component for`);
+  return component;
+};
 
 export const componentSchemas = (): Record<string, JsonSchema> => ({ ...requestSchemas(), ...responseSchemas });

@@ -14,12 +14,14 @@ import {
   HoldNotPlaced,
   InvalidSku,
   LineAlreadyAllocated,
+  LocationNotFound,
   LineNotFound,
   OrderLinesAlreadyAllocated,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
   StoreUnavailable,
+  UnknownLocation,
   UnknownSku,
 } from '../../domain/errors';
 import {
@@ -106,8 +108,8 @@ const pathParameterAnswers = (names: readonly string[]): Answer[] =>
     ? []
     : [
         mapped(
-          'A path parameter breaks an identifier rule: one issue per bad parameter, named by its name, for the first rule ' +
-            'it breaks. Checked before anything of the body is read',
+          'A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, ' +
+            'named by its name, for the first rule it breaks. Checked before anything of the body is read',
           new InvalidPathParameters(issuesOf(pathParametersSchema(names), { ...Object.fromEntries(names.map((name) => [name, 'x'])), [names[0] ?? '']: ' ' })),
           'InvalidPathParameters',
         ),
@@ -189,7 +191,7 @@ const functionError: Answer = {
 const failureAnswers = (): Answer[] => [
   mapped(
     "The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation " +
-      'kept losing the race for stock, or a batch or a hold kept changing under a write; nothing was half-written (a ' +
+      'kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a ' +
       'PATCH may have written its qty and some moves, each whole), and repeating the request is safe',
     new StoreUnavailable('example'),
     'Unavailable',
@@ -197,6 +199,9 @@ const failureAnswers = (): Answer[] => [
   mapped('Anything else: never a stack trace or a store error text', new Error('example'), 'InternalError'),
   functionError,
 ];
+
+const DEFAULT_LOCATION_EXAMPLE = { id: 'default', name: 'Default', priority: 0, serves: ['*'], active: true };
+const LOCATION_EXAMPLE = { id: 'warehouse-lyon', name: 'Lyon warehouse', priority: 10, serves: ['FR', 'BE', 'CH'], active: true, position: { lat: 45.764, lng: 4.8357 } };
 
 const HOLD_EXAMPLE = { holdid: 'cart-7', status: 'active', expiresAt: '2026-11-25T10:15:00.000Z', lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1' }] };
 
@@ -219,11 +224,20 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       },
       {
         status: 200,
-        when: 'The same batch (same `ref`, `sku`, `qty` and `eta` as it is now) was already added: a repeat, which changes nothing',
+        when: 'The same batch (same `ref`, `sku`, `qty`, `eta` and `location` as it is now) was already added: a repeat, which changes nothing',
         name: 'BatchAlreadyAdded',
         body: { mediaType: 'text/plain', schema: { type: 'string', const: 'OK' }, example: 'OK' },
       },
-      mapped('Another batch with this `ref` exists (under any SKU, or with another `qty` or `eta`); nothing changes', new DuplicateBatch('batch-1')),
+      mapped(
+        'The `location` named is well formed but no location has that id; nothing is written. Answered as the other field ' +
+          'errors are, one issue naming `location`',
+        new UnknownLocation('warehouse-9'),
+        'InvalidRequestBody',
+      ),
+      mapped(
+        'Another batch with this `ref` exists (under any SKU, or with another `qty`, `eta` or `location`); nothing changes',
+        new DuplicateBatch('batch-1'),
+      ),
     ],
   },
   'GET /batches/{ref}': {
@@ -240,7 +254,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 200,
         when: 'The batch exists',
         name: 'BatchRead',
-        body: json('Batch', { ref: 'batch-1', sku: 'LAMP', qty: 20, allocated: 3, held: 2, available: 15, eta: '2026-06-01' }),
+        body: json('Batch', { ref: 'batch-1', sku: 'LAMP', qty: 20, allocated: 3, held: 2, available: 15, eta: '2026-06-01', location: 'default' }),
       },
       mapped('No batch has this `ref`', new BatchNotFound('batch-1')),
     ],
@@ -273,6 +287,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
           held: 0,
           available: 0,
           eta: '2026-06-01',
+          location: 'default',
           reallocated: [{ orderid: 'order-3', sku: 'LAMP', qty: 2, from: 'batch-1', batchref: 'batch-2' }],
         }),
       },
@@ -305,6 +320,52 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         }),
       },
       mapped('No batch of this SKU was ever added', new UnknownSku('LAMP')),
+    ],
+  },
+  'GET /locations': {
+    operationId: 'getLocations',
+    summary: 'Read every location',
+    description: 'Every location, the built-in `default` among them, sorted by `priority`, then `id`. One read, however few.',
+    answers: [
+      {
+        status: 200,
+        when: 'Always: `default` exists from the start',
+        name: 'LocationsRead',
+        body: json('Locations', { locations: [DEFAULT_LOCATION_EXAMPLE, LOCATION_EXAMPLE] }),
+      },
+    ],
+  },
+  'GET /locations/{id}': {
+    operationId: 'getLocation',
+    summary: 'Read a location',
+    description: '`default` reads as `{"id": "default", "name": "Default", "priority": 0, "serves": ["*"], "active": true}` until it is replaced.',
+    pathParameters: { id: 'warehouse-lyon' },
+    answers: [
+      { status: 200, when: 'The location exists (`default` always does)', name: 'LocationRead', body: json('Location', LOCATION_EXAMPLE) },
+      mapped('No location has this `id`', new LocationNotFound('warehouse-lyon')),
+    ],
+  },
+  'PUT /locations/{id}': {
+    operationId: 'putLocation',
+    summary: 'Create or replace a location',
+    description:
+      'Creates the location, or replaces it whole: `active` absent is `true`, `position` absent is none. An inactive location ' +
+      'takes no new line, hold or transfer (once lines are routed by location); what it has stays, and batches may still ' +
+      'be added there. The same location again is a repeat, which writes nothing and announces nothing.',
+    pathParameters: { id: 'warehouse-lyon' },
+    requestBody: {
+      schema: 'LocationDefinition',
+      example: { name: LOCATION_EXAMPLE.name, priority: LOCATION_EXAMPLE.priority, serves: LOCATION_EXAMPLE.serves, position: LOCATION_EXAMPLE.position },
+      refused: { name: 'Lyon', priority: 1001, serves: ['FR', 'FR'] },
+    },
+    answers: [
+      { status: 201, when: 'The location was created; the body is the location as stored', name: 'LocationCreated', body: json('Location', LOCATION_EXAMPLE) },
+      {
+        status: 200,
+        when: 'The location existed (`default` always does) and is replaced, or was already exactly this: a repeat, which changes nothing',
+        name: 'LocationReplaced',
+        body: json('Location', LOCATION_EXAMPLE),
+      },
     ],
   },
   'POST /allocate': {

@@ -19,34 +19,41 @@ describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name functio
 });
 
 describe("the handlers' roles", () => {
-  // The items' own attributes, then those of the notices that exist to put an event on the stream, then a hold's record's, then its units' records'.
+  // The items' own attributes (a batch's location among them, which the allocations handler moves between keys too), then those of the notices that exist to put an event on the stream, then a hold's record's, then its units' records'.
   const writtenAttributes = [
-    ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack', 'orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
+    ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack', 'location'],
+    ...['orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
     ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'expiresAt'],
     ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', 'activeHoldShard'],
     ...['sourceQty', 'sources'],
   ];
+  // A location's own, which only the batches handler writes.
+  const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
-  /** Reads of the items under these key prefixes, and writes of only the attributes the adapter writes. */
-  const itemGrants = (leadingKeys: string[]) => {
+  /** Reads (`actions`) of the items under these key prefixes, and writes of only these attributes. */
+  const itemGrants = (leadingKeys: string[], attributes: string[], actions = reads) => {
     const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': leadingKeys } };
     return [
-      { Effect: 'Allow', Action: reads, Resource: [tableArn], Condition: onItsItems },
+      { Effect: 'Allow', Action: actions, Resource: [tableArn], Condition: onItsItems },
       {
         Effect: 'Allow',
         Action: writes,
         Resource: [tableArn],
-        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': writtenAttributes } },
+        Condition: { ...onItsItems, 'ForAllValues:StringEquals': { 'dynamodb:Attributes': attributes } },
       },
     ];
   };
 
-  it('let the batches handler touch SKU, piece, batch reference, order and hold items, and query the index only for a batch\'s lines', () => {
+  it('let the batches handler touch SKU, piece, batch reference, order, hold and location items, check that a location exists, and query the index only for a batch\'s lines', () => {
     expect(statementsOf(synthesized, 'Batches')).toEqual([
       writesTo(synthesized, 'BatchesLogs'),
-      ...itemGrants(['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*']),
+      ...itemGrants(
+        ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*'],
+        [...writtenAttributes, ...locationAttributes],
+        ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:Query'],
+      ),
       {
         Effect: 'Allow',
         Action: ['dynamodb:Query'],
@@ -59,7 +66,7 @@ describe("the handlers' roles", () => {
   it('let the allocations handler touch only SKU, piece, order and hold items, and not the index', () => {
     expect(statementsOf(synthesized, 'Allocations')).toEqual([
       writesTo(synthesized, 'AllocationsLogs'),
-      ...itemGrants(['SKU#*', 'PIECES#*', 'ORDER#*', 'HOLD#*']),
+      ...itemGrants(['SKU#*', 'PIECES#*', 'ORDER#*', 'HOLD#*'], writtenAttributes),
     ]);
   });
 });
@@ -76,6 +83,9 @@ describe('the HTTP API', () => {
     ['GET /batches/{ref}', 'Batches'],
     ['PATCH /batches/{ref}', 'Batches'],
     ['GET /skus/{sku}/stock', 'Batches'],
+    ['GET /locations', 'Batches'],
+    ['GET /locations/{id}', 'Batches'],
+    ['PUT /locations/{id}', 'Batches'],
     ['POST /allocate', 'Allocations'],
     ['POST /orders', 'Allocations'],
     ['GET /allocations/{orderid}', 'Allocations'],

@@ -1,0 +1,43 @@
+import { LocationContended, LocationNotFound } from './errors';
+import { type Location, type LocationDefinition, allLocationsOf, builtInLocation, definedLocation, isSameLocation } from './locations';
+import type { BatchRepository } from './ports';
+
+/*
+ * Locations (docs/api.md, "Locations"): created or replaced whole, read one or all. The built-in
+ * `default` reads as DEFAULT_LOCATION until a client replaces it; nothing is stored for it before.
+ */
+
+/** Rounds of read and conditional write before giving up with a 503; each lost round means another request replaced the location first. */
+const MAX_LOCATION_ROUNDS = 8;
+
+/**
+ * Creates the location, or replaces the one with its id, whole. A replacement by the same location
+ * (the built-in `default` as it reads, among them) is a repeat that writes nothing, so that no
+ * LocationChanged is announced for it: the write is made only for a change, and on condition that
+ * the location is still as read, so that a change made meanwhile is read and compared again rather
+ * than overwritten unseen. Answers the location as it now is; `created` is false for a location
+ * that existed, `default` always.
+ */
+export const putLocation = async (
+  definition: LocationDefinition,
+  repository: BatchRepository,
+): Promise<{ readonly location: Location; readonly created: boolean }> => {
+  const location = definedLocation(definition);
+  for (let round = 0; round < MAX_LOCATION_ROUNDS; round++) {
+    const stored = await repository.location(location.id);
+    const current = stored?.location ?? builtInLocation(location.id);
+    if (current && isSameLocation(current, location)) return { location, created: false };
+    if ((await repository.saveLocation(location, stored?.revision)) === 'saved') return { location, created: current === undefined };
+  }
+  throw new LocationContended(location.id, MAX_LOCATION_ROUNDS);
+};
+
+/** The location as it reads now: stored, or the built-in `default`. */
+export const locationById = async (id: string, repository: BatchRepository): Promise<Location> => {
+  const location = (await repository.location(id))?.location ?? builtInLocation(id);
+  if (!location) throw new LocationNotFound(id);
+  return location;
+};
+
+/** Every location, `default` among them, by priority, then id. */
+export const allLocations = async (repository: BatchRepository): Promise<Location[]> => allLocationsOf(await repository.locations());

@@ -1,0 +1,220 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DomainEvent } from '../../domain/events';
+import { locationKey } from '../../functions/store/locations';
+import { checkInvariants } from '../../tools/invariants';
+import { followTableEvents } from '../../local/event-stream';
+import { type HandlerService, serviceOver } from '../reliability/support/service';
+import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
+import { routeEvent } from '../support/events';
+
+/*
+ * Locations and batches at a place (docs/api.md, "Locations"), through the batches handler over
+ * DynamoDB Local: every route's answers, the built-in `default`, add_batch's check of its location
+ * in its own transaction, and the events the table's stream gives for them.
+ */
+
+const DEFAULT = { id: 'default', name: 'Default', priority: 0, serves: ['*'], active: true };
+
+/** A fresh table and the handlers over it: locations live in one partition, so each group of tests gets its own. */
+const serviceOnItsOwnTable = () => {
+  const context = {} as { table: TestTable; service: HandlerService };
+  beforeAll(async () => {
+    context.table = await createTestTable();
+    context.service = serviceOver(context.table.repository());
+  });
+  afterAll(() => context.table.drop());
+  return context;
+};
+
+const putLocation = (service: HandlerService, id: string, body: unknown) => service.invoke(routeEvent('PUT /locations/{id}', { pathParameters: { id }, body }));
+const getLocation = (service: HandlerService, id: string) => service.invoke(routeEvent('GET /locations/{id}', { pathParameters: { id } }));
+const getLocations = (service: HandlerService) => service.invoke(routeEvent('GET /locations'));
+const getBatch = (service: HandlerService, ref: string) => service.invoke(routeEvent('GET /batches/{ref}', { pathParameters: { ref } }));
+
+describe('batches at a place', () => {
+  const context = serviceOnItsOwnTable();
+  const sku = uniqueId('LAMP');
+
+  beforeAll(async () => {
+    expect((await putLocation(context.service, 'lyon', { name: 'Lyon', priority: 1, serves: ['FR'] })).status).toBe(201);
+    expect((await putLocation(context.service, 'closed', { name: 'Closed', priority: 2, serves: ['FR'], active: false })).status).toBe(201);
+  });
+
+  it('puts a batch added without a location at default, and GET shows it there', async () => {
+    const ref = uniqueId('batch');
+    expect((await context.service.addBatch({ ref, sku, qty: 5, eta: null })).status).toBe(201);
+    expect(await getBatch(context.service, ref)).toMatchObject({
+      status: 200,
+      body: { ref, sku, qty: 5, allocated: 0, held: 0, available: 5, eta: null, location: 'default' },
+    });
+  });
+
+  it('adds a batch at a location that exists, a shipment at where it will arrive, and GET shows it', async () => {
+    const ref = uniqueId('shipment');
+    expect((await context.service.addBatch({ ref, sku, qty: 4, eta: '2027-03-01', location: 'lyon' })).status).toBe(201);
+    expect((await getBatch(context.service, ref)).body).toMatchObject({ ref, eta: '2027-03-01', location: 'lyon' });
+  });
+
+  it('adds a batch at an inactive location', async () => {
+    const ref = uniqueId('batch');
+    expect((await context.service.addBatch({ ref, sku, qty: 1, eta: null, location: 'closed' })).status).toBe(201);
+    expect((await getBatch(context.service, ref)).body).toMatchObject({ location: 'closed' });
+  });
+
+  it('keeps a batch at its location when it runs out and moves out of the stock range', async () => {
+    const ref = uniqueId('batch');
+    const own = uniqueId('SOFA');
+    await context.service.addBatch({ ref, sku: own, qty: 2, eta: null, location: 'lyon' });
+    expect((await context.service.allocate({ orderid: uniqueId('order'), sku: own, qty: 2 })).body).toEqual({ batchref: ref });
+    expect((await getBatch(context.service, ref)).body).toMatchObject({ available: 0, allocated: 2, location: 'lyon' });
+  });
+
+  it('refuses a batch at a location that does not exist with 400 naming location, and writes nothing', async () => {
+    const [ref, unknownSku] = [uniqueId('batch'), uniqueId('DESK')];
+    const answer = await context.service.addBatch({ ref, sku: unknownSku, qty: 5, eta: null, location: 'nowhere' });
+    expect(answer).toEqual({
+      status: 400,
+      headers: expect.anything(),
+      text: expect.any(String),
+      body: {
+        message: 'Invalid request body',
+        issues: [{ path: 'location', message: 'location must be the id of an existing location: there is no location nowhere' }],
+      },
+    });
+    const { Items = [] } = await context.table.documentClient.send(new ScanCommand({ TableName: context.table.tableName, ConsistentRead: true }));
+    expect(Items.filter((item) => item.ref === ref || item.sku === unknownSku)).toEqual([]);
+    expect((await getBatch(context.service, ref)).status).toBe(404);
+  });
+
+  it('answers an identical repeat, location included, with 200, and one at another location with 409', async () => {
+    const batch = { ref: uniqueId('batch'), sku, qty: 7, eta: null, location: 'lyon' };
+    expect((await context.service.addBatch(batch)).status).toBe(201);
+    expect(await context.service.addBatch(batch)).toMatchObject({ status: 200, text: 'OK' });
+    expect(await context.service.addBatch({ ...batch, location: 'closed' })).toMatchObject({ status: 409, body: { message: `Batch ${batch.ref} already exists` } });
+    expect((await context.service.addBatch({ ...batch, location: undefined })).status).toBe(409);
+  });
+
+  it('answers a batch named at default, where none is stored, as a batch at default', async () => {
+    const batch = { ref: uniqueId('batch'), sku, qty: 1, eta: null };
+    expect((await context.service.addBatch({ ...batch, location: 'default' })).status).toBe(201);
+    expect((await context.service.addBatch(batch)).status).toBe(200);
+  });
+
+  it('leaves a table that npm run check finds sound', async () => {
+    expect(await checkInvariants(context.table.documentClient, context.table.tableName)).toEqual([]);
+  });
+});
+
+describe('locations', () => {
+  const context = serviceOnItsOwnTable();
+  const lyon = { name: 'Lyon warehouse', priority: 10, serves: ['FR', 'BE'], position: { lat: 45.764, lng: 4.8357 } };
+
+  it('has default from the start, alone, and reads it as built in', async () => {
+    expect(await getLocations(context.service)).toMatchObject({ status: 200, body: { locations: [DEFAULT] } });
+    expect(await getLocation(context.service, 'default')).toMatchObject({ status: 200, body: DEFAULT });
+  });
+
+  it('creates a location with 201, active when the body says nothing of it, and reads it back', async () => {
+    expect(await putLocation(context.service, 'lyon', lyon)).toMatchObject({ status: 201, body: { id: 'lyon', ...lyon, active: true } });
+    expect(await getLocation(context.service, 'lyon')).toMatchObject({ status: 200, body: { id: 'lyon', ...lyon, active: true } });
+  });
+
+  it('answers the same location again with 200, and writes nothing', async () => {
+    const read = () => context.table.documentClient.send(new GetCommand({ TableName: context.table.tableName, Key: locationKey('lyon'), ConsistentRead: true }));
+    const before = (await read()).Item;
+    expect(await putLocation(context.service, 'lyon', { ...lyon, active: true })).toMatchObject({ status: 200, body: { id: 'lyon', ...lyon, active: true } });
+    expect((await read()).Item).toEqual(before);
+  });
+
+  it('replaces a location whole with 200: a position left out is removed', async () => {
+    const { position: _, ...withoutPosition } = lyon;
+    const replaced = { ...withoutPosition, active: false, priority: 3 };
+    expect(await putLocation(context.service, 'lyon', replaced)).toMatchObject({ status: 200, body: { id: 'lyon', ...replaced } });
+    const read = await getLocation(context.service, 'lyon');
+    expect(read.body).toEqual({ id: 'lyon', ...replaced });
+  });
+
+  it('lists every location by priority, then id', async () => {
+    await putLocation(context.service, 'paris', { name: 'Paris', priority: 3, serves: ['*'] });
+    await putLocation(context.service, 'berlin', { name: 'Berlin', priority: 500, serves: ['DE', 'AT'] });
+    const { body } = await getLocations(context.service);
+    expect((body as { locations: { id: string }[] }).locations.map(({ id }) => id)).toEqual(['default', 'lyon', 'paris', 'berlin']);
+  });
+
+  it('answers 404 for an id no location has', async () => {
+    expect(await getLocation(context.service, 'nowhere')).toMatchObject({ status: 404, body: { message: 'Location nowhere not found' } });
+  });
+
+  it.each<[string, unknown, readonly string[]]>([
+    ['no name, a priority past 1,000, serves empty', { priority: 1001, serves: [] }, ['name', 'priority', 'serves']],
+    ['a country twice and a latitude off the globe', { name: 'X', priority: 1, serves: ['FR', 'FR'], position: { lat: 91, lng: 0 } }, ['serves', 'position.lat']],
+    ['"*" beside a country, and active a word', { name: 'X', priority: 1, serves: ['*', 'FR'], active: 'yes' }, ['serves.0', 'active']],
+  ])('refuses %s with 400, an issue naming each field, and writes nothing', async (_case, body, paths) => {
+    const answer = await putLocation(context.service, 'refused', body);
+    expect(answer.status).toBe(400);
+    expect((answer.body as { message: string }).message).toBe('Invalid request body');
+    expect((answer.body as { issues: { path: string }[] }).issues.map(({ path }) => path)).toEqual(paths);
+    expect((await getLocation(context.service, 'refused')).status).toBe(404);
+  });
+
+  it('refuses an id that is not a location id with 400 naming id', async () => {
+    const answer = await putLocation(context.service, 'lyon 2', lyon);
+    expect(answer).toMatchObject({ status: 400, body: { message: 'Invalid request', issues: [{ path: 'id' }] } });
+  });
+});
+
+describe('the default location replaced', () => {
+  const context = serviceOnItsOwnTable();
+
+  it('answers 200, as a location that existed, and reads as replaced', async () => {
+    const main = { name: 'Main warehouse', priority: 5, serves: ['FR'] };
+    expect(await putLocation(context.service, 'default', main)).toMatchObject({ status: 200, body: { id: 'default', ...main, active: true } });
+    expect(await getLocations(context.service)).toMatchObject({ status: 200, body: { locations: [{ id: 'default', ...main, active: true }] } });
+  });
+
+  it('still takes the batches added without a location', async () => {
+    const ref = uniqueId('batch');
+    expect((await context.service.addBatch({ ref, sku: uniqueId('LAMP'), qty: 3, eta: null })).status).toBe(201);
+    expect((await getBatch(context.service, ref)).body).toMatchObject({ ref, location: 'default' });
+  });
+});
+
+describe("locations' and batches' events, from the table's stream", () => {
+  const context = serviceOnItsOwnTable();
+
+  it('announce LocationChanged for each location created or replaced, none for a repeat, and BatchAdded with its location', async () => {
+    const events: DomainEvent[] = [];
+    const stream = await followTableEvents({
+      tableName: context.table.tableName,
+      endpoint: context.table.endpoint,
+      onEvent: (event) => {
+        events.push(event);
+      },
+    });
+    try {
+      const lyon = { name: 'Lyon', priority: 10, serves: ['FR'], position: { lat: 45.76, lng: 4.84 } };
+      expect((await putLocation(context.service, 'lyon', lyon)).status).toBe(201);
+      expect((await putLocation(context.service, 'lyon', lyon)).status).toBe(200);
+      expect((await putLocation(context.service, 'lyon', { ...lyon, active: false })).status).toBe(200);
+      expect((await putLocation(context.service, 'default', { name: 'Main', priority: 0, serves: ['*'] })).status).toBe(200);
+      const [atLyon, atDefault] = [uniqueId('batch'), uniqueId('batch')];
+      expect((await context.service.addBatch({ ref: atLyon, sku: 'LAMP', qty: 3, eta: null, location: 'lyon' })).status).toBe(201);
+      expect((await context.service.addBatch({ ref: atDefault, sku: 'LAMP', qty: 2, eta: '2027-01-01' })).status).toBe(201);
+      // DynamoDB Local keeps one shard: once the last change's event is here, every earlier one is.
+      while (!events.some((event) => event.name === 'BatchAdded' && event.detail.ref === atDefault)) await sleep(20);
+
+      // A location's detail has a `name` of its own: the event's goes under `event`.
+      expect(events.map(({ name, detail: { id, version, time, ...fields } }) => ({ event: name, ...fields }))).toEqual([
+        { event: 'LocationChanged', location: 'lyon', ...lyon, active: true },
+        { event: 'LocationChanged', location: 'lyon', ...lyon, active: false },
+        { event: 'LocationChanged', location: 'default', name: 'Main', priority: 0, serves: ['*'], active: true },
+        { event: 'BatchAdded', ref: atLyon, sku: 'LAMP', qty: 3, eta: null, location: 'lyon' },
+        { event: 'BatchAdded', ref: atDefault, sku: 'LAMP', qty: 2, eta: '2027-01-01', location: 'default' },
+      ]);
+    } finally {
+      await stream.stop();
+    }
+  });
+});
