@@ -6,11 +6,13 @@
  * 1 unit at a time, first all from one batch of one SKU, then spread over many SKUs; each 503
  * counts as it comes (no client retry), and the model counts the conflicts and throttles behind
  * them. The server's log entries (a WARN for each 503) go to a file. Run alone
- * (`npx tsx tools/bench/hot-sku.ts`, and `-- --lambda` for the server's Lambda mode), it prints its
+ * (`npx tsx tools/bench/hot-sku.ts`, `-- --lambda` for the server's Lambda mode, `--hold-ms N` for
+ * another hold), it prints its
  * figures as JSON.
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import type { ConflictCounters, ConflictModelSettings } from '../../local/conflict-model';
 import { type JsonPoster, jsonPoster, runClosedLoop } from './load';
 import { refusalsSince, withServerOverConflictModel } from './npm-start';
@@ -143,6 +145,10 @@ export const measureHotSku = async (serverLog: string, settings: ConflictModelSe
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   // The child's path is the repository's, as when the bench runs it.
   process.chdir(fileURLToPath(new URL('../..', import.meta.url)));
-  const lambda = process.argv.includes('--lambda');
-  console.log(JSON.stringify(await measureHotSku('.local/bench/hot-sku.log', HOT_SKU_MODEL, { lambda }), null, 2));
+  const { values } = parseArgs({
+    args: process.argv.slice(2).filter((arg) => arg !== '--'),
+    options: { lambda: { type: 'boolean', default: false }, 'hold-ms': { type: 'string' } },
+  });
+  const settings = { ...HOT_SKU_MODEL, ...(values['hold-ms'] ? { holdMs: Number(values['hold-ms']) } : {}) };
+  console.log(JSON.stringify(await measureHotSku('.local/bench/hot-sku.log', settings, { lambda: values.lambda }), null, 2));
 }
