@@ -25,7 +25,7 @@ import { DROP_MODEL, measureDrop } from './bench/drop';
 import { measureEventDelay } from './bench/event-delay';
 import { measureEventThroughput } from './bench/event-throughput';
 import type { HandlerMeasurements } from './bench/handler-measurements';
-import { HOT_SKU_MODEL, measureHotSku } from './bench/hot-sku';
+import { HOT_SKU_LAMBDA_MODEL, HOT_SKU_MODEL, measureHotSku } from './bench/hot-sku';
 import { jsonPoster, runClosedLoop } from './bench/load';
 import { type BenchResults, renderTable, targetsOf } from './bench/report';
 import { median } from './bench/stats';
@@ -153,9 +153,9 @@ const main = async (): Promise<void> => {
   // The steps before leave their DynamoDB Local many times slower for this load (docs/performance.md).
   await cleanUp();
   const hotSku = await measureHotSku(`${WORK_DIR}/hot-sku-server.log`);
-  step('the same, through npm start -- --conflict-model --lambda: each function as Lambda runs it');
+  step(`the same, through npm start -- --conflict-model --lambda: each function as Lambda runs it (transactions held ${HOT_SKU_LAMBDA_MODEL.holdMs} ms)`);
   await cleanUp();
-  const hotSkuAsLambda = await measureHotSku(`${WORK_DIR}/hot-sku-lambda-server.log`, HOT_SKU_MODEL, { lambda: true });
+  const hotSkuAsLambda = await measureHotSku(`${WORK_DIR}/hot-sku-lambda-server.log`, HOT_SKU_LAMBDA_MODEL, { lambda: true });
 
   step(
     `a drop with carts on one batch, through npm start -- --conflict-model (transactions held ${DROP_MODEL.holdMs} ms, ${DROP_MODEL.writeUnitsPerSecond} write units/s per partition key), then the same with --lambda`,

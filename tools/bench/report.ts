@@ -40,7 +40,7 @@ export interface BenchResults {
   readonly eventDelay: EventDelay;
   readonly eventThroughput: EventThroughput;
   readonly hotSku: HotSkuMeasurement;
-  /** The same, the server running each function as Lambda does (`npm start -- --lambda`): for information, no target yet. */
+  /** The same, the server running each function as Lambda does (`npm start -- --lambda`), at its own hold (HOT_SKU_LAMBDA_MODEL). */
   readonly hotSkuAsLambda: HotSkuMeasurement;
   readonly drop: DropMeasurement;
   /** The same, the server running each function as Lambda does: held to the same target. */
@@ -127,6 +127,7 @@ const TARGET = {
   eventDelay: `p99 event delay <= ${MAX_EVENT_DELAY_MS / 1000} s`,
   hotSkuExact: 'nothing oversold or lost by the hot and ordinary SKUs, in both modes (npm run check finds nothing)',
   hotSkuRatio: `one hot SKU >= ${HOT_SKU_TARGET_RATIO}x the single-item ceiling`,
+  hotSkuAsLambdaRatio: `one hot SKU as Lambda serves it >= ${HOT_SKU_TARGET_RATIO}x the single-item ceiling`,
   underActiveHolds: (activeHolds: number) =>
     `with ${countText(activeHolds)} active holds, place/confirm/release/allocate cost the same calls and units as with none (time within noise)`,
   drop: (label: string) =>
@@ -149,6 +150,7 @@ export const targetsOf = (results: BenchResults): Target[] => {
     { name: TARGET.eventDelay, met: results.eventDelay.p99Ms <= MAX_EVENT_DELAY_MS },
     { name: TARGET.hotSkuExact, met: results.hotSku.violations.length === 0 && results.hotSkuAsLambda.violations.length === 0 },
     { name: TARGET.hotSkuRatio, met: results.hotSku.target.met },
+    { name: TARGET.hotSkuAsLambdaRatio, met: results.hotSkuAsLambda.target.met },
     { name: TARGET.underActiveHolds(noneAndMost(results).most?.activeHolds ?? 0), met: flatUnderHolds(results) },
     ...DROP_MODES.map(({ key, label }) => ({ name: TARGET.drop(label), met: results[key].target.met })),
   ];
@@ -336,11 +338,11 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
   rows.push(['ordinary SKUs: latency p50 / p99, 201s and 503s', `${ms(ordinary.p50Ms)} / ${ms(ordinary.p99Ms)}`, '', '', '']);
   const asLambda = results.hotSkuAsLambda;
   rows.push([
-    `one hot SKU as Lambda serves it (npm start -- --lambda: instances serving one request at a time, each with its own state), the same clients and model`,
+    `one hot SKU as Lambda serves it (npm start -- --lambda: instances serving one request at a time, each with its own state), the same clients, transactions held ${asLambda.model.holdMs} ms`,
     `${round(asLambda.hot.perSecond)}/s`,
     `${round(asLambda.singleItemCeilingPerSecond)}/s single-item ceiling`,
     ratio(asLambda.hot.ceilingRatio),
-    '',
+    `>= ${asLambda.target.ceilingRatio}x the ceiling: ${verdict(targets, TARGET.hotSkuAsLambdaRatio)}`,
   ]);
   rows.push(['one hot SKU as Lambda serves it: 503s / conflicts / throttles', refusals(asLambda.hot), '', '', '']);
   rows.push(['one hot SKU as Lambda serves it: latency p50 / p99, 201s and 503s', `${ms(asLambda.hot.p50Ms)} / ${ms(asLambda.hot.p99Ms)}`, '', '', '']);
@@ -401,7 +403,7 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     'Client alone: the DynamoDB document client as the SDK ships it, the floor of the init target; with the alias: built with the credential alias of the deployed bundles too (infra/bundling.ts), for information.',
     `Throughput and latency: ${throughput.rounds} rounds of ${throughput.roundSeconds} s per side, floor and service in turn; each figure is the median of its value per round.`,
     "CU: capacity units as DynamoDB Local reports them: reads as DynamoDB bills them, a transaction's writes not as DynamoDB bills them (2 per item: docs/capacity.md).",
-    `Hot and ordinary SKUs: ${hotSku.clients} clients in a closed loop for ${hotSku.roundSeconds} s each, allocating 1 unit, the hot SKU's first seconds before its batch is spread included; a 503 is counted as it comes, not retried after its Retry-After; conflicts and throttles are the requests the conflict model refused (docs/conflict-model.md), the adapter's retries among them. The single-item ceiling is 1000 / ${hotSku.model.holdMs} ms. The ${HOT_SKU_TARGET_RATIO}x target sets the exit code as every other does; it is the default mode's (one instance serving many requests), and the Lambda mode's figures are for information.`,
+    `Hot and ordinary SKUs: ${hotSku.clients} clients in a closed loop for ${hotSku.roundSeconds} s each, allocating 1 unit, the hot SKU's first seconds before its batch is spread included; a 503 is counted as it comes, not retried after its Retry-After; conflicts and throttles are the requests the conflict model refused (docs/conflict-model.md), the adapter's retries among them. The single-item ceiling is 1000 / ${hotSku.model.holdMs} ms. The ${HOT_SKU_TARGET_RATIO}x target sets the exit code as every other does, in both modes; as Lambda serves it the transactions are held ${results.hotSkuAsLambda.model.holdMs} ms, since at ${hotSku.model.holdMs} ms this machine binds there, not the model (its ordinary SKUs, which meet on nothing, commit about as many).`,
     `Drop with carts: ${results.drop.clients} clients in a closed loop for ${results.drop.roundSeconds} s in each mode, each placing a hold of 1 to 3 units of one batch for 15 minutes, then confirming it (70%), releasing it (20%) or leaving it; a 503 or a lost request is sent again up to ${results.drop.retryDelaysMs.length} times (after ${results.drop.retryDelaysMs.join(', ')} ms, jittered), and a request failed only when its retries are spent; a repeat (200) after a lost answer counts as done. Afterwards every hold is read back: the batch's allocated units must be those of the holds read confirmed, its held units those of the holds read active. The single-item ceiling is 1000 / ${results.drop.model.holdMs} ms; the target holds in both modes.`,
     `Hold costs against active holds: a batch carrying none, and one carrying ${countText(most?.activeHolds ?? 0)} holds of 1 unit, stored as placing writes them but 25 items a call (tools/bench/stored-holds.ts); then ${most?.requests} rounds, each taking the two batches in turn: a hold placed and confirmed, one placed and released, and an allocate, each through the handler. The median time of each, and the units and calls of the last. The target is on the calls and units; the time is for information (DynamoDB Local's, not DynamoDB's).`,
   ];
