@@ -46,7 +46,7 @@ export interface Batch {
 /**
  * A share of a spread batch's available units, kept apart by the store; `piece` numbers it within its
  * batch, and `held` is its share of the batch's count of held units: the sum over the batch's items
- * is what counts, and one piece's share alone may be below zero (functions/store/hold-writes.ts).
+ * is what counts, and one piece's share alone may be below zero (functions/store/held-units.ts).
  */
 export interface BatchPiece {
   readonly piece: number;
@@ -217,7 +217,7 @@ export interface StockLevels {
   readonly batches: readonly Batch[];
 }
 
-/** The SKU's stock levels from its batches with stock left, as found at one moment (holds.ts, batchAt: expired holds given back). */
+/** The SKU's stock levels from its batches with stock left, as found at one moment (services.ts, asFoundNow: the units of holds expired and not yet given back count as available). */
 export const stockLevels = (sku: string, batchesWithStock: readonly Batch[]): StockLevels => {
   const batches = batchesWithStock.filter((batch) => batch.available > 0 || heldOf(batch) > 0).sort(byPreference);
   const shipments = batches.filter((batch) => batch.eta !== null);

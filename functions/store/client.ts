@@ -16,7 +16,8 @@ const CONNECTION_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
 
 /**
- * A local endpoint's attempts may be given longer (`DYNAMODB_REQUEST_TIMEOUT_MS`): one DynamoDB Local
+ * The attempts against an endpoint set by configuration (DynamoDB Local; the functions on AWS have
+ * none) may be given longer (`DYNAMODB_REQUEST_TIMEOUT_MS`): one DynamoDB Local
  * serving a whole test run on a loaded shared machine can take seconds over a 100-item transaction,
  * and an attempt cut off there is sent again, which a test sees as a 200 where a 201 was due, or as
  * a 503. On AWS (no endpoint) the 2 s stands.
