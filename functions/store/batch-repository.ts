@@ -43,6 +43,7 @@ import {
   heldUnitsKey,
   heldUnitsPartitions,
   sendHoldWrites,
+  sizingPlaces,
   sourcesOf,
 } from './held-units';
 import {
@@ -95,7 +96,8 @@ const ownUnits = (batch: Batch): number => batch.available - piecesAvailable(bat
 /**
  * Expired holds a request gives back at once on a batch whose stock it needs (lazy expiry): each is
  * at most two records (its units from the batch's own item and from its pieces), and their counts
- * are at most one write on the item and one on a piece of each spread, so 40 stay within a transaction.
+ * at most one write on the item and one on a piece of each spread they came from, so 40 mostly fit a
+ * transaction; those that do not are left for the next give-back (freeExpiredHolds sizes the write).
  */
 const HOLDS_FREED_AT_ONCE = 40;
 
@@ -254,9 +256,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
       units += record.units.qty;
     }
 
-    // A give-back writes one piece of each spread its holds' units came from: as many holds as one transaction carries.
-    const asSent: CountPlaces = { gathered: new Set(), pieceFor: (_, { piece }) => piece as number };
-    while (freeing.length > 1 && expiredUnitsGivenBackWrites(this.tableName, freeing, asSent).items.length > MAX_TRANSACTION_ITEMS) freeing.pop();
+    // A give-back writes at most one piece of each spread its holds' units came from and the batch
+    // item: as many holds as one transaction carries, sized for the most it may send.
+    while (freeing.length > 1 && expiredUnitsGivenBackWrites(this.tableName, freeing, sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) freeing.pop();
     if (freeing.length === 0) return 0;
     // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
     await this.holdWrite((places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
@@ -440,8 +442,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const ends = (some: readonly HoldToEnd[], places: CountPlaces) => batchChangeHoldEndWrites(this.tableName, change, batch.ref, some, now, places);
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.
     let fitting = ending.length;
-    const anywhere: CountPlaces = { gathered: new Set(), pieceFor: (_, { piece }) => piece as number };
-    while (fitting > 0 && ends(ending.slice(ending.length - fitting), anywhere).items.length > MAX_TRANSACTION_ITEMS) fitting--;
+    // Sized for the most the send may make of them, whichever pieces it picks.
+    while (fitting > 0 && ends(ending.slice(ending.length - fitting), sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) fitting--;
     if (fitting < ending.length) return { outcome: 'too-many-holds', fitting };
     return { outcome: await this.holdWrite((places) => ends(ending, places)) };
   }
