@@ -8,7 +8,7 @@ import {
 import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, locationOf, piecesAvailable } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, locationOf, piecesAvailable } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -104,9 +104,9 @@ const HOLDS_FREED_AT_ONCE = 40;
 /** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
 const MAX_UNPROCESSED_ROUNDS = 4;
 
-const firstBatch = (items: readonly Record<string, unknown>[]): FoundBatch | undefined => {
+const firstBatch = (items: readonly Record<string, unknown>[]): (FoundBatch & { readonly inStockRange: boolean }) | undefined => {
   const stored = items.map(parseStoredItem).find((item) => item.kind === 'batch');
-  return stored && { batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) };
+  return stored && { batch: stored.batch, inStockRange: stored.inStockRange, ...(stored.spread ? { spread: stored.spread } : {}) };
 };
 
 export class DynamoDbBatchRepository implements BatchRepository {
@@ -314,8 +314,15 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const build = (places: CountPlaces) => holdConfirmWrites(this.tableName, hold, orderid, now, places, batches);
     const { writes, cancellation } = await sendHoldWrites(this.calls, this.knownPieces, this.conflictRetry, build);
     if (!cancellation) {
-      // Cut off here, a batch stays in the stock range with nothing left: allocations find nothing to take, and npm run check names it.
-      for (const batch of writes.leftEmpty) await this.calls.conditionalWrite(emptiedBatchMoveWrites(this.tableName, batch));
+      // The confirm is committed: a store that does not answer these moves (the request's deadline)
+      // does not make it a 503. A batch left in the stock range with nothing left, allocations find
+      // nothing to take on, and the next read of it alone moves it (batchItem).
+      try {
+        for (const batch of writes.leftEmpty) await this.calls.conditionalWrite(emptiedBatchMoveWrites(this.tableName, batch));
+      } catch (error) {
+        if (!(error instanceof StoreUnavailable)) throw error;
+        logger.warn({ message: 'Batches a confirm emptied not moved out of the stock range', holdid: hold.holdid, cause: describeError(error) });
+      }
       return { outcome: 'saved' };
     }
     const existing = existingLines(cancellation, writes.linePuts);
@@ -384,6 +391,19 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   private async batchItem(ref: string, sku: string): Promise<FoundBatch | undefined> {
+    const found = await this.storedBatchItem(ref, sku);
+    // A batch kept whole in the stock range with nothing left is one a confirm emptied and was cut
+    // off before moving out (confirmHold). Every write addresses a batch at the key its stock says
+    // (batchKey), which it is not at, so it is moved now, exactly as read; lost to another write,
+    // it is read as that write left it.
+    if (found?.inStockRange && found.spread === undefined && !hasStockLeft(found.batch)) {
+      await this.calls.conditionalWrite(emptiedBatchMoveWrites(this.tableName, found.batch));
+      return this.storedBatchItem(ref, sku);
+    }
+    return found;
+  }
+
+  private async storedBatchItem(ref: string, sku: string): Promise<(FoundBatch & { readonly inStockRange: boolean }) | undefined> {
     // The batch is at one of its two keys, whichever side of zero its stock is. A BatchGetItem is
     // isolated from a transaction item by item only, so while one moves the batch between its keys
     // it can find neither; a transactional read, serialized with that move, settles it.

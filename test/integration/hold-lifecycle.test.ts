@@ -14,7 +14,7 @@ import {
 import type { HeldLine, Hold } from '../../domain/holds';
 import { type Batch, newBatch } from '../../domain/model';
 import type { HoldToEnd } from '../../domain/ports';
-import { addBatch, allocate, batchStatus, changeBatch } from '../../domain/services';
+import { addBatch, allocate, batchStatus, cancelAllocation, changeBatch } from '../../domain/services';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { parseStoredItem } from '../../functions/store/items';
 import type { DocumentSender } from '../../functions/store/store-calls';
@@ -72,6 +72,38 @@ describe('a hold of 25 lines whose confirm empties every batch', () => {
 
     expect(lines).toHaveLength(25);
     expect(new Set(await Promise.all(batches.map(({ ref }) => storedPlace(ref))))).toEqual(new Set(['empty']));
+    expect(await violationsOf(...batches)).toEqual([]);
+  });
+});
+
+describe('a hold of 25 lines whose confirm empties every batch, cut off before its second write', () => {
+  it('is confirmed all the same, and the batches it left in the stock range with nothing can still be changed and their lines cancelled', async () => {
+    const batches = await Promise.all(Array.from({ length: 25 }, () => stocked(1)));
+    const holdid = uniqueId('cart');
+    await placeHold({ holdid, lines: batches.map(({ sku }) => ({ sku, qty: 1 })), ttlSeconds: 60 }, at(START).repository);
+    // The store stops answering once the confirm's transaction has committed.
+    let committed = false;
+    const sender: DocumentSender = {
+      send: (async (command: object, options?: object) => {
+        if (!(command instanceof TransactWriteCommand)) return table.documentClient.send(command as never, options);
+        if (committed) throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+        const output = await table.documentClient.send(command, options);
+        committed = true;
+        return output;
+      }) as DocumentSender['send'],
+    };
+    const orderid = uniqueId('order');
+
+    const { lines } = await confirmHold(holdid, orderid, table.repository({ sender, clock: () => START + 1_000 }));
+
+    expect(lines).toHaveLength(25);
+    const leftInStock = (await Promise.all(batches.map(async (batch) => ((await storedPlace(batch.ref)) === 'stock' ? [batch] : [])))).flat();
+    expect(leftInStock.length).toBeGreaterThan(0);
+    const [raised, delayed, cancelled] = leftInStock.length >= 3 ? leftInStock : [leftInStock[0], leftInStock[0], leftInStock[0]];
+    const { repository } = at(START + 2_000);
+    expect((await changeBatch((raised as Batch).ref, { qty: 10 }, repository)).batch).toMatchObject({ qty: 10, available: 9 });
+    expect((await changeBatch((delayed as Batch).ref, { eta: '2030-01-01' }, repository)).batch).toMatchObject({ eta: '2030-01-01' });
+    await cancelAllocation(orderid, (cancelled as Batch).sku, repository);
     expect(await violationsOf(...batches)).toEqual([]);
   });
 });
