@@ -37,7 +37,7 @@ import {
   stockLevels,
 } from './model';
 import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread } from './hold-services';
-import { type Instant, givenBack } from './holds';
+import { type Instant, batchesToFree, givenBack } from './holds';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
 
 export interface AllocationOutcome {
@@ -89,13 +89,18 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
       throw new OutOfStock(line.sku);
     }
 
-    for (const batch of candidates) {
+    for (const [index, batch] of candidates.entries()) {
       const allocation: Allocation = { ...line, batchref: batch.ref };
       const result = await repository.saveAllocation(allocation, batch);
       if (result.outcome === 'saved') return { batchref: batch.ref, created: true };
       if (result.outcome === 'line-exists') return answerRepeat(result.existing, line);
       // A batch that may still take the line is read again, never passed over for a later one.
       if (result.outcome === 'read-again') break;
+      // The next candidate, on this read, only when the checks made above for the first would pass
+      // for it: else a batch the rule prefers to it could take the line once its expired holds are
+      // given back, or counts remembered pieces, and the next round frees or settles first.
+      const next = candidates[index + 1];
+      if (next && (batchesToFree(line.qty, stock.batches, next).length > 0 || (!read.settled && passesOverSpread(stock.batches, next)))) break;
     }
   }
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);

@@ -8,7 +8,7 @@ import {
 import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, locationOf, piecesAvailable } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, locationOf, piecesAvailable } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -43,6 +43,7 @@ import {
   heldUnitsKey,
   heldUnitsPartitions,
   sendHoldWrites,
+  sizingPlaces,
   sourcesOf,
 } from './held-units';
 import {
@@ -95,16 +96,17 @@ const ownUnits = (batch: Batch): number => batch.available - piecesAvailable(bat
 /**
  * Expired holds a request gives back at once on a batch whose stock it needs (lazy expiry): each is
  * at most two records (its units from the batch's own item and from its pieces), and their counts
- * are at most one write on the item and one on a piece of each spread, so 40 stay within a transaction.
+ * at most one write on the item and one on a piece of each spread they came from, so 40 mostly fit a
+ * transaction; those that do not are left for the next give-back (freeExpiredHolds sizes the write).
  */
 const HOLDS_FREED_AT_ONCE = 40;
 
 /** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
 const MAX_UNPROCESSED_ROUNDS = 4;
 
-const firstBatch = (items: readonly Record<string, unknown>[]): FoundBatch | undefined => {
+const firstBatch = (items: readonly Record<string, unknown>[]): (FoundBatch & { readonly inStockRange: boolean }) | undefined => {
   const stored = items.map(parseStoredItem).find((item) => item.kind === 'batch');
-  return stored && { batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) };
+  return stored && { batch: stored.batch, inStockRange: stored.inStockRange, ...(stored.spread ? { spread: stored.spread } : {}) };
 };
 
 export class DynamoDbBatchRepository implements BatchRepository {
@@ -254,9 +256,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
       units += record.units.qty;
     }
 
-    // A give-back writes one piece of each spread its holds' units came from: as many holds as one transaction carries.
-    const asSent: CountPlaces = { gathered: new Set(), pieceFor: (_, { piece }) => piece as number };
-    while (freeing.length > 1 && expiredUnitsGivenBackWrites(this.tableName, freeing, asSent).items.length > MAX_TRANSACTION_ITEMS) freeing.pop();
+    // A give-back writes at most one piece of each spread its holds' units came from and the batch
+    // item: as many holds as one transaction carries, sized for the most it may send.
+    while (freeing.length > 1 && expiredUnitsGivenBackWrites(this.tableName, freeing, sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) freeing.pop();
     if (freeing.length === 0) return 0;
     // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
     await this.holdWrite((places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
@@ -312,8 +314,15 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const build = (places: CountPlaces) => holdConfirmWrites(this.tableName, hold, orderid, now, places, batches);
     const { writes, cancellation } = await sendHoldWrites(this.calls, this.knownPieces, this.conflictRetry, build);
     if (!cancellation) {
-      // Cut off here, a batch stays in the stock range with nothing left: allocations find nothing to take, and npm run check names it.
-      for (const batch of writes.leftEmpty) await this.calls.conditionalWrite(emptiedBatchMoveWrites(this.tableName, batch));
+      // The confirm is committed: a store that does not answer these moves (the request's deadline)
+      // does not make it a 503. A batch left in the stock range with nothing left, allocations find
+      // nothing to take on, and the next read of it alone moves it (batchItem).
+      try {
+        for (const batch of writes.leftEmpty) await this.calls.conditionalWrite(emptiedBatchMoveWrites(this.tableName, batch));
+      } catch (error) {
+        if (!(error instanceof StoreUnavailable)) throw error;
+        logger.warn({ message: 'Batches a confirm emptied not moved out of the stock range', holdid: hold.holdid, cause: describeError(error) });
+      }
       return { outcome: 'saved' };
     }
     const existing = existingLines(cancellation, writes.linePuts);
@@ -382,6 +391,19 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   private async batchItem(ref: string, sku: string): Promise<FoundBatch | undefined> {
+    const found = await this.storedBatchItem(ref, sku);
+    // A batch kept whole in the stock range with nothing left is one a confirm emptied and was cut
+    // off before moving out (confirmHold). Every write addresses a batch at the key its stock says
+    // (batchKey), which it is not at, so it is moved now, exactly as read; lost to another write,
+    // it is read as that write left it.
+    if (found?.inStockRange && found.spread === undefined && !hasStockLeft(found.batch)) {
+      await this.calls.conditionalWrite(emptiedBatchMoveWrites(this.tableName, found.batch));
+      return this.storedBatchItem(ref, sku);
+    }
+    return found;
+  }
+
+  private async storedBatchItem(ref: string, sku: string): Promise<(FoundBatch & { readonly inStockRange: boolean }) | undefined> {
     // The batch is at one of its two keys, whichever side of zero its stock is. A BatchGetItem is
     // isolated from a transaction item by item only, so while one moves the batch between its keys
     // it can find neither; a transactional read, serialized with that move, settles it.
@@ -440,8 +462,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const ends = (some: readonly HoldToEnd[], places: CountPlaces) => batchChangeHoldEndWrites(this.tableName, change, batch.ref, some, now, places);
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.
     let fitting = ending.length;
-    const anywhere: CountPlaces = { gathered: new Set(), pieceFor: (_, { piece }) => piece as number };
-    while (fitting > 0 && ends(ending.slice(ending.length - fitting), anywhere).items.length > MAX_TRANSACTION_ITEMS) fitting--;
+    // Sized for the most the send may make of them, whichever pieces it picks.
+    while (fitting > 0 && ends(ending.slice(ending.length - fitting), sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) fitting--;
     if (fitting < ending.length) return { outcome: 'too-many-holds', fitting };
     return { outcome: await this.holdWrite((places) => ends(ending, places)) };
   }

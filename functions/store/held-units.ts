@@ -108,6 +108,17 @@ export interface CountPlaces {
   pieceFor(ref: string, source: HeldSource): number;
 }
 
+/**
+ * Places for sizing a write of holds before it is sent: each spread's counts on a piece of their
+ * own, so that no two spreads' counts fold into one write. As sent (sendHoldWrites), a spread's
+ * counts go to one piece, or to the batch item (two spreads picking one piece, a gathered spread),
+ * so what is sent is never more items than this sizes, whichever pieces are picked.
+ */
+export const sizingPlaces = (): CountPlaces => {
+  let next = 0;
+  return { gathered: new Set(), pieceFor: () => next++ };
+};
+
 /** The records of a held line's units, one per source, each new. */
 export const heldUnitsPuts = (tableName: string, hold: Hold, line: HeldLine, sources: readonly HeldSource[]): TransactWriteItem[] =>
   sources.map((source) => ({

@@ -1,5 +1,5 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HoldConflict, OutOfStock, StoreUnavailable } from '../../domain/errors';
 import {
   OVERDUE_AFTER_MS,
@@ -11,8 +11,11 @@ import {
   releaseHold,
   sweepExpiredHolds,
 } from '../../domain/hold-services';
+import type { HeldLine, Hold } from '../../domain/holds';
 import { type Batch, newBatch } from '../../domain/model';
-import { addBatch, allocate, batchStatus, changeBatch } from '../../domain/services';
+import type { HoldToEnd } from '../../domain/ports';
+import { addBatch, allocate, batchStatus, cancelAllocation, changeBatch } from '../../domain/services';
+import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { parseStoredItem } from '../../functions/store/items';
 import type { DocumentSender } from '../../functions/store/store-calls';
 import { checkInvariants } from '../../tools/invariants';
@@ -34,6 +37,7 @@ beforeAll(async () => {
   table = await createTestTable();
 });
 afterAll(() => table.drop());
+afterEach(() => vi.restoreAllMocks());
 
 const at = (now: number) => repositoryAt(table, now);
 
@@ -68,6 +72,38 @@ describe('a hold of 25 lines whose confirm empties every batch', () => {
 
     expect(lines).toHaveLength(25);
     expect(new Set(await Promise.all(batches.map(({ ref }) => storedPlace(ref))))).toEqual(new Set(['empty']));
+    expect(await violationsOf(...batches)).toEqual([]);
+  });
+});
+
+describe('a hold of 25 lines whose confirm empties every batch, cut off before its second write', () => {
+  it('is confirmed all the same, and the batches it left in the stock range with nothing can still be changed and their lines cancelled', async () => {
+    const batches = await Promise.all(Array.from({ length: 25 }, () => stocked(1)));
+    const holdid = uniqueId('cart');
+    await placeHold({ holdid, lines: batches.map(({ sku }) => ({ sku, qty: 1 })), ttlSeconds: 60 }, at(START).repository);
+    // The store stops answering once the confirm's transaction has committed.
+    let committed = false;
+    const sender: DocumentSender = {
+      send: (async (command: object, options?: object) => {
+        if (!(command instanceof TransactWriteCommand)) return table.documentClient.send(command as never, options);
+        if (committed) throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+        const output = await table.documentClient.send(command, options);
+        committed = true;
+        return output;
+      }) as DocumentSender['send'],
+    };
+    const orderid = uniqueId('order');
+
+    const { lines } = await confirmHold(holdid, orderid, table.repository({ sender, clock: () => START + 1_000 }));
+
+    expect(lines).toHaveLength(25);
+    const leftInStock = (await Promise.all(batches.map(async (batch) => ((await storedPlace(batch.ref)) === 'stock' ? [batch] : [])))).flat();
+    expect(leftInStock.length).toBeGreaterThan(0);
+    const [raised, delayed, cancelled] = leftInStock.length >= 3 ? leftInStock : [leftInStock[0], leftInStock[0], leftInStock[0]];
+    const { repository } = at(START + 2_000);
+    expect((await changeBatch((raised as Batch).ref, { qty: 10 }, repository)).batch).toMatchObject({ qty: 10, available: 9 });
+    expect((await changeBatch((delayed as Batch).ref, { eta: '2030-01-01' }, repository)).batch).toMatchObject({ eta: '2030-01-01' });
+    await cancelAllocation(orderid, (cancelled as Batch).sku, repository);
     expect(await violationsOf(...batches)).toEqual([]);
   });
 });
@@ -251,6 +287,44 @@ describe('a batch that shrinks under more holds than one transaction ends', () =
     expect(new Set(await Promise.all(holdids.map(async (holdid) => (await holdStatus(holdid, repository)).status)))).toEqual(new Set(['released']));
     expect(await storedPlace(batch.ref)).toBe('empty');
     expect(await violationsOf(batch)).toEqual([]);
+  });
+});
+
+describe('a batch that shrinks under more holds than one transaction ends', () => {
+  it('sizes the change for the most its send may write, so two spreads whose counts the sizing could fold never make it 101 items', async () => {
+    const sent: unknown[] = [];
+    const sender: DocumentSender = {
+      send: (async (command: unknown) => {
+        sent.push(command);
+        throw new Error('not expected');
+      }) as DocumentSender['send'],
+    };
+    const repository = new DynamoDbBatchRepository(sender, 'table');
+    const expiresAt = '2026-11-25T10:15:00.000Z';
+    const xLine = (qty = 1): HeldLine => ({ sku: 'X', qty, batchref: 'x', sources: [{ qty }] });
+    // Each ends a unit on x and gives one back on y: from a piece of spread S1 or S2 (both remembering
+    // piece 5), or from y's own units.
+    const onY = (holdid: string, sources: HeldLine['sources']): HoldToEnd => ({
+      hold: { holdid, status: 'active', expiresAt, lines: [xLine(), { sku: 'Y', qty: 1, batchref: 'y', sources }] } satisfies Hold,
+      ending: 'released',
+      givenBackOn: ['y'],
+    });
+    const ending: HoldToEnd[] = [
+      onY('h-s1', [{ qty: 1, piece: 5, spreadId: 'S1', of: 64 }]),
+      onY('h-s2', [{ qty: 1, piece: 5, spreadId: 'S2', of: 64 }]),
+      onY('h-own-1', [{ qty: 1 }]),
+      onY('h-own-2', [{ qty: 1 }]),
+      ...Array.from({ length: 42 }, (_, i): HoldToEnd => ({ hold: { holdid: `h-x-${i}`, status: 'active', expiresAt, lines: [xLine()] }, ending: 'released', givenBackOn: [] })),
+    ];
+    const batch: Batch = { ref: 'x', sku: 'X', qty: 1000, available: 0, eta: null, held: 46 };
+    const changed: Batch = { ref: 'x', sku: 'X', qty: 960, available: 6, eta: null };
+    // The send picks different pieces for S1 and S2: their counts are two writes.
+    vi.spyOn(Math, 'random').mockReturnValueOnce(0).mockReturnValueOnce(0.5);
+
+    const result = await repository.changeBatch(batch, changed, ending, Date.parse('2026-11-25T10:00:00.000Z'));
+
+    expect(result).toEqual({ outcome: 'too-many-holds', fitting: ending.length - 1 });
+    expect(sent).toEqual([]);
   });
 });
 

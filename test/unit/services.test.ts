@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AllocationContended, DuplicateBatch, InvalidSku, LineAlreadyAllocated, OutOfStock } from '../../domain/errors';
-import type { Allocation, Batch } from '../../domain/model';
+import type { Hold } from '../../domain/holds';
+import { type Allocation, type Batch, newBatch } from '../../domain/model';
 import type { SaveAllocationResult } from '../../domain/ports';
 import { MAX_ALLOCATION_ROUNDS, addBatch, allocate } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
@@ -115,6 +116,30 @@ describe('allocate', () => {
     await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository)).resolves.toEqual({ batchref: 'in-stock', created: true });
     expect(reads).toBe(2);
     expect(repository.batches.get('shipment')?.available).toBe(10);
+  });
+
+  it('frees an in-stock batch whose hold expired, rather than fall back to a shipment, when another request took the first batch', async () => {
+    const repository = new FakeRepository();
+    const sku = 'LAMP';
+    await repository.addBatch(newBatch({ ref: 'a-in-stock', sku, qty: 5, eta: null }));
+    await repository.addBatch(newBatch({ ref: 'b-in-stock', sku, qty: 5, eta: null }));
+    await repository.addBatch(newBatch({ ref: 'c-shipment', sku, qty: 100, eta: '2030-01-01' }));
+    const b = repository.batches.get('b-in-stock') as Batch;
+    const hold: Hold = { holdid: 'cart-1', lines: [{ sku, qty: 5, batchref: b.ref }], status: 'active', expiresAt: new Date(repository.now + 60_000).toISOString() };
+    expect(await repository.saveHold(hold, [{ line: hold.lines[0]!, batch: b }])).toEqual({ outcome: 'saved' });
+    repository.now += 120_000;
+    // Another request takes all of a-in-stock between this allocation's read and its write.
+    const save = repository.saveAllocation.bind(repository);
+    let raced = false;
+    repository.saveAllocation = async (allocation, batch): Promise<SaveAllocationResult> => {
+      if (!raced && batch.ref === 'a-in-stock') {
+        raced = true;
+        await save({ orderid: 'other', sku, qty: 5, batchref: 'a-in-stock' }, batch);
+      }
+      return save(allocation, batch);
+    };
+    expect((await allocate({ orderid: 'order-1', sku, qty: 5 }, repository)).batchref).toBe('b-in-stock');
+    expect(repository.batches.get('c-shipment')?.available).toBe(100);
   });
 
   it('reads the batches again when every candidate was taken, then answers out of stock', async () => {
