@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Allocate an order line
-         * @description Allocates the line whole to one batch of its SKU: in stock before shipments, then the earliest `eta`. A line is identified by (`orderid`, `sku`): the same line again is a retry, answered with the batch it has.
+         * @description Allocates the line whole to one batch of its SKU, at an active location the request allows (all of them, unless it names a `destination` or a `location`): in stock before shipments, the earliest `eta` among shipments, then the location's priority, its distance to the destination, its id, and the batch's `ref`. A line is identified by (`orderid`, `sku`): the same line again is a retry, answered with the batch it has.
          */
         post: operations["allocate"];
         delete?: never;
@@ -363,11 +363,19 @@ export interface components {
          * @example 2026-06-01
          */
         ArrivalDate: string | null;
-        /** @description An order line, identified by (`orderid`, `sku`). Unknown fields are ignored. */
+        /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. Unknown fields are ignored. */
         OrderLine: {
             orderid: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];
             qty: number;
+            destination?: {
+                country: string;
+                position?: {
+                    lat: number;
+                    lng: number;
+                };
+            };
+            location?: components["schemas"]["LocationId"];
         };
         /** @description A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored. */
         NewBatch: {
@@ -420,9 +428,11 @@ export interface components {
                 lng: number;
             };
         };
-        /** @description The batch the line is allocated to. */
+        /** @description The batch the line is allocated to, and its location. */
         BatchRef: {
             batchref: components["schemas"]["Identifier"];
+            /** @description The location of the batch: where the line is taken from. */
+            location: components["schemas"]["LocationId"];
         };
         /** @description An allocated line of an order, and its batch. */
         AllocatedLine: {
@@ -559,6 +569,16 @@ export interface components {
         Error: {
             /** @description Human-readable; safe to show. */
             message: string;
+        };
+        /** @description The line cannot be allocated, and why; nothing was allocated. */
+        LineRefused: {
+            /** @description Human-readable; safe to show. */
+            message: string;
+            /**
+             * @description `out_of_stock`: no batch at an eligible location can take the whole line; `no_location`: no location is eligible (none active serves the `destination`, or the `location` named is inactive or serves not the `destination`).
+             * @enum {unknown}
+             */
+            reason: "out_of_stock" | "no_location";
         };
         /** @description The body breaks the bounds of its fields. */
         InvalidRequestBody: {
@@ -1560,14 +1580,21 @@ export interface operations {
                  * @example {
                  *       "orderid": "order-1",
                  *       "sku": "LAMP",
-                 *       "qty": 3
+                 *       "qty": 3,
+                 *       "destination": {
+                 *         "country": "FR",
+                 *         "position": {
+                 *           "lat": 48.86,
+                 *           "lng": 2.35
+                 *         }
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["OrderLine"];
             };
         };
         responses: {
-            /** @description The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry */
+            /** @description The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry, answered whatever `destination` or `location` it names */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1591,14 +1618,15 @@ export interface operations {
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - No batch of that SKU was ever added
-             *     - No batch can take the whole line
+             *     - No batch at an eligible location can take the whole line (`reason` `out_of_stock`), or no location is eligible (`no_location`: `No location serves the request for sku <sku>`)
+             *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["LineRefused"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */

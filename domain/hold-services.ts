@@ -1,6 +1,6 @@
 import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
 import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, batchesToFree, expiryAfter, hasExpired, statusAt } from './holds';
-import { type Allocation, type Batch, type Order, candidateBatches, passesOverSpread, planOrder } from './model';
+import { type Allocation, type Batch, type BatchPreference, type Order, byPreference, candidateBatches, passesOverSpread, planOrder } from './model';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
 
 /*
@@ -61,8 +61,14 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
  * batches that a line of `qty` may need them on, picked by the rule or not. Whether any came back:
  * then the caller reads again, and the rule picks on the batches as they are now.
  */
-export const freedExpiredHolds = async (qty: number, batches: readonly Batch[], picked: Batch | undefined, repository: BatchRepository): Promise<boolean> => {
-  const toFree = batchesToFree(qty, batches, picked);
+export const freedExpiredHolds = async (
+  qty: number,
+  batches: readonly Batch[],
+  picked: Batch | undefined,
+  repository: BatchRepository,
+  preference: BatchPreference = byPreference,
+): Promise<boolean> => {
+  const toFree = batchesToFree(qty, batches, picked, preference);
   if (toFree.length === 0) return false;
   const now = repository.currentTime();
   const freed = await Promise.all(toFree.map((batch) => repository.freeExpiredHolds(batch, now, qty - Math.max(batch.available, 0))));

@@ -101,13 +101,16 @@ export const byPreference = (a: Batch, b: Batch): number => {
   return a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0;
 };
 
+/** An order of preference of batches, best first: byPreference, or a request's routed one (domain/routing.ts). */
+export type BatchPreference = (a: Batch, b: Batch) => number;
+
 /**
- * Whether a choice passes over a spread batch: one the rule prefers to the batch it picked (any, when
- * it picked none). Its pieces may count fewer units than it has unless read settled
- * (BatchRepository.stockOf), so such a choice is made again on a settled read.
+ * Whether a choice passes over a spread batch: one the rule (`preference`) prefers to the batch it
+ * picked (any, when it picked none). Its pieces may count fewer units than it has unless read
+ * settled (BatchRepository.stockOf), so such a choice is made again on a settled read.
  */
-export const passesOverSpread = (batches: readonly Batch[], picked?: Batch): boolean =>
-  batches.some((batch) => batch.pieces !== undefined && (picked === undefined || byPreference(batch, picked) < 0));
+export const passesOverSpread = (batches: readonly Batch[], picked?: Batch, preference: BatchPreference = byPreference): boolean =>
+  batches.some((batch) => batch.pieces !== undefined && (picked === undefined || preference(batch, picked) < 0));
 
 /** The batches that could take the whole line, best first. */
 export const candidateBatches = (line: OrderLine, batches: readonly Batch[]): Batch[] =>

@@ -24,7 +24,6 @@ import {
   type StockLevels,
   afterMoves,
   heldOf,
-  candidateBatches,
   changedBatch,
   isSameBatch,
   isSameLine,
@@ -38,10 +37,14 @@ import {
 } from './model';
 import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread } from './hold-services';
 import { type Instant, givenBack } from './holds';
+import { type Location, allLocationsOf } from './locations';
+import { type Routing, eligibilityOf, eligibleBatches, rankBatchesForLine, routedPreference } from './routing';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
 
 export interface AllocationOutcome {
   readonly batchref: string;
+  /** The location of the batch. */
+  readonly location: string;
   /** False when the line was already allocated with the same qty: a retry, answered without taking stock. */
   readonly created: boolean;
 }
@@ -69,22 +72,33 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
   throw new DuplicateBatch(batch.ref);
 };
 
-export const allocate = async (line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
+/**
+ * Allocates the line to the best batch that can take it whole among those the request may take
+ * from (domain/routing.ts): one read round, the SKU's stock and the locations at once, and one
+ * transaction. A refusal says why: `no_location` when no location is eligible, `out_of_stock` when
+ * none of the eligible ones has a batch that can take the line.
+ */
+export const allocate = async (line: OrderLine, repository: BatchRepository, routing: Routing = {}): Promise<AllocationOutcome> => {
   let read: StockRead = { forTake: true };
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
-    const stock = await repository.stockOf(line.sku, read);
+    const [stock, locations] = await Promise.all([repository.stockOf(line.sku, read), repository.routingLocations()]);
     if (!stock.known) throw new InvalidSku(line.sku);
 
-    const candidates = candidateBatches(line, stock.batches);
-    if (await freedExpiredHolds(line.qty, stock.batches, candidates[0], repository)) continue;
-    if (!read.settled && passesOverSpread(stock.batches, candidates[0])) {
+    const eligibility = eligibilityOf(await locationsKnowing(locations, stock.batches, routing, repository), routing);
+    const preference = routedPreference(eligibility);
+    const batches = eligibleBatches(stock.batches, eligibility);
+    const candidates = rankBatchesForLine(batches, line, eligibility);
+    if (await freedExpiredHolds(line.qty, batches, candidates[0], repository, preference)) continue;
+    if (!read.settled && passesOverSpread(batches, candidates[0], preference)) {
       read = { settled: true };
       continue;
     }
     if (candidates.length === 0) {
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
-      if (existing) return answerRepeat(existing, line);
+      if (existing) return answerRepeat(existing, line, repository);
+      // OutOfStock announces a lack of stock; a line no location may take says nothing of the SKU's stock.
+      if (eligibility.locations.size === 0) throw new OutOfStock(line.sku, 'no_location');
       await repository.recordOutOfStock([line]);
       throw new OutOfStock(line.sku);
     }
@@ -92,13 +106,25 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
     for (const batch of candidates) {
       const allocation: Allocation = { ...line, batchref: batch.ref };
       const result = await repository.saveAllocation(allocation, batch);
-      if (result.outcome === 'saved') return { batchref: batch.ref, created: true };
-      if (result.outcome === 'line-exists') return answerRepeat(result.existing, line);
+      if (result.outcome === 'saved') return { batchref: batch.ref, location: locationOf(batch), created: true };
+      if (result.outcome === 'line-exists') return answerRepeat(result.existing, line, repository);
       // A batch that may still take the line is read again, never passed over for a later one.
       if (result.outcome === 'read-again') break;
     }
   }
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);
+};
+
+/**
+ * The locations to route by: those the store keeps for routing (BatchRepository.routingLocations,
+ * which may be a moment old), or, when a batch read or the request names a location they do not
+ * know, every location read anew: that location was made since, and its stock, or the request that
+ * names it, is not refused for a list older than it.
+ */
+const locationsKnowing = async (locations: Location[], batches: readonly Batch[], { location }: Routing, repository: BatchRepository): Promise<Location[]> => {
+  const known = new Set(allLocationsOf(locations).map(({ id }) => id));
+  const unknown = (location !== undefined && !known.has(location)) || batches.some((batch) => !known.has(locationOf(batch)));
+  return unknown ? repository.locations() : locations;
 };
 
 /**
@@ -113,9 +139,11 @@ const asFoundNow = async (batches: readonly Batch[], repository: BatchRepository
   );
 };
 
-const answerRepeat = (existing: Allocation, line: OrderLine): AllocationOutcome => {
+/** A repeat of an allocated line: answered with its batch, and that batch's location, read for it (a line does not record it). */
+const answerRepeat = async (existing: Allocation, line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
   if (!isSameLine(existing, line)) throw new LineAlreadyAllocated(line.orderid, line.sku, existing.qty);
-  return { batchref: existing.batchref, created: false };
+  const batch = await batchOrThrow(existing.batchref, repository, existing.sku);
+  return { batchref: existing.batchref, location: locationOf(batch), created: false };
 };
 
 /** Rounds of read and conditional write on one batch before giving up with a 503 (a retry continues). */

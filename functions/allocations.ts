@@ -39,11 +39,11 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
     route('POST /allocate', {
       body: orderLineSchema,
       successOutcomes: { 200: 'AlreadyAllocated', 201: 'Allocated' },
-      // 201 with the batch for a new line, 200 for an exact repeat of an allocated line.
-      run: async ({ body }, store, counter) => {
-        const { batchref, created } = await allocate(body, store);
+      // 201 with the batch and its location for a new line, 200 for an exact repeat of an allocated line.
+      run: async ({ body: { destination, location, ...line } }, store, counter) => {
+        const { batchref, location: at, created } = await allocate(line, store, { ...(destination ? { destination } : {}), ...(location ? { location } : {}) });
         if (created) counter.count(metricNames.linesAllocated);
-        return json(created ? 201 : 200, { batchref });
+        return json(created ? 201 : 200, { batchref, location: at });
       },
     }),
     route('POST /orders', {

@@ -108,8 +108,6 @@ export const pathParametersSchema = (names: readonly string[]) => objectOf(Objec
 /** `z.iso.date()` checks the calendar too: 2026-02-30 is refused. Its message covers the null it also accepts. */
 export const arrivalDateSchema = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.date(refused('a date YYYY-MM-DD, or null')));
 
-export const orderLineSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema, sku: identifierSchema, qty: quantity });
-
 /** `location` absent: the `default` location. A location id that is well formed but names no location is the domain's to refuse (UnknownLocation). */
 export const batchSchema = /* @__PURE__ */ objectOf({
   ref: identifierSchema,
@@ -196,11 +194,16 @@ export const eachCountryOnce = /* @__PURE__ */ z.refine<string[]>((codes) => new
   error: 'must name each country once',
 });
 
+/** A country code, two capital letters (ISO 3166-1 alpha-2); `also` says what else the field's message should say. */
+const countryCodeOf = (also: string) => {
+  const message = refused(`a country code, two capital letters (ISO 3166-1 alpha-2)${also}`);
+  return z.string(message).check(z.regex(/^[A-Z]{2}$/, message));
+};
+
 /** Which destinations a location serves: everywhere (`["*"]`), or up to `most` countries, each a code of two capital letters (ISO 3166-1 alpha-2). */
 const servedDestinations = (most: number) => {
   const message = refused(`["*"] for every destination, or 1 to ${most} ISO 3166-1 alpha-2 country codes, each once`);
-  const countryCodeMessage = refused('a country code, two capital letters (ISO 3166-1 alpha-2); "*" only alone, as ["*"]');
-  const countryCode = z.string(countryCodeMessage).check(z.regex(/^[A-Z]{2}$/, countryCodeMessage));
+  const countryCode = countryCodeOf('; "*" only alone, as ["*"]');
   return z.union(
     [z.tuple([z.literal('*')], message), z.array(countryCode, message).check(z.minLength(1, message), z.maxLength(most, message), eachCountryOnce)],
     message,
@@ -226,4 +229,23 @@ export const locationSchema = /* @__PURE__ */ objectOf({
   serves: /* @__PURE__ */ servedDestinations(MAX_SERVED_COUNTRIES),
   active: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean(/* @__PURE__ */ refused('true or false'))),
   position: /* @__PURE__ */ z.optional(position),
+});
+
+/**
+ * Where an order's goods go (domain/routing.ts): a country, which limits the locations to those that
+ * serve it, and the point they go to, when known, for the distance that ranks locations of one priority.
+ */
+const destination = /* @__PURE__ */ objectOf({ country: /* @__PURE__ */ countryCodeOf(''), position: /* @__PURE__ */ z.optional(position) });
+
+/**
+ * `destination` and `location` (a location's id: the one place the line is taken from) are optional,
+ * and each limits the locations the line may come from. A location id that is well formed but names
+ * no location is the domain's to refuse (UnknownLocation).
+ */
+export const orderLineSchema = /* @__PURE__ */ objectOf({
+  orderid: identifierSchema,
+  sku: identifierSchema,
+  qty: quantity,
+  destination: /* @__PURE__ */ z.optional(destination),
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
 });

@@ -67,7 +67,7 @@ describe('batches at a place', () => {
     const ref = uniqueId('batch');
     const own = uniqueId('SOFA');
     await context.service.addBatch({ ref, sku: own, qty: 2, eta: null, location: 'lyon' });
-    expect((await context.service.allocate({ orderid: uniqueId('order'), sku: own, qty: 2 })).body).toEqual({ batchref: ref });
+    expect((await context.service.allocate({ orderid: uniqueId('order'), sku: own, qty: 2 })).body).toEqual({ batchref: ref, location: 'lyon' });
     expect((await getBatch(context.service, ref)).body).toMatchObject({ available: 0, allocated: 2, location: 'lyon' });
   });
 

@@ -117,7 +117,10 @@ export const requestBodySchemas = {
 export type RequestBodyName = keyof typeof requestBodySchemas;
 
 const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
-  OrderLine: 'An order line, identified by (`orderid`, `sku`). Unknown fields are ignored.',
+  OrderLine:
+    'An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods ' +
+    'go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those ' +
+    'at that one location (a pickup in store, a sale at the counter), which must exist. Unknown fields are ignored.',
   NewBatch:
     'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of ' +
     'the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored.',
@@ -235,7 +238,10 @@ const message = { type: 'string', description: 'Human-readable; safe to show.' }
 const requestId = { type: 'string', description: 'The API Gateway request id, also in the request log line.' } as const;
 
 const responseSchemas = {
-  BatchRef: closedObject({ batchref: identifier }, 'The batch the line is allocated to.'),
+  BatchRef: closedObject(
+    { batchref: identifier, location: { ...locationId, description: 'The location of the batch: where the line is taken from.' } },
+    'The batch the line is allocated to, and its location.',
+  ),
   AllocatedLine: closedObject({ sku: identifier, qty: quantity, batchref: identifier }, 'An allocated line of an order, and its batch.'),
   OrderAllocations: closedObject(
     { orderid: identifier, lines: listOf(ref('AllocatedLine'), 'Sorted by `sku`.', 1) },
@@ -321,6 +327,18 @@ const responseSchemas = {
     'Some line of the hold cannot be held; nothing was held.',
   ),
   Error: closedObject({ message }, 'Every error answers JSON with a human-readable `message`.'),
+  LineRefused: closedObject(
+    {
+      message,
+      reason: {
+        enum: ['out_of_stock', 'no_location'],
+        description:
+          '`out_of_stock`: no batch at an eligible location can take the whole line; `no_location`: no location is eligible ' +
+          '(none active serves the `destination`, or the `location` named is inactive or serves not the `destination`).',
+      },
+    },
+    'The line cannot be allocated, and why; nothing was allocated.',
+  ),
   InvalidRequestBody: invalidInput(messageOf(InvalidRequestBody), 'The body breaks the bounds of its fields.'),
   InvalidPathParameters: invalidInput(messageOf(InvalidPathParameters), 'A path parameter breaks a rule of what it names (an identifier, a location id).'),
   OrderNotAllocated: closedObject(

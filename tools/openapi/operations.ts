@@ -372,19 +372,35 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     operationId: 'allocate',
     summary: 'Allocate an order line',
     description:
-      'Allocates the line whole to one batch of its SKU: in stock before shipments, then the earliest `eta`. A line is ' +
-      'identified by (`orderid`, `sku`): the same line again is a retry, answered with the batch it has.',
-    requestBody: { schema: 'OrderLine', example: { orderid: 'order-1', sku: 'LAMP', qty: 3 }, refused: { orderid: 'order-1', sku: 'LAMP', qty: 0 } },
+      'Allocates the line whole to one batch of its SKU, at an active location the request allows (all of them, unless it ' +
+      'names a `destination` or a `location`): in stock before shipments, the earliest `eta` among shipments, then the ' +
+      "location's priority, its distance to the destination, its id, and the batch's `ref`. A line is identified by " +
+      '(`orderid`, `sku`): the same line again is a retry, answered with the batch it has.',
+    requestBody: {
+      schema: 'OrderLine',
+      example: { orderid: 'order-1', sku: 'LAMP', qty: 3, destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } },
+      refused: { orderid: 'order-1', sku: 'LAMP', qty: 0 },
+    },
     answers: [
-      { status: 201, when: 'The line was allocated', name: 'Allocated', body: json('BatchRef', { batchref: 'batch-1' }) },
+      { status: 201, when: 'The line was allocated', name: 'Allocated', body: json('BatchRef', { batchref: 'batch-1', location: 'default' }) },
       {
         status: 200,
-        when: 'The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry',
+        when: 'The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry, answered whatever `destination` or `location` it names',
         name: 'AlreadyAllocated',
-        body: json('BatchRef', { batchref: 'batch-1' }),
+        body: json('BatchRef', { batchref: 'batch-1', location: 'default' }),
       },
       mapped('No batch of that SKU was ever added', new InvalidSku('LAMP')),
-      mapped('No batch can take the whole line', new OutOfStock('LAMP')),
+      mapped(
+        'No batch at an eligible location can take the whole line (`reason` `out_of_stock`), or no location is eligible ' +
+          '(`no_location`: `No location serves the request for sku <sku>`)',
+        new OutOfStock('LAMP'),
+        'LineRefused',
+      ),
+      mapped(
+        'The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`',
+        new UnknownLocation('warehouse-9'),
+        'InvalidRequestBody',
+      ),
       mapped('The same (`orderid`, `sku`) is allocated with another `qty`; nothing changes', new LineAlreadyAllocated('order-1', 'LAMP', 4)),
     ],
   },
