@@ -163,7 +163,7 @@ export interface paths {
         put?: never;
         /**
          * Allocate a whole order
-         * @description Every line allocated, or none: each line is decided by the normal rule, and all the new lines are written in one transaction. Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.
+         * @description Every line allocated, or none, all lines planned at once among the batches at the active locations the request allows (`destination`, `location`, as for one line): as few lines on shipments as can be, then as few locations as can be, then each line by the rule of `POST /allocate`; all the new lines are written in one transaction. Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.
          */
         post: operations["allocateOrder"];
         delete?: never;
@@ -240,7 +240,7 @@ export interface paths {
         put?: never;
         /**
          * Hold stock through checkout
-         * @description Sets aside every line, whole, in one batch by the normal rule, or none, in one transaction: what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.
+         * @description Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order's are over every active location: what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.
          */
         post: operations["placeHold"];
         delete?: never;
@@ -390,13 +390,21 @@ export interface components {
             qty?: number;
             eta?: components["schemas"]["ArrivalDate"];
         } | unknown | unknown;
-        /** @description A whole order: every line is allocated, or none. Each SKU at most once (`x-uniqueItemProperties`). Unknown fields are ignored. */
+        /** @description A whole order: every line is allocated, or none. Each SKU at most once (`x-uniqueItemProperties`). `destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Unknown fields are ignored. */
         Order: {
             orderid: components["schemas"]["Identifier"];
             lines: {
                 sku: components["schemas"]["Identifier"];
                 qty: number;
             }[];
+            destination?: {
+                country: string;
+                position?: {
+                    lat: number;
+                    lng: number;
+                };
+            };
+            location?: components["schemas"]["LocationId"];
         };
         /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. Unknown fields are ignored. */
         NewHold: {
@@ -439,6 +447,20 @@ export interface components {
             sku: components["schemas"]["Identifier"];
             qty: number;
             batchref: components["schemas"]["Identifier"];
+        };
+        /** @description A line of an order, its batch, and where that batch is. */
+        RoutedLine: {
+            sku: components["schemas"]["Identifier"];
+            qty: number;
+            batchref: components["schemas"]["Identifier"];
+            /** @description The location of the batch. */
+            location: components["schemas"]["LocationId"];
+        };
+        /** @description The request's lines, each with its batch and that batch's location. */
+        RoutedOrder: {
+            orderid: components["schemas"]["Identifier"];
+            /** @description Sorted by `sku`. */
+            lines: components["schemas"]["RoutedLine"][];
         };
         /** @description An order's lines, each with its batch. */
         OrderAllocations: {
@@ -562,7 +584,7 @@ export interface components {
             lines: {
                 sku: components["schemas"]["Identifier"];
                 /** @enum {unknown} */
-                reason: "invalid_sku" | "out_of_stock";
+                reason: "invalid_sku" | "out_of_stock" | "no_location";
             }[];
         };
         /** @description Every error answers JSON with a human-readable `message`. */
@@ -612,7 +634,7 @@ export interface components {
             lines: {
                 sku: components["schemas"]["Identifier"];
                 /** @enum {unknown} */
-                reason: "invalid_sku" | "out_of_stock";
+                reason: "invalid_sku" | "out_of_stock" | "no_location";
             }[];
         };
         /** @description Lines of the order are already allocated with other quantities; nothing changes. */
@@ -1763,7 +1785,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderAllocations"];
+                    "application/json": components["schemas"]["RoutedOrder"];
                 };
             };
             /** @description At least one new line was allocated. The body holds every line of this request (not other lines the same `orderid` got elsewhere), sorted by `sku` */
@@ -1772,7 +1794,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderAllocations"];
+                    "application/json": components["schemas"]["RoutedOrder"];
                 };
             };
             /**
@@ -1780,7 +1802,8 @@ export interface operations {
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
-             *     - Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails
+             *     - Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails, and why: `invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
+             *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
             400: {
                 headers: {

@@ -1,6 +1,6 @@
 import { UnknownLocation } from './errors';
 import { type Location, type Position, SERVES_EVERYWHERE, allLocationsOf } from './locations';
-import { type Batch, type OrderLine, canAllocate, locationOf } from './model';
+import { type Batch, type LineRefusal, type Order, type OrderLine, type OrderPlan, type Placement, canAllocate, locationOf } from './model';
 
 /*
  * Routing (docs/api.md, "Where a line goes"): which locations may take a line, and which of their
@@ -78,23 +78,28 @@ const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
  * With every batch at one location, this is the rule from before there were locations: in stock,
  * then the earliest shipment, then the reference.
  */
-export const routedPreference = ({ locations, destination }: Eligibility) => {
-  const distances = new Map([...locations.values()].map((location) => [location.id, distanceTo(location, destination)]));
+export const routedPreference = (eligibility: Eligibility) => {
+  const byLocation = locationPreference(eligibility);
   return (a: Batch, b: Batch): number => {
     if (a.eta !== b.eta) {
       if (a.eta === null) return -1;
       if (b.eta === null) return 1;
       return a.eta < b.eta ? -1 : 1;
     }
-    const [at, bt] = [locationOf(a), locationOf(b)];
-    if (at !== bt) {
-      const priority = (locations.get(at)?.priority ?? 0) - (locations.get(bt)?.priority ?? 0);
-      if (priority !== 0) return priority;
-      const [ad, bd] = [distances.get(at) ?? Number.POSITIVE_INFINITY, distances.get(bt) ?? Number.POSITIVE_INFINITY];
-      if (ad !== bd) return ad < bd ? -1 : 1;
-      return byText(at, bt);
-    }
-    return byText(a.ref, b.ref);
+    return byLocation(locationOf(a), locationOf(b)) || byText(a.ref, b.ref);
+  };
+};
+
+/** The order of the eligible locations, by id, most preferred first: priority, distance to the destination (unknown last), id. */
+export const locationPreference = ({ locations, destination }: Eligibility) => {
+  const distances = new Map([...locations.values()].map((location) => [location.id, distanceTo(location, destination)]));
+  return (a: string, b: string): number => {
+    if (a === b) return 0;
+    const priority = (locations.get(a)?.priority ?? 0) - (locations.get(b)?.priority ?? 0);
+    if (priority !== 0) return priority;
+    const [ad, bd] = [distances.get(a) ?? Number.POSITIVE_INFINITY, distances.get(b) ?? Number.POSITIVE_INFINITY];
+    if (ad !== bd) return ad < bd ? -1 : 1;
+    return byText(a, b);
   };
 };
 
@@ -106,3 +111,107 @@ export const rankBatchesForLine = (batches: readonly Batch[], line: OrderLine, e
   eligibleBatches(batches, eligibility)
     .filter((batch) => canAllocate(batch, line))
     .sort(routedPreference(eligibility));
+
+/**
+ * Locations past which planOrder stops searching every set of them for the fewest that cover an
+ * order, and picks them greedily: 2^12 sets of 25 lines is a few thousand checks, fast; an order
+ * whose lines can each be taken at more locations than this is rare, and may then come in one more
+ * parcel than it might.
+ */
+export const MAX_LOCATIONS_SEARCHED = 12;
+
+/**
+ * Where each line of an order (or a hold) goes, all lines at once, given each SKU's stock
+ * (undefined for a SKU never added), among the batches the request may take from:
+ * 1. as few lines on shipments as can be: a line goes to a shipment only when no batch in stock at
+ *    an eligible location can take it (the lines have different SKUs, so they never compete for one
+ *    batch, and each line's choice is its own);
+ * 2. then as few locations as can be (one parcel rather than two): the smallest set of locations at
+ *    which every line can be taken, searched exactly over the sets of each size in turn, smallest
+ *    first, the locations in their order of preference (locationPreference), so that of two sets
+ *    of one size the one whose most preferred location is more preferred wins, then the next
+ *    location's, and so on; greedily past MAX_LOCATIONS_SEARCHED;
+ * 3. then each line to the batch the single-line rule (routedPreference) prefers among those at
+ *    the chosen locations.
+ * Every line placed, or every line that cannot be, with its reason: `invalid_sku`, `no_location`
+ * when no location is eligible, or `out_of_stock`.
+ */
+export const planOrder = (
+  orderid: string,
+  lines: Order['lines'],
+  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
+  eligibility: Eligibility,
+): OrderPlan => {
+  const refusals: LineRefusal[] = [];
+  const options: { readonly line: OrderLine; readonly batches: Batch[] }[] = [];
+  for (const { sku, qty } of lines) {
+    const batches = stockBySku.get(sku);
+    if (batches === undefined) {
+      refusals.push({ sku, reason: 'invalid_sku' });
+      continue;
+    }
+    const line = { orderid, sku, qty };
+    const candidates = rankBatchesForLine(batches, line, eligibility);
+    if (candidates.length === 0) {
+      refusals.push({ sku, reason: eligibility.locations.size === 0 ? 'no_location' : 'out_of_stock' });
+      continue;
+    }
+    const inStock = candidates.filter(({ eta }) => eta === null);
+    options.push({ line, batches: inStock.length > 0 ? inStock : candidates });
+  }
+  if (refusals.length > 0) return { kind: 'refused', refusals };
+
+  const cover = new Set(fewestLocations(options.map(({ batches }) => new Set(batches.map(locationOf))), locationPreference(eligibility)));
+  const placements: Placement[] = options.map(({ line, batches }) => {
+    // The batches are best first, and the cover has a location of every line's.
+    const batch = batches.find((candidate) => cover.has(locationOf(candidate))) as Batch;
+    return { allocation: { ...line, batchref: batch.ref }, batch };
+  });
+  return { kind: 'placed', placements };
+};
+
+/**
+ * The fewest locations that have one of each line's (`each`: the locations each line can be taken
+ * at), the most preferred such set: sets of each size in turn, each size's in the order of their
+ * locations' preference (lexicographic over the locations sorted by `preference`), the first that
+ * covers every line. Past MAX_LOCATIONS_SEARCHED locations, greedy: the location that covers most
+ * lines not yet covered, the more preferred of a tie, until every line is.
+ */
+const fewestLocations = (each: readonly ReadonlySet<string>[], preference: (a: string, b: string) => number): string[] => {
+  const all = [...new Set(each.flatMap((locations) => [...locations]))].sort(preference);
+  const covers = (chosen: readonly string[]) => each.every((locations) => chosen.some((location) => locations.has(location)));
+  if (all.length <= MAX_LOCATIONS_SEARCHED) {
+    for (let size = 1; size <= all.length; size++) {
+      const found = firstCombination(all, size, covers);
+      if (found) return found;
+    }
+  }
+  const chosen: string[] = [];
+  let uncovered = [...each];
+  while (uncovered.length > 0) {
+    let best = all[0] as string;
+    let bestCount = -1;
+    for (const location of all) {
+      const count = uncovered.filter((locations) => locations.has(location)).length;
+      if (count > bestCount) [best, bestCount] = [location, count];
+    }
+    chosen.push(best);
+    uncovered = uncovered.filter((locations) => !locations.has(best));
+  }
+  return chosen;
+};
+
+/** The first set of `size` of `items`, in lexicographic order of their positions, that passes `test`. */
+const firstCombination = (items: readonly string[], size: number, test: (chosen: readonly string[]) => boolean): string[] | undefined => {
+  const chosen: string[] = [];
+  const search = (from: number): boolean => {
+    if (chosen.length === size) return test(chosen);
+    for (let index = from; index <= items.length - (size - chosen.length); index++) {
+      chosen.push(items[index] as string);
+      if (search(index + 1)) return true;
+      chosen.pop();
+    }
+    return false;
+  };
+  return search(0) ? [...chosen] : undefined;
+};

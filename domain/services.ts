@@ -32,13 +32,12 @@ import {
   newBatch,
   passesOverSpread,
   planLineMoves,
-  planOrder,
   stockLevels,
 } from './model';
-import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread } from './hold-services';
+import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
 import { type Instant, givenBack } from './holds';
-import { type Location, allLocationsOf } from './locations';
-import { type Routing, eligibilityOf, eligibleBatches, rankBatchesForLine, routedPreference } from './routing';
+import { locationsKnowing } from './location-services';
+import { type Routing, eligibilityOf, eligibleBatches, planOrder, rankBatchesForLine, routedPreference } from './routing';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
 
 export interface AllocationOutcome {
@@ -115,17 +114,6 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);
 };
 
-/**
- * The locations to route by: those the store keeps for routing (BatchRepository.routingLocations,
- * which may be a moment old), or, when a batch read or the request names a location they do not
- * know, every location read anew: that location was made since, and its stock, or the request that
- * names it, is not refused for a list older than it.
- */
-const locationsKnowing = async (locations: Location[], batches: readonly Batch[], { location }: Routing, repository: BatchRepository): Promise<Location[]> => {
-  const known = new Set(allLocationsOf(locations).map(({ id }) => id));
-  const unknown = (location !== undefined && !known.has(location)) || batches.some((batch) => !known.has(locationOf(batch)));
-  return unknown ? repository.locations() : locations;
-};
 
 /**
  * The batches as a client reads them now: the units of holds that have expired are free, though
@@ -306,9 +294,14 @@ const batchOrThrow = async (ref: string, repository: BatchRepository, sku?: stri
   return batch;
 };
 
+/** An order's line and the location of its batch. */
+export interface RoutedAllocation extends Allocation {
+  readonly location: string;
+}
+
 export interface OrderOutcome {
-  /** Every line of the request, sorted by sku, with its batch. */
-  readonly lines: Allocation[];
+  /** Every line of the request, sorted by sku, with its batch and that batch's location. */
+  readonly lines: RoutedAllocation[];
   /**
    * How many of `lines` this request allocated; the others were already allocated with the same
    * qty. 0 for a repeat of the whole order, answered without taking stock.
@@ -317,25 +310,30 @@ export interface OrderOutcome {
 }
 
 /**
- * Allocates every line of an order, or none: each by the normal rule, all written in one
- * transaction. A line already allocated with the same qty counts as done and keeps its batch; one
- * with another qty refuses the whole order. When another request takes stock between the read and
- * the write, the order is read and planned again, a bounded number of times.
+ * Allocates every line of an order, or none: all lines planned at once among the batches the
+ * request may take from (planOrder: fewest lines on shipments, then fewest locations, then each
+ * line by the single-line rule), all written in one transaction. A line already allocated with the
+ * same qty counts as done and keeps its batch; one with another qty refuses the whole order. When
+ * another request takes stock between the read and the write, the order is read and planned again,
+ * a bounded number of times.
  */
-export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository): Promise<OrderOutcome> => {
+export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository, routing: Routing = {}): Promise<OrderOutcome> => {
   const done = new Map<string, Allocation>();
   let read: StockRead = { forTake: true };
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
     const pending = lines.filter(({ sku }) => !done.has(sku));
-    if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
-    const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku, read)));
+    if (pending.length === 0) return { lines: await locatedBySku([...done.values()], [], repository), newLines: 0 };
+    const [locations, ...stocks] = await Promise.all([repository.routingLocations(), ...pending.map(({ sku }) => repository.stockOf(sku, read))]);
     const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
-    if (await freedForLines(orderid, pending, stockBySku, repository)) continue;
-    if (!read.settled && linesPassOverSpread(orderid, pending, stockBySku)) {
+    const found = [...stockBySku.values()].flatMap((batches) => batches ?? []);
+    const eligibility = eligibilityOf(await locationsKnowing(locations, found, routing, repository), routing);
+    const plan = planOrder(orderid, pending, stockBySku, eligibility);
+    const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
+    if (await freedForLines(pending, stockBySku, eligibility, picks, repository)) continue;
+    if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;
     }
-    const plan = planOrder(orderid, pending, stockBySku);
     if (plan.kind === 'refused') {
       // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
       const allocated = await repository.allocationsOf(orderid);
@@ -348,11 +346,20 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     }
     const result = await repository.saveAllocations(plan.placements);
     if (result.outcome === 'saved') {
-      return { lines: bySku([...done.values(), ...plan.placements.map(({ allocation }) => allocation)]), newLines: plan.placements.length };
+      const placed = plan.placements.map(({ allocation, batch }) => ({ ...allocation, location: locationOf(batch) }));
+      return { lines: await locatedBySku([...done.values()], placed, repository), newLines: plan.placements.length };
     }
     if (result.outcome === 'lines-exist') takeExisting(orderid, lines, result.existing, done);
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
+};
+
+/** Lines already allocated, each with its batch's location, read for it (a line does not record it), and those just placed; sorted by sku. */
+const locatedBySku = async (existing: readonly Allocation[], placed: readonly RoutedAllocation[], repository: BatchRepository): Promise<RoutedAllocation[]> => {
+  const located = await Promise.all(
+    existing.map(async (line) => ({ ...line, location: locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
+  );
+  return bySku([...located, ...placed]);
 };
 
 /** Counts the order's lines already allocated with the asked qty as done; any other qty refuses the order. */

@@ -153,7 +153,6 @@ const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: ident
   eachSkuOnce,
 );
 
-export const orderSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema, lines: orderLines });
 
 /** How long a hold lasts, from now: a day at most (domain/holds.ts). */
 const holdSeconds = /* @__PURE__ */ integerFrom(1, MAX_HOLD_SECONDS);
@@ -246,6 +245,14 @@ export const orderLineSchema = /* @__PURE__ */ objectOf({
   orderid: identifierSchema,
   sku: identifierSchema,
   qty: quantity,
+  destination: /* @__PURE__ */ z.optional(destination),
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
+});
+
+/** A whole order: `destination` and `location` limit where every line may come from, as a single line's do. */
+export const orderSchema = /* @__PURE__ */ objectOf({
+  orderid: identifierSchema,
+  lines: orderLines,
   destination: /* @__PURE__ */ z.optional(destination),
   location: /* @__PURE__ */ z.optional(locationIdSchema),
 });

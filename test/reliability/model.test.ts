@@ -162,7 +162,7 @@ class ReferenceModel {
       this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref: chosen.ref, allocatedAt });
     }
     const answered = lines.map(({ sku }) => this.lines.get(lineKey(orderid, sku)) as ModelLine);
-    return json(fresh.length > 0 ? 201 : 200, { orderid, lines: bySku(answered.map(({ sku, qty, batchref }) => ({ sku, qty, batchref }))) });
+    return json(fresh.length > 0 ? 201 : 200, { orderid, lines: bySku(answered.map(({ sku, qty, batchref }) => ({ sku, qty, batchref, location: 'default' }))) });
   }
 
   private order(orderid: string): Expected {

@@ -3,8 +3,8 @@ import { OutOfStock, UnknownLocation } from '../../domain/errors';
 import { putLocation } from '../../domain/location-services';
 import { DEFAULT_LOCATION, type Location, type LocationDefinition } from '../../domain/locations';
 import { type Batch, type OrderLine, newBatch } from '../../domain/model';
-import { distanceKm, eligibilityOf, rankBatchesForLine } from '../../domain/routing';
-import { addBatch, allocate } from '../../domain/services';
+import { distanceKm, eligibilityOf, planOrder, rankBatchesForLine } from '../../domain/routing';
+import { addBatch, allocate, allocateOrder } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };
@@ -165,3 +165,93 @@ describe('allocate, routed', () => {
     expect(await allocate({ ...line(), orderid: 'o2' }, repository, { location: 'paris' })).toMatchObject({ location: 'paris' });
   });
 });
+
+describe('where an order goes', () => {
+  const at = (ref: string, sku: string, location: string, eta: string | null = null, qty = 10): Batch => newBatch({ ref, sku, qty, eta, location });
+  const stock = (...batches: Batch[]) => {
+    const bySku = new Map<string, Batch[] | undefined>();
+    for (const b of batches) bySku.set(b.sku, [...(bySku.get(b.sku) ?? []), b]);
+    return bySku;
+  };
+  const placed = (plan: ReturnType<typeof planOrder>) =>
+    plan.kind === 'placed' ? plan.placements.map(({ allocation: { sku, batchref } }) => `${sku}:${batchref}`) : plan.refusals;
+  const places = (...ids: string[]) => ids.map((id, index) => place(id, { priority: index }));
+  const order = (...skus: string[]) => skus.map((sku) => ({ sku, qty: 1 }));
+
+  it('puts a line on a shipment only when no batch in stock at an eligible location can take it, even at the cost of a second location', () => {
+    const plan = planOrder('o1', order('LAMP', 'RUG'), stock(at('lamp-x', 'LAMP', 'x'), at('lamp-y-ship', 'LAMP', 'y', '2027-01-01'), at('rug-y', 'RUG', 'y')), eligibilityOf(places('x', 'y'), {}));
+    expect(placed(plan)).toEqual(['LAMP:lamp-x', 'RUG:rug-y']);
+  });
+
+  it('takes every line from as few locations as can, before the preferred location of each line', () => {
+    const plan = planOrder('o1', order('LAMP', 'RUG'), stock(at('lamp-x', 'LAMP', 'x'), at('lamp-y', 'LAMP', 'y'), at('rug-y', 'RUG', 'y')), eligibilityOf(places('x', 'y'), {}));
+    expect(placed(plan)).toEqual(['LAMP:lamp-y', 'RUG:rug-y']);
+  });
+
+  it('of two sets of locations as small, takes the one whose most preferred location is more preferred, then the next', () => {
+    const batches = stock(at('lamp-a', 'LAMP', 'a'), at('lamp-b', 'LAMP', 'b'), at('rug-c', 'RUG', 'c'), at('rug-d', 'RUG', 'd'));
+    expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(places('d', 'b', 'a', 'c'), {})))).toEqual(['LAMP:lamp-b', 'RUG:rug-d']);
+    expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(places('a', 'd', 'c', 'b'), {})))).toEqual(['LAMP:lamp-a', 'RUG:rug-d']);
+  });
+
+  it('then places each line by the rule for one line within the chosen locations', () => {
+    const batches = stock(at('lamp-x-2', 'LAMP', 'x'), at('lamp-x-1', 'LAMP', 'x'), at('lamp-y', 'LAMP', 'y'), at('rug-x-ship-late', 'RUG', 'x', '2027-05-01'), at('rug-x-ship', 'RUG', 'x', '2027-01-01'));
+    expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(places('y', 'x'), {})))).toEqual(['LAMP:lamp-x-1', 'RUG:rug-x-ship']);
+  });
+
+  it('with every batch at one location, places each line as the rule from before there were locations did', () => {
+    const batches = stock(at('lamp-ship', 'LAMP', 'default', '2027-01-01'), at('lamp-b', 'LAMP', 'default'), at('lamp-a', 'LAMP', 'default', null, 1), at('rug-ship', 'RUG', 'default', '2027-02-01'));
+    expect(placed(planOrder('o1', [{ sku: 'LAMP', qty: 2 }, { sku: 'RUG', qty: 1 }], batches, eligibilityOf([], {})))).toEqual(['LAMP:lamp-b', 'RUG:rug-ship']);
+  });
+
+  it('past 12 locations, picks them greedily, the one that takes most lines first, and still places every line', () => {
+    const ids = Array.from({ length: 14 }, (_, index) => `l${String(index).padStart(2, '0')}`);
+    const batches = stock(...ids.map((id) => at(`lamp-${id}`, 'LAMP', id)), at('rug-l13', 'RUG', 'l13'), at('sofa-l00', 'SOFA', 'l00'));
+    const plan = planOrder('o1', order('LAMP', 'RUG', 'SOFA'), batches, eligibilityOf(places(...ids), {}));
+    expect(placed(plan)).toEqual(['LAMP:lamp-l00', 'RUG:rug-l13', 'SOFA:sofa-l00']);
+  });
+
+  it('refuses every line that cannot be placed, each with why', () => {
+    const batches = stock(at('lamp-fr', 'LAMP', 'fr'), at('rug-de', 'RUG', 'de'));
+    const stored = [place('fr', { serves: ['FR'] }), place('de', { serves: ['DE'] }), { ...DEFAULT_LOCATION, serves: ['FR', 'DE'] }];
+    const withUnknown = new Map([...batches, ['NOPE', undefined]]);
+    expect(placed(planOrder('o1', order('LAMP', 'RUG', 'NOPE'), withUnknown, eligibilityOf(stored, { destination: { country: 'FR' } })))).toEqual([
+      { sku: 'RUG', reason: 'out_of_stock' },
+      { sku: 'NOPE', reason: 'invalid_sku' },
+    ]);
+    expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(stored, { destination: { country: 'IT' } })))).toEqual([
+      { sku: 'LAMP', reason: 'no_location' },
+      { sku: 'RUG', reason: 'no_location' },
+    ]);
+  });
+});
+
+describe('allocateOrder, routed', () => {
+  it('allocates every line at the locations the destination allows, answering each line with its location', async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'paris', name: 'Paris', priority: 0, serves: ['FR'] }, repository);
+    await putLocation({ id: 'closed', name: 'Closed', priority: 0, serves: ['*'], active: false }, repository);
+    for (const [ref, sku, location] of [['lamp-paris', 'LAMP', 'paris'], ['lamp-closed', 'LAMP', 'closed'], ['rug-main', 'RUG', 'default'], ['rug-paris', 'RUG', 'paris']]) {
+      await addBatch({ ref: ref as string, sku: sku as string, qty: 5, eta: null, location }, repository);
+    }
+    const outcome = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, { destination: { country: 'FR' } });
+    expect(outcome.lines).toEqual([
+      { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-paris', location: 'paris' },
+      { orderid: 'o1', sku: 'RUG', qty: 1, batchref: 'rug-paris', location: 'paris' },
+    ]);
+    expect((await allocateOrder({ orderid: 'o1', lines: order2() }, repository)).lines.map(({ location }) => location)).toEqual(['paris', 'paris']);
+    await expect(allocateOrder({ orderid: 'o2', lines: order2() }, repository, { location: 'closed' })).rejects.toMatchObject({
+      name: 'OrderNotAllocated',
+      lines: [
+        { sku: 'LAMP', reason: 'no_location' },
+        { sku: 'RUG', reason: 'no_location' },
+      ],
+    });
+    expect(repository.outOfStock).toEqual([]);
+  });
+});
+
+const order2 = () => [
+  { sku: 'LAMP', qty: 1 },
+  { sku: 'RUG', qty: 1 },
+];

@@ -127,7 +127,9 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   BatchChange:
     "A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so " +
     '`available` moves by the difference. Unknown fields (`ref` and `sku` among them) are ignored.',
-  Order: `A whole order: every line is allocated, or none. Each SKU at most once (\`${uniqueItemPropertiesKeyword.name}\`). Unknown fields are ignored.`,
+  Order:
+    `A whole order: every line is allocated, or none. Each SKU at most once (\`${uniqueItemPropertiesKeyword.name}\`). ` +
+    '`destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Unknown fields are ignored.',
   NewHold:
     'A hold: its lines are held all or none, each whole in one batch, as an order\'s are. Each SKU at most once ' +
     `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. Unknown fields are ignored.`,
@@ -243,6 +245,14 @@ const responseSchemas = {
     'The batch the line is allocated to, and its location.',
   ),
   AllocatedLine: closedObject({ sku: identifier, qty: quantity, batchref: identifier }, 'An allocated line of an order, and its batch.'),
+  RoutedLine: closedObject(
+    { sku: identifier, qty: quantity, batchref: identifier, location: { ...locationId, description: 'The location of the batch.' } },
+    'A line of an order, its batch, and where that batch is.',
+  ),
+  RoutedOrder: closedObject(
+    { orderid: identifier, lines: listOf(ref('RoutedLine'), 'Sorted by `sku`.', 1) },
+    "The request's lines, each with its batch and that batch's location.",
+  ),
   OrderAllocations: closedObject(
     { orderid: identifier, lines: listOf(ref('AllocatedLine'), 'Sorted by `sku`.', 1) },
     "An order's lines, each with its batch.",
@@ -319,7 +329,7 @@ const responseSchemas = {
     {
       message,
       lines: listOf(
-        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock'] } }, 'A line that cannot be held, and why.'),
+        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock', 'no_location'] } }, 'A line that cannot be held, and why.'),
         'Every line that fails.',
         1,
       ),
@@ -345,7 +355,7 @@ const responseSchemas = {
     {
       message,
       lines: listOf(
-        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock'] } }, 'A line that cannot be allocated, and why.'),
+        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock', 'no_location'] } }, 'A line that cannot be allocated, and why.'),
         'Every line that fails.',
         1,
       ),

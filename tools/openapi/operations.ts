@@ -408,8 +408,10 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     operationId: 'allocateOrder',
     summary: 'Allocate a whole order',
     description:
-      'Every line allocated, or none: each line is decided by the normal rule, and all the new lines are written in one ' +
-      'transaction. Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.',
+      'Every line allocated, or none, all lines planned at once among the batches at the active locations the request ' +
+      'allows (`destination`, `location`, as for one line): as few lines on shipments as can be, then as few locations ' +
+      'as can be, then each line by the rule of `POST /allocate`; all the new lines are written in one transaction. ' +
+      'Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.',
     requestBody: {
       schema: 'Order',
       example: {
@@ -434,11 +436,11 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 201,
         when: 'At least one new line was allocated. The body holds every line of this request (not other lines the same `orderid` got elsewhere), sorted by `sku`',
         name: 'OrderAllocated',
-        body: json('OrderAllocations', {
+        body: json('RoutedOrder', {
           orderid: 'order-2',
           lines: [
-            { sku: 'LAMP', qty: 1, batchref: 'batch-1' },
-            { sku: 'SOFA', qty: 2, batchref: 'batch-7' },
+            { sku: 'LAMP', qty: 1, batchref: 'batch-1', location: 'default' },
+            { sku: 'SOFA', qty: 2, batchref: 'batch-7', location: 'default' },
           ],
         }),
       },
@@ -446,21 +448,27 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 200,
         when: 'Every line was already allocated with the same `qty`: a repeat',
         name: 'OrderAlreadyAllocated',
-        body: json('OrderAllocations', {
+        body: json('RoutedOrder', {
           orderid: 'order-2',
           lines: [
-            { sku: 'LAMP', qty: 1, batchref: 'batch-1' },
-            { sku: 'SOFA', qty: 2, batchref: 'batch-7' },
+            { sku: 'LAMP', qty: 1, batchref: 'batch-1', location: 'default' },
+            { sku: 'SOFA', qty: 2, batchref: 'batch-7', location: 'default' },
           ],
         }),
       },
       mapped(
-        'Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails',
+        'Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails, and why: ' +
+          '`invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)',
         new OrderNotAllocated('order-2', [
           { sku: 'NOPE', reason: 'invalid_sku' },
           { sku: 'SOFA', reason: 'out_of_stock' },
         ]),
         'OrderNotAllocated',
+      ),
+      mapped(
+        'The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`',
+        new UnknownLocation('warehouse-9'),
+        'InvalidRequestBody',
       ),
       mapped(
         'A line is already allocated with another `qty`; nothing changes. `lines` names each, with the qty it has',
@@ -509,7 +517,8 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     operationId: 'placeHold',
     summary: 'Hold stock through checkout',
     description:
-      'Sets aside every line, whole, in one batch by the normal rule, or none, in one transaction: what a checkout holds ' +
+      'Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order\'s are ' +
+      'over every active location: what a checkout holds ' +
       'no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a ' +
       'sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.',
     requestBody: {
