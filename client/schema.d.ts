@@ -240,7 +240,7 @@ export interface paths {
         put?: never;
         /**
          * Hold stock through checkout
-         * @description Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order's are over every active location: what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.
+         * @description Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order's are, among the batches at the active locations the request allows (`destination`, `location`): what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.
          */
         post: operations["placeHold"];
         delete?: never;
@@ -406,7 +406,7 @@ export interface components {
             };
             location?: components["schemas"]["LocationId"];
         };
-        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. Unknown fields are ignored. */
+        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order. Unknown fields are ignored. */
         NewHold: {
             holdid: components["schemas"]["Identifier"];
             lines: {
@@ -414,6 +414,14 @@ export interface components {
                 qty: number;
             }[];
             ttlSeconds?: number;
+            destination?: {
+                country: string;
+                position?: {
+                    lat: number;
+                    lng: number;
+                };
+            };
+            location?: components["schemas"]["LocationId"];
         };
         /** @description A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored. */
         HoldExtension: {
@@ -2198,7 +2206,8 @@ export interface operations {
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
-             *     - Some line cannot be held; nothing was held. `lines` names every line that fails
+             *     - Some line cannot be held; nothing was held. `lines` names every line that fails, and why: `invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
+             *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
             400: {
                 headers: {

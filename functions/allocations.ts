@@ -87,8 +87,8 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
       body: holdSchema,
       successOutcomes: { 200: 'HoldAlreadyPlaced', 201: 'HoldPlaced' },
       // A repeat may find the hold expired and end it (so do an extension and a confirm): counted as it is written.
-      run: async ({ body: { ttlSeconds = DEFAULT_HOLD_SECONDS, ...body } }, store, counter) => {
-        const { hold, created } = await placeHold({ ...body, ttlSeconds }, countingHoldEndings(store, counter));
+      run: async ({ body: { ttlSeconds = DEFAULT_HOLD_SECONDS, destination, location, ...body } }, store, counter) => {
+        const { hold, created } = await placeHold({ ...body, ttlSeconds }, countingHoldEndings(store, counter), routingOf(destination, location));
         if (created) counter.count(metricNames.holdsPlaced);
         return json(created ? 201 : 200, holdView(hold));
       },

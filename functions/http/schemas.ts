@@ -157,8 +157,6 @@ const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: ident
 /** How long a hold lasts, from now: a day at most (domain/holds.ts). */
 const holdSeconds = /* @__PURE__ */ integerFrom(1, MAX_HOLD_SECONDS);
 
-/** A hold's lines are an order's: 1 to 25, each SKU once. `ttlSeconds` defaults to DEFAULT_HOLD_SECONDS. */
-export const holdSchema = /* @__PURE__ */ objectOf({ holdid: identifierSchema, lines: orderLines, ttlSeconds: /* @__PURE__ */ z.optional(holdSeconds) });
 
 export const holdExtensionSchema = /* @__PURE__ */ objectOf({ ttlSeconds: holdSeconds });
 
@@ -253,6 +251,18 @@ export const orderLineSchema = /* @__PURE__ */ objectOf({
 export const orderSchema = /* @__PURE__ */ objectOf({
   orderid: identifierSchema,
   lines: orderLines,
+  destination: /* @__PURE__ */ z.optional(destination),
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
+});
+
+/**
+ * A hold's lines are an order's: 1 to 25, each SKU once, and `destination` and `location` limit where
+ * they may come from, as an order's do. `ttlSeconds` defaults to DEFAULT_HOLD_SECONDS.
+ */
+export const holdSchema = /* @__PURE__ */ objectOf({
+  holdid: identifierSchema,
+  lines: orderLines,
+  ttlSeconds: /* @__PURE__ */ z.optional(holdSeconds),
   destination: /* @__PURE__ */ z.optional(destination),
   location: /* @__PURE__ */ z.optional(locationIdSchema),
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OutOfStock, UnknownLocation } from '../../domain/errors';
+import { placeHold } from '../../domain/hold-services';
 import { putLocation } from '../../domain/location-services';
 import { DEFAULT_LOCATION, type Location, type LocationDefinition } from '../../domain/locations';
 import { type Batch, type OrderLine, newBatch } from '../../domain/model';
@@ -255,3 +256,22 @@ const order2 = () => [
   { sku: 'LAMP', qty: 1 },
   { sku: 'RUG', qty: 1 },
 ];
+
+describe('placeHold, routed', () => {
+  it('holds every line at the locations the request allows, and refuses with no_location where none is', async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'store', name: 'Store', priority: 5, serves: ['FR'] }, repository);
+    await putLocation({ id: 'closed', name: 'Closed', priority: 0, serves: ['*'], active: false }, repository);
+    for (const [ref, sku, location] of [['lamp-main', 'LAMP', 'default'], ['lamp-store', 'LAMP', 'store'], ['rug-store', 'RUG', 'store'], ['rug-closed', 'RUG', 'closed']]) {
+      await addBatch({ ref: ref as string, sku: sku as string, qty: 5, eta: null, location }, repository);
+    }
+    const { hold } = await placeHold({ holdid: 'cart-1', lines: order2(), ttlSeconds: 60 }, repository, { destination: { country: 'FR' } });
+    expect(hold.lines.map(({ sku, batchref }) => `${sku}:${batchref}`)).toEqual(['LAMP:lamp-store', 'RUG:rug-store']);
+    const pickup = await placeHold({ holdid: 'cart-2', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 }, repository, { location: 'default' });
+    expect(pickup.hold.lines.map(({ batchref }) => batchref)).toEqual(['lamp-main']);
+    await expect(placeHold({ holdid: 'cart-3', lines: [{ sku: 'RUG', qty: 1 }], ttlSeconds: 60 }, repository, { location: 'closed' })).rejects.toMatchObject({
+      name: 'HoldNotPlaced',
+      lines: [{ sku: 'RUG', reason: 'no_location' }],
+    });
+  });
+});

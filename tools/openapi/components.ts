@@ -132,7 +132,8 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     '`destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Unknown fields are ignored.',
   NewHold:
     'A hold: its lines are held all or none, each whole in one batch, as an order\'s are. Each SKU at most once ' +
-    `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. Unknown fields are ignored.`,
+    `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. ` +
+    '`destination` and `location` limit where every line may come from, as for an order. Unknown fields are ignored.',
   HoldExtension: "A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored.",
   HoldConfirmation: 'The order the hold\'s lines become lines of. Unknown fields are ignored.',
   LocationDefinition:

@@ -517,8 +517,8 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     operationId: 'placeHold',
     summary: 'Hold stock through checkout',
     description:
-      'Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order\'s are ' +
-      'over every active location: what a checkout holds ' +
+      'Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order\'s are, ' +
+      'among the batches at the active locations the request allows (`destination`, `location`): what a checkout holds ' +
       'no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a ' +
       'sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.',
     requestBody: {
@@ -535,12 +535,18 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         body: json('Hold', HOLD_EXAMPLE),
       },
       mapped(
-        'Some line cannot be held; nothing was held. `lines` names every line that fails',
+        'Some line cannot be held; nothing was held. `lines` names every line that fails, and why: `invalid_sku`, ' +
+          '`out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)',
         new HoldNotPlaced('cart-7', [
           { sku: 'NOPE', reason: 'invalid_sku' },
           { sku: 'SOFA', reason: 'out_of_stock' },
         ]),
         'HoldNotPlaced',
+      ),
+      mapped(
+        'The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`',
+        new UnknownLocation('warehouse-9'),
+        'InvalidRequestBody',
       ),
       mapped(
         'The `holdid` exists with other lines, or has ended (confirmed, released or expired): a holdid is used once',
