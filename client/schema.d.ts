@@ -122,7 +122,7 @@ export interface paths {
         get: operations["getLocation"];
         /**
          * Create or replace a location
-         * @description Creates the location, or replaces it whole: `active` absent is `true`, `position` absent is none. An inactive location takes no new line, hold or transfer (once lines are routed by location); what it has stays, and batches may still be added there. The same location again is a repeat, which writes nothing and announces nothing.
+         * @description Creates the location, or replaces it whole: `active` absent is `true`, `position` absent is none. An inactive location takes no new line or hold; what it has stays, and batches may still be added there. The same location again is a repeat, which writes nothing and announces nothing.
          */
         put: operations["putLocation"];
         post?: never;

@@ -57,7 +57,7 @@ export const MAX_ALLOCATION_ROUNDS = 8;
 /**
  * Adds the batch, at its location (`default` when it names none), which must exist: a batch at an
  * inactive location is added all the same, since stock arriving at a closed place is still stock
- * (it takes no new line there once lines are routed by location). The same batch again (same ref,
+ * (though it takes no new line or hold while the location is inactive: domain/routing.ts). The same batch again (same ref,
  * sku, qty, eta and location as it is now) is a repeat, which changes nothing; another batch under
  * that reference is DuplicateBatch.
  */

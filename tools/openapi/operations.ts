@@ -350,7 +350,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     summary: 'Create or replace a location',
     description:
       'Creates the location, or replaces it whole: `active` absent is `true`, `position` absent is none. An inactive location ' +
-      'takes no new line, hold or transfer (once lines are routed by location); what it has stays, and batches may still ' +
+      'takes no new line or hold; what it has stays, and batches may still ' +
       'be added there. The same location again is a repeat, which writes nothing and announces nothing.',
     pathParameters: { id: 'warehouse-lyon' },
     requestBody: {
