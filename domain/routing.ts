@@ -161,29 +161,54 @@ export const planOrder = (
   }
   if (refusals.length > 0) return { kind: 'refused', refusals };
 
-  const cover = new Set(fewestLocations(options.map(({ batches }) => new Set(batches.map(locationOf))), locationPreference(eligibility)));
+  // Lines by SKU, so that the plan does not depend on the order the request lists them in.
+  const bySku = [...options].sort((a, b) => (a.line.sku < b.line.sku ? -1 : a.line.sku > b.line.sku ? 1 : 0));
+  // The rank of each line's best batch (its batches are best first) at one of `chosen`.
+  const picks = (chosen: readonly string[]) => bySku.map(({ batches }) => ({ rank: batches.findIndex((candidate) => chosen.includes(locationOf(candidate))) }));
+  const cover = fewestLocations(
+    bySku.map(({ batches }) => new Set(batches.map(locationOf))),
+    locationPreference(eligibility),
+    (a, b) => compareRanks(picks(a), picks(b)),
+  );
   const placements: Placement[] = options.map(({ line, batches }) => {
     // The batches are best first, and the cover has a location of every line's.
-    const batch = batches.find((candidate) => cover.has(locationOf(candidate))) as Batch;
+    const batch = batches.find((candidate) => cover.includes(locationOf(candidate))) as Batch;
     return { allocation: { ...line, batchref: batch.ref }, batch };
   });
   return { kind: 'placed', placements };
 };
 
+/** Line by line, the plan whose line has the better batch by the single-line rule (a lower rank) first. */
+const compareRanks = (a: readonly { rank: number }[], b: readonly { rank: number }[]): number => {
+  for (const [index, { rank }] of a.entries()) {
+    const other = (b[index] as { rank: number }).rank;
+    if (rank !== other) return rank - other;
+  }
+  return 0;
+};
+
 /**
  * The fewest locations that have one of each line's (`each`: the locations each line can be taken
- * at), the most preferred such set: sets of each size in turn, each size's in the order of their
- * locations' preference (lexicographic over the locations sorted by `preference`), the first that
- * covers every line. Past MAX_LOCATIONS_SEARCHED locations, greedy: the location that covers most
- * lines not yet covered, the more preferred of a tie, until every line is.
+ * at): sets of each size in turn, smallest first; of the sets of the smallest size that cover every
+ * line, the one `better` puts first (the lines' batches by the single-line rule), the first in the
+ * order of their locations' preference of a tie (lexicographic over the locations sorted by
+ * `preference`). Past MAX_LOCATIONS_SEARCHED locations, greedy: the location that covers most lines
+ * not yet covered, the more preferred of a tie, until every line is.
  */
-const fewestLocations = (each: readonly ReadonlySet<string>[], preference: (a: string, b: string) => number): string[] => {
+const fewestLocations = (
+  each: readonly ReadonlySet<string>[],
+  preference: (a: string, b: string) => number,
+  better: (a: readonly string[], b: readonly string[]) => number,
+): string[] => {
   const all = [...new Set(each.flatMap((locations) => [...locations]))].sort(preference);
   const covers = (chosen: readonly string[]) => each.every((locations) => chosen.some((location) => locations.has(location)));
   if (all.length <= MAX_LOCATIONS_SEARCHED) {
     for (let size = 1; size <= all.length; size++) {
-      const found = firstCombination(all, size, covers);
-      if (found) return found;
+      let best: string[] | undefined;
+      forEachCombination(all, size, (chosen) => {
+        if (covers(chosen) && (best === undefined || better(chosen, best) < 0)) best = [...chosen];
+      });
+      if (best) return best;
     }
   }
   const chosen: string[] = [];
@@ -201,17 +226,16 @@ const fewestLocations = (each: readonly ReadonlySet<string>[], preference: (a: s
   return chosen;
 };
 
-/** The first set of `size` of `items`, in lexicographic order of their positions, that passes `test`. */
-const firstCombination = (items: readonly string[], size: number, test: (chosen: readonly string[]) => boolean): string[] | undefined => {
+/** Every set of `size` of `items`, in lexicographic order of their positions (at most 924 of 12). */
+const forEachCombination = (items: readonly string[], size: number, visit: (chosen: readonly string[]) => void): void => {
   const chosen: string[] = [];
-  const search = (from: number): boolean => {
-    if (chosen.length === size) return test(chosen);
+  const search = (from: number): void => {
+    if (chosen.length === size) return visit(chosen);
     for (let index = from; index <= items.length - (size - chosen.length); index++) {
       chosen.push(items[index] as string);
-      if (search(index + 1)) return true;
+      search(index + 1);
       chosen.pop();
     }
-    return false;
   };
-  return search(0) ? [...chosen] : undefined;
+  search(0);
 };

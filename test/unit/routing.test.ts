@@ -195,6 +195,11 @@ describe('where an order goes', () => {
     expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(places('a', 'd', 'c', 'b'), {})))).toEqual(['LAMP:lamp-a', 'RUG:rug-d']);
   });
 
+  it('of two sets of locations as small, takes the one where each line gets the batch the rule for one line prefers: the earliest shipment before the preferred location', () => {
+    const batches = stock(at('lamp-x-ship-late', 'LAMP', 'x', '2027-06-01'), at('lamp-y-ship', 'LAMP', 'y', '2027-03-01'));
+    expect(placed(planOrder('o1', order('LAMP'), batches, eligibilityOf(places('x', 'y'), {})))).toEqual(['LAMP:lamp-y-ship']);
+  });
+
   it('then places each line by the rule for one line within the chosen locations', () => {
     const batches = stock(at('lamp-x-2', 'LAMP', 'x'), at('lamp-x-1', 'LAMP', 'x'), at('lamp-y', 'LAMP', 'y'), at('rug-x-ship-late', 'RUG', 'x', '2027-05-01'), at('rug-x-ship', 'RUG', 'x', '2027-01-01'));
     expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(places('y', 'x'), {})))).toEqual(['LAMP:lamp-x-1', 'RUG:rug-x-ship']);
