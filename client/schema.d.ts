@@ -122,7 +122,7 @@ export interface paths {
         get: operations["getLocation"];
         /**
          * Create or replace a location
-         * @description Creates the location, or replaces it whole: `active` absent is `true`, `position` absent is none. An inactive location takes no new line, hold or transfer (once lines are routed by location); what it has stays, and batches may still be added there. The same location again is a repeat, which writes nothing and announces nothing.
+         * @description Creates the location, or replaces it whole: `active` absent is `true`, `position` absent is none. An inactive location takes no new line or hold; what it has stays, and batches may still be added there. The same location again is a repeat, which writes nothing and announces nothing.
          */
         put: operations["putLocation"];
         post?: never;
@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Allocate an order line
-         * @description Allocates the line whole to one batch of its SKU: in stock before shipments, then the earliest `eta`. A line is identified by (`orderid`, `sku`): the same line again is a retry, answered with the batch it has.
+         * @description Allocates the line whole to one batch of its SKU, at an active location the request allows (all of them, unless it names a `destination` or a `location`): in stock before shipments, the earliest `eta` among shipments, then the location's priority, its distance to the destination, its id, and the batch's `ref`. A line is identified by (`orderid`, `sku`): the same line again is a retry, answered with the batch it has.
          */
         post: operations["allocate"];
         delete?: never;
@@ -163,7 +163,7 @@ export interface paths {
         put?: never;
         /**
          * Allocate a whole order
-         * @description Every line allocated, or none: each line is decided by the normal rule, and all the new lines are written in one transaction. Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.
+         * @description Every line allocated, or none, all lines planned at once among the batches at the active locations the request allows (`destination`, `location`, as for one line): as few lines on shipments as can be, then as few locations as can be, then each line by the rule of `POST /allocate`; all the new lines are written in one transaction. Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.
          */
         post: operations["allocateOrder"];
         delete?: never;
@@ -240,7 +240,7 @@ export interface paths {
         put?: never;
         /**
          * Hold stock through checkout
-         * @description Sets aside every line, whole, in one batch by the normal rule, or none, in one transaction: what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.
+         * @description Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order's are, among the batches at the active locations the request allows (`destination`, `location`): what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.
          */
         post: operations["placeHold"];
         delete?: never;
@@ -363,11 +363,19 @@ export interface components {
          * @example 2026-06-01
          */
         ArrivalDate: string | null;
-        /** @description An order line, identified by (`orderid`, `sku`). Unknown fields are ignored. */
+        /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. Unknown fields are ignored. */
         OrderLine: {
             orderid: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];
             qty: number;
+            destination?: {
+                country: string;
+                position?: {
+                    lat: number;
+                    lng: number;
+                };
+            };
+            location?: components["schemas"]["LocationId"];
         };
         /** @description A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored. */
         NewBatch: {
@@ -382,15 +390,23 @@ export interface components {
             qty?: number;
             eta?: components["schemas"]["ArrivalDate"];
         } | unknown | unknown;
-        /** @description A whole order: every line is allocated, or none. Each SKU at most once (`x-uniqueItemProperties`). Unknown fields are ignored. */
+        /** @description A whole order: every line is allocated, or none. Each SKU at most once (`x-uniqueItemProperties`). `destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Unknown fields are ignored. */
         Order: {
             orderid: components["schemas"]["Identifier"];
             lines: {
                 sku: components["schemas"]["Identifier"];
                 qty: number;
             }[];
+            destination?: {
+                country: string;
+                position?: {
+                    lat: number;
+                    lng: number;
+                };
+            };
+            location?: components["schemas"]["LocationId"];
         };
-        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. Unknown fields are ignored. */
+        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order. Unknown fields are ignored. */
         NewHold: {
             holdid: components["schemas"]["Identifier"];
             lines: {
@@ -398,6 +414,14 @@ export interface components {
                 qty: number;
             }[];
             ttlSeconds?: number;
+            destination?: {
+                country: string;
+                position?: {
+                    lat: number;
+                    lng: number;
+                };
+            };
+            location?: components["schemas"]["LocationId"];
         };
         /** @description A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored. */
         HoldExtension: {
@@ -420,15 +444,31 @@ export interface components {
                 lng: number;
             };
         };
-        /** @description The batch the line is allocated to. */
+        /** @description The batch the line is allocated to, and its location. */
         BatchRef: {
             batchref: components["schemas"]["Identifier"];
+            /** @description The location of the batch: where the line is taken from. */
+            location: components["schemas"]["LocationId"];
         };
         /** @description An allocated line of an order, and its batch. */
         AllocatedLine: {
             sku: components["schemas"]["Identifier"];
             qty: number;
             batchref: components["schemas"]["Identifier"];
+        };
+        /** @description A line of an order, its batch, and where that batch is. */
+        RoutedLine: {
+            sku: components["schemas"]["Identifier"];
+            qty: number;
+            batchref: components["schemas"]["Identifier"];
+            /** @description The location of the batch. */
+            location: components["schemas"]["LocationId"];
+        };
+        /** @description The request's lines, each with its batch and that batch's location. */
+        RoutedOrder: {
+            orderid: components["schemas"]["Identifier"];
+            /** @description Sorted by `sku`. */
+            lines: components["schemas"]["RoutedLine"][];
         };
         /** @description An order's lines, each with its batch. */
         OrderAllocations: {
@@ -552,13 +592,23 @@ export interface components {
             lines: {
                 sku: components["schemas"]["Identifier"];
                 /** @enum {unknown} */
-                reason: "invalid_sku" | "out_of_stock";
+                reason: "invalid_sku" | "out_of_stock" | "no_location";
             }[];
         };
         /** @description Every error answers JSON with a human-readable `message`. */
         Error: {
             /** @description Human-readable; safe to show. */
             message: string;
+        };
+        /** @description The line cannot be allocated, and why; nothing was allocated. */
+        LineRefused: {
+            /** @description Human-readable; safe to show. */
+            message: string;
+            /**
+             * @description `out_of_stock`: no batch at an eligible location can take the whole line; `no_location`: no location is eligible (none active serves the `destination`, or the `location` named is inactive or serves not the `destination`).
+             * @enum {unknown}
+             */
+            reason: "out_of_stock" | "no_location";
         };
         /** @description The body breaks the bounds of its fields. */
         InvalidRequestBody: {
@@ -592,7 +642,7 @@ export interface components {
             lines: {
                 sku: components["schemas"]["Identifier"];
                 /** @enum {unknown} */
-                reason: "invalid_sku" | "out_of_stock";
+                reason: "invalid_sku" | "out_of_stock" | "no_location";
             }[];
         };
         /** @description Lines of the order are already allocated with other quantities; nothing changes. */
@@ -1560,14 +1610,21 @@ export interface operations {
                  * @example {
                  *       "orderid": "order-1",
                  *       "sku": "LAMP",
-                 *       "qty": 3
+                 *       "qty": 3,
+                 *       "destination": {
+                 *         "country": "FR",
+                 *         "position": {
+                 *           "lat": 48.86,
+                 *           "lng": 2.35
+                 *         }
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["OrderLine"];
             };
         };
         responses: {
-            /** @description The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry */
+            /** @description The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry, answered whatever `destination` or `location` it names */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1591,14 +1648,15 @@ export interface operations {
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - No batch of that SKU was ever added
-             *     - No batch can take the whole line
+             *     - No batch at an eligible location can take the whole line (`reason` `out_of_stock`), or no location is eligible (`no_location`: `No location serves the request for sku <sku>`)
+             *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["LineRefused"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -1735,7 +1793,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderAllocations"];
+                    "application/json": components["schemas"]["RoutedOrder"];
                 };
             };
             /** @description At least one new line was allocated. The body holds every line of this request (not other lines the same `orderid` got elsewhere), sorted by `sku` */
@@ -1744,7 +1802,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderAllocations"];
+                    "application/json": components["schemas"]["RoutedOrder"];
                 };
             };
             /**
@@ -1752,7 +1810,8 @@ export interface operations {
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
-             *     - Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails
+             *     - Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails, and why: `invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
+             *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
             400: {
                 headers: {
@@ -2147,7 +2206,8 @@ export interface operations {
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
-             *     - Some line cannot be held; nothing was held. `lines` names every line that fails
+             *     - Some line cannot be held; nothing was held. `lines` names every line that fails, and why: `invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
+             *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
             400: {
                 headers: {

@@ -1,5 +1,8 @@
 import type { LineRefusal } from './model';
 
+/** Why a line that names a known SKU is refused (OutOfStock). */
+export type RefusalReason = 'out_of_stock' | 'no_location';
+
 /** A request the rules refuse. The HTTP edge maps each subclass to a status; the message is safe to show. */
 export abstract class DomainError extends Error {
   /** Spelled out because a minified bundle renames classes, and logs and metrics key on it. */
@@ -13,10 +16,18 @@ export class InvalidSku extends DomainError {
   }
 }
 
+/**
+ * No batch the request may take from can take the line whole: `out_of_stock` at every eligible
+ * location, or `no_location` when no location is eligible at all (none active serves the
+ * destination, or the location named is inactive or serves not the destination; domain/routing.ts).
+ */
 export class OutOfStock extends DomainError {
   override readonly name = 'OutOfStock';
-  constructor(readonly sku: string) {
-    super(`Out of stock for sku ${sku}`);
+  constructor(
+    readonly sku: string,
+    readonly reason: RefusalReason = 'out_of_stock',
+  ) {
+    super(reason === 'no_location' ? `No location serves the request for sku ${sku}` : `Out of stock for sku ${sku}`);
   }
 }
 

@@ -1,6 +1,8 @@
 import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
 import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, batchesToFree, expiryAfter, hasExpired, statusAt } from './holds';
-import { type Allocation, type Batch, type Order, candidateBatches, passesOverSpread, planOrder } from './model';
+import { locationsKnowing } from './location-services';
+import { type Allocation, type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, passesOverSpread } from './model';
+import { type Eligibility, type Routing, eligibilityOf, eligibleBatches, planOrder, rankBatchesForLine, routedPreference } from './routing';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
 
 /*
@@ -27,24 +29,32 @@ export interface HoldOutcome {
 const MAX_HOLD_ROUNDS = 8;
 
 /**
- * Holds every line in one batch by the normal rule, or none: one read round (the hold's record and
- * each SKU's stock) and one transaction. A repeat with the same lines while the hold is active
+ * Holds every line in one batch, or none, the lines planned at once as an order's are (planOrder,
+ * among the batches the request may take from): one read round (the hold's record, each SKU's
+ * stock, and the locations when the process's are stale) and one transaction. A repeat with the same lines while the hold is active
  * answers it as it is, without extending it; a holdid is used once.
  */
-export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repository: BatchRepository): Promise<HoldOutcome> => {
+export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repository: BatchRepository, routing: Routing = {}): Promise<HoldOutcome> => {
   let read: StockRead = { forTake: true };
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
-    const [existing, ...stocks] = await Promise.all([repository.hold(holdid), ...lines.map(({ sku }) => repository.stockOf(sku, read))]);
+    const [existing, locations, ...stocks] = await Promise.all([
+      repository.hold(holdid),
+      repository.routingLocations(),
+      ...lines.map(({ sku }) => repository.stockOf(sku, read)),
+    ]);
     const now = repository.currentTime();
     if (existing && !(await settledAsEnded(existing, now, repository))) continue;
     if (existing) return answerRepeat(existing, lines, now);
     const stockBySku = new Map(lines.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
-    if (await freedForLines(holdid, lines, stockBySku, repository)) continue;
-    if (!read.settled && linesPassOverSpread(holdid, lines, stockBySku)) {
+    const found = [...stockBySku.values()].flatMap((batches) => batches ?? []);
+    const eligibility = eligibilityOf(await locationsKnowing(locations, found, routing, repository), routing);
+    const plan = planOrder(holdid, lines, stockBySku, eligibility);
+    const picks = picksOf(holdid, lines, stockBySku, eligibility, plan);
+    if (await freedForLines(lines, stockBySku, eligibility, picks, repository)) continue;
+    if (!read.settled && linesPassOverSpread(lines, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;
     }
-    const plan = planOrder(holdid, lines, stockBySku);
     if (plan.kind === 'refused') throw new HoldNotPlaced(holdid, plan.refusals);
     const placements = plan.placements.map(({ allocation: { sku, qty, batchref }, batch }) => ({ line: { sku, qty, batchref }, batch }));
     const hold: Hold = { holdid, lines: bySku(placements.map(({ line }) => line)), status: 'active', expiresAt: expiryAfter(now, ttlSeconds) };
@@ -61,33 +71,58 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
  * batches that a line of `qty` may need them on, picked by the rule or not. Whether any came back:
  * then the caller reads again, and the rule picks on the batches as they are now.
  */
-export const freedExpiredHolds = async (qty: number, batches: readonly Batch[], picked: Batch | undefined, repository: BatchRepository): Promise<boolean> => {
-  const toFree = batchesToFree(qty, batches, picked);
+export const freedExpiredHolds = async (
+  qty: number,
+  batches: readonly Batch[],
+  picked: Batch | undefined,
+  repository: BatchRepository,
+  preference: BatchPreference = byPreference,
+): Promise<boolean> => {
+  const toFree = batchesToFree(qty, batches, picked, preference);
   if (toFree.length === 0) return false;
   const now = repository.currentTime();
   const freed = await Promise.all(toFree.map((batch) => repository.freeExpiredHolds(batch, now, qty - Math.max(batch.available, 0))));
   return freed.some((units) => units > 0);
 };
 
-/** Whether the rule, for some line of an order or a hold, passes over a spread batch (passesOverSpread). */
-export const linesPassOverSpread = (orderid: string, lines: Order['lines'], stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>): boolean =>
-  lines.some(({ sku, qty }) => {
-    const batches = stockBySku.get(sku) ?? [];
-    return passesOverSpread(batches, candidateBatches({ orderid, sku, qty }, batches)[0]);
-  });
-
-/** Lazy expiry for the lines of an order or a hold, each of its own SKU (freedExpiredHolds). */
-export const freedForLines = async (
+/**
+ * The batch the plan put each line on, by SKU; for an order refused, the one the single-line rule
+ * would pick for each line (none for a line no batch can take): what lazy expiry and the settled
+ * read judge the choice by.
+ */
+export const picksOf = (
   orderid: string,
   lines: Order['lines'],
   stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
+  eligibility: Eligibility,
+  plan: OrderPlan,
+): ReadonlyMap<string, Batch | undefined> =>
+  plan.kind === 'placed'
+    ? new Map(plan.placements.map(({ allocation: { sku }, batch }) => [sku, batch]))
+    : new Map(lines.map(({ sku, qty }) => [sku, rankBatchesForLine(stockBySku.get(sku) ?? [], { orderid, sku, qty }, eligibility)[0]]));
+
+/** Whether the choice, for some line of an order or a hold, passes over a spread batch it may take from (passesOverSpread). */
+export const linesPassOverSpread = (
+  lines: Order['lines'],
+  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
+  eligibility: Eligibility,
+  picks: ReadonlyMap<string, Batch | undefined>,
+): boolean => {
+  const preference = routedPreference(eligibility);
+  return lines.some(({ sku }) => passesOverSpread(eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), preference));
+};
+
+/** Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches they may take from (freedExpiredHolds). */
+export const freedForLines = async (
+  lines: Order['lines'],
+  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
+  eligibility: Eligibility,
+  picks: ReadonlyMap<string, Batch | undefined>,
   repository: BatchRepository,
 ): Promise<boolean> => {
+  const preference = routedPreference(eligibility);
   const freed = await Promise.all(
-    lines.map(({ sku, qty }) => {
-      const batches = stockBySku.get(sku) ?? [];
-      return freedExpiredHolds(qty, batches, candidateBatches({ orderid, sku, qty }, batches)[0], repository);
-    }),
+    lines.map(({ sku, qty }) => freedExpiredHolds(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), repository, preference)),
   );
   return freed.some(Boolean);
 };

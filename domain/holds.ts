@@ -1,4 +1,4 @@
-import { type Batch, byPreference, heldOf } from './model';
+import { type Batch, type BatchPreference, byPreference, heldOf } from './model';
 
 /*
  * Holds: stock set aside for a checkout, for a while. A hold takes units of its lines' batches out
@@ -80,9 +80,9 @@ export const givenBack = (batch: Batch, units: readonly HeldUnits[]): Batch => {
 
 /**
  * Lazy expiry: the batches whose expired holds, if any, a line of `qty` may need given back before it
- * is placed. Those the rule prefers to the batch it picked (all, when it picked none) that hold units
+ * is placed. Those the rule (`preference`: byPreference, or a request's routed one) prefers to the batch it picked (all, when it picked none) that hold units
  * and have too few available: the units behind their holds may be free. A batch that can take the
  * line, or holds nothing, never needs its holds read, so a request costs what it costs with no holds.
  */
-export const batchesToFree = (qty: number, batches: readonly Batch[], picked?: Batch): Batch[] =>
-  batches.filter((batch) => heldOf(batch) > 0 && batch.available < qty && (picked === undefined || byPreference(batch, picked) < 0));
+export const batchesToFree = (qty: number, batches: readonly Batch[], picked?: Batch, preference: BatchPreference = byPreference): Batch[] =>
+  batches.filter((batch) => heldOf(batch) > 0 && batch.available < qty && (picked === undefined || preference(batch, picked) < 0));

@@ -1,6 +1,8 @@
 import { LocationContended, LocationNotFound } from './errors';
 import { type Location, type LocationDefinition, allLocationsOf, builtInLocation, definedLocation, isSameLocation } from './locations';
+import { type Batch, locationOf } from './model';
 import type { BatchRepository } from './ports';
+import type { Routing } from './routing';
 
 /*
  * Locations (docs/api.md, "Locations"): created or replaced whole, read one or all. The built-in
@@ -41,3 +43,15 @@ export const locationById = async (id: string, repository: BatchRepository): Pro
 
 /** Every location, `default` among them, by priority, then id. */
 export const allLocations = async (repository: BatchRepository): Promise<Location[]> => allLocationsOf(await repository.locations());
+
+/**
+ * The locations to route by: those the store keeps for routing (BatchRepository.routingLocations,
+ * which may be a moment old), or, when a batch read or the request names a location they do not
+ * know, every location read anew: that location was made since, and its stock, or the request that
+ * names it, is not refused for a list older than it.
+ */
+export const locationsKnowing = async (locations: Location[], batches: readonly Batch[], { location }: Routing, repository: BatchRepository): Promise<Location[]> => {
+  const known = new Set(allLocationsOf(locations).map(({ id }) => id));
+  const unknown = (location !== undefined && !known.has(location)) || batches.some((batch) => !known.has(locationOf(batch)));
+  return unknown ? repository.locations() : locations;
+};

@@ -1,8 +1,7 @@
 /*
  * Locations: the places stock is kept (docs/api.md, "Locations"). Each batch is at one of them, and
- * a location says which destinations it serves and how much it is preferred, for the routing of
- * lines and holds to places that a later step adds: for now a location is recorded, read, and named
- * by the batches at it. Locations are few and change rarely.
+ * a location says which destinations it serves and how much it is preferred, by which lines and
+ * holds are routed to places (domain/routing.ts). Locations are few and change rarely.
  *
  * One location exists from the start, built in: `default`, where every batch added without a
  * location is, so that a client that never names a location sees the service as it was before
@@ -14,7 +13,7 @@ export const DEFAULT_LOCATION_ID = 'default';
 /** What `serves` holds alone for a location that serves every destination. */
 export const SERVES_EVERYWHERE = '*';
 
-/** Where a location is on the map, in degrees (WGS 84): for the routing by distance a later step may add. */
+/** Where a location is on the map, in degrees (WGS 84): routing ranks locations of one priority by their distance to a destination. */
 export interface Position {
   readonly lat: number;
   readonly lng: number;
@@ -27,7 +26,7 @@ export interface Location {
   readonly priority: number;
   /** ISO 3166-1 alpha-2 country codes, each once, or [SERVES_EVERYWHERE] alone. */
   readonly serves: readonly string[];
-  /** An inactive location takes no new line, hold or transfer; what it has stays (routing, a later step, will read this). */
+  /** An inactive location takes no new line or hold (domain/routing.ts); what it has stays. */
   readonly active: boolean;
   readonly position?: Position;
 }

@@ -101,13 +101,16 @@ export const byPreference = (a: Batch, b: Batch): number => {
   return a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0;
 };
 
+/** An order of preference of batches, best first: byPreference, or a request's routed one (domain/routing.ts). */
+export type BatchPreference = (a: Batch, b: Batch) => number;
+
 /**
- * Whether a choice passes over a spread batch: one the rule prefers to the batch it picked (any, when
- * it picked none). Its pieces may count fewer units than it has unless read settled
- * (BatchRepository.stockOf), so such a choice is made again on a settled read.
+ * Whether a choice passes over a spread batch: one the rule (`preference`) prefers to the batch it
+ * picked (any, when it picked none). Its pieces may count fewer units than it has unless read
+ * settled (BatchRepository.stockOf), so such a choice is made again on a settled read.
  */
-export const passesOverSpread = (batches: readonly Batch[], picked?: Batch): boolean =>
-  batches.some((batch) => batch.pieces !== undefined && (picked === undefined || byPreference(batch, picked) < 0));
+export const passesOverSpread = (batches: readonly Batch[], picked?: Batch, preference: BatchPreference = byPreference): boolean =>
+  batches.some((batch) => batch.pieces !== undefined && (picked === undefined || preference(batch, picked) < 0));
 
 /** The batches that could take the whole line, best first. */
 export const candidateBatches = (line: OrderLine, batches: readonly Batch[]): Batch[] =>
@@ -238,7 +241,8 @@ export interface Order {
   readonly lines: readonly { readonly sku: string; readonly qty: number }[];
 }
 
-export type LineRefusal = { readonly sku: string; readonly reason: 'invalid_sku' | 'out_of_stock' };
+/** A line of an order or a hold that cannot be placed: its SKU was never added, or as OutOfStock says (RefusalReason). */
+export type LineRefusal = { readonly sku: string; readonly reason: 'invalid_sku' | 'out_of_stock' | 'no_location' };
 
 /** A new line and the batch it goes to, as that batch was read. */
 export interface Placement {
@@ -249,29 +253,3 @@ export interface Placement {
 export type OrderPlan =
   | { readonly kind: 'refused'; readonly refusals: LineRefusal[] }
   | { readonly kind: 'placed'; readonly placements: Placement[] };
-
-/**
- * Where each line of an order goes, by the normal rule, given each SKU's stock (undefined for a SKU
- * never added): every line placed, or every line that cannot be, with its reason. The lines have
- * different SKUs, so no two of them compete for one batch.
- */
-export const planOrder = (
-  orderid: string,
-  lines: Order['lines'],
-  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
-): OrderPlan => {
-  const placements: Placement[] = [];
-  const refusals: LineRefusal[] = [];
-  for (const { sku, qty } of lines) {
-    const batches = stockBySku.get(sku);
-    if (batches === undefined) {
-      refusals.push({ sku, reason: 'invalid_sku' });
-      continue;
-    }
-    const line = { orderid, sku, qty };
-    const batch = candidateBatches(line, batches)[0];
-    if (batch) placements.push({ allocation: { ...line, batchref: batch.ref }, batch });
-    else refusals.push({ sku, reason: 'out_of_stock' });
-  }
-  return refusals.length > 0 ? { kind: 'refused', refusals } : { kind: 'placed', placements };
-};

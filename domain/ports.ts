@@ -2,6 +2,9 @@ import type { HeldLine, HeldUnits, Hold, Instant } from './holds';
 import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, NewBatch, OrderLine, Placement } from './model';
 
+/** How stale the locations that route a request may be: a change of a location routes every request within this (docs/architecture.md, "Locations"). */
+export const ROUTING_LOCATIONS_MAX_AGE_MS = 30_000;
+
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
 export type ConditionalWrite = 'saved' | 'changed';
 
@@ -140,6 +143,13 @@ export interface BatchRepository {
   addBatch(batch: Batch): Promise<AddBatchResult>;
   /** Every location stored, in no particular order (the built-in `default` only once replaced). Strongly consistent. */
   locations(): Promise<Location[]>;
+  /**
+   * Every location stored, for routing a request's lines: as read at most ROUTING_LOCATIONS_MAX_AGE_MS
+   * ago, so that the store may keep them in the process rather than read their one partition for
+   * every allocation (docs/capacity.md, "Locations read by routing"). A location written through the
+   * same process is read anew.
+   */
+  routingLocations(): Promise<Location[]>;
   /** The location stored under `id`, as of now (strongly consistent); undefined when none is (the built-in `default` is not, until replaced). */
   location(id: string): Promise<StoredLocation | undefined>;
   /**

@@ -24,7 +24,6 @@ import {
   type StockLevels,
   afterMoves,
   heldOf,
-  candidateBatches,
   changedBatch,
   isSameBatch,
   isSameLine,
@@ -33,15 +32,18 @@ import {
   newBatch,
   passesOverSpread,
   planLineMoves,
-  planOrder,
   stockLevels,
 } from './model';
-import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread } from './hold-services';
+import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
 import { type Instant, batchesToFree, givenBack } from './holds';
+import { locationsKnowing } from './location-services';
+import { type Routing, eligibilityOf, eligibleBatches, planOrder, rankBatchesForLine, routedPreference } from './routing';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
 
 export interface AllocationOutcome {
   readonly batchref: string;
+  /** The location of the batch. */
+  readonly location: string;
   /** False when the line was already allocated with the same qty: a retry, answered without taking stock. */
   readonly created: boolean;
 }
@@ -55,7 +57,7 @@ export const MAX_ALLOCATION_ROUNDS = 8;
 /**
  * Adds the batch, at its location (`default` when it names none), which must exist: a batch at an
  * inactive location is added all the same, since stock arriving at a closed place is still stock
- * (it takes no new line there once lines are routed by location). The same batch again (same ref,
+ * (though it takes no new line or hold while the location is inactive: domain/routing.ts). The same batch again (same ref,
  * sku, qty, eta and location as it is now) is a repeat, which changes nothing; another batch under
  * that reference is DuplicateBatch.
  */
@@ -69,22 +71,33 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
   throw new DuplicateBatch(batch.ref);
 };
 
-export const allocate = async (line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
+/**
+ * Allocates the line to the best batch that can take it whole among those the request may take
+ * from (domain/routing.ts): one read round, the SKU's stock and the locations at once, and one
+ * transaction. A refusal says why: `no_location` when no location is eligible, `out_of_stock` when
+ * none of the eligible ones has a batch that can take the line.
+ */
+export const allocate = async (line: OrderLine, repository: BatchRepository, routing: Routing = {}): Promise<AllocationOutcome> => {
   let read: StockRead = { forTake: true };
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
-    const stock = await repository.stockOf(line.sku, read);
+    const [stock, locations] = await Promise.all([repository.stockOf(line.sku, read), repository.routingLocations()]);
     if (!stock.known) throw new InvalidSku(line.sku);
 
-    const candidates = candidateBatches(line, stock.batches);
-    if (await freedExpiredHolds(line.qty, stock.batches, candidates[0], repository)) continue;
-    if (!read.settled && passesOverSpread(stock.batches, candidates[0])) {
+    const eligibility = eligibilityOf(await locationsKnowing(locations, stock.batches, routing, repository), routing);
+    const preference = routedPreference(eligibility);
+    const batches = eligibleBatches(stock.batches, eligibility);
+    const candidates = rankBatchesForLine(batches, line, eligibility);
+    if (await freedExpiredHolds(line.qty, batches, candidates[0], repository, preference)) continue;
+    if (!read.settled && passesOverSpread(batches, candidates[0], preference)) {
       read = { settled: true };
       continue;
     }
     if (candidates.length === 0) {
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
-      if (existing) return answerRepeat(existing, line);
+      if (existing) return answerRepeat(existing, line, repository);
+      // OutOfStock announces a lack of stock; a line no location may take says nothing of the SKU's stock.
+      if (eligibility.locations.size === 0) throw new OutOfStock(line.sku, 'no_location');
       await repository.recordOutOfStock([line]);
       throw new OutOfStock(line.sku);
     }
@@ -92,19 +105,20 @@ export const allocate = async (line: OrderLine, repository: BatchRepository): Pr
     for (const [index, batch] of candidates.entries()) {
       const allocation: Allocation = { ...line, batchref: batch.ref };
       const result = await repository.saveAllocation(allocation, batch);
-      if (result.outcome === 'saved') return { batchref: batch.ref, created: true };
-      if (result.outcome === 'line-exists') return answerRepeat(result.existing, line);
+      if (result.outcome === 'saved') return { batchref: batch.ref, location: locationOf(batch), created: true };
+      if (result.outcome === 'line-exists') return answerRepeat(result.existing, line, repository);
       // A batch that may still take the line is read again, never passed over for a later one.
       if (result.outcome === 'read-again') break;
       // The next candidate, on this read, only when the checks made above for the first would pass
       // for it: else a batch the rule prefers to it could take the line once its expired holds are
       // given back, or counts remembered pieces, and the next round frees or settles first.
       const next = candidates[index + 1];
-      if (next && (batchesToFree(line.qty, stock.batches, next).length > 0 || (!read.settled && passesOverSpread(stock.batches, next)))) break;
+      if (next && (batchesToFree(line.qty, batches, next, preference).length > 0 || (!read.settled && passesOverSpread(batches, next, preference)))) break;
     }
   }
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);
 };
+
 
 /**
  * The batches as a client reads them now: the units of holds that have expired are free, though
@@ -118,9 +132,11 @@ const asFoundNow = async (batches: readonly Batch[], repository: BatchRepository
   );
 };
 
-const answerRepeat = (existing: Allocation, line: OrderLine): AllocationOutcome => {
+/** A repeat of an allocated line: answered with its batch, and that batch's location, read for it (a line does not record it). */
+const answerRepeat = async (existing: Allocation, line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
   if (!isSameLine(existing, line)) throw new LineAlreadyAllocated(line.orderid, line.sku, existing.qty);
-  return { batchref: existing.batchref, created: false };
+  const batch = await batchOrThrow(existing.batchref, repository, existing.sku);
+  return { batchref: existing.batchref, location: locationOf(batch), created: false };
 };
 
 /** Rounds of read and conditional write on one batch before giving up with a 503 (a retry continues). */
@@ -283,9 +299,14 @@ const batchOrThrow = async (ref: string, repository: BatchRepository, sku?: stri
   return batch;
 };
 
+/** An order's line and the location of its batch. */
+export interface RoutedAllocation extends Allocation {
+  readonly location: string;
+}
+
 export interface OrderOutcome {
-  /** Every line of the request, sorted by sku, with its batch. */
-  readonly lines: Allocation[];
+  /** Every line of the request, sorted by sku, with its batch and that batch's location. */
+  readonly lines: RoutedAllocation[];
   /**
    * How many of `lines` this request allocated; the others were already allocated with the same
    * qty. 0 for a repeat of the whole order, answered without taking stock.
@@ -294,25 +315,30 @@ export interface OrderOutcome {
 }
 
 /**
- * Allocates every line of an order, or none: each by the normal rule, all written in one
- * transaction. A line already allocated with the same qty counts as done and keeps its batch; one
- * with another qty refuses the whole order. When another request takes stock between the read and
- * the write, the order is read and planned again, a bounded number of times.
+ * Allocates every line of an order, or none: all lines planned at once among the batches the
+ * request may take from (planOrder: fewest lines on shipments, then fewest locations, then each
+ * line by the single-line rule), all written in one transaction. A line already allocated with the
+ * same qty counts as done and keeps its batch; one with another qty refuses the whole order. When
+ * another request takes stock between the read and the write, the order is read and planned again,
+ * a bounded number of times.
  */
-export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository): Promise<OrderOutcome> => {
+export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository, routing: Routing = {}): Promise<OrderOutcome> => {
   const done = new Map<string, Allocation>();
   let read: StockRead = { forTake: true };
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
     const pending = lines.filter(({ sku }) => !done.has(sku));
-    if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
-    const stocks = await Promise.all(pending.map(({ sku }) => repository.stockOf(sku, read)));
+    if (pending.length === 0) return { lines: await locatedBySku([...done.values()], [], repository), newLines: 0 };
+    const [locations, ...stocks] = await Promise.all([repository.routingLocations(), ...pending.map(({ sku }) => repository.stockOf(sku, read))]);
     const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
-    if (await freedForLines(orderid, pending, stockBySku, repository)) continue;
-    if (!read.settled && linesPassOverSpread(orderid, pending, stockBySku)) {
+    const found = [...stockBySku.values()].flatMap((batches) => batches ?? []);
+    const eligibility = eligibilityOf(await locationsKnowing(locations, found, routing, repository), routing);
+    const plan = planOrder(orderid, pending, stockBySku, eligibility);
+    const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
+    if (await freedForLines(pending, stockBySku, eligibility, picks, repository)) continue;
+    if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;
     }
-    const plan = planOrder(orderid, pending, stockBySku);
     if (plan.kind === 'refused') {
       // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
       const allocated = await repository.allocationsOf(orderid);
@@ -325,11 +351,20 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     }
     const result = await repository.saveAllocations(plan.placements);
     if (result.outcome === 'saved') {
-      return { lines: bySku([...done.values(), ...plan.placements.map(({ allocation }) => allocation)]), newLines: plan.placements.length };
+      const placed = plan.placements.map(({ allocation, batch }) => ({ ...allocation, location: locationOf(batch) }));
+      return { lines: await locatedBySku([...done.values()], placed, repository), newLines: plan.placements.length };
     }
     if (result.outcome === 'lines-exist') takeExisting(orderid, lines, result.existing, done);
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
+};
+
+/** Lines already allocated, each with its batch's location, read for it (a line does not record it), and those just placed; sorted by sku. */
+const locatedBySku = async (existing: readonly Allocation[], placed: readonly RoutedAllocation[], repository: BatchRepository): Promise<RoutedAllocation[]> => {
+  const located = await Promise.all(
+    existing.map(async (line) => ({ ...line, location: locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
+  );
+  return bySku([...located, ...placed]);
 };
 
 /** Counts the order's lines already allocated with the asked qty as done; any other qty refuses the order. */

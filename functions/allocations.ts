@@ -2,7 +2,8 @@ import { confirmHold, extendHold, holdStatus, placeHold, releaseHold } from '../
 import { DEFAULT_HOLD_SECONDS, type Hold } from '../domain/holds';
 import type { Allocation } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
-import { allocate, allocateOrder, cancelAllocation, orderAllocations } from '../domain/services';
+import type { Destination, Routing } from '../domain/routing';
+import { type RoutedAllocation, allocate, allocateOrder, cancelAllocation, orderAllocations } from '../domain/services';
 import { countingHoldEndings } from './hold-endings';
 import { type OpenApiDocumentReader, openApiDocumentFile, openApiDocumentResult } from './http/openapi-document';
 import { json, noContent, route, routedHandler } from './http/route';
@@ -13,6 +14,15 @@ import { metricNames } from './telemetry-names';
 
 /** Every field named, so that what the store holds beside them never reaches a client. */
 const lineView = ({ sku, qty, batchref }: Pick<Allocation, 'sku' | 'qty' | 'batchref'>) => ({ sku, qty, batchref });
+
+/** An order's line as a request that placed it answers: with its batch's location. */
+const routedLineView = ({ sku, qty, batchref, location }: RoutedAllocation) => ({ sku, qty, batchref, location });
+
+/** What a request says of where its lines may come from, the fields it left out absent. */
+const routingOf = (destination: Destination | undefined, location: string | undefined): Routing => ({
+  ...(destination ? { destination } : {}),
+  ...(location ? { location } : {}),
+});
 
 /** A hold as read at some moment (its status then); `orderid` once confirmed. */
 const holdView = ({ holdid, status, expiresAt, lines, orderid }: Hold) => ({
@@ -39,24 +49,24 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
     route('POST /allocate', {
       body: orderLineSchema,
       successOutcomes: { 200: 'AlreadyAllocated', 201: 'Allocated' },
-      // 201 with the batch for a new line, 200 for an exact repeat of an allocated line.
-      run: async ({ body }, store, counter) => {
-        const { batchref, created } = await allocate(body, store);
+      // 201 with the batch and its location for a new line, 200 for an exact repeat of an allocated line.
+      run: async ({ body: { destination, location, ...line } }, store, counter) => {
+        const { batchref, location: at, created } = await allocate(line, store, routingOf(destination, location));
         if (created) counter.count(metricNames.linesAllocated);
-        return json(created ? 201 : 200, { batchref });
+        return json(created ? 201 : 200, { batchref, location: at });
       },
     }),
     route('POST /orders', {
       body: orderSchema,
       successOutcomes: { 200: 'OrderAlreadyAllocated', 201: 'OrderAllocated' },
       // 201 when it allocated at least one new line, 200 when every line was already allocated.
-      run: async ({ body }, store, counter) => {
-        const { lines, newLines } = await allocateOrder(body, store);
+      run: async ({ body: { destination, location, ...order } }, store, counter) => {
+        const { lines, newLines } = await allocateOrder(order, store, routingOf(destination, location));
         if (newLines > 0) {
           counter.count(metricNames.ordersAllocated);
           counter.count(metricNames.linesAllocated, newLines);
         }
-        return json(newLines > 0 ? 201 : 200, { orderid: body.orderid, lines: lines.map(lineView) });
+        return json(newLines > 0 ? 201 : 200, { orderid: order.orderid, lines: lines.map(routedLineView) });
       },
     }),
     route('GET /allocations/{orderid}', {
@@ -77,8 +87,8 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
       body: holdSchema,
       successOutcomes: { 200: 'HoldAlreadyPlaced', 201: 'HoldPlaced' },
       // A repeat may find the hold expired and end it (so do an extension and a confirm): counted as it is written.
-      run: async ({ body: { ttlSeconds = DEFAULT_HOLD_SECONDS, ...body } }, store, counter) => {
-        const { hold, created } = await placeHold({ ...body, ttlSeconds }, countingHoldEndings(store, counter));
+      run: async ({ body: { ttlSeconds = DEFAULT_HOLD_SECONDS, destination, location, ...body } }, store, counter) => {
+        const { hold, created } = await placeHold({ ...body, ttlSeconds }, countingHoldEndings(store, counter), routingOf(destination, location));
         if (created) counter.count(metricNames.holdsPlaced);
         return json(created ? 201 : 200, holdView(hold));
       },

@@ -164,7 +164,9 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
   if (error instanceof DomainError) {
     // An order's refusal names every line it is about, so a client can fix them all at once.
     const lines = error instanceof OrderNotAllocated || error instanceof OrderLinesAlreadyAllocated || error instanceof HoldNotPlaced ? { lines: error.lines } : {};
-    return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, ...lines }, outcome: error.name };
+    // A line's refusal says why, as each line of an order's does.
+    const reason = error instanceof OutOfStock ? { reason: error.reason } : {};
+    return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, ...lines, ...reason }, outcome: error.name };
   }
   if (error instanceof InvalidInput) {
     return { statusCode: 400, body: { message: error.message, issues: oneIssuePerField(error.issues) }, outcome: error.name };

@@ -108,8 +108,6 @@ export const pathParametersSchema = (names: readonly string[]) => objectOf(Objec
 /** `z.iso.date()` checks the calendar too: 2026-02-30 is refused. Its message covers the null it also accepts. */
 export const arrivalDateSchema = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.date(refused('a date YYYY-MM-DD, or null')));
 
-export const orderLineSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema, sku: identifierSchema, qty: quantity });
-
 /** `location` absent: the `default` location. A location id that is well formed but names no location is the domain's to refuse (UnknownLocation). */
 export const batchSchema = /* @__PURE__ */ objectOf({
   ref: identifierSchema,
@@ -155,13 +153,10 @@ const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: ident
   eachSkuOnce,
 );
 
-export const orderSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema, lines: orderLines });
 
 /** How long a hold lasts, from now: a day at most (domain/holds.ts). */
 const holdSeconds = /* @__PURE__ */ integerFrom(1, MAX_HOLD_SECONDS);
 
-/** A hold's lines are an order's: 1 to 25, each SKU once. `ttlSeconds` defaults to DEFAULT_HOLD_SECONDS. */
-export const holdSchema = /* @__PURE__ */ objectOf({ holdid: identifierSchema, lines: orderLines, ttlSeconds: /* @__PURE__ */ z.optional(holdSeconds) });
 
 export const holdExtensionSchema = /* @__PURE__ */ objectOf({ ttlSeconds: holdSeconds });
 
@@ -196,11 +191,16 @@ export const eachCountryOnce = /* @__PURE__ */ z.refine<string[]>((codes) => new
   error: 'must name each country once',
 });
 
+/** A country code, two capital letters (ISO 3166-1 alpha-2); `also` says what else the field's message should say. */
+const countryCodeOf = (also: string) => {
+  const message = refused(`a country code, two capital letters (ISO 3166-1 alpha-2)${also}`);
+  return z.string(message).check(z.regex(/^[A-Z]{2}$/, message));
+};
+
 /** Which destinations a location serves: everywhere (`["*"]`), or up to `most` countries, each a code of two capital letters (ISO 3166-1 alpha-2). */
 const servedDestinations = (most: number) => {
   const message = refused(`["*"] for every destination, or 1 to ${most} ISO 3166-1 alpha-2 country codes, each once`);
-  const countryCodeMessage = refused('a country code, two capital letters (ISO 3166-1 alpha-2); "*" only alone, as ["*"]');
-  const countryCode = z.string(countryCodeMessage).check(z.regex(/^[A-Z]{2}$/, countryCodeMessage));
+  const countryCode = countryCodeOf('; "*" only alone, as ["*"]');
   return z.union(
     [z.tuple([z.literal('*')], message), z.array(countryCode, message).check(z.minLength(1, message), z.maxLength(most, message), eachCountryOnce)],
     message,
@@ -226,4 +226,43 @@ export const locationSchema = /* @__PURE__ */ objectOf({
   serves: /* @__PURE__ */ servedDestinations(MAX_SERVED_COUNTRIES),
   active: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean(/* @__PURE__ */ refused('true or false'))),
   position: /* @__PURE__ */ z.optional(position),
+});
+
+/**
+ * Where an order's goods go (domain/routing.ts): a country, which limits the locations to those that
+ * serve it, and the point they go to, when known, for the distance that ranks locations of one priority.
+ */
+const destination = /* @__PURE__ */ objectOf({ country: /* @__PURE__ */ countryCodeOf(''), position: /* @__PURE__ */ z.optional(position) });
+
+/**
+ * `destination` and `location` (a location's id: the one place the line is taken from) are optional,
+ * and each limits the locations the line may come from. A location id that is well formed but names
+ * no location is the domain's to refuse (UnknownLocation).
+ */
+export const orderLineSchema = /* @__PURE__ */ objectOf({
+  orderid: identifierSchema,
+  sku: identifierSchema,
+  qty: quantity,
+  destination: /* @__PURE__ */ z.optional(destination),
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
+});
+
+/** A whole order: `destination` and `location` limit where every line may come from, as a single line's do. */
+export const orderSchema = /* @__PURE__ */ objectOf({
+  orderid: identifierSchema,
+  lines: orderLines,
+  destination: /* @__PURE__ */ z.optional(destination),
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
+});
+
+/**
+ * A hold's lines are an order's: 1 to 25, each SKU once, and `destination` and `location` limit where
+ * they may come from, as an order's do. `ttlSeconds` defaults to DEFAULT_HOLD_SECONDS.
+ */
+export const holdSchema = /* @__PURE__ */ objectOf({
+  holdid: identifierSchema,
+  lines: orderLines,
+  ttlSeconds: /* @__PURE__ */ z.optional(holdSeconds),
+  destination: /* @__PURE__ */ z.optional(destination),
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
 });

@@ -56,7 +56,7 @@ import {
   holdKey,
 } from './holds';
 import { parseStoredItem, storedLine } from './items';
-import { LOCATIONS_PARTITION, locationExistsCheck, locationKey, locationWrite } from './locations';
+import { LOCATIONS_PARTITION, RoutingLocations, locationExistsCheck, locationKey, locationWrite } from './locations';
 import { ALLOCATED_AT, LINES_RANGE, LINE_BATCH, lineKey, lineMovesWrites, lineRemovalWrites, linesOfBatch, orderPartition, outOfStockItem } from './lines';
 import { writesOf } from './pieces';
 import { type FoundBatch, KnownPieces, SpreadBatches } from './spread-batches';
@@ -123,6 +123,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     private readonly clock: () => Instant = Date.now,
     private readonly knownPieces = new KnownPieces(),
     private readonly takeGroups = new TakeGroups<Placement, GroupedTakeOutcome>(),
+    private readonly routing = new RoutingLocations(),
   ) {
     this.calls = new StoreCalls(client, conflictRetry, deadline, observer);
     const queryPartition = (partition: string, prefix?: string) => this.queryPartition(partition, prefix);
@@ -131,7 +132,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
-    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.clock, this.knownPieces, this.takeGroups);
+    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.clock, this.knownPieces, this.takeGroups, this.routing);
   }
 
   currentTime(): Instant {
@@ -158,6 +159,17 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async locations(): Promise<Location[]> {
+    const readAt = Date.now();
+    const locations = await this.readLocations();
+    this.routing.keep(locations, readAt);
+    return locations;
+  }
+
+  routingLocations(): Promise<Location[]> {
+    return this.routing.read(() => this.readLocations());
+  }
+
+  private async readLocations(): Promise<Location[]> {
     return (await this.queryPartition(LOCATIONS_PARTITION)).map((item) => {
       const stored = parseStoredItem(item);
       if (stored.kind !== 'location') throw new Error(`Item in the locations' partition is not a location: ${JSON.stringify(stored)}`);
@@ -175,7 +187,12 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async saveLocation(location: Location, replacing?: LocationRevision): Promise<ConditionalWrite> {
-    return this.calls.conditionalWrite([locationWrite(this.tableName, location, replacing)]);
+    try {
+      return await this.calls.conditionalWrite([locationWrite(this.tableName, location, replacing)]);
+    } finally {
+      // Whatever came of it, this process routes its next request by the locations as they are then.
+      this.routing.forget();
+    }
   }
 
   async stockOf(sku: string, { forTake = false, settled = false }: StockRead = {}): Promise<SkuStock> {

@@ -135,11 +135,11 @@ const batchesItems = [
 export const tableAccess = {
   // POST /allocate, GET /allocations/{orderid}, DELETE /allocations/{orderid}/{sku}, the holds'
   // routes: the SKU's stock, its batches and their pieces, the order's lines, the holds; never a
-  // batch reference.
+  // batch reference. It reads the locations, to route lines by them, and never writes one.
   allocations: {
     reads: READS,
     writes: WRITES,
-    readPartitionKeyPrefixes: allocationsItems,
+    readPartitionKeyPrefixes: [...allocationsItems, partitionKeyPrefix.locations],
     writtenPartitionKeyPrefixes: allocationsItems,
     writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes, ...heldUnitsAttributes],
     indexQueries: [],

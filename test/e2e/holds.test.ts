@@ -216,7 +216,7 @@ describe('a hold that expires, over HTTP', () => {
     expect((await send('GET', `/holds/${holdid}`)).body?.status).toBe('expired');
     expect((await send('PATCH', `/holds/${holdid}`, { ttlSeconds: 60 })).status).toBe(409);
     expect((await send('POST', `/holds/${holdid}/confirm`, { orderid: uniqueId('order') })).status).toBe(409);
-    expect(await send('POST', '/allocate', { orderid: uniqueId('order'), sku, qty: 1 })).toEqual({ status: 201, body: { batchref: ref } });
+    expect(await send('POST', '/allocate', { orderid: uniqueId('order'), sku, qty: 1 })).toEqual({ status: 201, body: { batchref: ref, location: 'default' } });
     expect((await send('DELETE', `/holds/${holdid}`)).status).toBe(204);
   });
 });

@@ -68,11 +68,11 @@ describe('POST /allocate over HTTP', () => {
 
     const first = await post('/allocate', line);
     expect(first.status).toBe(201);
-    expect(await first.json()).toEqual({ batchref: inStock.ref });
+    expect(await first.json()).toEqual({ batchref: inStock.ref, location: 'default' });
 
     const repeat = await post('/allocate', line);
     expect(repeat.status).toBe(200);
-    expect(await repeat.json()).toEqual({ batchref: inStock.ref });
+    expect(await repeat.json()).toEqual({ batchref: inStock.ref, location: 'default' });
   });
 
   it('prefers the earliest shipment when nothing is in stock', async () => {
@@ -80,7 +80,7 @@ describe('POST /allocate over HTTP', () => {
     await addBatch({ ref: uniqueId('later'), sku, qty: 100, eta: '2027-06-01' });
     const earliest = await addBatch({ ref: uniqueId('earliest'), sku, qty: 100, eta: '2027-01-01' });
     const response = await post('/allocate', { orderid: uniqueId('order'), sku, qty: 1 });
-    expect(await response.json()).toEqual({ batchref: earliest.ref });
+    expect(await response.json()).toEqual({ batchref: earliest.ref, location: 'default' });
   });
 
   it('answers 409 for the same line with another qty', async () => {
@@ -93,7 +93,7 @@ describe('POST /allocate over HTTP', () => {
   it('answers 400 "Out of stock" when no batch can take the line', async () => {
     const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null });
     const body = await expectJsonError(await post('/allocate', { orderid: uniqueId('order'), sku: batch.sku, qty: 6 }), 400);
-    expect(body).toEqual({ message: `Out of stock for sku ${batch.sku}` });
+    expect(body).toEqual({ message: `Out of stock for sku ${batch.sku}`, reason: 'out_of_stock' });
   });
 
   it('answers 400 "Invalid sku" for a SKU never added', async () => {

@@ -58,6 +58,9 @@ const allocationsOf = (orderid: string) => client().GET('/allocations/{orderid}'
 const expectNoAllocations = async (orderid: string) =>
   expect(answered(await allocationsOf(orderid))).toEqual({ status: 404, body: { message: `Order ${orderid} has no allocations` } });
 
+/** An order's lines as POST /orders answers them: each with its batch's location, `default` for every batch here (GET /allocations shows none yet). */
+const atDefault = <Body extends { lines: readonly object[] }>(body: Body) => ({ ...body, lines: body.lines.map((line) => ({ ...line, location: 'default' })) });
+
 describe('POST /orders over HTTP', () => {
   it('answers 201 with every line and its batch sorted by sku, then 200 with the same body to a repeat that takes no more stock', async () => {
     const [bed, chair, desk] = skusNamed('A-BED', 'B-CHAIR', 'C-DESK') as [string, string, string];
@@ -81,8 +84,8 @@ describe('POST /orders over HTTP', () => {
       { sku: bed, qty: 2 },
       { sku: chair, qty: 4 },
     ];
-    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 201, body: expected });
-    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 200, body: expected });
+    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 201, body: atDefault(expected) });
+    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 200, body: atDefault(expected) });
 
     expect(answered(await allocationsOf(orderid))).toEqual({ status: 200, body: expected });
     expect(await stockOf(bed)).toMatchObject({ in_stock: 8, incoming: bedShipment.qty });
@@ -97,7 +100,7 @@ describe('POST /orders over HTTP', () => {
 
     expect(answered(await postOrder(orderid, batches.map(({ sku, qty }) => ({ sku, qty }))))).toEqual({
       status: 201,
-      body: { orderid, lines: batches.map(({ sku, qty, ref }) => ({ sku, qty, batchref: ref })) },
+      body: { orderid, lines: batches.map(({ sku, qty, ref }) => ({ sku, qty, batchref: ref, location: 'default' })) },
     });
     for (const sku of skus) expect(await stockOf(sku)).toMatchObject({ in_stock: 0, batches: [] });
   });
@@ -148,7 +151,7 @@ describe('POST /orders over HTTP', () => {
       { sku: lamp, qty: 2 },
       { sku: rug, qty: 3 },
     ]);
-    expect(answered(first)).toEqual({ status: 201, body: allocated });
+    expect(answered(first)).toEqual({ status: 201, body: atDefault(allocated) });
     const stockBefore = await Promise.all([lamp, rug, sofa].map(stockOf));
 
     const response = await postOrder(orderid, [
@@ -187,7 +190,7 @@ describe('POST /orders over HTTP', () => {
         { sku: rug, qty: 2, batchref: rugBatch.ref },
       ],
     };
-    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 201, body: whole });
+    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 201, body: atDefault(whole) });
     expect(answered(await allocationsOf(orderid))).toEqual({ status: 200, body: whole });
 
     const cancel = await client().DELETE('/allocations/{orderid}/{sku}', { params: { path: { orderid, sku: rug } } });
@@ -196,7 +199,7 @@ describe('POST /orders over HTTP', () => {
     expect(await stockOf(rug)).toMatchObject({ in_stock: 5 });
     expect(await stockOf(lamp)).toMatchObject({ in_stock: 4 });
 
-    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 201, body: whole });
+    expect(answered(await postOrder(orderid, lines))).toEqual({ status: 201, body: atDefault(whole) });
     expect(answered(await allocationsOf(orderid))).toEqual({ status: 200, body: whole });
     expect(await stockOf(rug)).toMatchObject({ in_stock: 3 });
     expect(await stockOf(lamp)).toMatchObject({ in_stock: 4 });

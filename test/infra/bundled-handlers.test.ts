@@ -99,7 +99,7 @@ describe('the functions as `cdk synth` bundles them', () => {
 
     const allocated = invoke('Allocations', 'allocate.json');
     expect(allocated.statusCode).toBe(201);
-    expect(bodyOf(allocated)).toEqual({ batchref: batch.ref });
+    expect(bodyOf(allocated)).toEqual({ batchref: batch.ref, location: 'default' });
 
     const order = invoke('Allocations', 'order-allocations.json');
     expect(order.statusCode).toBe(200);
@@ -123,7 +123,7 @@ describe('the functions as `cdk synth` bundles them', () => {
     const wholeOrder = invoke('Allocations', 'orders.json');
     const ordered = bodyOf(sampleEvent('orders.json'));
     expect(wholeOrder.statusCode).toBe(201);
-    expect(bodyOf(wholeOrder)).toEqual({ orderid: ordered.orderid, lines: [{ ...ordered.lines[0], batchref: batch.ref }] });
+    expect(bodyOf(wholeOrder)).toEqual({ orderid: ordered.orderid, lines: [{ ...ordered.lines[0], batchref: batch.ref, location: 'default' }] });
 
     // A checkout: its hold placed, read, extended and confirmed to an order, after which it cannot be released.
     const { qty } = bodyOf(sampleEvent('change-batch.json'));

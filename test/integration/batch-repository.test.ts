@@ -138,8 +138,8 @@ describe('the DynamoDB batch repository', () => {
   it('answers an exact retry with its batch, and another qty with a conflict, through the service', async () => {
     const batch = await addBatch(10);
     const line = { orderid: uniqueId('order'), sku: batch.sku, qty: 2 };
-    expect(await allocate(line, repository)).toEqual({ batchref: batch.ref, created: true });
-    expect(await allocate(line, repository)).toEqual({ batchref: batch.ref, created: false });
+    expect(await allocate(line, repository)).toEqual({ batchref: batch.ref, location: 'default', created: true });
+    expect(await allocate(line, repository)).toEqual({ batchref: batch.ref, location: 'default', created: false });
     await expect(allocate({ ...line, qty: 3 }, repository)).rejects.toThrow(/already has a line/);
     expect(await availableOf(batch.sku, batch.ref)).toBe(8);
   });
@@ -157,7 +157,7 @@ describe('the DynamoDB batch repository', () => {
       return stock;
     };
     const outcome = await allocate({ orderid: uniqueId('order'), sku, qty: 3 }, racing);
-    expect(outcome).toEqual({ batchref: next.ref, created: true });
+    expect(outcome).toEqual({ batchref: next.ref, location: 'default', created: true });
     expect(await availableOf(sku, preferred.ref)).toBe(0);
     expect(await availableOf(sku, next.ref)).toBe(2);
   });

@@ -92,8 +92,8 @@ describe("the local server's events", () => {
 
     expect((await service.addBatch({ ref: shelf, sku: lamp, qty: 10, eta: null })).status).toBe(201);
     expect((await service.addBatch({ ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15' })).status).toBe(201);
-    expect((await service.allocate({ orderid: kept, sku: lamp, qty: 4 })).body).toEqual({ batchref: shelf });
-    expect((await service.allocate({ orderid: moved, sku: lamp, qty: 3 })).body).toEqual({ batchref: shelf });
+    expect((await service.allocate({ orderid: kept, sku: lamp, qty: 4 })).body).toEqual({ batchref: shelf, location: 'default' });
+    expect((await service.allocate({ orderid: moved, sku: lamp, qty: 3 })).body).toEqual({ batchref: shelf, location: 'default' });
     // 7 on a shelf of 4: the newest line moves to the shipment.
     await patchBatch(shelf, { qty: 4 });
     // No batch has room for it now: it leaves its order.

@@ -68,10 +68,11 @@ describe('units held on a batch', () => {
     const { batch } = await batchWithHold(10, 4);
     const { repository, calls } = repositoryAt(table, AT_EXPIRY);
 
-    expect(await allocate(line(batch, 7), repository)).toEqual({ batchref: batch.ref, created: true });
+    expect(await allocate(line(batch, 7), repository)).toEqual({ batchref: batch.ref, location: 'default', created: true });
 
-    // The stock, the expired holds' records where they may be (the SKU's partition and its pieces'), their give-back; the stock again, the take.
-    expect(calls).toEqual(['Query', ...Array(5).fill('Query'), 'TransactWrite', 'Query', 'TransactWrite']);
+    // The stock and the locations (a new repository's first read of them); the expired holds' records where they may be (the SKU's
+    // partition and its pieces'), their give-back; the stock again (the locations kept), the take.
+    expect(calls).toEqual(['Query', 'Query', ...Array(5).fill('Query'), 'TransactWrite', 'Query', 'TransactWrite']);
     const { held: _, ...withoutHolds } = batch;
     expect(await storedBatch(batch.ref)).toEqual({ batch: { ...withoutHolds, available: 3 }, inStockRange: true });
     expect(await violationsOf(batch)).toEqual([]);
@@ -83,7 +84,8 @@ describe('units held on a batch', () => {
 
     await allocate(line(batch, 6), repository);
 
-    expect(calls).toEqual(['Query', 'TransactWrite']);
+    // The stock and the locations (a new repository's first read of them), the take.
+    expect(calls).toEqual(['Query', 'Query', 'TransactWrite']);
     expect(await storedBatch(batch.ref)).toEqual({ batch: { ...batch, available: 0 }, inStockRange: true });
   });
 

@@ -116,7 +116,8 @@ describe('a hold placed', () => {
     const { hold, created } = await placeHold(request, repository);
     expect(created).toBe(true);
     expect(hold.expiresAt).toBe('2026-11-25T10:01:00.000Z');
-    expect(calls).toEqual(['Get', 'Query', 'TransactWrite']);
+    // The hold's record, the SKU's stock and the locations (this new repository's first read of them), at once.
+    expect(calls).toEqual(['Get', 'Query', 'Query', 'TransactWrite']);
     expect((await placeHold(request, at(START + 1_000).repository)).created).toBe(false);
     expect(await batchStatus(batch.ref, repository)).toMatchObject({ available: 3, held: 2 });
   });

@@ -71,7 +71,7 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
 
   /** Each of these orders was answered a new line on the batch, and stores it there. */
   const expectAllocatedOn = async (ref: string, sku: string, orderids: readonly string[], answers: readonly unknown[]) => {
-    expect(answers).toEqual(orderids.map(() => ({ batchref: ref, created: true })));
+    expect(answers).toEqual(orderids.map(() => ({ batchref: ref, location: 'default', created: true })));
     const stored = await Promise.all(orderids.map((orderid) => repository().allocationOf(orderid, sku)));
     expect(stored.map((line) => line?.batchref)).toEqual(orderids.map(() => ref));
   };
@@ -111,8 +111,8 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     const { sku, ref, orders } = await addSpreadBatch(10_000);
     const { repository: instance, calls } = processRepository();
     await allocate({ orderid: uniqueId('first'), sku, qty: 1 }, instance);
-    // The first reads every piece, and then the items again: a give-back between the two reads is counted.
-    expect(calls.filter((call) => call === 'Query')).toHaveLength(2 + PIECE_PARTITIONS);
+    // The first reads every piece, and then the items again: a give-back between the two reads is counted; and the locations, once.
+    expect(calls.filter((call) => call === 'Query')).toHaveLength(2 + PIECE_PARTITIONS + 1);
 
     calls.length = 0;
     await allocate({ orderid: uniqueId('second'), sku, qty: 1 }, instance);
@@ -217,7 +217,7 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
 
     const answers = await Promise.all(Array.from({ length: lines }, () => allocateAgainAfter503(uniqueId('order'))));
 
-    expect(answers).toEqual(Array(lines).fill({ batchref: ref, created: true }));
+    expect(answers).toEqual(Array(lines).fill({ batchref: ref, location: 'default', created: true }));
     expect((await batchStatus(ref, repository())).available).toBe(lines);
     await expectInvariantsKept();
   });
@@ -225,7 +225,7 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
   it('reads every piece again when a take finds a piece with less than its process last read, and takes the unit another piece still has, not a later batch\'s', async () => {
     const { sku, ref, instance } = await rememberedPast(300, 1);
 
-    expect(await allocate({ orderid: uniqueId('last'), sku, qty: 1 }, instance)).toEqual({ batchref: ref, created: true });
+    expect(await allocate({ orderid: uniqueId('last'), sku, qty: 1 }, instance)).toEqual({ batchref: ref, location: 'default', created: true });
     expect((await batchStatus(ref, repository())).available).toBe(0);
     await expectInvariantsKept();
   });
@@ -249,7 +249,7 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     const batch = await batchStatus(ref, repository());
     expect(Math.max(...(batch.pieces ?? []).map(({ available }) => available))).toBeLessThan(left);
 
-    expect(await allocate({ orderid: uniqueId('big'), sku, qty: left }, repository())).toEqual({ batchref: ref, created: true });
+    expect(await allocate({ orderid: uniqueId('big'), sku, qty: left }, repository())).toEqual({ batchref: ref, location: 'default', created: true });
     expect((await batchStatus(ref, repository())).available).toBe(0);
     await expectInvariantsKept();
   });

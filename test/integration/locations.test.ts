@@ -2,7 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../domain/events';
-import { locationKey } from '../../functions/store/locations';
+import { putLocation as putLocationOf } from '../../domain/location-services';
+import type { LocationDefinition } from '../../domain/locations';
+import { ROUTING_LOCATIONS_MAX_AGE_MS } from '../../domain/ports';
+import { addBatch, allocate } from '../../domain/services';
+import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { RoutingLocations, locationKey } from '../../functions/store/locations';
 import { checkInvariants } from '../../tools/invariants';
 import { followTableEvents } from '../../local/event-stream';
 import { type HandlerService, serviceOver } from '../reliability/support/service';
@@ -67,7 +72,7 @@ describe('batches at a place', () => {
     const ref = uniqueId('batch');
     const own = uniqueId('SOFA');
     await context.service.addBatch({ ref, sku: own, qty: 2, eta: null, location: 'lyon' });
-    expect((await context.service.allocate({ orderid: uniqueId('order'), sku: own, qty: 2 })).body).toEqual({ batchref: ref });
+    expect((await context.service.allocate({ orderid: uniqueId('order'), sku: own, qty: 2 })).body).toEqual({ batchref: ref, location: 'lyon' });
     expect((await getBatch(context.service, ref)).body).toMatchObject({ available: 0, allocated: 2, location: 'lyon' });
   });
 
@@ -216,5 +221,50 @@ describe("locations' and batches' events, from the table's stream", () => {
     } finally {
       await stream.stop();
     }
+  });
+});
+
+describe('the locations a process routes by', () => {
+  const context = {} as { table: TestTable };
+  beforeAll(async () => {
+    context.table = await createTestTable();
+  });
+  afterAll(() => context.table.drop());
+
+  it('are those it read for 30 s, read anew after, at once after a write of a location through it, and at once for a batch at a location it does not know', async () => {
+    let now = Date.parse('2026-11-26T10:00:00.000Z');
+    const process = new DynamoDbBatchRepository(
+      context.table.documentClient,
+      context.table.tableName,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      new RoutingLocations(ROUTING_LOCATIONS_MAX_AGE_MS, () => now),
+    );
+    const other = context.table.repository();
+    const sku = uniqueId('LAMP');
+    const near: LocationDefinition = { id: 'near', name: 'Near', priority: 1, serves: ['*'] };
+    await putLocationOf({ ...DEFAULT, priority: 5 }, other);
+    await putLocationOf(near, other);
+    await addBatch({ ref: 'at-near', sku, qty: 10, eta: null, location: 'near' }, other);
+    await addBatch({ ref: 'at-default', sku, qty: 10, eta: null }, other);
+    const locationOfNext = async () => (await allocate({ orderid: uniqueId('order'), sku, qty: 1 }, process)).location;
+
+    expect(await locationOfNext()).toBe('near');
+    await putLocationOf({ ...near, active: false }, other);
+    now += ROUTING_LOCATIONS_MAX_AGE_MS - 1;
+    expect(await locationOfNext()).toBe('near');
+    now += 1;
+    expect(await locationOfNext()).toBe('default');
+
+    await putLocationOf(near, process);
+    expect(await locationOfNext()).toBe('near');
+
+    await putLocationOf({ id: 'nearer', name: 'Nearer', priority: 0, serves: ['*'] }, other);
+    await addBatch({ ref: 'at-nearer', sku, qty: 10, eta: null, location: 'nearer' }, other);
+    expect(await locationOfNext()).toBe('nearer');
   });
 });

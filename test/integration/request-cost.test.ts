@@ -28,10 +28,18 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const meteredHandlers = () => {
+/**
+ * Handlers over one repository, as a Lambda instance keeps it, that has routed a request already: it
+ * keeps the locations for 30 s, so the calls measured are those of every request but a process's
+ * first in each 30 s (its read of the locations is measured on its own below).
+ */
+const meteredHandlers = async () => {
   const meter = meterRequestCost(table.documentClient);
   const repository = table.repository({ sender: meter.sender });
-  return { meter, allocate: createAllocationsHandler(repository), addBatch: createBatchesHandler(repository) };
+  const allocate = createAllocationsHandler(repository);
+  await allocate(postEvent('/allocate', { orderid: uniqueId('order'), sku: uniqueId('never-added'), qty: 1 }), lambdaContext());
+  meter.takeCalls();
+  return { meter, allocate, addBatch: createBatchesHandler(repository) };
 };
 
 const batchInStock = async (qty: number) => {
@@ -44,7 +52,7 @@ const batchInStock = async (qty: number) => {
 
 describe('the store work of one request on the happy path', () => {
   it('adds a batch with a single transaction writing the batch, its reference and its known SKU', async () => {
-    const { meter, addBatch } = meteredHandlers();
+    const { meter, addBatch } = await meteredHandlers();
 
     const result = await addBatch(postEvent('/add_batch', { ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null }), lambdaContext());
 
@@ -57,7 +65,7 @@ describe('the store work of one request on the happy path', () => {
     ['a line that takes the last units of its batch, moving it out of the stock range', 10],
   ])('allocates %s with one consistent query and one transaction, and no other call', async (_, qty) => {
     const batch = await batchInStock(10);
-    const { meter, allocate } = meteredHandlers();
+    const { meter, allocate } = await meteredHandlers();
 
     const result = await allocate(postEvent('/allocate', { orderid: uniqueId('order'), sku: batch.sku, qty }), lambdaContext());
 
@@ -68,8 +76,32 @@ describe('the store work of one request on the happy path', () => {
     ]);
   });
 
+  it("reads the locations with the SKU's stock, at the same time, on a process's first allocation, and not again within 30 s", async () => {
+    const batch = await batchInStock(10);
+    const meter = meterRequestCost(table.documentClient);
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const sender = {
+      send: (async (command: never, options?: object) => {
+        mostInFlight = Math.max(mostInFlight, ++inFlight);
+        try {
+          return await meter.sender.send(command, options);
+        } finally {
+          inFlight--;
+        }
+      }) as typeof meter.sender.send,
+    };
+    const allocate = createAllocationsHandler(table.repository({ sender }));
+
+    expect((await allocate(postEvent('/allocate', { orderid: uniqueId('order'), sku: batch.sku, qty: 1 }), lambdaContext())).statusCode).toBe(201);
+    expect(meter.takeCalls().map(({ operation }) => operation)).toEqual(['Query', 'Query', 'TransactWriteItems']);
+    expect(mostInFlight).toBe(2);
+    expect((await allocate(postEvent('/allocate', { orderid: uniqueId('order'), sku: batch.sku, qty: 1 }), lambdaContext())).statusCode).toBe(201);
+    expect(meter.takeCalls().map(({ operation }) => operation)).toEqual(['Query', 'TransactWriteItems']);
+  });
+
   it('reads as much for a SKU with 200 exhausted batches as for one with 1', async () => {
-    const { meter, allocate } = meteredHandlers();
+    const { meter, allocate } = await meteredHandlers();
     const readUnitsOfAllocate = async (exhaustedBatches: number) => {
       const sku = await skuWithHistory(table.repository(), exhaustedBatches);
       meter.takeCalls();
@@ -83,7 +115,7 @@ describe('the store work of one request on the happy path', () => {
 
   it('writes one request-log entry per request, and one metric entry for the allocation', async () => {
     const batch = await batchInStock(10);
-    const { allocate, addBatch } = meteredHandlers();
+    const { allocate, addBatch } = await meteredHandlers();
     const telemetry = captureTelemetry();
 
     await addBatch(postEvent('/add_batch', { ref: uniqueId('batch'), sku: batch.sku, qty: 5, eta: null }), lambdaContext());
@@ -98,7 +130,7 @@ describe('the store work of one request on the happy path', () => {
 });
 
 describe('the store work of a whole order', () => {
-  it('reads each SKU once, all at the same time, and writes the order in one transaction', async () => {
+  it('reads each SKU once and the locations, all at the same time, and writes the order in one transaction', async () => {
     const batches = await Promise.all([batchInStock(5), batchInStock(5), batchInStock(5)]);
     const meter = meterRequestCost(table.documentClient);
     let inFlight = 0;
@@ -119,8 +151,9 @@ describe('the store work of a whole order', () => {
     const result = await createAllocationsHandler(repository)(postEvent('/orders', order), lambdaContext());
 
     expect(result.statusCode).toBe(201);
-    expect(meter.takeCalls().map(({ operation }) => operation)).toEqual(['Query', 'Query', 'Query', 'TransactWriteItems']);
-    expect(mostInFlight).toBe(3);
+    // And the locations, with them, on the process's first request (kept 30 s after).
+    expect(meter.takeCalls().map(({ operation }) => operation)).toEqual(['Query', 'Query', 'Query', 'Query', 'TransactWriteItems']);
+    expect(mostInFlight).toBe(4);
   });
 });
 

@@ -229,7 +229,7 @@ describe("the store's pushing back, in the request's metrics", () => {
     const telemetry = captureTelemetry();
     try {
       const result = await send(rivalFirst, postEvent('/allocate', { orderid: uniqueId('order'), sku: taken.sku, qty: 4 }));
-      expect(JSON.parse(result.body ?? '')).toEqual({ batchref: next.ref });
+      expect(JSON.parse(result.body ?? '')).toEqual({ batchref: next.ref, location: 'default' });
     } finally {
       telemetry.restore();
     }

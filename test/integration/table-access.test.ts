@@ -206,7 +206,7 @@ describe("each handler's calls to the table stay within what its role is granted
     expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
   });
 
-  it('allocations: the last units of a batch at a location, which moves the batch out of the stock range with its location', async () => {
+  it('allocations: the last units of a batch at a location, routed there by its destination and by its name, which moves the batch out of the stock range with its location', async () => {
     const sku = uniqueId('sku');
     const place = uniqueId('place');
     await table.repository().saveLocation({ id: place, name: 'A place', priority: 1, serves: ['*'], active: true });
@@ -214,7 +214,13 @@ describe("each handler's calls to the table stay within what its role is granted
     const { sender, actions } = recording(table.documentClient);
     const allocations = createAllocationsHandler(table.repository({ sender }));
 
-    expect(await statusesOf(allocations, [postEvent('/allocate', { orderid: uniqueId('order'), sku, qty: 2 })])).toEqual([201]);
+    expect(
+      await statusesOf(allocations, [
+        postEvent('/allocate', { orderid: uniqueId('order'), sku, qty: 1, destination: { country: 'FR' } }),
+        postEvent('/allocate', { orderid: uniqueId('order'), sku, qty: 1, location: place }),
+        postEvent('/allocate', { orderid: uniqueId('order'), sku, qty: 1, location: uniqueId('nowhere') }),
+      ]),
+    ).toEqual([201, 201, 400]);
     expect(actions.flatMap(({ action, attributes }) => (action === 'dynamodb:PutItem' ? attributes : []))).toContain('location');
     expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
   });

@@ -55,6 +55,8 @@ describe('a store that hangs, throttles or conflicts, behind the service’s rea
 
   it('answers 503 with Retry-After when the store hangs past the request timeout, after the configured attempts, then serves', async () => {
     expect((await service.addBatch({ ref: 'hang-1', sku: 'HANG', qty: 10, eta: null })).status).toBe(201);
+    // The process reads the locations it routes by once in 30 s: read now, so that the one Query that hangs is the stock's.
+    expect((await service.allocate({ orderid: 'warm-up', sku: 'NEVER-ADDED', qty: 1 })).status).toBe(400);
     proxy.inject({ fault: { kind: 'hang' } });
     const queriesBefore = proxy.requestCount('Query');
 

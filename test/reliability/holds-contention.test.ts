@@ -464,7 +464,7 @@ describe(`holds placed, confirmed, released, extended and expiring while allocat
     expect(messageOf(answer(19))).toBe('Hold f-2 has ended (released): a holdid is used once');
     expect([answer(24), answer(25)].map((read) => bodyOf<HoldView>(read).status)).toEqual(['expired', 'active']);
     // f-3's two units, still recorded on DESK-1 with no sweep run, went to the allocation.
-    expect(bodyOf<{ batchref: string }>(answer(26))).toEqual({ batchref: 'DESK-1' });
+    expect(bodyOf<{ batchref: string }>(answer(26))).toEqual({ batchref: 'DESK-1', location: 'default' });
     expect(bodyOf<BatchView>(answer(27))).toMatchObject({ qty: 4, allocated: 4, held: 0, available: 0 });
     expect(messageOf(answer(28))).toBe('Hold f-3 has expired: only an active hold can be confirmed');
     expect(messageOf(answer(29))).toBe('Hold f-3 has expired: only an active hold can be extended');

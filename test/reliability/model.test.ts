@@ -123,14 +123,14 @@ class ReferenceModel {
     const existing = this.lines.get(lineKey(orderid, sku));
     if (existing) {
       return existing.qty === qty
-        ? json(200, { batchref: existing.batchref })
+        ? json(200, { batchref: existing.batchref, location: 'default' })
         : error(409, { message: `Order ${orderid} already has a line for sku ${sku} with qty ${existing.qty}` });
     }
     const [chosen] = this.candidates(sku, qty);
-    if (!chosen) return error(400, { message: `Out of stock for sku ${sku}` });
+    if (!chosen) return error(400, { message: `Out of stock for sku ${sku}`, reason: 'out_of_stock' });
     chosen.available -= qty;
     this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref: chosen.ref, allocatedAt: this.allocations++ });
-    return json(201, { batchref: chosen.ref });
+    return json(201, { batchref: chosen.ref, location: 'default' });
   }
 
   /**
@@ -162,7 +162,7 @@ class ReferenceModel {
       this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref: chosen.ref, allocatedAt });
     }
     const answered = lines.map(({ sku }) => this.lines.get(lineKey(orderid, sku)) as ModelLine);
-    return json(fresh.length > 0 ? 201 : 200, { orderid, lines: bySku(answered.map(({ sku, qty, batchref }) => ({ sku, qty, batchref }))) });
+    return json(fresh.length > 0 ? 201 : 200, { orderid, lines: bySku(answered.map(({ sku, qty, batchref }) => ({ sku, qty, batchref, location: 'default' }))) });
   }
 
   private order(orderid: string): Expected {

@@ -221,8 +221,9 @@ describe(`orders of several lines sent at once to the local server, competing fo
   });
 
   it('stores each order whole or not at all: every line of an allocated order in the batch its answer named, no line of any other', () => {
-    const stored = new Map<string, Array<OrderLine & { batchref: string }>>();
-    for (const { orderid, sku, qty, batchref } of inventory.lines) stored.set(orderid, [...(stored.get(orderid) ?? []), { sku, qty, batchref }]);
+    const stored = new Map<string, Array<OrderLine & { batchref: string; location: string }>>();
+    // Every batch here is at `default`, which the answer names beside each line's batch.
+    for (const { orderid, sku, qty, batchref } of inventory.lines) stored.set(orderid, [...(stored.get(orderid) ?? []), { sku, qty, batchref, location: 'default' }]);
     const mismatched = [...answersByOrder().values()].flatMap(({ order, answers }) => {
       const storedLines = bySku(stored.get(order.orderid) ?? []);
       const allocated = answers.filter(isAllocated).map((answer) => (answer.body as AllocatedOrder).lines);

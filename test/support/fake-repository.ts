@@ -65,6 +65,11 @@ export class FakeRepository implements BatchRepository {
     return [...this.locationItems.values()].map(({ location }) => location);
   }
 
+  /** Never stale: the adapter's staleness is its own to test (test/integration/locations.test.ts). */
+  routingLocations(): Promise<Location[]> {
+    return this.locations();
+  }
+
   async location(id: string): Promise<StoredLocation | undefined> {
     return this.locationItems.get(id);
   }

@@ -102,7 +102,7 @@ describe('POST /allocate', () => {
     await addBatch(validBatch);
     const result = await allocate(validLine);
     expect(result.statusCode).toBe(201);
-    expect(jsonBody(result)).toEqual({ batchref: 'batch-1' });
+    expect(jsonBody(result)).toEqual({ batchref: 'batch-1', location: 'default' });
   });
 
   it('answers 200 with the same batch for an exact repeat', async () => {
@@ -111,7 +111,7 @@ describe('POST /allocate', () => {
     await allocate(validLine);
     const repeat = await allocate(validLine);
     expect(repeat.statusCode).toBe(200);
-    expect(jsonBody(repeat)).toEqual({ batchref: 'batch-1' });
+    expect(jsonBody(repeat)).toEqual({ batchref: 'batch-1', location: 'default' });
   });
 
   it('answers 409 for the same order and SKU with another qty', async () => {
@@ -135,7 +135,7 @@ describe('POST /allocate', () => {
     await addBatch(validBatch);
     const result = await allocate({ ...validLine, qty: 11 });
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Out of stock for sku LAMP' });
+    expect(jsonBody(result)).toEqual({ message: 'Out of stock for sku LAMP', reason: 'out_of_stock' });
   });
 
   it('ignores unknown fields, prototype keys among them', async () => {

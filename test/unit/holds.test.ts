@@ -91,7 +91,7 @@ describe('an allocation against batches with holds', () => {
 
   it('gives back the units of a hold that has expired, and takes them', async () => {
     const repository = withHeldBatch();
-    expect(await allocate({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, repository)).toEqual({ batchref: 'lamp-1', created: true });
+    expect(await allocate({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, repository)).toEqual({ batchref: 'lamp-1', location: 'default', created: true });
     expect(repository.batches.get('lamp-1')).toEqual({ ...batch, available: 0, held: 2 });
     expect([...repository.held.values()].map(({ holdid }) => holdid)).toEqual(['cart-1']);
   });

@@ -124,7 +124,7 @@ describe('reading and cancelling', () => {
 
     expect(repository.batches.get('b1')?.available).toBe(10);
     await expect(cancelAllocation('o1', 'LAMP', repository)).rejects.toThrow(LineNotFound);
-    expect(await allocate({ orderid: 'o1', sku: 'LAMP', qty: 7 }, repository)).toEqual({ batchref: 'b1', created: true });
+    expect(await allocate({ orderid: 'o1', sku: 'LAMP', qty: 7 }, repository)).toEqual({ batchref: 'b1', location: 'default', created: true });
   });
 
   it('reads a batch by reference, and the stock of a SKU even when all of it is gone', async () => {

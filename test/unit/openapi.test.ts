@@ -382,7 +382,7 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
 
 describe('responseProblems', () => {
   it('finds nothing wrong with an answer as documented', () => {
-    expect(responseProblems('POST /allocate', { status: 201, headers: { 'content-type': 'application/json' }, body: '{"batchref":"batch-1"}' })).toEqual([]);
+    expect(responseProblems('POST /allocate', { status: 201, headers: { 'content-type': 'application/json' }, body: '{"batchref":"batch-1","location":"default"}' })).toEqual([]);
   });
 
   it.each<[string, string, ReceivedResponse, RegExp]>([

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OrderLinesAlreadyAllocated, OrderNotAllocated } from '../../domain/errors';
-import { type Batch, planOrder } from '../../domain/model';
+import type { Batch } from '../../domain/model';
+import { eligibilityOf, planOrder } from '../../domain/routing';
 import { addBatch, allocate, allocateOrder } from '../../domain/services';
 import { createAllocationsHandler } from '../../functions/allocations';
 import type { HttpResult } from '../../functions/http/route';
@@ -28,7 +29,7 @@ describe('planning an order', () => {
       ['LAMP', [batch('lamp-ship', 'LAMP', 10, '2027-01-01'), batch('lamp-shelf', 'LAMP', 3)]],
       ['SOFA', [batch('sofa-shelf', 'SOFA', 2)]],
     ]);
-    const plan = planOrder('o1', [{ sku: 'LAMP', qty: 4 }, { sku: 'SOFA', qty: 2 }], stock);
+    const plan = planOrder('o1', [{ sku: 'LAMP', qty: 4 }, { sku: 'SOFA', qty: 2 }], stock, eligibilityOf([], {}));
     expect(plan).toEqual({
       kind: 'placed',
       placements: [
@@ -44,7 +45,7 @@ describe('planning an order', () => {
       ['SOFA', []],
       ['NOPE', undefined],
     ]);
-    const plan = planOrder('o1', [{ sku: 'LAMP', qty: 3 }, { sku: 'SOFA', qty: 1 }, { sku: 'NOPE', qty: 1 }], stock);
+    const plan = planOrder('o1', [{ sku: 'LAMP', qty: 3 }, { sku: 'SOFA', qty: 1 }, { sku: 'NOPE', qty: 1 }], stock, eligibilityOf([], {}));
     expect(plan).toEqual({
       kind: 'refused',
       refusals: [
@@ -62,8 +63,8 @@ describe('allocating a whole order', () => {
     expect(outcome).toEqual({
       newLines: 2,
       lines: [
-        { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-shelf' },
-        { orderid: 'o1', sku: 'SOFA', qty: 2, batchref: 'sofa-shelf' },
+        { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-shelf', location: 'default' },
+        { orderid: 'o1', sku: 'SOFA', qty: 2, batchref: 'sofa-shelf', location: 'default' },
       ],
     });
   });
@@ -97,8 +98,8 @@ describe('allocating a whole order', () => {
     expect(await allocateOrder(order, repository)).toEqual({
       newLines: 0,
       lines: [
-        { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-shelf' },
-        { orderid: 'o1', sku: 'RUG', qty: 5, batchref: 'rug-ship' },
+        { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-shelf', location: 'default' },
+        { orderid: 'o1', sku: 'RUG', qty: 5, batchref: 'rug-ship', location: 'default' },
       ],
     });
     expect(repository.batches.get('lamp-shelf')?.available).toBe(2);
@@ -127,7 +128,7 @@ describe('allocating a whole order', () => {
       return save(placements);
     };
     const outcome = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 2 }] }, repository);
-    expect(outcome.lines).toEqual([{ orderid: 'o1', sku: 'LAMP', qty: 2, batchref: 'lamp-ship' }]);
+    expect(outcome.lines).toEqual([{ orderid: 'o1', sku: 'LAMP', qty: 2, batchref: 'lamp-ship', location: 'default' }]);
   });
 });
 
@@ -142,8 +143,8 @@ describe('POST /orders', () => {
     const repository = await shop();
     const order = { orderid: 'o1', lines: [{ sku: 'SOFA', qty: 1 }, { sku: 'LAMP', qty: 1 }] };
     const lines = [
-      { sku: 'LAMP', qty: 1, batchref: 'lamp-shelf' },
-      { sku: 'SOFA', qty: 1, batchref: 'sofa-shelf' },
+      { sku: 'LAMP', qty: 1, batchref: 'lamp-shelf', location: 'default' },
+      { sku: 'SOFA', qty: 1, batchref: 'sofa-shelf', location: 'default' },
     ];
     expect(await send(order, repository)).toEqual({ status: 201, body: { orderid: 'o1', lines } });
     expect(await send(order, repository)).toEqual({ status: 200, body: { orderid: 'o1', lines } });

@@ -16,7 +16,7 @@ describe('allocate', () => {
   it('places the line in the preferred batch and takes its quantity', async () => {
     const repository = await withBatches(['shipment', 100, '2026-05-01'], ['in-stock', 100, null]);
     const outcome = await allocate({ orderid: 'o1', sku: 'LAMP', qty: 10 }, repository);
-    expect(outcome).toEqual({ batchref: 'in-stock', created: true });
+    expect(outcome).toEqual({ batchref: 'in-stock', location: 'default', created: true });
     expect(repository.batches.get('in-stock')?.available).toBe(90);
     expect(repository.batches.get('shipment')?.available).toBe(100);
   });
@@ -56,7 +56,7 @@ describe('allocate', () => {
     const repository = await withBatches(['b1', 10, null]);
     await allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository);
     const repeat = await allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository);
-    expect(repeat).toEqual({ batchref: 'b1', created: false });
+    expect(repeat).toEqual({ batchref: 'b1', location: 'default', created: false });
     expect(repository.batches.get('b1')?.available).toBe(6);
   });
 
@@ -65,6 +65,7 @@ describe('allocate', () => {
     await allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository);
     await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository)).resolves.toEqual({
       batchref: 'b1',
+      location: 'default',
       created: false,
     });
   });
@@ -92,6 +93,7 @@ describe('allocate', () => {
     };
     await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository)).resolves.toEqual({
       batchref: 'second',
+      location: 'default',
       created: true,
     });
   });
@@ -113,7 +115,7 @@ describe('allocate', () => {
       }
       return original(allocation, batch);
     };
-    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository)).resolves.toEqual({ batchref: 'in-stock', created: true });
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository)).resolves.toEqual({ batchref: 'in-stock', location: 'default', created: true });
     expect(reads).toBe(2);
     expect(repository.batches.get('shipment')?.available).toBe(10);
   });

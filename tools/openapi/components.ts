@@ -117,17 +117,23 @@ export const requestBodySchemas = {
 export type RequestBodyName = keyof typeof requestBodySchemas;
 
 const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
-  OrderLine: 'An order line, identified by (`orderid`, `sku`). Unknown fields are ignored.',
+  OrderLine:
+    'An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods ' +
+    'go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those ' +
+    'at that one location (a pickup in store, a sale at the counter), which must exist. Unknown fields are ignored.',
   NewBatch:
     'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of ' +
     'the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored.',
   BatchChange:
     "A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so " +
     '`available` moves by the difference. Unknown fields (`ref` and `sku` among them) are ignored.',
-  Order: `A whole order: every line is allocated, or none. Each SKU at most once (\`${uniqueItemPropertiesKeyword.name}\`). Unknown fields are ignored.`,
+  Order:
+    `A whole order: every line is allocated, or none. Each SKU at most once (\`${uniqueItemPropertiesKeyword.name}\`). ` +
+    '`destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Unknown fields are ignored.',
   NewHold:
     'A hold: its lines are held all or none, each whole in one batch, as an order\'s are. Each SKU at most once ' +
-    `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. Unknown fields are ignored.`,
+    `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. ` +
+    '`destination` and `location` limit where every line may come from, as for an order. Unknown fields are ignored.',
   HoldExtension: "A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored.",
   HoldConfirmation: 'The order the hold\'s lines become lines of. Unknown fields are ignored.',
   LocationDefinition:
@@ -235,8 +241,19 @@ const message = { type: 'string', description: 'Human-readable; safe to show.' }
 const requestId = { type: 'string', description: 'The API Gateway request id, also in the request log line.' } as const;
 
 const responseSchemas = {
-  BatchRef: closedObject({ batchref: identifier }, 'The batch the line is allocated to.'),
+  BatchRef: closedObject(
+    { batchref: identifier, location: { ...locationId, description: 'The location of the batch: where the line is taken from.' } },
+    'The batch the line is allocated to, and its location.',
+  ),
   AllocatedLine: closedObject({ sku: identifier, qty: quantity, batchref: identifier }, 'An allocated line of an order, and its batch.'),
+  RoutedLine: closedObject(
+    { sku: identifier, qty: quantity, batchref: identifier, location: { ...locationId, description: 'The location of the batch.' } },
+    'A line of an order, its batch, and where that batch is.',
+  ),
+  RoutedOrder: closedObject(
+    { orderid: identifier, lines: listOf(ref('RoutedLine'), 'Sorted by `sku`.', 1) },
+    "The request's lines, each with its batch and that batch's location.",
+  ),
   OrderAllocations: closedObject(
     { orderid: identifier, lines: listOf(ref('AllocatedLine'), 'Sorted by `sku`.', 1) },
     "An order's lines, each with its batch.",
@@ -313,7 +330,7 @@ const responseSchemas = {
     {
       message,
       lines: listOf(
-        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock'] } }, 'A line that cannot be held, and why.'),
+        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock', 'no_location'] } }, 'A line that cannot be held, and why.'),
         'Every line that fails.',
         1,
       ),
@@ -321,13 +338,25 @@ const responseSchemas = {
     'Some line of the hold cannot be held; nothing was held.',
   ),
   Error: closedObject({ message }, 'Every error answers JSON with a human-readable `message`.'),
+  LineRefused: closedObject(
+    {
+      message,
+      reason: {
+        enum: ['out_of_stock', 'no_location'],
+        description:
+          '`out_of_stock`: no batch at an eligible location can take the whole line; `no_location`: no location is eligible ' +
+          '(none active serves the `destination`, or the `location` named is inactive or serves not the `destination`).',
+      },
+    },
+    'The line cannot be allocated, and why; nothing was allocated.',
+  ),
   InvalidRequestBody: invalidInput(messageOf(InvalidRequestBody), 'The body breaks the bounds of its fields.'),
   InvalidPathParameters: invalidInput(messageOf(InvalidPathParameters), 'A path parameter breaks a rule of what it names (an identifier, a location id).'),
   OrderNotAllocated: closedObject(
     {
       message,
       lines: listOf(
-        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock'] } }, 'A line that cannot be allocated, and why.'),
+        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock', 'no_location'] } }, 'A line that cannot be allocated, and why.'),
         'Every line that fails.',
         1,
       ),

@@ -350,7 +350,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     summary: 'Create or replace a location',
     description:
       'Creates the location, or replaces it whole: `active` absent is `true`, `position` absent is none. An inactive location ' +
-      'takes no new line, hold or transfer (once lines are routed by location); what it has stays, and batches may still ' +
+      'takes no new line or hold; what it has stays, and batches may still ' +
       'be added there. The same location again is a repeat, which writes nothing and announces nothing.',
     pathParameters: { id: 'warehouse-lyon' },
     requestBody: {
@@ -372,19 +372,35 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     operationId: 'allocate',
     summary: 'Allocate an order line',
     description:
-      'Allocates the line whole to one batch of its SKU: in stock before shipments, then the earliest `eta`. A line is ' +
-      'identified by (`orderid`, `sku`): the same line again is a retry, answered with the batch it has.',
-    requestBody: { schema: 'OrderLine', example: { orderid: 'order-1', sku: 'LAMP', qty: 3 }, refused: { orderid: 'order-1', sku: 'LAMP', qty: 0 } },
+      'Allocates the line whole to one batch of its SKU, at an active location the request allows (all of them, unless it ' +
+      'names a `destination` or a `location`): in stock before shipments, the earliest `eta` among shipments, then the ' +
+      "location's priority, its distance to the destination, its id, and the batch's `ref`. A line is identified by " +
+      '(`orderid`, `sku`): the same line again is a retry, answered with the batch it has.',
+    requestBody: {
+      schema: 'OrderLine',
+      example: { orderid: 'order-1', sku: 'LAMP', qty: 3, destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } },
+      refused: { orderid: 'order-1', sku: 'LAMP', qty: 0 },
+    },
     answers: [
-      { status: 201, when: 'The line was allocated', name: 'Allocated', body: json('BatchRef', { batchref: 'batch-1' }) },
+      { status: 201, when: 'The line was allocated', name: 'Allocated', body: json('BatchRef', { batchref: 'batch-1', location: 'default' }) },
       {
         status: 200,
-        when: 'The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry',
+        when: 'The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry, answered whatever `destination` or `location` it names',
         name: 'AlreadyAllocated',
-        body: json('BatchRef', { batchref: 'batch-1' }),
+        body: json('BatchRef', { batchref: 'batch-1', location: 'default' }),
       },
       mapped('No batch of that SKU was ever added', new InvalidSku('LAMP')),
-      mapped('No batch can take the whole line', new OutOfStock('LAMP')),
+      mapped(
+        'No batch at an eligible location can take the whole line (`reason` `out_of_stock`), or no location is eligible ' +
+          '(`no_location`: `No location serves the request for sku <sku>`)',
+        new OutOfStock('LAMP'),
+        'LineRefused',
+      ),
+      mapped(
+        'The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`',
+        new UnknownLocation('warehouse-9'),
+        'InvalidRequestBody',
+      ),
       mapped('The same (`orderid`, `sku`) is allocated with another `qty`; nothing changes', new LineAlreadyAllocated('order-1', 'LAMP', 4)),
     ],
   },
@@ -392,8 +408,10 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     operationId: 'allocateOrder',
     summary: 'Allocate a whole order',
     description:
-      'Every line allocated, or none: each line is decided by the normal rule, and all the new lines are written in one ' +
-      'transaction. Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.',
+      'Every line allocated, or none, all lines planned at once among the batches at the active locations the request ' +
+      'allows (`destination`, `location`, as for one line): as few lines on shipments as can be, then as few locations ' +
+      'as can be, then each line by the rule of `POST /allocate`; all the new lines are written in one transaction. ' +
+      'Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.',
     requestBody: {
       schema: 'Order',
       example: {
@@ -418,11 +436,11 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 201,
         when: 'At least one new line was allocated. The body holds every line of this request (not other lines the same `orderid` got elsewhere), sorted by `sku`',
         name: 'OrderAllocated',
-        body: json('OrderAllocations', {
+        body: json('RoutedOrder', {
           orderid: 'order-2',
           lines: [
-            { sku: 'LAMP', qty: 1, batchref: 'batch-1' },
-            { sku: 'SOFA', qty: 2, batchref: 'batch-7' },
+            { sku: 'LAMP', qty: 1, batchref: 'batch-1', location: 'default' },
+            { sku: 'SOFA', qty: 2, batchref: 'batch-7', location: 'default' },
           ],
         }),
       },
@@ -430,21 +448,27 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 200,
         when: 'Every line was already allocated with the same `qty`: a repeat',
         name: 'OrderAlreadyAllocated',
-        body: json('OrderAllocations', {
+        body: json('RoutedOrder', {
           orderid: 'order-2',
           lines: [
-            { sku: 'LAMP', qty: 1, batchref: 'batch-1' },
-            { sku: 'SOFA', qty: 2, batchref: 'batch-7' },
+            { sku: 'LAMP', qty: 1, batchref: 'batch-1', location: 'default' },
+            { sku: 'SOFA', qty: 2, batchref: 'batch-7', location: 'default' },
           ],
         }),
       },
       mapped(
-        'Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails',
+        'Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails, and why: ' +
+          '`invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)',
         new OrderNotAllocated('order-2', [
           { sku: 'NOPE', reason: 'invalid_sku' },
           { sku: 'SOFA', reason: 'out_of_stock' },
         ]),
         'OrderNotAllocated',
+      ),
+      mapped(
+        'The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`',
+        new UnknownLocation('warehouse-9'),
+        'InvalidRequestBody',
       ),
       mapped(
         'A line is already allocated with another `qty`; nothing changes. `lines` names each, with the qty it has',
@@ -493,7 +517,8 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     operationId: 'placeHold',
     summary: 'Hold stock through checkout',
     description:
-      'Sets aside every line, whole, in one batch by the normal rule, or none, in one transaction: what a checkout holds ' +
+      'Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order\'s are, ' +
+      'among the batches at the active locations the request allows (`destination`, `location`): what a checkout holds ' +
       'no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a ' +
       'sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.',
     requestBody: {
@@ -510,12 +535,18 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         body: json('Hold', HOLD_EXAMPLE),
       },
       mapped(
-        'Some line cannot be held; nothing was held. `lines` names every line that fails',
+        'Some line cannot be held; nothing was held. `lines` names every line that fails, and why: `invalid_sku`, ' +
+          '`out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)',
         new HoldNotPlaced('cart-7', [
           { sku: 'NOPE', reason: 'invalid_sku' },
           { sku: 'SOFA', reason: 'out_of_stock' },
         ]),
         'HoldNotPlaced',
+      ),
+      mapped(
+        'The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`',
+        new UnknownLocation('warehouse-9'),
+        'InvalidRequestBody',
       ),
       mapped(
         'The `holdid` exists with other lines, or has ended (confirmed, released or expired): a holdid is used once',

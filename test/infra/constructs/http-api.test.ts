@@ -32,11 +32,12 @@ describe("the handlers' roles", () => {
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
-  /** Reads (`actions`) of the items under these key prefixes, and writes of only these attributes. */
-  const itemGrants = (leadingKeys: string[], attributes: string[], actions = reads) => {
+  /** Reads (`actions`) of the items under these key prefixes (and `alsoRead`), and writes of only these attributes. */
+  const itemGrants = (leadingKeys: string[], attributes: string[], actions = reads, alsoRead: string[] = []) => {
     const onItsItems = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': leadingKeys } };
+    const readKeys = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...leadingKeys, ...alsoRead] } };
     return [
-      { Effect: 'Allow', Action: actions, Resource: [tableArn], Condition: onItsItems },
+      { Effect: 'Allow', Action: actions, Resource: [tableArn], Condition: readKeys },
       {
         Effect: 'Allow',
         Action: writes,
@@ -63,10 +64,10 @@ describe("the handlers' roles", () => {
     ]);
   });
 
-  it('let the allocations handler touch only SKU, piece, order and hold items, and not the index', () => {
+  it('let the allocations handler touch only SKU, piece, order and hold items, read the locations it routes by, and not the index', () => {
     expect(statementsOf(synthesized, 'Allocations')).toEqual([
       writesTo(synthesized, 'AllocationsLogs'),
-      ...itemGrants(['SKU#*', 'PIECES#*', 'ORDER#*', 'HOLD#*'], writtenAttributes),
+      ...itemGrants(['SKU#*', 'PIECES#*', 'ORDER#*', 'HOLD#*'], writtenAttributes, reads, ['LOCATIONS*']),
     ]);
   });
 });

@@ -1,0 +1,241 @@
+import { UnknownLocation } from './errors';
+import { type Location, type Position, SERVES_EVERYWHERE, allLocationsOf } from './locations';
+import { type Batch, type LineRefusal, type Order, type OrderLine, type OrderPlan, type Placement, canAllocate, locationOf } from './model';
+
+/*
+ * Routing (docs/api.md, "Where a line goes"): which locations may take a line, and which of their
+ * batches it goes to. A request may name where its goods go (`destination`), or the one place it
+ * takes them from (`location`: a pickup in store, a sale at the counter); either limits the
+ * locations, and an inactive location takes no new line whatever the request names. A request that
+ * names neither may take from every active location, which, with `default` the only one, is every
+ * batch as before there were locations.
+ */
+
+/** Where an order's goods go: a country (ISO 3166-1 alpha-2), and the point they go to when known, for the distance. */
+export interface Destination {
+  readonly country: string;
+  readonly position?: Position;
+}
+
+/** What a request says of where its lines may come from: both absent, any active location. */
+export interface Routing {
+  readonly destination?: Destination;
+  readonly location?: string;
+}
+
+/** The locations a request's lines may come from, by id, and the destination whose distance breaks ties between them. */
+export interface Eligibility {
+  readonly locations: ReadonlyMap<string, Location>;
+  readonly destination?: Destination;
+}
+
+/** Whether the location sends to the country: every location that serves `*` does. */
+const serves = (location: Location, country: string): boolean => location.serves.includes(SERVES_EVERYWHERE) || location.serves.includes(country);
+
+/**
+ * The locations a request may take from, of every location stored (`default` among them, as built
+ * in until replaced): active ones, that one alone when it names a location, and only those that
+ * serve its destination when it names one. A named location that does not exist is a field of the
+ * request refused (UnknownLocation), as a new batch's is; one that exists but is inactive, or serves
+ * not the destination, leaves none eligible, which the caller refuses as `no_location`.
+ */
+export const eligibilityOf = (stored: readonly Location[], { destination, location }: Routing): Eligibility => {
+  const all = allLocationsOf(stored);
+  if (location !== undefined && !all.some(({ id }) => id === location)) throw new UnknownLocation(location);
+  const eligible = all.filter(
+    (candidate) => candidate.active && (location === undefined || candidate.id === location) && (destination === undefined || serves(candidate, destination.country)),
+  );
+  return { locations: new Map(eligible.map((candidate) => [candidate.id, candidate])), ...(destination ? { destination } : {}) };
+};
+
+const EARTH_RADIUS_KM = 6371;
+const radians = (degrees: number) => (degrees * Math.PI) / 180;
+
+/** The great-circle distance (haversine), in kilometres: close enough to rank places, and the same on every machine for the same inputs. */
+export const distanceKm = (from: Position, to: Position): number => {
+  const dLat = radians(to.lat - from.lat);
+  const dLng = radians(to.lng - from.lng);
+  const a = Math.sin(dLat / 2) ** 2 + Math.cos(radians(from.lat)) * Math.cos(radians(to.lat)) * Math.sin(dLng / 2) ** 2;
+  return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(a)));
+};
+
+/**
+ * The location's distance to the destination, where both positions are known; otherwise
+ * Infinity, so that a location known to be near comes before one whose distance is unknown, and
+ * two unknown distances tie.
+ */
+const distanceTo = (location: Location | undefined, destination: Destination | undefined): number =>
+  location?.position && destination?.position ? distanceKm(location.position, destination.position) : Number.POSITIVE_INFINITY;
+
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The order of the batches a line may go to, best first:
+ * 1. in stock (eta null) before shipments, and among shipments the earliest eta first;
+ * 2. then the location's priority (lower first), its distance to the destination (nearer first,
+ *    unknown last), its id;
+ * 3. then the batch's reference, so that the order never depends on the store's.
+ * With every batch at one location, this is the rule from before there were locations: in stock,
+ * then the earliest shipment, then the reference.
+ */
+export const routedPreference = (eligibility: Eligibility) => {
+  const byLocation = locationPreference(eligibility);
+  return (a: Batch, b: Batch): number => {
+    if (a.eta !== b.eta) {
+      if (a.eta === null) return -1;
+      if (b.eta === null) return 1;
+      return a.eta < b.eta ? -1 : 1;
+    }
+    return byLocation(locationOf(a), locationOf(b)) || byText(a.ref, b.ref);
+  };
+};
+
+/** The order of the eligible locations, by id, most preferred first: priority, distance to the destination (unknown last), id. */
+export const locationPreference = ({ locations, destination }: Eligibility) => {
+  const distances = new Map([...locations.values()].map((location) => [location.id, distanceTo(location, destination)]));
+  return (a: string, b: string): number => {
+    if (a === b) return 0;
+    const priority = (locations.get(a)?.priority ?? 0) - (locations.get(b)?.priority ?? 0);
+    if (priority !== 0) return priority;
+    const [ad, bd] = [distances.get(a) ?? Number.POSITIVE_INFINITY, distances.get(b) ?? Number.POSITIVE_INFINITY];
+    if (ad !== bd) return ad < bd ? -1 : 1;
+    return byText(a, b);
+  };
+};
+
+/** The batches at an eligible location: the only ones a line of the request may take from, or wait for. */
+export const eligibleBatches = (batches: readonly Batch[], { locations }: Eligibility): Batch[] => batches.filter((batch) => locations.has(locationOf(batch)));
+
+/** The batches that can take the whole line, at eligible locations, best first (routedPreference). */
+export const rankBatchesForLine = (batches: readonly Batch[], line: OrderLine, eligibility: Eligibility): Batch[] =>
+  eligibleBatches(batches, eligibility)
+    .filter((batch) => canAllocate(batch, line))
+    .sort(routedPreference(eligibility));
+
+/**
+ * Locations past which planOrder stops searching every set of them for the fewest that cover an
+ * order, and picks them greedily: 2^12 sets of 25 lines is a few thousand checks, fast; an order
+ * whose lines can each be taken at more locations than this is rare, and may then come in one more
+ * parcel than it might.
+ */
+export const MAX_LOCATIONS_SEARCHED = 12;
+
+/**
+ * Where each line of an order (or a hold) goes, all lines at once, given each SKU's stock
+ * (undefined for a SKU never added), among the batches the request may take from:
+ * 1. as few lines on shipments as can be: a line goes to a shipment only when no batch in stock at
+ *    an eligible location can take it (the lines have different SKUs, so they never compete for one
+ *    batch, and each line's choice is its own);
+ * 2. then as few locations as can be (one parcel rather than two): the smallest set of locations at
+ *    which every line can be taken, searched exactly over the sets of each size in turn, smallest
+ *    first, the locations in their order of preference (locationPreference), so that of two sets
+ *    of one size the one whose most preferred location is more preferred wins, then the next
+ *    location's, and so on; greedily past MAX_LOCATIONS_SEARCHED;
+ * 3. then each line to the batch the single-line rule (routedPreference) prefers among those at
+ *    the chosen locations.
+ * Every line placed, or every line that cannot be, with its reason: `invalid_sku`, `no_location`
+ * when no location is eligible, or `out_of_stock`.
+ */
+export const planOrder = (
+  orderid: string,
+  lines: Order['lines'],
+  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
+  eligibility: Eligibility,
+): OrderPlan => {
+  const refusals: LineRefusal[] = [];
+  const options: { readonly line: OrderLine; readonly batches: Batch[] }[] = [];
+  for (const { sku, qty } of lines) {
+    const batches = stockBySku.get(sku);
+    if (batches === undefined) {
+      refusals.push({ sku, reason: 'invalid_sku' });
+      continue;
+    }
+    const line = { orderid, sku, qty };
+    const candidates = rankBatchesForLine(batches, line, eligibility);
+    if (candidates.length === 0) {
+      refusals.push({ sku, reason: eligibility.locations.size === 0 ? 'no_location' : 'out_of_stock' });
+      continue;
+    }
+    const inStock = candidates.filter(({ eta }) => eta === null);
+    options.push({ line, batches: inStock.length > 0 ? inStock : candidates });
+  }
+  if (refusals.length > 0) return { kind: 'refused', refusals };
+
+  // Lines by SKU, so that the plan does not depend on the order the request lists them in.
+  const bySku = [...options].sort((a, b) => (a.line.sku < b.line.sku ? -1 : a.line.sku > b.line.sku ? 1 : 0));
+  // The rank of each line's best batch (its batches are best first) at one of `chosen`.
+  const picks = (chosen: readonly string[]) => bySku.map(({ batches }) => ({ rank: batches.findIndex((candidate) => chosen.includes(locationOf(candidate))) }));
+  const cover = fewestLocations(
+    bySku.map(({ batches }) => new Set(batches.map(locationOf))),
+    locationPreference(eligibility),
+    (a, b) => compareRanks(picks(a), picks(b)),
+  );
+  const placements: Placement[] = options.map(({ line, batches }) => {
+    // The batches are best first, and the cover has a location of every line's.
+    const batch = batches.find((candidate) => cover.includes(locationOf(candidate))) as Batch;
+    return { allocation: { ...line, batchref: batch.ref }, batch };
+  });
+  return { kind: 'placed', placements };
+};
+
+/** Line by line, the plan whose line has the better batch by the single-line rule (a lower rank) first. */
+const compareRanks = (a: readonly { rank: number }[], b: readonly { rank: number }[]): number => {
+  for (const [index, { rank }] of a.entries()) {
+    const other = (b[index] as { rank: number }).rank;
+    if (rank !== other) return rank - other;
+  }
+  return 0;
+};
+
+/**
+ * The fewest locations that have one of each line's (`each`: the locations each line can be taken
+ * at): sets of each size in turn, smallest first; of the sets of the smallest size that cover every
+ * line, the one `better` puts first (the lines' batches by the single-line rule), the first in the
+ * order of their locations' preference of a tie (lexicographic over the locations sorted by
+ * `preference`). Past MAX_LOCATIONS_SEARCHED locations, greedy: the location that covers most lines
+ * not yet covered, the more preferred of a tie, until every line is.
+ */
+const fewestLocations = (
+  each: readonly ReadonlySet<string>[],
+  preference: (a: string, b: string) => number,
+  better: (a: readonly string[], b: readonly string[]) => number,
+): string[] => {
+  const all = [...new Set(each.flatMap((locations) => [...locations]))].sort(preference);
+  const covers = (chosen: readonly string[]) => each.every((locations) => chosen.some((location) => locations.has(location)));
+  if (all.length <= MAX_LOCATIONS_SEARCHED) {
+    for (let size = 1; size <= all.length; size++) {
+      let best: string[] | undefined;
+      forEachCombination(all, size, (chosen) => {
+        if (covers(chosen) && (best === undefined || better(chosen, best) < 0)) best = [...chosen];
+      });
+      if (best) return best;
+    }
+  }
+  const chosen: string[] = [];
+  let uncovered = [...each];
+  while (uncovered.length > 0) {
+    let best = all[0] as string;
+    let bestCount = -1;
+    for (const location of all) {
+      const count = uncovered.filter((locations) => locations.has(location)).length;
+      if (count > bestCount) [best, bestCount] = [location, count];
+    }
+    chosen.push(best);
+    uncovered = uncovered.filter((locations) => !locations.has(best));
+  }
+  return chosen;
+};
+
+/** Every set of `size` of `items`, in lexicographic order of their positions (at most 924 of 12). */
+const forEachCombination = (items: readonly string[], size: number, visit: (chosen: readonly string[]) => void): void => {
+  const chosen: string[] = [];
+  const search = (from: number): void => {
+    if (chosen.length === size) return visit(chosen);
+    for (let index = from; index <= items.length - (size - chosen.length); index++) {
+      chosen.push(items[index] as string);
+      search(index + 1);
+      chosen.pop();
+    }
+  };
+  search(0);
+};

@@ -1,0 +1,282 @@
+import { describe, expect, it } from 'vitest';
+import { OutOfStock, UnknownLocation } from '../../domain/errors';
+import { placeHold } from '../../domain/hold-services';
+import { putLocation } from '../../domain/location-services';
+import { DEFAULT_LOCATION, type Location, type LocationDefinition } from '../../domain/locations';
+import { type Batch, type OrderLine, newBatch } from '../../domain/model';
+import { distanceKm, eligibilityOf, planOrder, rankBatchesForLine } from '../../domain/routing';
+import { addBatch, allocate, allocateOrder } from '../../domain/services';
+import { FakeRepository } from '../support/fake-repository';
+
+const PARIS = { lat: 48.8566, lng: 2.3522 };
+const LYON = { lat: 45.764, lng: 4.8357 };
+const BERLIN = { lat: 52.52, lng: 13.405 };
+
+const place = (id: string, fields: Partial<Location> = {}): Location => ({ id, name: id, priority: 10, serves: ['*'], active: true, ...fields });
+const batch = (ref: string, location: string, qty = 10, eta: string | null = null): Batch => newBatch({ ref, sku: 'LAMP', qty, eta, location });
+const line = (qty = 1): OrderLine => ({ orderid: 'o1', sku: 'LAMP', qty });
+const refs = (batches: readonly Batch[]) => batches.map(({ ref }) => ref);
+
+describe('which locations a request may take from', () => {
+  const stored = [place('paris', { serves: ['FR'] }), place('berlin', { serves: ['DE', 'AT'] }), place('closed', { active: false })];
+  const ids = (routing: Parameters<typeof eligibilityOf>[1]) => [...eligibilityOf(stored, routing).locations.keys()].sort();
+
+  it('is every active location, the built-in default among them, when the request names neither destination nor location', () => {
+    expect(ids({})).toEqual(['berlin', 'default', 'paris']);
+  });
+
+  it('is the active locations that serve the destination country, `*` serving every one', () => {
+    expect(ids({ destination: { country: 'AT' } })).toEqual(['berlin', 'default']);
+    expect(ids({ destination: { country: 'FR' } })).toEqual(['default', 'paris']);
+  });
+
+  it('is the one location named, and none when it is inactive or serves not the destination', () => {
+    expect(ids({ location: 'paris' })).toEqual(['paris']);
+    expect(ids({ location: 'closed' })).toEqual([]);
+    expect(ids({ location: 'paris', destination: { country: 'DE' } })).toEqual([]);
+  });
+
+  it('refuses a location named that does not exist, as a field of the request', () => {
+    expect(() => eligibilityOf(stored, { location: 'nowhere' })).toThrow(UnknownLocation);
+  });
+
+  it('leaves out `default` once it is replaced by an inactive one', () => {
+    expect(ids({ destination: { country: 'IT' } })).toEqual(['default']);
+    expect([...eligibilityOf([{ ...DEFAULT_LOCATION, active: false }], {}).locations.keys()]).toEqual([]);
+  });
+});
+
+describe('which batch a line goes to', () => {
+  it('with every batch at one location, is the rule from before there were locations: in stock, the earliest shipment, the reference', () => {
+    const batches = [batch('s-late', 'default', 10, '2027-03-01'), batch('b-2', 'default'), batch('s-early', 'default', 10, '2027-01-01'), batch('b-1', 'default')];
+    expect(refs(rankBatchesForLine(batches, line(), eligibilityOf([], {})))).toEqual(['b-1', 'b-2', 's-early', 's-late']);
+  });
+
+  it('takes stock on the shelf anywhere before a shipment to the most preferred location', () => {
+    const eligibility = eligibilityOf([place('near', { priority: 0 }), place('far', { priority: 100 })], {});
+    expect(refs(rankBatchesForLine([batch('shipment', 'near', 10, '2027-01-01'), batch('shelf', 'far')], line(), eligibility))).toEqual(['shelf', 'shipment']);
+  });
+
+  it('among batches in stock, orders by location priority, then distance to the destination, then location id, then reference', () => {
+    const stored = [
+      place('lyon', { priority: 5, position: LYON }),
+      place('paris', { priority: 5, position: PARIS }),
+      place('a-nowhere', { priority: 5 }),
+      place('b-nowhere', { priority: 5 }),
+      place('first', { priority: 1, position: BERLIN }),
+    ];
+    const batches = [batch('z', 'b-nowhere'), batch('y', 'a-nowhere'), batch('x2', 'lyon'), batch('x1', 'lyon'), batch('w', 'paris'), batch('v', 'first')];
+    const eligibility = eligibilityOf(stored, { destination: { country: 'FR', position: { lat: 48.9, lng: 2.4 } } });
+    // Berlin is farthest but preferred by priority; a known distance comes before an unknown one, which tie and fall to the id.
+    expect(refs(rankBatchesForLine(batches, line(), eligibility))).toEqual(['v', 'w', 'x1', 'x2', 'y', 'z']);
+  });
+
+  it('without a position for the destination, ranks locations of one priority by id', () => {
+    const eligibility = eligibilityOf([place('paris', { position: PARIS }), place('lyon', { position: LYON })], { destination: { country: 'FR' } });
+    expect(refs(rankBatchesForLine([batch('p', 'paris'), batch('l', 'lyon')], line(), eligibility))).toEqual(['l', 'p']);
+  });
+
+  it('among shipments, takes the earliest eta first, then the same order as in stock', () => {
+    const eligibility = eligibilityOf([place('best', { priority: 0 }), place('worst', { priority: 9 })], {});
+    const batches = [batch('late-best', 'best', 10, '2027-02-01'), batch('early-worst', 'worst', 10, '2027-01-01'), batch('early-best', 'best', 10, '2027-01-01')];
+    expect(refs(rankBatchesForLine(batches, line(), eligibility))).toEqual(['early-best', 'early-worst', 'late-best']);
+  });
+
+  it('passes over batches too small for the whole line, and those at locations not eligible', () => {
+    const eligibility = eligibilityOf([place('fr', { serves: ['FR'] }), place('de', { serves: ['DE'] })], { destination: { country: 'DE' } });
+    const batches = [batch('small', 'de', 2), batch('french', 'fr'), batch('default', 'default', 10, '2027-01-01')];
+    expect(refs(rankBatchesForLine(batches, line(5), eligibility))).toEqual(['default']);
+  });
+
+  it('ranks the same whatever order the batches and locations come in', () => {
+    const stored = [place('a', { priority: 2 }), place('b', { priority: 1 }), place('c', { priority: 2 })];
+    const batches = [batch('1', 'a'), batch('2', 'b'), batch('3', 'c'), batch('4', 'a', 10, '2027-01-01')];
+    const expected = refs(rankBatchesForLine(batches, line(), eligibilityOf(stored, {})));
+    expect(refs(rankBatchesForLine([...batches].reverse(), line(), eligibilityOf([...stored].reverse(), {})))).toEqual(expected);
+    expect(expected).toEqual(['2', '1', '3', '4']);
+  });
+
+  it('measures distance along the great circle', () => {
+    expect(distanceKm(PARIS, LYON)).toBeCloseTo(392, -1);
+    expect(distanceKm(PARIS, PARIS)).toBe(0);
+  });
+});
+
+describe('allocate, routed', () => {
+  const setUp = async (locations: LocationDefinition[], batches: Array<[ref: string, location: string, qty: number, eta?: string | null]>) => {
+    const repository = new FakeRepository();
+    for (const location of locations) await putLocation(location, repository);
+    for (const [ref, location, qty, eta = null] of batches) await addBatch({ ref, sku: 'LAMP', qty, eta, location }, repository);
+    return repository;
+  };
+  const paris: LocationDefinition = { id: 'paris', name: 'Paris', priority: 1, serves: ['FR'], position: PARIS };
+  const berlin: LocationDefinition = { id: 'berlin', name: 'Berlin', priority: 1, serves: ['DE'], position: BERLIN };
+
+  it('answers the batch and its location, from a location that serves the destination', async () => {
+    const repository = await setUp([paris, berlin], [['in-paris', 'paris', 10], ['in-berlin', 'berlin', 10]]);
+    expect(await allocate(line(), repository, { destination: { country: 'DE' } })).toEqual({ batchref: 'in-berlin', location: 'berlin', created: true });
+    expect(repository.batches.get('in-paris')?.available).toBe(10);
+  });
+
+  it('takes from the one location named, passing over a preferred one', async () => {
+    const repository = await setUp([{ ...paris, priority: 0 }, berlin], [['in-paris', 'paris', 10], ['in-berlin', 'berlin', 10]]);
+    expect(await allocate(line(), repository, { location: 'berlin' })).toMatchObject({ batchref: 'in-berlin', location: 'berlin' });
+  });
+
+  it('takes nothing from an inactive location, even with no destination or location named', async () => {
+    const repository = await setUp([{ ...paris, priority: 0, active: false }, berlin], [['in-paris', 'paris', 10], ['in-berlin', 'berlin', 10]]);
+    expect(await allocate(line(), repository)).toMatchObject({ batchref: 'in-berlin', location: 'berlin' });
+  });
+
+  it('refuses with reason no_location when no active location serves the destination, and announces no lack of stock', async () => {
+    const repository = await setUp([paris], [['in-paris', 'paris', 10]]);
+    await putLocation({ ...DEFAULT_LOCATION, serves: ['FR'] }, repository);
+    const refusal = allocate(line(), repository, { destination: { country: 'DE' } });
+    await expect(refusal).rejects.toThrow(OutOfStock);
+    await expect(refusal).rejects.toMatchObject({ reason: 'no_location' });
+    expect(repository.lines.size).toBe(0);
+    expect(repository.outOfStock).toEqual([]);
+  });
+
+  it('refuses with reason out_of_stock, announced, when the eligible locations have no batch that can take the line, though another has', async () => {
+    const repository = await setUp([paris, berlin], [['in-paris', 'paris', 10], ['in-berlin', 'berlin', 2]]);
+    await expect(allocate(line(5), repository, { location: 'berlin' })).rejects.toMatchObject({ name: 'OutOfStock', reason: 'out_of_stock' });
+    expect(repository.outOfStock).toEqual([line(5)]);
+  });
+
+  it('refuses a location named that does not exist', async () => {
+    const repository = await setUp([], [['b1', 'default', 10]]);
+    await expect(allocate(line(), repository, { location: 'nowhere' })).rejects.toThrow(UnknownLocation);
+  });
+
+  it('answers a repeat with its batch and that batch location, whatever the repeat names', async () => {
+    const repository = await setUp([paris], [['in-paris', 'paris', 10]]);
+    await allocate(line(), repository, { destination: { country: 'FR' } });
+    expect(await allocate(line(), repository)).toEqual({ batchref: 'in-paris', location: 'paris', created: false });
+    expect(repository.batches.get('in-paris')?.available).toBe(9);
+  });
+
+  it('reads every location anew when a batch is at one the locations it routes by do not know yet', async () => {
+    const repository = await setUp([], [['b1', 'default', 1]]);
+    const stale = await repository.locations();
+    repository.routingLocations = async () => stale;
+    await putLocation({ ...paris, priority: 0, serves: ['*'] }, repository);
+    await addBatch({ ref: 'in-paris', sku: 'LAMP', qty: 10, eta: null, location: 'paris' }, repository);
+    expect(await allocate(line(5), repository)).toMatchObject({ batchref: 'in-paris', location: 'paris' });
+    expect(await allocate({ ...line(), orderid: 'o2' }, repository, { location: 'paris' })).toMatchObject({ location: 'paris' });
+  });
+});
+
+describe('where an order goes', () => {
+  const at = (ref: string, sku: string, location: string, eta: string | null = null, qty = 10): Batch => newBatch({ ref, sku, qty, eta, location });
+  const stock = (...batches: Batch[]) => {
+    const bySku = new Map<string, Batch[] | undefined>();
+    for (const b of batches) bySku.set(b.sku, [...(bySku.get(b.sku) ?? []), b]);
+    return bySku;
+  };
+  const placed = (plan: ReturnType<typeof planOrder>) =>
+    plan.kind === 'placed' ? plan.placements.map(({ allocation: { sku, batchref } }) => `${sku}:${batchref}`) : plan.refusals;
+  const places = (...ids: string[]) => ids.map((id, index) => place(id, { priority: index }));
+  const order = (...skus: string[]) => skus.map((sku) => ({ sku, qty: 1 }));
+
+  it('puts a line on a shipment only when no batch in stock at an eligible location can take it, even at the cost of a second location', () => {
+    const plan = planOrder('o1', order('LAMP', 'RUG'), stock(at('lamp-x', 'LAMP', 'x'), at('lamp-y-ship', 'LAMP', 'y', '2027-01-01'), at('rug-y', 'RUG', 'y')), eligibilityOf(places('x', 'y'), {}));
+    expect(placed(plan)).toEqual(['LAMP:lamp-x', 'RUG:rug-y']);
+  });
+
+  it('takes every line from as few locations as can, before the preferred location of each line', () => {
+    const plan = planOrder('o1', order('LAMP', 'RUG'), stock(at('lamp-x', 'LAMP', 'x'), at('lamp-y', 'LAMP', 'y'), at('rug-y', 'RUG', 'y')), eligibilityOf(places('x', 'y'), {}));
+    expect(placed(plan)).toEqual(['LAMP:lamp-y', 'RUG:rug-y']);
+  });
+
+  it('of two sets of locations as small, takes the one whose most preferred location is more preferred, then the next', () => {
+    const batches = stock(at('lamp-a', 'LAMP', 'a'), at('lamp-b', 'LAMP', 'b'), at('rug-c', 'RUG', 'c'), at('rug-d', 'RUG', 'd'));
+    expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(places('d', 'b', 'a', 'c'), {})))).toEqual(['LAMP:lamp-b', 'RUG:rug-d']);
+    expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(places('a', 'd', 'c', 'b'), {})))).toEqual(['LAMP:lamp-a', 'RUG:rug-d']);
+  });
+
+  it('of two sets of locations as small, takes the one where each line gets the batch the rule for one line prefers: the earliest shipment before the preferred location', () => {
+    const batches = stock(at('lamp-x-ship-late', 'LAMP', 'x', '2027-06-01'), at('lamp-y-ship', 'LAMP', 'y', '2027-03-01'));
+    expect(placed(planOrder('o1', order('LAMP'), batches, eligibilityOf(places('x', 'y'), {})))).toEqual(['LAMP:lamp-y-ship']);
+  });
+
+  it('then places each line by the rule for one line within the chosen locations', () => {
+    const batches = stock(at('lamp-x-2', 'LAMP', 'x'), at('lamp-x-1', 'LAMP', 'x'), at('lamp-y', 'LAMP', 'y'), at('rug-x-ship-late', 'RUG', 'x', '2027-05-01'), at('rug-x-ship', 'RUG', 'x', '2027-01-01'));
+    expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(places('y', 'x'), {})))).toEqual(['LAMP:lamp-x-1', 'RUG:rug-x-ship']);
+  });
+
+  it('with every batch at one location, places each line as the rule from before there were locations did', () => {
+    const batches = stock(at('lamp-ship', 'LAMP', 'default', '2027-01-01'), at('lamp-b', 'LAMP', 'default'), at('lamp-a', 'LAMP', 'default', null, 1), at('rug-ship', 'RUG', 'default', '2027-02-01'));
+    expect(placed(planOrder('o1', [{ sku: 'LAMP', qty: 2 }, { sku: 'RUG', qty: 1 }], batches, eligibilityOf([], {})))).toEqual(['LAMP:lamp-b', 'RUG:rug-ship']);
+  });
+
+  it('past 12 locations, picks them greedily, the one that takes most lines first, and still places every line', () => {
+    const ids = Array.from({ length: 14 }, (_, index) => `l${String(index).padStart(2, '0')}`);
+    const batches = stock(...ids.map((id) => at(`lamp-${id}`, 'LAMP', id)), at('rug-l13', 'RUG', 'l13'), at('sofa-l00', 'SOFA', 'l00'));
+    const plan = planOrder('o1', order('LAMP', 'RUG', 'SOFA'), batches, eligibilityOf(places(...ids), {}));
+    expect(placed(plan)).toEqual(['LAMP:lamp-l00', 'RUG:rug-l13', 'SOFA:sofa-l00']);
+  });
+
+  it('refuses every line that cannot be placed, each with why', () => {
+    const batches = stock(at('lamp-fr', 'LAMP', 'fr'), at('rug-de', 'RUG', 'de'));
+    const stored = [place('fr', { serves: ['FR'] }), place('de', { serves: ['DE'] }), { ...DEFAULT_LOCATION, serves: ['FR', 'DE'] }];
+    const withUnknown = new Map([...batches, ['NOPE', undefined]]);
+    expect(placed(planOrder('o1', order('LAMP', 'RUG', 'NOPE'), withUnknown, eligibilityOf(stored, { destination: { country: 'FR' } })))).toEqual([
+      { sku: 'RUG', reason: 'out_of_stock' },
+      { sku: 'NOPE', reason: 'invalid_sku' },
+    ]);
+    expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(stored, { destination: { country: 'IT' } })))).toEqual([
+      { sku: 'LAMP', reason: 'no_location' },
+      { sku: 'RUG', reason: 'no_location' },
+    ]);
+  });
+});
+
+describe('allocateOrder, routed', () => {
+  it('allocates every line at the locations the destination allows, answering each line with its location', async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'paris', name: 'Paris', priority: 0, serves: ['FR'] }, repository);
+    await putLocation({ id: 'closed', name: 'Closed', priority: 0, serves: ['*'], active: false }, repository);
+    for (const [ref, sku, location] of [['lamp-paris', 'LAMP', 'paris'], ['lamp-closed', 'LAMP', 'closed'], ['rug-main', 'RUG', 'default'], ['rug-paris', 'RUG', 'paris']]) {
+      await addBatch({ ref: ref as string, sku: sku as string, qty: 5, eta: null, location }, repository);
+    }
+    const outcome = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, { destination: { country: 'FR' } });
+    expect(outcome.lines).toEqual([
+      { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-paris', location: 'paris' },
+      { orderid: 'o1', sku: 'RUG', qty: 1, batchref: 'rug-paris', location: 'paris' },
+    ]);
+    expect((await allocateOrder({ orderid: 'o1', lines: order2() }, repository)).lines.map(({ location }) => location)).toEqual(['paris', 'paris']);
+    await expect(allocateOrder({ orderid: 'o2', lines: order2() }, repository, { location: 'closed' })).rejects.toMatchObject({
+      name: 'OrderNotAllocated',
+      lines: [
+        { sku: 'LAMP', reason: 'no_location' },
+        { sku: 'RUG', reason: 'no_location' },
+      ],
+    });
+    expect(repository.outOfStock).toEqual([]);
+  });
+});
+
+const order2 = () => [
+  { sku: 'LAMP', qty: 1 },
+  { sku: 'RUG', qty: 1 },
+];
+
+describe('placeHold, routed', () => {
+  it('holds every line at the locations the request allows, and refuses with no_location where none is', async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'store', name: 'Store', priority: 5, serves: ['FR'] }, repository);
+    await putLocation({ id: 'closed', name: 'Closed', priority: 0, serves: ['*'], active: false }, repository);
+    for (const [ref, sku, location] of [['lamp-main', 'LAMP', 'default'], ['lamp-store', 'LAMP', 'store'], ['rug-store', 'RUG', 'store'], ['rug-closed', 'RUG', 'closed']]) {
+      await addBatch({ ref: ref as string, sku: sku as string, qty: 5, eta: null, location }, repository);
+    }
+    const { hold } = await placeHold({ holdid: 'cart-1', lines: order2(), ttlSeconds: 60 }, repository, { destination: { country: 'FR' } });
+    expect(hold.lines.map(({ sku, batchref }) => `${sku}:${batchref}`)).toEqual(['LAMP:lamp-store', 'RUG:rug-store']);
+    const pickup = await placeHold({ holdid: 'cart-2', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 }, repository, { location: 'default' });
+    expect(pickup.hold.lines.map(({ batchref }) => batchref)).toEqual(['lamp-main']);
+    await expect(placeHold({ holdid: 'cart-3', lines: [{ sku: 'RUG', qty: 1 }], ttlSeconds: 60 }, repository, { location: 'closed' })).rejects.toMatchObject({
+      name: 'HoldNotPlaced',
+      lines: [{ sku: 'RUG', reason: 'no_location' }],
+    });
+  });
+});
