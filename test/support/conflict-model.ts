@@ -14,14 +14,7 @@ export interface ModelledTable extends TestTable {
  */
 export const createModelledTable = async (options: Omit<ConflictModelOptions, 'target'> = {}): Promise<ModelledTable> => {
   const model = await startConflictModel({ target: inject('dynamoDbEndpoint'), ...options });
-  // The model stands for AWS: its clients keep AWS's 2 s an attempt (a call past it is sent again
-  // with its token, as the model's suites expect), whatever the run gives DynamoDB Local
-  // (vitest.config.ts). Read when the client is made, at the start of createTestTable.
-  const runTimeout = process.env.DYNAMODB_REQUEST_TIMEOUT_MS;
-  delete process.env.DYNAMODB_REQUEST_TIMEOUT_MS;
-  const creating = createTestTable(model.endpoint);
-  if (runTimeout !== undefined) process.env.DYNAMODB_REQUEST_TIMEOUT_MS = runTimeout;
-  const table = await creating;
+  const table = await createTestTable(model.endpoint);
   return {
     ...table,
     model,
