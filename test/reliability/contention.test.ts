@@ -92,7 +92,7 @@ describe(`hundreds of allocations sent at once to the local server, through the 
     }
     answers = outcomes.map(({ line, attempts }) => ({ line, answer: attempts[attempts.length - 1] as Answer }));
     inventory = await readInventory(table.documentClient, table.tableName);
-  }, 120_000);
+  }, 300_000);
 
   afterAll(() => table?.drop());
 

@@ -170,7 +170,7 @@ describe(`orders of several lines sent at once to the local server, competing fo
     answers = outcomes.map(({ order, attempts }) => ({ order, answer: attempts[attempts.length - 1] as Answer }));
     check = await runCheck(table);
     inventory = await readInventory(table.documentClient, table.tableName);
-  }, 60_000);
+  }, 300_000);
 
   afterAll(() => table?.drop());
 
