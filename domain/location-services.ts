@@ -47,11 +47,12 @@ export const allLocations = async (repository: BatchRepository): Promise<Locatio
 /**
  * The locations to route by: those the store keeps for routing (BatchRepository.routingLocations,
  * which may be a moment old), or, when a batch read or the request names a location they do not
- * know, every location read anew: that location was made since, and its stock, or the request that
+ * know, the locations read anew: that location was made since, and its stock, or the request that
  * names it, is not refused for a list older than it.
  */
 export const locationsKnowing = async (locations: Location[], batches: readonly Batch[], { location }: Routing, repository: BatchRepository): Promise<Location[]> => {
   const known = new Set(allLocationsOf(locations).map(({ id }) => id));
-  const unknown = (location !== undefined && !known.has(location)) || batches.some((batch) => !known.has(locationOf(batch)));
-  return unknown ? repository.locations() : locations;
+  const named = [...(location === undefined ? [] : [location]), ...batches.map(locationOf)];
+  const unknown = [...new Set(named.filter((id) => !known.has(id)))];
+  return unknown.length > 0 ? repository.routingLocations(unknown) : locations;
 };

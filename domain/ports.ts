@@ -147,9 +147,11 @@ export interface BatchRepository {
    * Every location stored, for routing a request's lines: as read at most ROUTING_LOCATIONS_MAX_AGE_MS
    * ago, so that the store may keep them in the process rather than read their one partition for
    * every allocation (docs/capacity.md, "Locations read by routing"). A location written through the
-   * same process is read anew.
+   * same process is read anew. When `naming` names a location they lack (made since), they are read
+   * anew, unless they were read a moment ago (a second, so that requests naming a location that does
+   * not exist do not read them each).
    */
-  routingLocations(): Promise<Location[]>;
+  routingLocations(naming?: readonly string[]): Promise<Location[]>;
   /** The location stored under `id`, as of now (strongly consistent); undefined when none is (the built-in `default` is not, until replaced). */
   location(id: string): Promise<StoredLocation | undefined>;
   /**

@@ -1,10 +1,4 @@
-import {
-  BatchGetCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  type QueryCommandOutput,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
@@ -33,43 +27,28 @@ import type {
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './allocation-saves';
 import { STOCK_RANGE, batchDescriptionWrite, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
-import { PK, SK } from './fields';
-import {
-  type CountPlaces,
-  type HoldWrites,
-  type StoredHeldUnits,
-  expiredUnitsGivenBackWrites,
-  heldOnBatchRange,
-  heldUnitsKey,
-  heldUnitsPartitions,
-  sendHoldWrites,
-  sizingPlaces,
-  sourcesOf,
-} from './held-units';
-import {
-  ACTIVE_HOLD_SHARD,
-  activeHoldShards,
-  batchChangeHoldEndWrites,
-  holdConfirmWrites,
-  holdEndWrites,
-  holdExtensionWrites,
-  holdKey,
-} from './holds';
+import { type CountPlaces, type HoldWrites, sendHoldWrites, sizingPlaces } from './held-units';
+import { HoldGiveBacks, type HeldOnBatch, conditionalHoldWrite } from './hold-give-backs';
+import { batchChangeHoldEndWrites, holdConfirmWrites, holdEndWrites, holdExtensionWrites, holdKey } from './holds';
 import { parseStoredItem, storedLine } from './items';
-import { LOCATIONS_PARTITION, RoutingLocations, locationExistsCheck, locationKey, locationWrite } from './locations';
+import { LocationReads, RoutingLocations } from './location-reads';
+import { locationExistsCheck } from './locations';
 import { ALLOCATED_AT, LINES_RANGE, LINE_BATCH, lineKey, lineMovesWrites, lineRemovalWrites, linesOfBatch, orderPartition, outOfStockItem } from './lines';
 import { writesOf } from './pieces';
 import { type FoundBatch, KnownPieces, SpreadBatches } from './spread-batches';
 import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
-import { activeHoldsIndex, linesByBatchIndex } from './table';
+import { linesByBatchIndex } from './table';
+import { TableReads } from './table-reads';
 import { TakeGroups } from './take-groups';
 
 /*
  * The DynamoDB adapter of the repository port (domain/ports.ts): each method reads, decides and
  * writes; the items it writes, each with the condition that guards it, are their kind's module's
- * (batches.ts, pieces.ts, lines.ts, holds.ts, held-units.ts), a take's transaction is
- * allocation-saves.ts's, and the reading, spreading and gathering of spread batches is
- * spread-batches.ts's.
+ * (batches.ts, pieces.ts, lines.ts, holds.ts, held-units.ts, locations.ts), a take's transaction is
+ * allocation-saves.ts's, the reading, spreading and gathering of spread batches is
+ * spread-batches.ts's, the locations' reads and the list kept for routing location-reads.ts's, the
+ * reads of held units and the give-back of expired holds hold-give-backs.ts's, and the reads every
+ * kind shares table-reads.ts's.
  *
  * Capacity: an allocate costs one strongly consistent Query (1 RCU while the SKU has fewer than about
  * twenty batches with stock, however many are exhausted) and one transaction of two small writes
@@ -93,17 +72,6 @@ import { TakeGroups } from './take-groups';
 /** A batch's units outside its pieces: all of them for a batch kept whole. */
 const ownUnits = (batch: Batch): number => batch.available - piecesAvailable(batch);
 
-/**
- * Expired holds a request gives back at once on a batch whose stock it needs (lazy expiry): each is
- * at most two records (its units from the batch's own item and from its pieces), and their counts
- * at most one write on the item and one on a piece of each spread they came from, so 40 mostly fit a
- * transaction; those that do not are left for the next give-back (freeExpiredHolds sizes the write).
- */
-const HOLDS_FREED_AT_ONCE = 40;
-
-/** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
-const MAX_UNPROCESSED_ROUNDS = 4;
-
 const firstBatch = (items: readonly Record<string, unknown>[]): (FoundBatch & { readonly inStockRange: boolean }) | undefined => {
   const stored = items.map(parseStoredItem).find((item) => item.kind === 'batch');
   return stored && { batch: stored.batch, inStockRange: stored.inStockRange, ...(stored.spread ? { spread: stored.spread } : {}) };
@@ -113,6 +81,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
   private readonly calls: StoreCalls;
   private readonly spreads: SpreadBatches;
   private readonly allocations: AllocationSaves;
+  private readonly reads: TableReads;
+  private readonly storedLocations: LocationReads;
+  private readonly holdGiveBacks: HoldGiveBacks;
 
   constructor(
     private readonly client: DocumentSender,
@@ -126,7 +97,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
     private readonly routing = new RoutingLocations(),
   ) {
     this.calls = new StoreCalls(client, conflictRetry, deadline, observer);
-    const queryPartition = (partition: string, prefix?: string) => this.queryPartition(partition, prefix);
+    this.reads = new TableReads(this.calls, client, tableName);
+    this.storedLocations = new LocationReads(this.reads, this.calls, tableName, routing);
+    this.holdGiveBacks = new HoldGiveBacks(this.calls, this.reads, client, tableName, conflictRetry, knownPieces);
+    const queryPartition = (partition: string, prefix?: string) => this.reads.partition(partition, prefix);
     this.spreads = new SpreadBatches(this.calls, tableName, conflictRetry, () => this.currentTime(), queryPartition, knownPieces);
     this.allocations = new AllocationSaves(this.calls, client, tableName, conflictRetry, this.spreads, knownPieces, takeGroups);
   }
@@ -158,41 +132,20 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { outcome: 'exists', existing };
   }
 
-  async locations(): Promise<Location[]> {
-    const readAt = Date.now();
-    const locations = await this.readLocations();
-    this.routing.keep(locations, readAt);
-    return locations;
+  locations(): Promise<Location[]> {
+    return this.storedLocations.all();
   }
 
-  routingLocations(): Promise<Location[]> {
-    return this.routing.read(() => this.readLocations());
+  routingLocations(naming?: readonly string[]): Promise<Location[]> {
+    return this.storedLocations.forRouting(naming);
   }
 
-  private async readLocations(): Promise<Location[]> {
-    return (await this.queryPartition(LOCATIONS_PARTITION)).map((item) => {
-      const stored = parseStoredItem(item);
-      if (stored.kind !== 'location') throw new Error(`Item in the locations' partition is not a location: ${JSON.stringify(stored)}`);
-      return stored.location;
-    });
+  location(id: string): Promise<StoredLocation | undefined> {
+    return this.storedLocations.one(id);
   }
 
-  async location(id: string): Promise<StoredLocation | undefined> {
-    const { Item } = await this.calls.call((options) =>
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: locationKey(id), ConsistentRead: true }), options),
-    );
-    const stored = Item && parseStoredItem(Item);
-    if (stored && stored.kind !== 'location') throw new Error(`Item at the key of location ${id} is not a location: ${JSON.stringify(stored)}`);
-    return stored && { location: stored.location, revision: stored.revision };
-  }
-
-  async saveLocation(location: Location, replacing?: LocationRevision): Promise<ConditionalWrite> {
-    try {
-      return await this.calls.conditionalWrite([locationWrite(this.tableName, location, replacing)]);
-    } finally {
-      // Whatever came of it, this process routes its next request by the locations as they are then.
-      this.routing.forget();
-    }
+  saveLocation(location: Location, replacing?: LocationRevision): Promise<ConditionalWrite> {
+    return this.storedLocations.save(location, replacing);
   }
 
   async stockOf(sku: string, { forTake = false, settled = false }: StockRead = {}): Promise<SkuStock> {
@@ -203,7 +156,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   private async stockRange(sku: string): Promise<{ known: boolean; found: FoundBatch[] }> {
     let known = false;
     const found: FoundBatch[] = [];
-    for (const item of await this.queryPartition(skuPartition(sku), STOCK_RANGE)) {
+    for (const item of await this.reads.partition(skuPartition(sku), STOCK_RANGE)) {
       const stored = parseStoredItem(item);
       if (stored.kind === 'known-sku') known = true;
       else if (stored.kind === 'batch') found.push({ batch: stored.batch, ...(stored.spread ? { spread: stored.spread } : {}) });
@@ -213,10 +166,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {
-    const { Item } = await this.calls.call((options) =>
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: lineKey(orderid, sku), ConsistentRead: true }), options),
-    );
-    return Item ? storedLine(Item) : undefined;
+    const item = await this.reads.item(lineKey(orderid, sku));
+    return item && storedLine(item);
   }
 
   async saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> {
@@ -236,86 +187,30 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.allocations.saveHold(hold, placements, this.currentTime());
   }
 
-  async heldOn(batch: Batch, which: { readonly expiredBy: Instant } | { readonly latestFirst: true }, limit: number): Promise<HeldUnits[]> {
-    const byHold = new Map<string, HeldUnits>();
-    for (const { units } of await this.heldRecords(batch, which, limit)) byHold.set(units.holdid, units);
-    const order = 'expiredBy' in which ? 1 : -1;
-    return [...byHold.values()].sort((a, b) => order * (a.expiresAt < b.expiresAt ? -1 : a.expiresAt > b.expiresAt ? 1 : 0)).slice(0, limit);
+  heldOn(batch: Batch, which: HeldOnBatch, limit: number): Promise<HeldUnits[]> {
+    return this.holdGiveBacks.heldOn(batch, which, limit);
   }
 
-  /**
-   * The records of held units on the batch, from each partition they may be in (its SKU's and its
-   * pieces'): those that expired by `expiredBy`, or the latest `limit` of each partition. Their sort
-   * keys begin with the batch and its expiry, so the Query reads no other batch's and, for expired
-   * ones, no active one.
-   */
-  private async heldRecords(batch: Batch, which: { readonly expiredBy: Instant } | { readonly latestFirst: true }, limit: number): Promise<StoredHeldUnits[]> {
-    const range = heldOnBatchRange(batch.ref);
-    // ISO instants have one length, and '#' sorts before '$': every key of an expiry at or before the instant sorts before this.
-    const last = 'expiredBy' in which ? `${range}${new Date(which.expiredBy).toISOString()}$` : `${range}~`;
-    const partitions = await Promise.all(
-      heldUnitsPartitions(batch.sku).map((partition) => this.queryRange(partition, range, last, { latestFirst: !('expiredBy' in which), limit })),
-    );
-    return partitions.flat().flatMap((item) => {
-      const stored = parseStoredItem(item);
-      return stored.kind === 'held-units' && stored.held.ref === batch.ref ? [stored.held] : [];
-    });
+  freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number> {
+    return this.holdGiveBacks.freeExpired(batch, now, atLeast);
   }
 
-  async freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number> {
-    const byHold = new Map<string, StoredHeldUnits>();
-    for (const record of await this.heldRecords(batch, { expiredBy: now }, HOLDS_FREED_AT_ONCE)) byHold.set(record.units.holdid, record);
-    const freeing: StoredHeldUnits[] = [];
-    let units = 0;
-    for (const record of [...byHold.values()].sort((a, b) => (a.units.expiresAt < b.units.expiresAt ? -1 : 1))) {
-      if (units >= atLeast || freeing.length >= HOLDS_FREED_AT_ONCE) break;
-      freeing.push(record);
-      units += record.units.qty;
-    }
-
-    // A give-back writes at most one piece of each spread its holds' units came from and the batch
-    // item: as many holds as one transaction carries, sized for the most it may send.
-    while (freeing.length > 1 && expiredUnitsGivenBackWrites(this.tableName, freeing, sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) freeing.pop();
-    if (freeing.length === 0) return 0;
-    // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
-    await this.holdWrite((places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
-    // Given back to pieces, the units are more than this process remembers of them: its next take reads them.
-    this.knownPieces.forget(batch.ref);
-    return freeing.reduce((sum, { units: { qty } }) => sum + qty, 0);
+  stillHeldOn(hold: Hold): Promise<string[]> {
+    return this.holdGiveBacks.stillHeldOn(hold);
   }
 
-  async stillHeldOn(hold: Hold): Promise<string[]> {
-    // A hold's units on a batch are given back all at once, so its first record there tells.
-    let keys: Record<string, unknown>[] = hold.lines.map((line) => heldUnitsKey(line.sku, line.batchref, hold, sourcesOf(line)[0] ?? { qty: line.qty }));
-    const found: string[] = [];
-    // A key the store leaves unprocessed (throttled) is asked again: one missed would strand its units.
-    for (let round = 0; keys.length > 0; round++) {
-      if (round >= MAX_UNPROCESSED_ROUNDS) throw new StoreUnavailable(`The records of hold ${hold.holdid} were not read`);
-      const { Responses, UnprocessedKeys } = await this.calls.call((options) =>
-        this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }), options),
-      );
-      for (const item of Responses?.[this.tableName] ?? []) {
-        const stored = parseStoredItem(item);
-        if (stored.kind === 'held-units') found.push(stored.held.ref);
-      }
-      keys = UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-    }
-    return found;
+  expiredHolds(before: Instant, limit: number, from?: ExpiredHoldsCursor): Promise<ExpiredHolds> {
+    return this.holdGiveBacks.expiredHolds(before, limit, from);
   }
 
   /** A write of holds whose cancellation means only that something is no longer as read. */
-  private async holdWrite(build: (places: CountPlaces) => HoldWrites): Promise<ConditionalWrite> {
-    const { cancellation } = await sendHoldWrites(this.calls, this.knownPieces, this.conflictRetry, build);
-    if (!cancellation) return 'saved';
-    this.calls.raceLost(cancellation);
-    return 'changed';
+  private holdWrite(build: (places: CountPlaces) => HoldWrites): Promise<ConditionalWrite> {
+    return conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, build);
   }
 
   async hold(holdid: string): Promise<Hold | undefined> {
-    const { Item } = await this.calls.call((options) =>
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: holdKey(holdid), ConsistentRead: true }), options),
-    );
-    const stored = Item && parseStoredItem(Item);
+    const item = await this.reads.item(holdKey(holdid));
+    const stored = item && parseStoredItem(item);
     return stored?.kind === 'hold' ? stored.hold : undefined;
   }
 
@@ -346,47 +241,6 @@ export class DynamoDbBatchRepository implements BatchRepository {
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     this.calls.raceLost(cancellation);
     return { outcome: 'changed' };
-  }
-
-  /**
-   * Each shard of the index read in order of expiry, `limit` at a time, and the earliest `limit` of
-   * them kept. The cursor is where each shard's next Query starts: after the last of its holds that
-   * a page kept (its index key), or where it started when the page kept none of them; a shard whose
-   * every hold a page kept and that has no more is left out.
-   */
-  async expiredHolds(before: Instant, limit: number, from?: ExpiredHoldsCursor): Promise<ExpiredHolds> {
-    const starts: ShardStarts = from ? (from as unknown as ShardStarts) : new Map(activeHoldShards.map((shard) => [shard, undefined]));
-    const shards = await Promise.all(
-      [...starts].map(async ([shard, start]) => {
-        const { Items = [], LastEvaluatedKey } = await this.calls.call((options) =>
-          this.client.send(
-            new QueryCommand({
-              TableName: this.tableName,
-              IndexName: activeHoldsIndex.name,
-              KeyConditionExpression: `${ACTIVE_HOLD_SHARD} = :shard AND heldUntil <= :before`,
-              ExpressionAttributeValues: { ':shard': shard, ':before': new Date(before).toISOString() },
-              Limit: limit,
-              ...(start ? { ExclusiveStartKey: start } : {}),
-            }),
-            options,
-          ),
-        );
-        return { shard, start, items: Items, more: LastEvaluatedKey !== undefined };
-      }),
-    );
-    // A stable sort: each shard's holds stay in its order, so those kept are the first of its Query's.
-    const kept = shards
-      .flatMap(({ shard, items }) => items.map((item) => ({ shard, item, heldUntil: String(item.heldUntil) })))
-      .sort((a, b) => (a.heldUntil < b.heldUntil ? -1 : a.heldUntil > b.heldUntil ? 1 : 0))
-      .slice(0, limit);
-    const next: Map<string, IndexKey | undefined> = new Map();
-    for (const { shard, start, items, more } of shards) {
-      const last = kept.filter((entry) => entry.shard === shard).at(-1)?.item;
-      const keptAll = last !== undefined && last === items.at(-1);
-      if (!keptAll && items.length > 0) next.set(shard, last ? activeHoldIndexKey(last) : start);
-      else if (more && last) next.set(shard, activeHoldIndexKey(last));
-    }
-    return { holdids: kept.map(({ item }) => String(item.holdid)), ...(next.size > 0 ? { next: next as unknown as ExpiredHoldsCursor } : {}) };
   }
 
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
@@ -435,7 +289,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async allocationsOf(orderid: string): Promise<Allocation[]> {
-    return (await this.queryPartition(orderPartition(orderid), LINES_RANGE)).map(storedLine);
+    return (await this.reads.partition(orderPartition(orderid), LINES_RANGE)).map(storedLine);
   }
 
   async linesOn(ref: string, limit: number): Promise<Allocation[]> {
@@ -499,68 +353,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return (await this.calls.conditionalWrite(items)) === 'saved' ? { outcome: 'saved', moved } : { outcome: 'changed' };
   }
 
-  /**
-   * Every item of a partition, or of the sort keys beginning with `sortKeyPrefix`, page by page,
-   * strongly consistent: a stale read of stock would offer stock already taken (the conditional
-   * write would still refuse it), and a stale read of an order would miss a line just confirmed.
-   */
-  private queryPartition(partition: string, sortKeyPrefix?: string): Promise<Record<string, unknown>[]> {
-    return sortKeyPrefix === undefined
-      ? this.query(`${PK} = :partition`, { ':partition': partition })
-      : this.query(`${PK} = :partition AND begins_with(${SK}, :prefix)`, { ':partition': partition, ':prefix': sortKeyPrefix });
-  }
-
-  /** Up to `limit` items of a partition whose sort keys lie from `first` to `last`, in key order or the reverse, strongly consistent. */
-  private queryRange(partition: string, first: string, last: string, order: { latestFirst: boolean; limit: number }): Promise<Record<string, unknown>[]> {
-    return this.query(`${PK} = :partition AND ${SK} BETWEEN :first AND :last`, { ':partition': partition, ':first': first, ':last': last }, order);
-  }
-
-  private async query(
-    KeyConditionExpression: string,
-    ExpressionAttributeValues: Record<string, unknown>,
-    { latestFirst = false, limit = Number.POSITIVE_INFINITY } = {},
-  ): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let startKey: QueryCommandOutput['LastEvaluatedKey'];
-    do {
-      const page: QueryCommandOutput = await this.calls.call((options) =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression,
-            ExpressionAttributeValues,
-            ConsistentRead: true,
-            ...(latestFirst ? { ScanIndexForward: false } : {}),
-            ...(Number.isFinite(limit) ? { Limit: limit - items.length } : {}),
-            ExclusiveStartKey: startKey,
-          }),
-          options,
-        ),
-      );
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey && items.length < limit);
-    return items;
-  }
-
   private async skuOfBatch(ref: string): Promise<string | undefined> {
-    const { Item } = await this.calls.call((options) =>
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: batchReferenceKey(ref), ConsistentRead: true }), options),
-    );
-    const stored = Item && parseStoredItem(Item);
+    const item = await this.reads.item(batchReferenceKey(ref));
+    const stored = item && parseStoredItem(item);
     return stored?.kind === 'batch-reference' ? stored.sku : undefined;
   }
 }
-
-/** An item's key in the active holds' index: the index's keys and the table's, as a Query's ExclusiveStartKey names it. */
-type IndexKey = Record<string, unknown>;
-
-/** Where the next Query of each shard of the active holds' index starts (undefined: at its beginning). */
-type ShardStarts = ReadonlyMap<string, IndexKey | undefined>;
-
-const activeHoldIndexKey = (item: Record<string, unknown>): IndexKey => ({
-  [ACTIVE_HOLD_SHARD]: item[ACTIVE_HOLD_SHARD],
-  heldUntil: item.heldUntil,
-  [PK]: item[PK],
-  [SK]: item[SK],
-});

@@ -1,5 +1,5 @@
 import type { Location, Position } from '../../domain/locations';
-import { type LocationRevision, ROUTING_LOCATIONS_MAX_AGE_MS } from '../../domain/ports';
+import type { LocationRevision } from '../../domain/ports';
 import { ITEM_IS_NEW } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey, now } from './fields';
 import type { StoredItem } from './items';
@@ -80,41 +80,3 @@ export const locationWrite = (tableName: string, location: Location, replacing?:
 export const locationExistsCheck = (tableName: string, id: string): TransactWriteItem => ({
   ConditionCheck: { TableName: tableName, Key: locationKey(id), ConditionExpression: `attribute_exists(${PK})` },
 });
-
-/**
- * The locations a process keeps for routing (BatchRepository.routingLocations): every allocation,
- * order and hold routes by them, and reading their one partition for each would bind the whole
- * table's allocations to that partition's 3,000 reads a second (docs/capacity.md, "Locations read
- * by routing"). Kept as read at most `maxAgeMs` ago, one read shared by the requests that find them
- * stale at once; a read that failed is not kept. A write of a location through the process, and a
- * read of them all, replace what is kept.
- */
-export class RoutingLocations {
-  private kept?: { readonly at: number; readonly locations: Promise<Location[]> };
-
-  constructor(
-    private readonly maxAgeMs = ROUTING_LOCATIONS_MAX_AGE_MS,
-    private readonly clock: () => number = Date.now,
-  ) {}
-
-  read(load: () => Promise<Location[]>): Promise<Location[]> {
-    const now = this.clock();
-    if (this.kept && now - this.kept.at < this.maxAgeMs) return this.kept.locations;
-    // Dated when the read is sent: what it finds is at most that old.
-    const locations = load();
-    const kept = { at: now, locations };
-    this.kept = kept;
-    locations.catch(() => {
-      if (this.kept === kept) this.kept = undefined;
-    });
-    return locations;
-  }
-
-  keep(locations: Location[], readAt: number): void {
-    this.kept = { at: readAt, locations: Promise.resolve(locations) };
-  }
-
-  forget(): void {
-    this.kept = undefined;
-  }
-}

@@ -1,13 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DomainEvent } from '../../domain/events';
 import { putLocation as putLocationOf } from '../../domain/location-services';
 import type { LocationDefinition } from '../../domain/locations';
 import { ROUTING_LOCATIONS_MAX_AGE_MS } from '../../domain/ports';
 import { addBatch, allocate } from '../../domain/services';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
-import { RoutingLocations, locationKey } from '../../functions/store/locations';
+import { RoutingLocations, UNKNOWN_LOCATION_REREAD_MS } from '../../functions/store/location-reads';
+import { LOCATIONS_PARTITION, locationKey } from '../../functions/store/locations';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import { checkInvariants } from '../../tools/invariants';
 import { followTableEvents } from '../../local/event-stream';
 import { type HandlerService, serviceOver } from '../reliability/support/service';
@@ -231,10 +233,10 @@ describe('the locations a process routes by', () => {
   });
   afterAll(() => context.table.drop());
 
-  it('are those it read for 30 s, read anew after, at once after a write of a location through it, and at once for a batch at a location it does not know', async () => {
-    let now = Date.parse('2026-11-26T10:00:00.000Z');
-    const process = new DynamoDbBatchRepository(
-      context.table.documentClient,
+  /** A repository as one process has it, its routing locations dated by `clock`, its calls sent through `sender`. */
+  const processWith = (clock: () => number, sender: DocumentSender = context.table.documentClient) =>
+    new DynamoDbBatchRepository(
+      sender,
       context.table.tableName,
       undefined,
       undefined,
@@ -242,8 +244,27 @@ describe('the locations a process routes by', () => {
       undefined,
       undefined,
       undefined,
-      new RoutingLocations(ROUTING_LOCATIONS_MAX_AGE_MS, () => now),
+      new RoutingLocations(ROUTING_LOCATIONS_MAX_AGE_MS, clock),
     );
+
+  /** A sender that counts the Queries of the locations' partition and holds each back until `release` while `holding`. */
+  const locationsReadsThrough = () => {
+    const gate = { holding: false, reads: 0, release: () => {} };
+    const sender: DocumentSender = {
+      send: (async (command: object, options?: object) => {
+        if (command instanceof QueryCommand && command.input.ExpressionAttributeValues?.[':partition'] === LOCATIONS_PARTITION) {
+          gate.reads++;
+          if (gate.holding) await new Promise<void>((resolve) => (gate.release = resolve));
+        }
+        return context.table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+    return { gate, sender };
+  };
+
+  it('are those it read for 30 s, read anew after, at once after a write of a location through it, and for a batch at a location it does not know once a second has passed', async () => {
+    let now = Date.parse('2026-11-26T10:00:00.000Z');
+    const process = processWith(() => now);
     const other = context.table.repository();
     const sku = uniqueId('LAMP');
     const near: LocationDefinition = { id: 'near', name: 'Near', priority: 1, serves: ['*'] };
@@ -265,6 +286,66 @@ describe('the locations a process routes by', () => {
 
     await putLocationOf({ id: 'nearer', name: 'Nearer', priority: 0, serves: ['*'] }, other);
     await addBatch({ ref: 'at-nearer', sku, qty: 10, eta: null, location: 'nearer' }, other);
+    now += UNKNOWN_LOCATION_REREAD_MS - 1;
+    expect(await locationOfNext()).toBe('near');
+    now += 1;
     expect(await locationOfNext()).toBe('nearer');
+  });
+
+  it('are read at most once a second for requests naming a location that does not exist', async () => {
+    let now = Date.parse('2026-11-26T11:00:00.000Z');
+    const { gate, sender } = locationsReadsThrough();
+    const process = processWith(() => now, sender);
+    const sku = uniqueId('LAMP');
+    await addBatch({ ref: uniqueId('batch'), sku, qty: 10, eta: null }, context.table.repository());
+    const atNowhere = () => allocate({ orderid: uniqueId('order'), sku, qty: 1 }, process, { location: 'nowhere' });
+
+    for (let request = 0; request < 5; request++) await expect(atNowhere()).rejects.toMatchObject({ name: 'UnknownLocation' });
+    expect(gate.reads).toBe(1);
+    now += UNKNOWN_LOCATION_REREAD_MS;
+    await expect(atNowhere()).rejects.toMatchObject({ name: 'UnknownLocation' });
+    expect(gate.reads).toBe(2);
+  });
+
+  it('are not kept from a read of them all that a write through the process overtook', async () => {
+    const { gate, sender } = locationsReadsThrough();
+    const process = processWith(Date.now, sender);
+    const writer = processWith(Date.now);
+    const sku = uniqueId('LAMP');
+    const corner: LocationDefinition = { id: uniqueId('corner'), name: 'Corner', priority: 0, serves: ['*'] };
+    await putLocationOf(corner, writer);
+    await addBatch({ ref: uniqueId('at-corner'), sku, qty: 10, eta: null, location: corner.id }, writer);
+
+    gate.holding = true;
+    const listed = process.locations();
+    await vi.waitFor(() => expect(gate.reads).toBe(1));
+    gate.holding = false;
+    // The read holds the corner active; the write through the same process closes it, then the read ends.
+    await putLocationOf({ ...corner, active: false }, process);
+    gate.release();
+    await listed;
+
+    await expect(allocate({ orderid: uniqueId('order'), sku, qty: 1 }, process, { location: corner.id })).rejects.toMatchObject({ reason: 'no_location' });
+  });
+
+  it('are read by a request for itself when the read it waited on, another request\'s, failed', async () => {
+    const routing = new RoutingLocations();
+    const cut = Promise.reject(new Error('the first request\'s deadline'));
+    const first = routing.read(() => cut);
+    const second = routing.read(async () => [{ ...DEFAULT, priority: 7 }]);
+    await expect(first).rejects.toThrow('deadline');
+    expect((await second)[0]?.priority).toBe(7);
+  });
+
+  it('leave out an item of their partition that is not a location, and route by the others', async () => {
+    const service = serviceOver(context.table.repository());
+    await context.table.documentClient.send(new PutCommand({ TableName: context.table.tableName, Item: { ...locationKey('hand-written'), note: 'not a location' } }));
+    const sku = uniqueId('LAMP');
+    await addBatch({ ref: uniqueId('batch'), sku, qty: 10, eta: null }, context.table.repository());
+
+    const listed = await getLocations(service);
+    expect(listed.status).toBe(200);
+    expect((listed.body as { locations: { id: string }[] }).locations.map(({ id }) => id)).not.toContain('hand-written');
+    expect((await allocate({ orderid: uniqueId('order'), sku, qty: 1 }, processWith(Date.now))).location).toBe('default');
   });
 });

@@ -1,0 +1,193 @@
+import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { StoreUnavailable } from '../../domain/errors';
+import type { HeldUnits, Hold, Instant } from '../../domain/holds';
+import type { Batch } from '../../domain/model';
+import type { ConditionalWrite, ExpiredHolds, ExpiredHoldsCursor } from '../../domain/ports';
+import { PK, SK } from './fields';
+import {
+  type CountPlaces,
+  type HoldWrites,
+  type StoredHeldUnits,
+  expiredUnitsGivenBackWrites,
+  heldOnBatchRange,
+  heldUnitsKey,
+  heldUnitsPartitions,
+  sendHoldWrites,
+  sizingPlaces,
+  sourcesOf,
+} from './held-units';
+import { ACTIVE_HOLD_SHARD, activeHoldShards } from './holds';
+import { parseStoredItem } from './items';
+import type { KnownPieces } from './spread-batches';
+import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, type StoreCalls } from './store-calls';
+import { activeHoldsIndex } from './table';
+import type { TableReads } from './table-reads';
+
+/*
+ * The reads of holds' units that find what to give back, and the give-back of expired ones (lazy
+ * expiry, docs/architecture.md, "Holds"), for the repository: the records of held units on a batch,
+ * whether a hold's records are still there, and the holds that expired, shard by shard of the active
+ * holds' index, for the sweeper. Their items and writes are held-units.ts's and holds.ts's.
+ */
+
+/**
+ * Expired holds a request gives back at once on a batch whose stock it needs: each is at most two
+ * records (its units from the batch's own item and from its pieces), and their counts at most one
+ * write on the item and one on a piece of each spread they came from, so 40 mostly fit a
+ * transaction; those that do not are left for the next give-back (freeExpired sizes the write).
+ */
+const HOLDS_FREED_AT_ONCE = 40;
+
+/** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
+const MAX_UNPROCESSED_ROUNDS = 4;
+
+/** Which held units of a batch: those expired by an instant, or the latest. */
+export type HeldOnBatch = { readonly expiredBy: Instant } | { readonly latestFirst: true };
+
+/** An item's key in the active holds' index: the index's keys and the table's, as a Query's ExclusiveStartKey names it. */
+type IndexKey = Record<string, unknown>;
+
+/** Where the next Query of each shard of the active holds' index starts (undefined: at its beginning). */
+type ShardStarts = ReadonlyMap<string, IndexKey | undefined>;
+
+const activeHoldIndexKey = (item: Record<string, unknown>): IndexKey => ({
+  [ACTIVE_HOLD_SHARD]: item[ACTIVE_HOLD_SHARD],
+  heldUntil: item.heldUntil,
+  [PK]: item[PK],
+  [SK]: item[SK],
+});
+
+/**
+ * A write of holds whose cancellation means only that something is no longer as read: 'changed',
+ * for the caller to read again.
+ */
+export const conditionalHoldWrite = async (
+  calls: StoreCalls,
+  known: KnownPieces,
+  conflictRetry: ConflictRetryPolicy,
+  build: (places: CountPlaces) => HoldWrites,
+): Promise<ConditionalWrite> => {
+  const { cancellation } = await sendHoldWrites(calls, known, conflictRetry, build);
+  if (!cancellation) return 'saved';
+  calls.raceLost(cancellation);
+  return 'changed';
+};
+
+export class HoldGiveBacks {
+  constructor(
+    private readonly calls: StoreCalls,
+    private readonly reads: TableReads,
+    private readonly client: DocumentSender,
+    private readonly tableName: string,
+    private readonly conflictRetry: ConflictRetryPolicy,
+    private readonly knownPieces: KnownPieces,
+  ) {}
+
+  async heldOn(batch: Batch, which: HeldOnBatch, limit: number): Promise<HeldUnits[]> {
+    const byHold = new Map<string, HeldUnits>();
+    for (const { units } of await this.heldRecords(batch, which, limit)) byHold.set(units.holdid, units);
+    const order = 'expiredBy' in which ? 1 : -1;
+    return [...byHold.values()].sort((a, b) => order * (a.expiresAt < b.expiresAt ? -1 : a.expiresAt > b.expiresAt ? 1 : 0)).slice(0, limit);
+  }
+
+  async freeExpired(batch: Batch, now: Instant, atLeast: number): Promise<number> {
+    const byHold = new Map<string, StoredHeldUnits>();
+    for (const record of await this.heldRecords(batch, { expiredBy: now }, HOLDS_FREED_AT_ONCE)) byHold.set(record.units.holdid, record);
+    const freeing: StoredHeldUnits[] = [];
+    let units = 0;
+    for (const record of [...byHold.values()].sort((a, b) => (a.units.expiresAt < b.units.expiresAt ? -1 : 1))) {
+      if (units >= atLeast || freeing.length >= HOLDS_FREED_AT_ONCE) break;
+      freeing.push(record);
+      units += record.units.qty;
+    }
+
+    // A give-back writes at most one piece of each spread its holds' units came from and the batch
+    // item: as many holds as one transaction carries, sized for the most it may send.
+    while (freeing.length > 1 && expiredUnitsGivenBackWrites(this.tableName, freeing, sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) freeing.pop();
+    if (freeing.length === 0) return 0;
+    // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
+    await conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, (places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
+    // Given back to pieces, the units are more than this process remembers of them: its next take reads them.
+    this.knownPieces.forget(batch.ref);
+    return freeing.reduce((sum, { units: { qty } }) => sum + qty, 0);
+  }
+
+  async stillHeldOn(hold: Hold): Promise<string[]> {
+    // A hold's units on a batch are given back all at once, so its first record there tells.
+    let keys: Record<string, unknown>[] = hold.lines.map((line) => heldUnitsKey(line.sku, line.batchref, hold, sourcesOf(line)[0] ?? { qty: line.qty }));
+    const found: string[] = [];
+    // A key the store leaves unprocessed (throttled) is asked again: one missed would strand its units.
+    for (let round = 0; keys.length > 0; round++) {
+      if (round >= MAX_UNPROCESSED_ROUNDS) throw new StoreUnavailable(`The records of hold ${hold.holdid} were not read`);
+      const { Responses, UnprocessedKeys } = await this.calls.call((options) =>
+        this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }), options),
+      );
+      for (const item of Responses?.[this.tableName] ?? []) {
+        const stored = parseStoredItem(item);
+        if (stored.kind === 'held-units') found.push(stored.held.ref);
+      }
+      keys = UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+    }
+    return found;
+  }
+
+  /**
+   * Each shard of the index read in order of expiry, `limit` at a time, and the earliest `limit` of
+   * them kept. The cursor is where each shard's next Query starts: after the last of its holds that
+   * a page kept (its index key), or where it started when the page kept none of them; a shard whose
+   * every hold a page kept and that has no more is left out.
+   */
+  async expiredHolds(before: Instant, limit: number, from?: ExpiredHoldsCursor): Promise<ExpiredHolds> {
+    const starts: ShardStarts = from ? (from as unknown as ShardStarts) : new Map(activeHoldShards.map((shard) => [shard, undefined]));
+    const shards = await Promise.all(
+      [...starts].map(async ([shard, start]) => {
+        const { Items = [], LastEvaluatedKey } = await this.calls.call((options) =>
+          this.client.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              IndexName: activeHoldsIndex.name,
+              KeyConditionExpression: `${ACTIVE_HOLD_SHARD} = :shard AND heldUntil <= :before`,
+              ExpressionAttributeValues: { ':shard': shard, ':before': new Date(before).toISOString() },
+              Limit: limit,
+              ...(start ? { ExclusiveStartKey: start } : {}),
+            }),
+            options,
+          ),
+        );
+        return { shard, start, items: Items, more: LastEvaluatedKey !== undefined };
+      }),
+    );
+    // A stable sort: each shard's holds stay in its order, so those kept are the first of its Query's.
+    const kept = shards
+      .flatMap(({ shard, items }) => items.map((item) => ({ shard, item, heldUntil: String(item.heldUntil) })))
+      .sort((a, b) => (a.heldUntil < b.heldUntil ? -1 : a.heldUntil > b.heldUntil ? 1 : 0))
+      .slice(0, limit);
+    const next: Map<string, IndexKey | undefined> = new Map();
+    for (const { shard, start, items, more } of shards) {
+      const last = kept.filter((entry) => entry.shard === shard).at(-1)?.item;
+      const keptAll = last !== undefined && last === items.at(-1);
+      if (!keptAll && items.length > 0) next.set(shard, last ? activeHoldIndexKey(last) : start);
+      else if (more && last) next.set(shard, activeHoldIndexKey(last));
+    }
+    return { holdids: kept.map(({ item }) => String(item.holdid)), ...(next.size > 0 ? { next: next as unknown as ExpiredHoldsCursor } : {}) };
+  }
+
+  /**
+   * The records of held units on the batch, from each partition they may be in (its SKU's and its
+   * pieces'): those that expired by `expiredBy`, or the latest `limit` of each partition. Their sort
+   * keys begin with the batch and its expiry, so the Query reads no other batch's and, for expired
+   * ones, no active one.
+   */
+  private async heldRecords(batch: Batch, which: HeldOnBatch, limit: number): Promise<StoredHeldUnits[]> {
+    const range = heldOnBatchRange(batch.ref);
+    // ISO instants have one length, and '#' sorts before '$': every key of an expiry at or before the instant sorts before this.
+    const last = 'expiredBy' in which ? `${range}${new Date(which.expiredBy).toISOString()}$` : `${range}~`;
+    const partitions = await Promise.all(
+      heldUnitsPartitions(batch.sku).map((partition) => this.reads.range(partition, range, last, { latestFirst: !('expiredBy' in which), limit })),
+    );
+    return partitions.flat().flatMap((item) => {
+      const stored = parseStoredItem(item);
+      return stored.kind === 'held-units' && stored.held.ref === batch.ref ? [stored.held] : [];
+    });
+  }
+}
