@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NewBatch, OrderLine } from '../../domain/model';
+import { DEFAULT_LOCATION_ID, type LocationDefinition } from '../../domain/locations';
+import { type NewBatch, type OrderLine, locationOf } from '../../domain/model';
 import { type Inventory, findViolations, readInventory } from '../../tools/invariants';
 import { type ModelledTable, createModelledTable } from '../support/conflict-model';
 import { seedOr } from './support/seed';
@@ -17,6 +18,26 @@ const PLENTIFUL_BATCH_QTY = 1_000_000;
 const ETAS = [null, null, '2026-03-01', '2026-03-01', '2026-04-15'];
 const DISTINCT_LINES = 300;
 /**
+ * Batches sit at three locations, and lines name a destination, a location or neither: the race
+ * runs through routing, and each line may take only from the batches its routing allows.
+ */
+const LOCATIONS: readonly LocationDefinition[] = [
+  { id: 'north', name: 'North', priority: 1, serves: ['FR'] },
+  { id: 'south', name: 'South', priority: 2, serves: ['DE', 'FR'] },
+];
+const ROUTINGS: readonly Routing[] = [{}, {}, { destination: { country: 'FR' } }, { destination: { country: 'DE' } }, { location: 'north' }];
+/** Where `default` serves every country: the locations a routing allows. */
+const eligibleLocations = ({ destination, location }: Routing): readonly string[] =>
+  location !== undefined
+    ? [location]
+    : [DEFAULT_LOCATION_ID, ...LOCATIONS.filter(({ serves }) => destination === undefined || serves.includes(destination.country)).map(({ id }) => id)];
+
+interface Routing {
+  readonly destination?: { readonly country: string };
+  readonly location?: string;
+}
+type RoutedLine = OrderLine & Routing;
+/**
  * Every call goes through the conflict model (local/conflict-model.ts): each write holds its items
  * for 5 ms, so that allocations racing for a SKU's preferred batch are cancelled with
  * TransactionConflict as on AWS, and retried by the adapter; past its retries they answer 503.
@@ -26,12 +47,12 @@ const CONFLICT_MODEL = { holdMs: 5 };
 interface Workload {
   readonly batches: readonly NewBatch[];
   /** Every request, copies of a line included, in the order they are sent: all at once. */
-  readonly requests: readonly OrderLine[];
+  readonly requests: readonly RoutedLine[];
 }
 
 const batchesOf = (sku: string, qty: fc.Arbitrary<number>) =>
   fc
-    .array(fc.record({ qty, eta: fc.constantFrom(...ETAS) }), { minLength: 2, maxLength: 4 })
+    .array(fc.record({ qty, eta: fc.constantFrom(...ETAS), location: fc.constantFrom(DEFAULT_LOCATION_ID, ...LOCATIONS.map(({ id }) => id)) }), { minLength: 2, maxLength: 4 })
     .map((batches) => batches.map((batch, index): NewBatch => ({ ref: `${sku}-${index}`, sku, ...batch })));
 
 const workloadArbitrary: fc.Arbitrary<Workload> = fc
@@ -47,6 +68,7 @@ const workloadArbitrary: fc.Arbitrary<Workload> = fc
         orderid: fc.integer({ min: 1, max: 150 }).map((n) => `order-${n}`),
         sku: fc.constantFrom(...SCARCE_SKUS, PLENTIFUL_SKU),
         qty: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 9, max: 40 })),
+        routing: fc.constantFrom(...ROUTINGS),
         // A client that timed out and retried, once or twice, while its first request was still in flight.
         copies: fc.constantFrom(1, 1, 1, 1, 1, 1, 1, 2, 2, 3),
       }),
@@ -56,20 +78,20 @@ const workloadArbitrary: fc.Arbitrary<Workload> = fc
   // A retry goes out right after the request it repeats, so the copies of a line race each other.
   .map(({ batches, lines }) => ({
     batches,
-    requests: lines.flatMap(({ copies, ...line }) => Array.from({ length: copies }, () => line)),
+    requests: lines.flatMap(({ copies, routing, ...line }) => Array.from({ length: copies }, () => ({ ...line, ...routing }))),
   }));
 
 const lineKey = ({ orderid, sku }: { orderid: string; sku: string }) => JSON.stringify([orderid, sku]);
 const isOutOfStock = (answer: Answer, line: OrderLine) =>
-  answer.status === 400 && (answer.body as { message?: string }).message === `Out of stock for sku ${line.sku}`;
+  answer.status === 400 && (answer.body as { message?: string; reason?: string }).message === `Out of stock for sku ${line.sku}` && (answer.body as { reason?: string }).reason === 'out_of_stock';
 
-describe(`hundreds of allocations sent at once to the local server, through the conflict model (seed ${SEED})`, () => {
+describe(`hundreds of allocations sent at once to the local server, routed among three locations, through the conflict model (seed ${SEED})`, () => {
   const [workload] = fc.sample(workloadArbitrary, { seed: SEED, numRuns: 1 }) as [Workload];
   let table: ModelledTable;
   /** Each request's answers in order: a client sends it again after a 503, once Retry-After has passed. */
-  let outcomes: Array<{ line: OrderLine; attempts: Answer[] }>;
+  let outcomes: Array<{ line: RoutedLine; attempts: Answer[] }>;
   /** Each request's last answer. */
-  let answers: Array<{ line: OrderLine; answer: Answer }>;
+  let answers: Array<{ line: RoutedLine; answer: Answer }>;
   let conflicts: number;
   /** Write units the model counted on piece partitions during the race: lines taken from spread batches. */
   let pieceWriteUnits: number;
@@ -79,6 +101,7 @@ describe(`hundreds of allocations sent at once to the local server, through the 
     table = await createModelledTable(CONFLICT_MODEL);
     const service: LocalService = await startLocalService(table.repository());
     try {
+      for (const location of LOCATIONS) expect((await service.request('PUT', `/locations/${location.id}`, location)).status).toBe(201);
       for (const batch of workload.batches) expect((await service.addBatch(batch)).status).toBe(201);
       const before = table.model.counters().conflicts;
       outcomes = await Promise.all(workload.requests.map(async (line) => ({ line, attempts: await sendUntilAnswered(() => service.allocate(line)) })));
@@ -124,9 +147,9 @@ describe(`hundreds of allocations sent at once to the local server, through the 
 
   it('stores every confirmed allocation in the batch it answered, and no line it did not confirm', () => {
     const confirmed = new Map<string, { orderid: string; sku: string; qty: number; batchref: string }>();
-    for (const { line, answer } of answers) {
+    for (const { line: { orderid, sku, qty }, answer } of answers) {
       if (answer.status === 200 || answer.status === 201) {
-        confirmed.set(lineKey(line), { ...line, batchref: (answer.body as { batchref: string }).batchref });
+        confirmed.set(lineKey({ orderid, sku }), { orderid, sku, qty, batchref: (answer.body as { batchref: string }).batchref });
       }
     }
     const stored = new Map(inventory.lines.map((line) => [lineKey(line), { ...line }]));
@@ -155,11 +178,24 @@ describe(`hundreds of allocations sent at once to the local server, through the 
     }
   });
 
-  it('answers "out of stock" only when no batch of the sku could hold the line', () => {
+  it('places every line at a location its routing allows, and answers with that location', () => {
+    const locationOfBatch = new Map(inventory.batches.map((batch) => [batch.ref, locationOf(batch)]));
+    const misplaced = answers
+      .filter(({ answer }) => answer.status === 200 || answer.status === 201)
+      .map(({ line, answer }) => ({ line, ...(answer.body as { batchref: string; location: string }) }))
+      .filter(({ line, batchref, location }) => location !== locationOfBatch.get(batchref) || !eligibleLocations(line).includes(location));
+    expect(misplaced).toEqual([]);
+    expect(new Set(answers.filter(({ answer }) => answer.status === 201).map(({ answer }) => (answer.body as { location: string }).location)).size).toBe(3);
+  });
+
+  it('answers "out of stock" only when no batch of the sku at a location its routing allows could hold the line', () => {
     // Stock only shrinks during the load: a batch that can hold the line now could when it was refused.
     const wronglyRefused = answers
       .filter(({ line, answer }) => isOutOfStock(answer, line))
-      .map(({ line }) => ({ line, couldHold: inventory.batches.filter((batch) => batch.sku === line.sku && batch.available >= line.qty) }))
+      .map(({ line }) => ({
+        line,
+        couldHold: inventory.batches.filter((batch) => batch.sku === line.sku && batch.available >= line.qty && eligibleLocations(line).includes(locationOf(batch))),
+      }))
       .filter(({ couldHold }) => couldHold.length > 0);
     expect(wronglyRefused).toEqual([]);
     expect(answers.filter(({ line }) => line.sku === PLENTIFUL_SKU).length).toBeGreaterThan(0);

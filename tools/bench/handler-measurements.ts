@@ -3,7 +3,8 @@
  * - their warm overhead: the time of one invocation with the store answering at once (a stub
  *   document client), so what remains is middy, the body checks, the domain and the request log;
  * - the store calls and consumed capacity of one add_batch and one allocate, against DynamoDB
- *   Local at DYNAMODB_ENDPOINT;
+ *   Local at DYNAMODB_ENDPOINT, and of one allocate routed to a destination among batches at three
+ *   locations;
  * - the read units of one allocate of a SKU with 1, 50 and 200 exhausted batches behind it;
  * - the time and units of one PATCH that moves a hundred lines to another batch;
  * - the time and units of whole orders of 1, 5 and 25 lines;
@@ -24,7 +25,7 @@ import { stockRangeItems } from '../../functions/store/batches';
 import { LOCATIONS_PARTITION } from '../../functions/store/locations';
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { ensureTable } from '../../local/table';
-import { lambdaContext, postEvent } from '../../test/support/events';
+import { lambdaContext, postEvent, routeEvent } from '../../test/support/events';
 import { type AllocateUnderHolds, type CostUnderActiveHolds, type HoldCost, measureAllocateUnderHolds, measureHolds, measureUnderActiveHolds } from './hold-cost';
 import { type OrderCost, measureOrders } from './order-cost';
 import { storeActiveHolds } from './stored-holds';
@@ -45,7 +46,7 @@ export type ReadUnitsByHistory = readonly { readonly exhaustedBatches: number; r
 
 export interface HandlerMeasurements {
   readonly warmOverhead: { readonly allocate: WarmOverhead; readonly addBatch: WarmOverhead };
-  readonly requestCost: { readonly allocate: StoreCall[]; readonly addBatch: StoreCall[] };
+  readonly requestCost: { readonly allocate: StoreCall[]; readonly addBatch: StoreCall[]; readonly routedAllocate: StoreCall[] };
   readonly readUnitsByHistory: ReadUnitsByHistory;
   readonly patchMovingLines: PatchCost;
   readonly orders: readonly OrderCost[];
@@ -148,7 +149,21 @@ const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']>
   // A warm process, which read the locations it routes by within 30 s, as every allocation but one in 30 s finds it.
   await repository.routingLocations();
   const allocate = await callsOf('allocate', () => createAllocationsHandler(repository)(allocateEvent, lambdaContext()));
-  return { allocate, addBatch };
+
+  // The same SKU at two more places, and a line sent to a destination one of them serves nearest.
+  const places = [
+    { id: `north-${randomUUID()}`, name: 'North', priority: 1, serves: ['FR'], position: { lat: 50.6, lng: 3.1 } },
+    { id: `south-${randomUUID()}`, name: 'South', priority: 1, serves: ['FR', 'ES'], position: { lat: 43.3, lng: 5.4 } },
+  ];
+  const batches = createBatchesHandler(repository);
+  for (const place of places) {
+    expectStatus(await batches(routeEvent('PUT /locations/{id}', { pathParameters: { id: place.id }, body: place }), lambdaContext()), 201, 'PUT location');
+    expectStatus(await batches(postEvent('/add_batch', { ref: `batch-${randomUUID()}`, sku, qty: 10, eta: null, location: place.id }), lambdaContext()), 201, 'add_batch');
+  }
+  await repository.routingLocations();
+  const routedEvent = postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 1, destination: { country: 'FR', position: { lat: 44, lng: 5 } } });
+  const routedAllocate = await callsOf('routed allocate', () => createAllocationsHandler(repository)(routedEvent, lambdaContext()));
+  return { allocate, addBatch, routedAllocate };
 };
 
 const measureReadUnitsByHistory = async (): Promise<ReadUnitsByHistory> => {
