@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NewBatch } from '../../domain/model';
+import { DEFAULT_LOCATION_ID, type LocationDefinition } from '../../domain/locations';
+import { type NewBatch, locationOf } from '../../domain/model';
 import type { BatchRepository } from '../../domain/ports';
 import { createAllocationsHandler } from '../../functions/allocations';
 import { createBatchesHandler } from '../../functions/batches';
@@ -30,6 +31,19 @@ const DISTINCT_ORDERS = 120;
  * AWS, and retried by the adapter; past its retries they answer 503, and the client sends them again.
  */
 const CONFLICT_MODEL = { holdMs: 5 };
+/**
+ * Batches sit at three locations, and orders name a destination or none: each line may take only
+ * from the batches at a location that serves the order's destination (`default` serves every one).
+ */
+const LOCATIONS: readonly LocationDefinition[] = [
+  { id: 'north', name: 'North', priority: 1, serves: ['FR'] },
+  { id: 'south', name: 'South', priority: 2, serves: ['DE', 'FR'] },
+];
+const DESTINATIONS = [undefined, undefined, { country: 'FR' }, { country: 'DE' }] as const;
+const eligibleLocations = ({ destination }: Order): readonly string[] => [
+  DEFAULT_LOCATION_ID,
+  ...LOCATIONS.filter(({ serves }) => destination === undefined || serves.includes(destination.country)).map(({ id }) => id),
+];
 
 interface OrderLine {
   readonly sku: string;
@@ -39,6 +53,7 @@ interface OrderLine {
 interface Order {
   readonly orderid: string;
   readonly lines: readonly OrderLine[];
+  readonly destination?: { readonly country: string };
 }
 
 interface Workload {
@@ -49,7 +64,14 @@ interface Workload {
 
 const batchesOf = (sku: string) =>
   fc
-    .array(fc.record({ qty: fc.integer({ min: 6, max: MAX_BATCH_QTY }), eta: fc.constantFrom(...ETAS) }), { minLength: 2, maxLength: 4 })
+    .array(
+      fc.record({
+        qty: fc.integer({ min: 6, max: MAX_BATCH_QTY }),
+        eta: fc.constantFrom(...ETAS),
+        location: fc.constantFrom(DEFAULT_LOCATION_ID, ...LOCATIONS.map(({ id }) => id)),
+      }),
+      { minLength: 2, maxLength: 4 },
+    )
     .map((batches) => batches.map((batch, index): NewBatch => ({ ref: `${sku}-${index}`, sku, ...batch })));
 
 const lineQty = fc.oneof(
@@ -65,12 +87,13 @@ const orderArbitrary = (orderid: string) =>
       skus: fc.shuffledSubarray(SCARCE_SKUS, { minLength: 1, maxLength: 4 }),
       qtys: fc.array(lineQty, { minLength: SCARCE_SKUS.length + 1, maxLength: SCARCE_SKUS.length + 1 }),
       withUnknownSku: fc.constantFrom(false, false, false, false, false, false, false, false, false, true),
+      destination: fc.constantFrom(...DESTINATIONS),
       // A client that timed out and sent the order again, once or twice, while its first request was still in flight.
       copies: fc.constantFrom(1, 1, 1, 1, 1, 1, 2, 2, 3),
     })
-    .map(({ skus, qtys, withUnknownSku, copies }) => {
+    .map(({ skus, qtys, withUnknownSku, destination, copies }) => {
       const lines = [...skus, ...(withUnknownSku ? [UNKNOWN_SKU] : [])].map((sku, index) => ({ sku, qty: qtys[index] as number }));
-      return Array.from({ length: copies }, (): Order => ({ orderid, lines }));
+      return Array.from({ length: copies }, (): Order => ({ orderid, lines, ...(destination ? { destination } : {}) }));
     });
 
 const workloadArbitrary: fc.Arbitrary<Workload> = fc
@@ -90,7 +113,7 @@ interface Answer {
 
 interface AllocatedOrder {
   readonly orderid: string;
-  readonly lines: ReadonlyArray<OrderLine & { readonly batchref: string }>;
+  readonly lines: ReadonlyArray<OrderLine & { readonly batchref: string; readonly location: string }>;
 }
 
 interface RefusedOrder {
@@ -106,17 +129,15 @@ const startServer = async (repository: BatchRepository) => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  const send = async (method: string, path: string, body: unknown): Promise<Answer> => {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await response.text();
+    const headers = Object.fromEntries(response.headers);
+    return { status: response.status, headers, body: headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text };
+  };
   return {
-    post: async (path: string, body: unknown): Promise<Answer> => {
-      const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const text = await response.text();
-      const headers = Object.fromEntries(response.headers);
-      return { status: response.status, headers, body: headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text };
-    },
+    post: (path: string, body: unknown) => send('POST', path, body),
+    put: (path: string, body: unknown) => send('PUT', path, body),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -142,9 +163,10 @@ const isRefused = (order: Order, answer: Answer) =>
 const bySku = <Line extends { readonly sku: string }>(lines: readonly Line[]): Line[] =>
   [...lines].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
 
-describe(`orders of several lines sent at once to the local server, competing for scarce stock, through the conflict model (seed ${SEED})`, () => {
+describe(`orders of several lines sent at once to the local server, routed among three locations, competing for scarce stock, through the conflict model (seed ${SEED})`, () => {
   const [workload] = fc.sample(workloadArbitrary, { seed: SEED, numRuns: 1 }) as [Workload];
   const skuOfBatch = new Map(workload.batches.map(({ ref, sku }) => [ref, sku]));
+  const locationOfBatch = new Map(workload.batches.map((batch) => [batch.ref, locationOf(batch)]));
   let table: ModelledTable;
   /** Each request's answers in order: a client sends it again after a 503, once Retry-After has passed. */
   let outcomes: Array<{ order: Order; attempts: Answer[] }>;
@@ -158,6 +180,7 @@ describe(`orders of several lines sent at once to the local server, competing fo
     table = await createModelledTable(CONFLICT_MODEL);
     const server = await startServer(table.repository());
     try {
+      for (const location of LOCATIONS) expect((await server.put(`/locations/${location.id}`, location)).status).toBe(201);
       for (const batch of workload.batches) expect((await server.post('/add_batch', batch)).status).toBe(201);
       const before = table.model.counters().conflicts;
       outcomes = await Promise.all(
@@ -196,7 +219,7 @@ describe(`orders of several lines sent at once to the local server, competing fo
         return (
           orderid === order.orderid &&
           JSON.stringify(lines.map(({ sku, qty }) => ({ sku, qty }))) === JSON.stringify(bySku(order.lines)) &&
-          lines.every(({ sku, batchref }) => skuOfBatch.get(batchref) === sku)
+          lines.every(({ sku, batchref, location }) => skuOfBatch.get(batchref) === sku && location === locationOfBatch.get(batchref) && eligibleLocations(order).includes(location))
         );
       }
       if (isRefused(order, answer)) {
@@ -222,8 +245,10 @@ describe(`orders of several lines sent at once to the local server, competing fo
 
   it('stores each order whole or not at all: every line of an allocated order in the batch its answer named, no line of any other', () => {
     const stored = new Map<string, Array<OrderLine & { batchref: string; location: string }>>();
-    // Every batch here is at `default`, which the answer names beside each line's batch.
-    for (const { orderid, sku, qty, batchref } of inventory.lines) stored.set(orderid, [...(stored.get(orderid) ?? []), { sku, qty, batchref, location: 'default' }]);
+    // The answer names each line's location beside its batch.
+    for (const { orderid, sku, qty, batchref } of inventory.lines) {
+      stored.set(orderid, [...(stored.get(orderid) ?? []), { sku, qty, batchref, location: locationOfBatch.get(batchref) as string }]);
+    }
     const mismatched = [...answersByOrder().values()].flatMap(({ order, answers }) => {
       const storedLines = bySku(stored.get(order.orderid) ?? []);
       const allocated = answers.filter(isAllocated).map((answer) => (answer.body as AllocatedOrder).lines);
@@ -249,13 +274,14 @@ describe(`orders of several lines sent at once to the local server, competing fo
     expect(inconsistent).toEqual([]);
   });
 
-  it('refuses a line "out of stock" only when no batch of its sku could hold it, and names every line that could never be allocated', () => {
+  it('refuses a line "out of stock" only when no batch of its sku at a location serving the order could hold it, and names every line that could never be allocated', () => {
     // Stock only shrinks during the load: a batch that can hold the line now could when it was refused.
     const largestBatch = new Map<string, number>();
     for (const { sku, qty } of workload.batches) largestBatch.set(sku, Math.max(qty, largestBatch.get(sku) ?? 0));
     const neverAllocatableReason = (line: OrderLine) =>
       line.sku === UNKNOWN_SKU ? 'invalid_sku' : line.qty > (largestBatch.get(line.sku) ?? 0) ? 'out_of_stock' : undefined;
-    const couldHold = (line: OrderLine) => inventory.batches.filter(({ sku, available }) => sku === line.sku && available >= line.qty);
+    const couldHold = (order: Order, line: OrderLine) =>
+      inventory.batches.filter((batch) => batch.sku === line.sku && batch.available >= line.qty && eligibleLocations(order).includes(locationOf(batch)));
 
     const wrong = answers
       .filter(({ order, answer }) => isRefused(order, answer))
@@ -263,7 +289,7 @@ describe(`orders of several lines sent at once to the local server, competing fo
         const named = (answer.body as RefusedOrder).lines;
         const wronglyNamed = named.filter(({ sku, reason }) => {
           const line = order.lines.find((candidate) => candidate.sku === sku) as OrderLine;
-          return reason !== (sku === UNKNOWN_SKU ? 'invalid_sku' : 'out_of_stock') || (reason === 'out_of_stock' && couldHold(line).length > 0);
+          return reason !== (sku === UNKNOWN_SKU ? 'invalid_sku' : 'out_of_stock') || (reason === 'out_of_stock' && couldHold(order, line).length > 0);
         });
         const missing = order.lines
           .filter((line) => neverAllocatableReason(line) !== undefined)
