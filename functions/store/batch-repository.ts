@@ -25,6 +25,7 @@ import type {
   SaveAllocationResult,
   SaveAllocationsResult,
   SaveHoldResult,
+  SaveTransferResult,
   SkuStock,
   StockRead,
   StoreObserver,
@@ -63,6 +64,8 @@ import { type FoundBatch, KnownPieces, SpreadBatches } from './spread-batches';
 import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
 import { activeHoldsIndex, linesByBatchIndex } from './table';
 import { TakeGroups } from './take-groups';
+import { TransferSaves, transferKey } from './transfers';
+import type { Transfer } from '../../domain/transfers';
 
 /*
  * The DynamoDB adapter of the repository port (domain/ports.ts): each method reads, decides and
@@ -113,6 +116,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   private readonly calls: StoreCalls;
   private readonly spreads: SpreadBatches;
   private readonly allocations: AllocationSaves;
+  private readonly transfers: TransferSaves;
 
   constructor(
     private readonly client: DocumentSender,
@@ -129,6 +133,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const queryPartition = (partition: string, prefix?: string) => this.queryPartition(partition, prefix);
     this.spreads = new SpreadBatches(this.calls, tableName, conflictRetry, () => this.currentTime(), queryPartition, knownPieces);
     this.allocations = new AllocationSaves(this.calls, client, tableName, conflictRetry, this.spreads, knownPieces, takeGroups);
+    this.transfers = new TransferSaves(this.calls, tableName, this.spreads);
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
@@ -387,6 +392,22 @@ export class DynamoDbBatchRepository implements BatchRepository {
       else if (more && last) next.set(shard, activeHoldIndexKey(last));
     }
     return { holdids: kept.map(({ item }) => String(item.holdid)), ...(next.size > 0 ? { next: next as unknown as ExpiredHoldsCursor } : {}) };
+  }
+
+  async transfer(transferid: string): Promise<Transfer | undefined> {
+    const { Item } = await this.calls.call((options) =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: transferKey(transferid), ConsistentRead: true }), options),
+    );
+    const stored = Item && parseStoredItem(Item);
+    return stored?.kind === 'transfer' ? stored.transfer : undefined;
+  }
+
+  saveTransfer(transfer: Transfer, source: Batch): Promise<SaveTransferResult> {
+    return this.transfers.save(transfer, source);
+  }
+
+  cancelTransfer(transfer: Transfer, source: Batch): Promise<ConditionalWrite> {
+    return this.transfers.cancel(transfer, source, this.currentTime());
   }
 
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
