@@ -59,13 +59,14 @@ export const createTransfer = async (request: TransferRequest, repository: Batch
   if (request.from === request.to) throw new TransferToItsSource(request.to);
   const stored = await repository.transfer(request.transferid);
   if (stored) return answerRepeat(stored, request);
-  checkLocations(request, allLocationsOf(await repository.locations()));
   // A plain read, not one for a take: a spread source is gathered before the take, on condition that
   // its pieces are as read, which units remembered for a take may not be.
   let read: StockRead = {};
   for (let round = 0; round < MAX_TRANSFER_ROUNDS; round++) {
-    const stock = await repository.stockOf(request.sku, read);
+    // The locations with the first read of the stock, in one read round, as an allocation reads them.
+    const [stock, locations] = await Promise.all([repository.stockOf(request.sku, read), round === 0 ? repository.locations() : undefined]);
     if (!stock.known) throw new InvalidSku(request.sku);
+    if (locations) checkLocations(request, allLocationsOf(locations));
     const inStock = inStockAt(request.from, stock.batches);
     const [source] = sourceCandidates(request.qty, inStock);
     if (await freedExpiredHolds(request.qty, inStock, source, repository)) continue;

@@ -10,6 +10,7 @@ import {
   UnknownLocation,
 } from '../../domain/errors';
 import type { Location } from '../../domain/locations';
+import type { Batch } from '../../domain/model';
 import { addBatch, allocate } from '../../domain/services';
 import { placeHold } from '../../domain/hold-services';
 import { cancelTransfer, createTransfer, transferById } from '../../domain/transfer-services';
@@ -141,7 +142,7 @@ describe('cancelling a transfer', () => {
     await placeHold({ holdid: 'cart', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 600 }, repository, { location: 'lyon' });
     await expect(cancelTransfer('t1', repository)).rejects.toThrow('holds have units on its batch t1');
     await createTransfer({ ...request, transferid: 't2' }, repository);
-    repository.batches.set('t2', { ...(repository.batches.get('t2') as never), eta: null });
+    repository.batches.set('t2', { ...(repository.batches.get('t2') as Batch), eta: null });
     await expect(cancelTransfer('t2', repository)).rejects.toThrow('its batch t2 has been received');
   });
 
