@@ -132,6 +132,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer stock to another location
+         * @description Takes `qty` from one batch in stock at `from` (the one a line would take, among those there that have it whole), as a line's take is made: its `qty` and `available` fall by it. In the same transaction it adds the incoming batch, `ref` the `transferid`, at `to`, arriving on `eta`: an ordinary shipment, which lines and holds may be routed onto, and which `PATCH /batches/{ref}` with `eta` null receives. The same transfer again is a repeat, answered as stored.
+         */
+        post: operations["createTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transfers/{transferid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example transfer-1
+                 */
+                transferid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a transfer
+         * @description The transfer as made, and whether it was cancelled. A cancelled transfer stays readable for two days.
+         */
+        get: operations["getTransfer"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a transfer
+         * @description Gives the units back to the batch they came from and removes the incoming batch, in one transaction, while nothing has been taken from that batch (no line, no hold, its `qty` unchanged) and it has not been received.
+         */
+        delete: operations["cancelTransfer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/allocate": {
         parameters: {
             query?: never;
@@ -444,6 +494,16 @@ export interface components {
                 lng: number;
             };
         };
+        /** @description A transfer: `qty` units of `sku` taken from one batch in stock at location `from`, sent to location `to`, where they arrive on `eta` (a date: the incoming batch is a shipment) as a batch whose `ref` is the `transferid`. `from` and `to` must be active locations that exist, and differ. Unknown fields are ignored. */
+        NewTransfer: {
+            transferid: components["schemas"]["Identifier"];
+            sku: components["schemas"]["Identifier"];
+            qty: number;
+            from: components["schemas"]["LocationId"];
+            to: components["schemas"]["LocationId"];
+            /** Format: date */
+            eta: string;
+        };
         /** @description The batch the line is allocated to, and its location. */
         BatchRef: {
             batchref: components["schemas"]["Identifier"];
@@ -583,6 +643,38 @@ export interface components {
         Locations: {
             /** @description Every location, `default` among them, by `priority`, then `id`. */
             locations: components["schemas"]["Location"][];
+        };
+        /** @description The transfer, the batch its units came from, and the batch they arrive as. */
+        TransferMade: {
+            transferid: components["schemas"]["Identifier"];
+            /** @description The batch at `from` the units were taken from. */
+            from_batchref: components["schemas"]["Identifier"];
+            /** @description The incoming batch at `to`: the `transferid`. */
+            ref: components["schemas"]["Identifier"];
+        };
+        /** @description A transfer as made, and whether it was cancelled. */
+        Transfer: {
+            transferid: components["schemas"]["Identifier"];
+            sku: components["schemas"]["Identifier"];
+            qty: number;
+            /** @description Where the units came from. */
+            from: components["schemas"]["LocationId"];
+            /** @description Where they arrive. */
+            to: components["schemas"]["LocationId"];
+            /**
+             * Format: date
+             * @description When they arrive, as the transfer was made; the incoming batch's own `eta` is `GET /batches/{ref}`'s.
+             */
+            eta: string;
+            /** @description The batch at `from` the units were taken from, and go back to if the transfer is cancelled. */
+            from_batchref: components["schemas"]["Identifier"];
+            /** @description The incoming batch at `to`: the `transferid`. */
+            ref: components["schemas"]["Identifier"];
+            /**
+             * @description `cancelled` once `DELETE /transfers/{transferid}` gave its units back.
+             * @enum {unknown}
+             */
+            status: "active" | "cancelled";
         };
         /** @description Some line of the hold cannot be held; nothing was held. */
         HoldNotPlaced: {
@@ -1552,6 +1644,408 @@ export interface operations {
             };
             /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    createTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A JSON object in UTF-8 (`Content-Type: application/json`, or `application/<type>+json`; a `charset` parameter, if present, must be `utf-8`), at most 16 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "transferid": "transfer-1",
+                 *       "sku": "LAMP",
+                 *       "qty": 5,
+                 *       "from": "default",
+                 *       "to": "warehouse-lyon",
+                 *       "eta": "2026-06-01"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewTransfer"];
+            };
+        };
+        responses: {
+            /** @description The same transfer (every field the same) was already made: a repeat, which takes nothing more */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferMade"];
+                };
+            };
+            /** @description The transfer was made */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferMade"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
+             *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
+             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - `from` or `to` names no location, or an inactive one, or `to` is `from`; nothing is written. Answered as the other field errors are, one issue naming the field
+             *     - No batch of the SKU was ever added
+             *     - No batch in stock (`eta` null) at `from` has `qty` available, whole; nothing is written
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example POST
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Another transfer has this `transferid` (other fields), or it was cancelled; nothing changes
+             *     - A batch already has the `transferid` as its `ref`; nothing changes
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server
+             *     - The body is over 16 KiB
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    getTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example transfer-1
+                 */
+                transferid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transfer exists */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             *     - No transfer has this `transferid`, or it was cancelled more than two days ago
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET, DELETE
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    cancelTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example transfer-1
+                 */
+                transferid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transfer is cancelled, or already was (a repeat); no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             *     - No transfer has this `transferid`, or it was cancelled more than two days ago
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET, DELETE
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A line or a hold is on the incoming batch, its `qty` was changed, or it was received; nothing changes, and the message says which */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -105,15 +105,75 @@ export class UnknownSku extends DomainError {
 }
 
 /**
- * A batch names a location that does not exist: a field of the request refused, so it is answered
- * as the field errors of a body are, with one issue naming the field. Nothing was written.
+ * A field of the request that its schema accepted and the rules refuse: answered as the field errors
+ * of a body are, with one issue naming the field. Nothing was written.
  */
-export class UnknownLocation extends DomainError {
+export abstract class RefusedField extends DomainError {
+  /** The field of the request refused. */
+  abstract readonly field: string;
+}
+
+/** A batch, or a transfer's `from` or `to`, names a location that does not exist. */
+export class UnknownLocation extends RefusedField {
   override readonly name = 'UnknownLocation';
-  /** The field of the request that names the location. */
-  readonly field = 'location';
+  constructor(
+    readonly location: string,
+    readonly field: string = 'location',
+  ) {
+    super(`${field} must be the id of an existing location: there is no location ${location}`);
+  }
+}
+
+/** A transfer's `from` or `to` names an inactive location: an inactive location takes no new transfer, as it takes no new line or hold. */
+export class InactiveLocation extends RefusedField {
+  override readonly name = 'InactiveLocation';
+  constructor(
+    readonly location: string,
+    readonly field: string,
+  ) {
+    super(`${field} must be an active location: location ${location} is inactive`);
+  }
+}
+
+/** A transfer whose `to` is its `from`: units that go nowhere. */
+export class TransferToItsSource extends RefusedField {
+  override readonly name = 'TransferToItsSource';
+  readonly field = 'to';
   constructor(readonly location: string) {
-    super(`location must be the id of an existing location: there is no location ${location}`);
+    super(`to must be another location than from: both are ${location}`);
+  }
+}
+
+/** No batch in stock at the transfer's `from` has its whole qty. Nothing was written. */
+export class TransferNotInStock extends DomainError {
+  override readonly name = 'TransferNotInStock';
+  constructor(
+    readonly sku: string,
+    readonly from: string,
+    readonly qty: number,
+  ) {
+    super(`No batch in stock at location ${from} has ${qty} units of sku ${sku}`);
+  }
+}
+
+export class TransferNotFound extends DomainError {
+  override readonly name = 'TransferNotFound';
+  constructor(readonly transferid: string) {
+    super(`Transfer ${transferid} not found`);
+  }
+}
+
+/**
+ * The transferid is taken by another transfer (or the cancelled one), or the transfer can no longer
+ * be cancelled: the message says which. Nothing was changed.
+ */
+export class TransferConflict extends DomainError {
+  override readonly name = 'TransferConflict';
+  constructor(
+    readonly transferid: string,
+    why: string,
+  ) {
+    super(`Transfer ${transferid} ${why}`);
   }
 }
 
@@ -208,5 +268,16 @@ export class HoldContended extends TransientFailure {
     rounds: number,
   ) {
     super(`Hold ${holdid} changed under ${rounds} attempts in a row`);
+  }
+}
+
+/** Other requests kept changing the transfer's batches between this one's read and its write; a retry continues. */
+export class TransferContended extends TransientFailure {
+  override readonly name = 'TransferContended';
+  constructor(
+    readonly transferid: string,
+    rounds: number,
+  ) {
+    super(`Transfer ${transferid} lost ${rounds} rounds of races for its batches`);
   }
 }

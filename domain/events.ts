@@ -31,6 +31,18 @@ const hold = {
     .check(/* @__PURE__ */ z.minLength(1)),
 };
 
+/** What both transfer events say of their transfer: what moved, from which batch, to which. */
+const transfer = {
+  transferid: text,
+  sku: text,
+  qty: quantity,
+  from: text,
+  to: text,
+  eta: /* @__PURE__ */ z.iso.date(),
+  fromBatchref: text,
+  ref: text,
+};
+
 /** Every event's `detail` begins with these. */
 const envelope = {
   /** The same for every delivery of one event: a consumer drops an id it has seen. */
@@ -57,12 +69,18 @@ export const eventSchemas = {
     .object({ ...envelope, ref: text, sku: text, qty: quantity, eta: arrivalDate, location: text })
     .check(
       /* @__PURE__ */ z.describe(
-        'A batch was registered by POST /add_batch, at `location` (`default` when the request named none; for a shipment, where it will arrive).',
+        'A batch was registered by POST /add_batch, at `location` (`default` when the request named none; for a shipment, where it will arrive), ' +
+          "or by POST /transfers, as the transfer's incoming batch at its `to` (a TransferCreated comes with it).",
       ),
     ),
   BatchChanged: /* @__PURE__ */ z
     .object({ ...envelope, ref: text, sku: text, qty: /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)), eta: arrivalDate })
-    .check(/* @__PURE__ */ z.describe("PATCH /batches/{ref} changed a batch's qty or eta; the detail carries its new values.")),
+    .check(
+      /* @__PURE__ */ z.describe(
+        "PATCH /batches/{ref} changed a batch's qty or eta, or a transfer took units from it or gave them back on its cancel " +
+          '(TransferCreated, TransferCancelled); the detail carries its new values.',
+      ),
+    ),
   OutOfStock: /* @__PURE__ */ z
     .object({ ...envelope, sku: text, orderid: text, qty: quantity })
     .check(/* @__PURE__ */ z.describe('An allocation (POST /allocate, or a line of POST /orders) was refused for lack of stock; not for an unknown SKU.')),
@@ -103,6 +121,22 @@ export const eventSchemas = {
         'PUT /locations/{id} created a location, or replaced one with something else (a repeat of the same writes nothing and ' +
           'announces nothing); the detail carries the location whole as it is now, `location` its id. The built-in `default` ' +
           'has none until it is first replaced.',
+      ),
+    ),
+  TransferCreated: /* @__PURE__ */ z
+    .object({ ...envelope, ...transfer })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'POST /transfers took `qty` from batch `fromBatchref` at `from` (a BatchChanged of it comes with it) and added the incoming ' +
+          'batch `ref` at `to`, arriving on `eta` (a BatchAdded of it comes with it).',
+      ),
+    ),
+  TransferCancelled: /* @__PURE__ */ z
+    .object({ ...envelope, ...transfer })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'DELETE /transfers/{transferid} gave the units back to batch `fromBatchref` (a BatchChanged of it comes with it) and removed the ' +
+          'incoming batch `ref`, from which nothing had been taken.',
       ),
     ),
 } as const;

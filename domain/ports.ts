@@ -1,6 +1,7 @@
 import type { HeldLine, HeldUnits, Hold, Instant } from './holds';
 import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, NewBatch, OrderLine, Placement } from './model';
+import type { Transfer } from './transfers';
 
 /** How stale the locations that route a request may be: a change of a location routes every request within this (docs/architecture.md, "Locations"). */
 export const ROUTING_LOCATIONS_MAX_AGE_MS = 30_000;
@@ -110,6 +111,17 @@ export type SaveAllocationsResult =
   | { readonly outcome: 'read-again' }
   /** Some of the lines are already allocated (these, as stored). Nothing was written. */
   | { readonly outcome: 'lines-exist'; readonly existing: Allocation[] };
+
+export type SaveTransferResult =
+  | { readonly outcome: 'saved' }
+  /** The source batch can no longer give the qty: another request took its stock first. Nothing was written. */
+  | { readonly outcome: 'batch-changed' }
+  /** The source batch is no longer stored as read (gathered from its pieces meanwhile, or by this write's request), and may still give the qty. Nothing was written. */
+  | { readonly outcome: 'read-again' }
+  /** A transfer with this transferid exists (as stored): a transferid is used once. Nothing was written. */
+  | { readonly outcome: 'transfer-exists'; readonly existing: Transfer }
+  /** A batch already has the transferid as its ref, whatever its SKU: the incoming batch cannot have it. Nothing was written. */
+  | { readonly outcome: 'batch-exists' };
 
 /** How a SKU's stock is read (BatchRepository.stockOf): as remembered for a take, plainly, or settled. */
 export interface StockRead {
@@ -268,6 +280,23 @@ export interface BatchRepository {
    * may be listed (ending it again finds it ended), one that expired a moment ago may be missing.
    */
   expiredHolds(before: Instant, limit: number, from?: ExpiredHoldsCursor): Promise<ExpiredHolds>;
+  /** The transfer as last written (strongly consistent); a cancelled one until its record expires. */
+  transfer(transferid: string): Promise<Transfer | undefined>;
+  /**
+   * Makes the transfer, all of it or nothing, in one write: `qty` taken from `source`, as read, on the
+   * condition a line's take has (its qty and available both fall: the units leave it), the incoming
+   * batch added at `to` (incomingBatchOf), and the transfer recorded, on condition that its transferid
+   * is new. A source batch the store keeps in pieces is gathered first, and answers read-again.
+   */
+  saveTransfer(transfer: Transfer, source: Batch): Promise<SaveTransferResult>;
+  /**
+   * Cancels the active transfer, as read, in one write: its qty given back to `source` (its qty and
+   * available both rise), the incoming batch and its reference removed on condition that nothing was
+   * taken from it (as `incoming` was read: a shipment whose qty is still the transfer's, all of it
+   * available, none held), and the transfer recorded as cancelled. `changed` when any of that no longer
+   * holds, and nothing was written.
+   */
+  cancelTransfer(transfer: Transfer, source: Batch, incoming: Batch): Promise<ConditionalWrite>;
   /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */
   currentTime(): Instant;
   /**

@@ -3,10 +3,12 @@ import type { Location } from '../domain/locations';
 import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf, locationOf } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import { addBatch, batchStatus, changeBatch, skuStock } from '../domain/services';
+import { cancelTransfer, createTransfer, transferById } from '../domain/transfer-services';
+import type { Transfer } from '../domain/transfers';
 import { countingHoldEndings } from './hold-endings';
-import { json, route, routedHandler, text } from './http/route';
+import { json, noContent, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
-import { batchChangeSchema, batchSchema, locationSchema } from './http/schemas';
+import { batchChangeSchema, batchSchema, locationSchema, transferSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -51,7 +53,22 @@ const locationView = ({ id, name, priority, serves, active, position }: Location
   ...(position ? { position: { lat: position.lat, lng: position.lng } } : {}),
 });
 
-/** The batches and their stock: adding a batch, reading and changing one, a SKU's stock levels; and the locations batches are at. */
+/** What POST /transfers answers: the transfer, the batch its units came from and the incoming batch's ref. */
+const transferMadeView = ({ transferid, fromBatchref }: Transfer) => ({ transferid, from_batchref: fromBatchref, ref: transferid });
+
+const transferView = ({ transferid, sku, qty, from, to, eta, fromBatchref, status }: Transfer) => ({
+  transferid,
+  sku,
+  qty,
+  from,
+  to,
+  eta,
+  from_batchref: fromBatchref,
+  ref: transferid,
+  status,
+});
+
+/** The batches and their stock: adding a batch, reading and changing one, a SKU's stock levels; the locations batches are at; and the transfers that move stock between them. */
 export const createBatchesHandler = (repository: BatchRepository) =>
   routedHandler<BatchesRouteKey>(repository, [
     route('POST /add_batch', {
@@ -97,6 +114,26 @@ export const createBatchesHandler = (repository: BatchRepository) =>
       run: async ({ pathParameters: { id }, body }, store) => {
         const { location, created } = await putLocation({ id, ...body }, store);
         return json(created ? 201 : 200, locationView(location));
+      },
+    }),
+    route('POST /transfers', {
+      body: transferSchema,
+      successOutcomes: { 201: 'TransferCreated', 200: 'TransferRepeated' },
+      run: async ({ body }, store) => {
+        const { transfer, created } = await createTransfer(body, store);
+        return json(created ? 201 : 200, transferMadeView(transfer));
+      },
+    }),
+    route('GET /transfers/{transferid}', {
+      successOutcomes: { 200: 'TransferRead' },
+      run: async ({ pathParameters: { transferid } }, store) => json(200, transferView(await transferById(transferid, store))),
+    }),
+    route('DELETE /transfers/{transferid}', {
+      successOutcomes: { 204: 'TransferCancelled' },
+      // 204 for a transfer cancelled by this request or before it (a repeat).
+      run: async ({ pathParameters: { transferid } }, store) => {
+        await cancelTransfer(transferid, store);
+        return noContent();
       },
     }),
   ]);

@@ -2,6 +2,7 @@ import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { type Hold, type Instant, statusAt } from '../domain/holds';
 import { DEFAULT_LOCATION_ID } from '../domain/locations';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf } from '../domain/model';
+import type { Transfer } from '../domain/transfers';
 import type { StoredHeldUnits } from '../functions/store/held-units';
 import { parseStoredItem } from '../functions/store/items';
 import { LINE_BATCH, linesOfBatch } from '../functions/store/lines';
@@ -28,6 +29,8 @@ export interface Inventory {
   readonly linesListedUnread: readonly Allocation[];
   /** The ids of the locations stored: the built-in `default` only once replaced. */
   readonly locations: readonly string[];
+  /** As last written, cancelled ones among them until their records expire. */
+  readonly transfers: readonly Transfer[];
 }
 
 export type Rule =
@@ -44,7 +47,8 @@ export type Rule =
   | 'item-recognized'
   | 'pieces-of-their-spread'
   | 'line-listed-where-read'
-  | 'batch-at-a-location';
+  | 'batch-at-a-location'
+  | 'transfer-accounted';
 
 export interface Violation {
   readonly rule: Rule;
@@ -69,6 +73,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const unrecognized: { pk: string; sk: string }[] = [];
   const linesListedUnread: Allocation[] = [];
   const locations: string[] = [];
+  const transfers: Transfer[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
   do {
     const page: ScanCommandOutput = await client.send(
@@ -87,12 +92,13 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       else if (stored.kind === 'hold') holds.push(stored.hold);
       else if (stored.kind === 'held-units') heldUnits.push(stored.held);
       else if (stored.kind === 'location') locations.push(stored.location.id);
+      else if (stored.kind === 'transfer') transfers.push(stored.transfer);
       else if (stored.kind === 'unrecognized') unrecognized.push({ pk: stored.pk, sk: stored.sk });
       // Notices (a deallocation's reason, a refusal) hold no stock: no invariant is about them.
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { ...withTheirPieces(found, pieces), heldUnits, knownSkus, references, lines, holds, unrecognized, linesListedUnread, locations };
+  return { ...withTheirPieces(found, pieces), heldUnits, knownSkus, references, lines, holds, unrecognized, linesListedUnread, locations, transfers };
 };
 
 /**
@@ -138,11 +144,13 @@ const show = (value: string) => JSON.stringify(value);
  * hold and the units its holds hold, every line sits in a batch of its own SKU, a batch reference
  * names one batch, a batch is stored among those with stock exactly when it has some left, available
  * or held (allocations read only those), a SKU is known exactly when it has
- * batches ("Invalid sku" depends on it once every batch is exhausted), and every batch is at a
- * location that exists.
+ * batches ("Invalid sku" depends on it once every batch is exhausted), every batch is at a
+ * location that exists, and an active transfer's units are where it says: its source batch, at its
+ * `from`, gave them up (its qty fell with them, so the batch's own count above holds it to what it
+ * has left), and its incoming batch, at its `to`, has them.
  */
 export const findViolations = (
-  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread, locations }: Inventory,
+  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread, locations, transfers }: Inventory,
   now?: Instant,
 ): Violation[] => {
   const violations: Violation[] = [];
@@ -296,7 +304,7 @@ export const findViolations = (
   for (const { pk, sk } of unrecognized) {
     violations.push({
       rule: 'item-recognized',
-      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, piece of a batch, known SKU, batch reference, line, notice, hold or location`,
+      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, piece of a batch, known SKU, batch reference, line, notice, hold, location or transfer`,
     });
   }
   for (const message of strayPieces) violations.push({ rule: 'pieces-of-their-spread', message });
@@ -305,6 +313,18 @@ export const findViolations = (
   for (const batch of batches) {
     if (placed.has(locationOf(batch))) continue;
     violations.push({ rule: 'batch-at-a-location', message: `batch ${show(batch.ref)} of sku ${show(batch.sku)} is at location ${show(locationOf(batch))}, which does not exist` });
+  }
+  // Only a cancel removes a transfer's incoming batch, in the write that marks it cancelled; and no batch leaves its location.
+  for (const transfer of transfers.filter(({ status }) => status === 'active')) {
+    const name = `active transfer ${show(transfer.transferid)} of ${transfer.qty} of sku ${show(transfer.sku)}`;
+    for (const [end, ref, location] of [['source', transfer.fromBatchref, transfer.from], ['incoming', transfer.transferid, transfer.to]] as const) {
+      const batch = batchBySkuAndRef.get(JSON.stringify([transfer.sku, ref]));
+      if (batch && locationOf(batch) === location) continue;
+      violations.push({
+        rule: 'transfer-accounted',
+        message: `${name} has its ${end} batch ${show(ref)} at ${show(location)}, ` + (batch ? `but that batch is at ${show(locationOf(batch))}` : 'but no such batch exists'),
+      });
+    }
   }
   for (const { orderid, sku, batchref } of linesListedUnread) {
     violations.push({

@@ -2,6 +2,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DomainEvent, domainEvent } from '../../domain/events';
 import type { Hold } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
+import type { Transfer } from '../../domain/transfers';
 import type { BatchDescription } from '../store/batches';
 import { type StoredItem, parseStoredItem } from '../store/items';
 
@@ -70,6 +71,8 @@ const insertionChanges = (after: StoredItem): Change[] => {
       return after.hold.status === 'active' ? [['HoldPlaced', { time: after.placedAt, ...holdFields(after.hold) }]] : [];
     case 'location':
       return [['LocationChanged', locationFields(after)]];
+    case 'transfer':
+      return [['TransferCreated', { time: after.createdAt, ...transferFields(after.transfer) }]];
     default:
       return [];
   }
@@ -90,6 +93,9 @@ const modificationChanges = (before: StoredItem, after: StoredItem): Change[] =>
     return [['BatchChanged', batchFields(after, after.description)]];
   }
   if (before.kind === 'hold' && after.kind === 'hold' && before.hold.status === 'active') return holdChanges(before.hold, after);
+  if (before.kind === 'transfer' && after.kind === 'transfer' && before.transfer.status === 'active' && after.transfer.status === 'cancelled') {
+    return [['TransferCancelled', { time: after.cancelledAt ?? after.createdAt, ...transferFields(after.transfer) }]];
+  }
   // Every write of a location changes it: a PUT of the same location writes nothing (domain/location-services.ts).
   if (after.kind === 'location') return [['LocationChanged', locationFields(after)]];
   return [];
@@ -120,5 +126,7 @@ const locationFields = ({ location, changedAt }: { location: Location; changedAt
   const { id, name, priority, serves, active, position } = location;
   return { time: changedAt, location: id, name, priority, serves: [...serves], active, ...(position ? { position: { lat: position.lat, lng: position.lng } } : {}) };
 };
+
+const transferFields = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Transfer) => ({ transferid, sku, qty, from, to, eta, fromBatchref, ref: transferid });
 
 const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt }: BatchDescription) => ({ time: changedAt, ref, sku, qty, eta });

@@ -14,8 +14,11 @@ import {
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
+  RefusedField,
+  TransferConflict,
+  TransferNotFound,
+  TransferNotInStock,
   TransientFailure,
-  UnknownLocation,
   UnknownSku,
 } from '../../domain/errors';
 
@@ -109,6 +112,9 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [HoldNotPlaced, 400],
   [HoldConflict, 409],
   [LocationNotFound, 404],
+  [TransferNotInStock, 400],
+  [TransferNotFound, 404],
+  [TransferConflict, 409],
 ]);
 
 /**
@@ -158,7 +164,7 @@ const oneIssuePerField = (issues: readonly z.core.$ZodIssue[]): { path: string; 
  */
 export const toErrorResponse = (error: unknown, requestId: string): ErrorResponse => {
   // A field the schema accepted but the store refused: answered as the schema's refusals are, one issue naming the field.
-  if (error instanceof UnknownLocation) {
+  if (error instanceof RefusedField) {
     return { statusCode: 400, body: { message: INVALID_REQUEST_BODY, issues: [{ path: error.field, message: error.message }] }, outcome: error.name };
   }
   if (error instanceof DomainError) {

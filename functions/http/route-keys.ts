@@ -12,6 +12,9 @@ export const routeKeys = {
     'GET /locations',
     'GET /locations/{id}',
     'PUT /locations/{id}',
+    'POST /transfers',
+    'GET /transfers/{transferid}',
+    'DELETE /transfers/{transferid}',
   ],
   allocations: [
     'POST /allocate',

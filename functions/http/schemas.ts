@@ -129,6 +129,20 @@ export const batchChangeSchema = /* @__PURE__ */ objectOf({
   eta: /* @__PURE__ */ z.optional(arrivalDateSchema),
 }).check(qtyOrEta);
 
+/**
+ * A transfer (docs/api.md, "Transfers"): `qty` of `sku` from location `from` to location `to`, arriving
+ * on `eta`, a date (the incoming batch is a shipment). That `from` and `to` are locations that exist,
+ * are active and differ is the domain's to say.
+ */
+export const transferSchema = /* @__PURE__ */ objectOf({
+  transferid: identifierSchema,
+  sku: identifierSchema,
+  qty: quantity,
+  from: locationIdSchema,
+  to: locationIdSchema,
+  eta: /* @__PURE__ */ z.iso.date(refused('a date YYYY-MM-DD')),
+});
+
 /** A transaction holds at most 100 items; an order's line takes up to 3 (its put, its batch moved). */
 const MAX_ORDER_LINES = 25;
 

@@ -1,6 +1,7 @@
 import { BatchGetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
+import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
 import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, locationOf, piecesAvailable } from '../../domain/model';
 import type {
@@ -19,6 +20,7 @@ import type {
   SaveAllocationResult,
   SaveAllocationsResult,
   SaveHoldResult,
+  SaveTransferResult,
   SkuStock,
   StockRead,
   StoreObserver,
@@ -40,6 +42,7 @@ import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, S
 import { linesByBatchIndex } from './table';
 import { TableReads } from './table-reads';
 import { TakeGroups } from './take-groups';
+import { TransferSaves, transferKey } from './transfers';
 
 /*
  * The DynamoDB adapter of the repository port (domain/ports.ts): each method reads, decides and
@@ -84,6 +87,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   private readonly reads: TableReads;
   private readonly storedLocations: LocationReads;
   private readonly holdGiveBacks: HoldGiveBacks;
+  private readonly transfers: TransferSaves;
 
   constructor(
     private readonly client: DocumentSender,
@@ -103,6 +107,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const queryPartition = (partition: string, prefix?: string) => this.reads.partition(partition, prefix);
     this.spreads = new SpreadBatches(this.calls, tableName, conflictRetry, () => this.currentTime(), queryPartition, knownPieces);
     this.allocations = new AllocationSaves(this.calls, client, tableName, conflictRetry, this.spreads, knownPieces, takeGroups);
+    this.transfers = new TransferSaves(this.calls, tableName, this.spreads);
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
@@ -241,6 +246,20 @@ export class DynamoDbBatchRepository implements BatchRepository {
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     this.calls.raceLost(cancellation);
     return { outcome: 'changed' };
+  }
+
+  async transfer(transferid: string): Promise<Transfer | undefined> {
+    const item = await this.reads.item(transferKey(transferid));
+    const stored = item && parseStoredItem(item);
+    return stored?.kind === 'transfer' ? stored.transfer : undefined;
+  }
+
+  saveTransfer(transfer: Transfer, source: Batch): Promise<SaveTransferResult> {
+    return this.transfers.save(transfer, source);
+  }
+
+  cancelTransfer(transfer: Transfer, source: Batch): Promise<ConditionalWrite> {
+    return this.transfers.cancel(transfer, source, this.currentTime());
   }
 
   async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {

@@ -137,7 +137,7 @@ const batchIsExactly = (batch: Batch) => and(batchFieldsAre(batch), { ConditionE
  * only where it decides the side, so that holds placed and ended meanwhile do not fail the write. A
  * condition cannot do arithmetic, hence the bounds against `-delta` and `-heldDelta`.
  */
-const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Condition => {
+export const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Condition => {
   const bound = (comparison: string) => ({ ConditionExpression: `available ${comparison} :bound`, ExpressionAttributeValues: { ':bound': -delta } });
   if (!hasStockLeft(stored)) return and(bound('<='), heldUnitsAre(0));
   if (stored.available + delta > 0 || heldOf(stored) + heldDelta === 0) return bound('>');

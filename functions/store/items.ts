@@ -9,6 +9,8 @@ import { parseHoldItem } from './holds';
 import { type DeallocationReason, parseLineItem } from './lines';
 import { parseLocationItem } from './locations';
 import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
+import { parseTransferItem } from './transfers';
+import type { Transfer } from '../../domain/transfers';
 
 /*
  * The table's items, as the DynamoDB adapter lays them out: what each kind of item looks like is
@@ -41,6 +43,8 @@ import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
  *                                                         heldUntil, placedAt, extendedAt, endedAt, expiresAt
  *   location         pk LOCATIONS       sk <id>          id, name, priority, serves, active, position,
  *                                                         revision, changedAt (none for `default` until replaced)
+ *   transfer         pk TRANSFER#<transferid> sk TRANSFER  transferid, sku, qty, fromLocation, toLocation, eta,
+ *                                                         fromBatchref, status, createdAt, cancelledAt, expiresAt
  * A batch's `location` is absent at `default` (every batch of a table written before there were
  * locations among them), so that no item needs a migration; a batch at any other location carries
  * its id, on its item and on its reference (for BatchAdded), and its location's item was checked to
@@ -128,6 +132,8 @@ export type StoredItem =
   | { readonly kind: 'hold'; readonly hold: Hold; readonly placedAt: string; readonly extendedAt?: string; readonly endedAt?: string }
   /** `changedAt`: when this revision of it was written. */
   | { readonly kind: 'location'; readonly location: Location; readonly revision: LocationRevision; readonly changedAt: string }
+  /** `createdAt`: when it was made; `cancelledAt`: when it was cancelled, if it was. */
+  | { readonly kind: 'transfer'; readonly transfer: Transfer; readonly createdAt: string; readonly cancelledAt?: string }
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
   | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
 
@@ -137,7 +143,7 @@ export type StoredItem =
  * the two keys of a batch of its sku and ref. No two kinds' keys meet, so at most one parser knows an
  * item, whatever their order.
  */
-const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem];
+const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem, parseTransferItem];
 
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   for (const parse of parsers) {

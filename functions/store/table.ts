@@ -66,6 +66,8 @@ export const partitionKeyPrefix = {
   activeHolds: 'ACTIVEHOLDS#',
   /** The one partition of every location: its whole key, as well as its prefix. */
   locations: 'LOCATIONS',
+  /** A transfer's record: what it moved, from which batch, and whether it was cancelled. */
+  transfer: 'TRANSFER#',
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
@@ -75,6 +77,8 @@ const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'posit
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt'];
 /** A hold's record, besides the `orderid` a line names too and the time to live a notice has too. */
 const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
+/** A transfer's record, besides what a batch or a hold's record names too (functions/store/transfers.ts). */
+const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt'];
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */
@@ -122,7 +126,7 @@ const WRITES = ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'
 
 /** The allocations handler's items: the SKU's stock, its batches and their pieces, the order's lines, the holds. */
 const allocationsItems = [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.order, partitionKeyPrefix.hold];
-/** The batches handler's items: the allocations handler's, the batch references, and the locations. */
+/** The batches handler's items: the allocations handler's, the batch references, the locations and the transfers. */
 const batchesItems = [
   partitionKeyPrefix.sku,
   partitionKeyPrefix.piece,
@@ -130,6 +134,7 @@ const batchesItems = [
   partitionKeyPrefix.order,
   partitionKeyPrefix.hold,
   partitionKeyPrefix.locations,
+  partitionKeyPrefix.transfer,
 ];
 
 export const tableAccess = {
@@ -147,7 +152,8 @@ export const tableAccess = {
   // POST /add_batch, GET and PATCH /batches/{ref}, GET /skus/{sku}/stock: batches and their
   // references, and the lines a shrinking batch moves (found through the index) and the holds it ends;
   // the locations' routes, and the check a new batch's transaction makes that its location exists
-  // (ConditionCheckItem: a read of the item's existence, which writes nothing).
+  // (ConditionCheckItem: a read of the item's existence, which writes nothing); the transfers, their
+  // records and the batches they take from, add and remove.
   batches: {
     reads: [...READS, 'dynamodb:ConditionCheckItem'],
     writes: WRITES,
@@ -161,6 +167,7 @@ export const tableAccess = {
       ...holdAttributes,
       ...heldUnitsAttributes,
       ...locationAttributes,
+      ...transferAttributes,
     ],
     indexQueries: [{ index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] }],
   },

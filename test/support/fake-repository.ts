@@ -17,9 +17,11 @@ import type {
   SaveAllocationResult,
   SaveAllocationsResult,
   SaveHoldResult,
+  SaveTransferResult,
   SkuStock,
   StoredLocation,
 } from '../../domain/ports';
+import { type Transfer, incomingBatchOf } from '../../domain/transfers';
 
 /**
  * The repository port in memory, with the same all-or-nothing answers as the DynamoDB adapter:
@@ -34,6 +36,8 @@ export class FakeRepository implements BatchRepository {
   readonly holds = new Map<string, Hold>();
   /** The locations stored, by id, each with its revision: the built-in `default` only once replaced. */
   readonly locationItems = new Map<string, StoredLocation>();
+  /** Transfers by transferid, as last written. */
+  readonly transfers = new Map<string, Transfer>();
   /** Each hold's units on a batch, by heldKey, as the adapter keeps a record of their own. */
   readonly held = new Map<string, HeldUnits & { readonly ref: string }>();
   /**
@@ -273,6 +277,35 @@ export class FakeRepository implements BatchRepository {
       else this.lines.delete(key);
     }
     return { outcome: 'saved', moved: written.length };
+  }
+
+  async transfer(transferid: string): Promise<Transfer | undefined> {
+    return this.transfers.get(transferid);
+  }
+
+  /** The adapter's conditions: a new transferid, a ref no batch has, and the source's take as a line's; its qty falls with its available. */
+  async saveTransfer(transfer: Transfer, source: Batch): Promise<SaveTransferResult> {
+    const existing = this.transfers.get(transfer.transferid);
+    if (existing) return { outcome: 'transfer-exists', existing };
+    if (this.batches.has(transfer.transferid)) return { outcome: 'batch-exists' };
+    if (!this.take(source, transfer.qty)) return { outcome: 'batch-changed' };
+    const taken = this.batches.get(source.ref) as Batch;
+    this.batches.set(source.ref, { ...taken, qty: taken.qty - transfer.qty });
+    this.batches.set(transfer.transferid, incomingBatchOf(transfer));
+    this.transfers.set(transfer.transferid, transfer);
+    return { outcome: 'saved' };
+  }
+
+  /** The adapter's conditions: the transfer active, its incoming batch untouched (a shipment of the transfer's qty, all of it available, none held), its source as read. */
+  async cancelTransfer(transfer: Transfer, source: Batch): Promise<ConditionalWrite> {
+    const incoming = this.batches.get(transfer.transferid);
+    const stored = this.batches.get(source.ref);
+    const untouched = incoming !== undefined && incoming.eta !== null && incoming.qty === transfer.qty && incoming.available === transfer.qty && heldOf(incoming) === 0;
+    if (this.transfers.get(transfer.transferid)?.status !== 'active' || !untouched || stored?.qty !== source.qty) return 'changed';
+    this.batches.set(source.ref, { ...stored, qty: stored.qty + transfer.qty, available: stored.available + transfer.qty });
+    this.batches.delete(transfer.transferid);
+    this.transfers.set(transfer.transferid, { ...transfer, status: 'cancelled' });
+    return 'saved';
   }
 
   /** Its calls answer at once: a deadline never passes in one. */

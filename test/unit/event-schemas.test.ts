@@ -30,6 +30,8 @@ describe('the event schemas in docs/events', () => {
 const envelope = { id: 'evt-1', version: 1, time: '2026-03-01T09:30:00.000Z' } as const;
 const hold = { holdid: 'cart-1', expiresAt: '2026-03-01T09:45:00.000Z', lines: [{ sku: 'LAMP', qty: 3, batchref: 'b1' }] };
 
+const transfer = { transferid: 't1', sku: 'LAMP', qty: 3, from: 'default', to: 'lyon', eta: '2026-04-01', fromBatchref: 'b1', ref: 't1' };
+
 const validDetails: { [Name in EventName]: EventDetail<Name> } = {
   Allocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1' },
   Deallocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1', reason: 'reallocated' },
@@ -41,6 +43,8 @@ const validDetails: { [Name in EventName]: EventDetail<Name> } = {
   HoldReleased: { ...envelope, ...hold, reason: 'expired' },
   HoldConfirmed: { ...envelope, ...hold, orderid: 'o1' },
   LocationChanged: { ...envelope, location: 'lyon', name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 } },
+  TransferCreated: { ...envelope, ...transfer },
+  TransferCancelled: { ...envelope, ...transfer },
 };
 
 type Detail = Record<string, unknown>;

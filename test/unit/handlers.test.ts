@@ -425,6 +425,7 @@ describe('the issues of a refused body', () => {
       body: { name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 } },
       pathParameters: { id: 'lyon' },
     },
+    'POST /transfers': { body: { transferid: 'transfer-1', sku: 'LAMP', qty: 1, from: 'default', to: 'lyon', eta: '2027-03-01' } },
   };
 
   /** Stands for a number JSON.stringify cannot write: `1e400` in the text, which JSON.parse reads as Infinity. */

@@ -97,6 +97,9 @@ describe('docs/openapi.json', () => {
       'GET /locations': 'getLocations',
       'GET /locations/{id}': 'getLocation',
       'PUT /locations/{id}': 'putLocation',
+      'POST /transfers': 'createTransfer',
+      'GET /transfers/{transferid}': 'getTransfer',
+      'DELETE /transfers/{transferid}': 'cancelTransfer',
       'POST /allocate': 'allocate',
       'POST /orders': 'allocateOrder',
       'GET /allocations/{orderid}': 'getOrderAllocations',
@@ -176,7 +179,7 @@ const failingRepository = (error: Error): BatchRepository => {
 };
 
 /** The abstract bases: never thrown themselves. */
-const ABSTRACT_ERRORS = new Set(['DomainError', 'TransientFailure']);
+const ABSTRACT_ERRORS = new Set(['DomainError', 'TransientFailure', 'RefusedField']);
 
 const errorClassNames = (module: Record<string, unknown>) =>
   Object.values(module)
@@ -338,6 +341,35 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     repository.saveAllocation = async () => ({ outcome: 'batch-changed' });
     await expectDocumented('PATCH /batches/{ref}', send('PATCH /batches/{ref}', { pathParameters: { ref: 'batch-1' }, body: { qty: 5 } }), 503);
     await expectDocumented('POST /allocate', send('POST /allocate', { body: exampleBodyOf('POST /allocate') }), 503);
+  });
+
+  it("the transfers' life gets the documented answer at each step, and a transfer that keeps losing its batch a documented 503", async () => {
+    const repository = new FakeRepository();
+    await repository.saveLocation({ id: 'warehouse-lyon', name: 'Lyon', priority: 1, serves: ['FR'], active: true });
+    await repository.saveLocation({ id: 'closed', name: 'Closed', priority: 2, serves: ['FR'], active: false });
+    const send = serviceOver(repository);
+    const transfer = exampleBodyOf('POST /transfers') as Record<string, unknown>;
+    const transferid = { pathParameters: { transferid: 'transfer-1' } };
+    const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
+      ['POST /add_batch', { body: { ref: 'batch-1', sku: 'LAMP', qty: 10, eta: null } }, 201],
+      ['POST /transfers', { body: transfer }, 201],
+      ['POST /transfers', { body: transfer }, 200],
+      ['POST /transfers', { body: { ...transfer, qty: 1 } }, 409],
+      ['POST /transfers', { body: { ...transfer, transferid: 'transfer-2', to: 'closed' } }, 400],
+      ['POST /transfers', { body: { ...transfer, transferid: 'transfer-2', to: 'default' } }, 400],
+      ['POST /transfers', { body: { ...transfer, transferid: 'transfer-2', qty: 6 } }, 400],
+      ['GET /transfers/{transferid}', transferid, 200],
+      ['GET /transfers/{transferid}', { pathParameters: { transferid: 'transfer-9' } }, 404],
+      ['POST /allocate', { body: { orderid: 'order-1', sku: 'LAMP', qty: 1, location: 'warehouse-lyon' } }, 201],
+      ['DELETE /transfers/{transferid}', transferid, 409],
+      ['DELETE /transfers/{transferid}', { pathParameters: { transferid: 'transfer-9' } }, 404],
+      ['DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: 'order-1', sku: 'LAMP' } }, 204],
+      ['DELETE /transfers/{transferid}', transferid, 204],
+      ['DELETE /transfers/{transferid}', transferid, 204],
+    ];
+    for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
+    repository.saveTransfer = async () => ({ outcome: 'batch-changed' });
+    await expectDocumented('POST /transfers', send('POST /transfers', { body: { ...transfer, transferid: 'transfer-3' } }), 503);
   });
 
   it("answers a hold's conflicts with documented 409s, and a hold that keeps changing under a write with a documented 503", async () => {

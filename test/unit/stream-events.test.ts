@@ -251,3 +251,35 @@ describe("turning a location's item into events", () => {
     }
   });
 });
+
+describe("a transfer's record", () => {
+  const made = {
+    pk: { S: 'TRANSFER#t1' },
+    sk: { S: 'TRANSFER' },
+    type: { S: 'Transfer' },
+    transferid: { S: 't1' },
+    sku: { S: 'LAMP' },
+    qty: { N: '4' },
+    fromLocation: { S: 'default' },
+    toLocation: { S: 'lyon' },
+    eta: { S: '2027-03-01' },
+    fromBatchref: { S: 'b1' },
+    status: { S: 'active' },
+    createdAt: { S: '2026-11-23T10:00:00.000Z' },
+  };
+  const cancelled = { ...made, status: { S: 'cancelled' }, cancelledAt: { S: '2026-11-23T11:00:00.000Z' }, expiresAt: { N: '1764068400' } };
+  const fields = { version: 1, transferid: 't1', sku: 'LAMP', qty: 4, from: 'default', to: 'lyon', eta: '2027-03-01', fromBatchref: 'b1', ref: 't1' };
+
+  it('is TransferCreated when inserted, at its createdAt, and TransferCancelled when it turns cancelled, at its cancelledAt', () => {
+    expect(eventsOfRecord(changeRecord(1, 'INSERT', undefined, made) as ChangeRecord)).toEqual([
+      { name: 'TransferCreated', detail: { id: 'event-1-0', time: '2026-11-23T10:00:00.000Z', ...fields } },
+    ]);
+    expect(eventsOfRecord(changeRecord(2, 'MODIFY', made, cancelled) as ChangeRecord)).toEqual([
+      { name: 'TransferCancelled', detail: { id: 'event-2-0', time: '2026-11-23T11:00:00.000Z', ...fields } },
+    ]);
+  });
+
+  it('says nothing when its record expires', () => {
+    expect(eventsOfRecord(changeRecord(3, 'REMOVE', cancelled) as ChangeRecord)).toEqual([]);
+  });
+});

@@ -25,6 +25,7 @@ import {
   orderSchema,
   pathParameterSchemaOf,
   qtyOrEta,
+  transferSchema,
 } from '../../functions/http/schemas';
 import { nfcFormat, uniqueItemPropertiesKeyword } from './extensions';
 
@@ -112,6 +113,7 @@ export const requestBodySchemas = {
   HoldExtension: holdExtensionSchema,
   HoldConfirmation: holdConfirmationSchema,
   LocationDefinition: locationSchema,
+  NewTransfer: transferSchema,
 } as const;
 
 export type RequestBodyName = keyof typeof requestBodySchemas;
@@ -140,6 +142,10 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     'A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored ' +
     'before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for ' +
     'every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path\'s. Unknown fields are ignored.',
+  NewTransfer:
+    'A transfer: `qty` units of `sku` taken from one batch in stock at location `from`, sent to location `to`, where they ' +
+    'arrive on `eta` (a date: the incoming batch is a shipment) as a batch whose `ref` is the `transferid`. `from` and `to` ' +
+    'must be active locations that exist, and differ. Unknown fields are ignored.',
 };
 
 /** The request schemas, exported from zod, by the names the document gives them. */
@@ -325,6 +331,28 @@ const responseSchemas = {
   Locations: closedObject(
     { locations: listOf(ref('Location'), 'Every location, `default` among them, by `priority`, then `id`.', 1) },
     'Every location.',
+  ),
+  TransferMade: closedObject(
+    {
+      transferid: identifier,
+      from_batchref: { ...identifier, description: 'The batch at `from` the units were taken from.' },
+      ref: { ...identifier, description: 'The incoming batch at `to`: the `transferid`.' },
+    },
+    'The transfer, the batch its units came from, and the batch they arrive as.',
+  ),
+  Transfer: closedObject(
+    {
+      transferid: identifier,
+      sku: identifier,
+      qty: quantity,
+      from: { ...locationId, description: 'Where the units came from.' },
+      to: { ...locationId, description: 'Where they arrive.' },
+      eta: { type: 'string', format: 'date', description: 'When they arrive, as the transfer was made; the incoming batch\'s own `eta` is `GET /batches/{ref}`\'s.' },
+      from_batchref: { ...identifier, description: 'The batch at `from` the units were taken from, and go back to if the transfer is cancelled.' },
+      ref: { ...identifier, description: 'The incoming batch at `to`: the `transferid`.' },
+      status: { enum: ['active', 'cancelled'], description: '`cancelled` once `DELETE /transfers/{transferid}` gave its units back.' },
+    },
+    'A transfer as made, and whether it was cancelled.',
   ),
   HoldNotPlaced: closedObject(
     {

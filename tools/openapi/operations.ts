@@ -21,6 +21,9 @@ import {
   OrderNotFound,
   OutOfStock,
   StoreUnavailable,
+  TransferConflict,
+  TransferNotFound,
+  TransferNotInStock,
   UnknownLocation,
   UnknownSku,
 } from '../../domain/errors';
@@ -203,6 +206,10 @@ const failureAnswers = (): Answer[] => [
 const DEFAULT_LOCATION_EXAMPLE = { id: 'default', name: 'Default', priority: 0, serves: ['*'], active: true };
 const LOCATION_EXAMPLE = { id: 'warehouse-lyon', name: 'Lyon warehouse', priority: 10, serves: ['FR', 'BE', 'CH'], active: true, position: { lat: 45.764, lng: 4.8357 } };
 
+const TRANSFER_REQUEST_EXAMPLE = { transferid: 'transfer-1', sku: 'LAMP', qty: 5, from: 'default', to: 'warehouse-lyon', eta: '2026-06-01' };
+const TRANSFER_MADE_EXAMPLE = { transferid: 'transfer-1', from_batchref: 'batch-1', ref: 'transfer-1' };
+const TRANSFER_EXAMPLE = { ...TRANSFER_REQUEST_EXAMPLE, from_batchref: 'batch-1', ref: 'transfer-1', status: 'active' };
+
 const HOLD_EXAMPLE = { holdid: 'cart-7', status: 'active', expiresAt: '2026-11-25T10:15:00.000Z', lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1' }] };
 
 export const operations: Readonly<Record<RouteKey, Operation>> = {
@@ -366,6 +373,59 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         name: 'LocationReplaced',
         body: json('Location', LOCATION_EXAMPLE),
       },
+    ],
+  },
+  'POST /transfers': {
+    operationId: 'createTransfer',
+    summary: 'Transfer stock to another location',
+    description:
+      'Takes `qty` from one batch in stock at `from` (the one a line would take, among those there that have it whole), as ' +
+      "a line's take is made: its `qty` and `available` fall by it. In the same transaction it adds the incoming batch, " +
+      '`ref` the `transferid`, at `to`, arriving on `eta`: an ordinary shipment, which lines and holds may be routed onto, ' +
+      'and which `PATCH /batches/{ref}` with `eta` null receives. The same transfer again is a repeat, answered as stored.',
+    requestBody: { schema: 'NewTransfer', example: TRANSFER_REQUEST_EXAMPLE, refused: { ...TRANSFER_REQUEST_EXAMPLE, eta: null } },
+    answers: [
+      { status: 201, when: 'The transfer was made', name: 'TransferCreated', body: json('TransferMade', TRANSFER_MADE_EXAMPLE) },
+      { status: 200, when: 'The same transfer (every field the same) was already made: a repeat, which takes nothing more', name: 'TransferRepeated', body: json('TransferMade', TRANSFER_MADE_EXAMPLE) },
+      mapped(
+        '`from` or `to` names no location, or an inactive one, or `to` is `from`; nothing is written. Answered as the other ' +
+          'field errors are, one issue naming the field',
+        new UnknownLocation('warehouse-9', 'to'),
+        'InvalidRequestBody',
+      ),
+      mapped('No batch of the SKU was ever added', new InvalidSku('LAMP')),
+      mapped('No batch in stock (`eta` null) at `from` has `qty` available, whole; nothing is written', new TransferNotInStock('LAMP', 'default', 5)),
+      mapped(
+        'Another transfer has this `transferid` (other fields), or it was cancelled; nothing changes',
+        new TransferConflict('transfer-1', 'already exists with other fields'),
+      ),
+      mapped('A batch already has the `transferid` as its `ref`; nothing changes', new DuplicateBatch('transfer-1')),
+    ],
+  },
+  'GET /transfers/{transferid}': {
+    operationId: 'getTransfer',
+    summary: 'Read a transfer',
+    description: 'The transfer as made, and whether it was cancelled. A cancelled transfer stays readable for two days.',
+    pathParameters: { transferid: 'transfer-1' },
+    answers: [
+      { status: 200, when: 'The transfer exists', name: 'TransferRead', body: json('Transfer', TRANSFER_EXAMPLE) },
+      mapped('No transfer has this `transferid`, or it was cancelled more than two days ago', new TransferNotFound('transfer-1')),
+    ],
+  },
+  'DELETE /transfers/{transferid}': {
+    operationId: 'cancelTransfer',
+    summary: 'Cancel a transfer',
+    description:
+      'Gives the units back to the batch they came from and removes the incoming batch, in one transaction, while nothing ' +
+      'has been taken from that batch (no line, no hold, its `qty` unchanged) and it has not been received.',
+    pathParameters: { transferid: 'transfer-1' },
+    answers: [
+      { status: 204, when: 'The transfer is cancelled, or already was (a repeat); no body', name: 'TransferCancelled' },
+      mapped('No transfer has this `transferid`, or it was cancelled more than two days ago', new TransferNotFound('transfer-1')),
+      mapped(
+        'A line or a hold is on the incoming batch, its `qty` was changed, or it was received; nothing changes, and the message says which',
+        new TransferConflict('transfer-1', 'cannot be cancelled: lines have units on its batch transfer-1'),
+      ),
     ],
   },
   'POST /allocate': {

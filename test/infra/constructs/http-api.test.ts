@@ -27,8 +27,9 @@ describe("the handlers' roles", () => {
     ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', 'activeHoldShard'],
     ...['sourceQty', 'sources'],
   ];
-  // A location's own, which only the batches handler writes.
+  // A location's own and a transfer's own, which only the batches handler writes.
   const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
+  const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -47,12 +48,12 @@ describe("the handlers' roles", () => {
     ];
   };
 
-  it('let the batches handler touch SKU, piece, batch reference, order, hold and location items, check that a location exists, and query the index only for a batch\'s lines', () => {
+  it('let the batches handler touch SKU, piece, batch reference, order, hold, location and transfer items, check that a location exists, and query the index only for a batch\'s lines', () => {
     expect(statementsOf(synthesized, 'Batches')).toEqual([
       writesTo(synthesized, 'BatchesLogs'),
       ...itemGrants(
-        ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*'],
-        [...writtenAttributes, ...locationAttributes],
+        ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*', 'TRANSFER#*'],
+        [...writtenAttributes, ...locationAttributes, ...transferAttributes],
         ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:Query'],
       ),
       {
@@ -87,6 +88,9 @@ describe('the HTTP API', () => {
     ['GET /locations', 'Batches'],
     ['GET /locations/{id}', 'Batches'],
     ['PUT /locations/{id}', 'Batches'],
+    ['POST /transfers', 'Batches'],
+    ['GET /transfers/{transferid}', 'Batches'],
+    ['DELETE /transfers/{transferid}', 'Batches'],
     ['POST /allocate', 'Allocations'],
     ['POST /orders', 'Allocations'],
     ['GET /allocations/{orderid}', 'Allocations'],

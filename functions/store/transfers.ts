@@ -1,0 +1,181 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Instant } from '../../domain/holds';
+import { type Batch, hasStockLeft } from '../../domain/model';
+import type { ConditionalWrite, SaveTransferResult } from '../../domain/ports';
+import { type Transfer, type TransferStatus, incomingBatchOf } from '../../domain/transfers';
+import { batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
+import { ITEM_IS_NEW, and } from './conditions';
+import { PK, isAt, isNumber, isText, itemKey, now } from './fields';
+import type { StoredItem } from './items';
+import type { SpreadBatches } from './spread-batches';
+import type { StoreCalls, TransactWriteItem } from './store-calls';
+import { partitionKeyPrefix, timeToLiveAttribute } from './table';
+
+/*
+ * Transfers (domain/transfers.ts; items.ts, "The table's items"): a transfer's record, its key, item
+ * and parser, and the two transactions of a transfer, each write with the condition that guards its
+ * invariant. Making one: the source batch's qty and available lowered by the transfer's qty (the units
+ * leave it), on the condition a line's take has, the incoming batch added as add_batch adds one, and
+ * the record put on condition that its transferid is new. Cancelling one: the record marked cancelled
+ * while active, the incoming batch and its reference removed while nothing was taken from it, and the
+ * qty given back to the source batch. Each changes the source batch's reference's qty with it, so that
+ * its BatchChanged says what the batch now has (stream-events.ts).
+ */
+
+export const transferKey = (transferid: string) => itemKey(`${partitionKeyPrefix.transfer}${transferid}`, 'TRANSFER');
+
+/** A cancelled transfer's record lasts two days, as an ended hold's does: a repeat of its cancel answers as the first did until then. */
+const CANCELLED_TRANSFER_LIFETIME_SECONDS = 2 * 24 * 60 * 60;
+
+const TRANSFER_STATUSES: readonly unknown[] = ['active', 'cancelled'] satisfies TransferStatus[];
+
+/** `from` and `to` are words DynamoDB reserves: stored as `fromLocation` and `toLocation`, no expression needs to name them otherwise. */
+const transferItem = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Transfer, createdAt: string) => ({
+  ...transferKey(transferid),
+  type: 'Transfer',
+  transferid,
+  sku,
+  qty,
+  fromLocation: from,
+  toLocation: to,
+  eta,
+  fromBatchref,
+  status: 'active',
+  createdAt,
+});
+
+/** A transfer's record, read back through its key. */
+export const parseTransferItem = (item: Record<string, unknown>): StoredItem | undefined => {
+  const { transferid, sku, qty, fromLocation, toLocation, eta, fromBatchref, status, createdAt, cancelledAt } = item;
+  if (!isText(transferid) || !isAt(item, transferKey(transferid))) return undefined;
+  const fields = isText(sku) && isNumber(qty) && isText(fromLocation) && isText(toLocation) && isText(eta) && isText(fromBatchref);
+  if (!fields || !TRANSFER_STATUSES.includes(status) || !isText(createdAt) || (cancelledAt !== undefined && !isText(cancelledAt))) return undefined;
+  const transfer: Transfer = { transferid, sku, qty, from: fromLocation, to: toLocation, eta, fromBatchref, status: status as TransferStatus };
+  return { kind: 'transfer', transfer, createdAt, ...(isText(cancelledAt) ? { cancelledAt } : {}) };
+};
+
+/**
+ * The source batch's qty and available moved together by `delta`: in place on condition that its qty
+ * is still the one read (so the reference's copy of it is exact, and a PATCH between the read and the
+ * write is not overwritten) and that it stays on its side of the stock range, the condition of a
+ * line's take (so a take never leaves it below zero: no oversell); or, when it crosses that edge,
+ * moved exactly as read, as a line's take moves it. A spread batch only gets units back, on its own
+ * item: a take from one is made on it gathered (saveTransfer).
+ */
+const sourceWrites = (tableName: string, batch: Batch, delta: number): TransactWriteItem[] => {
+  const moved: Batch = { ...batch, qty: batch.qty + delta, available: batch.available + delta };
+  const update = (Key: Record<string, unknown>, condition: { ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> }): TransactWriteItem[] => [
+    {
+      Update: {
+        TableName: tableName,
+        Key,
+        UpdateExpression: 'SET qty = qty + :delta, available = available + :delta',
+        ConditionExpression: `qty = :qty AND ${condition.ConditionExpression}`,
+        ExpressionAttributeValues: { ...condition.ExpressionAttributeValues, ':delta': delta, ':qty': batch.qty },
+      },
+    },
+  ];
+  if (batch.pieces !== undefined) {
+    if (delta < 0) throw new Error(`A transfer's take of ${-delta} from batch ${batch.ref}, spread over ${batch.pieces.length} pieces`);
+    return update(batchWithStockKey(batch.sku, batch.ref), { ConditionExpression: 'attribute_exists(pieces)', ExpressionAttributeValues: {} });
+  }
+  if (hasStockLeft(batch) !== hasStockLeft(moved)) return batchMoveWrites(tableName, batch, moved);
+  const whole = and(staysOnItsSide(batch, delta), { ConditionExpression: 'attribute_not_exists(pieces)', ExpressionAttributeValues: {} });
+  return update(batchWithStockKey(batch.sku, batch.ref), whole);
+};
+
+/** The source batch's reference's copy of its qty, as the transfer leaves it (for its BatchChanged); its eta is the batch's own to change. */
+const sourceReferenceWrite = (tableName: string, batch: Batch, delta: number): TransactWriteItem => ({
+  Update: {
+    TableName: tableName,
+    Key: batchReferenceKey(batch.ref),
+    UpdateExpression: 'SET qty = :newQty, changedAt = :changedAt',
+    // Guards "a reference exists only with its batch": an update would otherwise create one.
+    ConditionExpression: `attribute_exists(${PK})`,
+    ExpressionAttributeValues: { ':newQty': batch.qty + delta, ':changedAt': now() },
+  },
+});
+
+/**
+ * The incoming batch removed, on condition that nothing was taken from it and it was not received:
+ * still a shipment, its qty still the transfer's and all of it available, none held, kept whole. So a
+ * cancel that races an allocation onto it, a hold, a PATCH or its receipt loses to them, or they to it.
+ */
+const incomingRemovalWrites = (tableName: string, transfer: Transfer): TransactWriteItem[] => [
+  {
+    Delete: {
+      TableName: tableName,
+      Key: batchWithStockKey(transfer.sku, transfer.transferid),
+      ConditionExpression:
+        'qty = :qty AND available = :qty AND attribute_exists(eta) AND attribute_not_exists(pieces) AND (attribute_not_exists(heldUnits) OR heldUnits = :noneHeld)',
+      ExpressionAttributeValues: { ':qty': transfer.qty, ':noneHeld': 0 },
+    },
+  },
+  // Removed with its batch: the condition above guards both.
+  { Delete: { TableName: tableName, Key: batchReferenceKey(transfer.transferid) } },
+];
+
+/** The record marked cancelled, on condition that it is still active: only one cancel gives the units back. */
+const transferCancelWrite = (tableName: string, transfer: Transfer, cancelledAt: Instant): TransactWriteItem => ({
+  Update: {
+    TableName: tableName,
+    Key: transferKey(transfer.transferid),
+    UpdateExpression: 'SET #status = :cancelled, cancelledAt = :cancelledAt, #ttl = :ttl',
+    ConditionExpression: '#status = :active',
+    ExpressionAttributeNames: { '#status': 'status', '#ttl': timeToLiveAttribute },
+    ExpressionAttributeValues: {
+      ':cancelled': 'cancelled',
+      ':active': 'active',
+      ':cancelledAt': new Date(cancelledAt).toISOString(),
+      ':ttl': Math.floor(cancelledAt / 1000) + CANCELLED_TRANSFER_LIFETIME_SECONDS,
+    },
+  },
+});
+
+/** The transfers' transactions, for the repository (batch-repository.ts), which delegates to them. */
+export class TransferSaves {
+  constructor(
+    private readonly calls: StoreCalls,
+    private readonly tableName: string,
+    private readonly spreads: SpreadBatches,
+  ) {}
+
+  /** BatchRepository.saveTransfer: at most 7 items, the source batch's take first and the record last. */
+  async save(transfer: Transfer, source: Batch): Promise<SaveTransferResult> {
+    // One transaction may not write an item twice: the incoming batch's reference would be the source's.
+    if (transfer.transferid === source.ref) return { outcome: 'batch-exists' };
+    if (source.pieces !== undefined) {
+      await this.spreads.keptWhole([source]);
+      return { outcome: 'read-again' };
+    }
+    const take = [...sourceWrites(this.tableName, source, -transfer.qty), sourceReferenceWrite(this.tableName, source, -transfer.qty)];
+    const incoming = newBatchWrites(this.tableName, incomingBatchOf(transfer));
+    const record: TransactWriteItem = {
+      Put: { TableName: this.tableName, Item: transferItem(transfer, now()), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
+    };
+    const items = [...take, ...incoming, record];
+    const cancellation = await this.calls.transactWrite(items);
+    if (!cancellation) return { outcome: 'saved' };
+    const failed = (at: number) => cancellation[at]?.Code === 'ConditionalCheckFailed';
+    const recordReason = cancellation.at(-1);
+    if (recordReason?.Code === 'ConditionalCheckFailed' && recordReason.Item) {
+      const existing = parseTransferItem(unmarshall(recordReason.Item));
+      if (existing?.kind !== 'transfer') throw new Error(`Item at the key of a transfer is not a transfer: ${JSON.stringify(existing)}`);
+      return { outcome: 'transfer-exists', existing: existing.transfer };
+    }
+    // newBatchWrites puts the batch, then its reference, which makes a ref unique across SKUs.
+    if (failed(take.length) || failed(take.length + 1)) return { outcome: 'batch-exists' };
+    this.calls.raceLost(cancellation);
+    return { outcome: 'batch-changed' };
+  }
+
+  /** BatchRepository.cancelTransfer: at most 6 items. */
+  async cancel(transfer: Transfer, source: Batch, cancelledAt: Instant): Promise<ConditionalWrite> {
+    return this.calls.conditionalWrite([
+      transferCancelWrite(this.tableName, transfer, cancelledAt),
+      ...incomingRemovalWrites(this.tableName, transfer),
+      ...sourceWrites(this.tableName, source, transfer.qty),
+      sourceReferenceWrite(this.tableName, source, transfer.qty),
+    ]);
+  }
+}
