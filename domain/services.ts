@@ -6,6 +6,7 @@ import {
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
+  LocationNotFound,
   OrderLinesAlreadyAllocated,
   OrderNotAllocated,
   OrderNotFound,
@@ -37,6 +38,7 @@ import {
 import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
 import { type Instant, batchesToFree, givenBack } from './holds';
 import { locationsKnowing } from './location-services';
+import { allLocationsOf } from './locations';
 import { type Routing, eligibilityOf, eligibleBatches, planOrder, rankBatchesForLine, routedPreference } from './routing';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
 
@@ -177,10 +179,21 @@ export const batchStatus = async (ref: string, repository: BatchRepository): Pro
   return batch as Batch;
 };
 
-export const skuStock = async (sku: string, repository: BatchRepository): Promise<StockLevels> => {
-  const stock = await repository.stockOf(sku);
+/**
+ * The SKU's stock levels, in all and at each location that has stock of it, or at `location` alone
+ * (a location that does not exist is LocationNotFound: a read of it, as a SKU never added is
+ * UnknownSku). The locations, which order the answer, are read with the stock, at the same time, as
+ * routing reads them (BatchRepository.routingLocations: their priorities may be a moment old), and
+ * read anew when a batch or `location` names one they do not know.
+ */
+export const skuStock = async (sku: string, repository: BatchRepository, location?: string): Promise<StockLevels> => {
+  const [stock, routing] = await Promise.all([repository.stockOf(sku), repository.routingLocations()]);
   if (!stock.known) throw new UnknownSku(sku);
-  return stockLevels(sku, await asFoundNow(stock.batches, repository));
+  const locations = await locationsKnowing(routing, stock.batches, { location }, repository);
+  if (location !== undefined && !allLocationsOf(locations).some(({ id }) => id === location)) throw new LocationNotFound(location);
+  // Only the batches the answer counts: the holds of the others need not be read.
+  const counted = location === undefined ? stock.batches : stock.batches.filter((batch) => locationOf(batch) === location);
+  return stockLevels(sku, await asFoundNow(counted, repository), locations, location);
 };
 
 export interface BatchChangeOutcome {

@@ -6,7 +6,7 @@ import { addBatch, batchStatus, changeBatch, skuStock } from '../domain/services
 import { countingHoldEndings } from './hold-endings';
 import { json, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
-import { batchChangeSchema, batchSchema, locationSchema } from './http/schemas';
+import { batchChangeSchema, batchSchema, locationSchema, stockQuerySchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -33,13 +33,14 @@ const batchView = (batch: Batch) => ({
 
 const reallocationView = ({ orderid, sku, qty, from, batchref }: Reallocation) => ({ orderid, sku, qty, from, batchref });
 
-const stockView = ({ sku, inStock, incoming, held, nextEta, batches }: StockLevels) => ({
+const stockView = ({ sku, inStock, incoming, held, nextEta, batches, locations }: StockLevels) => ({
   sku,
   in_stock: inStock,
   incoming,
   held,
   next_eta: nextEta,
   batches: batches.map((batch) => ({ ref: batch.ref, qty: batch.qty, held: heldOf(batch), available: batch.available, eta: batch.eta })),
+  locations: locations.map((at) => ({ location: at.location, in_stock: at.inStock, incoming: at.incoming, held: at.held, next_eta: at.nextEta })),
 });
 
 const locationView = ({ id, name, priority, serves, active, position }: Location) => ({
@@ -79,8 +80,9 @@ export const createBatchesHandler = (repository: BatchRepository) =>
       },
     }),
     route('GET /skus/{sku}/stock', {
+      query: stockQuerySchema,
       successOutcomes: { 200: 'StockRead' },
-      run: async ({ pathParameters: { sku } }, store) => json(200, stockView(await skuStock(sku, store))),
+      run: async ({ pathParameters: { sku }, query: { location } }, store) => json(200, stockView(await skuStock(sku, store, location))),
     }),
     route('GET /locations', {
       successOutcomes: { 200: 'LocationsRead' },

@@ -112,6 +112,53 @@ describe('batches at a place', () => {
   });
 });
 
+describe("a SKU's stock at its places", () => {
+  const context = serviceOnItsOwnTable();
+  const sku = uniqueId('SHELF');
+  const stockOf = (query?: Record<string, string>) =>
+    context.service.invoke(routeEvent('GET /skus/{sku}/stock', { pathParameters: { sku }, ...(query ? { queryStringParameters: query } : {}) }));
+
+  beforeAll(async () => {
+    expect((await putLocation(context.service, 'nantes', { name: 'Nantes', priority: 5, serves: ['FR'] })).status).toBe(201);
+    expect((await putLocation(context.service, 'lyon', { name: 'Lyon', priority: 1, serves: ['FR'] })).status).toBe(201);
+    for (const batch of [
+      { ref: uniqueId('main'), sku, qty: 10, eta: null },
+      { ref: uniqueId('nantes'), sku, qty: 4, eta: '2027-05-01', location: 'nantes' },
+      { ref: uniqueId('lyon'), sku, qty: 3, eta: null, location: 'lyon' },
+    ]) {
+      expect((await context.service.addBatch(batch)).status).toBe(201);
+    }
+    const hold = routeEvent('POST /holds', { body: { holdid: uniqueId('cart'), lines: [{ sku, qty: 2 }], location: 'lyon' } });
+    expect((await context.service.invoke(hold)).status).toBe(201);
+  });
+
+  it('answers the levels at each place, by priority then id, and their sums', async () => {
+    expect(await stockOf()).toMatchObject({
+      status: 200,
+      body: {
+        in_stock: 11,
+        incoming: 4,
+        held: 2,
+        next_eta: '2027-05-01',
+        locations: [
+          { location: 'default', in_stock: 10, incoming: 0, held: 0, next_eta: null },
+          { location: 'lyon', in_stock: 1, incoming: 0, held: 2, next_eta: null },
+          { location: 'nantes', in_stock: 0, incoming: 4, held: 0, next_eta: '2027-05-01' },
+        ],
+      },
+    });
+  });
+
+  it('answers one place alone, zeros at a place with none of it, 404 at a place that does not exist', async () => {
+    const atLyon = await stockOf({ location: 'lyon' });
+    expect(atLyon.body).toMatchObject({ in_stock: 1, held: 2, locations: [{ location: 'lyon', in_stock: 1, incoming: 0, held: 2, next_eta: null }] });
+    expect((atLyon.body as { batches: unknown[] }).batches).toHaveLength(1);
+    expect((await putLocation(context.service, 'paris', { name: 'Paris', priority: 0, serves: ['FR'] })).status).toBe(201);
+    expect(await stockOf({ location: 'paris' })).toMatchObject({ status: 200, body: { in_stock: 0, batches: [], locations: [{ location: 'paris', in_stock: 0 }] } });
+    expect(await stockOf({ location: 'rome' })).toMatchObject({ status: 404, body: { message: 'Location rome not found' } });
+  });
+});
+
 describe('locations', () => {
   const context = serviceOnItsOwnTable();
   const lyon = { name: 'Lyon warehouse', priority: 10, serves: ['FR', 'BE'], position: { lat: 45.764, lng: 4.8357 } };
