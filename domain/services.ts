@@ -100,7 +100,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       if (existing) return answerRepeat(existing, line, repository);
       // OutOfStock announces a lack of stock; a line no location may take says nothing of the SKU's stock.
       if (eligibility.locations.size === 0) throw new OutOfStock(line.sku, 'no_location');
-      await repository.recordOutOfStock([line]);
+      await repository.recordOutOfStock([line], routing);
       throw new OutOfStock(line.sku);
     }
 
@@ -359,7 +359,10 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
       takeExisting(orderid, lines, allocated, done);
       if (done.size > before) continue;
       const outOfStock = new Set(plan.refusals.flatMap(({ sku, reason }) => (reason === 'out_of_stock' ? [sku] : [])));
-      await repository.recordOutOfStock(pending.filter(({ sku }) => outOfStock.has(sku)).map(({ sku, qty }) => ({ orderid, sku, qty })));
+      await repository.recordOutOfStock(
+        pending.filter(({ sku }) => outOfStock.has(sku)).map(({ sku, qty }) => ({ orderid, sku, qty })),
+        routing,
+      );
       throw new OrderNotAllocated(orderid, plan.refusals);
     }
     const result = await repository.saveAllocations(plan.placements);

@@ -30,6 +30,7 @@ import type {
   StoreObserver,
   StoredLocation,
 } from '../../domain/ports';
+import type { Routing } from '../../domain/routing';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './allocation-saves';
 import { STOCK_RANGE, batchDescriptionWrite, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
@@ -389,8 +390,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { holdids: kept.map(({ item }) => String(item.holdid)), ...(next.size > 0 ? { next: next as unknown as ExpiredHoldsCursor } : {}) };
   }
 
-  async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
-    const puts = lines.map((line) => ({ TableName: this.tableName, Item: outOfStockItem(line) }));
+  async recordOutOfStock(lines: readonly OrderLine[], routing?: Routing): Promise<void> {
+    const puts = lines.map((line) => ({ TableName: this.tableName, Item: outOfStockItem(line, routing) }));
     try {
       // One line, one put; an order's lines, one transaction: either way one call on the refusal's path.
       if (puts.length === 1) await this.calls.call((options) => this.client.send(new PutCommand(puts[0]!), options));
@@ -465,7 +466,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite> {
     return this.calls.conditionalWrite([
-      ...lineRemovalWrites(this.tableName, allocation, 'cancelled'),
+      ...lineRemovalWrites(this.tableName, allocation, 'cancelled', batch),
       ...writesOf(batch).giveBack(this.tableName, batch, allocation.qty),
     ]);
   }

@@ -269,6 +269,46 @@ describe("locations' and batches' events, from the table's stream", () => {
       await stream.stop();
     }
   });
+
+  it('name the location of the batch each line, hold and change is about, and the place a refusal was limited to', async () => {
+    const events: DomainEvent[] = [];
+    const stream = await followTableEvents({ tableName: context.table.tableName, endpoint: context.table.endpoint, onEvent: (event) => void events.push(event) });
+    try {
+      const sku = uniqueId('RUG');
+      const [atNantes, atDefault, cart] = [uniqueId('nantes'), uniqueId('main'), uniqueId('cart')];
+      const [order, moved, refused] = [uniqueId('order'), uniqueId('moved'), uniqueId('refused')];
+      expect((await putLocation(context.service, 'nantes', { name: 'Nantes', priority: 0, serves: ['FR'] })).status).toBe(201);
+      expect((await context.service.addBatch({ ref: atNantes, sku, qty: 4, eta: null, location: 'nantes' })).status).toBe(201);
+      expect((await context.service.addBatch({ ref: atDefault, sku, qty: 5, eta: '2027-01-01' })).status).toBe(201);
+      const invoke = (routeKey: string, options: Parameters<typeof routeEvent>[1]) => context.service.invoke(routeEvent(routeKey, options));
+      expect((await invoke('POST /holds', { body: { holdid: cart, lines: [{ sku, qty: 1 }], location: 'nantes' } })).status).toBe(201);
+      expect((await invoke('POST /holds/{holdid}/confirm', { pathParameters: { holdid: cart }, body: { orderid: order } })).status).toBe(201);
+      expect((await context.service.allocate({ orderid: moved, sku, qty: 3, location: 'nantes' })).status).toBe(201);
+      expect((await context.service.allocate({ orderid: refused, sku, qty: 1, location: 'nantes' })).status).toBe(400);
+      // Nantes's batch shrinks to the hold's unit: the line of 3 moves to the main warehouse's shipment.
+      expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref: atNantes }, body: { qty: 1 } })).status).toBe(200);
+      expect((await invoke('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: moved, sku } })).status).toBe(204);
+      const isLast = (event: DomainEvent) => event.name === 'Deallocated' && event.detail.reason === 'cancelled';
+      while (!events.some(isLast)) await sleep(20);
+
+      const about = events.filter(({ detail }) => JSON.stringify(detail).includes(sku));
+      expect(about.map(({ name, detail: { id, version, time, ...fields } }) => ({ event: name, ...fields }))).toEqual([
+        { event: 'BatchAdded', ref: atNantes, sku, qty: 4, eta: null, location: 'nantes' },
+        { event: 'BatchAdded', ref: atDefault, sku, qty: 5, eta: '2027-01-01', location: 'default' },
+        { event: 'HoldPlaced', holdid: cart, expiresAt: expect.any(String), lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }] },
+        { event: 'HoldConfirmed', holdid: cart, expiresAt: expect.any(String), lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }], orderid: order },
+        { event: 'Allocated', orderid: order, sku, qty: 1, batchref: atNantes, location: 'nantes' },
+        { event: 'Allocated', orderid: moved, sku, qty: 3, batchref: atNantes, location: 'nantes' },
+        { event: 'OutOfStock', sku, orderid: refused, qty: 1, location: 'nantes' },
+        { event: 'BatchChanged', ref: atNantes, sku, qty: 1, eta: null, location: 'nantes' },
+        { event: 'Deallocated', orderid: moved, sku, qty: 3, batchref: atNantes, location: 'nantes', reason: 'reallocated' },
+        { event: 'Allocated', orderid: moved, sku, qty: 3, batchref: atDefault, location: 'default' },
+        { event: 'Deallocated', orderid: moved, sku, qty: 3, batchref: atDefault, location: 'default', reason: 'cancelled' },
+      ]);
+    } finally {
+      await stream.stop();
+    }
+  });
 });
 
 describe('the locations a process routes by', () => {
