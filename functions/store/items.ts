@@ -87,6 +87,9 @@ import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
  * - a removed line's record cannot tell a cancellation from a change of its batch, so each removal
  *   writes a deallocation notice with its reason in the same transaction;
  * - a refusal for lack of stock changes nothing, so it writes an out-of-stock notice.
+ * A line, a deallocation notice and each line of a hold's record name the location of their batch
+ * (absent at `default`, as on a batch's items), and an out-of-stock notice the `destination` and
+ * `location` its request named: a stream record of them says nothing of the batch or the request.
  * A hold's record needs no notice: its insertion is its placing, and each modification of an active
  * record says by its new status or `heldUntil` what it was; each write records its own time with it
  * (`placedAt`, `extendedAt`, `endedAt`).
