@@ -71,7 +71,7 @@ export interface paths {
         };
         /**
          * Read the stock levels of a SKU
-         * @description `in_stock`: units available in batches on the shelf; `incoming`: units available in shipments; `next_eta`: the earliest `eta` among shipments with stock; `batches`: those with stock left, in the order allocation prefers them.
+         * @description `in_stock`: units available in batches on the shelf; `incoming`: units available in shipments; `next_eta`: the earliest `eta` among shipments with stock; `batches`: those with stock left, in the order allocation prefers them; `locations`: the same levels at each location that has one of those batches, by the location's `priority`, then its `id` (the totals are their sums). `?location=<id>` limits the answer to that one location: its batches, its levels as the totals, and its one entry in `locations`, at zeros when it has no stock of the SKU.
          */
         get: operations["getSkuStock"];
         put?: never;
@@ -590,7 +590,19 @@ export interface components {
             available: number;
             eta: components["schemas"]["ArrivalDate"];
         };
-        /** @description A SKU's stock levels; a SKU whose batches are all empty answers zeros and `[]`. */
+        /** @description A SKU's stock levels at one location. */
+        LocationStock: {
+            location: components["schemas"]["LocationId"];
+            /** @description Units available in its batches on the shelf (`eta` null). */
+            in_stock: number;
+            /** @description Units available in its shipments. */
+            incoming: number;
+            /** @description Units set aside by active holds, in its batches. */
+            held: number;
+            /** @description The earliest `eta` among its shipments with stock, or `null`. */
+            next_eta: components["schemas"]["ArrivalDate"];
+        };
+        /** @description A SKU's stock levels, in all (the sums of `locations`) or, with `?location=`, at that location; a SKU whose batches are all empty answers zeros and `[]`. */
         SkuStock: {
             sku: components["schemas"]["Identifier"];
             /** @description Units available in batches on the shelf (`eta` null). */
@@ -603,6 +615,8 @@ export interface components {
             next_eta: components["schemas"]["ArrivalDate"];
             /** @description The batches with units available or held, in the order allocation prefers them. */
             batches: components["schemas"]["StockBatch"][];
+            /** @description The levels at each location that has one of `batches`, by the location's `priority`, then its `id`; with `?location=`, that location alone, at zeros when it has none. */
+            locations: components["schemas"]["LocationStock"][];
         };
         /** @description A hold and its status as of the moment it was read. */
         Hold: {
@@ -714,7 +728,7 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description A path parameter breaks a rule of what it names (an identifier, a location id). */
+        /** @description A path or query parameter breaks a rule of what it names (an identifier, a location id). */
         InvalidPathParameters: {
             /** @constant */
             message: "Invalid request";
@@ -1193,7 +1207,13 @@ export interface operations {
     };
     getSkuStock: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The one location whose stock to read, which must exist (404 otherwise); every location when absent.
+                 * @example warehouse-lyon
+                 */
+                location?: components["schemas"]["LocationId"];
+            };
             header?: never;
             path: {
                 /**
@@ -1218,6 +1238,7 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A query parameter breaks a rule of what it names: one issue per bad parameter, named by its name. A name sent twice is one value, the two joined by a comma (as API Gateway passes them), which no parameter takes
              */
             400: {
                 headers: {
@@ -1238,7 +1259,8 @@ export interface operations {
             };
             /**
              * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
-             *     - No batch of this SKU was ever added
+             *     - No batch of this SKU was ever added (whatever `location` names)
+             *     - The `location` named is a location id, but no location has it
              */
             404: {
                 headers: {

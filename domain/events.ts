@@ -18,6 +18,8 @@ export const EVENT_VERSION = 1;
 const text = /* @__PURE__ */ z.string().check(/* @__PURE__ */ z.minLength(1));
 const quantity = /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(1));
 const arrivalDate = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.date());
+/** The id of the location of the batch an event is about: `default` for a batch added without one. */
+const location = text;
 
 /**
  * What every hold event says of its hold, so that a consumer needs no other event to know what it
@@ -27,7 +29,7 @@ const hold = {
   holdid: text,
   expiresAt: /* @__PURE__ */ z.iso.datetime(),
   lines: /* @__PURE__ */ z
-    .array(/* @__PURE__ */ z.object({ sku: text, qty: quantity, batchref: text }))
+    .array(/* @__PURE__ */ z.object({ sku: text, qty: quantity, batchref: text, location }))
     .check(/* @__PURE__ */ z.minLength(1)),
 };
 
@@ -55,18 +57,22 @@ const envelope = {
 /** Each event's description says when it is emitted; it goes into the event's JSON Schema too. */
 export const eventSchemas = {
   Allocated: /* @__PURE__ */ z
-    .object({ ...envelope, orderid: text, sku: text, qty: quantity, batchref: text })
-    .check(/* @__PURE__ */ z.describe('An order line was allocated to a batch: by POST /allocate, by POST /orders, or moved there by a change of its batch.')),
-  Deallocated: /* @__PURE__ */ z
-    .object({ ...envelope, orderid: text, sku: text, qty: quantity, batchref: text, reason: /* @__PURE__ */ z.enum(['cancelled', 'reallocated']) })
+    .object({ ...envelope, orderid: text, sku: text, qty: quantity, batchref: text, location })
     .check(
       /* @__PURE__ */ z.describe(
-        'An order line left a batch: `cancelled` by DELETE /allocations/{orderid}/{sku}, or `reallocated` by a change of ' +
+        'An order line was allocated to a batch, at `location`: by POST /allocate, by POST /orders, by the confirm of a hold, or moved there by a change of its batch.',
+      ),
+    ),
+  Deallocated: /* @__PURE__ */ z
+    .object({ ...envelope, orderid: text, sku: text, qty: quantity, batchref: text, location, reason: /* @__PURE__ */ z.enum(['cancelled', 'reallocated']) })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'An order line left a batch, at `location`: `cancelled` by DELETE /allocations/{orderid}/{sku}, or `reallocated` by a change of ' +
           'the batch (an Allocated to another batch follows, unless no batch had room).',
       ),
     ),
   BatchAdded: /* @__PURE__ */ z
-    .object({ ...envelope, ref: text, sku: text, qty: quantity, eta: arrivalDate, location: text })
+    .object({ ...envelope, ref: text, sku: text, qty: quantity, eta: arrivalDate, location })
     .check(
       /* @__PURE__ */ z.describe(
         'A batch was registered by POST /add_batch, at `location` (`default` when the request named none; for a shipment, where it will arrive), ' +
@@ -74,16 +80,35 @@ export const eventSchemas = {
       ),
     ),
   BatchChanged: /* @__PURE__ */ z
-    .object({ ...envelope, ref: text, sku: text, qty: /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)), eta: arrivalDate })
+    .object({ ...envelope, ref: text, sku: text, qty: /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)), eta: arrivalDate, location })
     .check(
       /* @__PURE__ */ z.describe(
         "PATCH /batches/{ref} changed a batch's qty or eta, or a transfer took units from it or gave them back on its cancel " +
-          '(TransferCreated, TransferCancelled); the detail carries its new values.',
+          '(TransferCreated, TransferCancelled); the detail carries its new values, and its location.',
       ),
     ),
   OutOfStock: /* @__PURE__ */ z
-    .object({ ...envelope, sku: text, orderid: text, qty: quantity })
-    .check(/* @__PURE__ */ z.describe('An allocation (POST /allocate, or a line of POST /orders) was refused for lack of stock; not for an unknown SKU.')),
+    .object({
+      ...envelope,
+      sku: text,
+      orderid: text,
+      qty: quantity,
+      destination: /* @__PURE__ */ z.optional(
+        /* @__PURE__ */ z.object({
+          country: text,
+          position: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.object({ lat: /* @__PURE__ */ z.number(), lng: /* @__PURE__ */ z.number() })),
+        }),
+      ),
+      location: /* @__PURE__ */ z.optional(location),
+    })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'An allocation (POST /allocate, or a line of POST /orders) was refused for lack of stock; not for an unknown SKU. ' +
+          '`destination` and `location` are those the request named, which limited where the line could come from: present, ' +
+          'the refusal says there was no stock for it there (at that location, or at the locations serving that destination), ' +
+          'not that the SKU is out of stock everywhere; absent, no batch at any active location could take it.',
+      ),
+    ),
   HoldPlaced: /* @__PURE__ */ z
     .object({ ...envelope, ...hold })
     .check(/* @__PURE__ */ z.describe("POST /holds placed a hold: each line's units are set aside on its batch until expiresAt.")),

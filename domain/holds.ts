@@ -45,6 +45,11 @@ export interface HeldLine {
   readonly batchref: string;
   /** Where the store keeps its units (HeldSource), once placed; absent on a hold not yet written. */
   readonly sources?: readonly HeldSource[];
+  /**
+   * The location of its batch, as the store notes it with the hold once placed, for the hold's events:
+   * absent at `default`, and on a hold placed before the store noted it (which lasted a day at most).
+   */
+  readonly location?: string;
 }
 
 export interface Hold {

@@ -1,4 +1,4 @@
-import { DEFAULT_LOCATION_ID } from './locations';
+import { DEFAULT_LOCATION_ID, type Location, allLocationsOf } from './locations';
 
 /** A customer's request for some quantity of one product. An order holds at most one line per SKU. */
 export interface OrderLine {
@@ -206,32 +206,63 @@ export const afterMoves = (from: Batch, batches: readonly Batch[], moves: readon
   };
 };
 
-export interface StockLevels {
-  readonly sku: string;
+/** Stock levels of a SKU, in all or at one location. */
+export interface StockTotals {
   /** Units available in batches on the shelf (eta null). */
   readonly inStock: number;
   /** Units available in shipments. */
   readonly incoming: number;
-  /** Units set aside by active holds, in every batch. */
+  /** Units set aside by active holds. */
   readonly held: number;
   /** The earliest arrival among shipments with stock. */
   readonly nextEta: string | null;
-  /** The batches with units available or held, in the order allocation prefers them. */
-  readonly batches: readonly Batch[];
 }
 
-/** The SKU's stock levels from its batches with stock left, as found at one moment (services.ts, asFoundNow: the units of holds expired and not yet given back count as available). */
-export const stockLevels = (sku: string, batchesWithStock: readonly Batch[]): StockLevels => {
-  const batches = batchesWithStock.filter((batch) => batch.available > 0 || heldOf(batch) > 0).sort(byPreference);
+/** A SKU's stock levels at one location. */
+export interface LocationStock extends StockTotals {
+  readonly location: string;
+}
+
+export interface StockLevels extends StockTotals {
+  readonly sku: string;
+  /** The batches with units available or held, in the order allocation prefers them. */
+  readonly batches: readonly Batch[];
+  /** The levels at each location of those batches, most preferred location first (byPriority). */
+  readonly locations: readonly LocationStock[];
+}
+
+/** The totals of batches with stock (available, or held), sorted by preference. */
+const totalsOf = (batches: readonly Batch[]): StockTotals => {
   const shipments = batches.filter((batch) => batch.eta !== null);
   const sum = (some: readonly Batch[]) => some.reduce((total, batch) => total + batch.available, 0);
   return {
-    sku,
     inStock: sum(batches.filter((batch) => batch.eta === null)),
     incoming: sum(shipments),
     held: batches.reduce((total, batch) => total + heldOf(batch), 0),
     nextEta: shipments[0]?.eta ?? null,
+  };
+};
+
+/**
+ * The SKU's stock levels from its batches with stock left, as found at one moment (services.ts,
+ * asFoundNow: the units of holds expired and not yet given back count as available): in all, and at
+ * each location that has one of the batches with units available or held, ordered as `stored` (every
+ * location stored) orders them, by priority then id; a location it does not know after those, by id.
+ * `at`, a location's id, limits them to the batches at that one: the totals are then its own, and
+ * its entry is there even with no batch, at zeros.
+ */
+export const stockLevels = (sku: string, batchesWithStock: readonly Batch[], stored: readonly Location[] = [], at?: string): StockLevels => {
+  const batches = batchesWithStock
+    .filter((batch) => (batch.available > 0 || heldOf(batch) > 0) && (at === undefined || locationOf(batch) === at))
+    .sort(byPreference);
+  const order = allLocationsOf(stored).map(({ id }) => id);
+  const rank = (id: string) => (order.includes(id) ? order.indexOf(id) : order.length);
+  const ids = at === undefined ? [...new Set(batches.map(locationOf))].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)) : [at];
+  return {
+    sku,
+    ...totalsOf(batches),
     batches,
+    locations: ids.map((location) => ({ location, ...totalsOf(batches.filter((batch) => locationOf(batch) === location)) })),
   };
 };
 

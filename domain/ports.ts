@@ -1,6 +1,7 @@
 import type { HeldLine, HeldUnits, Hold, Instant } from './holds';
 import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, NewBatch, OrderLine, Placement } from './model';
+import type { Routing } from './routing';
 import type { Transfer } from './transfers';
 
 /** How stale the locations that route a request may be: a change of a location routes every request within this (docs/architecture.md, "Locations"). */
@@ -195,10 +196,12 @@ export interface BatchRepository {
    */
   saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult>;
   /**
-   * Records that these lines were refused for lack of stock, so the refusal is announced (OutOfStock).
-   * Never rejects: a refusal is answered whether or not it could be recorded.
+   * Records that these lines were refused for lack of stock, so the refusal is announced (OutOfStock),
+   * with where their request allowed them to come from (`routing`'s `destination` and `location`,
+   * when it named them): a refusal at one place says nothing of the stock elsewhere. Never rejects:
+   * a refusal is answered whether or not it could be recorded.
    */
-  recordOutOfStock(lines: readonly OrderLine[]): Promise<void>;
+  recordOutOfStock(lines: readonly OrderLine[], routing?: Routing): Promise<void>;
   /**
    * The batch as of now (strongly consistent), wherever its stock puts it. `sku`, when the caller
    * knows the batch's SKU, saves looking it up.

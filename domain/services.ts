@@ -6,6 +6,7 @@ import {
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
+  LocationNotFound,
   OrderLinesAlreadyAllocated,
   OrderNotAllocated,
   OrderNotFound,
@@ -37,6 +38,7 @@ import {
 import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
 import { type Instant, batchesToFree, givenBack } from './holds';
 import { locationsKnowing } from './location-services';
+import { allLocationsOf } from './locations';
 import { type Routing, eligibilityOf, eligibleBatches, planOrder, rankBatchesForLine, routedPreference } from './routing';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
 
@@ -98,7 +100,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       if (existing) return answerRepeat(existing, line, repository);
       // OutOfStock announces a lack of stock; a line no location may take says nothing of the SKU's stock.
       if (eligibility.locations.size === 0) throw new OutOfStock(line.sku, 'no_location');
-      await repository.recordOutOfStock([line]);
+      await repository.recordOutOfStock([line], routing);
       throw new OutOfStock(line.sku);
     }
 
@@ -177,10 +179,21 @@ export const batchStatus = async (ref: string, repository: BatchRepository): Pro
   return batch as Batch;
 };
 
-export const skuStock = async (sku: string, repository: BatchRepository): Promise<StockLevels> => {
-  const stock = await repository.stockOf(sku);
+/**
+ * The SKU's stock levels, in all and at each location that has stock of it, or at `location` alone
+ * (a location that does not exist is LocationNotFound: a read of it, as a SKU never added is
+ * UnknownSku). The locations, which order the answer, are read with the stock, at the same time, as
+ * routing reads them (BatchRepository.routingLocations: their priorities may be a moment old), and
+ * read anew when a batch or `location` names one they do not know.
+ */
+export const skuStock = async (sku: string, repository: BatchRepository, location?: string): Promise<StockLevels> => {
+  const [stock, routing] = await Promise.all([repository.stockOf(sku), repository.routingLocations()]);
   if (!stock.known) throw new UnknownSku(sku);
-  return stockLevels(sku, await asFoundNow(stock.batches, repository));
+  const locations = await locationsKnowing(routing, stock.batches, { location }, repository);
+  if (location !== undefined && !allLocationsOf(locations).some(({ id }) => id === location)) throw new LocationNotFound(location);
+  // Only the batches the answer counts: the holds of the others need not be read.
+  const counted = location === undefined ? stock.batches : stock.batches.filter((batch) => locationOf(batch) === location);
+  return stockLevels(sku, await asFoundNow(counted, repository), locations, location);
 };
 
 export interface BatchChangeOutcome {
@@ -346,7 +359,10 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
       takeExisting(orderid, lines, allocated, done);
       if (done.size > before) continue;
       const outOfStock = new Set(plan.refusals.flatMap(({ sku, reason }) => (reason === 'out_of_stock' ? [sku] : [])));
-      await repository.recordOutOfStock(pending.filter(({ sku }) => outOfStock.has(sku)).map(({ sku, qty }) => ({ orderid, sku, qty })));
+      await repository.recordOutOfStock(
+        pending.filter(({ sku }) => outOfStock.has(sku)).map(({ sku, qty }) => ({ orderid, sku, qty })),
+        routing,
+      );
       throw new OrderNotAllocated(orderid, plan.refusals);
     }
     const result = await repository.saveAllocations(plan.placements);

@@ -8,7 +8,7 @@ import type { Transfer } from '../domain/transfers';
 import { countingHoldEndings } from './hold-endings';
 import { json, noContent, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
-import { batchChangeSchema, batchSchema, locationSchema, transferSchema } from './http/schemas';
+import { batchChangeSchema, batchSchema, locationSchema, stockQuerySchema, transferSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -35,13 +35,14 @@ const batchView = (batch: Batch) => ({
 
 const reallocationView = ({ orderid, sku, qty, from, batchref }: Reallocation) => ({ orderid, sku, qty, from, batchref });
 
-const stockView = ({ sku, inStock, incoming, held, nextEta, batches }: StockLevels) => ({
+const stockView = ({ sku, inStock, incoming, held, nextEta, batches, locations }: StockLevels) => ({
   sku,
   in_stock: inStock,
   incoming,
   held,
   next_eta: nextEta,
   batches: batches.map((batch) => ({ ref: batch.ref, qty: batch.qty, held: heldOf(batch), available: batch.available, eta: batch.eta })),
+  locations: locations.map((at) => ({ location: at.location, in_stock: at.inStock, incoming: at.incoming, held: at.held, next_eta: at.nextEta })),
 });
 
 const locationView = ({ id, name, priority, serves, active, position }: Location) => ({
@@ -96,8 +97,9 @@ export const createBatchesHandler = (repository: BatchRepository) =>
       },
     }),
     route('GET /skus/{sku}/stock', {
+      query: stockQuerySchema,
       successOutcomes: { 200: 'StockRead' },
-      run: async ({ pathParameters: { sku } }, store) => json(200, stockView(await skuStock(sku, store))),
+      run: async ({ pathParameters: { sku }, query: { location } }, store) => json(200, stockView(await skuStock(sku, store, location))),
     }),
     route('GET /locations', {
       successOutcomes: { 200: 'LocationsRead' },

@@ -9,9 +9,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pathParameterNames, routeKeys, splitRouteKey } from '../functions/http/route-keys';
-import { type ComponentName, componentSchemas, type JsonSchema, OPENAPI_VERSION, pathParameterComponentOf, schemaRef } from './openapi/components';
+import { type ComponentName, componentSchemas, type JsonSchema, OPENAPI_VERSION, pathParameterComponentOf, queryParameterComponentsOf, schemaRef } from './openapi/components';
 import { nfcFormat, uniqueItemPropertiesKeyword } from './openapi/extensions';
-import { type Answer, HEADERS, JSON_MEDIA_TYPE, type RouteKey, answersOf, operations } from './openapi/operations';
+import { type Answer, HEADERS, JSON_MEDIA_TYPE, type Operation, type RouteKey, answersOf, operations } from './openapi/operations';
 
 export const OPENAPI_FILE = join(import.meta.dirname, '../docs/openapi.json');
 
@@ -102,13 +102,24 @@ const responsesOf = (answers: readonly Answer[]) => {
   return Object.fromEntries(statuses.map((status) => [String(status), responseOf(answers.filter((answer) => answer.status === status))]));
 };
 
+/** An operation's query parameters, each optional, as its handler checks them. */
+const queryParametersOf = (query: NonNullable<Operation['query']>) => {
+  const components = queryParameterComponentsOf(query.schema);
+  return Object.entries(query.parameters).map(([name, { description, example }]) => {
+    const component = components[name];
+    if (component === undefined) throw new Error(`The query parameter ${name} is not one its route's schema checks`);
+    return { name, in: 'query', required: false, description, schema: schemaRef(component), example };
+  });
+};
+
 const operationOf = (tag: string, routeKey: RouteKey, allowed: readonly string[]) => {
-  const { operationId, summary, description, requestBody } = operations[routeKey];
+  const { operationId, summary, description, requestBody, query } = operations[routeKey];
   return {
     operationId,
     tags: [tag],
     summary,
     description,
+    ...(query ? { parameters: queryParametersOf(query) } : {}),
     ...(requestBody
       ? {
           requestBody: {

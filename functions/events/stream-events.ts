@@ -58,15 +58,15 @@ const changesOf = (eventName: ChangeRecord['eventName'], before: StoredItem | un
 const insertionChanges = (after: StoredItem): Change[] => {
   switch (after.kind) {
     case 'line':
-      return [['Allocated', { time: after.allocatedAt, ...after.allocation }]];
+      return [['Allocated', { time: after.allocatedAt, ...after.allocation, location: locationOf(after) }]];
     case 'deallocation':
-      return [['Deallocated', { time: after.deallocatedAt, ...after.allocation, reason: after.reason }]];
-    case 'out-of-stock':
-      return [['OutOfStock', { time: after.refusedAt, sku: after.line.sku, orderid: after.line.orderid, qty: after.line.qty }]];
+      return [['Deallocated', { time: after.deallocatedAt, ...after.allocation, location: locationOf(after), reason: after.reason }]];
+    case 'out-of-stock': {
+      const { line, refusedAt, destination, location } = after;
+      return [['OutOfStock', { time: refusedAt, sku: line.sku, orderid: line.orderid, qty: line.qty, ...(destination ? { destination } : {}), ...(location ? { location } : {}) }]];
+    }
     case 'batch-reference':
-      return after.description
-        ? [['BatchAdded', { ...batchFields(after, after.description), location: after.description.location ?? DEFAULT_LOCATION_ID }]]
-        : [];
+      return after.description ? [['BatchAdded', batchFields(after, after.description)]] : [];
     case 'hold':
       return after.hold.status === 'active' ? [['HoldPlaced', { time: after.placedAt, ...holdFields(after.hold) }]] : [];
     case 'location':
@@ -83,8 +83,8 @@ const modificationChanges = (before: StoredItem, after: StoredItem): Change[] =>
     // Only a change of its batch moves a line; a move without its time would be a write this code does not make.
     const time = after.movedAt ?? after.allocatedAt;
     return [
-      ['Deallocated', { time, ...before.allocation, reason: 'reallocated' }],
-      ['Allocated', { time, ...after.allocation }],
+      ['Deallocated', { time, ...before.allocation, location: locationOf(before), reason: 'reallocated' }],
+      ['Allocated', { time, ...after.allocation, location: locationOf(after) }],
     ];
   }
   if (before.kind === 'batch-reference' && after.kind === 'batch-reference' && after.description) {
@@ -119,8 +119,14 @@ const holdChanges = (before: Hold, after: Extract<StoredItem, { kind: 'hold' }>)
 const holdFields = ({ holdid, expiresAt, lines }: Hold) => ({
   holdid,
   expiresAt,
-  lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref })),
+  lines: lines.map(({ sku, qty, batchref, location }) => ({ sku, qty, batchref, location: location ?? DEFAULT_LOCATION_ID })),
 });
+
+/**
+ * The location an item records of its batch: absent, `default`, as the batch's own items have it, and
+ * as an item written before it recorded its batch's location reads (docs/events.md says which).
+ */
+const locationOf = ({ location }: { readonly location?: string }): string => location ?? DEFAULT_LOCATION_ID;
 
 const locationFields = ({ location, changedAt }: { location: Location; changedAt: string }) => {
   const { id, name, priority, serves, active, position } = location;
@@ -129,4 +135,11 @@ const locationFields = ({ location, changedAt }: { location: Location; changedAt
 
 const transferFields = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Transfer) => ({ transferid, sku, qty, from, to, eta, fromBatchref, ref: transferid });
 
-const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt }: BatchDescription) => ({ time: changedAt, ref, sku, qty, eta });
+const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt, location }: BatchDescription) => ({
+  time: changedAt,
+  ref,
+  sku,
+  qty,
+  eta,
+  location: locationOf({ location }),
+});

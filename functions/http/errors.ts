@@ -50,6 +50,14 @@ export class InvalidPathParameters extends InvalidInput {
   }
 }
 
+/** A query parameter breaks the rules of what it names; the request is refused before its body is read. */
+export class InvalidQueryParameters extends InvalidInput {
+  override readonly name = 'InvalidQueryParameters';
+  constructor(issues: readonly z.core.$ZodIssue[]) {
+    super('Invalid request', issues);
+  }
+}
+
 /** A route key the handler has no route for: API Gateway sends none, but a misrouted event must not reach a service. */
 export class RouteNotFound extends Error {
   override readonly name = 'RouteNotFound';

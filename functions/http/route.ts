@@ -9,6 +9,7 @@ import { logger } from '../telemetry';
 import {
   BodyTooLarge,
   InvalidPathParameters,
+  InvalidQueryParameters,
   InvalidRequestBody,
   InvalidUtf8Body,
   RouteNotFound,
@@ -42,12 +43,20 @@ export type PathParameters<RouteKey extends string> = { readonly [Name in Parame
 
 type BodyOf<Schema> = Schema extends z.ZodMiniType ? z.output<Schema> : undefined;
 
-export interface RouteDefinition<RouteKey extends string, Schema extends z.ZodMiniType | undefined> {
+/** A route's query parameters once they passed its schema; none for a route that takes none. */
+type QueryOf<Schema> = Schema extends z.ZodMiniType ? z.output<Schema> : Readonly<Record<string, never>>;
+
+export interface RouteDefinition<RouteKey extends string, Schema extends z.ZodMiniType | undefined, Query extends z.ZodMiniType | undefined> {
   /**
    * A route with a body schema takes a JSON body: its Content-Type, size, UTF-8 and JSON are checked
    * before the schema. A route without one reads no body and ignores its headers.
    */
   readonly body?: Schema;
+  /**
+   * The query parameters a route takes, checked after its path parameters and before its body: one
+   * issue per bad parameter, unknown ones ignored. A route without one ignores its query string.
+   */
+  readonly query?: Query;
   /** What each success status means, for the request log. */
   readonly successOutcomes: Readonly<Record<number, string>>;
   /**
@@ -55,7 +64,7 @@ export interface RouteDefinition<RouteKey extends string, Schema extends z.ZodMi
    * up when middy answers 503. `counter` takes what a success counts for the request's metrics.
    */
   readonly run: (
-    input: { readonly pathParameters: PathParameters<RouteKey>; readonly body: BodyOf<Schema> },
+    input: { readonly pathParameters: PathParameters<RouteKey>; readonly query: QueryOf<Query>; readonly body: BodyOf<Schema> },
     store: BatchRepository,
     counter: RouteCounter,
   ) => Promise<HttpResult>;
@@ -66,22 +75,24 @@ export interface Route<RouteKey extends string = string> {
   readonly routeKey: RouteKey;
   readonly pathParameters: z.ZodMiniType<Readonly<Record<string, string>>>;
   readonly body: z.ZodMiniType | undefined;
+  readonly query: z.ZodMiniType | undefined;
   readonly successOutcomes: Readonly<Record<number, string>>;
   readonly run: (
-    input: { readonly pathParameters: Readonly<Record<string, string>>; readonly body: unknown },
+    input: { readonly pathParameters: Readonly<Record<string, string>>; readonly query: unknown; readonly body: unknown },
     store: BatchRepository,
     counter: RouteCounter,
   ) => Promise<HttpResult>;
 }
 
 /** A route for `routeKey`, as API Gateway names it (e.g. `GET /batches/{ref}`); it also labels the request log. */
-export const route = <const RouteKey extends string, Schema extends z.ZodMiniType | undefined = undefined>(
+export const route = <const RouteKey extends string, Schema extends z.ZodMiniType | undefined = undefined, Query extends z.ZodMiniType | undefined = undefined>(
   routeKey: RouteKey,
-  { body, successOutcomes, run }: RouteDefinition<RouteKey, Schema>,
+  { body, query, successOutcomes, run }: RouteDefinition<RouteKey, Schema, Query>,
 ): Route<RouteKey> => ({
   routeKey,
   pathParameters: pathParametersSchema(pathParameterNames(splitRouteKey(routeKey).path)),
   body,
+  query,
   successOutcomes,
   // The schemas above make the input what `run` was typed for.
   run: run as Route['run'],
@@ -112,8 +123,8 @@ export const noContent = (): HttpResult => ({ statusCode: 204 });
 export const routedHandler = <RouteKey extends string>(repository: BatchRepository, routes: readonly Route<RouteKey>[]) => {
   const routesByKey = new Map<string, Route>(routes.map((entry) => [entry.routeKey, entry]));
   const telemetry = requestTelemetry((event) => routesByKey.get(event.routeKey)?.successOutcomes ?? {});
-  /** The route of each request and its checked path parameters, from the first check to `run`. */
-  const selected = new WeakMap<HttpEvent, { readonly route: Route; readonly pathParameters: Readonly<Record<string, string>> }>();
+  /** The route of each request and its checked path and query parameters, from the first check to `run`. */
+  const selected = new WeakMap<HttpEvent, { readonly route: Route; readonly pathParameters: Readonly<Record<string, string>>; readonly query: unknown }>();
   const takesBody = ({ event }: HttpRequest) => selected.get(event)?.route.body !== undefined;
 
   const selectRoute: HttpMiddleware = {
@@ -122,7 +133,10 @@ export const routedHandler = <RouteKey extends string>(repository: BatchReposito
       if (!route) throw new RouteNotFound();
       const parsed = route.pathParameters.safeParse(event.pathParameters ?? {});
       if (!parsed.success) throw new InvalidPathParameters(parsed.error.issues);
-      selected.set(event, { route, pathParameters: parsed.data });
+      // API Gateway joins a repeated name's values with commas, which no value a route takes holds.
+      const query = route.query?.safeParse(event.queryStringParameters ?? {});
+      if (query && !query.success) throw new InvalidQueryParameters(query.error.issues);
+      selected.set(event, { route, pathParameters: parsed.data, query: query?.data ?? {} });
     },
   };
   /** A route without a body answers the same whatever body or Content-Type came with it. */
@@ -137,7 +151,7 @@ export const routedHandler = <RouteKey extends string>(repository: BatchReposito
       .use(telemetry.middleware)
       .use(httpErrorHandler({ logger: false, fallbackMessage: FALLBACK_ERROR_BODY }))
       .use(errorResponses())
-      // The path names what the request is about: a bad one is refused whatever the body.
+      // The path, then the query, name what the request is about: a bad one is refused whatever the body.
       .use(selectRoute)
       // In the order docs/api.md promises: 415 before the body is read, then 413.
       .use(forBodies(requireJsonMediaType()))
@@ -147,7 +161,7 @@ export const routedHandler = <RouteKey extends string>(repository: BatchReposito
       .handler(async (event, context) => {
         const selection = selected.get(event);
         if (!selection) throw new RouteNotFound();
-        const { route, pathParameters } = selection;
+        const { route, pathParameters, query } = selection;
         let body: unknown;
         if (route.body) {
           const parsed = route.body.safeParse(event.body);
@@ -159,7 +173,7 @@ export const routedHandler = <RouteKey extends string>(repository: BatchReposito
         const deadline = startDeadline(context);
         try {
           const measures = telemetry.measuresOf(event);
-          return await route.run({ pathParameters, body }, repository.withDeadline(deadline.signal, measures), measures);
+          return await route.run({ pathParameters, query, body }, repository.withDeadline(deadline.signal, measures), measures);
         } finally {
           deadline.clear();
         }

@@ -99,6 +99,12 @@ export const pathParameterSchemaOf = (name: string) => (name === 'id' ? location
 /** A route's path parameters, each checked as pathParameterSchemaOf says. Built once per route, when its handler is made. */
 export const pathParametersSchema = (names: readonly string[]) => objectOf(Object.fromEntries(names.map((name) => [name, pathParameterSchemaOf(name)])));
 
+/**
+ * `GET /skus/{sku}/stock`'s query: `location`, the one location whose stock to read. A location id
+ * that is well formed but names no location is the domain's to refuse (LocationNotFound).
+ */
+export const stockQuerySchema = /* @__PURE__ */ objectOf({ location: /* @__PURE__ */ z.optional(locationIdSchema) });
+
 /*
  * Each handler uses its own body schemas, and building a schema is a good part of a cold
  * start's own work. `@__PURE__` tells esbuild that a call has no effect beyond its value, so each

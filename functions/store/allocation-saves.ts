@@ -2,6 +2,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HeldSource, Hold, Instant } from '../../domain/holds';
 import type { Allocation, Batch, Placement } from '../../domain/model';
 import type { HoldPlacement, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
+import { locationField } from './batches';
 import { now } from './fields';
 import { heldUnitsPuts } from './held-units';
 import { newHoldWrite } from './holds';
@@ -126,7 +127,7 @@ export class AllocationSaves {
     const qty = takes.reduce((sum, { allocation }) => sum + allocation.qty, 0);
     const take = writesOf(batch).take(this.tableName, batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key));
     const linePuts = takes.map((_, index) => take.items.length + index);
-    const items = [...take.items, ...takes.map(({ allocation }) => newLineWrite(this.tableName, allocation, allocatedAt))];
+    const items = [...take.items, ...takes.map(({ allocation }) => newLineWrite(this.tableName, allocation, allocatedAt, batch))];
     const taken = this.knownPieces.takingFrom(take.pieces.map(({ key }) => key));
     let cancellation: Cancellation | undefined;
     try {
@@ -154,7 +155,7 @@ export class AllocationSaves {
       batch,
       qty: allocation.qty,
       setAside: false,
-      records: () => [newLineWrite(this.tableName, allocation, allocatedAt)],
+      records: () => [newLineWrite(this.tableName, allocation, allocatedAt, batch)],
     }));
     const sent = await this.sendTakes(takes, allocatedAt);
     if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
@@ -175,9 +176,13 @@ export class AllocationSaves {
       setAside: true,
       records: (sources: readonly HeldSource[]) => heldUnitsPuts(this.tableName, hold, line, sources),
     }));
+    // The record notes, of each line, where its units are taken from and its batch's location (for the hold's events and its confirm's lines).
     const withSources = (sources: readonly HeldSource[][]): Hold => ({
       ...hold,
-      lines: hold.lines.map((line) => ({ ...line, sources: sources[placements.findIndex((placement) => placement.line.sku === line.sku)] ?? [] })),
+      lines: hold.lines.map((line) => {
+        const at = placements.findIndex((placement) => placement.line.sku === line.sku);
+        return { ...line, sources: sources[at] ?? [], ...locationField(placements[at]?.batch ?? {}) };
+      }),
     });
     // What ends the hold must fit one transaction too: a confirm, its largest write, is the record, a
     // put per line, and per source its record's deletion and at most one count.

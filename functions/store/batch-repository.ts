@@ -26,6 +26,7 @@ import type {
   StoreObserver,
   StoredLocation,
 } from '../../domain/ports';
+import type { Routing } from '../../domain/routing';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './allocation-saves';
 import { STOCK_RANGE, batchDescriptionWrite, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
@@ -262,8 +263,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.transfers.cancel(transfer, source, this.currentTime());
   }
 
-  async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
-    const puts = lines.map((line) => ({ TableName: this.tableName, Item: outOfStockItem(line) }));
+  async recordOutOfStock(lines: readonly OrderLine[], routing?: Routing): Promise<void> {
+    const puts = lines.map((line) => ({ TableName: this.tableName, Item: outOfStockItem(line, routing) }));
     try {
       // One line, one put; an order's lines, one transaction: either way one call on the refusal's path.
       if (puts.length === 1) await this.calls.call((options) => this.client.send(new PutCommand(puts[0]!), options));
@@ -338,7 +339,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite> {
     return this.calls.conditionalWrite([
-      ...lineRemovalWrites(this.tableName, allocation, 'cancelled'),
+      ...lineRemovalWrites(this.tableName, allocation, 'cancelled', batch),
       ...writesOf(batch).giveBack(this.tableName, batch, allocation.qty),
     ]);
   }

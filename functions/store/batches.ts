@@ -32,7 +32,7 @@ export const batchReferenceKey = (ref: string) => itemKey(`${partitionKeyPrefix.
  * A batch's location as its items hold it: absent for `default`, as on every item written before
  * there were locations, so that those need no migration and read as at `default`.
  */
-const locationField = ({ location }: Pick<Batch, 'location'>) => (location === undefined || location === DEFAULT_LOCATION_ID ? {} : { location });
+export const locationField = ({ location }: Pick<Batch, 'location'>) => (location === undefined || location === DEFAULT_LOCATION_ID ? {} : { location });
 
 /** A batch as the table holds it. */
 export const batchItem = (batch: Batch) => {

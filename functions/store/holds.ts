@@ -1,7 +1,7 @@
 import type { HeldLine, Hold, HoldStatus, Instant } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { HoldEnding, HoldToEnd } from '../../domain/ports';
-import { batchMoveWrites } from './batches';
+import { batchMoveWrites, locationField } from './batches';
 import { type Condition, ITEM_IS_NEW, withValues } from './conditions';
 import { isAt, isText, itemKey, shardOf } from './fields';
 import {
@@ -40,7 +40,13 @@ const holdItem = ({ holdid, lines, expiresAt }: Hold, placedAt: Instant) => ({
   ...holdKey(holdid),
   type: 'Hold',
   holdid,
-  lines: lines.map(({ sku, qty, batchref, sources }) => ({ sku, qty, batchref, ...(sources ? { sources: sources.map(sourceFields) } : {}) })),
+  lines: lines.map(({ sku, qty, batchref, sources, location }) => ({
+    sku,
+    qty,
+    batchref,
+    ...(sources ? { sources: sources.map(sourceFields) } : {}),
+    ...locationField({ location }),
+  })),
   status: 'active',
   heldUntil: expiresAt,
   [ACTIVE_HOLD_SHARD]: activeHoldShardOf(holdid),
@@ -82,11 +88,11 @@ const parseHeldLines = (value: unknown): HeldLine[] | undefined => {
   if (!Array.isArray(value)) return undefined;
   const lines: HeldLine[] = [];
   for (const line of value) {
-    const { sku, qty, batchref, sources } = (line ?? {}) as Record<string, unknown>;
-    if (typeof sku !== 'string' || typeof qty !== 'number' || typeof batchref !== 'string') return undefined;
+    const { sku, qty, batchref, sources, location } = (line ?? {}) as Record<string, unknown>;
+    if (typeof sku !== 'string' || typeof qty !== 'number' || typeof batchref !== 'string' || (location !== undefined && !isText(location))) return undefined;
     const parsed = sources === undefined ? undefined : parseSources(sources);
     if (sources !== undefined && !parsed) return undefined;
-    lines.push({ sku, qty, batchref, ...(parsed ? { sources: parsed } : {}) });
+    lines.push({ sku, qty, batchref, ...(parsed ? { sources: parsed } : {}), ...locationField({ location }) });
   }
   return lines;
 };
@@ -220,9 +226,10 @@ export const holdConfirmWrites = (
   const leftEmpty: Batch[] = [];
   for (const line of hold.lines) {
     const { sku, qty, batchref } = line;
-    linePuts.push(items.length);
-    items.push(newLineWrite(tableName, { orderid, sku, qty, batchref }, confirmedAt));
     const found = batches?.find(({ ref }) => ref === batchref);
+    linePuts.push(items.length);
+    // At its batch's location: as read, when it was, or as the hold noted it.
+    items.push(newLineWrite(tableName, { orderid, sku, qty, batchref }, confirmedAt, found ?? line));
     const left = found && !found.pieces ? withoutHeldUnits(found, qty) : undefined;
     // A batch kept whole that the confirm leaves with no units but its lines' moves out of the stock range.
     const empties = found !== undefined && left !== undefined && !hasStockLeft(left);

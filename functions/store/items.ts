@@ -2,6 +2,7 @@ import type { Hold } from '../../domain/holds';
 import type { Location } from '../../domain/locations';
 import type { Allocation, Batch, OrderLine } from '../../domain/model';
 import type { LocationRevision } from '../../domain/ports';
+import type { Destination } from '../../domain/routing';
 import { type BatchDescription, parseBatchItem } from './batches';
 import { PK, SK } from './fields';
 import { type StoredHeldUnits, parseHeldUnitsItem } from './held-units';
@@ -33,13 +34,13 @@ import type { Transfer } from '../../domain/transfers';
  *                                                         holdid, ref, sku, qty, sourceQty, heldUntil, piece, spreadId, sources
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, location, changedAt
  *                                                         (makes a ref unique across SKUs)
- *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref,
+ *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref, location,
  *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt, movedAt
  *   deallocation     pk ORDER#<orderid> sk DEALLOCATED#<sku>#<noticeId>
- *                                                         orderid, sku, qty, batchref, reason, deallocatedAt
+ *                                                         orderid, sku, qty, batchref, location, reason, deallocatedAt
  *   out of stock     pk ORDER#<orderid> sk OUTOFSTOCK#<sku>#<noticeId>
- *                                                         orderid, sku, qty, refusedAt
- *   hold             pk HOLD#<holdid>   sk HOLD         holdid, lines [{sku, qty, batchref}], status,
+ *                                                         orderid, sku, qty, destination, location, refusedAt
+ *   hold             pk HOLD#<holdid>   sk HOLD         holdid, lines [{sku, qty, batchref, location, sources}], status,
  *                                                         heldUntil, placedAt, extendedAt, endedAt, expiresAt
  *   location         pk LOCATIONS       sk <id>          id, name, priority, serves, active, position,
  *                                                         revision, changedAt (none for `default` until replaced)
@@ -90,6 +91,9 @@ import type { Transfer } from '../../domain/transfers';
  * - a removed line's record cannot tell a cancellation from a change of its batch, so each removal
  *   writes a deallocation notice with its reason in the same transaction;
  * - a refusal for lack of stock changes nothing, so it writes an out-of-stock notice.
+ * A line, a deallocation notice and each line of a hold's record name the location of their batch
+ * (absent at `default`, as on a batch's items), and an out-of-stock notice the `destination` and
+ * `location` its request named: a stream record of them says nothing of the batch or the request.
  * A hold's record needs no notice: its insertion is its placing, and each modification of an active
  * record says by its new status or `heldUntil` what it was; each write records its own time with it
  * (`placedAt`, `extendedAt`, `endedAt`).
@@ -119,15 +123,21 @@ export type StoredItem =
   | { readonly kind: 'known-sku'; readonly sku: string }
   /** `qty`, `eta` and `changedAt` are absent from references written before the batch's events existed. */
   | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string; readonly description?: BatchDescription }
-  /** `movedAt`: when a change of its batch last moved it. */
-  | { readonly kind: 'line'; readonly allocation: Allocation; readonly allocatedAt: string; readonly movedAt?: string }
+  /**
+   * `movedAt`: when a change of its batch last moved it; `location`: its batch's, absent at `default`
+   * and on a line written before lines recorded it.
+   */
+  | { readonly kind: 'line'; readonly allocation: Allocation; readonly allocatedAt: string; readonly movedAt?: string; readonly location?: string }
+  /** `location`: the batch's the line left, absent at `default` and on a notice written before notices recorded it. */
   | {
       readonly kind: 'deallocation';
       readonly allocation: Allocation;
       readonly reason: DeallocationReason;
       readonly deallocatedAt: string;
+      readonly location?: string;
     }
-  | { readonly kind: 'out-of-stock'; readonly line: OrderLine; readonly refusedAt: string }
+  /** `destination`, `location`: what the refused request said of where its line may come from, when it said so. */
+  | { readonly kind: 'out-of-stock'; readonly line: OrderLine; readonly refusedAt: string; readonly destination?: Destination; readonly location?: string }
   /** `extendedAt`: when it was last extended; `endedAt`: when it ended, if it has. */
   | { readonly kind: 'hold'; readonly hold: Hold; readonly placedAt: string; readonly extendedAt?: string; readonly endedAt?: string }
   /** `changedAt`: when this revision of it was written. */

@@ -1,5 +1,6 @@
 import type { Allocation, Batch, LineMove, OrderLine } from '../../domain/model';
-import { availableWrites } from './batches';
+import type { Destination, Routing } from '../../domain/routing';
+import { availableWrites, locationField } from './batches';
 import { ITEM_IS_NEW } from './conditions';
 import { isAt, isNumber, isText, itemKey, now, shardOf } from './fields';
 import type { StoredItem } from './items';
@@ -66,41 +67,71 @@ const noticeFields = () => {
   return { noticeId, [timeToLiveAttribute]: Math.floor(Date.now() / 1000) + NOTICE_LIFETIME_SECONDS };
 };
 
-export const outOfStockItem = ({ orderid, sku, qty }: OrderLine) => {
+/** A refusal's notice names where the request allowed the line to come from, when it said: its OutOfStock then speaks of there alone. */
+export const outOfStockItem = ({ orderid, sku, qty }: OrderLine, { destination, location }: Routing = {}) => {
   const notice = noticeFields();
-  return { ...outOfStockKey(orderid, sku, notice.noticeId), type: 'OutOfStock', orderid, sku, qty, refusedAt: now(), ...notice };
+  return {
+    ...outOfStockKey(orderid, sku, notice.noticeId),
+    type: 'OutOfStock',
+    orderid,
+    sku,
+    qty,
+    ...(destination ? { destination: { country: destination.country, ...(destination.position ? { position: { lat: destination.position.lat, lng: destination.position.lng } } : {}) } } : {}),
+    ...(location === undefined ? {} : { location }),
+    refusedAt: now(),
+    ...notice,
+  };
 };
 
 /** A line, a deallocation notice or an out-of-stock notice, read back through its key. */
 export const parseLineItem = (item: Record<string, unknown>): StoredItem | undefined => {
-  const { [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, orderid, sku, qty, batchref, movedAt, reason, deallocatedAt, refusedAt, noticeId } = item;
-  if (!isText(orderid) || !isText(sku) || !isNumber(qty)) return undefined;
+  const { [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, orderid, sku, qty, batchref, movedAt, reason, deallocatedAt, refusedAt, noticeId, location } = item;
+  if (!isText(orderid) || !isText(sku) || !isNumber(qty) || (location !== undefined && !isText(location))) return undefined;
   const line: OrderLine = { orderid, sku, qty };
+  const at = locationField({ location });
   const listed = isText(batchref) && isText(lineBatch) && listsLinesOf(lineBatch, batchref);
   if (isText(batchref) && listed && isText(allocatedAt) && (movedAt === undefined || isText(movedAt))) {
-    if (isAt(item, lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}) };
+    if (isAt(item, lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}), ...at };
   }
   if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason)) {
     if (isAt(item, deallocationKey(orderid, sku, noticeId))) {
-      return { kind: 'deallocation', allocation: { ...line, batchref }, reason: reason as DeallocationReason, deallocatedAt };
+      return { kind: 'deallocation', allocation: { ...line, batchref }, reason: reason as DeallocationReason, deallocatedAt, ...at };
     }
   }
-  if (isText(noticeId) && isText(refusedAt) && isAt(item, outOfStockKey(orderid, sku, noticeId))) return { kind: 'out-of-stock', line, refusedAt };
+  if (isText(noticeId) && isText(refusedAt) && isAt(item, outOfStockKey(orderid, sku, noticeId))) {
+    const destination = parseDestination(item.destination);
+    if (item.destination !== undefined && !destination) return undefined;
+    return { kind: 'out-of-stock', line, refusedAt, ...(destination ? { destination } : {}), ...(isText(location) ? { location } : {}) };
+  }
   return undefined;
+};
+
+/** A refusal's destination as its notice holds it: a country, and its position when the request gave one. */
+const parseDestination = (value: unknown): Destination | undefined => {
+  const { country, position } = (value ?? {}) as Record<string, unknown>;
+  if (!isText(country)) return undefined;
+  if (position === undefined) return { country };
+  const { lat, lng } = (position ?? {}) as Record<string, unknown>;
+  return isNumber(lat) && isNumber(lng) ? { country, position: { lat, lng } } : undefined;
 };
 
 /** Guards "the stock a line gives back is the stock it held": the line is still as it was read. */
 const LINE_IS_AS_READ = 'batchref = :batchref AND qty = :lineQty';
 const lineAsRead = ({ batchref, qty }: Allocation) => ({ ':batchref': batchref, ':lineQty': qty });
 
-/** A new line, on condition that the order has none for its SKU; a failure carries the line there. */
-export const newLineWrite = (tableName: string, allocation: Allocation, allocatedAt: string): TransactWriteItem => ({
+/**
+ * A new line on a batch at `at`, on condition that the order has none for its SKU; a failure carries
+ * the line there. It names its batch's location as the batch's items do (absent for `default`), for
+ * its events: a stream record of a line tells nothing of its batch.
+ */
+export const newLineWrite = (tableName: string, allocation: Allocation, allocatedAt: string, at: Pick<Batch, 'location'>): TransactWriteItem => ({
   Put: {
     TableName: tableName,
     Item: {
       ...lineKey(allocation.orderid, allocation.sku),
       type: 'Line',
       ...allocation,
+      ...locationField(at),
       [LINE_BATCH]: lineBatchOf(allocation),
       [ALLOCATED_AT]: allocatedAt,
     },
@@ -109,20 +140,33 @@ export const newLineWrite = (tableName: string, allocation: Allocation, allocate
   },
 });
 
-/** The line put on another batch, on condition that it is still as read. */
-const lineMoveWrite = (tableName: string, allocation: Allocation, to: string): TransactWriteItem => ({
-  Update: {
-    TableName: tableName,
-    Key: lineKey(allocation.orderid, allocation.sku),
-    // The line keeps its allocation time: it was allocated then, and moved now.
-    UpdateExpression: `SET batchref = :to, ${LINE_BATCH} = :lines, movedAt = :movedAt`,
-    ConditionExpression: LINE_IS_AS_READ,
-    ExpressionAttributeValues: { ':to': to, ':lines': lineBatchOf({ ...allocation, batchref: to }), ':movedAt': now(), ...lineAsRead(allocation) },
-  },
-});
+/** The line put on another batch, `to`, and at its location, on condition that it is still as read. */
+const lineMoveWrite = (tableName: string, allocation: Allocation, to: Batch): TransactWriteItem => {
+  const { location } = locationField(to);
+  return {
+    Update: {
+      TableName: tableName,
+      Key: lineKey(allocation.orderid, allocation.sku),
+      // The line keeps its allocation time: it was allocated then, and moved now.
+      UpdateExpression: `SET batchref = :to, ${LINE_BATCH} = :lines, movedAt = :movedAt${location === undefined ? ' REMOVE #location' : ', #location = :location'}`,
+      ConditionExpression: LINE_IS_AS_READ,
+      ExpressionAttributeNames: { '#location': 'location' },
+      ExpressionAttributeValues: {
+        ':to': to.ref,
+        ':lines': lineBatchOf({ ...allocation, batchref: to.ref }),
+        ':movedAt': now(),
+        ...(location === undefined ? {} : { ':location': location }),
+        ...lineAsRead(allocation),
+      },
+    },
+  };
+};
 
-/** The line's removal and, in the same transaction, the notice that says why it left (for Deallocated). */
-export const lineRemovalWrites = (tableName: string, allocation: Allocation, reason: DeallocationReason): TransactWriteItem[] => {
+/**
+ * The line's removal from its batch, `from`, and, in the same transaction, the notice that says why
+ * it left (for Deallocated) and where from: the batch's location as read, whatever the line records.
+ */
+export const lineRemovalWrites = (tableName: string, allocation: Allocation, reason: DeallocationReason, from: Pick<Batch, 'location'>): TransactWriteItem[] => {
   const { orderid, sku, qty, batchref } = allocation;
   const notice = noticeFields();
   return [
@@ -137,7 +181,7 @@ export const lineRemovalWrites = (tableName: string, allocation: Allocation, rea
     {
       Put: {
         TableName: tableName,
-        Item: { ...deallocationKey(orderid, sku, notice.noticeId), type: 'Deallocation', orderid, sku, qty, batchref, reason, deallocatedAt: now(), ...notice },
+        Item: { ...deallocationKey(orderid, sku, notice.noticeId), type: 'Deallocation', orderid, sku, qty, batchref, ...locationField(from), reason, deallocatedAt: now(), ...notice },
       },
     },
   ];
@@ -152,14 +196,17 @@ export const lineRemovalWrites = (tableName: string, allocation: Allocation, rea
  */
 export const lineMovesWrites = (tableName: string, from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): TransactWriteItem[] => {
   const qtyOf = (some: readonly LineMove[]) => some.reduce((sum, { line }) => sum + line.qty, 0);
-  const takes = [...new Set(moves.flatMap(({ to }) => (to === null ? [] : [to])))].map((ref) => {
+  const batchOf = (ref: string) => {
     const batch = batches.find((found) => found.ref === ref);
     // A line put on a batch whose stock the write did not take would be a line on no stock.
     if (!batch) throw new Error(`Moving lines to batch ${ref}, which was not read`);
-    return availableWrites(tableName, batch, -qtyOf(moves.filter(({ to }) => to === ref)));
-  });
+    return batch;
+  };
+  const takes = [...new Set(moves.flatMap(({ to }) => (to === null ? [] : [to])))].map((ref) =>
+    availableWrites(tableName, batchOf(ref), -qtyOf(moves.filter(({ to }) => to === ref))),
+  );
   return [
-    ...moves.flatMap(({ line, to }) => (to === null ? lineRemovalWrites(tableName, line, 'reallocated') : [lineMoveWrite(tableName, line, to)])),
+    ...moves.flatMap(({ line, to }) => (to === null ? lineRemovalWrites(tableName, line, 'reallocated', from) : [lineMoveWrite(tableName, line, batchOf(to))])),
     ...availableWrites(tableName, from, qtyOf(moves)),
     ...takes.flat(),
   ];

@@ -82,7 +82,7 @@ const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBat
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */
-const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', timeToLiveAttribute];
+const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'destination', timeToLiveAttribute];
 /**
  * What ending a hold names in its writes (functions/store/holds.ts: holdEndWrite on the hold's
  * record; held-units.ts: givingBackWrites on its units' records and the items that count them): the

@@ -107,11 +107,11 @@ describe('npm start --in-memory --events-file PATH', () => {
     await request('POST', '/add_batch', { ref: shipment, sku, qty: 5, eta: '2027-06-01' });
     await expectEventsOf(service, () => request('POST', '/allocate', { orderid: first, sku, qty: 3 }), 201, {
       'detail-type': 'Allocated',
-      detail: { orderid: first, sku, qty: 3, batchref: shelf },
+      detail: { orderid: first, sku, qty: 3, batchref: shelf, location: 'default' },
     });
     await expectEventsOf(service, () => request('DELETE', `/allocations/${first}/${sku}`), 204, {
       'detail-type': 'Deallocated',
-      detail: { orderid: first, sku, qty: 3, batchref: shelf, reason: 'cancelled' },
+      detail: { orderid: first, sku, qty: 3, batchref: shelf, location: 'default', reason: 'cancelled' },
     });
     await request('POST', '/allocate', { orderid: second, sku, qty: 4 });
     await expectEventsOf(
@@ -137,7 +137,7 @@ describe('npm start --in-memory --events-file PATH', () => {
     const sku = uniqueId('LAMP');
     const ref = uniqueId('shelf');
     const [kept, dropped, orderid] = [uniqueId('cart'), uniqueId('cart'), uniqueId('order')];
-    const lines = [{ sku, qty: 3, batchref: ref }];
+    const lines = [{ sku, qty: 3, batchref: ref, location: 'default' }];
     expect((await request('POST', '/add_batch', { ref, sku, qty: 10, eta: null })).status).toBe(201);
 
     const placed = await request('POST', '/holds', { holdid: kept, lines: [{ sku, qty: 3 }], ttlSeconds: 60 });
@@ -159,7 +159,7 @@ describe('npm start --in-memory --events-file PATH', () => {
 
     expect((await request('POST', '/holds', { holdid: dropped, lines: [{ sku, qty: 2 }] })).status).toBe(201);
     expect((await request('DELETE', `/holds/${dropped}`)).status).toBe(204);
-    await expectInFile(eventsFile, 'HoldReleased', { holdid: dropped, lines: [{ sku, qty: 2, batchref: ref }], reason: 'released' });
+    await expectInFile(eventsFile, 'HoldReleased', { holdid: dropped, lines: [{ sku, qty: 2, batchref: ref, location: 'default' }], reason: 'released' });
   });
 
   it('writes HoldReleased with reason expired for a hold no request touches once its time passes: the sweeper ends it', async () => {
@@ -170,7 +170,7 @@ describe('npm start --in-memory --events-file PATH', () => {
     expect((await request('POST', '/add_batch', { ref, sku, qty: 10, eta: null })).status).toBe(201);
     expect((await request('POST', '/holds', { holdid, lines: [{ sku, qty: 4 }], ttlSeconds: 1 })).status).toBe(201);
 
-    await expectInFile(eventsFile, 'HoldReleased', { holdid, lines: [{ sku, qty: 4, batchref: ref }], reason: 'expired' });
+    await expectInFile(eventsFile, 'HoldReleased', { holdid, lines: [{ sku, qty: 4, batchref: ref, location: 'default' }], reason: 'expired' });
   });
 
   it('appends to the file the same lines it prints, one JSON line per event', async () => {

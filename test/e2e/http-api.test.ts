@@ -214,6 +214,7 @@ describe('the routes with path parameters, over HTTP', () => {
       held: 0,
       next_eta: null,
       batches: [{ ref: batch.ref, qty: 10, held: 0, available: 7, eta: null }],
+      locations: [{ location: 'default', in_stock: 7, incoming: 0, held: 0, next_eta: null }],
     });
 
     const emptied = await patch(batch.ref, { qty: 0 });

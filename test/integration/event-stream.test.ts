@@ -112,26 +112,26 @@ describe("the local server's events", () => {
     expect(byKey(events)).toEqual({
       [shelf]: [
         { name: 'BatchAdded', ref: shelf, sku: lamp, qty: 10, eta: null, location: 'default' },
-        { name: 'BatchChanged', ref: shelf, sku: lamp, qty: 4, eta: null },
+        { name: 'BatchChanged', ref: shelf, sku: lamp, qty: 4, eta: null, location: 'default' },
       ],
       [shipment]: [
         { name: 'BatchAdded', ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15', location: 'default' },
-        { name: 'BatchChanged', ref: shipment, sku: lamp, qty: 0, eta: '2027-01-15' },
+        { name: 'BatchChanged', ref: shipment, sku: lamp, qty: 0, eta: '2027-01-15', location: 'default' },
       ],
       [chairs]: [{ name: 'BatchAdded', ref: chairs, sku: chair, qty: 5, eta: null, location: 'default' }],
       [`${kept} ${lamp}`]: [
-        { name: 'Allocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf },
-        { name: 'Deallocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf, reason: 'cancelled' },
+        { name: 'Allocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf, location: 'default' },
+        { name: 'Deallocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf, location: 'default', reason: 'cancelled' },
       ],
       [`${moved} ${lamp}`]: [
-        { name: 'Allocated', orderid: moved, sku: lamp, qty: 3, batchref: shelf },
-        { name: 'Deallocated', orderid: moved, sku: lamp, qty: 3, batchref: shelf, reason: 'reallocated' },
-        { name: 'Allocated', orderid: moved, sku: lamp, qty: 3, batchref: shipment },
-        { name: 'Deallocated', orderid: moved, sku: lamp, qty: 3, batchref: shipment, reason: 'reallocated' },
+        { name: 'Allocated', orderid: moved, sku: lamp, qty: 3, batchref: shelf, location: 'default' },
+        { name: 'Deallocated', orderid: moved, sku: lamp, qty: 3, batchref: shelf, location: 'default', reason: 'reallocated' },
+        { name: 'Allocated', orderid: moved, sku: lamp, qty: 3, batchref: shipment, location: 'default' },
+        { name: 'Deallocated', orderid: moved, sku: lamp, qty: 3, batchref: shipment, location: 'default', reason: 'reallocated' },
       ],
       [`${refused} ${lamp}`]: [{ name: 'OutOfStock', orderid: refused, sku: lamp, qty: 100 }],
-      [`${ordered} ${lamp}`]: [{ name: 'Allocated', orderid: ordered, sku: lamp, qty: 1, batchref: shelf }],
-      [`${ordered} ${chair}`]: [{ name: 'Allocated', orderid: ordered, sku: chair, qty: 2, batchref: chairs }],
+      [`${ordered} ${lamp}`]: [{ name: 'Allocated', orderid: ordered, sku: lamp, qty: 1, batchref: shelf, location: 'default' }],
+      [`${ordered} ${chair}`]: [{ name: 'Allocated', orderid: ordered, sku: chair, qty: 2, batchref: chairs, location: 'default' }],
     });
     for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
     expect(new Set(events.map(({ detail }) => detail.id)).size).toBe(events.length);
@@ -147,7 +147,7 @@ describe("the local server's events", () => {
     const ref = uniqueId('shelf');
     const [confirmed, released, expired, shrunk] = [uniqueId('kept'), uniqueId('released'), uniqueId('expired'), uniqueId('shrunk')];
     const orderid = uniqueId('order');
-    const heldOn = (qty: number) => [{ sku, qty, batchref: ref }];
+    const heldOn = (qty: number) => [{ sku, qty, batchref: ref, location: 'default' }];
     expect((await addBatch({ ref, sku, qty: 10, eta: null }, repository)).created).toBe(true);
 
     await placeHold({ holdid: confirmed, lines: [{ sku, qty: 2 }], ttlSeconds: 60 }, repository);

@@ -114,6 +114,53 @@ describe('batches at a place', () => {
   });
 });
 
+describe("a SKU's stock at its places", () => {
+  const context = serviceOnItsOwnTable();
+  const sku = uniqueId('SHELF');
+  const stockOf = (query?: Record<string, string>) =>
+    context.service.invoke(routeEvent('GET /skus/{sku}/stock', { pathParameters: { sku }, ...(query ? { queryStringParameters: query } : {}) }));
+
+  beforeAll(async () => {
+    expect((await putLocation(context.service, 'nantes', { name: 'Nantes', priority: 5, serves: ['FR'] })).status).toBe(201);
+    expect((await putLocation(context.service, 'lyon', { name: 'Lyon', priority: 1, serves: ['FR'] })).status).toBe(201);
+    for (const batch of [
+      { ref: uniqueId('main'), sku, qty: 10, eta: null },
+      { ref: uniqueId('nantes'), sku, qty: 4, eta: '2027-05-01', location: 'nantes' },
+      { ref: uniqueId('lyon'), sku, qty: 3, eta: null, location: 'lyon' },
+    ]) {
+      expect((await context.service.addBatch(batch)).status).toBe(201);
+    }
+    const hold = routeEvent('POST /holds', { body: { holdid: uniqueId('cart'), lines: [{ sku, qty: 2 }], location: 'lyon' } });
+    expect((await context.service.invoke(hold)).status).toBe(201);
+  });
+
+  it('answers the levels at each place, by priority then id, and their sums', async () => {
+    expect(await stockOf()).toMatchObject({
+      status: 200,
+      body: {
+        in_stock: 11,
+        incoming: 4,
+        held: 2,
+        next_eta: '2027-05-01',
+        locations: [
+          { location: 'default', in_stock: 10, incoming: 0, held: 0, next_eta: null },
+          { location: 'lyon', in_stock: 1, incoming: 0, held: 2, next_eta: null },
+          { location: 'nantes', in_stock: 0, incoming: 4, held: 0, next_eta: '2027-05-01' },
+        ],
+      },
+    });
+  });
+
+  it('answers one place alone, zeros at a place with none of it, 404 at a place that does not exist', async () => {
+    const atLyon = await stockOf({ location: 'lyon' });
+    expect(atLyon.body).toMatchObject({ in_stock: 1, held: 2, locations: [{ location: 'lyon', in_stock: 1, incoming: 0, held: 2, next_eta: null }] });
+    expect((atLyon.body as { batches: unknown[] }).batches).toHaveLength(1);
+    expect((await putLocation(context.service, 'paris', { name: 'Paris', priority: 0, serves: ['FR'] })).status).toBe(201);
+    expect(await stockOf({ location: 'paris' })).toMatchObject({ status: 200, body: { in_stock: 0, batches: [], locations: [{ location: 'paris', in_stock: 0 }] } });
+    expect(await stockOf({ location: 'rome' })).toMatchObject({ status: 404, body: { message: 'Location rome not found' } });
+  });
+});
+
 describe('locations', () => {
   const context = serviceOnItsOwnTable();
   const lyon = { name: 'Lyon warehouse', priority: 10, serves: ['FR', 'BE'], position: { lat: 45.764, lng: 4.8357 } };
@@ -219,6 +266,46 @@ describe("locations' and batches' events, from the table's stream", () => {
         { event: 'LocationChanged', location: 'default', name: 'Main', priority: 0, serves: ['*'], active: true },
         { event: 'BatchAdded', ref: atLyon, sku: 'LAMP', qty: 3, eta: null, location: 'lyon' },
         { event: 'BatchAdded', ref: atDefault, sku: 'LAMP', qty: 2, eta: '2027-01-01', location: 'default' },
+      ]);
+    } finally {
+      await stream.stop();
+    }
+  });
+
+  it('name the location of the batch each line, hold and change is about, and the place a refusal was limited to', async () => {
+    const events: DomainEvent[] = [];
+    const stream = await followTableEvents({ tableName: context.table.tableName, endpoint: context.table.endpoint, onEvent: (event) => void events.push(event) });
+    try {
+      const sku = uniqueId('RUG');
+      const [atNantes, atDefault, cart] = [uniqueId('nantes'), uniqueId('main'), uniqueId('cart')];
+      const [order, moved, refused] = [uniqueId('order'), uniqueId('moved'), uniqueId('refused')];
+      expect((await putLocation(context.service, 'nantes', { name: 'Nantes', priority: 0, serves: ['FR'] })).status).toBe(201);
+      expect((await context.service.addBatch({ ref: atNantes, sku, qty: 4, eta: null, location: 'nantes' })).status).toBe(201);
+      expect((await context.service.addBatch({ ref: atDefault, sku, qty: 5, eta: '2027-01-01' })).status).toBe(201);
+      const invoke = (routeKey: string, options: Parameters<typeof routeEvent>[1]) => context.service.invoke(routeEvent(routeKey, options));
+      expect((await invoke('POST /holds', { body: { holdid: cart, lines: [{ sku, qty: 1 }], location: 'nantes' } })).status).toBe(201);
+      expect((await invoke('POST /holds/{holdid}/confirm', { pathParameters: { holdid: cart }, body: { orderid: order } })).status).toBe(201);
+      expect((await context.service.allocate({ orderid: moved, sku, qty: 3, location: 'nantes' })).status).toBe(201);
+      expect((await context.service.allocate({ orderid: refused, sku, qty: 1, location: 'nantes' })).status).toBe(400);
+      // Nantes's batch shrinks to the hold's unit: the line of 3 moves to the main warehouse's shipment.
+      expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref: atNantes }, body: { qty: 1 } })).status).toBe(200);
+      expect((await invoke('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: moved, sku } })).status).toBe(204);
+      const isLast = (event: DomainEvent) => event.name === 'Deallocated' && event.detail.reason === 'cancelled';
+      while (!events.some(isLast)) await sleep(20);
+
+      const about = events.filter(({ detail }) => JSON.stringify(detail).includes(sku));
+      expect(about.map(({ name, detail: { id, version, time, ...fields } }) => ({ event: name, ...fields }))).toEqual([
+        { event: 'BatchAdded', ref: atNantes, sku, qty: 4, eta: null, location: 'nantes' },
+        { event: 'BatchAdded', ref: atDefault, sku, qty: 5, eta: '2027-01-01', location: 'default' },
+        { event: 'HoldPlaced', holdid: cart, expiresAt: expect.any(String), lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }] },
+        { event: 'HoldConfirmed', holdid: cart, expiresAt: expect.any(String), lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }], orderid: order },
+        { event: 'Allocated', orderid: order, sku, qty: 1, batchref: atNantes, location: 'nantes' },
+        { event: 'Allocated', orderid: moved, sku, qty: 3, batchref: atNantes, location: 'nantes' },
+        { event: 'OutOfStock', sku, orderid: refused, qty: 1, location: 'nantes' },
+        { event: 'BatchChanged', ref: atNantes, sku, qty: 1, eta: null, location: 'nantes' },
+        { event: 'Deallocated', orderid: moved, sku, qty: 3, batchref: atNantes, location: 'nantes', reason: 'reallocated' },
+        { event: 'Allocated', orderid: moved, sku, qty: 3, batchref: atDefault, location: 'default' },
+        { event: 'Deallocated', orderid: moved, sku, qty: 3, batchref: atDefault, location: 'default', reason: 'cancelled' },
       ]);
     } finally {
       await stream.stop();

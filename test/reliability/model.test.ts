@@ -252,13 +252,18 @@ class ReferenceModel {
       .sort(byPreference);
     const shipments = withStock.filter((batch) => batch.eta !== null);
     const sum = (batches: ModelBatch[]) => batches.reduce((total, batch) => total + batch.available, 0);
-    return json(200, {
-      sku,
+    const levels = {
       in_stock: sum(withStock.filter((batch) => batch.eta === null)),
       incoming: sum(shipments),
       held: withStock.reduce((total, batch) => total + this.heldOn(batch.ref), 0),
       next_eta: shipments[0]?.eta ?? null,
+    };
+    return json(200, {
+      sku,
+      ...levels,
       batches: withStock.map(({ ref, qty, available, eta }) => ({ ref, qty, held: this.heldOn(ref), available, eta })),
+      // Every batch of the model is at `default`: its one location, once it has a batch with stock.
+      locations: withStock.length === 0 ? [] : [{ location: 'default', ...levels }],
     });
   }
 

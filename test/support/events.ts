@@ -26,6 +26,8 @@ const bodyOf = (body: unknown, { raw = false, base64 = false }: PostEventOptions
 export interface RouteEventOptions extends PostEventOptions {
   /** As API Gateway passes them, decoded; the raw path gets them percent-encoded. */
   readonly pathParameters?: Readonly<Record<string, string>>;
+  /** As API Gateway passes them, decoded (a repeated name's values joined by commas); the raw query string gets them percent-encoded. */
+  readonly queryStringParameters?: Readonly<Record<string, string>>;
   /** Sent as JSON, or as is with `raw`; no body at all when undefined. */
   readonly body?: unknown;
 }
@@ -35,7 +37,7 @@ export interface RouteEventOptions extends PostEventOptions {
  * (e.g. `GET /batches/{ref}`). With a body it has a JSON Content-Type unless told otherwise;
  * without, no Content-Type, as a GET or a DELETE comes.
  */
-export const routeEvent = (routeKey: string, { pathParameters, body, ...options }: RouteEventOptions = {}): HttpEvent => {
+export const routeEvent = (routeKey: string, { pathParameters, queryStringParameters, body, ...options }: RouteEventOptions = {}): HttpEvent => {
   const { method, path: template } = splitRouteKey(routeKey);
   const { contentType = body === undefined ? null : 'application/json' } = options;
   // A lone surrogate cannot be percent-encoded; the handler reads pathParameters, never rawPath.
@@ -45,9 +47,10 @@ export const routeEvent = (routeKey: string, { pathParameters, body, ...options 
     version: '2.0',
     routeKey,
     rawPath: path,
-    rawQueryString: '',
+    rawQueryString: new URLSearchParams(queryStringParameters).toString(),
     headers: contentType === null ? {} : { 'content-type': contentType },
     ...(pathParameters ? { pathParameters: { ...pathParameters } } : {}),
+    ...(queryStringParameters ? { queryStringParameters: { ...queryStringParameters } } : {}),
     requestContext: {
       accountId: '123456789012',
       apiId: 'api',

@@ -1,6 +1,7 @@
 import { type HeldUnits, type Hold, type Instant, hasExpired } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
 import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, heldOf, isSameBatch, locationOf } from '../../domain/model';
+import type { Routing } from '../../domain/routing';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -32,7 +33,8 @@ export class FakeRepository implements BatchRepository {
   /** In the order they were allocated: a moved line keeps its place, as it keeps its allocation time. */
   readonly lines = new Map<string, Allocation>();
   /** Every line refused for lack of stock, in the order refused. */
-  readonly outOfStock: OrderLine[] = [];
+  /** Each line refused for lack of stock, with the `destination` and `location` of its request when it named them. */
+  readonly outOfStock: (OrderLine & Routing)[] = [];
   readonly holds = new Map<string, Hold>();
   /** The locations stored, by id, each with its revision: the built-in `default` only once replaced. */
   readonly locationItems = new Map<string, StoredLocation>();
@@ -222,8 +224,8 @@ export class FakeRepository implements BatchRepository {
     return { holdids: page.map(({ holdid }) => holdid), ...(expired.length > limit && last ? { next: last as unknown as ExpiredHoldsCursor } : {}) };
   }
 
-  async recordOutOfStock(lines: readonly OrderLine[]): Promise<void> {
-    this.outOfStock.push(...lines);
+  async recordOutOfStock(lines: readonly OrderLine[], routing: Routing = {}): Promise<void> {
+    this.outOfStock.push(...lines.map((line) => ({ ...line, ...routing })));
   }
 
   async batch(ref: string): Promise<Batch | undefined> {

@@ -23,8 +23,8 @@ export const allocatedLine = (n: number): DynamoDBRecord => ({
 type Image = NonNullable<NonNullable<DynamoDBRecord['dynamodb']>['NewImage']>;
 
 /**
- * A hold's record as placing it writes it: cart-1, placed at 10:00 until 10:15, 2 LAMP on b1 and
- * 1 SOFA on s1, listed in the active holds' index.
+ * A hold's record as placing it writes it: cart-1, placed at 10:00 until 10:15, 2 LAMP on b1 (at
+ * `default`, which the record leaves unnamed) and 1 SOFA on s1 at lyon, listed in the active holds' index.
  */
 export const activeHold: Image = {
   pk: { S: 'HOLD#cart-1' },
@@ -34,7 +34,7 @@ export const activeHold: Image = {
   lines: {
     L: [
       { M: { sku: { S: 'LAMP' }, qty: { N: '2' }, batchref: { S: 'b1' } } },
-      { M: { sku: { S: 'SOFA' }, qty: { N: '1' }, batchref: { S: 's1' } } },
+      { M: { sku: { S: 'SOFA' }, qty: { N: '1' }, batchref: { S: 's1' }, location: { S: 'lyon' } } },
     ],
   },
   status: { S: 'active' },

@@ -28,16 +28,16 @@ describe('the event schemas in docs/events', () => {
 });
 
 const envelope = { id: 'evt-1', version: 1, time: '2026-03-01T09:30:00.000Z' } as const;
-const hold = { holdid: 'cart-1', expiresAt: '2026-03-01T09:45:00.000Z', lines: [{ sku: 'LAMP', qty: 3, batchref: 'b1' }] };
+const hold = { holdid: 'cart-1', expiresAt: '2026-03-01T09:45:00.000Z', lines: [{ sku: 'LAMP', qty: 3, batchref: 'b1', location: 'default' }] };
 
 const transfer = { transferid: 't1', sku: 'LAMP', qty: 3, from: 'default', to: 'lyon', eta: '2026-04-01', fromBatchref: 'b1', ref: 't1' };
 
 const validDetails: { [Name in EventName]: EventDetail<Name> } = {
-  Allocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1' },
-  Deallocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1', reason: 'reallocated' },
+  Allocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1', location: 'lyon' },
+  Deallocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1', location: 'lyon', reason: 'reallocated' },
   BatchAdded: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 20, eta: '2026-04-01', location: 'default' },
-  BatchChanged: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 0, eta: null },
-  OutOfStock: { ...envelope, sku: 'LAMP', orderid: 'o2', qty: 5 },
+  BatchChanged: { ...envelope, ref: 'b1', sku: 'LAMP', qty: 0, eta: null, location: 'lyon' },
+  OutOfStock: { ...envelope, sku: 'LAMP', orderid: 'o2', qty: 5, destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } }, location: 'nantes' },
   HoldPlaced: { ...envelope, ...hold },
   HoldExtended: { ...envelope, ...hold },
   HoldReleased: { ...envelope, ...hold, reason: 'expired' },
@@ -70,6 +70,15 @@ const invalidDetails = (name: EventName): Array<[string, Detail]> => {
     );
   }
   if ('location' in valid) cases.push(['with an empty location', { ...valid, location: '' }]);
+  if (name !== 'OutOfStock' && name !== 'LocationChanged' && name !== 'TransferCreated' && name !== 'TransferCancelled') {
+    cases.push(['without the location of its batch', 'lines' in valid ? withLineFields(valid, { location: undefined }) : { ...valid, location: undefined }]);
+  }
+  if ('destination' in valid) {
+    cases.push(
+      ['with a destination without its country', { ...valid, destination: { position: { lat: 1, lng: 2 } } }],
+      ['with a destination whose position has no lng', { ...valid, destination: { country: 'FR', position: { lat: 1 } } }],
+    );
+  }
   if ('serves' in valid) {
     cases.push(
       ['serving nowhere', { ...valid, serves: [] }],
@@ -102,6 +111,14 @@ describe.each(eventNames)('the schema of %s', (name) => {
   it('accepts a valid detail', () => {
     expect(validate(validDetails[name]), JSON.stringify(validate.errors)).toBe(true);
   });
+
+  if (name === 'OutOfStock') {
+    it('accepts a refusal whose request named neither a destination nor a location, as every refusal was before', () => {
+      const { destination: _, location: __, ...everywhere } = validDetails.OutOfStock;
+      expect(validate(everywhere), JSON.stringify(validate.errors)).toBe(true);
+      expect(zodAccepts(everywhere)).toBe(true);
+    });
+  }
 
   it('accepts a detail with a field added later, as the version rule allows', () => {
     const detail = { ...validDetails[name], addedLater: 'x' };

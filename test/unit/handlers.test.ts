@@ -838,6 +838,7 @@ describe('GET /skus/{sku}/stock', () => {
         { ref: 'early', qty: 4, held: 0, available: 4, eta: '2027-01-01' },
         { ref: 'late', qty: 5, held: 0, available: 5, eta: '2027-06-01' },
       ],
+      locations: [{ location: 'default', in_stock: 7, incoming: 9, held: 0, next_eta: '2027-01-01' }],
     });
   });
 
@@ -845,6 +846,89 @@ describe('GET /skus/{sku}/stock', () => {
     const result = await setUp().send('GET /skus/{sku}/stock', { pathParameters: { sku: 'NOPE' } });
     expect(result.statusCode).toBe(404);
     expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE' });
+  });
+
+  /** A SKU at `default` (priority 0), at `nantes` (priority 5) and at `lyon` (priority 5). */
+  const atThreePlaces = async () => {
+    const context = setUp();
+    for (const id of ['lyon', 'nantes']) {
+      await context.send('PUT /locations/{id}', { pathParameters: { id }, body: { name: id, priority: 5, serves: ['FR'] } });
+    }
+    await context.addBatch({ ref: 'shelf-lyon', sku: 'LAMP', qty: 3, eta: null, location: 'lyon' });
+    await context.addBatch({ ref: 'ship-lyon', sku: 'LAMP', qty: 6, eta: '2027-02-01', location: 'lyon' });
+    await context.addBatch({ ref: 'shelf-nantes', sku: 'LAMP', qty: 2, eta: null, location: 'nantes' });
+    await context.addBatch({ ref: 'shelf-main', sku: 'LAMP', qty: 10, eta: null });
+    await context.addBatch({ ref: 'ship-main', sku: 'LAMP', qty: 4, eta: '2027-01-01' });
+    return context;
+  };
+
+  it('answers the levels at each location that has a batch with stock, by priority then id, and the totals as their sums', async () => {
+    const { send } = await atThreePlaces();
+    const body = jsonBody(await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' } }));
+    expect(body).toMatchObject({ in_stock: 15, incoming: 10, held: 0, next_eta: '2027-01-01' });
+    expect(body.locations).toEqual([
+      { location: 'default', in_stock: 10, incoming: 4, held: 0, next_eta: '2027-01-01' },
+      { location: 'lyon', in_stock: 3, incoming: 6, held: 0, next_eta: '2027-02-01' },
+      { location: 'nantes', in_stock: 2, incoming: 0, held: 0, next_eta: null },
+    ]);
+  });
+
+  it('answers one location alone for ?location=, its batches and its totals', async () => {
+    const { send } = await atThreePlaces();
+    const result = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { location: 'lyon' } });
+    expect(result.statusCode).toBe(200);
+    expect(jsonBody(result)).toEqual({
+      sku: 'LAMP',
+      in_stock: 3,
+      incoming: 6,
+      held: 0,
+      next_eta: '2027-02-01',
+      batches: [
+        { ref: 'shelf-lyon', qty: 3, held: 0, available: 3, eta: null },
+        { ref: 'ship-lyon', qty: 6, held: 0, available: 6, eta: '2027-02-01' },
+      ],
+      locations: [{ location: 'lyon', in_stock: 3, incoming: 6, held: 0, next_eta: '2027-02-01' }],
+    });
+  });
+
+  it('answers zeros for a location that exists with no stock of the SKU, default among them', async () => {
+    const { addBatch, send } = await atThreePlaces();
+    await addBatch({ ref: 'chair-lyon', sku: 'CHAIR', qty: 1, eta: null, location: 'lyon' });
+    const result = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'CHAIR' }, queryStringParameters: { location: 'default' } });
+    expect(jsonBody(result)).toEqual({
+      sku: 'CHAIR',
+      in_stock: 0,
+      incoming: 0,
+      held: 0,
+      next_eta: null,
+      batches: [],
+      locations: [{ location: 'default', in_stock: 0, incoming: 0, held: 0, next_eta: null }],
+    });
+  });
+
+  it('answers 404 for a location that does not exist, and 400 for a location id that breaks its rules', async () => {
+    const { send } = await atThreePlaces();
+    const unknown = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { location: 'paris' } });
+    expect(unknown.statusCode).toBe(404);
+    expect(jsonBody(unknown)).toEqual({ message: 'Location paris not found' });
+    // API Gateway joins a repeated parameter's values with a comma.
+    const repeated = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { location: 'lyon,nantes' } });
+    expect(repeated.statusCode).toBe(400);
+    expect(jsonBody(repeated)).toEqual({
+      message: 'Invalid request',
+      issues: [{ path: 'location', message: 'location must be a location id, 1 to 64 letters (a-z, A-Z), digits, - and _' }],
+    });
+  });
+
+  it('answers 404 "Invalid sku" before it looks at the location', async () => {
+    const result = await setUp().send('GET /skus/{sku}/stock', { pathParameters: { sku: 'NOPE' }, queryStringParameters: { location: 'paris' } });
+    expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE' });
+  });
+
+  it('ignores query parameters it does not take', async () => {
+    const { send } = await atThreePlaces();
+    const result = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { page: '2' } });
+    expect(jsonBody(result).in_stock).toBe(15);
   });
 });
 

@@ -99,6 +99,7 @@ describe('the rules of a batch that changes', () => {
       held: 0,
       nextEta: '2027-01-01',
       batches: [batch('shelf', 2, null), batch('soon', 4, '2027-01-01'), batch('late', 5, '2027-03-01')],
+      locations: [{ location: 'default', inStock: 2, incoming: 9, held: 0, nextEta: '2027-01-01' }],
     });
   });
 });
@@ -132,7 +133,7 @@ describe('reading and cancelling', () => {
     await allocate({ orderid: 'o1', sku: 'LAMP', qty: 2 }, repository);
     expect(await batchStatus('b1', repository)).toEqual({ ref: 'b1', sku: 'LAMP', qty: 2, available: 0, eta: null });
     await expect(batchStatus('nope', repository)).rejects.toThrow(BatchNotFound);
-    expect(await skuStock('LAMP', repository)).toEqual({ sku: 'LAMP', inStock: 0, incoming: 0, held: 0, nextEta: null, batches: [] });
+    expect(await skuStock('LAMP', repository)).toEqual({ sku: 'LAMP', inStock: 0, incoming: 0, held: 0, nextEta: null, batches: [], locations: [] });
     await expect(skuStock('CHAIR', repository)).rejects.toThrow(UnknownSku);
   });
 });

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DuplicateBatch, LocationContended, LocationNotFound, UnknownLocation } from '../../domain/errors';
 import { allLocations, locationById, putLocation } from '../../domain/location-services';
+import { placeHold } from '../../domain/hold-services';
 import { DEFAULT_LOCATION, type Location, allLocationsOf, isSameLocation } from '../../domain/locations';
-import { addBatch } from '../../domain/services';
+import { type Batch, stockLevels } from '../../domain/model';
+import { addBatch, skuStock } from '../../domain/services';
 import { batchSchema, locationIdSchema, locationSchema } from '../../functions/http/schemas';
 import { FakeRepository } from '../support/fake-repository';
 
@@ -39,6 +41,58 @@ describe('a batch at a location', () => {
     expect(await addBatch(batch, repository)).toEqual({ created: false });
     await expect(addBatch({ ...batch, location: 'default' }, repository)).rejects.toThrow(DuplicateBatch);
     await expect(addBatch({ ref: 'b1', sku: 'LAMP', qty: 5, eta: null }, repository)).rejects.toThrow(DuplicateBatch);
+  });
+});
+
+describe("a SKU's stock by location", () => {
+  const batch = (ref: string, available: number, eta: string | null, location?: string, held = 0): Batch => ({
+    ref,
+    sku: 'LAMP',
+    qty: 10,
+    available,
+    eta,
+    ...(held > 0 ? { held } : {}),
+    ...(location ? { location } : {}),
+  });
+  const paris: Location = { ...lyon, id: 'paris', priority: 0 };
+
+  it('orders the locations by priority, then id, with one it does not know last, and sums them into the totals', () => {
+    const batches = [batch('l1', 2, null, 'lyon', 1), batch('d1', 3, '2027-05-01'), batch('x1', 1, null, 'zurich'), batch('p1', 4, '2027-01-01', 'paris')];
+    const levels = stockLevels('LAMP', batches, [lyon, paris]);
+    expect(levels.locations).toEqual([
+      { location: 'default', inStock: 0, incoming: 3, held: 0, nextEta: '2027-05-01' },
+      { location: 'paris', inStock: 0, incoming: 4, held: 0, nextEta: '2027-01-01' },
+      { location: 'lyon', inStock: 2, incoming: 0, held: 1, nextEta: null },
+      { location: 'zurich', inStock: 1, incoming: 0, held: 0, nextEta: null },
+    ]);
+    expect(levels).toMatchObject({ inStock: 3, incoming: 7, held: 1, nextEta: '2027-01-01' });
+  });
+
+  it('leaves out a location whose batches have no unit available or held', () => {
+    expect(stockLevels('LAMP', [batch('l1', 0, null, 'lyon'), batch('d1', 1, null)], [lyon]).locations.map(({ location }) => location)).toEqual(['default']);
+  });
+
+  it('counts the units of a hold at its location, and those of an expired hold as available there', async () => {
+    const repository = new FakeRepository();
+    await repository.saveLocation(lyon);
+    await addBatch({ ref: 'l1', sku: 'LAMP', qty: 5, eta: null, location: 'lyon' }, repository);
+    await addBatch({ ref: 'd1', sku: 'LAMP', qty: 5, eta: null }, repository);
+    await placeHold({ holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 2 }], ttlSeconds: 60 }, repository, { location: 'lyon' });
+    expect((await skuStock('LAMP', repository, 'lyon')).locations).toEqual([{ location: 'lyon', inStock: 3, incoming: 0, held: 2, nextEta: null }]);
+    repository.now += 61_000;
+    expect((await skuStock('LAMP', repository)).locations).toEqual([
+      { location: 'default', inStock: 5, incoming: 0, held: 0, nextEta: null },
+      { location: 'lyon', inStock: 5, incoming: 0, held: 0, nextEta: null },
+    ]);
+  });
+
+  it('reads every location anew for a location the routing locations do not know yet, and refuses one that does not exist', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'd1', sku: 'LAMP', qty: 5, eta: null }, repository);
+    await repository.saveLocation(lyon);
+    repository.routingLocations = async (naming = []) => (naming.length > 0 ? repository.locations() : []);
+    expect((await skuStock('LAMP', repository, 'lyon')).locations).toEqual([{ location: 'lyon', inStock: 0, incoming: 0, held: 0, nextEta: null }]);
+    await expect(skuStock('LAMP', repository, 'paris')).rejects.toThrow(LocationNotFound);
   });
 });
 

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type * as z from 'zod/mini';
 import { pathParameterNames, routeKeys, splitRouteKey } from '../../functions/http/route-keys';
-import { MAX_QTY, batchChangeSchema, batchSchema, locationSchema, orderLineSchema, orderSchema, pathParametersSchema } from '../../functions/http/schemas';
+import { MAX_QTY, batchChangeSchema, batchSchema, locationSchema, orderLineSchema, orderSchema, pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
 import { openApiText } from '../../tools/openapi';
 import { documentValidators } from '../../tools/openapi/validation';
 import { seedOr } from '../reliability/support/seed';
@@ -381,5 +381,10 @@ describe(`the generated document and the zod schemas accept the same requests (s
     // `{id}` is a location's id, drawn near its own rules (functions/http/schemas.ts, pathParameterSchemaOf).
     const drawn = name === 'id' ? locationId : identifier;
     expectBothSides(agreement((value) => schema.safeParse({ ...others, [name]: value }).success, validate, drawn, PARAMETER_RUNS, NAMED_IDENTIFIERS));
+  });
+
+  it(`GET /skus/{sku}/stock: the same ?location=, over ${PARAMETER_RUNS} drawn near a location id's rules`, () => {
+    const parameters = documentSchemaAt('paths', '/skus/{sku}/stock', 'get', 'parameters', '0', 'schema');
+    expectBothSides(agreement((value) => stockQuerySchema.safeParse({ location: value }).success, parameters, locationId, PARAMETER_RUNS, NAMED_IDENTIFIERS));
   });
 });

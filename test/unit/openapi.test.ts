@@ -247,6 +247,10 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
       ['POST /add_batch', { body: { ...atLyon, location: 'default' } }, 409],
       ['POST /add_batch', { body: { ...atLyon, ref: 'batch-2', location: 'nowhere' } }, 400],
       ['GET /batches/{ref}', { pathParameters: { ref: 'batch-1' } }, 200],
+      ['GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' } }, 200],
+      ['GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { location: 'warehouse-lyon' } }, 200],
+      ['GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { location: 'nowhere' } }, 404],
+      ['GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { location: 'no where' } }, 400],
     ];
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
   });

@@ -141,7 +141,8 @@ describe('allocate, routed', () => {
   it('refuses with reason out_of_stock, announced, when the eligible locations have no batch that can take the line, though another has', async () => {
     const repository = await setUp([paris, berlin], [['in-paris', 'paris', 10], ['in-berlin', 'berlin', 2]]);
     await expect(allocate(line(5), repository, { location: 'berlin' })).rejects.toMatchObject({ name: 'OutOfStock', reason: 'out_of_stock' });
-    expect(repository.outOfStock).toEqual([line(5)]);
+    // Announced as a refusal at berlin: the SKU is not out of stock everywhere.
+    expect(repository.outOfStock).toEqual([{ ...line(5), location: 'berlin' }]);
   });
 
   it('refuses a location named that does not exist', async () => {
@@ -254,6 +255,17 @@ describe('allocateOrder, routed', () => {
       ],
     });
     expect(repository.outOfStock).toEqual([]);
+  });
+
+  it("announces an order's lines refused for lack of stock with the destination its request named", async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'paris', name: 'Paris', priority: 0, serves: ['FR'] }, repository);
+    await addBatch({ ref: 'lamp-paris', sku: 'LAMP', qty: 1, eta: null, location: 'paris' }, repository);
+    await addBatch({ ref: 'rug-paris', sku: 'RUG', qty: 5, eta: null, location: 'paris' }, repository);
+    const destination = { country: 'FR', position: { lat: 48.86, lng: 2.35 } };
+    const refusal = allocateOrder({ orderid: 'o3', lines: [{ sku: 'LAMP', qty: 2 }, { sku: 'RUG', qty: 1 }] }, repository, { destination });
+    await expect(refusal).rejects.toMatchObject({ name: 'OrderNotAllocated', lines: [{ sku: 'LAMP', reason: 'out_of_stock' }] });
+    expect(repository.outOfStock).toEqual([{ orderid: 'o3', sku: 'LAMP', qty: 2, destination }]);
   });
 });
 

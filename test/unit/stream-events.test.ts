@@ -1,7 +1,9 @@
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { type DomainEvent, eventSchemas } from '../../domain/events';
 import { type ChangeRecord, eventsOfRecord } from '../../functions/events/stream-events';
+import { lineRemovalWrites, newLineWrite, outOfStockItem } from '../../functions/store/lines';
 import { activeHold, endedHold, changeRecord } from '../support/stream-records';
 import recorded from './fixtures/stream-records.json';
 
@@ -29,19 +31,19 @@ describe('turning stream records into events', () => {
     expect(events).toEqual([
       { name: 'BatchAdded', version: 1, ref: 'shelf-1', sku: 'LAMP', qty: 10, eta: null, location: 'default' },
       { name: 'BatchAdded', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 5, eta: '2026-12-01', location: 'default' },
-      { name: 'Allocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1' },
-      { name: 'Allocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'shelf-1' },
+      { name: 'Allocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1', location: 'default' },
+      { name: 'Allocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'shelf-1', location: 'default' },
       { name: 'OutOfStock', version: 1, sku: 'LAMP', orderid: 'o3', qty: 50 },
-      { name: 'BatchChanged', version: 1, ref: 'shelf-1', sku: 'LAMP', qty: 8, eta: null },
-      { name: 'Deallocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'shelf-1', reason: 'reallocated' },
-      { name: 'Allocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'ship-1' },
-      { name: 'BatchChanged', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 5, eta: '2026-12-24' },
-      { name: 'BatchChanged', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 0, eta: '2026-12-24' },
-      { name: 'Deallocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'ship-1', reason: 'reallocated' },
-      { name: 'Deallocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1', reason: 'cancelled' },
+      { name: 'BatchChanged', version: 1, ref: 'shelf-1', sku: 'LAMP', qty: 8, eta: null, location: 'default' },
+      { name: 'Deallocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'shelf-1', location: 'default', reason: 'reallocated' },
+      { name: 'Allocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'ship-1', location: 'default' },
+      { name: 'BatchChanged', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 5, eta: '2026-12-24', location: 'default' },
+      { name: 'BatchChanged', version: 1, ref: 'ship-1', sku: 'LAMP', qty: 0, eta: '2026-12-24', location: 'default' },
+      { name: 'Deallocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'ship-1', location: 'default', reason: 'reallocated' },
+      { name: 'Deallocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1', location: 'default', reason: 'cancelled' },
       { name: 'BatchAdded', version: 1, ref: 'sofa-1', sku: 'SOFA', qty: 3, eta: null, location: 'default' },
-      { name: 'Allocated', version: 1, orderid: 'o4', sku: 'SOFA', qty: 1, batchref: 'sofa-1' },
-      { name: 'Allocated', version: 1, orderid: 'o4', sku: 'LAMP', qty: 1, batchref: 'shelf-1' },
+      { name: 'Allocated', version: 1, orderid: 'o4', sku: 'SOFA', qty: 1, batchref: 'sofa-1', location: 'default' },
+      { name: 'Allocated', version: 1, orderid: 'o4', sku: 'LAMP', qty: 1, batchref: 'shelf-1', location: 'default' },
     ]);
   });
 
@@ -68,8 +70,8 @@ describe('turning stream records into events', () => {
 
   it('announces a line moved to another batch as a deallocation from the old batch, then an allocation to the new', () => {
     expect(eventsOfRecord(recordAt(14)).map(withoutIdentity)).toEqual([
-      { name: 'Deallocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'shelf-1', reason: 'reallocated' },
-      { name: 'Allocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'ship-1' },
+      { name: 'Deallocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'shelf-1', location: 'default', reason: 'reallocated' },
+      { name: 'Allocated', version: 1, orderid: 'o2', sku: 'LAMP', qty: 2, batchref: 'ship-1', location: 'default' },
     ]);
   });
 
@@ -77,7 +79,7 @@ describe('turning stream records into events', () => {
     expect(recordAt(25).eventName).toBe('REMOVE');
     expect(eventsOfRecord(recordAt(25))).toEqual([]);
     expect(eventsOfRecord(recordAt(26)).map(withoutIdentity)).toEqual([
-      { name: 'Deallocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1', reason: 'cancelled' },
+      { name: 'Deallocated', version: 1, orderid: 'o1', sku: 'LAMP', qty: 8, batchref: 'shelf-1', location: 'default', reason: 'cancelled' },
     ]);
   });
 
@@ -114,8 +116,8 @@ describe('turning stream records into events', () => {
 
 describe("turning a hold's record into events", () => {
   const lines = [
-    { sku: 'LAMP', qty: 2, batchref: 'b1' },
-    { sku: 'SOFA', qty: 1, batchref: 's1' },
+    { sku: 'LAMP', qty: 2, batchref: 'b1', location: 'default' },
+    { sku: 'SOFA', qty: 1, batchref: 's1', location: 'lyon' },
   ];
   const extendedHold = { ...activeHold, heldUntil: { S: '2026-11-23T10:30:00.000Z' }, extendedAt: { S: '2026-11-23T10:05:00.000Z' } };
 
@@ -210,6 +212,63 @@ describe("turning a batch's reference into BatchAdded", () => {
       { ref: 'b1', sku: 'LAMP', qty: 4, eta: '2027-01-01', location: 'lyon' },
       { ref: 'b2', sku: 'LAMP', qty: 4, eta: null, location: 'default' },
     ]);
+  });
+});
+
+describe('the location of the batch an event is about, from the items as the store writes them', () => {
+  const line = { orderid: 'o1', sku: 'LAMP', qty: 2, batchref: 'l1' };
+  type Image = Parameters<typeof changeRecord>[3];
+  const image = (item: Record<string, unknown>) => marshall(item, { removeUndefinedValues: true }) as unknown as Image;
+  const lineAt = (location?: string) => image(newLineWrite('table', line, '2026-11-23T10:00:00.000Z', location ? { location } : {}).Put?.Item ?? {});
+  const fieldsOf = (record: ChangeRecord) => eventsOfRecord(record).map(({ name, detail: { id, time, version, ...fields } }) => ({ name, ...fields }));
+
+  it('names the location a line records of its batch, and default for a line that records none', () => {
+    expect(fieldsOf(changeRecord(1, 'INSERT', undefined, lineAt('lyon')))).toEqual([{ name: 'Allocated', ...line, location: 'lyon' }]);
+    expect(lineAt()).not.toHaveProperty('location');
+    expect(fieldsOf(changeRecord(2, 'INSERT', undefined, lineAt()))).toEqual([{ name: 'Allocated', ...line, location: 'default' }]);
+  });
+
+  it('names the location a line left and the one it went to when a change of its batch moves it', () => {
+    const { location: _, ...atDefault } = lineAt('lyon') as Record<string, unknown>;
+    const moved: Parameters<typeof changeRecord>[3] = { ...atDefault, batchref: { S: 'd1' }, lineBatch: { S: 'LINES0#d1' }, movedAt: { S: '2026-11-23T10:05:00.000Z' } };
+    expect(fieldsOf(changeRecord(3, 'MODIFY', lineAt('lyon'), moved))).toEqual([
+      { name: 'Deallocated', ...line, location: 'lyon', reason: 'reallocated' },
+      { name: 'Allocated', ...line, batchref: 'd1', location: 'default' },
+    ]);
+  });
+
+  it("names the location of the batch a removed line left, which its notice records from the batch as read", () => {
+    const notice = lineRemovalWrites('table', line, 'cancelled', { location: 'lyon' })[1]?.Put?.Item;
+    expect(fieldsOf(changeRecord(4, 'INSERT', undefined, image(notice ?? {})))).toEqual([{ name: 'Deallocated', ...line, location: 'lyon', reason: 'cancelled' }]);
+  });
+
+  it('names the batch location a change leaves in place on its reference', () => {
+    const reference = (qty: number) => ({
+      pk: { S: 'BATCHREF#l1' },
+      sk: { S: 'BATCHREF' },
+      type: { S: 'BatchReference' },
+      ref: { S: 'l1' },
+      sku: { S: 'LAMP' },
+      qty: { N: String(qty) },
+      location: { S: 'lyon' },
+      changedAt: { S: '2026-11-23T10:00:00.000Z' },
+    });
+    expect(fieldsOf(changeRecord(5, 'MODIFY', reference(4), reference(3)))).toEqual([{ name: 'BatchChanged', ref: 'l1', sku: 'LAMP', qty: 3, eta: null, location: 'lyon' }]);
+  });
+
+  it('names the destination and the location a refused request was limited to, and neither for one limited to nothing', () => {
+    const refused = { orderid: 'o2', sku: 'LAMP', qty: 5 };
+    const atCounter = image(outOfStockItem(refused, { location: 'nantes' }));
+    const toParis = image(outOfStockItem(refused, { destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } }));
+    const anywhere = image(outOfStockItem(refused));
+    expect([atCounter, toParis, anywhere].flatMap((item, n) => fieldsOf(changeRecord(6 + n, 'INSERT', undefined, item)))).toEqual([
+      { name: 'OutOfStock', sku: 'LAMP', orderid: 'o2', qty: 5, location: 'nantes' },
+      { name: 'OutOfStock', sku: 'LAMP', orderid: 'o2', qty: 5, destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } },
+      { name: 'OutOfStock', sku: 'LAMP', orderid: 'o2', qty: 5 },
+    ]);
+    for (const event of [atCounter, toParis, anywhere].flatMap((item, n) => eventsOfRecord(changeRecord(9 + n, 'INSERT', undefined, item)))) {
+      expect(eventSchemas[event.name].safeParse(event.detail).success, JSON.stringify(event)).toBe(true);
+    }
   });
 });
 

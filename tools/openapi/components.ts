@@ -283,6 +283,16 @@ const responseSchemas = {
     { ref: identifier, qty: batchFields.qty, held: batchFields.held, available: units('Units neither on a line nor held.'), eta: arrivalDate },
     'A batch with units available or held.',
   ),
+  LocationStock: closedObject(
+    {
+      location: locationId,
+      in_stock: units('Units available in its batches on the shelf (`eta` null).'),
+      incoming: units('Units available in its shipments.'),
+      held: units('Units set aside by active holds, in its batches.'),
+      next_eta: { ...arrivalDate, description: 'The earliest `eta` among its shipments with stock, or `null`.' },
+    },
+    "A SKU's stock levels at one location.",
+  ),
   SkuStock: closedObject(
     {
       sku: identifier,
@@ -291,8 +301,13 @@ const responseSchemas = {
       held: units('Units set aside by active holds, in every batch.'),
       next_eta: { ...arrivalDate, description: 'The earliest `eta` among shipments with stock, or `null`.' },
       batches: listOf(ref('StockBatch'), 'The batches with units available or held, in the order allocation prefers them.'),
+      locations: listOf(
+        ref('LocationStock'),
+        "The levels at each location that has one of `batches`, by the location's `priority`, then its `id`; with " +
+          '`?location=`, that location alone, at zeros when it has none.',
+      ),
     },
-    "A SKU's stock levels; a SKU whose batches are all empty answers zeros and `[]`.",
+    "A SKU's stock levels, in all (the sums of `locations`) or, with `?location=`, at that location; a SKU whose batches are all empty answers zeros and `[]`.",
   ),
   Hold: closedObject(
     {
@@ -379,7 +394,8 @@ const responseSchemas = {
     'The line cannot be allocated, and why; nothing was allocated.',
   ),
   InvalidRequestBody: invalidInput(messageOf(InvalidRequestBody), 'The body breaks the bounds of its fields.'),
-  InvalidPathParameters: invalidInput(messageOf(InvalidPathParameters), 'A path parameter breaks a rule of what it names (an identifier, a location id).'),
+  // Named for the path parameters it was first written for; renaming it would rename a type of the published client.
+  InvalidPathParameters: invalidInput(messageOf(InvalidPathParameters), 'A path or query parameter breaks a rule of what it names (an identifier, a location id).'),
   OrderNotAllocated: closedObject(
     {
       message,
@@ -417,15 +433,28 @@ export type ComponentName = 'Identifier' | 'LocationId' | 'ArrivalDate' | Reques
 
 export const schemaRef = (name: ComponentName): JsonSchema => ref(name);
 
-/** The component of each schema a path parameter is checked with (functions/http/schemas.ts, pathParameterSchemaOf). */
-const PATH_PARAMETER_COMPONENTS = new Map<object, ComponentName>([
+/** The component of each schema a path or query parameter is checked with (functions/http/schemas.ts, pathParameterSchemaOf, and each query schema). */
+const PARAMETER_COMPONENTS = new Map<object, ComponentName>([
   [identifierSchema, 'Identifier'],
   [locationIdSchema, 'LocationId'],
 ]);
 
+/** A route's query parameters as its handler checks them: an object of optional parameters (functions/http/schemas.ts). */
+export type QuerySchema = z.ZodMiniObject<Record<string, z.ZodMiniOptional<z.ZodMiniType>>>;
+
+/** The component that states what each query parameter accepts, as the handler checks it. */
+export const queryParameterComponentsOf = (query: QuerySchema): Record<string, ComponentName> =>
+  Object.fromEntries(
+    Object.entries(query.def.shape).map(([name, optional]) => {
+      const component = PARAMETER_COMPONENTS.get(optional.def.innerType);
+      if (!component) throw new Error(`The query parameter ${name} is checked by a schema that tools/openapi/components.ts names no component for`);
+      return [name, component];
+    }),
+  );
+
 /** The component that states what the path parameter `name` accepts, as the handlers check it. */
 export const pathParameterComponentOf = (name: string): ComponentName => {
-  const component = PATH_PARAMETER_COMPONENTS.get(pathParameterSchemaOf(name));
+  const component = PARAMETER_COMPONENTS.get(pathParameterSchemaOf(name));
   if (!component) throw new Error(`The path parameter ${name} is checked by a schema that tools/openapi/components.ts names no component for`);
   return component;
 };

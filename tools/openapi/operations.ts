@@ -30,6 +30,7 @@ import {
 import {
   BodyTooLarge,
   InvalidPathParameters,
+  InvalidQueryParameters,
   InvalidRequestBody,
   InvalidUtf8Body,
   RouteNotFound,
@@ -39,8 +40,8 @@ import {
 import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
-import { pathParametersSchema } from '../../functions/http/schemas';
-import { type ComponentName, type JsonSchema, OPENAPI_VERSION, type RequestBodyName, requestBodySchemas, schemaRef } from './components';
+import { pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
+import { type ComponentName, type JsonSchema, OPENAPI_VERSION, type QuerySchema, type RequestBodyName, requestBodySchemas, schemaRef } from './components';
 
 export type RouteKey = BatchesRouteKey | AllocationsRouteKey;
 
@@ -71,6 +72,15 @@ export interface Operation {
   };
   /** The example of each path parameter. */
   readonly pathParameters?: Readonly<Record<string, string>>;
+  /**
+   * The query parameters the route takes: the schema its handler checks them with, what each says,
+   * with its example, and a query that breaks a rule (the example of its 400).
+   */
+  readonly query?: {
+    readonly schema: QuerySchema;
+    readonly parameters: Readonly<Record<string, { readonly description: string; readonly example: string }>>;
+    readonly refused: Readonly<Record<string, string>>;
+  };
   /** Its successes and its own refusals; those of every route are added to them. */
   readonly answers: readonly Answer[];
   /** Its answers when it fails, for a route that never calls the store; otherwise the store's (`failureAnswers`). */
@@ -117,6 +127,16 @@ const pathParameterAnswers = (names: readonly string[]): Answer[] =>
           'InvalidPathParameters',
         ),
       ];
+
+/** The path parameters' refusal's schema serves the query's too: the same shape, `Invalid request`, one issue per parameter. */
+const queryAnswers = ({ schema, refused }: NonNullable<Operation['query']>): Answer[] => [
+  mapped(
+    'A query parameter breaks a rule of what it names: one issue per bad parameter, named by its name. A name sent twice ' +
+      'is one value, the two joined by a comma (as API Gateway passes them), which no parameter takes',
+    new InvalidQueryParameters(issuesOf(schema, refused)),
+    'InvalidPathParameters',
+  ),
+];
 
 /** In the order the chain checks them. */
 const bodyAnswers = (name: RequestBodyName, refused: unknown): Answer[] => [
@@ -306,8 +326,16 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     summary: 'Read the stock levels of a SKU',
     description:
       '`in_stock`: units available in batches on the shelf; `incoming`: units available in shipments; `next_eta`: the ' +
-      'earliest `eta` among shipments with stock; `batches`: those with stock left, in the order allocation prefers them.',
+      'earliest `eta` among shipments with stock; `batches`: those with stock left, in the order allocation prefers them; ' +
+      '`locations`: the same levels at each location that has one of those batches, by the location\'s `priority`, then ' +
+      'its `id` (the totals are their sums). `?location=<id>` limits the answer to that one location: its batches, its ' +
+      'levels as the totals, and its one entry in `locations`, at zeros when it has no stock of the SKU.',
     pathParameters: { sku: 'LAMP' },
+    query: {
+      schema: stockQuerySchema,
+      parameters: { location: { description: 'The one location whose stock to read, which must exist (404 otherwise); every location when absent.', example: 'warehouse-lyon' } },
+      refused: { location: 'warehouse lyon' },
+    },
     answers: [
       {
         status: 200,
@@ -324,9 +352,14 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
             { ref: 'early', qty: 4, held: 0, available: 4, eta: '2027-01-01' },
             { ref: 'late', qty: 5, held: 0, available: 5, eta: '2027-06-01' },
           ],
+          locations: [
+            { location: 'default', in_stock: 7, incoming: 4, held: 2, next_eta: '2027-01-01' },
+            { location: 'warehouse-lyon', in_stock: 0, incoming: 5, held: 0, next_eta: '2027-06-01' },
+          ],
         }),
       },
-      mapped('No batch of this SKU was ever added', new UnknownSku('LAMP')),
+      mapped('No batch of this SKU was ever added (whatever `location` names)', new UnknownSku('LAMP')),
+      mapped('The `location` named is a location id, but no location has it', new LocationNotFound('warehouse-lyon')),
     ],
   },
   'GET /locations': {
@@ -713,6 +746,7 @@ export const answersOf = (routeKey: RouteKey, allowed: readonly string[]): Answe
   return [
     ...answersBeforeTheFunction(allowed),
     ...pathParameterAnswers(pathParameterNames(splitRouteKey(routeKey).path)),
+    ...(operation.query ? queryAnswers(operation.query) : []),
     ...(operation.requestBody ? bodyAnswers(operation.requestBody.schema, operation.requestBody.refused) : []),
     ...operation.answers,
     ...(operation.failures ?? failureAnswers()),

@@ -23,7 +23,7 @@ describe("the handlers' roles", () => {
   const writtenAttributes = [
     ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack', 'location'],
     ...['orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt'],
-    ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'expiresAt'],
+    ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'destination', 'expiresAt'],
     ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', 'activeHoldShard'],
     ...['sourceQty', 'sources'],
   ];
