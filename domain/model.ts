@@ -1,4 +1,5 @@
 import { DEFAULT_LOCATION_ID } from './locations';
+import type { Routing } from './routing';
 
 /** A customer's request for some quantity of one product. An order holds at most one line per SKU. */
 export interface OrderLine {
@@ -60,6 +61,11 @@ export const piecesAvailable = (batch: Batch): number => (batch.pieces ?? []).re
 /** An order line placed into a batch. */
 export interface Allocation extends OrderLine {
   readonly batchref: string;
+  /**
+   * What its request named of where it may come from (recordedRouting): the locations a change of
+   * its batch may move it to, and what a repeat of its request must name again. Absent: neither.
+   */
+  readonly routing?: Routing;
 }
 
 export interface NewBatch {

@@ -23,6 +23,21 @@ export interface Routing {
   readonly location?: string;
 }
 
+/**
+ * The routing a line or a hold records: what its request named, only when it named something
+ * (`routing` absent for a request that named neither, and on a line or hold placed before they
+ * recorded it, which reads as naming neither).
+ */
+export const recordedRouting = ({ destination, location }: Routing): { readonly routing?: Routing } =>
+  destination === undefined && location === undefined ? {} : { routing: { ...(destination ? { destination } : {}), ...(location === undefined ? {} : { location }) } };
+
+/** Whether two requests name the same routing: the same country, position and location, each absent in both or equal. */
+export const isSameRouting = (a: Routing = {}, b: Routing = {}): boolean =>
+  a.location === b.location &&
+  a.destination?.country === b.destination?.country &&
+  a.destination?.position?.lat === b.destination?.position?.lat &&
+  a.destination?.position?.lng === b.destination?.position?.lng;
+
 /** The locations a request's lines may come from, by id, and the destination whose distance breaks ties between them. */
 export interface Eligibility {
   readonly locations: ReadonlyMap<string, Location>;

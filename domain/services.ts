@@ -6,7 +6,9 @@ import {
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
+  LineRoutedOtherwise,
   OrderLinesAlreadyAllocated,
+  OrderLinesRoutedOtherwise,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
@@ -37,14 +39,14 @@ import {
 import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
 import { type Instant, batchesToFree, givenBack } from './holds';
 import { locationsKnowing } from './location-services';
-import { type Routing, eligibilityOf, eligibleBatches, planOrder, rankBatchesForLine, routedPreference } from './routing';
+import { type Routing, eligibilityOf, eligibleBatches, isSameRouting, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
 
 export interface AllocationOutcome {
   readonly batchref: string;
   /** The location of the batch. */
   readonly location: string;
-  /** False when the line was already allocated with the same qty: a retry, answered without taking stock. */
+  /** False when the line was already allocated with the same qty and routing: a retry, answered without taking stock. */
   readonly created: boolean;
 }
 
@@ -74,8 +76,9 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
 /**
  * Allocates the line to the best batch that can take it whole among those the request may take
  * from (domain/routing.ts): one read round, the SKU's stock and the locations at once, and one
- * transaction. A refusal says why: `no_location` when no location is eligible, `out_of_stock` when
- * none of the eligible ones has a batch that can take the line.
+ * transaction. The line records the routing its request named. A refusal says why: `no_location`
+ * when no location is eligible, `out_of_stock` when none of the eligible ones has a batch that can
+ * take the line.
  */
 export const allocate = async (line: OrderLine, repository: BatchRepository, routing: Routing = {}): Promise<AllocationOutcome> => {
   let read: StockRead = { forTake: true };
@@ -95,7 +98,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
     if (candidates.length === 0) {
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
-      if (existing) return answerRepeat(existing, line, repository);
+      if (existing) return answerRepeat(existing, line, routing, repository);
       // OutOfStock announces a lack of stock; a line no location may take says nothing of the SKU's stock.
       if (eligibility.locations.size === 0) throw new OutOfStock(line.sku, 'no_location');
       await repository.recordOutOfStock([line]);
@@ -103,10 +106,10 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
     }
 
     for (const [index, batch] of candidates.entries()) {
-      const allocation: Allocation = { ...line, batchref: batch.ref };
+      const allocation: Allocation = { ...line, batchref: batch.ref, ...recordedRouting(routing) };
       const result = await repository.saveAllocation(allocation, batch);
       if (result.outcome === 'saved') return { batchref: batch.ref, location: locationOf(batch), created: true };
-      if (result.outcome === 'line-exists') return answerRepeat(result.existing, line, repository);
+      if (result.outcome === 'line-exists') return answerRepeat(result.existing, line, routing, repository);
       // A batch that may still take the line is read again, never passed over for a later one.
       if (result.outcome === 'read-again') break;
       // The next candidate, on this read, only when the checks made above for the first would pass
@@ -132,9 +135,13 @@ const asFoundNow = async (batches: readonly Batch[], repository: BatchRepository
   );
 };
 
-/** A repeat of an allocated line: answered with its batch, and that batch's location, read for it (a line does not record it). */
-const answerRepeat = async (existing: Allocation, line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
+/**
+ * A repeat of an allocated line: the same qty and routing, answered with its batch, and that batch's
+ * location, read for it (a line does not record it).
+ */
+const answerRepeat = async (existing: Allocation, line: OrderLine, routing: Routing, repository: BatchRepository): Promise<AllocationOutcome> => {
   if (!isSameLine(existing, line)) throw new LineAlreadyAllocated(line.orderid, line.sku, existing.qty);
+  if (!isSameRouting(existing.routing, routing)) throw new LineRoutedOtherwise(line.orderid, line.sku);
   const batch = await batchOrThrow(existing.batchref, repository, existing.sku);
   return { batchref: existing.batchref, location: locationOf(batch), created: false };
 };
@@ -317,8 +324,9 @@ export interface OrderOutcome {
 /**
  * Allocates every line of an order, or none: all lines planned at once among the batches the
  * request may take from (planOrder: fewest lines on shipments, then fewest locations, then each
- * line by the single-line rule), all written in one transaction. A line already allocated with the
- * same qty counts as done and keeps its batch; one with another qty refuses the whole order. When
+ * line by the single-line rule), all written in one transaction, each line recording the routing.
+ * A line already allocated with the same qty and routing counts as done and keeps its batch; one
+ * with another qty, or another routing, refuses the whole order. When
  * another request takes stock between the read and the write, the order is read and planned again,
  * a bounded number of times.
  */
@@ -343,18 +351,19 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
       // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
       const allocated = await repository.allocationsOf(orderid);
       const before = done.size;
-      takeExisting(orderid, lines, allocated, done);
+      takeExisting(orderid, lines, routing, allocated, done);
       if (done.size > before) continue;
       const outOfStock = new Set(plan.refusals.flatMap(({ sku, reason }) => (reason === 'out_of_stock' ? [sku] : [])));
       await repository.recordOutOfStock(pending.filter(({ sku }) => outOfStock.has(sku)).map(({ sku, qty }) => ({ orderid, sku, qty })));
       throw new OrderNotAllocated(orderid, plan.refusals);
     }
-    const result = await repository.saveAllocations(plan.placements);
+    const placements = plan.placements.map(({ allocation, batch }) => ({ allocation: { ...allocation, ...recordedRouting(routing) }, batch }));
+    const result = await repository.saveAllocations(placements);
     if (result.outcome === 'saved') {
       const placed = plan.placements.map(({ allocation, batch }) => ({ ...allocation, location: locationOf(batch) }));
       return { lines: await locatedBySku([...done.values()], placed, repository), newLines: plan.placements.length };
     }
-    if (result.outcome === 'lines-exist') takeExisting(orderid, lines, result.existing, done);
+    if (result.outcome === 'lines-exist') takeExisting(orderid, lines, routing, result.existing, done);
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
 };
@@ -367,12 +376,15 @@ const locatedBySku = async (existing: readonly Allocation[], placed: readonly Ro
   return bySku([...located, ...placed]);
 };
 
-/** Counts the order's lines already allocated with the asked qty as done; any other qty refuses the order. */
-const takeExisting = (orderid: string, lines: Order['lines'], existing: readonly Allocation[], done: Map<string, Allocation>) => {
+/** Counts the order's lines already allocated with the asked qty and routing as done; any other qty, or then any other routing, refuses the order. */
+const takeExisting = (orderid: string, lines: Order['lines'], routing: Routing, existing: readonly Allocation[], done: Map<string, Allocation>) => {
   const asked = new Map(lines.map(({ sku, qty }) => [sku, qty]));
-  const conflicting = existing.filter(({ sku, qty }) => asked.has(sku) && asked.get(sku) !== qty);
+  const ours = existing.filter(({ sku }) => asked.has(sku));
+  const conflicting = ours.filter(({ sku, qty }) => asked.get(sku) !== qty);
   if (conflicting.length > 0) throw new OrderLinesAlreadyAllocated(orderid, bySku(conflicting).map(({ sku, qty }) => ({ sku, qty })));
-  for (const line of existing) if (asked.has(line.sku)) done.set(line.sku, line);
+  const routedOtherwise = ours.filter((line) => !isSameRouting(line.routing, routing));
+  if (routedOtherwise.length > 0) throw new OrderLinesRoutedOtherwise(orderid, bySku(routedOtherwise).map(({ sku }) => ({ sku })));
+  for (const line of ours) done.set(line.sku, line);
 };
 
 const bySku = <Line extends { readonly sku: string }>(lines: Line[]): Line[] =>

@@ -18,6 +18,7 @@ import {
 } from './held-units';
 import type { StoredItem } from './items';
 import { newLineWrite } from './lines';
+import { parseRouting, routingFields } from './routing-fields';
 import { MAX_TRANSACTION_ITEMS, type TransactWriteItem } from './store-calls';
 import { activeHoldsIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
 
@@ -35,12 +36,19 @@ export const holdKey = (holdid: string) => itemKey(`${partitionKeyPrefix.hold}${
 /** An ended hold's record stays readable at least a day, as the contract promises; its time to live is two. */
 const ENDED_HOLD_LIFETIME_SECONDS = 2 * 24 * 60 * 60;
 
-/** A hold's record as placing it at `placedAt` writes it: active until its expiresAt. */
-const holdItem = ({ holdid, lines, expiresAt }: Hold, placedAt: Instant) => ({
+/** A hold's record as placing it at `placedAt` writes it: active until its expiresAt, with the routing its request named. */
+const holdItem = ({ holdid, lines, expiresAt, routing }: Hold, placedAt: Instant) => ({
   ...holdKey(holdid),
   type: 'Hold',
   holdid,
-  lines: lines.map(({ sku, qty, batchref, sources }) => ({ sku, qty, batchref, ...(sources ? { sources: sources.map(sourceFields) } : {}) })),
+  lines: lines.map(({ sku, qty, batchref, location, sources }) => ({
+    sku,
+    qty,
+    batchref,
+    ...(location === undefined ? {} : { location }),
+    ...(sources ? { sources: sources.map(sourceFields) } : {}),
+  })),
+  ...routingFields(routing),
   status: 'active',
   heldUntil: expiresAt,
   [ACTIVE_HOLD_SHARD]: activeHoldShardOf(holdid),
@@ -67,9 +75,10 @@ export const parseHoldItem = (item: Record<string, unknown>): StoredItem | undef
   const { holdid, heldUntil, lines, status, orderid, placedAt, extendedAt, endedAt } = item;
   if (isText(holdid) && isAt(item, holdKey(holdid))) {
     const heldLines = parseHeldLines(lines);
+    const routed = parseRouting(item);
     const times = isText(placedAt) && [extendedAt, endedAt].every((time) => time === undefined || isText(time));
-    if (heldLines && HOLD_STATUSES.includes(status) && isText(heldUntil) && (orderid === undefined || isText(orderid)) && times) {
-      const hold: Hold = { holdid, lines: heldLines, status: status as HoldStatus, expiresAt: heldUntil, ...(isText(orderid) ? { orderid } : {}) };
+    if (heldLines && routed && HOLD_STATUSES.includes(status) && isText(heldUntil) && (orderid === undefined || isText(orderid)) && times) {
+      const hold: Hold = { holdid, lines: heldLines, status: status as HoldStatus, expiresAt: heldUntil, ...(isText(orderid) ? { orderid } : {}), ...routed };
       return { kind: 'hold', hold, placedAt, ...(isText(extendedAt) ? { extendedAt } : {}), ...(isText(endedAt) ? { endedAt } : {}) };
     }
   }
@@ -82,11 +91,12 @@ const parseHeldLines = (value: unknown): HeldLine[] | undefined => {
   if (!Array.isArray(value)) return undefined;
   const lines: HeldLine[] = [];
   for (const line of value) {
-    const { sku, qty, batchref, sources } = (line ?? {}) as Record<string, unknown>;
+    const { sku, qty, batchref, location, sources } = (line ?? {}) as Record<string, unknown>;
     if (typeof sku !== 'string' || typeof qty !== 'number' || typeof batchref !== 'string') return undefined;
+    if (location !== undefined && !isText(location)) return undefined;
     const parsed = sources === undefined ? undefined : parseSources(sources);
     if (sources !== undefined && !parsed) return undefined;
-    lines.push({ sku, qty, batchref, ...(parsed ? { sources: parsed } : {}) });
+    lines.push({ sku, qty, batchref, ...(location === undefined ? {} : { location }), ...(parsed ? { sources: parsed } : {}) });
   }
   return lines;
 };
@@ -198,8 +208,8 @@ const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, n
   endedHoldWrite(tableName, hold, { status: 'confirmed', orderid }, now, holdLastsAsRead(hold, now));
 
 /**
- * A hold confirmed to the order at `now`: its record, and for each held line the order's line (where
- * each line's put stands: a failure there carries a line already stored) and its units become the
+ * A hold confirmed to the order at `now`: its record, and for each held line the order's line, which
+ * records the hold's routing (where each line's put stands: a failure there carries a line already stored), and its units become the
  * line's. A batch kept whole, as read (`batches`), that the confirm leaves with no units but its
  * lines' moves out of the stock range in the same transaction.
  */
@@ -221,7 +231,7 @@ export const holdConfirmWrites = (
   for (const line of hold.lines) {
     const { sku, qty, batchref } = line;
     linePuts.push(items.length);
-    items.push(newLineWrite(tableName, { orderid, sku, qty, batchref }, confirmedAt));
+    items.push(newLineWrite(tableName, { orderid, sku, qty, batchref, ...(hold.routing ? { routing: hold.routing } : {}) }, confirmedAt));
     const found = batches?.find(({ ref }) => ref === batchref);
     const left = found && !found.pieces ? withoutHeldUnits(found, qty) : undefined;
     // A batch kept whole that the confirm leaves with no units but its lines' moves out of the stock range.

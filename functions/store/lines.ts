@@ -3,6 +3,7 @@ import { availableWrites } from './batches';
 import { ITEM_IS_NEW } from './conditions';
 import { isAt, isNumber, isText, itemKey, now, shardOf } from './fields';
 import type { StoredItem } from './items';
+import { parseRouting, routingFields } from './routing-fields';
 import type { TransactWriteItem } from './store-calls';
 import { linesByBatchIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
 
@@ -77,8 +78,9 @@ export const parseLineItem = (item: Record<string, unknown>): StoredItem | undef
   if (!isText(orderid) || !isText(sku) || !isNumber(qty)) return undefined;
   const line: OrderLine = { orderid, sku, qty };
   const listed = isText(batchref) && isText(lineBatch) && listsLinesOf(lineBatch, batchref);
-  if (isText(batchref) && listed && isText(allocatedAt) && (movedAt === undefined || isText(movedAt))) {
-    if (isAt(item, lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}) };
+  const routed = parseRouting(item);
+  if (isText(batchref) && listed && isText(allocatedAt) && (movedAt === undefined || isText(movedAt)) && routed) {
+    if (isAt(item, lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}), ...routed };
   }
   if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason)) {
     if (isAt(item, deallocationKey(orderid, sku, noticeId))) {
@@ -93,14 +95,18 @@ export const parseLineItem = (item: Record<string, unknown>): StoredItem | undef
 const LINE_IS_AS_READ = 'batchref = :batchref AND qty = :lineQty';
 const lineAsRead = ({ batchref, qty }: Allocation) => ({ ':batchref': batchref, ':lineQty': qty });
 
-/** A new line, on condition that the order has none for its SKU; a failure carries the line there. */
+/** A new line, with the routing it records, on condition that the order has none for its SKU; a failure carries the line there. */
 export const newLineWrite = (tableName: string, allocation: Allocation, allocatedAt: string): TransactWriteItem => ({
   Put: {
     TableName: tableName,
     Item: {
       ...lineKey(allocation.orderid, allocation.sku),
       type: 'Line',
-      ...allocation,
+      orderid: allocation.orderid,
+      sku: allocation.sku,
+      qty: allocation.qty,
+      batchref: allocation.batchref,
+      ...routingFields(allocation.routing),
       [LINE_BATCH]: lineBatchOf(allocation),
       [ALLOCATED_AT]: allocatedAt,
     },

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { OutOfStock, UnknownLocation } from '../../domain/errors';
-import { placeHold } from '../../domain/hold-services';
+import { confirmHold, holdStatus, placeHold } from '../../domain/hold-services';
 import { putLocation } from '../../domain/location-services';
 import { DEFAULT_LOCATION, type Location, type LocationDefinition } from '../../domain/locations';
 import { type Batch, type OrderLine, newBatch } from '../../domain/model';
-import { distanceKm, eligibilityOf, planOrder, rankBatchesForLine } from '../../domain/routing';
+import { type Routing, distanceKm, eligibilityOf, planOrder, rankBatchesForLine } from '../../domain/routing';
 import { addBatch, allocate, allocateOrder } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
 
@@ -149,10 +149,28 @@ describe('allocate, routed', () => {
     await expect(allocate(line(), repository, { location: 'nowhere' })).rejects.toThrow(UnknownLocation);
   });
 
-  it('answers a repeat with its batch and that batch location, whatever the repeat names', async () => {
-    const repository = await setUp([paris], [['in-paris', 'paris', 10]]);
-    await allocate(line(), repository, { destination: { country: 'FR' } });
-    expect(await allocate(line(), repository)).toEqual({ batchref: 'in-paris', location: 'paris', created: false });
+  it('answers a repeat that names the same routing with its batch and that batch location, though the location is no longer eligible', async () => {
+    const nearer = { ...paris, priority: 0 };
+    const repository = await setUp([nearer], [['in-paris', 'paris', 10], ['in-main', 'default', 10]]);
+    const routing = { destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } };
+    expect(await allocate(line(), repository, routing)).toMatchObject({ batchref: 'in-paris' });
+    await putLocation({ ...nearer, active: false }, repository);
+    expect(await allocate(line(), repository, routing)).toEqual({ batchref: 'in-paris', location: 'paris', created: false });
+    expect(repository.batches.get('in-paris')?.available).toBe(9);
+    expect(repository.batches.get('in-main')?.available).toBe(10);
+  });
+
+  it.each<[string, Routing, Routing]>([
+    ['another country', { destination: { country: 'FR' } }, { destination: { country: 'BE' } }],
+    ['another position', { destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } }, { destination: { country: 'FR', position: { lat: 45.76, lng: 4.84 } } }],
+    ['a position where the first named none', { destination: { country: 'FR' } }, { destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } }],
+    ['no destination where the first named one', { destination: { country: 'FR' } }, {}],
+    ['a location where the first named none', {}, { location: 'paris' }],
+    ['another location', { location: 'paris' }, { location: 'default' }],
+  ])('refuses a repeat that names %s, taking no stock', async (_, first, repeat) => {
+    const repository = await setUp([{ ...paris, serves: ['*'] }], [['in-paris', 'paris', 10]]);
+    await allocate(line(), repository, first);
+    await expect(allocate(line(), repository, repeat)).rejects.toMatchObject({ name: 'LineRoutedOtherwise', orderid: 'o1', sku: 'LAMP' });
     expect(repository.batches.get('in-paris')?.available).toBe(9);
   });
 
@@ -245,7 +263,12 @@ describe('allocateOrder, routed', () => {
       { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-paris', location: 'paris' },
       { orderid: 'o1', sku: 'RUG', qty: 1, batchref: 'rug-paris', location: 'paris' },
     ]);
-    expect((await allocateOrder({ orderid: 'o1', lines: order2() }, repository)).lines.map(({ location }) => location)).toEqual(['paris', 'paris']);
+    const repeat = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, { destination: { country: 'FR' } });
+    expect(repeat.lines.map(({ location }) => location)).toEqual(['paris', 'paris']);
+    await expect(allocateOrder({ orderid: 'o1', lines: order2() }, repository)).rejects.toMatchObject({
+      name: 'OrderLinesRoutedOtherwise',
+      lines: [{ sku: 'LAMP' }, { sku: 'RUG' }],
+    });
     await expect(allocateOrder({ orderid: 'o2', lines: order2() }, repository, { location: 'closed' })).rejects.toMatchObject({
       name: 'OrderNotAllocated',
       lines: [
@@ -278,5 +301,34 @@ describe('placeHold, routed', () => {
       name: 'HoldNotPlaced',
       lines: [{ sku: 'RUG', reason: 'no_location' }],
     });
+  });
+  it("names each line's location, records the routing, answers a repeat that names it again, refuses one that names another, and confirms it onto the order's lines", async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'store', name: 'Store', priority: 5, serves: ['FR'] }, repository);
+    await addBatch({ ref: 'lamp-store', sku: 'LAMP', qty: 5, eta: null, location: 'store' }, repository);
+    await addBatch({ ref: 'lamp-main', sku: 'LAMP', qty: 5, eta: null }, repository);
+    const request = { holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 };
+    const routing = { destination: { country: 'FR' }, location: 'store' };
+    const placed = await placeHold(request, repository, routing);
+    expect(placed.hold.lines).toEqual([{ sku: 'LAMP', qty: 1, batchref: 'lamp-store', location: 'store' }]);
+    expect(placed.hold.routing).toEqual(routing);
+    expect((await placeHold(request, repository, routing)).hold.lines).toEqual(placed.hold.lines);
+    expect((await holdStatus('cart-1', repository)).lines).toEqual(placed.hold.lines);
+    await expect(placeHold(request, repository, { destination: { country: 'FR' } })).rejects.toMatchObject({
+      name: 'HoldConflict',
+      message: 'Hold cart-1 already exists with another destination or location',
+    });
+    await confirmHold('cart-1', 'o1', repository);
+    expect(await repository.allocationOf('o1', 'LAMP')).toEqual({ orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-store', routing });
+    expect(repository.batches.get('lamp-main')?.available).toBe(5);
+  });
+
+  it("reads the batches of a hold placed before holds recorded their lines' locations, to name them", async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'store', name: 'Store', priority: 5, serves: ['FR'] }, repository);
+    await addBatch({ ref: 'lamp-store', sku: 'LAMP', qty: 5, eta: null, location: 'store' }, repository);
+    const { hold } = await placeHold({ holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 }, repository);
+    repository.holds.set('cart-1', { ...hold, lines: hold.lines.map(({ location: _, ...line }) => line) });
+    expect((await holdStatus('cart-1', repository)).lines).toEqual([{ sku: 'LAMP', qty: 1, batchref: 'lamp-store', location: 'store' }]);
   });
 });

@@ -248,7 +248,7 @@ const responseSchemas = {
   AllocatedLine: closedObject({ sku: identifier, qty: quantity, batchref: identifier }, 'An allocated line of an order, and its batch.'),
   RoutedLine: closedObject(
     { sku: identifier, qty: quantity, batchref: identifier, location: { ...locationId, description: 'The location of the batch.' } },
-    'A line of an order, its batch, and where that batch is.',
+    'A line of an order or a hold, its batch, and where that batch is.',
   ),
   RoutedOrder: closedObject(
     { orderid: identifier, lines: listOf(ref('RoutedLine'), 'Sorted by `sku`.', 1) },
@@ -296,7 +296,7 @@ const responseSchemas = {
         description: '`expired` the moment `expiresAt` passes, whether or not anything has run since.',
       },
       expiresAt: { type: 'string', format: 'date-time', description: 'When the hold ends unless confirmed, released or extended: ISO 8601 UTC, milliseconds.' },
-      lines: listOf(ref('AllocatedLine'), 'Each held line and the batch holding it, sorted by `sku`.', 1),
+      lines: listOf(ref('RoutedLine'), "Each held line, the batch holding it and that batch's location, sorted by `sku`.", 1),
       orderid: { ...identifier, description: 'The order its lines went to; only once confirmed.' },
     },
     'A hold and its status as of the moment it was read.',
@@ -366,6 +366,10 @@ const responseSchemas = {
   OrderLinesConflict: closedObject(
     { message, lines: listOf(closedObject({ sku: identifier, qty: { ...quantity, description: 'The qty allocated.' } }, 'A line allocated with another qty.'), 'Every such line.', 1) },
     'Lines of the order are already allocated with other quantities; nothing changes.',
+  ),
+  OrderLinesRoutedOtherwise: closedObject(
+    { message, lines: listOf(closedObject({ sku: identifier }, 'A line allocated for another `destination` or `location`.'), 'Every such line.', 1) },
+    'Lines of the order are already allocated for a request that named another `destination` or `location`; nothing changes.',
   ),
   Unavailable: closedObject({ message, requestId }, 'Nothing was half-written: repeat the same request after `Retry-After` seconds.'),
   OpenApiDocument: {
