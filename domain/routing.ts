@@ -1,6 +1,6 @@
 import { UnknownLocation } from './errors';
 import { type Location, type Position, SERVES_EVERYWHERE, allLocationsOf } from './locations';
-import { type Batch, type LineRefusal, type Order, type OrderLine, type OrderPlan, type Placement, canAllocate, locationOf } from './model';
+import { type Allocation, type Batch, type LineMove, type LineRefusal, type Order, type OrderLine, type OrderPlan, type Placement, canAllocate, locationOf } from './model';
 
 /*
  * Routing (docs/api.md, "Where a line goes"): which locations may take a line, and which of their
@@ -54,9 +54,14 @@ const serves = (location: Location, country: string): boolean => location.serves
  * request refused (UnknownLocation), as a new batch's is; one that exists but is inactive, or serves
  * not the destination, leaves none eligible, which the caller refuses as `no_location`.
  */
-export const eligibilityOf = (stored: readonly Location[], { destination, location }: Routing): Eligibility => {
+export const eligibilityOf = (stored: readonly Location[], routing: Routing): Eligibility => {
   const all = allLocationsOf(stored);
-  if (location !== undefined && !all.some(({ id }) => id === location)) throw new UnknownLocation(location);
+  if (routing.location !== undefined && !all.some(({ id }) => id === routing.location)) throw new UnknownLocation(routing.location);
+  return eligibleAmong(all, routing);
+};
+
+/** Of every location (`default` among them), those eligible for the routing: none when it names a location not among them. */
+const eligibleAmong = (all: readonly Location[], { destination, location }: Routing): Eligibility => {
   const eligible = all.filter(
     (candidate) => candidate.active && (location === undefined || candidate.id === location) && (destination === undefined || serves(candidate, destination.country)),
   );
@@ -253,4 +258,25 @@ const forEachCombination = (items: readonly string[], size: number, visit: (chos
     }
   };
   search(0);
+};
+
+/**
+ * Where each line taken off `shrunk` goes, in the order they come off (linesToTakeOff): to the
+ * batch the rule for one line (routedPreference) picks among the SKU's others at the locations the
+ * routing the line records allows now, of every location stored (active ones; those that serve its
+ * destination; the one it names), as the moves before it leave them; or out of its order when none
+ * of them can take it whole. A line that records no routing may go to every active location. So the
+ * moves can be written in groups cut anywhere, in order, and each still goes where it would have
+ * gone alone.
+ */
+export const planLineMoves = (shrunk: Batch, lines: readonly Allocation[], batches: readonly Batch[], stored: readonly Location[]): LineMove[] => {
+  const all = allLocationsOf(stored);
+  // Never back to `shrunk`: while it holds more than its qty, a line taken off it cannot fit back.
+  let others = batches.filter(({ ref }) => ref !== shrunk.ref);
+  return lines.map((line) => {
+    const to = rankBatchesForLine(others, line, eligibleAmong(all, line.routing ?? {}))[0];
+    if (!to) return { line, to: null };
+    others = others.map((batch) => (batch === to ? { ...to, available: to.available - line.qty } : batch));
+    return { line, to: to.ref };
+  });
 };

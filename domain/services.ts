@@ -33,13 +33,12 @@ import {
   locationOf,
   newBatch,
   passesOverSpread,
-  planLineMoves,
   stockLevels,
 } from './model';
 import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
 import { type Instant, batchesToFree, givenBack } from './holds';
 import { locationsKnowing } from './location-services';
-import { type Routing, eligibilityOf, eligibleBatches, isSameRouting, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
+import { type Routing, eligibilityOf, eligibleBatches, isSameRouting, planLineMoves, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
 
 export interface AllocationOutcome {
@@ -266,15 +265,17 @@ const endedBeforeTheChange = async (ref: string, ending: readonly HoldToEnd[], n
 
 /**
  * One pass over the newest lines of a batch that holds more than its qty: each taken off goes to the
- * batch the normal rule picks among the SKU's others, or leaves its order (planLineMoves), planned
- * against one read and written in order, as many moves to a write as the store takes. Stops at the
+ * batch the rule for one line picks among the SKU's others at the locations its recorded routing
+ * allows now, or leaves its order (planLineMoves), planned against one read (the SKU's stock and
+ * the locations) and written in order, as many moves to a write as the store takes. Stops at the
  * first write that finds something changed, for the caller to read again.
  */
 const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
   const lines = linesToTakeOff(shrunk, await repository.linesOn(shrunk.ref, LINES_READ_AT_ONCE));
   if (lines.length === 0) return [];
   // Settled: a line that no batch as read can take leaves its order (BatchRepository.stockOf).
-  let { batches } = await repository.stockOf(shrunk.sku, { settled: true });
+  const [stock, routingLocations] = await Promise.all([repository.stockOf(shrunk.sku, { settled: true }), repository.routingLocations()]);
+  let { batches } = stock;
   // Lazy expiry: the lines may need the units of holds expired on any other batch, as many as they
   // take in all (domain/holds.ts). One give-back frees as many holds as one write carries, so until
   // none is left to free: a line planned out of its order while units behind expired holds are not
@@ -286,7 +287,9 @@ const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise
     if (++freeing >= MAX_BATCH_ROUNDS) return [];
     ({ batches } = await repository.stockOf(shrunk.sku, { settled: true }));
   }
-  let pending = planLineMoves(shrunk, lines, batches);
+  // A line that names a location names its batch's, `shrunk`'s: known, as every batch's, once read anew for it.
+  const locations = await locationsKnowing(routingLocations, [shrunk, ...batches], {}, repository);
+  let pending = planLineMoves(shrunk, lines, batches, locations);
   let from = shrunk;
   const moved: Reallocation[] = [];
   while (pending.length > 0) {

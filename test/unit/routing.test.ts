@@ -5,7 +5,7 @@ import { putLocation } from '../../domain/location-services';
 import { DEFAULT_LOCATION, type Location, type LocationDefinition } from '../../domain/locations';
 import { type Batch, type OrderLine, newBatch } from '../../domain/model';
 import { type Routing, distanceKm, eligibilityOf, planOrder, rankBatchesForLine } from '../../domain/routing';
-import { addBatch, allocate, allocateOrder } from '../../domain/services';
+import { type BatchChangeOutcome, addBatch, allocate, allocateOrder, changeBatch } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };
@@ -330,5 +330,42 @@ describe('placeHold, routed', () => {
     const { hold } = await placeHold({ holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 }, repository);
     repository.holds.set('cart-1', { ...hold, lines: hold.lines.map(({ location: _, ...line }) => line) });
     expect((await holdStatus('cart-1', repository)).lines).toEqual([{ sku: 'LAMP', qty: 1, batchref: 'lamp-store', location: 'store' }]);
+  });
+});
+
+describe('a PATCH that moves lines, routed', () => {
+  /** `a-berlin` first by ref, and so by the rule from before there were locations; `closed` inactive, serving everywhere. */
+  const setUp = async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'paris', name: 'Paris', priority: 0, serves: ['FR'] }, repository);
+    await putLocation({ id: 'berlin', name: 'Berlin', priority: 0, serves: ['DE'] }, repository);
+    await putLocation({ id: 'closed', name: 'Closed', priority: 0, serves: ['*'], active: false }, repository);
+    await addBatch({ ref: 'shrinking', sku: 'LAMP', qty: 10, eta: null, location: 'paris' }, repository);
+    for (const [ref, location] of [['a-berlin', 'berlin'], ['a-closed', 'closed'], ['b-paris', 'paris']] as const) {
+      await addBatch({ ref, sku: 'LAMP', qty: 3, eta: null, location }, repository);
+    }
+    return repository;
+  };
+  const moved = (outcome: BatchChangeOutcome) => outcome.reallocated.map(({ orderid, batchref }) => `${orderid}:${batchref}`);
+
+  it('moves each line only to a batch at a location its recorded routing allows, or out of its order', async () => {
+    const repository = await setUp();
+    await repository.saveAllocation({ orderid: 'to-france', sku: 'LAMP', qty: 2, batchref: 'shrinking', routing: { destination: { country: 'FR' } } }, repository.batches.get('shrinking')!);
+    await repository.saveAllocation({ orderid: 'anywhere', sku: 'LAMP', qty: 2, batchref: 'shrinking' }, repository.batches.get('shrinking')!);
+    await repository.saveAllocation({ orderid: 'pickup', sku: 'LAMP', qty: 2, batchref: 'shrinking', routing: { location: 'paris' } }, repository.batches.get('shrinking')!);
+    // Newest first: `pickup` to Paris's; `anywhere` to the first active batch by ref, not the closed one; `to-france` finds Paris's full, and leaves its order.
+    expect(moved(await changeBatch('shrinking', { qty: 0 }, repository))).toEqual(['pickup:b-paris', 'anywhere:a-berlin', 'to-france:null']);
+    expect(await repository.allocationOf('pickup', 'LAMP')).toEqual({ orderid: 'pickup', sku: 'LAMP', qty: 2, batchref: 'b-paris', routing: { location: 'paris' } });
+    expect(repository.batches.get('a-closed')?.available).toBe(3);
+  });
+
+  it('moves a line by the routed preference among the batches it may go to: in stock, then priority, then distance', async () => {
+    const repository = await setUp();
+    await putLocation({ id: 'lyon', name: 'Lyon', priority: 0, serves: ['FR'], position: LYON }, repository);
+    await putLocation({ id: 'paris', name: 'Paris', priority: 0, serves: ['FR'], position: PARIS }, repository);
+    await addBatch({ ref: 'a-lyon', sku: 'LAMP', qty: 3, eta: null, location: 'lyon' }, repository);
+    const routing = { destination: { country: 'FR', position: PARIS } };
+    await repository.saveAllocation({ orderid: 'to-paris', sku: 'LAMP', qty: 1, batchref: 'shrinking', routing }, repository.batches.get('shrinking')!);
+    expect(moved(await changeBatch('shrinking', { qty: 0 }, repository))).toEqual(['to-paris:b-paris']);
   });
 });
