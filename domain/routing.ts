@@ -153,6 +153,8 @@ export const MAX_LOCATIONS_SEARCHED = 12;
  *    location's, and so on; greedily past MAX_LOCATIONS_SEARCHED;
  * 3. then each line to the batch the single-line rule (routedPreference) prefers among those at
  *    the chosen locations.
+ * `placedAt`: the locations of the order's lines placed already (a request that adds lines to an
+ * order), chosen before any: a line that can be taken at one of them adds no location.
  * Every line placed, or every line that cannot be, with its reason: `invalid_sku`, `no_location`
  * when no location is eligible, or `out_of_stock`.
  */
@@ -161,6 +163,7 @@ export const planOrder = (
   lines: Order['lines'],
   stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
   eligibility: Eligibility,
+  placedAt: ReadonlySet<string> = new Set(),
 ): OrderPlan => {
   const refusals: LineRefusal[] = [];
   const options: { readonly line: OrderLine; readonly batches: Batch[] }[] = [];
@@ -185,11 +188,15 @@ export const planOrder = (
   const bySku = [...options].sort((a, b) => (a.line.sku < b.line.sku ? -1 : a.line.sku > b.line.sku ? 1 : 0));
   // The rank of each line's best batch (its batches are best first) at one of `chosen`.
   const picks = (chosen: readonly string[]) => bySku.map(({ batches }) => ({ rank: batches.findIndex((candidate) => chosen.includes(locationOf(candidate))) }));
-  const cover = fewestLocations(
-    bySku.map(({ batches }) => new Set(batches.map(locationOf))),
-    locationPreference(eligibility),
-    (a, b) => compareRanks(picks(a), picks(b)),
-  );
+  const placed = [...placedAt];
+  const cover = [
+    ...placed,
+    ...fewestLocations(
+      bySku.map(({ batches }) => new Set(batches.map(locationOf))).filter((locations) => !placed.some((location) => locations.has(location))),
+      locationPreference(eligibility),
+      (a, b) => compareRanks(picks([...placed, ...a]), picks([...placed, ...b])),
+    ),
+  ];
   const placements: Placement[] = options.map(({ line, batches }) => {
     // The batches are best first, and the cover has a location of every line's.
     const batch = batches.find((candidate) => cover.includes(locationOf(candidate))) as Batch;

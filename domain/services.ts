@@ -329,21 +329,22 @@ export interface OrderOutcome {
  * request may take from (planOrder: fewest lines on shipments, then fewest locations, then each
  * line by the single-line rule), all written in one transaction, each line recording the routing.
  * A line already allocated with the same qty and routing counts as done and keeps its batch; one
- * with another qty, or another routing, refuses the whole order. When
- * another request takes stock between the read and the write, the order is read and planned again,
- * a bounded number of times.
+ * with another qty, or another routing, refuses the whole order. The lines still to place are then
+ * planned again, the locations of those done counting as chosen already, so that they join them
+ * where they can rather than make another parcel. When another request takes stock between the
+ * read and the write, the order is read and planned again, a bounded number of times.
  */
 export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository, routing: Routing = {}): Promise<OrderOutcome> => {
-  const done = new Map<string, Allocation>();
+  const done = new Map<string, RoutedAllocation>();
   let read: StockRead = { forTake: true };
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
     const pending = lines.filter(({ sku }) => !done.has(sku));
-    if (pending.length === 0) return { lines: await locatedBySku([...done.values()], [], repository), newLines: 0 };
+    if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
     const [locations, ...stocks] = await Promise.all([repository.routingLocations(), ...pending.map(({ sku }) => repository.stockOf(sku, read))]);
     const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
     const found = [...stockBySku.values()].flatMap((batches) => batches ?? []);
     const eligibility = eligibilityOf(await locationsKnowing(locations, found, routing, repository), routing);
-    const plan = planOrder(orderid, pending, stockBySku, eligibility);
+    const plan = planOrder(orderid, pending, stockBySku, eligibility, new Set([...done.values()].map(({ location }) => location)));
     const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
     if (await freedForLines(pending, stockBySku, eligibility, picks, repository)) continue;
     if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
@@ -354,7 +355,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
       // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
       const allocated = await repository.allocationsOf(orderid);
       const before = done.size;
-      takeExisting(orderid, lines, routing, allocated, done);
+      await takeExisting(orderid, lines, routing, allocated, done, repository);
       if (done.size > before) continue;
       const outOfStock = new Set(plan.refusals.flatMap(({ sku, reason }) => (reason === 'out_of_stock' ? [sku] : [])));
       await repository.recordOutOfStock(pending.filter(({ sku }) => outOfStock.has(sku)).map(({ sku, qty }) => ({ orderid, sku, qty })));
@@ -363,31 +364,39 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     const placements = plan.placements.map(({ allocation, batch }) => ({ allocation: { ...allocation, ...recordedRouting(routing) }, batch }));
     const result = await repository.saveAllocations(placements);
     if (result.outcome === 'saved') {
-      const placed = plan.placements.map(({ allocation, batch }) => ({ ...allocation, location: locationOf(batch) }));
-      return { lines: await locatedBySku([...done.values()], placed, repository), newLines: plan.placements.length };
+      const placed = placements.map(({ allocation, batch }) => ({ ...allocation, location: locationOf(batch) }));
+      return { lines: bySku([...done.values(), ...placed]), newLines: plan.placements.length };
     }
-    if (result.outcome === 'lines-exist') takeExisting(orderid, lines, routing, result.existing, done);
+    if (result.outcome === 'lines-exist') await takeExisting(orderid, lines, routing, result.existing, done, repository);
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
 };
 
-/** Lines already allocated, each with its batch's location, read for it (a line does not record it), and those just placed; sorted by sku. */
-const locatedBySku = async (existing: readonly Allocation[], placed: readonly RoutedAllocation[], repository: BatchRepository): Promise<RoutedAllocation[]> => {
-  const located = await Promise.all(
-    existing.map(async (line) => ({ ...line, location: locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
-  );
-  return bySku([...located, ...placed]);
-};
-
-/** Counts the order's lines already allocated with the asked qty and routing as done; any other qty, or then any other routing, refuses the order. */
-const takeExisting = (orderid: string, lines: Order['lines'], routing: Routing, existing: readonly Allocation[], done: Map<string, Allocation>) => {
+/**
+ * Counts the order's lines already allocated with the asked qty and routing as done, each with its
+ * batch's location, read for it (a line records its routing, not where its batch is); any other
+ * qty, or then any other routing, refuses the order.
+ */
+const takeExisting = async (
+  orderid: string,
+  lines: Order['lines'],
+  routing: Routing,
+  existing: readonly Allocation[],
+  done: Map<string, RoutedAllocation>,
+  repository: BatchRepository,
+): Promise<void> => {
   const asked = new Map(lines.map(({ sku, qty }) => [sku, qty]));
   const ours = existing.filter(({ sku }) => asked.has(sku));
   const conflicting = ours.filter(({ sku, qty }) => asked.get(sku) !== qty);
   if (conflicting.length > 0) throw new OrderLinesAlreadyAllocated(orderid, bySku(conflicting).map(({ sku, qty }) => ({ sku, qty })));
   const routedOtherwise = ours.filter((line) => !isSameRouting(line.routing, routing));
   if (routedOtherwise.length > 0) throw new OrderLinesRoutedOtherwise(orderid, bySku(routedOtherwise).map(({ sku }) => ({ sku })));
-  for (const line of ours) done.set(line.sku, line);
+  const located = await Promise.all(
+    ours
+      .filter(({ sku }) => !done.has(sku))
+      .map(async (line) => ({ ...line, location: locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
+  );
+  for (const line of located) done.set(line.sku, line);
 };
 
 const bySku = <Line extends { readonly sku: string }>(lines: Line[]): Line[] =>

@@ -258,10 +258,11 @@ describe('allocateOrder, routed', () => {
     for (const [ref, sku, location] of [['lamp-paris', 'LAMP', 'paris'], ['lamp-closed', 'LAMP', 'closed'], ['rug-main', 'RUG', 'default'], ['rug-paris', 'RUG', 'paris']]) {
       await addBatch({ ref: ref as string, sku: sku as string, qty: 5, eta: null, location }, repository);
     }
-    const outcome = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, { destination: { country: 'FR' } });
+    const routing = { destination: { country: 'FR' } };
+    const outcome = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, routing);
     expect(outcome.lines).toEqual([
-      { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-paris', location: 'paris' },
-      { orderid: 'o1', sku: 'RUG', qty: 1, batchref: 'rug-paris', location: 'paris' },
+      { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-paris', location: 'paris', routing },
+      { orderid: 'o1', sku: 'RUG', qty: 1, batchref: 'rug-paris', location: 'paris', routing },
     ]);
     const repeat = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, { destination: { country: 'FR' } });
     expect(repeat.lines.map(({ location }) => location)).toEqual(['paris', 'paris']);
@@ -284,6 +285,28 @@ const order2 = () => [
   { sku: 'LAMP', qty: 1 },
   { sku: 'RUG', qty: 1 },
 ];
+
+describe('an order that adds lines to lines placed already', () => {
+  it('places the new lines at the locations of those placed where it can, rather than make another parcel', async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'nantes', name: 'Nantes', priority: 0, serves: ['FR'] }, repository);
+    for (const [ref, sku, location] of [['lamp-nantes', 'LAMP', 'nantes'], ['rug-main', 'RUG', 'default'], ['rug-nantes', 'RUG', 'nantes']]) {
+      await addBatch({ ref: ref as string, sku: sku as string, qty: 5, eta: null, location }, repository);
+    }
+    const routing = { destination: { country: 'FR' } };
+    // Alone, a rug comes from the main warehouse: both serve France at priority 0, and `default` comes first by id.
+    expect(await allocate({ orderid: 'o2', sku: 'RUG', qty: 1 }, repository, routing)).toMatchObject({ location: 'default' });
+    expect(await allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository, routing)).toMatchObject({ location: 'nantes' });
+    const outcome = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, routing);
+    expect(outcome).toEqual({
+      lines: [
+        { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-nantes', location: 'nantes', routing },
+        { orderid: 'o1', sku: 'RUG', qty: 1, batchref: 'rug-nantes', location: 'nantes', routing },
+      ],
+      newLines: 1,
+    });
+  });
+});
 
 describe('placeHold, routed', () => {
   it('holds every line at the locations the request allows, and refuses with no_location where none is', async () => {
