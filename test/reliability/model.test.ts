@@ -361,11 +361,12 @@ const byPreference = (a: ModelBatch, b: ModelBatch) => {
   return rank(a) < rank(b) ? -1 : 1;
 };
 
+/** Every batch of the model is at `default`. */
 const holdView = ({ holdid, status, expiresAt, lines, orderid }: ModelHold) => ({
   holdid,
   status,
   expiresAt: new Date(expiresAt).toISOString(),
-  lines,
+  lines: lines.map((line) => ({ ...line, location: 'default' })),
   ...(orderid === undefined ? {} : { orderid }),
 });
 
