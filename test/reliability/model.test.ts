@@ -961,7 +961,7 @@ describe(`the service against a reference model of the contract, through the con
     expect(byRef(storedBatches)).toEqual(byRef(modelBatches));
     const storedHolds = inventory.holds.map(({ status, lines, ...hold }) => ({
       ...hold,
-      lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref })),
+      lines: lines.map(({ sku, qty, batchref, location }) => ({ sku, qty, batchref, location })),
       status: status === 'active' && hasExpired(hold.expiresAt) ? 'expired' : status,
     }));
     expect(byHoldid(storedHolds)).toEqual(byHoldid([...model.holds.values()].map(holdView)));
