@@ -363,7 +363,7 @@ export interface components {
          * @example 2026-06-01
          */
         ArrivalDate: string | null;
-        /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. Unknown fields are ignored. */
+        /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. The line records both: a change of its batch moves it only where they allow, and a repeat names them again. Unknown fields are ignored. */
         OrderLine: {
             orderid: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];
@@ -406,7 +406,7 @@ export interface components {
             };
             location?: components["schemas"]["LocationId"];
         };
-        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order. Unknown fields are ignored. */
+        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat names them again, and its confirmed lines record them. Unknown fields are ignored. */
         NewHold: {
             holdid: components["schemas"]["Identifier"];
             lines: {

@@ -120,7 +120,8 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   OrderLine:
     'An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods ' +
     'go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those ' +
-    'at that one location (a pickup in store, a sale at the counter), which must exist. Unknown fields are ignored.',
+    'at that one location (a pickup in store, a sale at the counter), which must exist. The line records both: a change of ' +
+    'its batch moves it only where they allow, and a repeat names them again. Unknown fields are ignored.',
   NewBatch:
     'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of ' +
     'the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored.',
@@ -133,7 +134,8 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   NewHold:
     'A hold: its lines are held all or none, each whole in one batch, as an order\'s are. Each SKU at most once ' +
     `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. ` +
-    '`destination` and `location` limit where every line may come from, as for an order. Unknown fields are ignored.',
+    '`destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat ' +
+    'names them again, and its confirmed lines record them. Unknown fields are ignored.',
   HoldExtension: "A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored.",
   HoldConfirmation: 'The order the hold\'s lines become lines of. Unknown fields are ignored.',
   LocationDefinition:
