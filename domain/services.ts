@@ -287,7 +287,7 @@ const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise
     if (++freeing >= MAX_BATCH_ROUNDS) return [];
     ({ batches } = await repository.stockOf(shrunk.sku, { settled: true }));
   }
-  // A line that names a location names its batch's, `shrunk`'s: known, as every batch's, once read anew for it.
+  // A line names no location but the one of the batch it is on, `shrunk`'s: read anew, as any batch's, if the process does not know it.
   const locations = await locationsKnowing(routingLocations, [shrunk, ...batches], {}, repository);
   let pending = planLineMoves(shrunk, lines, batches, locations);
   let from = shrunk;
