@@ -413,7 +413,7 @@ export interface components {
          * @example 2026-06-01
          */
         ArrivalDate: string | null;
-        /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. Unknown fields are ignored. */
+        /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. The line records both: a change of its batch moves it only where they allow, and a repeat names them again. Unknown fields are ignored. */
         OrderLine: {
             orderid: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];
@@ -456,7 +456,7 @@ export interface components {
             };
             location?: components["schemas"]["LocationId"];
         };
-        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order. Unknown fields are ignored. */
+        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat names them again, and its confirmed lines record them. Unknown fields are ignored. */
         NewHold: {
             holdid: components["schemas"]["Identifier"];
             lines: {
@@ -516,7 +516,7 @@ export interface components {
             qty: number;
             batchref: components["schemas"]["Identifier"];
         };
-        /** @description A line of an order, its batch, and where that batch is. */
+        /** @description A line of an order or a hold, its batch, and where that batch is. */
         RoutedLine: {
             sku: components["schemas"]["Identifier"];
             qty: number;
@@ -631,8 +631,8 @@ export interface components {
              * @description When the hold ends unless confirmed, released or extended: ISO 8601 UTC, milliseconds.
              */
             expiresAt: string;
-            /** @description Each held line and the batch holding it, sorted by `sku`. */
-            lines: components["schemas"]["AllocatedLine"][];
+            /** @description Each held line, the batch holding it and that batch's location, sorted by `sku`. */
+            lines: components["schemas"]["RoutedLine"][];
             /** @description The order its lines went to; only once confirmed. */
             orderid?: components["schemas"]["Identifier"];
         };
@@ -760,6 +760,15 @@ export interface components {
                 sku: components["schemas"]["Identifier"];
                 /** @description The qty allocated. */
                 qty: number;
+            }[];
+        };
+        /** @description Lines of the order are already allocated for a request that named another `destination` or `location`; nothing changes. */
+        OrderLinesRoutedOtherwise: {
+            /** @description Human-readable; safe to show. */
+            message: string;
+            /** @description Every such line. */
+            lines: {
+                sku: components["schemas"]["Identifier"];
             }[];
         };
         /** @description Nothing was half-written: repeat the same request after `Retry-After` seconds. */
@@ -2140,7 +2149,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry, answered whatever `destination` or `location` it names */
+            /** @description The same line (same `orderid`, `sku`, `qty`, `destination` and `location`) was already allocated: a retry, answered with the batch it has */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2207,7 +2216,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The same (`orderid`, `sku`) is allocated with another `qty`; nothing changes */
+            /**
+             * @description - The same (`orderid`, `sku`) is allocated with another `qty`; nothing changes
+             *     - The same (`orderid`, `sku`) is allocated with the same `qty` for a request that named another `destination` or `location` (one named where the other named none among them); nothing changes
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2303,7 +2315,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Every line was already allocated with the same `qty`: a repeat */
+            /** @description Every line was already allocated with the same `qty`, `destination` and `location`: a repeat */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2369,13 +2381,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A line is already allocated with another `qty`; nothing changes. `lines` names each, with the qty it has */
+            /**
+             * @description - A line is already allocated with another `qty`; nothing changes. `lines` names each, with the qty it has
+             *     - Lines are already allocated with the same `qty` for a request that named another `destination` or `location`; nothing changes. `lines` names each
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderLinesConflict"];
+                    "application/json": components["schemas"]["OrderLinesConflict"] | components["schemas"]["OrderLinesRoutedOtherwise"];
                 };
             };
             /**
@@ -2699,7 +2714,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The same `holdid` with the same lines, while the hold is active: a repeat, which does not extend it */
+            /** @description The same `holdid` with the same lines, `destination` and `location`, while the hold is active: a repeat, which does not extend it */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2765,7 +2780,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The `holdid` exists with other lines, or has ended (confirmed, released or expired): a holdid is used once */
+            /** @description The `holdid` exists with other lines, or with the same lines for a request that named another `destination` or `location` (`Hold <holdid> already exists with another destination or location`), or has ended (confirmed, released or expired): a holdid is used once */
             409: {
                 headers: {
                     [name: string]: unknown;

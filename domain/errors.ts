@@ -50,6 +50,20 @@ export class LineAlreadyAllocated extends DomainError {
   }
 }
 
+/**
+ * The same (orderid, sku) was already allocated for a request that named another `destination` or
+ * `location` (domain/routing.ts, isSameRouting): the line stays where that request put it.
+ */
+export class LineRoutedOtherwise extends DomainError {
+  override readonly name = 'LineRoutedOtherwise';
+  constructor(
+    readonly orderid: string,
+    readonly sku: string,
+  ) {
+    super(`Order ${orderid} already has a line for sku ${sku} with another destination or location`);
+  }
+}
+
 /** Some lines of a whole order cannot be allocated: every one of them, with why. Nothing was allocated. */
 export class OrderNotAllocated extends DomainError {
   override readonly name = 'OrderNotAllocated';
@@ -69,6 +83,17 @@ export class OrderLinesAlreadyAllocated extends DomainError {
     readonly lines: readonly { readonly sku: string; readonly qty: number }[],
   ) {
     super(`Order ${orderid} already has lines with other quantities`);
+  }
+}
+
+/** Lines of the order are already allocated for a request that named another `destination` or `location` (these); a line is never changed by a repeat. */
+export class OrderLinesRoutedOtherwise extends DomainError {
+  override readonly name = 'OrderLinesRoutedOtherwise';
+  constructor(
+    readonly orderid: string,
+    readonly lines: readonly { readonly sku: string }[],
+  ) {
+    super(`Order ${orderid} already has lines with another destination or location`);
   }
 }
 

@@ -1,8 +1,8 @@
 import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
 import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, batchesToFree, expiryAfter, hasExpired, statusAt } from './holds';
 import { locationsKnowing } from './location-services';
-import { type Allocation, type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, passesOverSpread } from './model';
-import { type Eligibility, type Routing, eligibilityOf, eligibleBatches, planOrder, rankBatchesForLine, routedPreference } from './routing';
+import { type Allocation, type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, locationOf, passesOverSpread } from './model';
+import { type Eligibility, type Routing, eligibilityOf, eligibleBatches, isSameRouting, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
 
 /*
@@ -18,9 +18,14 @@ export interface HoldRequest {
   readonly ttlSeconds: number;
 }
 
+/** A hold as a client reads it, each line naming its batch's location. */
+export interface LocatedHold extends Hold {
+  readonly lines: readonly (HeldLine & { readonly location: string })[];
+}
+
 /** A hold as a client reads it: its status at the moment it was read. */
 export interface HoldOutcome {
-  readonly hold: Hold;
+  readonly hold: LocatedHold;
   /** False for a repeat of a hold already placed, answered without holding more. */
   readonly created: boolean;
 }
@@ -31,8 +36,9 @@ const MAX_HOLD_ROUNDS = 8;
 /**
  * Holds every line in one batch, or none, the lines planned at once as an order's are (planOrder,
  * among the batches the request may take from): one read round (the hold's record, each SKU's
- * stock, and the locations when the process's are stale) and one transaction. A repeat with the same lines while the hold is active
- * answers it as it is, without extending it; a holdid is used once.
+ * stock, and the locations when the process's are stale) and one transaction. The hold records the
+ * routing its request named, and each line its batch's location. A repeat with the same lines and
+ * routing while the hold is active answers it as it is, without extending it; a holdid is used once.
  */
 export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repository: BatchRepository, routing: Routing = {}): Promise<HoldOutcome> => {
   let read: StockRead = { forTake: true };
@@ -44,7 +50,7 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
     ]);
     const now = repository.currentTime();
     if (existing && !(await settledAsEnded(existing, now, repository))) continue;
-    if (existing) return answerRepeat(existing, lines, now);
+    if (existing) return answerRepeat(existing, lines, routing, now, repository);
     const stockBySku = new Map(lines.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
     const found = [...stockBySku.values()].flatMap((batches) => batches ?? []);
     const eligibility = eligibilityOf(await locationsKnowing(locations, found, routing, repository), routing);
@@ -56,8 +62,14 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
       continue;
     }
     if (plan.kind === 'refused') throw new HoldNotPlaced(holdid, plan.refusals);
-    const placements = plan.placements.map(({ allocation: { sku, qty, batchref }, batch }) => ({ line: { sku, qty, batchref }, batch }));
-    const hold: Hold = { holdid, lines: bySku(placements.map(({ line }) => line)), status: 'active', expiresAt: expiryAfter(now, ttlSeconds) };
+    const placements = plan.placements.map(({ allocation: { sku, qty, batchref }, batch }) => ({ line: { sku, qty, batchref, location: locationOf(batch) }, batch }));
+    const hold: LocatedHold = {
+      holdid,
+      lines: bySku(placements.map(({ line }) => line)),
+      status: 'active',
+      expiresAt: expiryAfter(now, ttlSeconds),
+      ...recordedRouting(routing),
+    };
     const result = await repository.saveHold(hold, placements);
     if (result.outcome === 'saved') return { hold, created: true };
     // Placed a moment ago by another request: read again, it is answered as a repeat.
@@ -127,23 +139,40 @@ export const freedForLines = async (
   return freed.some(Boolean);
 };
 
-const answerRepeat = (existing: Hold, lines: Order['lines'], now: Instant): HoldOutcome => {
+const answerRepeat = async (existing: Hold, lines: Order['lines'], routing: Routing, now: Instant, repository: BatchRepository): Promise<HoldOutcome> => {
   const status = statusAt(existing, now);
   if (status !== 'active') throw new HoldConflict(existing.holdid, `has ended (${status}): a holdid is used once`);
   const asked = new Map(lines.map(({ sku, qty }) => [sku, qty]));
   const same = existing.lines.length === asked.size && existing.lines.every(({ sku, qty }) => asked.get(sku) === qty);
   if (!same) throw new HoldConflict(existing.holdid, 'already exists with other lines');
-  return { hold: existing, created: false };
+  if (!isSameRouting(existing.routing, routing)) throw new HoldConflict(existing.holdid, 'already exists with another destination or location');
+  return { hold: await withLocations(existing, repository), created: false };
 };
 
-/** The hold with its status as of now: an active hold whose time has passed reads expired. */
-export const holdStatus = async (holdid: string, repository: BatchRepository): Promise<Hold> => {
-  const hold = await holdOrThrow(holdid, repository);
+/**
+ * The hold, each line naming its batch's location: a hold placed before holds recorded it has its
+ * batches read for it, those of its lines that do not name one.
+ */
+const withLocations = async (hold: Hold, repository: BatchRepository): Promise<LocatedHold> => {
+  const lines = await Promise.all(
+    hold.lines.map(async ({ location, ...line }) => {
+      if (location !== undefined) return { ...line, location };
+      const batch = await repository.batch(line.batchref, line.sku);
+      if (!batch) throw new Error(`Hold ${hold.holdid} names batch ${line.batchref}, which is not stored`);
+      return { ...line, location: locationOf(batch) };
+    }),
+  );
+  return { ...hold, lines };
+};
+
+/** The hold with its status as of now, and its lines' locations: an active hold whose time has passed reads expired. */
+export const holdStatus = async (holdid: string, repository: BatchRepository): Promise<LocatedHold> => {
+  const hold = await withLocations(await holdOrThrow(holdid, repository), repository);
   return { ...hold, status: statusAt(hold, repository.currentTime()) };
 };
 
-/** Sets an active hold's expiry to now + `ttlSeconds`, on its record and its batches in one transaction. */
-export const extendHold = async (holdid: string, ttlSeconds: number, repository: BatchRepository): Promise<Hold> => {
+/** Sets an active hold's expiry to now + `ttlSeconds`, on its record and its batches in one transaction; answers it with its lines' locations. */
+export const extendHold = async (holdid: string, ttlSeconds: number, repository: BatchRepository): Promise<LocatedHold> => {
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
     const hold = await holdOrThrow(holdid, repository);
     const now = repository.currentTime();
@@ -153,7 +182,7 @@ export const extendHold = async (holdid: string, ttlSeconds: number, repository:
       throw new HoldConflict(holdid, `${endedAs(status, hold)}: only an active hold can be extended`);
     }
     const expiresAt = expiryAfter(now, ttlSeconds);
-    if ((await repository.extendHold(hold, expiresAt, now)) === 'saved') return { ...hold, expiresAt };
+    if ((await repository.extendHold(hold, expiresAt, now)) === 'saved') return withLocations({ ...hold, expiresAt }, repository);
   }
   throw new HoldContended(holdid, MAX_HOLD_ROUNDS);
 };
@@ -302,14 +331,15 @@ export interface ConfirmOutcome {
 
 /**
  * Turns an active hold's lines into the order's, on the same batches, in one transaction: they take
- * exactly the held units and never compete for stock again. A confirm that empties a batch takes a
- * second round, which reads the batches to move them out of the stock range.
+ * exactly the held units and never compete for stock again, and record the hold's routing. A
+ * confirm that empties a batch takes a second round, which reads the batches to move them out of
+ * the stock range.
  */
 export const confirmHold = async (holdid: string, orderid: string, repository: BatchRepository): Promise<ConfirmOutcome> => {
   let batches: readonly Batch[] | undefined;
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
     const hold = await holdOrThrow(holdid, repository);
-    const lines = hold.lines.map(({ sku, qty, batchref }) => ({ orderid, sku, qty, batchref }));
+    const lines = hold.lines.map(({ sku, qty, batchref }) => ({ orderid, sku, qty, batchref, ...(hold.routing ? { routing: hold.routing } : {}) }));
     const now = repository.currentTime();
     const status = statusAt(hold, now);
     if (status === 'confirmed' && hold.orderid === orderid) return { lines, created: false };

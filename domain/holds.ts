@@ -1,4 +1,5 @@
 import { type Batch, type BatchPreference, byPreference, heldOf } from './model';
+import type { Routing } from './routing';
 
 /*
  * Holds: stock set aside for a checkout, for a while. A hold takes units of its lines' batches out
@@ -43,13 +44,14 @@ export interface HeldLine {
   readonly sku: string;
   readonly qty: number;
   readonly batchref: string;
-  /** Where the store keeps its units (HeldSource), once placed; absent on a hold not yet written. */
-  readonly sources?: readonly HeldSource[];
   /**
-   * The location of its batch, as the store notes it with the hold once placed, for the hold's events:
-   * absent at `default`, and on a hold placed before the store noted it (which lasted a day at most).
+   * The location of its batch, which a batch never leaves, for the hold's answers and events;
+   * absent on a hold placed before holds recorded it, whose batch is read to name it
+   * (hold-services.ts, withLocations; its events say `default`, and it lasted a day at most).
    */
   readonly location?: string;
+  /** Where the store keeps its units (HeldSource), once placed; absent on a hold not yet written. */
+  readonly sources?: readonly HeldSource[];
 }
 
 export interface Hold {
@@ -61,6 +63,8 @@ export interface Hold {
   readonly expiresAt: string;
   /** The order its lines went to, once confirmed. */
   readonly orderid?: string;
+  /** What its request named of where its lines may come from (Allocation.routing): its lines', once confirmed. Absent: neither. */
+  readonly routing?: Routing;
 }
 
 /** Milliseconds since the epoch: the clock every rule here is given, so that tests can set it. */

@@ -1,4 +1,5 @@
 import { DEFAULT_LOCATION_ID, type Location, allLocationsOf } from './locations';
+import type { Routing } from './routing';
 
 /** A customer's request for some quantity of one product. An order holds at most one line per SKU. */
 export interface OrderLine {
@@ -60,6 +61,11 @@ export const piecesAvailable = (batch: Batch): number => (batch.pieces ?? []).re
 /** An order line placed into a batch. */
 export interface Allocation extends OrderLine {
   readonly batchref: string;
+  /**
+   * What its request named of where it may come from (recordedRouting): the locations a change of
+   * its batch may move it to, and what a repeat of its request must name again. Absent: neither.
+   */
+  readonly routing?: Routing;
 }
 
 export interface NewBatch {
@@ -111,10 +117,6 @@ export type BatchPreference = (a: Batch, b: Batch) => number;
  */
 export const passesOverSpread = (batches: readonly Batch[], picked?: Batch, preference: BatchPreference = byPreference): boolean =>
   batches.some((batch) => batch.pieces !== undefined && (picked === undefined || preference(batch, picked) < 0));
-
-/** The batches that could take the whole line, best first. */
-export const candidateBatches = (line: OrderLine, batches: readonly Batch[]): Batch[] =>
-  batches.filter((batch) => canAllocate(batch, line)).sort(byPreference);
 
 export const isSameLine = (allocation: Allocation, line: OrderLine): boolean =>
   allocation.orderid === line.orderid && allocation.sku === line.sku && allocation.qty === line.qty;
@@ -176,23 +178,6 @@ export interface LineMove {
   readonly line: Allocation;
   readonly to: string | null;
 }
-
-/**
- * Where each line taken off `shrunk` goes, in the order they come off (linesToTakeOff): to the
- * batch the normal rule picks among the SKU's others, as the moves before it leave them, or out of
- * its order when none can take it whole. So the moves can be written in groups cut anywhere, in
- * order, and each still goes where it would have gone alone.
- */
-export const planLineMoves = (shrunk: Batch, lines: readonly Allocation[], batches: readonly Batch[]): LineMove[] => {
-  // Never back to `shrunk`: while it holds more than its qty, a line taken off it cannot fit back.
-  let others = batches.filter(({ ref }) => ref !== shrunk.ref);
-  return lines.map((line) => {
-    const to = candidateBatches(line, others)[0];
-    if (!to) return { line, to: null };
-    others = others.map((batch) => (batch === to ? { ...to, available: to.available - line.qty } : batch));
-    return { line, to: to.ref };
-  });
-};
 
 /** The batches as the moves, once written, leave them: `from` given back every line's qty, each other batch short of the lines it took. */
 export const afterMoves = (from: Batch, batches: readonly Batch[], moves: readonly LineMove[]): { from: Batch; batches: Batch[] } => {

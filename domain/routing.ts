@@ -1,6 +1,6 @@
 import { UnknownLocation } from './errors';
 import { type Location, type Position, SERVES_EVERYWHERE, allLocationsOf } from './locations';
-import { type Batch, type LineRefusal, type Order, type OrderLine, type OrderPlan, type Placement, canAllocate, locationOf } from './model';
+import { type Allocation, type Batch, type LineMove, type LineRefusal, type Order, type OrderLine, type OrderPlan, type Placement, canAllocate, locationOf } from './model';
 
 /*
  * Routing (docs/api.md, "Where a line goes"): which locations may take a line, and which of their
@@ -23,6 +23,21 @@ export interface Routing {
   readonly location?: string;
 }
 
+/**
+ * The routing a line or a hold records: what its request named, only when it named something
+ * (`routing` absent for a request that named neither, and on a line or hold placed before they
+ * recorded it, which reads as naming neither).
+ */
+export const recordedRouting = ({ destination, location }: Routing): { readonly routing?: Routing } =>
+  destination === undefined && location === undefined ? {} : { routing: { ...(destination ? { destination } : {}), ...(location === undefined ? {} : { location }) } };
+
+/** Whether two requests name the same routing: the same country, position and location, each absent in both or equal. */
+export const isSameRouting = (a: Routing = {}, b: Routing = {}): boolean =>
+  a.location === b.location &&
+  a.destination?.country === b.destination?.country &&
+  a.destination?.position?.lat === b.destination?.position?.lat &&
+  a.destination?.position?.lng === b.destination?.position?.lng;
+
 /** The locations a request's lines may come from, by id, and the destination whose distance breaks ties between them. */
 export interface Eligibility {
   readonly locations: ReadonlyMap<string, Location>;
@@ -39,9 +54,14 @@ const serves = (location: Location, country: string): boolean => location.serves
  * request refused (UnknownLocation), as a new batch's is; one that exists but is inactive, or serves
  * not the destination, leaves none eligible, which the caller refuses as `no_location`.
  */
-export const eligibilityOf = (stored: readonly Location[], { destination, location }: Routing): Eligibility => {
+export const eligibilityOf = (stored: readonly Location[], routing: Routing): Eligibility => {
   const all = allLocationsOf(stored);
-  if (location !== undefined && !all.some(({ id }) => id === location)) throw new UnknownLocation(location);
+  if (routing.location !== undefined && !all.some(({ id }) => id === routing.location)) throw new UnknownLocation(routing.location);
+  return eligibleAmong(all, routing);
+};
+
+/** Of every location (`default` among them), those eligible for the routing: none when it names a location not among them. */
+const eligibleAmong = (all: readonly Location[], { destination, location }: Routing): Eligibility => {
   const eligible = all.filter(
     (candidate) => candidate.active && (location === undefined || candidate.id === location) && (destination === undefined || serves(candidate, destination.country)),
   );
@@ -133,6 +153,8 @@ export const MAX_LOCATIONS_SEARCHED = 12;
  *    location's, and so on; greedily past MAX_LOCATIONS_SEARCHED;
  * 3. then each line to the batch the single-line rule (routedPreference) prefers among those at
  *    the chosen locations.
+ * `placedAt`: the locations of the order's lines placed already (a request that adds lines to an
+ * order), chosen before any: a line that can be taken at one of them adds no location.
  * Every line placed, or every line that cannot be, with its reason: `invalid_sku`, `no_location`
  * when no location is eligible, or `out_of_stock`.
  */
@@ -141,6 +163,7 @@ export const planOrder = (
   lines: Order['lines'],
   stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
   eligibility: Eligibility,
+  placedAt: ReadonlySet<string> = new Set(),
 ): OrderPlan => {
   const refusals: LineRefusal[] = [];
   const options: { readonly line: OrderLine; readonly batches: Batch[] }[] = [];
@@ -165,11 +188,15 @@ export const planOrder = (
   const bySku = [...options].sort((a, b) => (a.line.sku < b.line.sku ? -1 : a.line.sku > b.line.sku ? 1 : 0));
   // The rank of each line's best batch (its batches are best first) at one of `chosen`.
   const picks = (chosen: readonly string[]) => bySku.map(({ batches }) => ({ rank: batches.findIndex((candidate) => chosen.includes(locationOf(candidate))) }));
-  const cover = fewestLocations(
-    bySku.map(({ batches }) => new Set(batches.map(locationOf))),
-    locationPreference(eligibility),
-    (a, b) => compareRanks(picks(a), picks(b)),
-  );
+  const placed = [...placedAt];
+  const cover = [
+    ...placed,
+    ...fewestLocations(
+      bySku.map(({ batches }) => new Set(batches.map(locationOf))).filter((locations) => !placed.some((location) => locations.has(location))),
+      locationPreference(eligibility),
+      (a, b) => compareRanks(picks([...placed, ...a]), picks([...placed, ...b])),
+    ),
+  ];
   const placements: Placement[] = options.map(({ line, batches }) => {
     // The batches are best first, and the cover has a location of every line's.
     const batch = batches.find((candidate) => cover.includes(locationOf(candidate))) as Batch;
@@ -238,4 +265,25 @@ const forEachCombination = (items: readonly string[], size: number, visit: (chos
     }
   };
   search(0);
+};
+
+/**
+ * Where each line taken off `shrunk` goes, in the order they come off (linesToTakeOff): to the
+ * batch the rule for one line (routedPreference) picks among the SKU's others at the locations the
+ * routing the line records allows now, of every location stored (active ones; those that serve its
+ * destination; the one it names), as the moves before it leave them; or out of its order when none
+ * of them can take it whole. A line that records no routing may go to every active location. So the
+ * moves can be written in groups cut anywhere, in order, and each still goes where it would have
+ * gone alone.
+ */
+export const planLineMoves = (shrunk: Batch, lines: readonly Allocation[], batches: readonly Batch[], stored: readonly Location[]): LineMove[] => {
+  const all = allLocationsOf(stored);
+  // Never back to `shrunk`: while it holds more than its qty, a line taken off it cannot fit back.
+  let others = batches.filter(({ ref }) => ref !== shrunk.ref);
+  return lines.map((line) => {
+    const to = rankBatchesForLine(others, line, eligibleAmong(all, line.routing ?? {}))[0];
+    if (!to) return { line, to: null };
+    others = others.map((batch) => (batch === to ? { ...to, available: to.available - line.qty } : batch));
+    return { line, to: to.ref };
+  });
 };

@@ -7,7 +7,9 @@ import {
   LineAlreadyAllocated,
   LineNotFound,
   LocationNotFound,
+  LineRoutedOtherwise,
   OrderLinesAlreadyAllocated,
+  OrderLinesRoutedOtherwise,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
@@ -32,21 +34,20 @@ import {
   locationOf,
   newBatch,
   passesOverSpread,
-  planLineMoves,
   stockLevels,
 } from './model';
 import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
 import { type Instant, batchesToFree, givenBack } from './holds';
 import { locationsKnowing } from './location-services';
 import { allLocationsOf } from './locations';
-import { type Routing, eligibilityOf, eligibleBatches, planOrder, rankBatchesForLine, routedPreference } from './routing';
+import { type Routing, eligibilityOf, eligibleBatches, isSameRouting, planLineMoves, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
 
 export interface AllocationOutcome {
   readonly batchref: string;
   /** The location of the batch. */
   readonly location: string;
-  /** False when the line was already allocated with the same qty: a retry, answered without taking stock. */
+  /** False when the line was already allocated with the same qty and routing: a retry, answered without taking stock. */
   readonly created: boolean;
 }
 
@@ -76,8 +77,9 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
 /**
  * Allocates the line to the best batch that can take it whole among those the request may take
  * from (domain/routing.ts): one read round, the SKU's stock and the locations at once, and one
- * transaction. A refusal says why: `no_location` when no location is eligible, `out_of_stock` when
- * none of the eligible ones has a batch that can take the line.
+ * transaction. The line records the routing its request named. A refusal says why: `no_location`
+ * when no location is eligible, `out_of_stock` when none of the eligible ones has a batch that can
+ * take the line.
  */
 export const allocate = async (line: OrderLine, repository: BatchRepository, routing: Routing = {}): Promise<AllocationOutcome> => {
   let read: StockRead = { forTake: true };
@@ -97,7 +99,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
     if (candidates.length === 0) {
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
-      if (existing) return answerRepeat(existing, line, repository);
+      if (existing) return answerRepeat(existing, line, routing, repository);
       // OutOfStock announces a lack of stock; a line no location may take says nothing of the SKU's stock.
       if (eligibility.locations.size === 0) throw new OutOfStock(line.sku, 'no_location');
       await repository.recordOutOfStock([line], routing);
@@ -105,10 +107,10 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
     }
 
     for (const [index, batch] of candidates.entries()) {
-      const allocation: Allocation = { ...line, batchref: batch.ref };
+      const allocation: Allocation = { ...line, batchref: batch.ref, ...recordedRouting(routing) };
       const result = await repository.saveAllocation(allocation, batch);
       if (result.outcome === 'saved') return { batchref: batch.ref, location: locationOf(batch), created: true };
-      if (result.outcome === 'line-exists') return answerRepeat(result.existing, line, repository);
+      if (result.outcome === 'line-exists') return answerRepeat(result.existing, line, routing, repository);
       // A batch that may still take the line is read again, never passed over for a later one.
       if (result.outcome === 'read-again') break;
       // The next candidate, on this read, only when the checks made above for the first would pass
@@ -134,9 +136,13 @@ const asFoundNow = async (batches: readonly Batch[], repository: BatchRepository
   );
 };
 
-/** A repeat of an allocated line: answered with its batch, and that batch's location, read for it (a line does not record it). */
-const answerRepeat = async (existing: Allocation, line: OrderLine, repository: BatchRepository): Promise<AllocationOutcome> => {
+/**
+ * A repeat of an allocated line: the same qty and routing, answered with its batch, and that batch's
+ * location, read for it (a line does not record it).
+ */
+const answerRepeat = async (existing: Allocation, line: OrderLine, routing: Routing, repository: BatchRepository): Promise<AllocationOutcome> => {
   if (!isSameLine(existing, line)) throw new LineAlreadyAllocated(line.orderid, line.sku, existing.qty);
+  if (!isSameRouting(existing.routing, routing)) throw new LineRoutedOtherwise(line.orderid, line.sku);
   const batch = await batchOrThrow(existing.batchref, repository, existing.sku);
   return { batchref: existing.batchref, location: locationOf(batch), created: false };
 };
@@ -272,15 +278,17 @@ const endedBeforeTheChange = async (ref: string, ending: readonly HoldToEnd[], n
 
 /**
  * One pass over the newest lines of a batch that holds more than its qty: each taken off goes to the
- * batch the normal rule picks among the SKU's others, or leaves its order (planLineMoves), planned
- * against one read and written in order, as many moves to a write as the store takes. Stops at the
+ * batch the rule for one line picks among the SKU's others at the locations its recorded routing
+ * allows now, or leaves its order (planLineMoves), planned against one read (the SKU's stock and
+ * the locations) and written in order, as many moves to a write as the store takes. Stops at the
  * first write that finds something changed, for the caller to read again.
  */
 const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
   const lines = linesToTakeOff(shrunk, await repository.linesOn(shrunk.ref, LINES_READ_AT_ONCE));
   if (lines.length === 0) return [];
   // Settled: a line that no batch as read can take leaves its order (BatchRepository.stockOf).
-  let { batches } = await repository.stockOf(shrunk.sku, { settled: true });
+  const [stock, routingLocations] = await Promise.all([repository.stockOf(shrunk.sku, { settled: true }), repository.routingLocations()]);
+  let { batches } = stock;
   // Lazy expiry: the lines may need the units of holds expired on any other batch, as many as they
   // take in all (domain/holds.ts). One give-back frees as many holds as one write carries, so until
   // none is left to free: a line planned out of its order while units behind expired holds are not
@@ -292,7 +300,9 @@ const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise
     if (++freeing >= MAX_BATCH_ROUNDS) return [];
     ({ batches } = await repository.stockOf(shrunk.sku, { settled: true }));
   }
-  let pending = planLineMoves(shrunk, lines, batches);
+  // A line names no location but the one of the batch it is on, `shrunk`'s: read anew, as any batch's, if the process does not know it.
+  const locations = await locationsKnowing(routingLocations, [shrunk, ...batches], {}, repository);
+  let pending = planLineMoves(shrunk, lines, batches, locations);
   let from = shrunk;
   const moved: Reallocation[] = [];
   while (pending.length > 0) {
@@ -330,22 +340,24 @@ export interface OrderOutcome {
 /**
  * Allocates every line of an order, or none: all lines planned at once among the batches the
  * request may take from (planOrder: fewest lines on shipments, then fewest locations, then each
- * line by the single-line rule), all written in one transaction. A line already allocated with the
- * same qty counts as done and keeps its batch; one with another qty refuses the whole order. When
- * another request takes stock between the read and the write, the order is read and planned again,
- * a bounded number of times.
+ * line by the single-line rule), all written in one transaction, each line recording the routing.
+ * A line already allocated with the same qty and routing counts as done and keeps its batch; one
+ * with another qty, or another routing, refuses the whole order. The lines still to place are then
+ * planned again, the locations of those done counting as chosen already, so that they join them
+ * where they can rather than make another parcel. When another request takes stock between the
+ * read and the write, the order is read and planned again, a bounded number of times.
  */
 export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository, routing: Routing = {}): Promise<OrderOutcome> => {
-  const done = new Map<string, Allocation>();
+  const done = new Map<string, RoutedAllocation>();
   let read: StockRead = { forTake: true };
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
     const pending = lines.filter(({ sku }) => !done.has(sku));
-    if (pending.length === 0) return { lines: await locatedBySku([...done.values()], [], repository), newLines: 0 };
+    if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
     const [locations, ...stocks] = await Promise.all([repository.routingLocations(), ...pending.map(({ sku }) => repository.stockOf(sku, read))]);
     const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
     const found = [...stockBySku.values()].flatMap((batches) => batches ?? []);
     const eligibility = eligibilityOf(await locationsKnowing(locations, found, routing, repository), routing);
-    const plan = planOrder(orderid, pending, stockBySku, eligibility);
+    const plan = planOrder(orderid, pending, stockBySku, eligibility, new Set([...done.values()].map(({ location }) => location)));
     const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
     if (await freedForLines(pending, stockBySku, eligibility, picks, repository)) continue;
     if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
@@ -356,7 +368,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
       // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
       const allocated = await repository.allocationsOf(orderid);
       const before = done.size;
-      takeExisting(orderid, lines, allocated, done);
+      await takeExisting(orderid, lines, routing, allocated, done, repository);
       if (done.size > before) continue;
       const outOfStock = new Set(plan.refusals.flatMap(({ sku, reason }) => (reason === 'out_of_stock' ? [sku] : [])));
       await repository.recordOutOfStock(
@@ -365,30 +377,42 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
       );
       throw new OrderNotAllocated(orderid, plan.refusals);
     }
-    const result = await repository.saveAllocations(plan.placements);
+    const placements = plan.placements.map(({ allocation, batch }) => ({ allocation: { ...allocation, ...recordedRouting(routing) }, batch }));
+    const result = await repository.saveAllocations(placements);
     if (result.outcome === 'saved') {
-      const placed = plan.placements.map(({ allocation, batch }) => ({ ...allocation, location: locationOf(batch) }));
-      return { lines: await locatedBySku([...done.values()], placed, repository), newLines: plan.placements.length };
+      const placed = placements.map(({ allocation, batch }) => ({ ...allocation, location: locationOf(batch) }));
+      return { lines: bySku([...done.values(), ...placed]), newLines: plan.placements.length };
     }
-    if (result.outcome === 'lines-exist') takeExisting(orderid, lines, result.existing, done);
+    if (result.outcome === 'lines-exist') await takeExisting(orderid, lines, routing, result.existing, done, repository);
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
 };
 
-/** Lines already allocated, each with its batch's location, read for it (a line does not record it), and those just placed; sorted by sku. */
-const locatedBySku = async (existing: readonly Allocation[], placed: readonly RoutedAllocation[], repository: BatchRepository): Promise<RoutedAllocation[]> => {
-  const located = await Promise.all(
-    existing.map(async (line) => ({ ...line, location: locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
-  );
-  return bySku([...located, ...placed]);
-};
-
-/** Counts the order's lines already allocated with the asked qty as done; any other qty refuses the order. */
-const takeExisting = (orderid: string, lines: Order['lines'], existing: readonly Allocation[], done: Map<string, Allocation>) => {
+/**
+ * Counts the order's lines already allocated with the asked qty and routing as done, each with its
+ * batch's location, read for it (a line records its routing, not where its batch is); any other
+ * qty, or then any other routing, refuses the order.
+ */
+const takeExisting = async (
+  orderid: string,
+  lines: Order['lines'],
+  routing: Routing,
+  existing: readonly Allocation[],
+  done: Map<string, RoutedAllocation>,
+  repository: BatchRepository,
+): Promise<void> => {
   const asked = new Map(lines.map(({ sku, qty }) => [sku, qty]));
-  const conflicting = existing.filter(({ sku, qty }) => asked.has(sku) && asked.get(sku) !== qty);
+  const ours = existing.filter(({ sku }) => asked.has(sku));
+  const conflicting = ours.filter(({ sku, qty }) => asked.get(sku) !== qty);
   if (conflicting.length > 0) throw new OrderLinesAlreadyAllocated(orderid, bySku(conflicting).map(({ sku, qty }) => ({ sku, qty })));
-  for (const line of existing) if (asked.has(line.sku)) done.set(line.sku, line);
+  const routedOtherwise = ours.filter((line) => !isSameRouting(line.routing, routing));
+  if (routedOtherwise.length > 0) throw new OrderLinesRoutedOtherwise(orderid, bySku(routedOtherwise).map(({ sku }) => ({ sku })));
+  const located = await Promise.all(
+    ours
+      .filter(({ sku }) => !done.has(sku))
+      .map(async (line) => ({ ...line, location: locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
+  );
+  for (const line of located) done.set(line.sku, line);
 };
 
 const bySku = <Line extends { readonly sku: string }>(lines: Line[]): Line[] =>

@@ -1,5 +1,5 @@
-import { confirmHold, extendHold, holdStatus, placeHold, releaseHold } from '../domain/hold-services';
-import { DEFAULT_HOLD_SECONDS, type Hold } from '../domain/holds';
+import { type LocatedHold, confirmHold, extendHold, holdStatus, placeHold, releaseHold } from '../domain/hold-services';
+import { DEFAULT_HOLD_SECONDS } from '../domain/holds';
 import type { Allocation } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import type { Destination, Routing } from '../domain/routing';
@@ -15,8 +15,8 @@ import { metricNames } from './telemetry-names';
 /** Every field named, so that what the store holds beside them never reaches a client. */
 const lineView = ({ sku, qty, batchref }: Pick<Allocation, 'sku' | 'qty' | 'batchref'>) => ({ sku, qty, batchref });
 
-/** An order's line as a request that placed it answers: with its batch's location. */
-const routedLineView = ({ sku, qty, batchref, location }: RoutedAllocation) => ({ sku, qty, batchref, location });
+/** An order's or a hold's line as a request that placed it answers: with its batch's location. */
+const routedLineView = ({ sku, qty, batchref, location }: Pick<RoutedAllocation, 'sku' | 'qty' | 'batchref' | 'location'>) => ({ sku, qty, batchref, location });
 
 /** What a request says of where its lines may come from, the fields it left out absent. */
 const routingOf = (destination: Destination | undefined, location: string | undefined): Routing => ({
@@ -24,12 +24,12 @@ const routingOf = (destination: Destination | undefined, location: string | unde
   ...(location ? { location } : {}),
 });
 
-/** A hold as read at some moment (its status then); `orderid` once confirmed. */
-const holdView = ({ holdid, status, expiresAt, lines, orderid }: Hold) => ({
+/** A hold as read at some moment (its status then), each line with its batch's location; `orderid` once confirmed. */
+const holdView = ({ holdid, status, expiresAt, lines, orderid }: LocatedHold) => ({
   holdid,
   status,
   expiresAt,
-  lines: lines.map(lineView),
+  lines: lines.map(routedLineView),
   ...(orderid === undefined ? {} : { orderid }),
 });
 

@@ -9,8 +9,10 @@ import {
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
+  LineRoutedOtherwise,
   LocationNotFound,
   OrderLinesAlreadyAllocated,
+  OrderLinesRoutedOtherwise,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
@@ -110,8 +112,10 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [OutOfStock, 400],
   [DuplicateBatch, 409],
   [LineAlreadyAllocated, 409],
+  [LineRoutedOtherwise, 409],
   [OrderNotAllocated, 400],
   [OrderLinesAlreadyAllocated, 409],
+  [OrderLinesRoutedOtherwise, 409],
   [BatchNotFound, 404],
   [OrderNotFound, 404],
   [LineNotFound, 404],
@@ -177,7 +181,10 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
   }
   if (error instanceof DomainError) {
     // An order's refusal names every line it is about, so a client can fix them all at once.
-    const lines = error instanceof OrderNotAllocated || error instanceof OrderLinesAlreadyAllocated || error instanceof HoldNotPlaced ? { lines: error.lines } : {};
+    const lines =
+      error instanceof OrderNotAllocated || error instanceof OrderLinesAlreadyAllocated || error instanceof OrderLinesRoutedOtherwise || error instanceof HoldNotPlaced
+        ? { lines: error.lines }
+        : {};
     // A line's refusal says why, as each line of an order's does.
     const reason = error instanceof OutOfStock ? { reason: error.reason } : {};
     return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, ...lines, ...reason }, outcome: error.name };

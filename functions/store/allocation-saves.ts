@@ -2,7 +2,6 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HeldSource, Hold, Instant } from '../../domain/holds';
 import type { Allocation, Batch, Placement } from '../../domain/model';
 import type { HoldPlacement, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
-import { locationField } from './batches';
 import { now } from './fields';
 import { heldUnitsPuts } from './held-units';
 import { newHoldWrite } from './holds';
@@ -176,13 +175,10 @@ export class AllocationSaves {
       setAside: true,
       records: (sources: readonly HeldSource[]) => heldUnitsPuts(this.tableName, hold, line, sources),
     }));
-    // The record notes, of each line, where its units are taken from and its batch's location (for the hold's events and its confirm's lines).
+    // The record notes, of each line, where its units are taken from (its batch's location the line carries).
     const withSources = (sources: readonly HeldSource[][]): Hold => ({
       ...hold,
-      lines: hold.lines.map((line) => {
-        const at = placements.findIndex((placement) => placement.line.sku === line.sku);
-        return { ...line, sources: sources[at] ?? [], ...locationField(placements[at]?.batch ?? {}) };
-      }),
+      lines: hold.lines.map((line) => ({ ...line, sources: sources[placements.findIndex((placement) => placement.line.sku === line.sku)] ?? [] })),
     });
     // What ends the hold must fit one transaction too: a confirm, its largest write, is the record, a
     // put per line, and per source its record's deletion and at most one count.

@@ -18,6 +18,7 @@ import {
 } from './held-units';
 import type { StoredItem } from './items';
 import { newLineWrite } from './lines';
+import { parseRouting, routingFields } from './routing-fields';
 import { MAX_TRANSACTION_ITEMS, type TransactWriteItem } from './store-calls';
 import { activeHoldsIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
 
@@ -35,18 +36,19 @@ export const holdKey = (holdid: string) => itemKey(`${partitionKeyPrefix.hold}${
 /** An ended hold's record stays readable at least a day, as the contract promises; its time to live is two. */
 const ENDED_HOLD_LIFETIME_SECONDS = 2 * 24 * 60 * 60;
 
-/** A hold's record as placing it at `placedAt` writes it: active until its expiresAt. */
-const holdItem = ({ holdid, lines, expiresAt }: Hold, placedAt: Instant) => ({
+/** A hold's record as placing it at `placedAt` writes it: active until its expiresAt, with the routing its request named. */
+const holdItem = ({ holdid, lines, expiresAt, routing }: Hold, placedAt: Instant) => ({
   ...holdKey(holdid),
   type: 'Hold',
   holdid,
-  lines: lines.map(({ sku, qty, batchref, sources, location }) => ({
+  lines: lines.map(({ sku, qty, batchref, location, sources }) => ({
     sku,
     qty,
     batchref,
+    ...(location === undefined ? {} : { location }),
     ...(sources ? { sources: sources.map(sourceFields) } : {}),
-    ...locationField({ location }),
   })),
+  ...routingFields(routing),
   status: 'active',
   heldUntil: expiresAt,
   [ACTIVE_HOLD_SHARD]: activeHoldShardOf(holdid),
@@ -73,9 +75,10 @@ export const parseHoldItem = (item: Record<string, unknown>): StoredItem | undef
   const { holdid, heldUntil, lines, status, orderid, placedAt, extendedAt, endedAt } = item;
   if (isText(holdid) && isAt(item, holdKey(holdid))) {
     const heldLines = parseHeldLines(lines);
+    const routed = parseRouting(item);
     const times = isText(placedAt) && [extendedAt, endedAt].every((time) => time === undefined || isText(time));
-    if (heldLines && HOLD_STATUSES.includes(status) && isText(heldUntil) && (orderid === undefined || isText(orderid)) && times) {
-      const hold: Hold = { holdid, lines: heldLines, status: status as HoldStatus, expiresAt: heldUntil, ...(isText(orderid) ? { orderid } : {}) };
+    if (heldLines && routed && HOLD_STATUSES.includes(status) && isText(heldUntil) && (orderid === undefined || isText(orderid)) && times) {
+      const hold: Hold = { holdid, lines: heldLines, status: status as HoldStatus, expiresAt: heldUntil, ...(isText(orderid) ? { orderid } : {}), ...routed };
       return { kind: 'hold', hold, placedAt, ...(isText(extendedAt) ? { extendedAt } : {}), ...(isText(endedAt) ? { endedAt } : {}) };
     }
   }
@@ -88,11 +91,12 @@ const parseHeldLines = (value: unknown): HeldLine[] | undefined => {
   if (!Array.isArray(value)) return undefined;
   const lines: HeldLine[] = [];
   for (const line of value) {
-    const { sku, qty, batchref, sources, location } = (line ?? {}) as Record<string, unknown>;
-    if (typeof sku !== 'string' || typeof qty !== 'number' || typeof batchref !== 'string' || (location !== undefined && !isText(location))) return undefined;
+    const { sku, qty, batchref, location, sources } = (line ?? {}) as Record<string, unknown>;
+    if (typeof sku !== 'string' || typeof qty !== 'number' || typeof batchref !== 'string') return undefined;
+    if (location !== undefined && !isText(location)) return undefined;
     const parsed = sources === undefined ? undefined : parseSources(sources);
     if (sources !== undefined && !parsed) return undefined;
-    lines.push({ sku, qty, batchref, ...(parsed ? { sources: parsed } : {}), ...locationField({ location }) });
+    lines.push({ sku, qty, batchref, ...(location === undefined ? {} : { location }), ...(parsed ? { sources: parsed } : {}) });
   }
   return lines;
 };
@@ -204,8 +208,8 @@ const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, n
   endedHoldWrite(tableName, hold, { status: 'confirmed', orderid }, now, holdLastsAsRead(hold, now));
 
 /**
- * A hold confirmed to the order at `now`: its record, and for each held line the order's line (where
- * each line's put stands: a failure there carries a line already stored) and its units become the
+ * A hold confirmed to the order at `now`: its record, and for each held line the order's line, which
+ * records the hold's routing (where each line's put stands: a failure there carries a line already stored), and its units become the
  * line's. A batch kept whole, as read (`batches`), that the confirm leaves with no units but its
  * lines' moves out of the stock range in the same transaction.
  */
@@ -229,7 +233,7 @@ export const holdConfirmWrites = (
     const found = batches?.find(({ ref }) => ref === batchref);
     linePuts.push(items.length);
     // At its batch's location: as read, when it was, or as the hold noted it.
-    items.push(newLineWrite(tableName, { orderid, sku, qty, batchref }, confirmedAt, found ?? line));
+    items.push(newLineWrite(tableName, { orderid, sku, qty, batchref, ...(hold.routing ? { routing: hold.routing } : {}) }, confirmedAt, found ?? line));
     const left = found && !found.pieces ? withoutHeldUnits(found, qty) : undefined;
     // A batch kept whole that the confirm leaves with no units but its lines' moves out of the stock range.
     const empties = found !== undefined && left !== undefined && !hasStockLeft(left);

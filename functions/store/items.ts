@@ -3,6 +3,7 @@ import type { Location } from '../../domain/locations';
 import type { Allocation, Batch, OrderLine } from '../../domain/model';
 import type { LocationRevision } from '../../domain/ports';
 import type { Destination } from '../../domain/routing';
+import type { Routing } from '../../domain/routing';
 import { type BatchDescription, parseBatchItem } from './batches';
 import { PK, SK } from './fields';
 import { type StoredHeldUnits, parseHeldUnitsItem } from './held-units';
@@ -34,13 +35,13 @@ import type { Transfer } from '../../domain/transfers';
  *                                                         holdid, ref, sku, qty, sourceQty, heldUntil, piece, spreadId, sources
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, location, changedAt
  *                                                         (makes a ref unique across SKUs)
- *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref, location,
+ *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref, location, routing,
  *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt, movedAt
  *   deallocation     pk ORDER#<orderid> sk DEALLOCATED#<sku>#<noticeId>
  *                                                         orderid, sku, qty, batchref, location, reason, deallocatedAt
  *   out of stock     pk ORDER#<orderid> sk OUTOFSTOCK#<sku>#<noticeId>
  *                                                         orderid, sku, qty, destination, location, refusedAt
- *   hold             pk HOLD#<holdid>   sk HOLD         holdid, lines [{sku, qty, batchref, location, sources}], status,
+ *   hold             pk HOLD#<holdid>   sk HOLD         holdid, lines [{sku, qty, batchref, location, sources}], routing, status,
  *                                                         heldUntil, placedAt, extendedAt, endedAt, expiresAt
  *   location         pk LOCATIONS       sk <id>          id, name, priority, serves, active, position,
  *                                                         revision, changedAt (none for `default` until replaced)
@@ -50,6 +51,9 @@ import type { Transfer } from '../../domain/transfers';
  * locations among them), so that no item needs a migration; a batch at any other location carries
  * its id, on its item and on its reference (for BatchAdded), and its location's item was checked to
  * exist in the transaction that added it (locations.ts).
+ * A line's and a hold's `routing` (what its request named of where its lines may come from) is
+ * absent when the request named neither, on those written before they recorded it among them
+ * (routing-fields.ts); a hold's lines name their batches' `location`, but on holds placed before.
  * A hold's units on a batch are an item of their own ("held units"), one for each item they were
  * taken from (the batch's own units, or a piece), beside that item, sorted by expiry under the batch;
  * the item they came from counts them (`heldUnits`), and its `available` counts neither those units
@@ -125,9 +129,17 @@ export type StoredItem =
   | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string; readonly description?: BatchDescription }
   /**
    * `movedAt`: when a change of its batch last moved it; `location`: its batch's, absent at `default`
-   * and on a line written before lines recorded it.
+   * and on a line written before lines recorded it; `routing`: what its request named
+   * (Allocation.routing, routing-fields.ts), apart from `allocation`, the line as its events carry it.
    */
-  | { readonly kind: 'line'; readonly allocation: Allocation; readonly allocatedAt: string; readonly movedAt?: string; readonly location?: string }
+  | {
+      readonly kind: 'line';
+      readonly allocation: Allocation;
+      readonly allocatedAt: string;
+      readonly movedAt?: string;
+      readonly location?: string;
+      readonly routing?: Routing;
+    }
   /** `location`: the batch's the line left, absent at `default` and on a notice written before notices recorded it. */
   | {
       readonly kind: 'deallocation';
@@ -163,11 +175,11 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   return { kind: 'unrecognized', pk: String(item[PK]), sk: String(item[SK]) };
 };
 
-/** The line stored at a line's key. */
+/** The line stored at a line's key, with the routing it records. */
 export const storedLine = (item: Record<string, unknown>): Allocation => {
   const stored = parseStoredItem(item);
   if (stored.kind !== 'line') throw new Error(`Item at the key of a line is not a line: ${JSON.stringify(stored)}`);
-  return stored.allocation;
+  return { ...stored.allocation, ...(stored.routing ? { routing: stored.routing } : {}) };
 };
 
 

@@ -4,6 +4,7 @@ import { availableWrites, locationField } from './batches';
 import { ITEM_IS_NEW } from './conditions';
 import { isAt, isNumber, isText, itemKey, now, shardOf } from './fields';
 import type { StoredItem } from './items';
+import { parseRouting, routingFields } from './routing-fields';
 import type { TransactWriteItem } from './store-calls';
 import { linesByBatchIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
 
@@ -90,8 +91,9 @@ export const parseLineItem = (item: Record<string, unknown>): StoredItem | undef
   const line: OrderLine = { orderid, sku, qty };
   const at = locationField({ location });
   const listed = isText(batchref) && isText(lineBatch) && listsLinesOf(lineBatch, batchref);
-  if (isText(batchref) && listed && isText(allocatedAt) && (movedAt === undefined || isText(movedAt))) {
-    if (isAt(item, lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}), ...at };
+  const routed = parseRouting(item);
+  if (isText(batchref) && listed && isText(allocatedAt) && (movedAt === undefined || isText(movedAt)) && routed) {
+    if (isAt(item, lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}), ...at, ...routed };
   }
   if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason)) {
     if (isAt(item, deallocationKey(orderid, sku, noticeId))) {
@@ -120,9 +122,9 @@ const LINE_IS_AS_READ = 'batchref = :batchref AND qty = :lineQty';
 const lineAsRead = ({ batchref, qty }: Allocation) => ({ ':batchref': batchref, ':lineQty': qty });
 
 /**
- * A new line on a batch at `at`, on condition that the order has none for its SKU; a failure carries
- * the line there. It names its batch's location as the batch's items do (absent for `default`), for
- * its events: a stream record of a line tells nothing of its batch.
+ * A new line on a batch at `at`, with the routing it records, on condition that the order has none
+ * for its SKU; a failure carries the line there. It names its batch's location as the batch's items
+ * do (absent for `default`), for its events: a stream record of a line tells nothing of its batch.
  */
 export const newLineWrite = (tableName: string, allocation: Allocation, allocatedAt: string, at: Pick<Batch, 'location'>): TransactWriteItem => ({
   Put: {
@@ -130,7 +132,11 @@ export const newLineWrite = (tableName: string, allocation: Allocation, allocate
     Item: {
       ...lineKey(allocation.orderid, allocation.sku),
       type: 'Line',
-      ...allocation,
+      orderid: allocation.orderid,
+      sku: allocation.sku,
+      qty: allocation.qty,
+      batchref: allocation.batchref,
+      ...routingFields(allocation.routing),
       ...locationField(at),
       [LINE_BATCH]: lineBatchOf(allocation),
       [ALLOCATED_AT]: allocatedAt,

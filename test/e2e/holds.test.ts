@@ -34,7 +34,7 @@ const stockOf = async (qty: number) => {
 const ISO_UTC_MILLISECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('POST /holds over HTTP', () => {
-  it('answers 201 with the hold, its expiry in ISO 8601 UTC with milliseconds, and its lines sorted by sku', async () => {
+  it('answers 201 with the hold, its expiry in ISO 8601 UTC with milliseconds, and its lines sorted by sku, each with its location', async () => {
     const lamp = await stockOf(5);
     const chair = await stockOf(5);
     const holdid = uniqueId('cart');
@@ -46,8 +46,8 @@ describe('POST /holds over HTTP', () => {
       status: 'active',
       expiresAt: expect.stringMatching(ISO_UTC_MILLISECONDS),
       lines: [
-        { sku: lamp.sku, qty: 2, batchref: lamp.ref },
-        { sku: chair.sku, qty: 1, batchref: chair.ref },
+        { sku: lamp.sku, qty: 2, batchref: lamp.ref, location: 'default' },
+        { sku: chair.sku, qty: 1, batchref: chair.ref, location: 'default' },
       ].sort((a, b) => (a.sku < b.sku ? -1 : 1)),
     });
     const lasts = Date.parse(String(body?.expiresAt)) - before;

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Allocation, type Batch, afterMoves, changedBatch, newBatch, planLineMoves } from '../../domain/model';
+import { type Allocation, type Batch, afterMoves, changedBatch, newBatch } from '../../domain/model';
+import { planLineMoves } from '../../domain/routing';
 import { allocate, cancelAllocation, changeBatch } from '../../domain/services';
 import type { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { parseStoredItem } from '../../functions/store/items';
@@ -378,7 +379,7 @@ describe('moving lines off a batch that shrank', () => {
     expect(await repository.batch(to.ref)).toEqual(to);
     expect(await noticesOf(c.orderid)).toEqual([]);
 
-    const planned = planLineMoves(from, [c, a], [to]);
+    const planned = planLineMoves(from, [c, a], [to], []);
     expect(await repository.moveAllocations(from, planned, [to])).toEqual({ outcome: 'saved', moved: 2 });
     expect(await repository.batch(to.ref)).toEqual({ ...to, available: 7 });
     await expectInvariantsHold();
@@ -396,7 +397,7 @@ describe('moving lines off a batch that shrank', () => {
     expect(await repository.linesOn(from.ref, 10)).toEqual(newestFirst);
     expect(await repository.batch(to.ref)).toEqual({ ...to, available: 3 });
     const [second, first] = newestFirst as [Allocation, Allocation];
-    const planned = planLineMoves(from, newestFirst, [(await repository.batch(to.ref))!]);
+    const planned = planLineMoves(from, newestFirst, [(await repository.batch(to.ref))!], []);
     expect(planned).toEqual([{ line: second, to: to.ref }, { line: first, to: null }]);
     expect(await repository.moveAllocations(from, planned, [(await repository.batch(to.ref))!])).toEqual({ outcome: 'saved', moved: 2 });
     await expectInvariantsHold();
@@ -406,7 +407,7 @@ describe('moving lines off a batch that shrank', () => {
     const sku = uniqueId('sku');
     const { from, newestFirst } = await shrunkWith(sku, 100, Array(100).fill(1), 0);
     const room = await addBatch(100, { sku, eta: '2030-01-01' });
-    const moves = planLineMoves(from, newestFirst, [room]);
+    const moves = planLineMoves(from, newestFirst, [room], []);
     const { repository: counted, transactions } = countingTransactions();
 
     // 98 lines, the shrunk batch and the one with room: 100 items.

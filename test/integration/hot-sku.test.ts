@@ -313,7 +313,7 @@ describe('a hot SKU: a batch spread over pieces (docs/capacity.md, "A hot SKU")'
     const { sku, ref, orders } = await addSpreadBatch(200);
     const { hold } = await placeHold({ holdid: uniqueId('hold'), lines: [{ sku, qty: 5 }], ttlSeconds: 60 }, repository());
 
-    expect(hold.lines).toEqual([{ sku, qty: 5, batchref: ref }]);
+    expect(hold.lines).toEqual([{ sku, qty: 5, batchref: ref, location: 'default' }]);
     expect((await batchItem(sku, ref))?.pieces).toBe(PIECES_PER_SPREAD);
     expect(await batchStatus(ref, repository())).toMatchObject({ available: 200 - orders.length - 5, held: 5 });
     await expectInvariantsKept();

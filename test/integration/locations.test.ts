@@ -285,9 +285,9 @@ describe("locations' and batches' events, from the table's stream", () => {
       const invoke = (routeKey: string, options: Parameters<typeof routeEvent>[1]) => context.service.invoke(routeEvent(routeKey, options));
       expect((await invoke('POST /holds', { body: { holdid: cart, lines: [{ sku, qty: 1 }], location: 'nantes' } })).status).toBe(201);
       expect((await invoke('POST /holds/{holdid}/confirm', { pathParameters: { holdid: cart }, body: { orderid: order } })).status).toBe(201);
-      expect((await context.service.allocate({ orderid: moved, sku, qty: 3, location: 'nantes' })).status).toBe(201);
+      expect((await context.service.allocate({ orderid: moved, sku, qty: 3, destination: { country: 'FR' } })).status).toBe(201);
       expect((await context.service.allocate({ orderid: refused, sku, qty: 1, location: 'nantes' })).status).toBe(400);
-      // Nantes's batch shrinks to the hold's unit: the line of 3 moves to the main warehouse's shipment.
+      // Nantes's batch shrinks to the hold's unit: the line of 3, sent to France, moves to the main warehouse's shipment.
       expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref: atNantes }, body: { qty: 1 } })).status).toBe(200);
       expect((await invoke('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: moved, sku } })).status).toBe(204);
       const isLast = (event: DomainEvent) => event.name === 'Deallocated' && event.detail.reason === 'cancelled';

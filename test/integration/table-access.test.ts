@@ -206,7 +206,7 @@ describe("each handler's calls to the table stay within what its role is granted
     expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
   });
 
-  it('allocations: the last units of a batch at a location, routed there by its destination and by its name, which moves the batch out of the stock range with its location', async () => {
+  it('allocations: the last units of a batch at a location, routed there by its destination and by its name (each line recording them), which moves the batch out of the stock range with its location', async () => {
     const sku = uniqueId('sku');
     const place = uniqueId('place');
     await table.repository().saveLocation({ id: place, name: 'A place', priority: 1, serves: ['*'], active: true });
@@ -221,11 +221,11 @@ describe("each handler's calls to the table stay within what its role is granted
         postEvent('/allocate', { orderid: uniqueId('order'), sku, qty: 1, location: uniqueId('nowhere') }),
       ]),
     ).toEqual([201, 201, 400]);
-    expect(actions.flatMap(({ action, attributes }) => (action === 'dynamodb:PutItem' ? attributes : []))).toContain('location');
+    expect(actions.flatMap(({ action, attributes }) => (action === 'dynamodb:PutItem' ? attributes : []))).toEqual(expect.arrayContaining(['location', 'routing']));
     expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
   });
 
-  it('allocations: holds placed, read, extended, released, and confirmed, one emptying its batch', async () => {
+  it('allocations: holds placed, read, extended, released, and confirmed, one emptying its batch and recording its routing on its lines', async () => {
     const sku = uniqueId('sku');
     await table.repository().addBatch({ ref: uniqueId('batch'), sku, qty: 3, available: 3, eta: null });
     const { sender, actions } = recording(table.documentClient);
@@ -238,12 +238,13 @@ describe("each handler's calls to the table stay within what its role is granted
       routeEvent('GET /holds/{holdid}', path(released)),
       routeEvent('PATCH /holds/{holdid}', { ...path(released), body: { ttlSeconds: 60 } }),
       routeEvent('DELETE /holds/{holdid}', path(released)),
-      postEvent('/holds', { holdid: confirmed, lines: [{ sku, qty: 3 }] }),
+      postEvent('/holds', { holdid: confirmed, lines: [{ sku, qty: 3 }], destination: { country: 'FR' } }),
       routeEvent('POST /holds/{holdid}/confirm', { ...path(confirmed), body: { orderid: uniqueId('order') } }),
     ]);
 
     expect(statuses).toEqual([201, 200, 200, 204, 201, 201]);
     expect(actions.map(({ action }) => action)).toContain('dynamodb:DeleteItem');
+    expect(actions.flatMap(({ action, attributes }) => (action === 'dynamodb:PutItem' ? attributes : []))).toContain('routing');
     expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
   });
 

@@ -205,7 +205,7 @@ export class FakeRepository implements BatchRepository {
       this.held.delete(heldKey(hold.holdid, batchref));
       const batch = this.batches.get(batchref) as Batch;
       this.batches.set(batchref, withHeld(batch, heldOf(batch) - qty));
-      this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref });
+      this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref, ...(hold.routing ? { routing: hold.routing } : {}) });
     }
     this.holds.set(hold.holdid, { ...hold, status: 'confirmed', orderid });
     return { outcome: 'saved' };

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type Batch, type OrderLine, byPreference, candidateBatches, canAllocate, newBatch } from '../../domain/model';
+import { type Batch, type OrderLine, byPreference, canAllocate, newBatch } from '../../domain/model';
+import { eligibilityOf, rankBatchesForLine } from '../../domain/routing';
 
 const batch = (ref: string, qty: number, eta: string | null, sku = 'LAMP'): Batch => newBatch({ ref, sku, qty, eta });
 const line = (qty: number, sku = 'LAMP'): OrderLine => ({ orderid: 'order-1', sku, qty });
+/** The batches that can take the line, best first, every one at `default`, the one location there is before any other is made. */
+const candidateBatches = (forLine: OrderLine, batches: readonly Batch[]) => rankBatchesForLine(batches, forLine, eligibilityOf([], {}));
 
 describe('which batch wins', () => {
   it('prefers in-stock batches to shipments', () => {

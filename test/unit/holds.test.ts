@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { OutOfStock } from '../../domain/errors';
 import { type HeldUnits, type Hold, batchesToFree, expiryAfter, givenBack, statusAt } from '../../domain/holds';
-import { type Batch, allocatedOf, candidateBatches, hasStockLeft } from '../../domain/model';
+import { type Batch, allocatedOf, hasStockLeft } from '../../domain/model';
+import { eligibilityOf, rankBatchesForLine } from '../../domain/routing';
 import { allocate } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
 
@@ -50,8 +51,8 @@ describe('a batch with holds', () => {
     const asFound = givenBack(batch, [expired]);
     expect(asFound).toEqual({ ...batch, available: 5, held: 2 });
     expect(allocatedOf(asFound)).toBe(3);
-    expect(candidateBatches({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, [batch])).toEqual([]);
-    expect(candidateBatches({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, [asFound])).toEqual([asFound]);
+    expect(rankBatchesForLine([batch], { orderid: 'order-1', sku: 'LAMP', qty: 5 }, eligibilityOf([], {}))).toEqual([]);
+    expect(rankBatchesForLine([asFound], { orderid: 'order-1', sku: 'LAMP', qty: 5 }, eligibilityOf([], {}))).toEqual([asFound]);
   });
 
   it('counts no units held once every hold on it is given back', () => {

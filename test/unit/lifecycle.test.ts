@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BatchNotFound, LineNotFound, OrderNotFound, StoreUnavailable, UnknownSku } from '../../domain/errors';
-import { type Allocation, type Batch, afterMoves, allocatedOf, changedBatch, linesToTakeOff, newBatch, planLineMoves, stockLevels } from '../../domain/model';
+import { type Allocation, type Batch, afterMoves, allocatedOf, changedBatch, linesToTakeOff, newBatch, stockLevels } from '../../domain/model';
+import { planLineMoves } from '../../domain/routing';
 import {
   type BatchChangeOutcome,
   addBatch,
@@ -46,7 +47,7 @@ describe('the rules of a batch that changes', () => {
     const others = [{ ...shrunk, available: 50 }, batch('later', 6, '2027-06-01'), batch('sooner', 3, '2027-01-01')];
     const lines = [line('o4', 2), line('o3', 2), line('o2', 5), line('o1', 20)];
 
-    expect(planLineMoves(shrunk, lines, others)).toEqual([
+    expect(planLineMoves(shrunk, lines, others, [])).toEqual([
       { line: line('o4', 2), to: 'sooner' },
       // 1 left in the sooner shipment: the later one.
       { line: line('o3', 2), to: 'later' },
@@ -54,7 +55,7 @@ describe('the rules of a batch that changes', () => {
       { line: line('o1', 20), to: null },
     ]);
     // A line that fits what an earlier, larger one could not fit still goes there.
-    expect(planLineMoves(shrunk, [line('o2', 5), line('o3', 1)], others.slice(2))).toEqual([
+    expect(planLineMoves(shrunk, [line('o2', 5), line('o3', 1)], others.slice(2), [])).toEqual([
       { line: line('o2', 5), to: null },
       { line: line('o3', 1), to: 'sooner' },
     ]);
@@ -81,10 +82,10 @@ describe('the rules of a batch that changes', () => {
         const others = batches.map(({ available, eta }, index): Batch => ({ ref: `b${index + 2}`, sku: 'LAMP', qty: 12, available, eta }));
         const lines = qtys.map((qty, index) => line(`o${index}`, qty));
         const shrunk: Batch = { ref: 'b1', sku: 'LAMP', qty: 0, available: -qtys.reduce((sum, qty) => sum + qty, 0), eta: null };
-        const plan = planLineMoves(shrunk, lines, others);
+        const plan = planLineMoves(shrunk, lines, others, []);
         const at = cut % (plan.length + 1);
         const { from, batches: left } = afterMoves(shrunk, others, plan.slice(0, at));
-        expect(planLineMoves(from, lines.slice(at), left)).toEqual(plan.slice(at));
+        expect(planLineMoves(from, lines.slice(at), left, [])).toEqual(plan.slice(at));
       }),
     );
   });

@@ -215,12 +215,14 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
       ['POST /allocate', { body: exampleBodyOf('POST /allocate') }, 201],
       ['POST /allocate', { body: exampleBodyOf('POST /allocate') }, 200],
       ['POST /allocate', { body: { ...exampleBodyOf('POST /allocate'), qty: 4 } }, 409],
+      ['POST /allocate', { body: { ...exampleBodyOf('POST /allocate'), destination: { country: 'BE' } } }, 409],
       ['POST /allocate', { body: { orderid: 'order-5', sku: 'NOPE', qty: 1 } }, 400],
       ['POST /allocate', { body: { orderid: 'order-5', sku: 'LAMP', qty: 1000 } }, 400],
       ['POST /orders', { body: exampleBodyOf('POST /orders') }, 201],
       ['POST /orders', { body: exampleBodyOf('POST /orders') }, 200],
       ['POST /orders', { body: { orderid: 'order-6', lines: [{ sku: 'NOPE', qty: 1 }] } }, 400],
       ['POST /orders', { body: { orderid: 'order-2', lines: [{ sku: 'LAMP', qty: 9 }] } }, 409],
+      ['POST /orders', { body: { ...exampleBodyOf('POST /orders'), location: 'default' } }, 409],
       ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } }, 200],
       ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-9' } }, 404],
       ['GET /batches/{ref}', { pathParameters: { ref: 'batch-1' } }, 200],
@@ -383,6 +385,7 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     await expectDocumented('POST /holds', send('POST /holds', { body: exampleBodyOf('POST /holds') }), 201);
     const otherLines = { ...exampleBodyOf('POST /holds'), lines: [{ sku: 'LAMP', qty: 2 }] };
     await expectDocumented('POST /holds', send('POST /holds', { body: otherLines }), 409);
+    await expectDocumented('POST /holds', send('POST /holds', { body: { ...exampleBodyOf('POST /holds'), location: 'default' } }), 409);
     repository.extendHold = async () => 'changed';
     await expectDocumented('PATCH /holds/{holdid}', send('PATCH /holds/{holdid}', { pathParameters: { holdid: 'cart-7' }, body: { ttlSeconds: 60 } }), 503);
   });

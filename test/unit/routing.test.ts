@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { OutOfStock, UnknownLocation } from '../../domain/errors';
-import { placeHold } from '../../domain/hold-services';
+import { confirmHold, holdStatus, placeHold } from '../../domain/hold-services';
 import { putLocation } from '../../domain/location-services';
 import { DEFAULT_LOCATION, type Location, type LocationDefinition } from '../../domain/locations';
 import { type Batch, type OrderLine, newBatch } from '../../domain/model';
-import { distanceKm, eligibilityOf, planOrder, rankBatchesForLine } from '../../domain/routing';
-import { addBatch, allocate, allocateOrder } from '../../domain/services';
+import { type Routing, distanceKm, eligibilityOf, planOrder, rankBatchesForLine } from '../../domain/routing';
+import { type BatchChangeOutcome, addBatch, allocate, allocateOrder, changeBatch } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };
@@ -150,10 +150,28 @@ describe('allocate, routed', () => {
     await expect(allocate(line(), repository, { location: 'nowhere' })).rejects.toThrow(UnknownLocation);
   });
 
-  it('answers a repeat with its batch and that batch location, whatever the repeat names', async () => {
-    const repository = await setUp([paris], [['in-paris', 'paris', 10]]);
-    await allocate(line(), repository, { destination: { country: 'FR' } });
-    expect(await allocate(line(), repository)).toEqual({ batchref: 'in-paris', location: 'paris', created: false });
+  it('answers a repeat that names the same routing with its batch and that batch location, though the location is no longer eligible', async () => {
+    const nearer = { ...paris, priority: 0 };
+    const repository = await setUp([nearer], [['in-paris', 'paris', 10], ['in-main', 'default', 10]]);
+    const routing = { destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } };
+    expect(await allocate(line(), repository, routing)).toMatchObject({ batchref: 'in-paris' });
+    await putLocation({ ...nearer, active: false }, repository);
+    expect(await allocate(line(), repository, routing)).toEqual({ batchref: 'in-paris', location: 'paris', created: false });
+    expect(repository.batches.get('in-paris')?.available).toBe(9);
+    expect(repository.batches.get('in-main')?.available).toBe(10);
+  });
+
+  it.each<[string, Routing, Routing]>([
+    ['another country', { destination: { country: 'FR' } }, { destination: { country: 'BE' } }],
+    ['another position', { destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } }, { destination: { country: 'FR', position: { lat: 45.76, lng: 4.84 } } }],
+    ['a position where the first named none', { destination: { country: 'FR' } }, { destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } }],
+    ['no destination where the first named one', { destination: { country: 'FR' } }, {}],
+    ['a location where the first named none', {}, { location: 'paris' }],
+    ['another location', { location: 'paris' }, { location: 'default' }],
+  ])('refuses a repeat that names %s, taking no stock', async (_, first, repeat) => {
+    const repository = await setUp([{ ...paris, serves: ['*'] }], [['in-paris', 'paris', 10]]);
+    await allocate(line(), repository, first);
+    await expect(allocate(line(), repository, repeat)).rejects.toMatchObject({ name: 'LineRoutedOtherwise', orderid: 'o1', sku: 'LAMP' });
     expect(repository.batches.get('in-paris')?.available).toBe(9);
   });
 
@@ -241,12 +259,18 @@ describe('allocateOrder, routed', () => {
     for (const [ref, sku, location] of [['lamp-paris', 'LAMP', 'paris'], ['lamp-closed', 'LAMP', 'closed'], ['rug-main', 'RUG', 'default'], ['rug-paris', 'RUG', 'paris']]) {
       await addBatch({ ref: ref as string, sku: sku as string, qty: 5, eta: null, location }, repository);
     }
-    const outcome = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, { destination: { country: 'FR' } });
+    const routing = { destination: { country: 'FR' } };
+    const outcome = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, routing);
     expect(outcome.lines).toEqual([
-      { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-paris', location: 'paris' },
-      { orderid: 'o1', sku: 'RUG', qty: 1, batchref: 'rug-paris', location: 'paris' },
+      { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-paris', location: 'paris', routing },
+      { orderid: 'o1', sku: 'RUG', qty: 1, batchref: 'rug-paris', location: 'paris', routing },
     ]);
-    expect((await allocateOrder({ orderid: 'o1', lines: order2() }, repository)).lines.map(({ location }) => location)).toEqual(['paris', 'paris']);
+    const repeat = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, { destination: { country: 'FR' } });
+    expect(repeat.lines.map(({ location }) => location)).toEqual(['paris', 'paris']);
+    await expect(allocateOrder({ orderid: 'o1', lines: order2() }, repository)).rejects.toMatchObject({
+      name: 'OrderLinesRoutedOtherwise',
+      lines: [{ sku: 'LAMP' }, { sku: 'RUG' }],
+    });
     await expect(allocateOrder({ orderid: 'o2', lines: order2() }, repository, { location: 'closed' })).rejects.toMatchObject({
       name: 'OrderNotAllocated',
       lines: [
@@ -274,6 +298,28 @@ const order2 = () => [
   { sku: 'RUG', qty: 1 },
 ];
 
+describe('an order that adds lines to lines placed already', () => {
+  it('places the new lines at the locations of those placed where it can, rather than make another parcel', async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'nantes', name: 'Nantes', priority: 0, serves: ['FR'] }, repository);
+    for (const [ref, sku, location] of [['lamp-nantes', 'LAMP', 'nantes'], ['rug-main', 'RUG', 'default'], ['rug-nantes', 'RUG', 'nantes']]) {
+      await addBatch({ ref: ref as string, sku: sku as string, qty: 5, eta: null, location }, repository);
+    }
+    const routing = { destination: { country: 'FR' } };
+    // Alone, a rug comes from the main warehouse: both serve France at priority 0, and `default` comes first by id.
+    expect(await allocate({ orderid: 'o2', sku: 'RUG', qty: 1 }, repository, routing)).toMatchObject({ location: 'default' });
+    expect(await allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository, routing)).toMatchObject({ location: 'nantes' });
+    const outcome = await allocateOrder({ orderid: 'o1', lines: order2() }, repository, routing);
+    expect(outcome).toEqual({
+      lines: [
+        { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-nantes', location: 'nantes', routing },
+        { orderid: 'o1', sku: 'RUG', qty: 1, batchref: 'rug-nantes', location: 'nantes', routing },
+      ],
+      newLines: 1,
+    });
+  });
+});
+
 describe('placeHold, routed', () => {
   it('holds every line at the locations the request allows, and refuses with no_location where none is', async () => {
     const repository = new FakeRepository();
@@ -290,5 +336,71 @@ describe('placeHold, routed', () => {
       name: 'HoldNotPlaced',
       lines: [{ sku: 'RUG', reason: 'no_location' }],
     });
+  });
+  it("names each line's location, records the routing, answers a repeat that names it again, refuses one that names another, and confirms it onto the order's lines", async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'store', name: 'Store', priority: 5, serves: ['FR'] }, repository);
+    await addBatch({ ref: 'lamp-store', sku: 'LAMP', qty: 5, eta: null, location: 'store' }, repository);
+    await addBatch({ ref: 'lamp-main', sku: 'LAMP', qty: 5, eta: null }, repository);
+    const request = { holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 };
+    const routing = { destination: { country: 'FR' }, location: 'store' };
+    const placed = await placeHold(request, repository, routing);
+    expect(placed.hold.lines).toEqual([{ sku: 'LAMP', qty: 1, batchref: 'lamp-store', location: 'store' }]);
+    expect(placed.hold.routing).toEqual(routing);
+    expect((await placeHold(request, repository, routing)).hold.lines).toEqual(placed.hold.lines);
+    expect((await holdStatus('cart-1', repository)).lines).toEqual(placed.hold.lines);
+    await expect(placeHold(request, repository, { destination: { country: 'FR' } })).rejects.toMatchObject({
+      name: 'HoldConflict',
+      message: 'Hold cart-1 already exists with another destination or location',
+    });
+    await confirmHold('cart-1', 'o1', repository);
+    expect(await repository.allocationOf('o1', 'LAMP')).toEqual({ orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'lamp-store', routing });
+    expect(repository.batches.get('lamp-main')?.available).toBe(5);
+  });
+
+  it("reads the batches of a hold placed before holds recorded their lines' locations, to name them", async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'store', name: 'Store', priority: 5, serves: ['FR'] }, repository);
+    await addBatch({ ref: 'lamp-store', sku: 'LAMP', qty: 5, eta: null, location: 'store' }, repository);
+    const { hold } = await placeHold({ holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 }, repository);
+    repository.holds.set('cart-1', { ...hold, lines: hold.lines.map(({ location: _, ...line }) => line) });
+    expect((await holdStatus('cart-1', repository)).lines).toEqual([{ sku: 'LAMP', qty: 1, batchref: 'lamp-store', location: 'store' }]);
+  });
+});
+
+describe('a PATCH that moves lines, routed', () => {
+  /** `a-berlin` first by ref, and so by the rule from before there were locations; `closed` inactive, serving everywhere. */
+  const setUp = async () => {
+    const repository = new FakeRepository();
+    await putLocation({ id: 'paris', name: 'Paris', priority: 0, serves: ['FR'] }, repository);
+    await putLocation({ id: 'berlin', name: 'Berlin', priority: 0, serves: ['DE'] }, repository);
+    await putLocation({ id: 'closed', name: 'Closed', priority: 0, serves: ['*'], active: false }, repository);
+    await addBatch({ ref: 'shrinking', sku: 'LAMP', qty: 10, eta: null, location: 'paris' }, repository);
+    for (const [ref, location] of [['a-berlin', 'berlin'], ['a-closed', 'closed'], ['b-paris', 'paris']] as const) {
+      await addBatch({ ref, sku: 'LAMP', qty: 3, eta: null, location }, repository);
+    }
+    return repository;
+  };
+  const moved = (outcome: BatchChangeOutcome) => outcome.reallocated.map(({ orderid, batchref }) => `${orderid}:${batchref}`);
+
+  it('moves each line only to a batch at a location its recorded routing allows, or out of its order', async () => {
+    const repository = await setUp();
+    await repository.saveAllocation({ orderid: 'to-france', sku: 'LAMP', qty: 2, batchref: 'shrinking', routing: { destination: { country: 'FR' } } }, repository.batches.get('shrinking')!);
+    await repository.saveAllocation({ orderid: 'anywhere', sku: 'LAMP', qty: 2, batchref: 'shrinking' }, repository.batches.get('shrinking')!);
+    await repository.saveAllocation({ orderid: 'pickup', sku: 'LAMP', qty: 2, batchref: 'shrinking', routing: { location: 'paris' } }, repository.batches.get('shrinking')!);
+    // Newest first: `pickup` to Paris's; `anywhere` to the first active batch by ref, not the closed one; `to-france` finds Paris's full, and leaves its order.
+    expect(moved(await changeBatch('shrinking', { qty: 0 }, repository))).toEqual(['pickup:b-paris', 'anywhere:a-berlin', 'to-france:null']);
+    expect(await repository.allocationOf('pickup', 'LAMP')).toEqual({ orderid: 'pickup', sku: 'LAMP', qty: 2, batchref: 'b-paris', routing: { location: 'paris' } });
+    expect(repository.batches.get('a-closed')?.available).toBe(3);
+  });
+
+  it('moves a line by the routed preference among the batches it may go to: in stock, then priority, then distance', async () => {
+    const repository = await setUp();
+    await putLocation({ id: 'lyon', name: 'Lyon', priority: 0, serves: ['FR'], position: LYON }, repository);
+    await putLocation({ id: 'paris', name: 'Paris', priority: 0, serves: ['FR'], position: PARIS }, repository);
+    await addBatch({ ref: 'a-lyon', sku: 'LAMP', qty: 3, eta: null, location: 'lyon' }, repository);
+    const routing = { destination: { country: 'FR', position: PARIS } };
+    await repository.saveAllocation({ orderid: 'to-paris', sku: 'LAMP', qty: 1, batchref: 'shrinking', routing }, repository.batches.get('shrinking')!);
+    expect(moved(await changeBatch('shrinking', { qty: 0 }, repository))).toEqual(['to-paris:b-paris']);
   });
 });

@@ -122,7 +122,8 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   OrderLine:
     'An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods ' +
     'go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those ' +
-    'at that one location (a pickup in store, a sale at the counter), which must exist. Unknown fields are ignored.',
+    'at that one location (a pickup in store, a sale at the counter), which must exist. The line records both: a change of ' +
+    'its batch moves it only where they allow, and a repeat names them again. Unknown fields are ignored.',
   NewBatch:
     'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of ' +
     'the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored.',
@@ -135,7 +136,8 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   NewHold:
     'A hold: its lines are held all or none, each whole in one batch, as an order\'s are. Each SKU at most once ' +
     `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. ` +
-    '`destination` and `location` limit where every line may come from, as for an order. Unknown fields are ignored.',
+    '`destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat ' +
+    'names them again, and its confirmed lines record them. Unknown fields are ignored.',
   HoldExtension: "A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored.",
   HoldConfirmation: 'The order the hold\'s lines become lines of. Unknown fields are ignored.',
   LocationDefinition:
@@ -254,7 +256,7 @@ const responseSchemas = {
   AllocatedLine: closedObject({ sku: identifier, qty: quantity, batchref: identifier }, 'An allocated line of an order, and its batch.'),
   RoutedLine: closedObject(
     { sku: identifier, qty: quantity, batchref: identifier, location: { ...locationId, description: 'The location of the batch.' } },
-    'A line of an order, its batch, and where that batch is.',
+    'A line of an order or a hold, its batch, and where that batch is.',
   ),
   RoutedOrder: closedObject(
     { orderid: identifier, lines: listOf(ref('RoutedLine'), 'Sorted by `sku`.', 1) },
@@ -317,7 +319,7 @@ const responseSchemas = {
         description: '`expired` the moment `expiresAt` passes, whether or not anything has run since.',
       },
       expiresAt: { type: 'string', format: 'date-time', description: 'When the hold ends unless confirmed, released or extended: ISO 8601 UTC, milliseconds.' },
-      lines: listOf(ref('AllocatedLine'), 'Each held line and the batch holding it, sorted by `sku`.', 1),
+      lines: listOf(ref('RoutedLine'), "Each held line, the batch holding it and that batch's location, sorted by `sku`.", 1),
       orderid: { ...identifier, description: 'The order its lines went to; only once confirmed.' },
     },
     'A hold and its status as of the moment it was read.',
@@ -410,6 +412,10 @@ const responseSchemas = {
   OrderLinesConflict: closedObject(
     { message, lines: listOf(closedObject({ sku: identifier, qty: { ...quantity, description: 'The qty allocated.' } }, 'A line allocated with another qty.'), 'Every such line.', 1) },
     'Lines of the order are already allocated with other quantities; nothing changes.',
+  ),
+  OrderLinesRoutedOtherwise: closedObject(
+    { message, lines: listOf(closedObject({ sku: identifier }, 'A line allocated for another `destination` or `location`.'), 'Every such line.', 1) },
+    'Lines of the order are already allocated for a request that named another `destination` or `location`; nothing changes.',
   ),
   Unavailable: closedObject({ message, requestId }, 'Nothing was half-written: repeat the same request after `Retry-After` seconds.'),
   OpenApiDocument: {

@@ -16,7 +16,9 @@ import {
   LineAlreadyAllocated,
   LocationNotFound,
   LineNotFound,
+  LineRoutedOtherwise,
   OrderLinesAlreadyAllocated,
+  OrderLinesRoutedOtherwise,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
@@ -230,7 +232,12 @@ const TRANSFER_REQUEST_EXAMPLE = { transferid: 'transfer-1', sku: 'LAMP', qty: 5
 const TRANSFER_MADE_EXAMPLE = { transferid: 'transfer-1', from_batchref: 'batch-1', ref: 'transfer-1' };
 const TRANSFER_EXAMPLE = { ...TRANSFER_REQUEST_EXAMPLE, from_batchref: 'batch-1', ref: 'transfer-1', status: 'active' };
 
-const HOLD_EXAMPLE = { holdid: 'cart-7', status: 'active', expiresAt: '2026-11-25T10:15:00.000Z', lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1' }] };
+const HOLD_EXAMPLE = {
+  holdid: 'cart-7',
+  status: 'active',
+  expiresAt: '2026-11-25T10:15:00.000Z',
+  lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1', location: 'default' }],
+};
 
 export const operations: Readonly<Record<RouteKey, Operation>> = {
   'POST /add_batch': {
@@ -478,7 +485,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       { status: 201, when: 'The line was allocated', name: 'Allocated', body: json('BatchRef', { batchref: 'batch-1', location: 'default' }) },
       {
         status: 200,
-        when: 'The same line (same `orderid`, `sku`, `qty`) was already allocated: a retry, answered whatever `destination` or `location` it names',
+        when: 'The same line (same `orderid`, `sku`, `qty`, `destination` and `location`) was already allocated: a retry, answered with the batch it has',
         name: 'AlreadyAllocated',
         body: json('BatchRef', { batchref: 'batch-1', location: 'default' }),
       },
@@ -495,6 +502,11 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         'InvalidRequestBody',
       ),
       mapped('The same (`orderid`, `sku`) is allocated with another `qty`; nothing changes', new LineAlreadyAllocated('order-1', 'LAMP', 4)),
+      mapped(
+        'The same (`orderid`, `sku`) is allocated with the same `qty` for a request that named another `destination` or `location` ' +
+          '(one named where the other named none among them); nothing changes',
+        new LineRoutedOtherwise('order-1', 'LAMP'),
+      ),
     ],
   },
   'POST /orders': {
@@ -539,7 +551,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       },
       {
         status: 200,
-        when: 'Every line was already allocated with the same `qty`: a repeat',
+        when: 'Every line was already allocated with the same `qty`, `destination` and `location`: a repeat',
         name: 'OrderAlreadyAllocated',
         body: json('RoutedOrder', {
           orderid: 'order-2',
@@ -567,6 +579,12 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         'A line is already allocated with another `qty`; nothing changes. `lines` names each, with the qty it has',
         new OrderLinesAlreadyAllocated('order-2', [{ sku: 'LAMP', qty: 4 }]),
         'OrderLinesConflict',
+      ),
+      mapped(
+        'Lines are already allocated with the same `qty` for a request that named another `destination` or `location`; ' +
+          'nothing changes. `lines` names each',
+        new OrderLinesRoutedOtherwise('order-2', [{ sku: 'LAMP' }]),
+        'OrderLinesRoutedOtherwise',
       ),
     ],
   },
@@ -623,7 +641,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       { status: 201, when: 'Every line is held, until `expiresAt`', name: 'HoldPlaced', body: json('Hold', HOLD_EXAMPLE) },
       {
         status: 200,
-        when: 'The same `holdid` with the same lines, while the hold is active: a repeat, which does not extend it',
+        when: 'The same `holdid` with the same lines, `destination` and `location`, while the hold is active: a repeat, which does not extend it',
         name: 'HoldAlreadyPlaced',
         body: json('Hold', HOLD_EXAMPLE),
       },
@@ -642,7 +660,9 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         'InvalidRequestBody',
       ),
       mapped(
-        'The `holdid` exists with other lines, or has ended (confirmed, released or expired): a holdid is used once',
+        'The `holdid` exists with other lines, or with the same lines for a request that named another `destination` or ' +
+          '`location` (`Hold <holdid> already exists with another destination or location`), or has ended (confirmed, ' +
+          'released or expired): a holdid is used once',
         new HoldConflict('cart-7', 'already exists with other lines'),
       ),
     ],
