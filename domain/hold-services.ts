@@ -1,8 +1,8 @@
 import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
 import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, batchesToFree, expiryAfter, hasExpired, statusAt } from './holds';
-import { locationsKnowing } from './location-services';
+import { routedStockOf } from './location-services';
 import { type Allocation, type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, locationOf, passesOverSpread } from './model';
-import { type Eligibility, type Routing, eligibilityOf, eligibleBatches, isSameRouting, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
+import { type Eligibility, type Routing, eligibleBatches, isSameRouting, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
 
 /*
@@ -51,9 +51,7 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
     const now = repository.currentTime();
     if (existing && !(await settledAsEnded(existing, now, repository))) continue;
     if (existing) return answerRepeat(existing, lines, routing, now, repository);
-    const stockBySku = new Map(lines.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
-    const found = [...stockBySku.values()].flatMap((batches) => batches ?? []);
-    const eligibility = eligibilityOf(await locationsKnowing(locations, found, routing, repository), routing);
+    const { stockBySku, eligibility } = await routedStockOf(lines, stocks, locations, routing, repository);
     const plan = planOrder(holdid, lines, stockBySku, eligibility);
     const picks = picksOf(holdid, lines, stockBySku, eligibility, plan);
     if (await freedForLines(lines, stockBySku, eligibility, picks, repository)) continue;

@@ -1,8 +1,8 @@
 import { LocationContended, LocationNotFound } from './errors';
 import { type Location, type LocationDefinition, allLocationsOf, builtInLocation, definedLocation, isSameLocation } from './locations';
 import { type Batch, locationOf } from './model';
-import type { BatchRepository } from './ports';
-import type { Routing } from './routing';
+import type { BatchRepository, SkuStock } from './ports';
+import { type Eligibility, type Routing, eligibilityOf } from './routing';
 
 /*
  * Locations (docs/api.md, "Locations"): created or replaced whole, read one or all. The built-in
@@ -55,4 +55,20 @@ export const locationsKnowing = async (locations: Location[], batches: readonly 
   const named = [...(location === undefined ? [] : [location]), ...batches.map(locationOf)];
   const unknown = [...new Set(named.filter((id) => !known.has(id)))];
   return unknown.length > 0 ? repository.routingLocations(unknown) : locations;
+};
+
+/**
+ * What a request of several lines (an order, a hold) plans on: each SKU's batches as read (undefined
+ * for a SKU never added), and the locations its lines may come from, by the request's routing.
+ */
+export const routedStockOf = async (
+  lines: readonly { readonly sku: string }[],
+  stocks: readonly SkuStock[],
+  locations: Location[],
+  routing: Routing,
+  repository: BatchRepository,
+): Promise<{ readonly stockBySku: Map<string, readonly Batch[] | undefined>; readonly eligibility: Eligibility }> => {
+  const stockBySku = new Map(lines.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
+  const found = [...stockBySku.values()].flatMap((batches) => batches ?? []);
+  return { stockBySku, eligibility: eligibilityOf(await locationsKnowing(locations, found, routing, repository), routing) };
 };

@@ -38,7 +38,7 @@ import {
 } from './model';
 import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
 import { type Instant, batchesToFree, givenBack } from './holds';
-import { locationsKnowing } from './location-services';
+import { locationsKnowing, routedStockOf } from './location-services';
 import { allLocationsOf } from './locations';
 import { type Routing, eligibilityOf, eligibleBatches, isSameRouting, planLineMoves, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
@@ -354,9 +354,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     const pending = lines.filter(({ sku }) => !done.has(sku));
     if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
     const [locations, ...stocks] = await Promise.all([repository.routingLocations(), ...pending.map(({ sku }) => repository.stockOf(sku, read))]);
-    const stockBySku = new Map(pending.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
-    const found = [...stockBySku.values()].flatMap((batches) => batches ?? []);
-    const eligibility = eligibilityOf(await locationsKnowing(locations, found, routing, repository), routing);
+    const { stockBySku, eligibility } = await routedStockOf(pending, stocks, locations, routing, repository);
     const plan = planOrder(orderid, pending, stockBySku, eligibility, new Set([...done.values()].map(({ location }) => location)));
     const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
     if (await freedForLines(pending, stockBySku, eligibility, picks, repository)) continue;
