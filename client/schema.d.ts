@@ -167,7 +167,7 @@ export interface paths {
         };
         /**
          * Read a transfer
-         * @description The transfer as made, and whether it was cancelled. A cancelled transfer stays readable for two days.
+         * @description The transfer as made, and whether it was cancelled. A cancelled transfer stays readable for at least two days, until time to live removes its record.
          */
         get: operations["getTransfer"];
         put?: never;
@@ -1927,7 +1927,7 @@ export interface operations {
             };
             /**
              * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
-             *     - No transfer has this `transferid`, or it was cancelled more than two days ago
+             *     - No transfer has this `transferid`, or time to live removed its cancelled record (at least two days after the cancel)
              */
             404: {
                 headers: {
@@ -2042,7 +2042,7 @@ export interface operations {
             };
             /**
              * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
-             *     - No transfer has this `transferid`, or it was cancelled more than two days ago
+             *     - No transfer has this `transferid`, or time to live removed its cancelled record (at least two days after the cancel)
              */
             404: {
                 headers: {

@@ -1,6 +1,7 @@
 import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
 import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, batchesToFree, expiryAfter, hasExpired, statusAt } from './holds';
 import { routedStockOf } from './location-services';
+import { DEFAULT_LOCATION_ID } from './locations';
 import { type Allocation, type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, locationOf, passesOverSpread } from './model';
 import { type Eligibility, type Routing, eligibleBatches, isSameRouting, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
@@ -149,15 +150,15 @@ const answerRepeat = async (existing: Hold, lines: Order['lines'], routing: Rout
 
 /**
  * The hold, each line naming its batch's location: a hold placed before holds recorded it has its
- * batches read for it, those of its lines that do not name one.
+ * batches read for it, those of its lines that do not name one; a batch gone since (a transfer's
+ * incoming batch, cancelled) reads as at `default`, as that hold's events say.
  */
 const withLocations = async (hold: Hold, repository: BatchRepository): Promise<LocatedHold> => {
   const lines = await Promise.all(
     hold.lines.map(async ({ location, ...line }) => {
       if (location !== undefined) return { ...line, location };
       const batch = await repository.batch(line.batchref, line.sku);
-      if (!batch) throw new Error(`Hold ${hold.holdid} names batch ${line.batchref}, which is not stored`);
-      return { ...line, location: locationOf(batch) };
+      return { ...line, location: batch ? locationOf(batch) : DEFAULT_LOCATION_ID };
     }),
   );
   return { ...hold, lines };

@@ -297,7 +297,8 @@ export interface BatchRepository {
    * available both rise), the incoming batch and its reference removed on condition that nothing was
    * taken from it (as `incoming` was read: a shipment whose qty is still the transfer's, all of it
    * available, none held), and the transfer recorded as cancelled. `changed` when any of that no longer
-   * holds, and nothing was written.
+   * holds, and nothing was written. An incoming batch the store keeps in pieces (a sale of it spread
+   * it, and its lines were cancelled since) is gathered first, and answers `changed`, to be read again.
    */
   cancelTransfer(transfer: Transfer, source: Batch, incoming: Batch): Promise<ConditionalWrite>;
   /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */

@@ -74,7 +74,12 @@ export const createTransfer = async (request: TransferRequest, repository: Batch
       read = { settled: true };
       continue;
     }
-    if (!source) throw new TransferNotInStock(request.sku, request.from, request.qty);
+    if (!source) {
+      // A repeat racing its first send, which took the last units that fit: answered as that one was.
+      const made = await repository.transfer(request.transferid);
+      if (made) return answerRepeat(made, request);
+      throw new TransferNotInStock(request.sku, request.from, request.qty);
+    }
     const transfer = transferFrom(request, source);
     const result = await repository.saveTransfer(transfer, source);
     if (result.outcome === 'saved') return { transfer, created: true };
@@ -99,12 +104,18 @@ export const transferById = async (transferid: string, repository: BatchReposito
  * expired hold never blocks a cancel.
  */
 export const cancelTransfer = async (transferid: string, repository: BatchRepository): Promise<void> => {
+  let missedBefore = false;
   for (let round = 0; round < MAX_TRANSFER_ROUNDS; round++) {
     const transfer = await transferById(transferid, repository);
     if (transfer.status === 'cancelled') return;
     const [source, incoming] = await Promise.all([repository.batch(transfer.fromBatchref, transfer.sku), repository.batch(transfer.transferid, transfer.sku)]);
-    // Nothing removes a batch but a cancel, which removes the incoming one with the transfer's active state.
-    if (!source || !incoming) throw new Error(`Transfer ${transferid} is active, but its batch ${source ? transfer.transferid : transfer.fromBatchref} is not stored`);
+    if (!source || !incoming) {
+      // Nothing removes a batch but a cancel, with the transfer's active state: another cancel (a
+      // repeat racing this one) committed between the two reads, which the record, read again, says.
+      if (missedBefore) throw new Error(`Transfer ${transferid} is active, but its batch ${source ? transfer.transferid : transfer.fromBatchref} is not stored`);
+      missedBefore = true;
+      continue;
+    }
     if (heldOf(incoming) > 0 && (await repository.freeExpiredHolds(incoming, repository.currentTime(), heldOf(incoming))) > 0) continue;
     const why = whyNotCancellable(transfer, incoming);
     if (why) throw new TransferConflict(transferid, why);

@@ -259,8 +259,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.transfers.save(transfer, source);
   }
 
-  cancelTransfer(transfer: Transfer, source: Batch): Promise<ConditionalWrite> {
-    return this.transfers.cancel(transfer, source, this.currentTime());
+  cancelTransfer(transfer: Transfer, source: Batch, incoming: Batch): Promise<ConditionalWrite> {
+    return this.transfers.cancel(transfer, source, incoming, this.currentTime());
   }
 
   async recordOutOfStock(lines: readonly OrderLine[], routing?: Routing): Promise<void> {

@@ -3,7 +3,7 @@ import type { Instant } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { ConditionalWrite, SaveTransferResult } from '../../domain/ports';
 import { type Transfer, type TransferStatus, incomingBatchOf } from '../../domain/transfers';
-import { batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
+import { batchKey, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
 import { ITEM_IS_NEW, and } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey, now } from './fields';
 import type { StoredItem } from './items';
@@ -80,8 +80,11 @@ const sourceWrites = (tableName: string, batch: Batch, delta: number): TransactW
     return update(batchWithStockKey(batch.sku, batch.ref), { ConditionExpression: 'attribute_exists(pieces)', ExpressionAttributeValues: {} });
   }
   if (hasStockLeft(batch) !== hasStockLeft(moved)) return batchMoveWrites(tableName, batch, moved);
-  const whole = and(staysOnItsSide(batch, delta), { ConditionExpression: 'attribute_not_exists(pieces)', ExpressionAttributeValues: {} });
-  return update(batchWithStockKey(batch.sku, batch.ref), whole);
+  // A take comes only from a batch in stock: a PATCH that made it a shipment since fails it.
+  const inStock = delta < 0 ? ' AND attribute_not_exists(eta)' : '';
+  const whole = and(staysOnItsSide(batch, delta), { ConditionExpression: `attribute_not_exists(pieces)${inStock}`, ExpressionAttributeValues: {} });
+  // At the key its stock says: units handed back to a batch still owed more (a PATCH cut off before its moves) find it exhausted.
+  return update(batchKey(batch), whole);
 };
 
 /** The source batch's reference's copy of its qty, as the transfer leaves it (for its BatchChanged); its eta is the batch's own to change. */
@@ -169,8 +172,9 @@ export class TransferSaves {
     return { outcome: 'batch-changed' };
   }
 
-  /** BatchRepository.cancelTransfer: at most 6 items. */
-  async cancel(transfer: Transfer, source: Batch, cancelledAt: Instant): Promise<ConditionalWrite> {
+  /** BatchRepository.cancelTransfer: at most 6 items; an incoming batch in pieces gathered first (its removal's condition is on the batch whole). */
+  async cancel(transfer: Transfer, source: Batch, incoming: Batch, cancelledAt: Instant): Promise<ConditionalWrite> {
+    if (!(await this.spreads.keptWhole([incoming]))) return 'changed';
     return this.calls.conditionalWrite([
       transferCancelWrite(this.tableName, transfer, cancelledAt),
       ...incomingRemovalWrites(this.tableName, transfer),

@@ -1,4 +1,8 @@
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Batch, changedBatch } from '../../domain/model';
+import { spreadWrites } from '../../functions/store/pieces';
+import { PIECES_PER_SPREAD } from '../../functions/store/spread-batches';
 import { checkInvariants } from '../../tools/invariants';
 import { type HandlerService, serviceOver } from '../reliability/support/service';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
@@ -122,6 +126,39 @@ describe('DELETE /transfers/{transferid}', () => {
     await noViolations();
   });
 
+  it('gives the units back to a batch still owed units by its lines (a PATCH cut off before its moves), where it is stored', async () => {
+    const { sku, ref } = await stockAtDefault(10);
+    const transfer = transferOf(sku, 2);
+    await postTransfer(transfer);
+    expect((await context.service.allocate({ orderid: uniqueId('order'), sku, qty: 8 })).status).toBe(201);
+    // The change of the qty to 0 written, its lines' moves not: available -8, the batch among the exhausted.
+    const repository = context.table.repository();
+    const source = (await repository.batch(ref, sku)) as Batch;
+    expect((await repository.changeBatch(source, changedBatch(source, { qty: 0 }))).outcome).toBe('saved');
+
+    expect((await deleteTransfer(transfer.transferid)).status).toBe(204);
+    expect(await repository.batch(ref, sku)).toMatchObject({ qty: 2, available: -6 });
+    // The PATCH repeated finishes it: the line, with nowhere else to go, leaves its order.
+    expect((await patchBatch(ref, { qty: 2 })).status).toBe(200);
+    await noViolations();
+  });
+
+  it('gathers an incoming batch a sale spread over pieces, then cancels the transfer once its lines are gone', async () => {
+    const { sku } = await stockAtDefault(100);
+    const transfer = transferOf(sku, 80);
+    await postTransfer(transfer);
+    const repository = context.table.repository();
+    const incoming = (await repository.batch(transfer.transferid, sku)) as Batch;
+    const moved = incoming.available - 8;
+    await context.table.documentClient.send(
+      new TransactWriteCommand({ TransactItems: spreadWrites(context.table.tableName, incoming, moved, Math.min(PIECES_PER_SPREAD, moved), uniqueId('spread'), new Date().toISOString()) }),
+    );
+
+    expect((await deleteTransfer(transfer.transferid)).status).toBe(204);
+    expect((await getBatch(transfer.transferid)).status).toBe(404);
+    await noViolations();
+  });
+
   it('answers 409 once a line is on the incoming batch, and once it is received; 404 for a transfer never made', async () => {
     const { sku } = await stockAtDefault(10);
     const [taken, received] = [transferOf(sku, 3), transferOf(sku, 3)];
@@ -147,9 +184,12 @@ describe('races', () => {
         ...Array.from({ length: 3 }, () => context.service.allocate({ orderid: uniqueId('order'), sku, qty: 2 })),
       ]);
       const moved = answers[0]?.status === 201 ? 3 : 0;
-      const allocated = answers.slice(1).filter(({ status }) => status === 201).length * 2;
+      // A line may also go to the transfer's incoming shipment, once it is made: at most its 3 units.
+      const allocatedOn = (batchref: string) => answers.slice(1).filter(({ status, body }) => status === 201 && (body as { batchref: string }).batchref === batchref).length * 2;
+      const allocated = allocatedOn(ref);
       expect(answers[0]?.status === 201 || answers[0]?.status === 400).toBe(true);
       expect(moved + allocated).toBeLessThanOrEqual(6);
+      expect(allocatedOn(transfer.transferid)).toBeLessThanOrEqual(moved);
       expect((await getBatch(ref)).body).toMatchObject({ qty: 6 - moved, allocated, available: 6 - moved - allocated });
     }
     await noViolations();

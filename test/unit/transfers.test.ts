@@ -91,6 +91,25 @@ describe('making a transfer', () => {
     await expect(createTransfer({ ...request, qty: 5 }, repository)).rejects.toThrow(TransferConflict);
   });
 
+  it('answers a repeat racing its first send, which took the last units that fit, as a repeat', async () => {
+    const repository = new FakeRepository();
+    await repository.saveLocation(lyon);
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 4, eta: null }, repository);
+    const readTransfer = repository.transfer.bind(repository);
+    let raced = false;
+    // The repeat finds no transfer stored; its first send then commits, taking the batch's every unit.
+    repository.transfer = async (transferid) => {
+      const read = await readTransfer(transferid);
+      if (!raced) {
+        raced = true;
+        await createTransfer(request, repository);
+      }
+      return read;
+    };
+
+    expect(await createTransfer(request, repository)).toMatchObject({ created: false, transfer: { fromBatchref: 'b1' } });
+  });
+
   it('refuses a transferid that is a batch ref already', async () => {
     await expect(createTransfer({ ...request, transferid: 's1' }, await stocked())).rejects.toThrow(DuplicateBatch);
   });
@@ -144,6 +163,25 @@ describe('cancelling a transfer', () => {
     await createTransfer({ ...request, transferid: 't2' }, repository);
     repository.batches.set('t2', { ...(repository.batches.get('t2') as Batch), eta: null });
     await expect(cancelTransfer('t2', repository)).rejects.toThrow('its batch t2 has been received');
+  });
+
+  it('answers a cancel racing another that committed between its reads as done', async () => {
+    const repository = await stocked();
+    await createTransfer(request, repository);
+    const readTransfer = repository.transfer.bind(repository);
+    let raced = false;
+    // The record read active; before this cancel reads the batches, another cancel commits whole.
+    repository.transfer = async (transferid) => {
+      const read = await readTransfer(transferid);
+      if (!raced) {
+        raced = true;
+        await cancelTransfer(transferid, repository);
+      }
+      return read;
+    };
+
+    await expect(cancelTransfer('t1', repository)).resolves.toBeUndefined();
+    expect(repository.batches.get('b1')).toMatchObject({ qty: 10, available: 10 });
   });
 
   it('answers a transfer never made with TransferNotFound', async () => {

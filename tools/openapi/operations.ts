@@ -445,11 +445,11 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
   'GET /transfers/{transferid}': {
     operationId: 'getTransfer',
     summary: 'Read a transfer',
-    description: 'The transfer as made, and whether it was cancelled. A cancelled transfer stays readable for two days.',
+    description: 'The transfer as made, and whether it was cancelled. A cancelled transfer stays readable for at least two days, until time to live removes its record.',
     pathParameters: { transferid: 'transfer-1' },
     answers: [
       { status: 200, when: 'The transfer exists', name: 'TransferRead', body: json('Transfer', TRANSFER_EXAMPLE) },
-      mapped('No transfer has this `transferid`, or it was cancelled more than two days ago', new TransferNotFound('transfer-1')),
+      mapped('No transfer has this `transferid`, or time to live removed its cancelled record (at least two days after the cancel)', new TransferNotFound('transfer-1')),
     ],
   },
   'DELETE /transfers/{transferid}': {
@@ -461,7 +461,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     pathParameters: { transferid: 'transfer-1' },
     answers: [
       { status: 204, when: 'The transfer is cancelled, or already was (a repeat); no body', name: 'TransferCancelled' },
-      mapped('No transfer has this `transferid`, or it was cancelled more than two days ago', new TransferNotFound('transfer-1')),
+      mapped('No transfer has this `transferid`, or time to live removed its cancelled record (at least two days after the cancel)', new TransferNotFound('transfer-1')),
       mapped(
         'A line or a hold is on the incoming batch, its `qty` was changed, or it was received; nothing changes, and the message says which',
         new TransferConflict('transfer-1', 'cannot be cancelled: lines have units on its batch transfer-1'),
