@@ -74,7 +74,12 @@ export const createTransfer = async (request: TransferRequest, repository: Batch
       read = { settled: true };
       continue;
     }
-    if (!source) throw new TransferNotInStock(request.sku, request.from, request.qty);
+    if (!source) {
+      // The transfer may be made already: a repeat that raced its first, whose take left no batch with the units.
+      const made = await repository.transfer(request.transferid);
+      if (made) return answerRepeat(made, request);
+      throw new TransferNotInStock(request.sku, request.from, request.qty);
+    }
     const transfer = transferFrom(request, source);
     const result = await repository.saveTransfer(transfer, source);
     if (result.outcome === 'saved') return { transfer, created: true };
