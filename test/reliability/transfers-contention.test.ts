@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocationDefinition } from '../../domain/locations';
@@ -48,12 +49,13 @@ const sumOf = (values: readonly number[]) => values.reduce((sum, value) => sum +
 
 describe(`allocations and transfers racing for the batches in stock at one location, sent at once through the conflict model (seed ${SEED})`, () => {
   const SKU = 'ARMCHAIR';
-  /** Three batches at Paris, so that the takes pass from one to the next as they drain. */
-  const REFS = ['armchair-1', 'armchair-2', 'armchair-3'];
-  const LINES = 100;
-  const TRANSFERS = 10;
-  /** Transfers are sent among the first requests, so that some meet stock still there and some do not. */
-  const TRANSFER_POSITIONS = 40;
+  /**
+   * Small batches at Paris, so that the takes pass from one to the next as each drains: the moments a
+   * transfer's take, read with units left, meets lines that took them first.
+   */
+  const REFS = Array.from({ length: 8 }, (_, index) => `armchair-${index + 1}`);
+  const LINES = 120;
+  const TRANSFERS = 30;
   const POSITIONS = 200;
 
   interface Line {
@@ -79,7 +81,7 @@ describe(`allocations and transfers racing for the batches in stock at one locat
 
   const workloadArbitrary: fc.Arbitrary<Workload> = fc
     .record({
-      batchQtys: fc.tuple(...REFS.map(() => fc.integer({ min: 40, max: 60 }))),
+      batchQtys: fc.tuple(...REFS.map(() => fc.integer({ min: 15, max: 30 }))),
       lines: fc.tuple(
         ...Array.from({ length: LINES }, (_, index) =>
           fc.record({
@@ -95,8 +97,8 @@ describe(`allocations and transfers racing for the batches in stock at one locat
       transfers: fc.tuple(
         ...Array.from({ length: TRANSFERS }, (_, index) =>
           fc.record({
-            position: fc.nat(TRANSFER_POSITIONS),
-            qty: fc.integer({ min: 3, max: 10 }),
+            position: fc.nat(POSITIONS),
+            qty: fc.integer({ min: 2, max: 6 }),
             eta: fc.constantFrom('2027-03-01', '2027-03-15'),
             // A client that timed out sends the transfer again while its first request is in flight.
             copies: fc.constantFrom(1, 1, 2),
@@ -256,53 +258,60 @@ describe(`allocations and transfers racing for the batches in stock at one locat
 });
 
 describe(`cancels of transfers racing allocations routed onto their incoming batches, through the conflict model (seed ${SEED})`, () => {
-  const SKU = 'SOFA';
-  /** Each transfer takes QTY, and each line asks for QTY at Lyon: one line fills one incoming batch, whole. */
+  /**
+   * A SKU for each round: one batch at Paris gives the units of its two transfers, whose incoming
+   * batches at Lyon are all its stock there, so a line routed to Lyon has no other choice.
+   */
+  const SKUS = Array.from({ length: 20 }, (_, index) => `SOFA-${String(index + 1).padStart(2, '0')}`);
+  /**
+   * Each transfer takes QTY, and each line asks for LINE_QTY at Lyon: one line fits on an incoming
+   * batch, a second does not, and the batch keeps a unit, so it stays where a cancel's delete finds
+   * it (a take of its last units would move it out of the stock range, and only the delete's
+   * condition on it as read stops a cancel that read it before a line's take).
+   */
   const QTY = 3;
-  const TRANSFERS = 24;
-  /** Each batch at Paris gives the units of two transfers, so that two cancels give back to one batch at once. */
-  const REFS = Array.from({ length: TRANSFERS / 2 }, (_, index) => `sofa-${String(index + 1).padStart(2, '0')}`);
-  const ETAS = ['2027-03-01', '2027-03-08', '2027-03-15'];
+  const LINE_QTY = 2;
+  /** The first is the one lines prefer, then the second. */
+  const ETAS = ['2027-03-01', '2027-03-15'];
   /**
-   * Clients with a request in flight at every moment, each taking the next as soon as it has its
-   * answer. Sent all at once instead, the DELETEs, which have no body, would arrive whole first,
-   * and every cancel would run before any allocation.
+   * When each request of a round is sent, in ms after the round starts. A cancel reads the incoming
+   * batch, then writes: only the condition of its write on the batch as read stops it when a line's
+   * write was held (5 ms) as it read, which some of these meet.
    */
-  const CLIENTS = 12;
+  const sendAfter = fc.integer({ min: 0, max: 10 });
 
-  type Request = { readonly kind: 'allocate'; readonly orderid: string } | { readonly kind: 'cancel'; readonly transferid: string };
+  type Request = { readonly kind: 'allocate'; readonly orderid: string; readonly sku: string } | { readonly kind: 'cancel'; readonly transferid: string };
+  interface Round {
+    readonly sku: string;
+    readonly transferids: readonly string[];
+    /** Two lines and the cancels of the two transfers, each sent after its delay. */
+    readonly requests: ReadonlyArray<{ readonly request: Request; readonly after: number }>;
+  }
 
-  const transferids = Array.from({ length: TRANSFERS }, (_, index) => `transfer-${String(index + 1).padStart(2, '0')}`);
-  const etaOf = (index: number) => ETAS[index % ETAS.length] as string;
-  /** The order an allocation routed to Lyon prefers the incoming batches in: the earliest eta, then the ref. */
-  const inPreference = transferids
-    .map((transferid, index) => ({ transferid, eta: etaOf(index) }))
-    .sort((a, b) => (a.eta === b.eta ? (a.transferid < b.transferid ? -1 : 1) : a.eta < b.eta ? -1 : 1));
-
-  /**
-   * For each incoming batch, in the order lines prefer them, a line and the cancel of its transfer,
-   * next to each other in an order drawn: each cancel meets the line that goes for its batch.
-   */
-  const [requests] = fc.sample(
-    fc.tuple(...inPreference.map(() => fc.boolean())).map((cancelsFirst) =>
-      inPreference.flatMap(({ transferid }, index): Request[] => {
-        const pair: Request[] = [{ kind: 'allocate', orderid: `order-${index + 1}` }, { kind: 'cancel', transferid }];
-        return cancelsFirst[index] ? pair.reverse() : pair;
+  const transferidsOf = (sku: string) => ETAS.map((_, index) => `${sku.toLowerCase()}-transfer-${index + 1}`);
+  const [rounds] = fc.sample(
+    fc.tuple(...SKUS.map(() => fc.tuple(sendAfter, sendAfter, sendAfter, sendAfter))).map((delays) =>
+      SKUS.map((sku, index): Round => {
+        const transferids = transferidsOf(sku);
+        const requests: Request[] = [
+          ...transferids.map((transferid) => ({ kind: 'cancel', transferid }) as const),
+          ...transferids.map((_, line) => ({ kind: 'allocate', orderid: `order-${index + 1}-${line + 1}`, sku }) as const),
+        ];
+        return { sku, transferids, requests: requests.map((request, at) => ({ request, after: delays[index]?.[at] as number })) };
       }),
     ),
     { seed: SEED, numRuns: 1 },
-  ) as [Request[]];
+  ) as [Round[]];
+  const transferids = rounds.flatMap((round) => round.transferids);
 
   const send = (service: LocalService, request: Request) =>
     request.kind === 'allocate'
-      ? service.allocate({ orderid: request.orderid, sku: SKU, qty: QTY, location: TO })
+      ? service.allocate({ orderid: request.orderid, sku: request.sku, qty: LINE_QTY, location: TO })
       : service.request('DELETE', pathOf('transfers', request.transferid));
 
-  const batches: NewBatch[] = REFS.map((ref) => ({ ref, sku: SKU, qty: 2 * QTY, eta: null, location: FROM }));
+  const batches: NewBatch[] = SKUS.map((sku) => ({ ref: `${sku.toLowerCase()}-1`, sku, qty: ETAS.length * QTY, eta: null, location: FROM }));
   let table: ModelledTable;
   let outcomes: Array<{ request: Request; attempts: Answer[] }>;
-  /** The batch at Paris each transfer took its units from. */
-  const fromBatchrefs = new Map<string, string>();
   let conflicts: number;
   let inventory: Inventory;
 
@@ -311,21 +320,20 @@ describe(`cancels of transfers racing allocations routed onto their incoming bat
     const service = await startLocalService(table.repository());
     try {
       await addLocationsAndBatches(service, batches);
-      for (const [index, transferid] of transferids.entries()) {
-        const made = await service.request('POST', '/transfers', { transferid, sku: SKU, qty: QTY, from: FROM, to: TO, eta: etaOf(index) });
-        expect(made.status).toBe(201);
-        fromBatchrefs.set(transferid, bodyOf<{ from_batchref: string }>(made).from_batchref);
+      for (const { sku, transferids } of rounds) {
+        for (const [index, transferid] of transferids.entries()) {
+          const made = await service.request('POST', '/transfers', { transferid, sku, qty: QTY, from: FROM, to: TO, eta: ETAS[index] });
+          expect(made.status).toBe(201);
+        }
       }
       const before = table.model.counters().conflicts;
       outcomes = [];
-      let next = 0;
-      const client = async () => {
-        for (let request = requests[next++]; request; request = requests[next++]) {
-          const sent = request;
-          outcomes.push({ request: sent, attempts: await sendUntilAnswered(() => send(service, sent)) });
-        }
-      };
-      await Promise.all(Array.from({ length: CLIENTS }, client));
+      // One round after another: each SKU's four requests meet at the moments drawn for them.
+      for (const round of rounds) {
+        const race = ({ request, after }: Round['requests'][number]) =>
+          sleep(after).then(async () => ({ request, attempts: await sendUntilAnswered(() => send(service, request)) }));
+        outcomes.push(...(await Promise.all(round.requests.map(race))));
+      }
       conflicts = table.model.counters().conflicts - before;
     } finally {
       await service.close();
@@ -337,11 +345,12 @@ describe(`cancels of transfers racing allocations routed onto their incoming bat
 
   const cancelOf = (transferid: string) =>
     lastOf(outcomes.find(({ request }) => request.kind === 'cancel' && request.transferid === transferid)?.attempts ?? []);
-  const linesAnsweredOnto = (transferid: string) =>
-    outcomes.filter(({ request, attempts }) => {
+  const isMade = (answer: Answer) => answer.status === 201 || answer.status === 200;
+  const linesAnswered = () =>
+    outcomes.flatMap(({ request, attempts }) => {
       const answer = lastOf(attempts);
-      return request.kind === 'allocate' && (answer.status === 201 || answer.status === 200) && bodyOf<{ batchref: string }>(answer).batchref === transferid;
-    }).length;
+      return request.kind === 'allocate' && isMade(answer) ? [{ orderid: request.orderid, batchref: bodyOf<{ batchref: string }>(answer).batchref }] : [];
+    });
   const cancelled = () => transferids.filter((transferid) => cancelOf(transferid).status === 204);
 
   it('met transaction conflicts in the model, and both a cancel and a line won a race', () => {
@@ -352,28 +361,30 @@ describe(`cancels of transfers racing allocations routed onto their incoming bat
     expect(refused).toBeGreaterThan(0);
   });
 
-  it('answers every cancel 204 or 409 for the line on its batch, and every line with an incoming batch at Lyon or "out of stock"', () => {
+  it('answers every cancel 204 or 409 for the line on its batch, and every line with an incoming batch of its SKU at Lyon or "out of stock"', () => {
     const unexpected = outcomes.filter(({ request, attempts }) => {
       const answer = lastOf(attempts);
       const allowed =
         request.kind === 'cancel'
           ? (answer.status === 204 && answer.text === '') ||
             (answer.status === 409 && messageOf(answer) === `Transfer ${request.transferid} cannot be cancelled: lines have units on its batch ${request.transferid}`)
-          : ((answer.status === 201 || answer.status === 200) &&
-              transferids.includes(bodyOf<{ batchref: string }>(answer).batchref) &&
-              bodyOf<{ location: string }>(answer).location === TO) ||
-            isOutOfStock(answer, SKU);
+          : (isMade(answer) && transferidsOf(request.sku).includes(bodyOf<{ batchref: string }>(answer).batchref) && bodyOf<{ location: string }>(answer).location === TO) ||
+            isOutOfStock(answer, request.sku);
       return !(allowed && retriedOnlyAfter503(attempts));
     });
     expect(unexpected.map(({ request, attempts }) => ({ request, attempts: attempts.map(({ status, body }) => ({ status, body })) }))).toEqual([]);
   });
 
   it('lets exactly one win for each transfer: its cancel, or one line onto its incoming batch, never both, never neither', () => {
-    const outcomesByTransfer = transferids.map((transferid) => ({ transferid, cancel: cancelOf(transferid).status, lines: linesAnsweredOnto(transferid) }));
-    expect(outcomesByTransfer.filter(({ cancel, lines }) => !((cancel === 204 && lines === 0) || (cancel === 409 && lines === 1)))).toEqual([]);
+    const byTransfer = transferids.map((transferid) => ({
+      transferid,
+      cancel: cancelOf(transferid).status,
+      lines: linesAnswered().filter(({ batchref }) => batchref === transferid).length,
+    }));
+    expect(byTransfer.filter(({ cancel, lines }) => !((cancel === 204 && lines === 0) || (cancel === 409 && lines === 1)))).toEqual([]);
   });
 
-  it('leaves each transfer as its race ended: a cancelled one with its units back at Paris and no incoming batch, the others with their line', () => {
+  it('leaves each transfer as its race ended: a cancelled one with no incoming batch, the others with their line', () => {
     const cancels = new Set(cancelled());
     const stored = transferids.map((transferid) => {
       const incoming = inventory.batches.find((batch) => batch.ref === transferid);
@@ -388,28 +399,26 @@ describe(`cancels of transfers racing allocations routed onto their incoming bat
       transferids.map((transferid) =>
         cancels.has(transferid)
           ? { transferid, status: 'cancelled', incoming: undefined, lines: [] }
-          : { transferid, status: 'active', incoming: { qty: QTY, available: 0, location: TO }, lines: [QTY] },
+          : { transferid, status: 'active', incoming: { qty: QTY, available: QTY - LINE_QTY, location: TO }, lines: [LINE_QTY] },
       ),
     );
   });
 
-  it('accounts for every unit: each batch at Paris holds what its cancelled transfers gave back, and the batches hold what was added', () => {
+  it('accounts for every unit: each batch at Paris holds what its cancelled transfers gave back, every confirmed line is stored, and nothing else', () => {
     const cancels = new Set(cancelled());
-    const keptBy = (ref: string) => transferids.filter((transferid) => fromBatchrefs.get(transferid) === ref && !cancels.has(transferid)).length;
-    expect(REFS.map((ref) => ({ ref, qty: inventory.batches.find((batch) => batch.ref === ref)?.qty }))).toEqual(
-      REFS.map((ref) => ({ ref, qty: 2 * QTY - keptBy(ref) * QTY })),
+    expect(batches.map(({ ref }) => ({ ref, qty: inventory.batches.find((batch) => batch.ref === ref)?.qty }))).toEqual(
+      batches.map(({ ref, sku }) => ({ ref, qty: QTY * transferidsOf(sku).filter((transferid) => cancels.has(transferid)).length })),
     );
     expect(sumOf(inventory.batches.map(({ qty }) => qty))).toBe(sumOf(batches.map(({ qty }) => qty)));
-    expect(inventory.lines.map(({ orderid }) => orderid).sort()).toEqual(
-      outcomes.flatMap(({ request, attempts }) => (request.kind === 'allocate' && [200, 201].includes(lastOf(attempts).status) ? [request.orderid] : [])).sort(),
-    );
+    const byOrder = (a: { orderid: string }, b: { orderid: string }) => (a.orderid < b.orderid ? -1 : 1);
+    expect(inventory.lines.map(({ orderid, batchref }) => ({ orderid, batchref })).sort(byOrder)).toEqual(linesAnswered().sort(byOrder));
     expect(findViolations(inventory)).toEqual([]);
   });
 
-  it('refuses a line only when every incoming batch left at Lyon has a line already', () => {
+  it('refuses a line only when both incoming batches of its SKU have a line or were cancelled', () => {
     // Nothing adds stock at Lyon during the race: a batch with room now had it when the line was refused.
-    const refusedLines = outcomes.filter(({ request, attempts }) => request.kind === 'allocate' && isOutOfStock(lastOf(attempts), SKU));
-    const roomAtLyon = inventory.batches.filter((batch) => locationOf(batch) === TO && batch.available > 0);
-    expect(refusedLines.length === 0 || roomAtLyon.length === 0).toBe(true);
+    const refusedSkus = outcomes.flatMap(({ request, attempts }) => (request.kind === 'allocate' && isOutOfStock(lastOf(attempts), request.sku) ? [request.sku] : []));
+    const withRoomAtLyon = inventory.batches.filter((batch) => locationOf(batch) === TO && batch.available >= LINE_QTY).map(({ sku }) => sku);
+    expect(refusedSkus.filter((sku) => withRoomAtLyon.includes(sku))).toEqual([]);
   });
 });
