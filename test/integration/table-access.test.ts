@@ -248,6 +248,39 @@ describe("each handler's calls to the table stay within what its role is granted
     expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
   });
 
+  it("batches: transfers made (one taking a batch's last units), repeated, refused, read, cancelled (giving units back to the emptied batch) and cancelled again, and a cancel refused", async () => {
+    const sku = uniqueId('sku');
+    const place = uniqueId('place');
+    await table.repository().saveLocation({ id: place, name: 'A place', priority: 1, serves: ['FR'], active: true });
+    await table.repository().addBatch({ ref: uniqueId('batch'), sku, qty: 6, available: 6, eta: null });
+    const { sender, actions } = recording(table.documentClient);
+    const batches = createBatchesHandler(table.repository({ sender }));
+    const transfer = (qty: number, eta = '2030-01-01') => ({ transferid: uniqueId('transfer'), sku, qty, from: 'default', to: place, eta });
+    // The line below goes to the earliest shipment at the place: the incoming batch of `lined`.
+    const [other, lined, lastUnits] = [transfer(3), transfer(1, '2029-01-01'), transfer(2)];
+    const path = (transferid: string) => ({ pathParameters: { transferid } });
+
+    const statuses = await statusesOf(batches, [
+      postEvent('/transfers', other),
+      postEvent('/transfers', lined),
+      postEvent('/transfers', lastUnits),
+      postEvent('/transfers', lastUnits),
+      postEvent('/transfers', transfer(1)),
+      routeEvent('GET /transfers/{transferid}', path(other.transferid)),
+      routeEvent('DELETE /transfers/{transferid}', path(lastUnits.transferid)),
+      routeEvent('DELETE /transfers/{transferid}', path(lastUnits.transferid)),
+    ]);
+    await allocate({ orderid: uniqueId('order'), sku, qty: 1 }, table.repository(), { location: place });
+    statuses.push(...(await statusesOf(batches, [routeEvent('DELETE /transfers/{transferid}', path(lined.transferid))])));
+
+    expect(statuses).toEqual([201, 201, 201, 200, 400, 200, 204, 204, 409]);
+    const done = actions.map(({ action, partitionKey }) => `${action} on ${partitionKey.split('#')[0]}`);
+    for (const action of ['dynamodb:PutItem on TRANSFER', 'dynamodb:UpdateItem on TRANSFER', 'dynamodb:GetItem on TRANSFER', 'dynamodb:DeleteItem on SKU']) {
+      expect(done).toContain(action);
+    }
+    expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
+  });
+
   it('batches: a change that releases a hold on the batch', async () => {
     const sku = uniqueId('sku');
     const ref = uniqueId('batch');

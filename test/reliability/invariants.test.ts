@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { placeHold } from '../../domain/hold-services';
+import { cancelTransfer, createTransfer } from '../../domain/transfer-services';
 import { heldUnitsKey } from '../../functions/store/held-units';
 import { type StoredItem, parseStoredItem } from '../../functions/store/items';
 import { pieceItem, pieceKey, spreadWrites } from '../../functions/store/pieces';
@@ -197,6 +198,61 @@ describe('the invariant check', () => {
     expect(await violations()).toEqual([]);
     await set(await batchKey(table, 'desk-1'), 'location', 'paris');
     expect(await violations()).toEqual([{ rule: 'batch-at-a-location', message: 'batch "desk-1" of sku "DESK" is at location "paris", which does not exist' }]);
+  });
+
+  describe('of transfers', () => {
+    /** Two desks sent from desk-1 at default to lyon: the transfer t1, whose incoming batch is t1. */
+    const sendDesks = async () => {
+      await table.repository().saveLocation({ id: 'lyon', name: 'Lyon', priority: 1, serves: ['FR'], active: true });
+      expect((await serviceOver(table.repository()).addBatch({ ref: 'desk-1', sku: 'DESK', qty: 5, eta: null })).status).toBe(201);
+      await createTransfer({ transferid: 't1', sku: 'DESK', qty: 2, from: 'default', to: 'lyon', eta: '2027-03-01' }, table.repository());
+    };
+    /** A batch gone with its reference, as a cancel removes an incoming batch: only the transfer can miss it. */
+    const removeBatch = async (ref: string) => {
+      for (const key of [await batchKey(table, ref), await keyOf(table, (item) => item.kind === 'batch-reference' && item.ref === ref)]) {
+        await table.documentClient.send(new DeleteCommand({ TableName: table.tableName, Key: key }));
+      }
+    };
+
+    it('finds nothing wrong with a transfer the service made, nor with one it cancelled', async () => {
+      await sendDesks();
+      await createTransfer({ transferid: 't2', sku: 'DESK', qty: 1, from: 'default', to: 'lyon', eta: '2027-03-01' }, table.repository());
+      await cancelTransfer('t2', table.repository());
+      expect(await violations()).toEqual([]);
+    });
+
+    it('reports an active transfer whose incoming batch is missing', async () => {
+      await sendDesks();
+      await removeBatch('t1');
+      expect(await violations()).toEqual([
+        { rule: 'transfer-accounted', message: 'active transfer "t1" of 2 of sku "DESK" has its incoming batch "t1" at "lyon", but no such batch exists' },
+      ]);
+    });
+
+    it('reports an active transfer whose incoming batch is at another location than its to', async () => {
+      await sendDesks();
+      await table.repository().saveLocation({ id: 'nice', name: 'Nice', priority: 2, serves: ['FR'], active: true });
+      await set(await batchKey(table, 't1'), 'location', 'nice');
+      expect(await violations()).toEqual([
+        { rule: 'transfer-accounted', message: 'active transfer "t1" of 2 of sku "DESK" has its incoming batch "t1" at "lyon", but that batch is at "nice"' },
+      ]);
+    });
+
+    it('reports an active transfer whose source batch is missing', async () => {
+      await sendDesks();
+      await removeBatch('desk-1');
+      expect(await violations()).toEqual([
+        { rule: 'transfer-accounted', message: 'active transfer "t1" of 2 of sku "DESK" has its source batch "desk-1" at "default", but no such batch exists' },
+      ]);
+    });
+
+    it('does not report a cancelled transfer, whose incoming batch is gone', async () => {
+      await sendDesks();
+      await cancelTransfer('t1', table.repository());
+      expect(await keyOf(table, (item) => item.kind === 'transfer' && item.transfer.status === 'cancelled')).toBeDefined();
+      await removeBatch('desk-1');
+      expect((await violations()).filter(({ rule }) => rule === 'transfer-accounted')).toEqual([]);
+    });
   });
 
   describe('of holds', () => {
