@@ -510,12 +510,6 @@ export interface components {
             /** @description The location of the batch: where the line is taken from. */
             location: components["schemas"]["LocationId"];
         };
-        /** @description An allocated line of an order, and its batch. */
-        AllocatedLine: {
-            sku: components["schemas"]["Identifier"];
-            qty: number;
-            batchref: components["schemas"]["Identifier"];
-        };
         /** @description A line of an order or a hold, its batch, and where that batch is. */
         RoutedLine: {
             sku: components["schemas"]["Identifier"];
@@ -530,11 +524,11 @@ export interface components {
             /** @description Sorted by `sku`. */
             lines: components["schemas"]["RoutedLine"][];
         };
-        /** @description An order's lines, each with its batch. */
+        /** @description An order's lines, each with its batch and that batch's location. */
         OrderAllocations: {
             orderid: components["schemas"]["Identifier"];
             /** @description Sorted by `sku`. */
-            lines: components["schemas"]["AllocatedLine"][];
+            lines: components["schemas"]["RoutedLine"][];
         };
         /** @description A batch, and the units on its lines. */
         Batch: {

@@ -2,7 +2,7 @@ import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNot
 import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, batchesToFree, expiryAfter, hasExpired, statusAt } from './holds';
 import { routedStockOf } from './location-services';
 import { DEFAULT_LOCATION_ID } from './locations';
-import { type Allocation, type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, locationOf, passesOverSpread } from './model';
+import { type Allocation, type Batch, type BatchPreference, type Order, type OrderPlan, type RoutedAllocation, byPreference, locationOf, passesOverSpread } from './model';
 import { type Eligibility, type Routing, eligibleBatches, isSameRouting, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
 
@@ -322,8 +322,8 @@ export const sweepExpiredHolds = async (repository: BatchRepository, deadline?: 
 };
 
 export interface ConfirmOutcome {
-  /** The order's new lines: the hold's, sorted by sku. */
-  readonly lines: Allocation[];
+  /** The order's new lines: the hold's, sorted by sku, each with its batch's location. */
+  readonly lines: RoutedAllocation[];
   /** False for a repeat of a confirm already made to this order. */
   readonly created: boolean;
 }
@@ -338,7 +338,14 @@ export const confirmHold = async (holdid: string, orderid: string, repository: B
   let batches: readonly Batch[] | undefined;
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
     const hold = await holdOrThrow(holdid, repository);
-    const lines = hold.lines.map(({ sku, qty, batchref }) => ({ orderid, sku, qty, batchref, ...(hold.routing ? { routing: hold.routing } : {}) }));
+    const lines = (await withLocations(hold, repository)).lines.map(({ sku, qty, batchref, location }) => ({
+      orderid,
+      sku,
+      qty,
+      batchref,
+      location,
+      ...(hold.routing ? { routing: hold.routing } : {}),
+    }));
     const now = repository.currentTime();
     const status = statusAt(hold, now);
     if (status === 'confirmed' && hold.orderid === orderid) return { lines, created: false };

@@ -68,6 +68,11 @@ export interface Allocation extends OrderLine {
   readonly routing?: Routing;
 }
 
+/** An order's line and the location of its batch. */
+export interface RoutedAllocation extends Allocation {
+  readonly location: string;
+}
+
 export interface NewBatch {
   readonly ref: string;
   readonly sku: string;

@@ -1,6 +1,6 @@
 import type { HeldLine, HeldUnits, Hold, Instant } from './holds';
 import type { Location } from './locations';
-import type { Allocation, Batch, LineMove, NewBatch, OrderLine, Placement } from './model';
+import type { Allocation, Batch, LineMove, NewBatch, OrderLine, Placement, RoutedAllocation } from './model';
 import type { Routing } from './routing';
 import type { Transfer } from './transfers';
 
@@ -209,6 +209,12 @@ export interface BatchRepository {
   batch(ref: string, sku?: string): Promise<Batch | undefined>;
   /** Every line of the order, as of now, in no particular order. */
   allocationsOf(orderid: string): Promise<Allocation[]>;
+  /**
+   * The order's lines as allocationsOf reads them, each with its batch's location as the line
+   * records it (`default` for one that records none: at `default`, or written before lines recorded
+   * it). Strongly consistent.
+   */
+  locatedLinesOf(orderid: string): Promise<RoutedAllocation[]>;
   /**
    * Up to `limit` of the lines on the batch, most recently allocated first. Read through an index
    * that may lag a write by a moment: a line listed may have left since (its move then answers

@@ -24,6 +24,7 @@ import {
   type Order,
   type OrderLine,
   type Reallocation,
+  type RoutedAllocation,
   type StockLevels,
   afterMoves,
   heldOf,
@@ -160,8 +161,9 @@ const MAX_CHANGE_ROUNDS = 32;
 /** Lines read at a time from a batch that shrank: enough for most batches in one read. */
 const LINES_READ_AT_ONCE = 100;
 
-export const orderAllocations = async (orderid: string, repository: BatchRepository): Promise<Allocation[]> => {
-  const lines = await repository.allocationsOf(orderid);
+/** An order's lines, sorted by sku, each with its batch's location as the line records it. */
+export const orderAllocations = async (orderid: string, repository: BatchRepository): Promise<RoutedAllocation[]> => {
+  const lines = await repository.locatedLinesOf(orderid);
   if (lines.length === 0) throw new OrderNotFound(orderid);
   return bySku(lines);
 };
@@ -321,11 +323,6 @@ const batchOrThrow = async (ref: string, repository: BatchRepository, sku?: stri
   if (!batch) throw new BatchNotFound(ref);
   return batch;
 };
-
-/** An order's line and the location of its batch. */
-export interface RoutedAllocation extends Allocation {
-  readonly location: string;
-}
 
 export interface OrderOutcome {
   /** Every line of the request, sorted by sku, with its batch and that batch's location. */

@@ -1,9 +1,9 @@
 import { type LocatedHold, confirmHold, extendHold, holdStatus, placeHold, releaseHold } from '../domain/hold-services';
 import { DEFAULT_HOLD_SECONDS } from '../domain/holds';
-import type { Allocation } from '../domain/model';
+import type { RoutedAllocation } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import type { Destination, Routing } from '../domain/routing';
-import { type RoutedAllocation, allocate, allocateOrder, cancelAllocation, orderAllocations } from '../domain/services';
+import { allocate, allocateOrder, cancelAllocation, orderAllocations } from '../domain/services';
 import { countingHoldEndings } from './hold-endings';
 import { type OpenApiDocumentReader, openApiDocumentFile, openApiDocumentResult } from './http/openapi-document';
 import { json, noContent, route, routedHandler } from './http/route';
@@ -12,10 +12,10 @@ import { holdConfirmationSchema, holdExtensionSchema, holdSchema, orderLineSchem
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
-/** Every field named, so that what the store holds beside them never reaches a client. */
-const lineView = ({ sku, qty, batchref }: Pick<Allocation, 'sku' | 'qty' | 'batchref'>) => ({ sku, qty, batchref });
-
-/** An order's or a hold's line as a request that placed it answers: with its batch's location. */
+/**
+ * An order's or a hold's line as every answer shows it, with its batch's location; every field
+ * named, so that what the store holds beside them (its routing) never reaches a client.
+ */
 const routedLineView = ({ sku, qty, batchref, location }: Pick<RoutedAllocation, 'sku' | 'qty' | 'batchref' | 'location'>) => ({ sku, qty, batchref, location });
 
 /** What a request says of where its lines may come from, the fields it left out absent. */
@@ -73,7 +73,7 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
       successOutcomes: { 200: 'OrderRead' },
       run: async ({ pathParameters: { orderid } }, store) => {
         const lines = await orderAllocations(orderid, store);
-        return json(200, { orderid, lines: lines.map(lineView) });
+        return json(200, { orderid, lines: lines.map(routedLineView) });
       },
     }),
     route('DELETE /allocations/{orderid}/{sku}', {
@@ -119,7 +119,7 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
           counter.count(metricNames.holdsConfirmed);
           counter.count(metricNames.linesAllocated, lines.length);
         }
-        return json(created ? 201 : 200, { orderid, lines: lines.map(lineView) });
+        return json(created ? 201 : 200, { orderid, lines: lines.map(routedLineView) });
       },
     }),
     route('GET /openapi.json', {

@@ -3,7 +3,7 @@ import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, locationOf, piecesAvailable } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, type RoutedAllocation, hasStockLeft, locationOf, piecesAvailable } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -33,7 +33,7 @@ import { STOCK_RANGE, batchDescriptionWrite, emptiedBatchMoveWrites, batchRefere
 import { type CountPlaces, type HoldWrites, sendHoldWrites, sizingPlaces } from './held-units';
 import { HoldGiveBacks, type HeldOnBatch, conditionalHoldWrite } from './hold-give-backs';
 import { batchChangeHoldEndWrites, holdConfirmWrites, holdEndWrites, holdExtensionWrites, holdKey } from './holds';
-import { parseStoredItem, storedLine } from './items';
+import { locatedLine, parseStoredItem, storedLine } from './items';
 import { LocationReads, RoutingLocations } from './location-reads';
 import { locationExistsCheck } from './locations';
 import { ALLOCATED_AT, LINES_RANGE, LINE_BATCH, lineKey, lineMovesWrites, lineRemovalWrites, linesOfBatch, orderPartition, outOfStockItem } from './lines';
@@ -310,6 +310,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async allocationsOf(orderid: string): Promise<Allocation[]> {
     return (await this.reads.partition(orderPartition(orderid), LINES_RANGE)).map(storedLine);
+  }
+
+  async locatedLinesOf(orderid: string): Promise<RoutedAllocation[]> {
+    return (await this.reads.partition(orderPartition(orderid), LINES_RANGE)).map(locatedLine);
   }
 
   async linesOn(ref: string, limit: number): Promise<Allocation[]> {

@@ -1,6 +1,6 @@
 import type { Hold } from '../../domain/holds';
-import type { Location } from '../../domain/locations';
-import type { Allocation, Batch, OrderLine } from '../../domain/model';
+import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
+import type { Allocation, Batch, OrderLine, RoutedAllocation } from '../../domain/model';
 import type { LocationRevision } from '../../domain/ports';
 import type { Destination } from '../../domain/routing';
 import type { Routing } from '../../domain/routing';
@@ -176,10 +176,21 @@ export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
 };
 
 /** The line stored at a line's key, with the routing it records. */
-export const storedLine = (item: Record<string, unknown>): Allocation => {
+const lineOf = (item: Record<string, unknown>) => {
   const stored = parseStoredItem(item);
   if (stored.kind !== 'line') throw new Error(`Item at the key of a line is not a line: ${JSON.stringify(stored)}`);
-  return { ...stored.allocation, ...(stored.routing ? { routing: stored.routing } : {}) };
+  return stored;
+};
+
+export const storedLine = (item: Record<string, unknown>): Allocation => {
+  const { allocation, routing } = lineOf(item);
+  return { ...allocation, ...(routing ? { routing } : {}) };
+};
+
+/** A line read back, with the location it records of its batch (none recorded: `default`). */
+export const locatedLine = (item: Record<string, unknown>): RoutedAllocation => {
+  const { allocation, routing, location } = lineOf(item);
+  return { ...allocation, ...(routing ? { routing } : {}), location: location ?? DEFAULT_LOCATION_ID };
 };
 
 

@@ -160,7 +160,7 @@ describe('POST /holds/{holdid}/confirm over HTTP', () => {
     const orderid = uniqueId('order');
     await send('POST', '/holds', { holdid, lines: [{ sku, qty: 2 }] });
     const confirmed = await send('POST', `/holds/${holdid}/confirm`, { orderid });
-    expect(confirmed).toEqual({ status: 201, body: { orderid, lines: [{ sku, qty: 2, batchref: ref }] } });
+    expect(confirmed).toEqual({ status: 201, body: { orderid, lines: [{ sku, qty: 2, batchref: ref, location: 'default' }] } });
     expect(await send('POST', `/holds/${holdid}/confirm`, { orderid })).toEqual({ status: 200, body: confirmed.body });
     expect((await send('GET', `/allocations/${orderid}`)).body).toEqual(confirmed.body);
     expect((await send('GET', `/batches/${ref}`)).body).toMatchObject({ qty: 3, allocated: 2, held: 0, available: 1 });

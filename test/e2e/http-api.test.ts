@@ -196,7 +196,7 @@ describe('the routes with path parameters, over HTTP', () => {
 
     const order = await fetchDocumented(url('allocations', kept.orderid));
     expect(order.status).toBe(200);
-    expect(await order.json()).toEqual({ orderid: kept.orderid, lines: [{ sku, qty: 3, batchref: batch.ref }] });
+    expect(await order.json()).toEqual({ orderid: kept.orderid, lines: [{ sku, qty: 3, batchref: batch.ref, location: 'default' }] });
 
     const cancel = await fetchDocumented(url('allocations', cancelled.orderid, sku), { method: 'DELETE' });
     expect(cancel.status).toBe(204);
@@ -250,7 +250,7 @@ describe('the routes with path parameters, over HTTP', () => {
     expect(await repeat.json()).toMatchObject({ qty: 6, allocated: 4, reallocated: [] });
     expect(await (await fetchDocumented(url('allocations', newer.orderid))).json()).toEqual({
       orderid: newer.orderid,
-      lines: [{ sku, qty: 5, batchref: shipment.ref }],
+      lines: [{ sku, qty: 5, batchref: shipment.ref, location: 'default' }],
     });
   });
 

@@ -186,7 +186,7 @@ describe('a hold confirmed', () => {
     const late = await held(batch, 1);
     const orderid = uniqueId('order');
     const { repository, calls } = at(START + 1_000);
-    expect(await confirmHold(holdid, orderid, repository)).toEqual({ lines: [{ orderid, sku: batch.sku, qty: 2, batchref: batch.ref }], created: true });
+    expect(await confirmHold(holdid, orderid, repository)).toEqual({ lines: [{ orderid, sku: batch.sku, qty: 2, batchref: batch.ref, location: 'default' }], created: true });
     expect(calls).toEqual(['Get', 'TransactWrite']);
     await expect(confirmHold(late, uniqueId('order'), at(START + MINUTE).repository)).rejects.toThrow('has expired');
     expect(await violationsOf(batch)).toEqual([]);

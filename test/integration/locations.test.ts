@@ -284,7 +284,14 @@ describe("locations' and batches' events, from the table's stream", () => {
       expect((await context.service.addBatch({ ref: atDefault, sku, qty: 5, eta: '2027-01-01' })).status).toBe(201);
       const invoke = (routeKey: string, options: Parameters<typeof routeEvent>[1]) => context.service.invoke(routeEvent(routeKey, options));
       expect((await invoke('POST /holds', { body: { holdid: cart, lines: [{ sku, qty: 1 }], location: 'nantes' } })).status).toBe(201);
-      expect((await invoke('POST /holds/{holdid}/confirm', { pathParameters: { holdid: cart }, body: { orderid: order } })).status).toBe(201);
+      expect((await invoke('POST /holds/{holdid}/confirm', { pathParameters: { holdid: cart }, body: { orderid: order } })).body).toEqual({
+        orderid: order,
+        lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }],
+      });
+      expect((await invoke('GET /allocations/{orderid}', { pathParameters: { orderid: order } })).body).toEqual({
+        orderid: order,
+        lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }],
+      });
       expect((await context.service.allocate({ orderid: moved, sku, qty: 3, destination: { country: 'FR' } })).status).toBe(201);
       expect((await context.service.allocate({ orderid: refused, sku, qty: 1, location: 'nantes' })).status).toBe(400);
       // Nantes's batch shrinks to the hold's unit: the line of 3, sent to France, moves to the main warehouse's shipment.

@@ -168,7 +168,7 @@ class ReferenceModel {
   private order(orderid: string): Expected {
     const lines = bySku([...this.lines.values()].filter((line) => line.orderid === orderid));
     if (lines.length === 0) return error(404, { message: `Order ${orderid} has no allocations` });
-    return json(200, { orderid, lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref })) });
+    return json(200, { orderid, lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref, location: 'default' })) });
   }
 
   private cancel(orderid: string, sku: string): Expected {
@@ -325,7 +325,7 @@ class ReferenceModel {
   private confirm(holdid: string, orderid: string): Expected {
     const hold = this.holds.get(holdid);
     if (!hold) return holdNotFound(holdid);
-    const lines = hold.lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref }));
+    const lines = hold.lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref, location: 'default' }));
     if (hold.status === 'confirmed' && hold.orderid === orderid) return json(200, { orderid, lines });
     if (hold.status !== 'active') return error(409, { message: `Hold ${holdid} ${endedAs(hold)}: only an active hold can be confirmed` });
     const taken = hold.lines.filter(({ sku }) => this.lines.has(lineKey(orderid, sku))).map(({ sku }) => sku);

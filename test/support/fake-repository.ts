@@ -1,6 +1,6 @@
 import { type HeldUnits, type Hold, type Instant, hasExpired } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, hasStockLeft, heldOf, isSameBatch, locationOf } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, type RoutedAllocation, hasStockLeft, heldOf, isSameBatch, locationOf } from '../../domain/model';
 import type { Routing } from '../../domain/routing';
 import type {
   AddBatchResult,
@@ -234,6 +234,11 @@ export class FakeRepository implements BatchRepository {
 
   async allocationsOf(orderid: string): Promise<Allocation[]> {
     return [...this.lines.values()].filter((line) => line.orderid === orderid);
+  }
+
+  /** Where its batch is: the fake never removes a batch a line is on. */
+  async locatedLinesOf(orderid: string): Promise<RoutedAllocation[]> {
+    return (await this.allocationsOf(orderid)).map((line) => ({ ...line, location: locationOf(this.batches.get(line.batchref) ?? {}) }));
   }
 
   async linesOn(ref: string, limit: number): Promise<Allocation[]> {

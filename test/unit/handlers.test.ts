@@ -586,7 +586,7 @@ describe('when the store fails', () => {
 const shipment = { ref: 'batch-2', sku: 'LAMP', qty: 10, eta: '2027-01-01' };
 
 describe('GET /allocations/{orderid}', () => {
-  it("answers 200 with the order's lines, sorted by sku, each with its batch", async () => {
+  it("answers 200 with the order's lines, sorted by sku, each with its batch and that batch's location", async () => {
     const { addBatch, allocate, send } = setUp();
     await addBatch(validBatch);
     await addBatch({ ref: 'chairs', sku: 'CHAIR', qty: 5, eta: null });
@@ -598,8 +598,8 @@ describe('GET /allocations/{orderid}', () => {
     expect(jsonBody(result)).toEqual({
       orderid: 'order-1',
       lines: [
-        { sku: 'CHAIR', qty: 2, batchref: 'chairs' },
-        { sku: 'LAMP', qty: 3, batchref: 'batch-1' },
+        { sku: 'CHAIR', qty: 2, batchref: 'chairs', location: 'default' },
+        { sku: 'LAMP', qty: 3, batchref: 'batch-1', location: 'default' },
       ],
     });
   });

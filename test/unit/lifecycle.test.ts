@@ -112,8 +112,8 @@ describe('reading and cancelling', () => {
     await allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository);
     await allocate({ orderid: 'o1', sku: 'CHAIR', qty: 2 }, repository);
     expect(await orderAllocations('o1', repository)).toEqual([
-      { orderid: 'o1', sku: 'CHAIR', qty: 2, batchref: 'c1' },
-      { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'b1' },
+      { orderid: 'o1', sku: 'CHAIR', qty: 2, batchref: 'c1', location: 'default' },
+      { orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'b1', location: 'default' },
     ]);
     await expect(orderAllocations('o2', repository)).rejects.toThrow(OrderNotFound);
   });

@@ -253,7 +253,6 @@ const responseSchemas = {
     { batchref: identifier, location: { ...locationId, description: 'The location of the batch: where the line is taken from.' } },
     'The batch the line is allocated to, and its location.',
   ),
-  AllocatedLine: closedObject({ sku: identifier, qty: quantity, batchref: identifier }, 'An allocated line of an order, and its batch.'),
   RoutedLine: closedObject(
     { sku: identifier, qty: quantity, batchref: identifier, location: { ...locationId, description: 'The location of the batch.' } },
     'A line of an order or a hold, its batch, and where that batch is.',
@@ -263,8 +262,8 @@ const responseSchemas = {
     "The request's lines, each with its batch and that batch's location.",
   ),
   OrderAllocations: closedObject(
-    { orderid: identifier, lines: listOf(ref('AllocatedLine'), 'Sorted by `sku`.', 1) },
-    "An order's lines, each with its batch.",
+    { orderid: identifier, lines: listOf(ref('RoutedLine'), 'Sorted by `sku`.', 1) },
+    "An order's lines, each with its batch and that batch's location.",
   ),
   Batch: closedObject(batchFields, 'A batch, and the units on its lines.'),
   Reallocation: closedObject(

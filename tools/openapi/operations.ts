@@ -600,7 +600,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 200,
         when: 'The order has lines',
         name: 'OrderRead',
-        body: json('OrderAllocations', { orderid: 'order-1', lines: [{ sku: 'LAMP', qty: 3, batchref: 'batch-1' }] }),
+        body: json('OrderAllocations', { orderid: 'order-1', lines: [{ sku: 'LAMP', qty: 3, batchref: 'batch-1', location: 'default' }] }),
       },
       mapped(
         'The order has no line: never allocated, or every line cancelled or taken off it by a batch change',
@@ -716,13 +716,13 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 201,
         when: "The hold's lines are the order's",
         name: 'HoldConfirmed',
-        body: json('OrderAllocations', { orderid: 'order-7', lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1' }] }),
+        body: json('OrderAllocations', { orderid: 'order-7', lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1', location: 'default' }] }),
       },
       {
         status: 200,
         when: 'The hold was already confirmed to this order: a repeat',
         name: 'HoldAlreadyConfirmed',
-        body: json('OrderAllocations', { orderid: 'order-7', lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1' }] }),
+        body: json('OrderAllocations', { orderid: 'order-7', lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1', location: 'default' }] }),
       },
       mapped('No hold has this `holdid`', new HoldNotFound('cart-7')),
       mapped(
