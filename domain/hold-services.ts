@@ -337,8 +337,9 @@ export interface ConfirmOutcome {
 export const confirmHold = async (holdid: string, orderid: string, repository: BatchRepository): Promise<ConfirmOutcome> => {
   let batches: readonly Batch[] | undefined;
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
-    const hold = await holdOrThrow(holdid, repository);
-    const lines = (await withLocations(hold, repository)).lines.map(({ sku, qty, batchref, location }) => ({
+    // Each line with its location, read for a hold placed before holds recorded it: the order's lines record it too.
+    const hold = await withLocations(await holdOrThrow(holdid, repository), repository);
+    const lines = hold.lines.map(({ sku, qty, batchref, location }) => ({
       orderid,
       sku,
       qty,

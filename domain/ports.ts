@@ -305,8 +305,10 @@ export interface BatchRepository {
    * available, none held), and the transfer recorded as cancelled. `changed` when any of that no longer
    * holds, and nothing was written. An incoming batch the store keeps in pieces (a sale of it spread
    * it, and its lines were cancelled since) is gathered first, and answers `changed`, to be read again.
+   * `incoming-changed` when a write changed the incoming batch since the transfer made it (received,
+   * or a PATCH), whatever it reads now: its units are that batch's, never the transfer's to take back.
    */
-  cancelTransfer(transfer: Transfer, source: Batch, incoming: Batch): Promise<ConditionalWrite>;
+  cancelTransfer(transfer: Transfer, source: Batch, incoming: Batch): Promise<ConditionalWrite | 'incoming-changed'>;
   /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */
   currentTime(): Instant;
   /**

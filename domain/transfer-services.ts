@@ -119,7 +119,9 @@ export const cancelTransfer = async (transferid: string, repository: BatchReposi
     if (heldOf(incoming) > 0 && (await repository.freeExpiredHolds(incoming, repository.currentTime(), heldOf(incoming))) > 0) continue;
     const why = whyNotCancellable(transfer, incoming);
     if (why) throw new TransferConflict(transferid, why);
-    if ((await repository.cancelTransfer(transfer, source, incoming)) === 'saved') return;
+    const cancelled = await repository.cancelTransfer(transfer, source, incoming);
+    if (cancelled === 'saved') return;
+    if (cancelled === 'incoming-changed') throw new TransferConflict(transferid, `cannot be cancelled: its batch ${incoming.ref} was changed since it was made (received, or by a PATCH)`);
   }
   throw new TransferContended(transferid, MAX_TRANSFER_ROUNDS);
 };

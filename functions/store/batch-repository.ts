@@ -259,7 +259,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.transfers.save(transfer, source);
   }
 
-  cancelTransfer(transfer: Transfer, source: Batch, incoming: Batch): Promise<ConditionalWrite> {
+  cancelTransfer(transfer: Transfer, source: Batch, incoming: Batch): Promise<ConditionalWrite | 'incoming-changed'> {
     return this.transfers.cancel(transfer, source, incoming, this.currentTime());
   }
 

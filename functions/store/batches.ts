@@ -146,15 +146,24 @@ export const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Con
   return and(bound('>='), { ConditionExpression: 'heldUnits > :heldFloor', ExpressionAttributeValues: { ':heldFloor': -heldDelta } });
 };
 
+/**
+ * What a batch's reference says of it as long as no write has changed the batch since it was made:
+ * `incomingOf`, the transfer whose incoming batch it is (transfers.ts). Every change of the batch's
+ * description removes it (batchDescriptionWrite, and a transfer's take from the batch), and nothing
+ * writes it again: "not changed since it was made" stays false once it is, whatever a later change
+ * restores.
+ */
+export const INCOMING_OF = 'incomingOf';
+
 /** The items of a new batch: the batch, its reference (which makes a ref unique across SKUs) and its SKU's known-SKU item. */
-export const newBatchWrites = (tableName: string, batch: Batch): TransactWriteItem[] => {
+export const newBatchWrites = (tableName: string, batch: Batch, incomingOf?: string): TransactWriteItem[] => {
   const { ref, sku } = batch;
   return [
     { Put: { TableName: tableName, Item: batchItem(batch), ConditionExpression: ITEM_IS_NEW } },
     {
       Put: {
         TableName: tableName,
-        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch) },
+        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch), ...(incomingOf === undefined ? {} : { [INCOMING_OF]: incomingOf }) },
         ConditionExpression: ITEM_IS_NEW,
       },
     },
@@ -170,7 +179,7 @@ export const batchDescriptionWrite = (tableName: string, changed: Batch): Transa
     Update: {
       TableName: tableName,
       Key: batchReferenceKey(ref),
-      UpdateExpression: 'SET qty = :newQty, changedAt = :changedAt' + (eta === null ? ' REMOVE eta' : ', eta = :newEta'),
+      UpdateExpression: 'SET qty = :newQty, changedAt = :changedAt' + (eta === null ? ` REMOVE eta, ${INCOMING_OF}` : `, eta = :newEta REMOVE ${INCOMING_OF}`),
       // Guards "a reference exists only with its batch": an update would otherwise create one.
       ConditionExpression: `attribute_exists(${PK})`,
       ExpressionAttributeValues: { ':newQty': qty, ':changedAt': now(), ...(eta === null ? {} : { ':newEta': eta }) },

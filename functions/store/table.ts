@@ -78,8 +78,8 @@ const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'posit
 const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt', 'routing'];
 /** A hold's record, besides the `orderid` and `routing` a line names too and the time to live a notice has too. */
 const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
-/** A transfer's record, besides what a batch or a hold's record names too (functions/store/transfers.ts). */
-const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt'];
+/** A transfer's record, besides what a batch or a hold's record names too, and the mark on its incoming batch's reference (functions/store/transfers.ts). */
+const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt', 'incomingOf'];
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */

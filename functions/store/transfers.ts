@@ -3,7 +3,7 @@ import type { Instant } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { ConditionalWrite, SaveTransferResult } from '../../domain/ports';
 import { type Transfer, type TransferStatus, incomingBatchOf } from '../../domain/transfers';
-import { batchKey, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
+import { INCOMING_OF, batchKey, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
 import { ITEM_IS_NEW, and } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey, now } from './fields';
 import type { StoredItem } from './items';
@@ -92,7 +92,7 @@ const sourceReferenceWrite = (tableName: string, batch: Batch, delta: number): T
   Update: {
     TableName: tableName,
     Key: batchReferenceKey(batch.ref),
-    UpdateExpression: 'SET qty = :newQty, changedAt = :changedAt',
+    UpdateExpression: `SET qty = :newQty, changedAt = :changedAt REMOVE ${INCOMING_OF}`,
     // Guards "a reference exists only with its batch": an update would otherwise create one.
     ConditionExpression: `attribute_exists(${PK})`,
     ExpressionAttributeValues: { ':newQty': batch.qty + delta, ':changedAt': now() },
@@ -114,9 +114,22 @@ const incomingRemovalWrites = (tableName: string, transfer: Transfer): TransactW
       ExpressionAttributeValues: { ':qty': transfer.qty, ':noneHeld': 0 },
     },
   },
-  // Removed with its batch: the condition above guards both.
-  { Delete: { TableName: tableName, Key: batchReferenceKey(transfer.transferid) } },
+  // Removed with its batch, on condition that no write has changed the batch since the transfer made
+  // it: a batch received, or changed by a PATCH, is never the transfer's to take back, whatever a
+  // later PATCH restores (a receipt undone would otherwise let a cancel remove a batch another
+  // transfer took units from).
+  {
+    Delete: {
+      TableName: tableName,
+      Key: batchReferenceKey(transfer.transferid),
+      ConditionExpression: `${INCOMING_OF} = :transferid`,
+      ExpressionAttributeValues: { ':transferid': transfer.transferid },
+    },
+  },
 ];
+
+/** Where the incoming batch's reference stands in a cancel's transaction (transferCancelWrite first, then incomingRemovalWrites). */
+const INCOMING_REFERENCE_AT = 2;
 
 /** The record marked cancelled, on condition that it is still active: only one cancel gives the units back. */
 const transferCancelWrite = (tableName: string, transfer: Transfer, cancelledAt: Instant): TransactWriteItem => ({
@@ -152,7 +165,7 @@ export class TransferSaves {
       return { outcome: 'read-again' };
     }
     const take = [...sourceWrites(this.tableName, source, -transfer.qty), sourceReferenceWrite(this.tableName, source, -transfer.qty)];
-    const incoming = newBatchWrites(this.tableName, incomingBatchOf(transfer));
+    const incoming = newBatchWrites(this.tableName, incomingBatchOf(transfer), transfer.transferid);
     const record: TransactWriteItem = {
       Put: { TableName: this.tableName, Item: transferItem(transfer, now()), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
     };
@@ -173,13 +186,17 @@ export class TransferSaves {
   }
 
   /** BatchRepository.cancelTransfer: at most 6 items; an incoming batch in pieces gathered first (its removal's condition is on the batch whole). */
-  async cancel(transfer: Transfer, source: Batch, incoming: Batch, cancelledAt: Instant): Promise<ConditionalWrite> {
+  async cancel(transfer: Transfer, source: Batch, incoming: Batch, cancelledAt: Instant): Promise<ConditionalWrite | 'incoming-changed'> {
     if (!(await this.spreads.keptWhole([incoming]))) return 'changed';
-    return this.calls.conditionalWrite([
+    const cancellation = await this.calls.transactWrite([
       transferCancelWrite(this.tableName, transfer, cancelledAt),
       ...incomingRemovalWrites(this.tableName, transfer),
       ...sourceWrites(this.tableName, source, transfer.qty),
       sourceReferenceWrite(this.tableName, source, transfer.qty),
     ]);
+    if (!cancellation) return 'saved';
+    if (cancellation[INCOMING_REFERENCE_AT]?.Code === 'ConditionalCheckFailed') return 'incoming-changed';
+    this.calls.raceLost(cancellation);
+    return 'changed';
   }
 }

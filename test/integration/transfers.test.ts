@@ -159,6 +159,21 @@ describe('DELETE /transfers/{transferid}', () => {
     await noViolations();
   });
 
+  it('answers 409 to a cancel once the incoming batch was received, though a PATCH made it a shipment of the same qty again: the units a later transfer took from it stay accounted', async () => {
+    const { sku } = await stockAtDefault(10);
+    const first = transferOf(sku, 5);
+    await postTransfer(first);
+    expect((await patchBatch(first.transferid, { eta: null })).status).toBe(200);
+    const onward = { ...transferOf(sku, 2), from: 'lyon', to: 'default' };
+    expect(await postTransfer(onward)).toMatchObject({ status: 201, body: { from_batchref: first.transferid } });
+    expect((await patchBatch(first.transferid, { qty: 5, eta: '2027-01-01' })).status).toBe(200);
+
+    expect(await deleteTransfer(first.transferid)).toMatchObject({ status: 409, body: { message: expect.stringContaining('was changed since it was made') } });
+    expect((await deleteTransfer(onward.transferid)).status).toBe(204);
+    expect((await getBatch(first.transferid)).body).toMatchObject({ qty: 7, available: 7 });
+    await noViolations();
+  });
+
   it('answers 409 once a line is on the incoming batch, and once it is received; 404 for a transfer never made', async () => {
     const { sku } = await stockAtDefault(10);
     const [taken, received] = [transferOf(sku, 3), transferOf(sku, 3)];

@@ -32,6 +32,8 @@ export class FakeRepository implements BatchRepository {
   readonly batches = new Map<string, Batch>();
   /** In the order they were allocated: a moved line keeps its place, as it keeps its allocation time. */
   readonly lines = new Map<string, Allocation>();
+  /** Batches a change or a transfer's take has written since they were made (the adapter's `incomingOf`, removed). */
+  private readonly changedSinceMade = new Set<string>();
   /** Every line refused for lack of stock, in the order refused. */
   /** Each line refused for lack of stock, with the `destination` and `location` of its request when it named them. */
   readonly outOfStock: (OrderLine & Routing)[] = [];
@@ -264,6 +266,7 @@ export class FakeRepository implements BatchRepository {
     if (!asRead || !withThisBatch.every((toEnd) => this.endsAsRead(toEnd, now))) return { outcome: 'changed' };
     for (const toEnd of withThisBatch) this.end(toEnd, batch.ref);
     this.batches.set(batch.ref, changed);
+    this.changedSinceMade.add(batch.ref);
     return { outcome: 'saved' };
   }
 
@@ -298,13 +301,19 @@ export class FakeRepository implements BatchRepository {
     if (!this.take(source, transfer.qty)) return { outcome: 'batch-changed' };
     const taken = this.batches.get(source.ref) as Batch;
     this.batches.set(source.ref, { ...taken, qty: taken.qty - transfer.qty });
+    this.changedSinceMade.add(source.ref);
     this.batches.set(transfer.transferid, incomingBatchOf(transfer));
     this.transfers.set(transfer.transferid, transfer);
     return { outcome: 'saved' };
   }
 
-  /** The adapter's conditions: the transfer active, its incoming batch untouched (a shipment of the transfer's qty, all of it available, none held), its source as read. */
-  async cancelTransfer(transfer: Transfer, source: Batch): Promise<ConditionalWrite> {
+  /**
+   * The adapter's conditions: the transfer active, its incoming batch untouched (a shipment of the
+   * transfer's qty, all of it available, none held) and never changed since it was made, its source
+   * as read.
+   */
+  async cancelTransfer(transfer: Transfer, source: Batch): Promise<ConditionalWrite | 'incoming-changed'> {
+    if (this.changedSinceMade.has(transfer.transferid)) return 'incoming-changed';
     const incoming = this.batches.get(transfer.transferid);
     const stored = this.batches.get(source.ref);
     const untouched = incoming !== undefined && incoming.eta !== null && incoming.qty === transfer.qty && incoming.available === transfer.qty && heldOf(incoming) === 0;

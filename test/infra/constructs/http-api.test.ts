@@ -29,7 +29,7 @@ describe("the handlers' roles", () => {
   ];
   // A location's own and a transfer's own, which only the batches handler writes.
   const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
-  const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt'];
+  const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt', 'incomingOf'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
