@@ -103,7 +103,7 @@ describe('the functions as `cdk synth` bundles them', () => {
 
     const order = invoke('Allocations', 'order-allocations.json');
     expect(order.statusCode).toBe(200);
-    expect(bodyOf(order)).toEqual({ orderid: line.orderid, lines: [{ sku: line.sku, qty: line.qty, batchref: batch.ref }] });
+    expect(bodyOf(order)).toEqual({ orderid: line.orderid, lines: [{ sku: line.sku, qty: line.qty, batchref: batch.ref, location: 'default' }] });
 
     const status = invoke('Batches', 'batch-status.json');
     expect(status.statusCode).toBe(200);
