@@ -129,7 +129,7 @@ describe('the functions as `cdk synth` bundles them', () => {
     const { qty } = bodyOf(sampleEvent('change-batch.json'));
     const orderedUnits = ordered.lines[0].qty;
     const held = bodyOf(sampleEvent('place-hold.json'));
-    const heldLines = held.lines.map((heldLine: { sku: string; qty: number }) => ({ ...heldLine, batchref: batch.ref }));
+    const heldLines = held.lines.map((heldLine: { sku: string; qty: number }) => ({ ...heldLine, batchref: batch.ref, location: 'default' }));
     const batchNow = (units: { allocated: number; held: number }) => ({ ...batch, qty, ...units, available: qty - units.allocated - units.held, location: 'default' });
 
     const placed = invoke('Allocations', 'place-hold.json');
