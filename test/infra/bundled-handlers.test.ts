@@ -181,6 +181,19 @@ describe('the functions as `cdk synth` bundles them', () => {
     expect(invoke('Batches', 'put-location.json')).toMatchObject({ statusCode: 200, body: put.body });
     expect(bodyOf(invoke('Batches', 'location.json'))).toEqual(place);
     expect(bodyOf(invoke('Batches', 'locations.json'))).toEqual({ locations: [{ id: 'default', name: 'Default', priority: 0, serves: ['*'], active: true }, place] });
+
+    // A transfer of the batch's units to that location: made, repeated, read, cancelled, its units back.
+    const transfer = bodyOf(sampleEvent('create-transfer.json'));
+    const before = bodyOf(invoke('Batches', 'batch-status.json'));
+    const made = invoke('Batches', 'create-transfer.json');
+    expect(made.statusCode).toBe(201);
+    expect(bodyOf(made)).toEqual({ transferid: transfer.transferid, from_batchref: batch.ref, ref: transfer.transferid });
+    expect(invoke('Batches', 'create-transfer.json')).toMatchObject({ statusCode: 200, body: made.body });
+    expect(bodyOf(invoke('Batches', 'batch-status.json'))).toMatchObject({ qty: before.qty - transfer.qty, available: before.available - transfer.qty });
+    expect(bodyOf(invoke('Batches', 'transfer-status.json'))).toEqual({ ...transfer, from_batchref: batch.ref, ref: transfer.transferid, status: 'active' });
+    expect(invoke('Batches', 'cancel-transfer.json')).toMatchObject({ statusCode: 204 });
+    expect(bodyOf(invoke('Batches', 'transfer-status.json'))).toMatchObject({ status: 'cancelled' });
+    expect(bodyOf(invoke('Batches', 'batch-status.json'))).toEqual(before);
   }, 120_000);
 
   it("sweeps on the schedule's sample event: an expired hold ended, its units back on its batch", async () => {
