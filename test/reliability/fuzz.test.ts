@@ -5,6 +5,7 @@ import type { BatchRepository } from '../../domain/ports';
 import { createAllocationsHandler } from '../../functions/allocations';
 import { createBatchesHandler } from '../../functions/batches';
 import type { HttpEvent } from '../../functions/http/route';
+import { routeKeys } from '../../functions/http/route-keys';
 import { checkInvariants } from '../../tools/invariants';
 import { type ModelledTable, createModelledTable } from '../support/conflict-model';
 import { lambdaContext, postEvent, routeEvent, withBytes } from '../support/events';
@@ -26,6 +27,9 @@ const MAX_ORDER_LINES = 25;
  */
 const SHELF_SKUS = Array.from({ length: MAX_ORDER_LINES + 2 }, (_, index) => `FUZZ-SHELF-${index}`);
 const OTHER_STOCKED_SKU = SHELF_SKUS[0] as string;
+/** The SKU transfers take from, with stock of its own, and the one location besides `default` they may go to. */
+const MOVED_SKU = 'FUZZ-MOVED';
+const FUZZ_PLACE = 'fuzz-place';
 
 /** The routes that take a body, by their route keys. */
 type Route =
@@ -34,8 +38,9 @@ type Route =
   | 'POST /orders'
   | 'POST /holds'
   | 'PATCH /holds/{holdid}'
-  | 'POST /holds/{holdid}/confirm';
-type Field = 'orderid' | 'ref' | 'sku' | 'qty' | 'eta' | 'lines' | 'holdid' | 'ttlSeconds';
+  | 'POST /holds/{holdid}/confirm'
+  | 'POST /transfers';
+type Field = 'orderid' | 'ref' | 'sku' | 'qty' | 'eta' | 'lines' | 'holdid' | 'ttlSeconds' | 'transferid' | 'from' | 'to';
 /** The routes of a hold named in the path. */
 type HoldPathRoute = 'GET /holds/{holdid}' | 'DELETE /holds/{holdid}' | 'PATCH /holds/{holdid}' | 'POST /holds/{holdid}/confirm';
 
@@ -233,6 +238,9 @@ const hostileFor: Record<Field, fc.Arbitrary<unknown>> = {
   lines: hostileLines,
   holdid: hostileString,
   ttlSeconds: fc.oneof(fc.constantFrom(...ODD_SECONDS), hugeOrOddNumber),
+  transferid: hostileString,
+  from: hostileString,
+  to: hostileString,
 };
 
 const plausibleSeconds = fc.constantFrom(1, 60, 900, 86_400);
@@ -243,6 +251,14 @@ const plausibleFields: Record<Route, Partial<Record<Field, fc.Arbitrary<unknown>
   'POST /holds': { holdid: plausibleId, lines: plausibleLines, ttlSeconds: plausibleSeconds },
   'PATCH /holds/{holdid}': { ttlSeconds: plausibleSeconds },
   'POST /holds/{holdid}/confirm': { orderid: plausibleId },
+  'POST /transfers': {
+    transferid: plausibleId,
+    sku: fc.constantFrom(MOVED_SKU, 'FUZZ-UNKNOWN'),
+    qty: plausibleQty,
+    from: fc.constantFrom('default', FUZZ_PLACE),
+    to: fc.constantFrom(FUZZ_PLACE, 'default', 'fuzz-nowhere'),
+    eta: fc.constantFrom('2026-06-01', '2028-02-29'),
+  },
 };
 
 /** The holdid in the path: mostly a hold placed before (or none ever placed), now and then hostile. */
@@ -411,6 +427,9 @@ const withinContract = (route: Route, sent: string, holdid: string): boolean => 
       return isIdentifier(holdid) && isSeconds(body.ttlSeconds);
     case 'POST /holds/{holdid}/confirm':
       return isIdentifier(holdid) && isIdentifier(body.orderid);
+    case 'POST /transfers':
+      // Stock is in hand only at `default`, and the one other location is the fuzz's.
+      return isIdentifier(body.transferid) && isIdentifier(body.sku) && isQty(body.qty) && body.from === 'default' && body.to === FUZZ_PLACE && isCalendarDate(body.eta);
   }
 };
 
@@ -426,6 +445,9 @@ const CATALOGUE: Record<Field, unknown[]> = {
   lines: [...HOSTILE_LINES, ...WRONG_TYPES, undefined],
   holdid: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined],
   ttlSeconds: [...ODD_SECONDS, ...WRONG_TYPES, undefined],
+  transferid: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined],
+  from: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined, FUZZ_PLACE],
+  to: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined, 'default'],
 };
 
 /** A place in a well-formed body of a route, for spoiling one field at a time. */
@@ -469,9 +491,10 @@ const SLOTS: Record<Route, Slot[]> = {
   ],
   'PATCH /holds/{holdid}': topLevelSlots({ ttlSeconds: 60 }),
   'POST /holds/{holdid}/confirm': topLevelSlots({ orderid: 'catalogue-confirmed' }),
+  'POST /transfers': topLevelSlots({ transferid: 'catalogue-transfer', sku: MOVED_SKU, qty: 1, from: 'default', to: FUZZ_PLACE, eta: '2027-01-01' }),
 };
 
-const ROUTES: Route[] = ['POST /allocate', 'POST /add_batch', 'POST /orders', 'POST /holds', 'PATCH /holds/{holdid}', 'POST /holds/{holdid}/confirm'];
+const ROUTES: Route[] = ['POST /allocate', 'POST /add_batch', 'POST /orders', 'POST /holds', 'PATCH /holds/{holdid}', 'POST /holds/{holdid}/confirm', 'POST /transfers'];
 const HOLD_PATH_ROUTES: HoldPathRoute[] = ['GET /holds/{holdid}', 'DELETE /holds/{holdid}', 'PATCH /holds/{holdid}', 'POST /holds/{holdid}/confirm'];
 /** The holdid in the path of a catalogue request: a hold placed before, which the well-formed PATCH extends and the first well-formed confirm confirms. */
 const CATALOGUE_HOLD = PLACED_HOLDS[0] as string;
@@ -481,7 +504,7 @@ const senderOver = (repository: BatchRepository) => {
   const allocations = createAllocationsHandler(repository);
   const batches = createBatchesHandler(repository);
   return async (event: HttpEvent): Promise<Answer> => {
-    const result = await (event.routeKey === 'POST /add_batch' ? batches : allocations)(event, lambdaContext());
+    const result = await ((routeKeys.batches as readonly string[]).includes(event.routeKey) ? batches : allocations)(event, lambdaContext());
     const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
     const text = result.body ?? '';
     const body = headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text;
@@ -503,7 +526,9 @@ describe(`both handlers under hostile input, through the conflict model (seed ${
   beforeAll(async () => {
     table = await createModelledTable(CONFLICT_MODEL);
     send = senderOver(table.repository({ clock: () => FUZZ_CLOCK }));
-    for (const [index, sku] of [STOCKED_SKU, ...SHELF_SKUS].entries()) {
+    const place = { name: 'Fuzz place', priority: 1, serves: ['*'] };
+    expect((await send(routeEvent('PUT /locations/{id}', { pathParameters: { id: FUZZ_PLACE }, body: place }))).status).toBe(201);
+    for (const [index, sku] of [STOCKED_SKU, ...SHELF_SKUS, MOVED_SKU].entries()) {
       const batch = { ref: `fuzz-stock-${index}`, sku, qty: 1_000_000_000, eta: null };
       expect((await send(postEvent('/add_batch', batch))).status).toBe(201);
     }
