@@ -2,7 +2,6 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HeldSource, Hold, Instant } from '../../domain/holds';
 import type { Allocation, Batch, Placement } from '../../domain/model';
 import type { HoldPlacement, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
-import { now } from './fields';
 import { heldUnitsPuts } from './held-units';
 import { newHoldWrite } from './holds';
 import { parseStoredItem, storedLine } from './items';
@@ -18,6 +17,7 @@ import {
 } from './spread-batches';
 import { type Cancellation, type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, type TransactWriteItem } from './store-calls';
 import type { TakeGroups } from './take-groups';
+import type { World } from './world';
 
 /*
  * The writes of takes of stock, for the repository (batch-repository.ts): an allocation's (each
@@ -77,6 +77,7 @@ export class AllocationSaves {
     private readonly spreads: SpreadBatches,
     private readonly knownPieces: KnownPieces,
     private readonly takeGroups: TakeGroups<Placement, GroupedTakeOutcome>,
+    private readonly world: World,
   ) {}
 
   /**
@@ -122,9 +123,9 @@ export class AllocationSaves {
     const takes = waiting.slice(0, held);
     const alone = waiting.slice(held).map((): GroupedTakeOutcome => ({ outcome: 'alone' }));
     if (takes.length === 0) return alone;
-    const allocatedAt = now();
+    const allocatedAt = new Date(this.world.now()).toISOString();
     const qty = takes.reduce((sum, { allocation }) => sum + allocation.qty, 0);
-    const take = writesOf(batch).take(this.tableName, batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key));
+    const take = writesOf(batch).take(this.tableName, batch, qty, allocatedAt, (key) => this.knownPieces.isBeingTaken(key), this.world);
     const linePuts = takes.map((_, index) => take.items.length + index);
     const items = [...take.items, ...takes.map(({ allocation }) => newLineWrite(this.tableName, allocation, allocatedAt, batch))];
     const taken = this.knownPieces.takingFrom(take.pieces.map(({ key }) => key));
@@ -133,7 +134,7 @@ export class AllocationSaves {
       // A conflict or throttling answers its cancellation rather than a retry (`next` sends nothing
       // instead), and each take then goes on its own with a single take's retries.
       const once = { next: () => undefined, maxAttempts: 2 };
-      cancellation = await new StoreCalls(this.client, this.conflictRetry).transactWrite(items, once);
+      cancellation = await new StoreCalls(this.client, this.conflictRetry, this.world).transactWrite(items, once);
     } finally {
       taken();
     }
@@ -149,7 +150,7 @@ export class AllocationSaves {
   }
 
   private async saveInOneTransaction(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
-    const allocatedAt = now();
+    const allocatedAt = new Date(this.world.now()).toISOString();
     const takes = placements.map(({ allocation, batch }) => ({
       batch,
       qty: allocation.qty,
@@ -267,7 +268,7 @@ export class AllocationSaves {
    * (then 503).
    */
   private async gatheredForTakes(takes: readonly Take[]): Promise<{ readonly outcome: 'read-again' }> {
-    const spanning = takes.filter(({ qty, batch }) => batch.pieces && piecesToTake(batch, qty, () => false).length > 1);
+    const spanning = takes.filter(({ qty, batch }) => batch.pieces && piecesToTake(batch, qty, () => false, this.world).length > 1);
     for (const { batch } of spanning) this.knownPieces.forget(batch.ref);
     await Promise.all(spanning.map(({ batch }) => this.spreads.gather(batch)));
     return { outcome: 'read-again' };
@@ -286,7 +287,7 @@ export class AllocationSaves {
     const pieces: PieceTake[] = [];
     const sources: HeldSource[][] = [];
     for (const { batch, qty, setAside, records } of takes) {
-      const take = writesOf(batch).take(this.tableName, batch, qty, takenAt, isBusy, setAside);
+      const take = writesOf(batch).take(this.tableName, batch, qty, takenAt, isBusy, this.world, setAside);
       if (take.wholeAt !== undefined) wholeBatches.push([items.length + take.wholeAt, batch]);
       pieces.push(...take.pieces.map((piece) => ({ ...piece, at: items.length + piece.at })));
       items.push(...take.items);

@@ -44,6 +44,7 @@ import { linesByBatchIndex } from './table';
 import { TableReads } from './table-reads';
 import { TakeGroups } from './take-groups';
 import { TransferSaves, transferKey } from './transfers';
+import { type World, systemWorld } from './world';
 
 /*
  * The DynamoDB adapter of the repository port (domain/ports.ts): each method reads, decides and
@@ -52,7 +53,9 @@ import { TransferSaves, transferKey } from './transfers';
  * allocation-saves.ts's, the reading, spreading and gathering of spread batches is
  * spread-batches.ts's, the locations' reads and the list kept for routing location-reads.ts's, the
  * reads of held units and the give-back of expired holds hold-give-backs.ts's, and the reads every
- * kind shares table-reads.ts's.
+ * kind shares table-reads.ts's. The time it reads and writes, the chance behind its picks and
+ * backoffs, the ids it draws and its waits all come from its world (world.ts), handed on to each of
+ * these, so that the simulator fixes a whole run by its seed.
  *
  * Capacity: an allocate costs one strongly consistent Query (1 RCU while the SKU has fewer than about
  * twenty batches with stock, however many are exhausted) and one transaction of two small writes
@@ -96,27 +99,27 @@ export class DynamoDbBatchRepository implements BatchRepository {
     private readonly conflictRetry: ConflictRetryPolicy = defaultConflictRetryPolicy,
     deadline?: AbortSignal,
     observer?: StoreObserver,
-    private readonly clock: () => Instant = Date.now,
+    private readonly world: World = systemWorld,
     private readonly knownPieces = new KnownPieces(),
     private readonly takeGroups = new TakeGroups<Placement, GroupedTakeOutcome>(),
-    private readonly routing = new RoutingLocations(),
+    private readonly routing = new RoutingLocations(world),
   ) {
-    this.calls = new StoreCalls(client, conflictRetry, deadline, observer);
+    this.calls = new StoreCalls(client, conflictRetry, world, deadline, observer);
     this.reads = new TableReads(this.calls, client, tableName);
     this.storedLocations = new LocationReads(this.reads, this.calls, tableName, routing);
-    this.holdGiveBacks = new HoldGiveBacks(this.calls, this.reads, client, tableName, conflictRetry, knownPieces);
+    this.holdGiveBacks = new HoldGiveBacks(this.calls, this.reads, client, tableName, conflictRetry, knownPieces, world);
     const queryPartition = (partition: string, prefix?: string) => this.reads.partition(partition, prefix);
-    this.spreads = new SpreadBatches(this.calls, tableName, conflictRetry, () => this.currentTime(), queryPartition, knownPieces);
-    this.allocations = new AllocationSaves(this.calls, client, tableName, conflictRetry, this.spreads, knownPieces, takeGroups);
+    this.spreads = new SpreadBatches(this.calls, tableName, conflictRetry, world, queryPartition, knownPieces);
+    this.allocations = new AllocationSaves(this.calls, client, tableName, conflictRetry, this.spreads, knownPieces, takeGroups, world);
     this.transfers = new TransferSaves(this.calls, tableName, this.spreads);
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
-    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.clock, this.knownPieces, this.takeGroups, this.routing);
+    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.world, this.knownPieces, this.takeGroups, this.routing);
   }
 
   currentTime(): Instant {
-    return this.clock();
+    return this.world.now();
   }
 
   async addBatch(batch: Batch): Promise<AddBatchResult> {
@@ -124,7 +127,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const location = locationOf(batch);
     // The built-in `default` needs no item; any other location is checked in the batch's own transaction, last.
     const locationCheck = location === DEFAULT_LOCATION_ID ? [] : [locationExistsCheck(this.tableName, location)];
-    const writes = [...newBatchWrites(this.tableName, batch), ...locationCheck];
+    const writes = [...newBatchWrites(this.tableName, batch, this.currentTime()), ...locationCheck];
     const cancellation = await this.calls.transactWrite(writes);
     if (!cancellation) return { outcome: 'added' };
     if (!cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
@@ -151,7 +154,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   saveLocation(location: Location, replacing?: LocationRevision): Promise<ConditionalWrite> {
-    return this.storedLocations.save(location, replacing);
+    return this.storedLocations.save(location, this.currentTime(), replacing);
   }
 
   async stockOf(sku: string, { forTake = false, settled = false }: StockRead = {}): Promise<SkuStock> {
@@ -189,7 +192,6 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {
-    // Placed by the clock that set its expiry, which a test may set, rather than the system's.
     return this.allocations.saveHold(hold, placements, this.currentTime());
   }
 
@@ -211,7 +213,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   /** A write of holds whose cancellation means only that something is no longer as read. */
   private holdWrite(build: (places: CountPlaces) => HoldWrites): Promise<ConditionalWrite> {
-    return conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, build);
+    return conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, this.world, build);
   }
 
   async hold(holdid: string): Promise<Hold | undefined> {
@@ -230,7 +232,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult> {
     const build = (places: CountPlaces) => holdConfirmWrites(this.tableName, hold, orderid, now, places, batches);
-    const { writes, cancellation } = await sendHoldWrites(this.calls, this.knownPieces, this.conflictRetry, build);
+    const { writes, cancellation } = await sendHoldWrites(this.calls, this.knownPieces, this.conflictRetry, this.world, build);
     if (!cancellation) {
       // The confirm is committed: a store that does not answer these moves (the request's deadline)
       // does not make it a 503. A batch left in the stock range with nothing left, allocations find
@@ -256,7 +258,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   saveTransfer(transfer: Transfer, source: Batch): Promise<SaveTransferResult> {
-    return this.transfers.save(transfer, source);
+    return this.transfers.save(transfer, source, this.currentTime());
   }
 
   cancelTransfer(transfer: Transfer, source: Batch, incoming: Batch): Promise<ConditionalWrite | 'incoming-changed'> {
@@ -264,7 +266,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async recordOutOfStock(lines: readonly OrderLine[], routing?: Routing): Promise<void> {
-    const puts = lines.map((line) => ({ TableName: this.tableName, Item: outOfStockItem(line, routing) }));
+    const refusedAt = this.currentTime();
+    const puts = lines.map((line) => ({ TableName: this.tableName, Item: outOfStockItem(line, refusedAt, this.world, routing) }));
     try {
       // One line, one put; an order's lines, one transaction: either way one call on the refusal's path.
       if (puts.length === 1) await this.calls.call((options) => this.client.send(new PutCommand(puts[0]!), options));
@@ -343,7 +346,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite> {
     return this.calls.conditionalWrite([
-      ...lineRemovalWrites(this.tableName, allocation, 'cancelled', batch),
+      ...lineRemovalWrites(this.tableName, allocation, 'cancelled', batch, this.currentTime(), this.world),
       ...writesOf(batch).giveBack(this.tableName, batch, allocation.qty),
     ]);
   }
@@ -353,7 +356,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     // hold; else it is gathered first.
     const fall = batch.available - changed.available;
     if ((fall > ownUnits(batch) || ending.length > 0) && !(await this.spreads.keptWhole([batch]))) return { outcome: 'changed' };
-    const change = [batchDescriptionWrite(this.tableName, changed), ...writesOf(batch).change(this.tableName, batch, changed)];
+    const change = [batchDescriptionWrite(this.tableName, changed, now), ...writesOf(batch).change(this.tableName, batch, changed)];
     const ends = (some: readonly HoldToEnd[], places: CountPlaces) => batchChangeHoldEndWrites(this.tableName, change, batch.ref, some, now, places);
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.
     let fitting = ending.length;
@@ -366,13 +369,15 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {
     const destinations = batches.filter(({ ref }) => moves.some(({ to }) => to === ref));
     if (!(await this.spreads.keptWhole([from, ...destinations]))) return { outcome: 'changed' };
+    const now = this.currentTime();
+    const writes = (some: readonly LineMove[]) => lineMovesWrites(this.tableName, from, some, batches, now, this.world);
     // The longest run of moves whose items fit one transaction: a move is 1 or 2 items, a batch 1 or
     // 2 whichever moves take from it, so the count is known only once the run's writes are made.
     let moved = Math.min(moves.length, MAX_TRANSACTION_ITEMS);
-    let items = lineMovesWrites(this.tableName, from, moves.slice(0, moved), batches);
+    let items = writes(moves.slice(0, moved));
     while (items.length > MAX_TRANSACTION_ITEMS) {
       moved--;
-      items = lineMovesWrites(this.tableName, from, moves.slice(0, moved), batches);
+      items = writes(moves.slice(0, moved));
     }
     return (await this.calls.conditionalWrite(items)) === 'saved' ? { outcome: 'saved', moved } : { outcome: 'changed' };
   }

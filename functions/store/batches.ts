@@ -1,7 +1,8 @@
+import type { Instant } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID } from '../../domain/locations';
 import { type Batch, hasStockLeft, heldOf } from '../../domain/model';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
-import { PK, isAt, isNumber, isText, itemKey, now } from './fields';
+import { PK, isAt, isNumber, isText, itemKey } from './fields';
 import type { StoredItem } from './items';
 import type { TransactWriteItem } from './store-calls';
 import { partitionKeyPrefix } from './table';
@@ -61,8 +62,13 @@ export interface BatchDescription {
   readonly changedAt: string;
 }
 
-/** A batch reference's copy of its batch's qty, eta and location, for the batch's events. */
-const batchDescription = (batch: Batch) => ({ qty: batch.qty, ...(batch.eta === null ? {} : { eta: batch.eta }), ...locationField(batch), changedAt: now() });
+/** A batch reference's copy of its batch's qty, eta and location as of `changedAt`, for the batch's events. */
+const batchDescription = (batch: Batch, changedAt: Instant) => ({
+  qty: batch.qty,
+  ...(batch.eta === null ? {} : { eta: batch.eta }),
+  ...locationField(batch),
+  changedAt: new Date(changedAt).toISOString(),
+});
 
 /** What the Query of a SKU's stock range reads, for a stub store to answer as the table would. */
 export const stockRangeItems = (sku: string, batches: readonly Batch[]) => [knownSkuItem(sku), ...batches.map(batchItem)];
@@ -155,15 +161,15 @@ export const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Con
  */
 export const INCOMING_OF = 'incomingOf';
 
-/** The items of a new batch: the batch, its reference (which makes a ref unique across SKUs) and its SKU's known-SKU item. */
-export const newBatchWrites = (tableName: string, batch: Batch, incomingOf?: string): TransactWriteItem[] => {
+/** The items of a new batch, made at `now`: the batch, its reference (which makes a ref unique across SKUs) and its SKU's known-SKU item. */
+export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, incomingOf?: string): TransactWriteItem[] => {
   const { ref, sku } = batch;
   return [
     { Put: { TableName: tableName, Item: batchItem(batch), ConditionExpression: ITEM_IS_NEW } },
     {
       Put: {
         TableName: tableName,
-        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch), ...(incomingOf === undefined ? {} : { [INCOMING_OF]: incomingOf }) },
+        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch, now), ...(incomingOf === undefined ? {} : { [INCOMING_OF]: incomingOf }) },
         ConditionExpression: ITEM_IS_NEW,
       },
     },
@@ -172,8 +178,8 @@ export const newBatchWrites = (tableName: string, batch: Batch, incomingOf?: str
   ];
 };
 
-/** Keeps the batch reference's copy of qty and eta in step with the batch (for BatchChanged). */
-export const batchDescriptionWrite = (tableName: string, changed: Batch): TransactWriteItem => {
+/** Keeps the batch reference's copy of qty and eta in step with the batch (for BatchChanged), changed at `now`. */
+export const batchDescriptionWrite = (tableName: string, changed: Batch, now: Instant): TransactWriteItem => {
   const { ref, qty, eta } = changed;
   return {
     Update: {
@@ -182,7 +188,7 @@ export const batchDescriptionWrite = (tableName: string, changed: Batch): Transa
       UpdateExpression: 'SET qty = :newQty, changedAt = :changedAt' + (eta === null ? ` REMOVE eta, ${INCOMING_OF}` : `, eta = :newEta REMOVE ${INCOMING_OF}`),
       // Guards "a reference exists only with its batch": an update would otherwise create one.
       ConditionExpression: `attribute_exists(${PK})`,
-      ExpressionAttributeValues: { ':newQty': qty, ':changedAt': now(), ...(eta === null ? {} : { ':newEta': eta }) },
+      ExpressionAttributeValues: { ':newQty': qty, ':changedAt': new Date(now).toISOString(), ...(eta === null ? {} : { ':newEta': eta }) },
     },
   };
 };

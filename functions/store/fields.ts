@@ -2,9 +2,9 @@ import { tableKeySchema } from './table';
 
 /*
  * What every kind of item (batches.ts, pieces.ts, lines.ts, holds.ts, held-units.ts) is built from
- * and read back by: the key's two attributes and an item's key, the spread of keys over shards, the
- * time a write records, and the checks each kind's parser makes of an attribute. Not in items.ts:
- * that one reads any item through each kind's parser, so a kind that imported it would import itself.
+ * and read back by: the key's two attributes and an item's key, the spread of keys over shards, and
+ * the checks each kind's parser makes of an attribute. Not in items.ts: that one reads any item
+ * through each kind's parser, so a kind that imported it would import itself.
  */
 
 export const PK = tableKeySchema.partitionKey.name;
@@ -24,5 +24,3 @@ export const shardOf = (text: string, shards: number): number => {
   for (const character of text) hash = (hash * 31 + (character.codePointAt(0) ?? 0)) >>> 0;
   return hash % shards;
 };
-
-export const now = () => new Date().toISOString();

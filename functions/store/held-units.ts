@@ -7,6 +7,7 @@ import type { StoredItem } from './items';
 import { PIECE_PARTITIONS, pieceKey, piecePartitions, takeKey } from './pieces';
 import { HOT_BATCH_ATTEMPTS_FACTOR, type KnownPieces } from './spread-batches';
 import { type Cancellation, type ConflictRetryPolicy, type StoreCalls, type TransactWriteItem } from './store-calls';
+import type { World } from './world';
 
 /*
  * Held units (docs/architecture.md, "Holds"; items.ts, "The table's items"): the records of a hold's
@@ -283,14 +284,16 @@ const gatheredSpreadsIn = (reasons: readonly { Code?: string }[], pieces: readon
  * A write of holds' units (`build`, given where to count them on spread batches), sent as a take
  * from a spread batch is: the pieces it writes are busy for this process's takes while it is in
  * flight, and a conflict on one goes at once to another piece of its spread, any of which counts
- * its units as well. Made again with the batch item in place of a piece whose condition failed:
- * its spread was gathered, and the item counts its held units from then on. The writes last sent,
- * and the reasons of a cancellation by anything else, when there is one.
+ * its units as well: picked by the world's chance, so that a simulated run picks alike for its seed.
+ * Made again with the batch item in place of a piece whose condition failed: its spread was
+ * gathered, and the item counts its held units from then on. The writes last sent, and the reasons
+ * of a cancellation by anything else, when there is one.
  */
 export const sendHoldWrites = async <Writes extends HoldWrites>(
   calls: StoreCalls,
   known: KnownPieces,
   conflictRetry: ConflictRetryPolicy,
+  world: Pick<World, 'random'>,
   build: (places: CountPlaces) => Writes,
 ): Promise<{ writes: Writes; cancellation?: Cancellation }> => {
   const gathered = new Set<string>();
@@ -302,7 +305,7 @@ export const sendHoldWrites = async <Writes extends HoldWrites>(
       const free = pieces.filter((index) => !met.has(takeKey(ref, index)) && !known.isBeingTaken(takeKey(ref, index)));
       const fresh = pieces.filter((index) => !met.has(takeKey(ref, index)));
       const among = free.length > 0 ? free : fresh;
-      return among.length > 0 ? (among[Math.floor(Math.random() * among.length)] as number) : (piece as number);
+      return among.length > 0 ? (among[Math.floor(world.random() * among.length)] as number) : (piece as number);
     },
   };
   for (;;) {

@@ -22,6 +22,7 @@ import type { KnownPieces } from './spread-batches';
 import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, type StoreCalls } from './store-calls';
 import { activeHoldsIndex } from './table';
 import type { TableReads } from './table-reads';
+import type { World } from './world';
 
 /*
  * The reads of holds' units that find what to give back, and the give-back of expired ones (lazy
@@ -65,9 +66,10 @@ export const conditionalHoldWrite = async (
   calls: StoreCalls,
   known: KnownPieces,
   conflictRetry: ConflictRetryPolicy,
+  world: Pick<World, 'random'>,
   build: (places: CountPlaces) => HoldWrites,
 ): Promise<ConditionalWrite> => {
-  const { cancellation } = await sendHoldWrites(calls, known, conflictRetry, build);
+  const { cancellation } = await sendHoldWrites(calls, known, conflictRetry, world, build);
   if (!cancellation) return 'saved';
   calls.raceLost(cancellation);
   return 'changed';
@@ -81,6 +83,7 @@ export class HoldGiveBacks {
     private readonly tableName: string,
     private readonly conflictRetry: ConflictRetryPolicy,
     private readonly knownPieces: KnownPieces,
+    private readonly world: Pick<World, 'random'>,
   ) {}
 
   async heldOn(batch: Batch, which: HeldOnBatch, limit: number): Promise<HeldUnits[]> {
@@ -106,7 +109,7 @@ export class HoldGiveBacks {
     while (freeing.length > 1 && expiredUnitsGivenBackWrites(this.tableName, freeing, sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) freeing.pop();
     if (freeing.length === 0) return 0;
     // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
-    await conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, (places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
+    await conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, this.world, (places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
     // Given back to pieces, the units are more than this process remembers of them: its next take reads them.
     this.knownPieces.forget(batch.ref);
     return freeing.reduce((sum, { units: { qty } }) => sum + qty, 0);

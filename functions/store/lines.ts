@@ -1,12 +1,14 @@
+import type { Instant } from '../../domain/holds';
 import type { Allocation, Batch, LineMove, OrderLine } from '../../domain/model';
 import type { Destination, Routing } from '../../domain/routing';
 import { availableWrites, locationField } from './batches';
 import { ITEM_IS_NEW } from './conditions';
-import { isAt, isNumber, isText, itemKey, now, shardOf } from './fields';
+import { isAt, isNumber, isText, itemKey, shardOf } from './fields';
 import type { StoredItem } from './items';
 import { parseRouting, routingFields } from './routing-fields';
 import type { TransactWriteItem } from './store-calls';
 import { linesByBatchIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
+import type { World } from './world';
 
 /*
  * Order lines and their notices (items.ts, "The table's items"): an order's allocated lines, in its
@@ -63,14 +65,21 @@ const DEALLOCATION_REASONS: readonly unknown[] = ['cancelled', 'reallocated'] sa
 /** Notices live a day: the stream, which carries their insertion, keeps records for 24 hours. */
 const NOTICE_LIFETIME_SECONDS = 24 * 60 * 60;
 
-const noticeFields = () => {
-  const noticeId = crypto.randomUUID();
-  return { noticeId, [timeToLiveAttribute]: Math.floor(Date.now() / 1000) + NOTICE_LIFETIME_SECONDS };
-};
+/**
+ * The id and the time to live of a notice written at `now`. The id is drawn from the world
+ * (world.ts), so that a simulated run names its notices alike for its seed.
+ */
+const noticeFields = (now: Instant, world: Pick<World, 'newId'>) => ({
+  noticeId: world.newId(),
+  [timeToLiveAttribute]: Math.floor(now / 1000) + NOTICE_LIFETIME_SECONDS,
+});
 
-/** A refusal's notice names where the request allowed the line to come from, when it said: its OutOfStock then speaks of there alone. */
-export const outOfStockItem = ({ orderid, sku, qty }: OrderLine, { destination, location }: Routing = {}) => {
-  const notice = noticeFields();
+/**
+ * A refusal's notice, written at `refusedAt`, names where the request allowed the line to come from,
+ * when it said: its OutOfStock then speaks of there alone.
+ */
+export const outOfStockItem = ({ orderid, sku, qty }: OrderLine, refusedAt: Instant, world: Pick<World, 'newId'>, { destination, location }: Routing = {}) => {
+  const notice = noticeFields(refusedAt, world);
   return {
     ...outOfStockKey(orderid, sku, notice.noticeId),
     type: 'OutOfStock',
@@ -79,7 +88,7 @@ export const outOfStockItem = ({ orderid, sku, qty }: OrderLine, { destination, 
     qty,
     ...(destination ? { destination: { country: destination.country, ...(destination.position ? { position: { lat: destination.position.lat, lng: destination.position.lng } } : {}) } } : {}),
     ...(location === undefined ? {} : { location }),
-    refusedAt: now(),
+    refusedAt: new Date(refusedAt).toISOString(),
     ...notice,
   };
 };
@@ -146,8 +155,8 @@ export const newLineWrite = (tableName: string, allocation: Allocation, allocate
   },
 });
 
-/** The line put on another batch, `to`, and at its location, on condition that it is still as read. */
-const lineMoveWrite = (tableName: string, allocation: Allocation, to: Batch): TransactWriteItem => {
+/** The line put on another batch, `to`, and at its location, at `now`, on condition that it is still as read. */
+const lineMoveWrite = (tableName: string, allocation: Allocation, to: Batch, now: Instant): TransactWriteItem => {
   const { location } = locationField(to);
   return {
     Update: {
@@ -160,7 +169,7 @@ const lineMoveWrite = (tableName: string, allocation: Allocation, to: Batch): Tr
       ExpressionAttributeValues: {
         ':to': to.ref,
         ':lines': lineBatchOf({ ...allocation, batchref: to.ref }),
-        ':movedAt': now(),
+        ':movedAt': new Date(now).toISOString(),
         ...(location === undefined ? {} : { ':location': location }),
         ...lineAsRead(allocation),
       },
@@ -169,12 +178,20 @@ const lineMoveWrite = (tableName: string, allocation: Allocation, to: Batch): Tr
 };
 
 /**
- * The line's removal from its batch, `from`, and, in the same transaction, the notice that says why
- * it left (for Deallocated) and where from: the batch's location as read, whatever the line records.
+ * The line's removal from its batch, `from`, at `now`, and, in the same transaction, the notice that
+ * says why it left (for Deallocated) and where from: the batch's location as read, whatever the line
+ * records.
  */
-export const lineRemovalWrites = (tableName: string, allocation: Allocation, reason: DeallocationReason, from: Pick<Batch, 'location'>): TransactWriteItem[] => {
+export const lineRemovalWrites = (
+  tableName: string,
+  allocation: Allocation,
+  reason: DeallocationReason,
+  from: Pick<Batch, 'location'>,
+  now: Instant,
+  world: Pick<World, 'newId'>,
+): TransactWriteItem[] => {
   const { orderid, sku, qty, batchref } = allocation;
-  const notice = noticeFields();
+  const notice = noticeFields(now, world);
   return [
     {
       Delete: {
@@ -187,20 +204,27 @@ export const lineRemovalWrites = (tableName: string, allocation: Allocation, rea
     {
       Put: {
         TableName: tableName,
-        Item: { ...deallocationKey(orderid, sku, notice.noticeId), type: 'Deallocation', orderid, sku, qty, batchref, ...locationField(from), reason, deallocatedAt: now(), ...notice },
+        Item: { ...deallocationKey(orderid, sku, notice.noticeId), type: 'Deallocation', orderid, sku, qty, batchref, ...locationField(from), reason, deallocatedAt: new Date(now).toISOString(), ...notice },
       },
     },
   ];
 };
 
 /**
- * Lines taken off `from`, each put on its batch (or removed from its order, with its notice) on
- * condition that it is as read, and each batch's `available` changed once, by the sum of what the
+ * Lines taken off `from` at `now`, each put on its batch (or removed from its order, with its notice)
+ * on condition that it is as read, and each batch's `available` changed once, by the sum of what the
  * moves give it or take from it: a transaction may not touch one item twice. Each batch's write is
  * availableWrites', on the batch as found before the moves: in place on condition that the sum
  * leaves it on its side of the stock range, or moved across the edge when the sum takes it there.
  */
-export const lineMovesWrites = (tableName: string, from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): TransactWriteItem[] => {
+export const lineMovesWrites = (
+  tableName: string,
+  from: Batch,
+  moves: readonly LineMove[],
+  batches: readonly Batch[],
+  now: Instant,
+  world: Pick<World, 'newId'>,
+): TransactWriteItem[] => {
   const qtyOf = (some: readonly LineMove[]) => some.reduce((sum, { line }) => sum + line.qty, 0);
   const batchOf = (ref: string) => {
     const batch = batches.find((found) => found.ref === ref);
@@ -212,7 +236,9 @@ export const lineMovesWrites = (tableName: string, from: Batch, moves: readonly 
     availableWrites(tableName, batchOf(ref), -qtyOf(moves.filter(({ to }) => to === ref))),
   );
   return [
-    ...moves.flatMap(({ line, to }) => (to === null ? lineRemovalWrites(tableName, line, 'reallocated', from) : [lineMoveWrite(tableName, line, batchOf(to))])),
+    ...moves.flatMap(({ line, to }) =>
+      to === null ? lineRemovalWrites(tableName, line, 'reallocated', from, now, world) : [lineMoveWrite(tableName, line, batchOf(to), now)],
+    ),
     ...availableWrites(tableName, from, qtyOf(moves)),
     ...takes.flat(),
   ];

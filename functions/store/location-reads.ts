@@ -1,3 +1,4 @@
+import type { Instant } from '../../domain/holds';
 import type { Location } from '../../domain/locations';
 import { type ConditionalWrite, type LocationRevision, ROUTING_LOCATIONS_MAX_AGE_MS, type StoredLocation } from '../../domain/ports';
 import { logger } from '../telemetry';
@@ -5,6 +6,7 @@ import { parseStoredItem } from './items';
 import { LOCATIONS_PARTITION, locationKey, locationWrite } from './locations';
 import type { StoreCalls } from './store-calls';
 import type { TableReads } from './table-reads';
+import type { World } from './world';
 
 /**
  * How soon after a read of the locations a request naming a location they lack reads them anew: a
@@ -21,15 +23,15 @@ export const UNKNOWN_LOCATION_REREAD_MS = 1_000;
  * stale at once; a read that failed is not kept. A write of a location through the
  * process, and a read of them all, replace what is kept; a read sent before a write through the
  * process is not kept after it (the generation), so a list read as the write was made is not taken
- * for the written one.
+ * for the written one. Their age is by the world's clock, which a test or the simulator sets.
  */
 export class RoutingLocations {
   private kept?: { readonly at: number; readonly locations: Promise<Location[]> };
   private generation = 0;
 
   constructor(
+    private readonly world: Pick<World, 'now'>,
     private readonly maxAgeMs = ROUTING_LOCATIONS_MAX_AGE_MS,
-    private readonly clock: () => number = Date.now,
   ) {}
 
   /**
@@ -39,7 +41,7 @@ export class RoutingLocations {
    */
   async read(load: () => Promise<Location[]>, refreshAfterMs = this.maxAgeMs, mayReadAgain = true): Promise<Location[]> {
     const kept = this.kept;
-    if (!kept || this.clock() - kept.at >= refreshAfterMs) return this.load(load);
+    if (!kept || this.world.now() - kept.at >= refreshAfterMs) return this.load(load);
     if (!mayReadAgain) return kept.locations;
     try {
       return await kept.locations;
@@ -50,7 +52,7 @@ export class RoutingLocations {
 
   /** Starts a read of them all whose result `keep` keeps, unless a write through the process came between. */
   readStarted(): { readonly at: number; readonly generation: number } {
-    return { at: this.clock(), generation: this.generation };
+    return { at: this.world.now(), generation: this.generation };
   }
 
   keep(locations: Location[], started: { readonly at: number; readonly generation: number }): void {
@@ -64,7 +66,7 @@ export class RoutingLocations {
 
   private load(load: () => Promise<Location[]>): Promise<Location[]> {
     // Dated when the read is sent: what it finds is at most that old.
-    const kept = { at: this.clock(), locations: load() };
+    const kept = { at: this.world.now(), locations: load() };
     this.kept = kept;
     kept.locations.catch(() => {
       if (this.kept === kept) this.kept = undefined;
@@ -103,9 +105,10 @@ export class LocationReads {
     return stored && { location: stored.location, revision: stored.revision };
   }
 
-  async save(location: Location, replacing?: LocationRevision): Promise<ConditionalWrite> {
+  /** The location written at `now`, replacing the revision read, when given. */
+  async save(location: Location, now: Instant, replacing?: LocationRevision): Promise<ConditionalWrite> {
     try {
-      return await this.calls.conditionalWrite([locationWrite(this.tableName, location, replacing)]);
+      return await this.calls.conditionalWrite([locationWrite(this.tableName, location, now, replacing)]);
     } finally {
       // Whatever came of it, this process routes its next request by the locations as they are then.
       this.routing.forget();

@@ -1,7 +1,8 @@
+import type { Instant } from '../../domain/holds';
 import type { Location, Position } from '../../domain/locations';
 import type { LocationRevision } from '../../domain/ports';
 import { ITEM_IS_NEW } from './conditions';
-import { PK, isAt, isNumber, isText, itemKey, now } from './fields';
+import { PK, isAt, isNumber, isText, itemKey } from './fields';
 import type { StoredItem } from './items';
 import type { TransactWriteItem } from './store-calls';
 import { partitionKeyPrefix } from './table';
@@ -22,7 +23,7 @@ const revisionOf = (revision: LocationRevision): number => revision as unknown a
 const asRevision = (revision: number): LocationRevision => revision as unknown as LocationRevision;
 
 /** A location as the table holds it; `changedAt`, when this revision was written, is its LocationChanged's time. */
-const locationItem = ({ id, name, priority, serves, active, position }: Location, revision: number) => ({
+const locationItem = ({ id, name, priority, serves, active, position }: Location, revision: number, changedAt: Instant) => ({
   ...locationKey(id),
   type: 'Location',
   id,
@@ -32,7 +33,7 @@ const locationItem = ({ id, name, priority, serves, active, position }: Location
   active,
   ...(position ? { position: { lat: position.lat, lng: position.lng } } : {}),
   revision,
-  changedAt: now(),
+  changedAt: new Date(changedAt).toISOString(),
 });
 
 const parsePosition = (value: unknown): Position | undefined => {
@@ -53,18 +54,18 @@ export const parseLocationItem = (item: Record<string, unknown>): StoredItem | u
 };
 
 /**
- * The location stored whole (a missing position removed): replacing the revision read, on condition
- * that it is still the one stored, or, without one, on condition that none is stored under its id.
- * This guards "a replacement is decided on the location as it is": a change made between the read
- * and the write fails the condition, to be read and compared again, so an identical repeat never
+ * The location stored whole at `now` (a missing position removed): replacing the revision read, on
+ * condition that it is still the one stored, or, without one, on condition that none is stored under
+ * its id. This guards "a replacement is decided on the location as it is": a change made between the
+ * read and the write fails the condition, to be read and compared again, so an identical repeat never
  * writes (and never announces a LocationChanged), and no change is overwritten unseen.
  */
-export const locationWrite = (tableName: string, location: Location, replacing?: LocationRevision): TransactWriteItem => {
+export const locationWrite = (tableName: string, location: Location, now: Instant, replacing?: LocationRevision): TransactWriteItem => {
   const revision = replacing === undefined ? 1 : revisionOf(replacing) + 1;
   return {
     Put: {
       TableName: tableName,
-      Item: locationItem(location, revision),
+      Item: locationItem(location, revision, now),
       ...(replacing === undefined
         ? { ConditionExpression: ITEM_IS_NEW }
         : { ConditionExpression: 'revision = :revision', ExpressionAttributeValues: { ':revision': revisionOf(replacing) } }),

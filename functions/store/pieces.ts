@@ -6,6 +6,7 @@ import { isAt, isNumber, isText, itemKey } from './fields';
 import type { StoredItem } from './items';
 import type { TransactWriteItem } from './store-calls';
 import { partitionKeyPrefix } from './table';
+import type { World } from './world';
 
 /*
  * The pieces of a hot SKU's spread batch (docs/capacity.md, "A hot SKU: its batch spread over
@@ -214,7 +215,8 @@ const spreadBatchChangeWrite = (tableName: string, batch: Batch, changed: Batch)
   };
 };
 
-const pickAtRandom = <Item>(items: readonly Item[]): Item => items[Math.floor(Math.random() * items.length)] as Item;
+/** By the world's chance (world.ts): a simulated run picks the same pieces for its seed. */
+const pickAtRandom = <Item>(items: readonly Item[], world: Pick<World, 'random'>): Item => items[Math.floor(world.random() * items.length)] as Item;
 
 /** A piece of a batch, as a take's writes name it. */
 export const takeKey = (ref: string, piece: number) => `${ref}#${piece}`;
@@ -223,12 +225,12 @@ export const takeKey = (ref: string, piece: number) => `${ref}#${piece}`;
  * Where a take of `qty` from a spread batch goes: [piece, qty] pairs, piece undefined for the batch's
  * own units. One piece that holds it whole, at random, and one not busy while there is one.
  */
-export const piecesToTake = (batch: Batch, qty: number, isBusy: (key: string) => boolean): [number | undefined, number][] => {
+export const piecesToTake = (batch: Batch, qty: number, isBusy: (key: string) => boolean, world: Pick<World, 'random'>): [number | undefined, number][] => {
   const pieces = batch.pieces ?? [];
   const fitting = pieces.filter(({ available }) => available >= qty);
   if (fitting.length > 0) {
     const free = fitting.filter(({ piece }) => !isBusy(takeKey(batch.ref, piece)));
-    return [[pickAtRandom(free.length > 0 ? free : fitting).piece, qty]];
+    return [[pickAtRandom(free.length > 0 ? free : fitting, world).piece, qty]];
   }
   const own = batch.available - piecesAvailable(batch);
   if (own >= qty) return [[undefined, qty]];
@@ -267,9 +269,10 @@ export interface TakeWrites {
 export interface BatchWrites {
   /**
    * `qty` taken at `takenAt`, for a line or, `setAside`, for a hold (counted as held where taken);
-   * a piece that `isBusy` says another write is on is left while another can take the line.
+   * a piece that `isBusy` says another write is on is left while another can take the line, and the
+   * piece is picked by the world's chance.
    */
-  take(tableName: string, batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean, setAside?: boolean): TakeWrites;
+  take(tableName: string, batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean, world: Pick<World, 'random'>, setAside?: boolean): TakeWrites;
   /** `qty` given back by a line cancelled. */
   giveBack(tableName: string, batch: Batch, qty: number): TransactWriteItem[];
   /** Its new qty and eta (and the held units of the holds the change ends). */
@@ -285,7 +288,7 @@ const returningItemOnFailure = (item: TransactWriteItem): TransactWriteItem => {
 
 /** A batch kept whole: its item's `available` (batches.ts), all of its units from it. */
 const wholeBatch: BatchWrites = {
-  take: (tableName, batch, qty, _takenAt, _isBusy, setAside = false) => ({
+  take: (tableName, batch, qty, _takenAt, _isBusy, _world, setAside = false) => ({
     items: availableWrites(tableName, batch, -qty, setAside).map(returningItemOnFailure),
     sources: [{ qty }],
     pieces: [],
@@ -302,11 +305,11 @@ const wholeBatch: BatchWrites = {
  * would oversell.
  */
 const spreadBatch: BatchWrites = {
-  take: (tableName, batch, qty, takenAt, isBusy, setAside = false) => {
+  take: (tableName, batch, qty, takenAt, isBusy, world, setAside = false) => {
     const items: TransactWriteItem[] = [];
     const pieces: PieceTake[] = [];
     const sources: HeldSource[] = [];
-    const placed = piecesToTake(batch, qty, isBusy);
+    const placed = piecesToTake(batch, qty, isBusy, world);
     if (placed.reduce((sum, [, pieceQty]) => sum + pieceQty, 0) !== qty) {
       throw new Error(`A take of ${qty} from batch ${batch.ref}, which holds ${batch.available} as read`);
     }

@@ -5,6 +5,7 @@ import type { SkuStock, StockRead } from '../../domain/ports';
 import type { StoredItem } from './items';
 import { PIECES_RANGE, type Spread, type StoredPiece, gatherWrites, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
 import type { Cancellation, ConflictRetryPolicy, StoreCalls } from './store-calls';
+import type { World } from './world';
 
 /*
  * A hot SKU's batches spread over pieces (docs/capacity.md, "A hot SKU: its batch spread over
@@ -194,7 +195,7 @@ export class SpreadBatches {
     private readonly calls: StoreCalls,
     private readonly tableName: string,
     private readonly conflictRetry: ConflictRetryPolicy,
-    private readonly currentTime: () => Instant,
+    private readonly world: Pick<World, 'now' | 'newId'>,
     private readonly queryPartition: PartitionQuery,
     private readonly known: KnownPieces,
   ) {}
@@ -237,7 +238,7 @@ export class SpreadBatches {
    * (KnownPieces), or undefined when it does not know one of them, and the caller reads every piece.
    */
   private withKnownPieces(found: readonly FoundBatch[]): Batch[] | undefined {
-    const now = this.currentTime();
+    const now = this.world.now();
     const batches: Batch[] = [];
     for (const { batch, spread } of found) {
       const pieces = spread && this.known.of(batch.ref, spread, now);
@@ -285,7 +286,7 @@ export class SpreadBatches {
       if (!counted) return undefined;
       read.push({ batch: withTheirPieces(batch, counted, spread.spreadId), spread, pieces: counted });
     }
-    for (const { batch, spread, pieces: own } of read) if (spread && own) this.known.remember(batch.ref, spread.spreadId, own, this.currentTime());
+    for (const { batch, spread, pieces: own } of read) if (spread && own) this.known.remember(batch.ref, spread.spreadId, own, this.world.now());
     return read;
   }
 
@@ -299,7 +300,7 @@ export class SpreadBatches {
     const gathered = await Promise.all(
       batches.map(async ({ batch, spread, pieces }) => {
         const spent = piecesAvailable(batch) === 0 && (batch.pieces ?? []).reduce((sum, { held }) => sum + held, 0) === 0;
-        if (!batch.pieces || !spread || (!spent && !hasCooled(spread, pieces, this.currentTime()))) return [batch];
+        if (!batch.pieces || !spread || (!spent && !hasCooled(spread, pieces, this.world.now()))) return [batch];
         if (!(await this.gather(batch))) return [batch];
         const { pieces: _, spreadId: __, ...whole } = batch;
         // Gathered with nothing left, it has left the stock range.
@@ -338,8 +339,8 @@ export class SpreadBatches {
   private async spreadNow(batch: Batch): Promise<void> {
     const moved = unitsToSpread(batch.available);
     const pieces = Math.min(PIECES_PER_SPREAD, moved);
-    const now = this.currentTime();
-    const spreadId = crypto.randomUUID();
+    const now = this.world.now();
+    const spreadId = this.world.newId();
     const items = spreadWrites(this.tableName, batch, moved, pieces, spreadId, new Date(now).toISOString());
     // A conflict on the batch item alone waits for a moment between its takes; one on a piece means
     // that another spread has made them, and is being taken from: nothing is left to do.

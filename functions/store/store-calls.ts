@@ -9,11 +9,14 @@ import {
 import { StoreUnavailable } from '../../domain/errors';
 import type { ConditionalWrite, StoreObserver } from '../../domain/ports';
 import { isRetryableCancellation, isStoreUnavailable, transactionCancellation } from './store-errors';
+import type { World } from './world';
 
 /*
  * How the DynamoDB adapter sends its calls for one request: within the request's deadline, with a
  * transaction that DynamoDB cancelled for a conflict or throttling sent again, and what it did told
- * to the request's observer. What the calls say is the adapter's (batch-repository.ts).
+ * to the request's observer. What the calls say is the adapter's (batch-repository.ts). The backoff
+ * between attempts is drawn and waited in the world's chance and time (world.ts), so that a
+ * simulated run retries alike for its seed.
  */
 
 export type TransactWriteItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -53,6 +56,7 @@ export class StoreCalls {
   constructor(
     private readonly client: DocumentSender,
     private readonly conflictRetry: ConflictRetryPolicy,
+    private readonly world: Pick<World, 'random' | 'sleep'>,
     private readonly deadline?: AbortSignal,
     private readonly observer?: StoreObserver,
   ) {}
@@ -146,7 +150,7 @@ export class StoreCalls {
         this.observer?.transactionRetried(reasons.map((reason) => reason.Code ?? 'None'));
         const when = instead ? instead(reasons, attempt) : 'after-backoff';
         if (!when) return { cancellation: reasons };
-        if (when === 'after-backoff') await sleep(fullJitter(this.conflictRetry, attempt));
+        if (when === 'after-backoff') await this.world.sleep(fullJitter(this.conflictRetry, attempt, this.world));
       }
     }
   }
@@ -181,7 +185,5 @@ const withinTransactionLimit = (items: TransactWriteItem[]): TransactWriteItem[]
   return items;
 };
 
-const fullJitter = ({ baseDelayMs, maxDelayMs }: ConflictRetryPolicy, attempt: number): number =>
-  Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const fullJitter = ({ baseDelayMs, maxDelayMs }: ConflictRetryPolicy, attempt: number, world: Pick<World, 'random'>): number =>
+  world.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));

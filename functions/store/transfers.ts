@@ -5,7 +5,7 @@ import type { ConditionalWrite, SaveTransferResult } from '../../domain/ports';
 import { type Transfer, type TransferStatus, incomingBatchOf } from '../../domain/transfers';
 import { INCOMING_OF, batchKey, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
 import { ITEM_IS_NEW, and } from './conditions';
-import { PK, isAt, isNumber, isText, itemKey, now } from './fields';
+import { PK, isAt, isNumber, isText, itemKey } from './fields';
 import type { StoredItem } from './items';
 import type { SpreadBatches } from './spread-batches';
 import type { StoreCalls, TransactWriteItem } from './store-calls';
@@ -30,7 +30,7 @@ const CANCELLED_TRANSFER_LIFETIME_SECONDS = 2 * 24 * 60 * 60;
 const TRANSFER_STATUSES: readonly unknown[] = ['active', 'cancelled'] satisfies TransferStatus[];
 
 /** `from` and `to` are words DynamoDB reserves: stored as `fromLocation` and `toLocation`, no expression needs to name them otherwise. */
-const transferItem = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Transfer, createdAt: string) => ({
+const transferItem = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Transfer, createdAt: Instant) => ({
   ...transferKey(transferid),
   type: 'Transfer',
   transferid,
@@ -41,7 +41,7 @@ const transferItem = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Tra
   eta,
   fromBatchref,
   status: 'active',
-  createdAt,
+  createdAt: new Date(createdAt).toISOString(),
 });
 
 /** A transfer's record, read back through its key. */
@@ -87,15 +87,15 @@ const sourceWrites = (tableName: string, batch: Batch, delta: number): TransactW
   return update(batchKey(batch), whole);
 };
 
-/** The source batch's reference's copy of its qty, as the transfer leaves it (for its BatchChanged); its eta is the batch's own to change. */
-const sourceReferenceWrite = (tableName: string, batch: Batch, delta: number): TransactWriteItem => ({
+/** The source batch's reference's copy of its qty, as the transfer leaves it at `now` (for its BatchChanged); its eta is the batch's own to change. */
+const sourceReferenceWrite = (tableName: string, batch: Batch, delta: number, now: Instant): TransactWriteItem => ({
   Update: {
     TableName: tableName,
     Key: batchReferenceKey(batch.ref),
     UpdateExpression: `SET qty = :newQty, changedAt = :changedAt REMOVE ${INCOMING_OF}`,
     // Guards "a reference exists only with its batch": an update would otherwise create one.
     ConditionExpression: `attribute_exists(${PK})`,
-    ExpressionAttributeValues: { ':newQty': batch.qty + delta, ':changedAt': now() },
+    ExpressionAttributeValues: { ':newQty': batch.qty + delta, ':changedAt': new Date(now).toISOString() },
   },
 });
 
@@ -156,18 +156,18 @@ export class TransferSaves {
     private readonly spreads: SpreadBatches,
   ) {}
 
-  /** BatchRepository.saveTransfer: at most 7 items, the source batch's take first and the record last. */
-  async save(transfer: Transfer, source: Batch): Promise<SaveTransferResult> {
+  /** BatchRepository.saveTransfer, made at `now`: at most 7 items, the source batch's take first and the record last. */
+  async save(transfer: Transfer, source: Batch, now: Instant): Promise<SaveTransferResult> {
     // One transaction may not write an item twice: the incoming batch's reference would be the source's.
     if (transfer.transferid === source.ref) return { outcome: 'batch-exists' };
     if (source.pieces !== undefined) {
       await this.spreads.keptWhole([source]);
       return { outcome: 'read-again' };
     }
-    const take = [...sourceWrites(this.tableName, source, -transfer.qty), sourceReferenceWrite(this.tableName, source, -transfer.qty)];
-    const incoming = newBatchWrites(this.tableName, incomingBatchOf(transfer), transfer.transferid);
+    const take = [...sourceWrites(this.tableName, source, -transfer.qty), sourceReferenceWrite(this.tableName, source, -transfer.qty, now)];
+    const incoming = newBatchWrites(this.tableName, incomingBatchOf(transfer), now, transfer.transferid);
     const record: TransactWriteItem = {
-      Put: { TableName: this.tableName, Item: transferItem(transfer, now()), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
+      Put: { TableName: this.tableName, Item: transferItem(transfer, now), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
     };
     const items = [...take, ...incoming, record];
     const cancellation = await this.calls.transactWrite(items);
@@ -192,7 +192,7 @@ export class TransferSaves {
       transferCancelWrite(this.tableName, transfer, cancelledAt),
       ...incomingRemovalWrites(this.tableName, transfer),
       ...sourceWrites(this.tableName, source, transfer.qty),
-      sourceReferenceWrite(this.tableName, source, transfer.qty),
+      sourceReferenceWrite(this.tableName, source, transfer.qty, cancelledAt),
     ]);
     if (!cancellation) return 'saved';
     if (cancellation[INCOMING_REFERENCE_AT]?.Code === 'ConditionalCheckFailed') return 'incoming-changed';

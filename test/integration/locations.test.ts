@@ -10,6 +10,7 @@ import { DynamoDbBatchRepository } from '../../functions/store/batch-repository'
 import { RoutingLocations, UNKNOWN_LOCATION_REREAD_MS } from '../../functions/store/location-reads';
 import { LOCATIONS_PARTITION, locationKey } from '../../functions/store/locations';
 import type { DocumentSender } from '../../functions/store/store-calls';
+import { systemWorld, worldAt } from '../../functions/store/world';
 import { checkInvariants } from '../../tools/invariants';
 import { followTableEvents } from '../../local/event-stream';
 import { type HandlerService, serviceOver } from '../reliability/support/service';
@@ -338,7 +339,7 @@ describe('the locations a process routes by', () => {
       undefined,
       undefined,
       undefined,
-      new RoutingLocations(ROUTING_LOCATIONS_MAX_AGE_MS, clock),
+      new RoutingLocations(worldAt(clock)),
     );
 
   /** A sender that counts the Queries of the locations' partition and holds each back until `release` while `holding`. */
@@ -423,7 +424,7 @@ describe('the locations a process routes by', () => {
   });
 
   it('are read by a request for itself when the read it waited on, another request\'s, failed', async () => {
-    const routing = new RoutingLocations();
+    const routing = new RoutingLocations(systemWorld);
     const cut = Promise.reject(new Error('the first request\'s deadline'));
     const first = routing.read(() => cut);
     const second = routing.read(async () => [{ ...DEFAULT, priority: 7 }]);

@@ -10,6 +10,7 @@ import { batchWithStockKey } from '../../functions/store/batches';
 import { type StoredHeldUnits, expiredUnitsGivenBackWrites, sendHoldWrites } from '../../functions/store/held-units';
 import { parseStoredItem } from '../../functions/store/items';
 import { KnownPieces, PIECES_PER_SPREAD } from '../../functions/store/spread-batches';
+import { systemWorld } from '../../functions/store/world';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { scanItems } from '../reliability/support/table-contents';
 import { type TestTable, createTestTable, repositoryAt, uniqueId } from '../support/dynamodb';
@@ -249,7 +250,7 @@ describe('a spread batch and the writes that read it at another moment', () => {
           return table.documentClient.send(command as never, options);
         }) as DocumentSender['send'],
       };
-      const { cancellation } = await sendHoldWrites(new StoreCalls(sender, defaultConflictRetryPolicy), new KnownPieces(), defaultConflictRetryPolicy, (places) =>
+      const { cancellation } = await sendHoldWrites(new StoreCalls(sender, defaultConflictRetryPolicy, systemWorld), new KnownPieces(), defaultConflictRetryPolicy, systemWorld, (places) =>
         expiredUnitsGivenBackWrites(table.tableName, records, { gathered: places.gathered, pieceFor: () => 0 }),
       );
       expect(cancellation).toBeUndefined();

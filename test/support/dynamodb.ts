@@ -6,6 +6,7 @@ import { DynamoDbBatchRepository } from '../../functions/store/batch-repository'
 import type { ConflictRetryPolicy, DocumentSender } from '../../functions/store/store-calls';
 import { createDynamoDbClient } from '../../functions/store/client';
 import { tableKeySchema } from '../../functions/store/table';
+import { worldAt } from '../../functions/store/world';
 import { ensureTable } from '../../local/table';
 
 export interface TestTable {
@@ -33,7 +34,7 @@ export const createTestTable = async (endpoint = inject('dynamoDbEndpoint')): Pr
     client,
     documentClient,
     repository: ({ sender = documentClient, conflictRetry, clock } = {}) =>
-      new DynamoDbBatchRepository(sender, tableName, conflictRetry, undefined, undefined, clock),
+      new DynamoDbBatchRepository(sender, tableName, conflictRetry, undefined, undefined, clock && worldAt(clock)),
     drop: async () => {
       await client.send(new DeleteTableCommand({ TableName: tableName }));
       client.destroy();

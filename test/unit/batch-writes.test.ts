@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Batch } from '../../domain/model';
 import { availableWrites, batchChangeWrites, batchMoveWrites } from '../../functions/store/batches';
 import { writesOf } from '../../functions/store/pieces';
+import { systemWorld } from '../../functions/store/world';
 
 // A batch kept whole's writes (batches.ts) and a spread batch's (pieces.ts): writesOf picks one by
 // the batch as read, and the first refuse a spread batch outright rather than write its item wrong.
@@ -30,6 +31,6 @@ describe("a batch kept whole's writes", () => {
     const writes = writesOf(spread);
     expect(writes.giveBack('t', spread, 3)).toHaveLength(1);
     expect(writes.change('t', spread, { ...spread, qty: 18, available: 8 })).toHaveLength(1);
-    expect(writes.take('t', spread, 3, new Date().toISOString(), () => false).items).toHaveLength(1);
+    expect(writes.take('t', spread, 3, new Date().toISOString(), () => false, systemWorld).items).toHaveLength(1);
   });
 });

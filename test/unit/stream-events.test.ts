@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type DomainEvent, eventSchemas } from '../../domain/events';
 import { type ChangeRecord, eventsOfRecord } from '../../functions/events/stream-events';
 import { lineRemovalWrites, newLineWrite, outOfStockItem } from '../../functions/store/lines';
+import { systemWorld } from '../../functions/store/world';
 import { activeHold, endedHold, changeRecord } from '../support/stream-records';
 import recorded from './fixtures/stream-records.json';
 
@@ -238,7 +239,7 @@ describe('the location of the batch an event is about, from the items as the sto
   });
 
   it("names the location of the batch a removed line left, which its notice records from the batch as read", () => {
-    const notice = lineRemovalWrites('table', line, 'cancelled', { location: 'lyon' })[1]?.Put?.Item;
+    const notice = lineRemovalWrites('table', line, 'cancelled', { location: 'lyon' }, Date.now(), systemWorld)[1]?.Put?.Item;
     expect(fieldsOf(changeRecord(4, 'INSERT', undefined, image(notice ?? {})))).toEqual([{ name: 'Deallocated', ...line, location: 'lyon', reason: 'cancelled' }]);
   });
 
@@ -258,9 +259,9 @@ describe('the location of the batch an event is about, from the items as the sto
 
   it('names the destination and the location a refused request was limited to, and neither for one limited to nothing', () => {
     const refused = { orderid: 'o2', sku: 'LAMP', qty: 5 };
-    const atCounter = image(outOfStockItem(refused, { location: 'nantes' }));
-    const toParis = image(outOfStockItem(refused, { destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } }));
-    const anywhere = image(outOfStockItem(refused));
+    const atCounter = image(outOfStockItem(refused, Date.now(), systemWorld, { location: 'nantes' }));
+    const toParis = image(outOfStockItem(refused, Date.now(), systemWorld, { destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } }));
+    const anywhere = image(outOfStockItem(refused, Date.now(), systemWorld));
     expect([atCounter, toParis, anywhere].flatMap((item, n) => fieldsOf(changeRecord(6 + n, 'INSERT', undefined, item)))).toEqual([
       { name: 'OutOfStock', sku: 'LAMP', orderid: 'o2', qty: 5, location: 'nantes' },
       { name: 'OutOfStock', sku: 'LAMP', orderid: 'o2', qty: 5, destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } },

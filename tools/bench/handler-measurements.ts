@@ -23,6 +23,7 @@ import { DynamoDbBatchRepository } from '../../functions/store/batch-repository'
 import type { DocumentSender } from '../../functions/store/store-calls';
 import { stockRangeItems } from '../../functions/store/batches';
 import { LOCATIONS_PARTITION } from '../../functions/store/locations';
+import { worldAt } from '../../functions/store/world';
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
 import { ensureTable } from '../../local/table';
 import { lambdaContext, postEvent, routeEvent } from '../../test/support/events';
@@ -126,7 +127,7 @@ const meteredRepository = async () => {
   adminClient.destroy();
   const meter = meterRequestCost(createDocumentClient());
   /** The same table through a clock an hour behind: what it holds for a minute has expired by the others' clock. */
-  const anHourAgo = () => new DynamoDbBatchRepository(meter.sender, tableName, undefined, undefined, undefined, () => Date.now() - 3_600_000);
+  const anHourAgo = () => new DynamoDbBatchRepository(meter.sender, tableName, undefined, undefined, undefined, worldAt(() => Date.now() - 3_600_000));
   const storeHolds = (batch: { sku: string; ref: string }, holdids: string[], expiresAt: string) =>
     storeActiveHolds(meter.sender, tableName, batch, holdids, expiresAt, Date.now());
   return { meter, repository: new DynamoDbBatchRepository(meter.sender, tableName), anHourAgo, storeHolds };
