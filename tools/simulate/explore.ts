@@ -1,0 +1,59 @@
+import { randomInt } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { shrink } from './shrink';
+import { type RunRecord, planOf, runPlan } from './simulation';
+import { describeSettings, storyOf } from './story';
+
+/*
+ * The simulator's two uses: replaying one seed (and, if it fails, shrinking it to its story), and
+ * exploring fresh seeds for a while, stopping at the first that fails.
+ */
+
+export interface Replay {
+  /** The run as the seed makes it. */
+  readonly run: RunRecord;
+  /** When it failed: the smallest run found that fails the same way. */
+  readonly shrunk?: RunRecord;
+}
+
+export const replay = async (seed: number, client: DynamoDBClient): Promise<Replay> => {
+  const run = await runPlan(planOf(seed), client);
+  if (run.failures.length === 0) return { run };
+  return { run, shrunk: await shrink(run, (plan) => runPlan(plan, client)) };
+};
+
+export interface Exploration {
+  readonly runs: number;
+  readonly calls: number;
+  readonly faults: number;
+  readonly seconds: number;
+  /** Kinds of ordered pairs of conflicting calls seen over all runs. */
+  readonly conflictOrders: number;
+  readonly failed?: Replay & { readonly seed: number };
+}
+
+/** Runs fresh seeds until `seconds` have passed or one fails; `report` hears of each run. */
+export const explore = async (seconds: number, client: DynamoDBClient, report: (line: string) => void, firstSeed = randomInt(2 ** 31)): Promise<Exploration> => {
+  const started = performance.now();
+  const conflictOrders = new Set<string>();
+  let [runs, calls, faults] = [0, 0, 0];
+  for (let seed = firstSeed; (performance.now() - started) / 1000 < seconds; seed = (seed + 1) % 2 ** 31) {
+    const run = await runPlan(planOf(seed), client);
+    runs++;
+    calls += run.calls;
+    faults += run.faults.size;
+    const before = conflictOrders.size;
+    for (const kind of run.conflictOrders) conflictOrders.add(kind);
+    report(
+      `seed ${seed}: ${describeSettings(run.plan.settings)}; ${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults, ` +
+        `${run.conflictOrders.size} orders of conflicting calls (${conflictOrders.size - before} new): ${run.failures.length === 0 ? 'ok' : run.failures[0]?.rule}`,
+    );
+    if (run.failures.length > 0) {
+      const shrunk = await shrink(run, (plan) => runPlan(plan, client));
+      return { runs, calls, faults, seconds: (performance.now() - started) / 1000, conflictOrders: conflictOrders.size, failed: { seed, run, shrunk } };
+    }
+  }
+  return { runs, calls, faults, seconds: (performance.now() - started) / 1000, conflictOrders: conflictOrders.size };
+};
+
+export { storyOf };

@@ -1,0 +1,118 @@
+import type { Context } from 'aws-lambda';
+import type { BatchRepository } from '../../domain/ports';
+import { createAllocationsHandler } from '../../functions/allocations';
+import { createBatchesHandler } from '../../functions/batches';
+import type { HttpEvent, HttpResult } from '../../functions/http/route';
+import { routeKeys, splitRouteKey } from '../../functions/http/route-keys';
+import { createSweepHoldsHandler } from '../../functions/sweep-holds';
+
+/*
+ * The functions of a run, as they are deployed: the two HTTP handlers and the sweeper over one
+ * repository per instance. In the Lambda mode each instance serves one request at a time and a new
+ * one starts, with memory of its own, when all are busy; in the shared mode one process serves them
+ * all at once (the local server's mode, with takes grouped). An instance that dies takes its
+ * requests with it, and the next request starts a new one.
+ */
+
+export type Mode = 'lambda' | 'shared';
+
+export interface Instance {
+  readonly number: number;
+  readonly http: (event: HttpEvent, context: Context) => Promise<HttpResult>;
+  readonly sweep: (context: Context) => Promise<unknown>;
+  /** The requests it serves now. */
+  readonly serving: Set<string>;
+}
+
+/** Long enough that no deadline of the code's own passes in a run: time runs out only where a fault says. */
+const REMAINING_MS = 3_600_000;
+
+export const contextOf = (actor: string): Context =>
+  ({ awsRequestId: actor, functionName: 'simulated', getRemainingTimeInMillis: () => REMAINING_MS }) as unknown as Context;
+
+const isBatchesRoute = (routeKey: string) => (routeKeys.batches as readonly string[]).includes(routeKey);
+
+const noDocument = async () => {
+  throw new Error('The simulator reads no OpenAPI document');
+};
+
+export class Functions {
+  private readonly live: Instance[] = [];
+  private started = 0;
+
+  constructor(
+    readonly mode: Mode,
+    private readonly newRepository: () => BatchRepository,
+  ) {}
+
+  /** The instance that serves `actor`'s request. */
+  enter(actor: string): Instance {
+    const instance = (this.mode === 'shared' ? this.live[0] : this.live.find(({ serving }) => serving.size === 0)) ?? this.start();
+    instance.serving.add(actor);
+    return instance;
+  }
+
+  leave(instance: Instance, actor: string): void {
+    instance.serving.delete(actor);
+  }
+
+  /** The instance dies: the requests it was serving, which end with it. */
+  die(instance: Instance): string[] {
+    this.live.splice(this.live.indexOf(instance), 1);
+    const lost = [...instance.serving];
+    instance.serving.clear();
+    return lost;
+  }
+
+  /** The instance serving `actor` now. */
+  of(actor: string): Instance | undefined {
+    return this.live.find(({ serving }) => serving.has(actor));
+  }
+
+  get instancesStarted(): number {
+    return this.started;
+  }
+
+  private start(): Instance {
+    const repository = this.newRepository();
+    const allocations = createAllocationsHandler(repository, noDocument);
+    const batches = createBatchesHandler(repository);
+    const sweeper = createSweepHoldsHandler(repository);
+    const instance: Instance = {
+      number: ++this.started,
+      http: (event, context) => (isBatchesRoute(event.routeKey) ? batches : allocations)(event, context),
+      sweep: (context) => sweeper(undefined, context),
+      serving: new Set(),
+    };
+    this.live.push(instance);
+    return instance;
+  }
+}
+
+/** An API Gateway (payload 2.0) event for a route, as the HTTP API sends it; its request id the actor's. */
+export const httpEvent = (routeKey: string, pathParameters: Readonly<Record<string, string>> | undefined, body: unknown, actor: string): HttpEvent => {
+  const { method, path: template } = splitRouteKey(routeKey);
+  const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(pathParameters?.[name] ?? ''));
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: path,
+    rawQueryString: '',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    ...(pathParameters ? { pathParameters: { ...pathParameters } } : {}),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'simulated',
+      domainName: 'simulated',
+      domainPrefix: 'simulated',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'simulator' },
+      requestId: actor,
+      routeKey,
+      stage: '$default',
+      time: '01/Jun/2026:00:00:00 +0000',
+      timeEpoch: 0,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    isBase64Encoded: false,
+  };
+};

@@ -1,0 +1,170 @@
+import { PK, SK } from '../../functions/store/fields';
+import { holdKey } from '../../functions/store/holds';
+import { lineKey } from '../../functions/store/lines';
+import { transferKey } from '../../functions/store/transfers';
+import type { Inventory } from '../invariants';
+import type { Mode } from './functions';
+import { itemsMeet } from './store-seam';
+import type { Answer, Reached } from './simulation';
+
+/*
+ * What a run's clients were told, held against the table at its end and the commits the run made:
+ * `npm run check`'s invariants are judged beside these (./simulation.ts). A rule here never blames
+ * an answer that a later request could have changed: a line answered is looked for only if nothing
+ * sent in the run could have cancelled or moved it.
+ */
+
+export interface Failure {
+  readonly rule: string;
+  readonly message: string;
+}
+
+interface Verdict {
+  readonly answers: readonly Answer[];
+  readonly reached: readonly Reached[];
+  readonly inventory: Inventory;
+  readonly mode: Mode;
+}
+
+type HttpAnswer = Answer & { readonly send: Extract<Answer['send'], { kind: 'http' }> };
+
+const keyText = (key: Record<string, unknown>) => `${String(key[PK])} ${String(key[SK])}`;
+const bodyOf = (answer: Answer): Record<string, unknown> => {
+  try {
+    return JSON.parse(answer.body ?? '') as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+};
+const field = (value: unknown, name: string): string => String((value as Record<string, unknown> | undefined)?.[name] ?? '');
+const describe = (answer: Answer) => `${answer.actor} (${answer.send.kind === 'http' ? answer.send.routeKey : answer.send.kind})`;
+
+export const judge = ({ answers, reached, inventory, mode }: Verdict): Failure[] => {
+  const failures: Failure[] = [];
+  const commits = reached.filter(({ committed }) => committed);
+  const http = answers.filter((answer): answer is HttpAnswer => answer.send.kind === 'http');
+  const skuOfRef = new Map(inventory.batches.map(({ ref, sku }) => [ref, sku]));
+  // A batch gone by the end (a cancelled transfer's incoming one) is known by what added it.
+  for (const answer of http) {
+    const ref = field(answer.send.body, 'ref');
+    if (answer.send.routeKey === 'POST /add_batch' && (answer.status ?? 0) < 300 && !skuOfRef.has(ref)) skuOfRef.set(ref, field(answer.send.body, 'sku'));
+  }
+  const routeOf = (answer: HttpAnswer) => answer.send.routeKey;
+  const pathOf = (answer: HttpAnswer, name: string) => answer.send.path?.[name] ?? '';
+  /** Sends that were not over before `answer` was sent: what might have changed the table after it. */
+  const after = (answer: Answer) => http.filter((other) => other !== answer && (other.answeredAt ?? Number.MAX_SAFE_INTEGER) >= answer.sentAt);
+  /** Whether anything sent after `answer` might cancel, move or take off its order the line (orderid, sku). */
+  const changesLine = (other: HttpAnswer, orderid: string, sku: string) =>
+    (routeOf(other) === 'DELETE /allocations/{orderid}/{sku}' && pathOf(other, 'orderid') === orderid && pathOf(other, 'sku') === sku) ||
+    (routeOf(other) === 'PATCH /batches/{ref}' && [sku, undefined].includes(skuOfRef.get(pathOf(other, 'ref'))));
+  /** Whether a request that may cancel or move the line (orderid, sku) wrote anything between two steps. */
+  const lineChangedBetween = (orderid: string, sku: string, from: number, to: number) => {
+    const changers = new Set(http.filter((other) => changesLine(other, orderid, sku)).map(({ actor }) => actor));
+    return commits.some((commit) => changers.has(commit.actor) && commit.step > from && commit.step < to);
+  };
+  const lineMayHaveChanged = (answer: Answer, orderid: string, sku: string) => after(answer).some((other) => changesLine(other, orderid, sku));
+  const lineOf = (orderid: string, sku: string) => inventory.lines.find((line) => line.orderid === orderid && line.sku === sku);
+  const expectLine = (answer: Answer, orderid: string, sku: string, batchref: string) => {
+    if (lineMayHaveChanged(answer, orderid, sku)) return;
+    const line = lineOf(orderid, sku);
+    if (!line) failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${answer.status} for the line ${orderid}/${sku} on ${batchref}, which is not stored` });
+    else if (line.batchref !== batchref) failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${answer.status} for the line ${orderid}/${sku} on ${batchref}, which is stored on ${line.batchref}` });
+  };
+  /**
+   * The commits on `key` of requests that sent the same thing as `answer`, made before `answer` last
+   * read or wrote that item: what it answered, it answered knowing of them.
+   */
+  const sameCommittedBefore = (answer: HttpAnswer, key: Record<string, unknown>) => {
+    const sameSend = JSON.stringify([answer.send.routeKey, answer.send.path, answer.send.body]);
+    const same = new Set(http.filter((other) => other !== answer && JSON.stringify([other.send.routeKey, other.send.path, other.send.body]) === sameSend).map(({ actor }) => actor));
+    const item = keyText(key);
+    const lastSeen = Math.max(-1, ...reached.filter((call) => call.actor === answer.actor && itemsMeet(call.items, [item])).map(({ step }) => step));
+    return commits.filter((commit) => same.has(commit.actor) && commit.step < lastSeen && commit.items.includes(item));
+  };
+
+  for (const answer of http) {
+    const { status = 0 } = answer;
+    const body = bodyOf(answer);
+    if (status >= 500 && (answer.faultsAt.length === 0)) {
+      failures.push({ rule: 'no-5xx-without-a-fault', message: `${describe(answer)} answered ${status} ${answer.body ?? ''} though no fault met it${mode === 'shared' ? ' or any request while it ran' : ''}` });
+    }
+    const ok = status === 200 || status === 201;
+    switch (routeOf(answer)) {
+      case 'POST /allocate': {
+        const { orderid, sku } = answer.send.body as { orderid: string; sku: string };
+        if (ok) expectLine(answer, orderid, sku, field(body, 'batchref'));
+        const first = sameCommittedBefore(answer, lineKey(orderid, sku))[0];
+        if ((status === 400 || status === 409) && first && !lineChangedBetween(orderid, sku, first.step, answer.answeredAt ?? 0)) {
+          failures.push({ rule: 'repeat-answered-as-repeat', message: `${describe(answer)} answered ${status} ${answer.body}, though the same line was allocated by ${first.actor} at step ${first.step}` });
+        }
+        break;
+      }
+      case 'POST /orders':
+      case 'POST /holds/{holdid}/confirm': {
+        if (!ok) break;
+        const orderid = field(body, 'orderid');
+        for (const line of (body.lines ?? []) as { sku: string; batchref: string }[]) expectLine(answer, orderid, line.sku, line.batchref);
+        if (routeOf(answer) === 'POST /holds/{holdid}/confirm') {
+          const hold = inventory.holds.find(({ holdid }) => holdid === pathOf(answer, 'holdid'));
+          if (hold?.status !== 'confirmed' || hold.orderid !== orderid) {
+            failures.push({ rule: 'answer-holds', message: `${describe(answer)} confirmed hold ${pathOf(answer, 'holdid')} to ${orderid}, which is stored ${hold ? `${hold.status}${hold.orderid ? ` to ${hold.orderid}` : ''}` : 'nowhere'}` });
+          }
+        }
+        break;
+      }
+      case 'DELETE /holds/{holdid}': {
+        const holdid = pathOf(answer, 'holdid');
+        const hold = inventory.holds.find((stored) => stored.holdid === holdid);
+        if (status === 204 && (hold?.status === 'active' || hold?.status === 'confirmed')) {
+          failures.push({ rule: 'answer-holds', message: `${describe(answer)} released hold ${holdid}, which is stored ${hold.status}` });
+        }
+        if (status === 409 && hold?.status === 'released' && sameCommittedBefore(answer, holdKey(holdid)).length > 0) {
+          failures.push({ rule: 'repeat-answered-as-repeat', message: `${describe(answer)} answered 409 ${answer.body}, though the same release had released the hold` });
+        }
+        break;
+      }
+      case 'DELETE /allocations/{orderid}/{sku}': {
+        const [orderid, sku] = [pathOf(answer, 'orderid'), pathOf(answer, 'sku')];
+        const mayBeBack = after(answer).some((other) =>
+          ['POST /allocate', 'POST /orders', 'POST /holds/{holdid}/confirm'].includes(routeOf(other)) && JSON.stringify(other.send.body ?? {}).includes(`"${orderid}"`),
+        );
+        if (status === 204 && !mayBeBack && lineOf(orderid, sku)) {
+          failures.push({ rule: 'answer-holds', message: `${describe(answer)} cancelled the line ${orderid}/${sku}, which is still stored` });
+        }
+        break;
+      }
+      case 'POST /transfers': {
+        const transferid = field(answer.send.body, 'transferid');
+        if (ok && !inventory.transfers.some((transfer) => transfer.transferid === transferid)) {
+          failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${status} for transfer ${transferid}, which is not stored` });
+        }
+        break;
+      }
+      case 'DELETE /transfers/{transferid}': {
+        const transferid = pathOf(answer, 'transferid');
+        const transfer = inventory.transfers.find((stored) => stored.transferid === transferid);
+        if (status === 204 && transfer && transfer.status !== 'cancelled') {
+          failures.push({ rule: 'answer-holds', message: `${describe(answer)} cancelled transfer ${transferid}, which is stored ${transfer.status}` });
+        }
+        const first = sameCommittedBefore(answer, transferKey(transferid));
+        if (status === 409 && transfer?.status === 'cancelled' && first.length > 0) {
+          failures.push({ rule: 'repeat-answered-as-repeat', message: `${describe(answer)} answered 409 ${answer.body}, though ${first[0]?.actor} had cancelled the transfer at step ${first[0]?.step}` });
+        }
+        break;
+      }
+      case 'POST /add_batch': {
+        const ref = field(answer.send.body, 'ref');
+        if (ok && !inventory.batches.some((batch) => batch.ref === ref)) {
+          failures.push({ rule: 'answer-holds', message: `${describe(answer)} added batch ${ref}, which is not stored` });
+        }
+        break;
+      }
+    }
+  }
+  for (const answer of answers) {
+    if (answer.send.kind === 'sweep' && (answer.status ?? 0) >= 500 && answer.faultsAt.length === 0) {
+      failures.push({ rule: 'no-5xx-without-a-fault', message: `${describe(answer)} failed though no fault met it: ${answer.body}` });
+    }
+  }
+  return failures;
+};

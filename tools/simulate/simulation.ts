@@ -1,0 +1,322 @@
+import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { defaultConflictRetryPolicy } from '../../functions/store/store-calls';
+import { ensureTable } from '../../local/table';
+import { findViolations, readInventory } from '../invariants';
+import { Chance } from './chance';
+import { Functions, type Instance, type Mode, contextOf, httpEvent } from './functions';
+import { type Failure, judge } from './judge';
+import { FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, type Strategy, Waiting, currentActor } from './scheduler';
+import { SimulatedClock, simulatedWorld } from './simulated-world';
+import { answerLost, conflictCancellation, itemsMeet, scheduledSender, throttled } from './store-seam';
+import { type Send, type Workload, describeSend, drawWorkload } from './workload';
+
+/*
+ * One run of the simulated world: the workload's requests sent through the real handlers, domain
+ * services and DynamoDB adapter, every store call released one at a time by the run's strategy and
+ * sent to DynamoDB Local, or failed by a fault; then the judge (./judge.ts). Everything it does is
+ * written into its story, and a run is a function of its plan.
+ */
+
+export type FaultKind = 'throttled' | 'conflict' | 'lost-reply' | 'crash-before' | 'crash-after';
+
+export interface Fault {
+  readonly kind: FaultKind;
+  /** For a conflict: the place of the item another transaction held. */
+  readonly item?: number;
+}
+
+export interface Settings {
+  readonly mode: Mode;
+  readonly strategy: { readonly kind: 'pct'; readonly depth: number } | { readonly kind: 'random' };
+  /** The chance that a call is refused, loses its answer, or its instance dies at it. */
+  readonly faultRate: number;
+  /** The chance that a transaction meeting another in flight on one of its items is cancelled for it. */
+  readonly conflictRate: number;
+}
+
+export interface Plan {
+  readonly seed: number;
+  readonly settings: Settings;
+  readonly workload: Workload;
+  /** A replay follows the order of calls and the faults of an earlier run; an exploring run draws them. */
+  readonly follow?: { readonly order: readonly string[]; readonly faults: ReadonlyMap<string, Fault> };
+}
+
+/** What a client got for one attempt of a send. */
+export interface Answer {
+  readonly actor: string;
+  readonly send: Send;
+  readonly attempt: number;
+  readonly sentAt: number;
+  answeredAt?: number;
+  status?: number;
+  body?: string;
+  /** Its instance died before it answered. */
+  died?: boolean;
+  /** The steps of the faults this request met (for the shared mode, any while it ran). */
+  readonly faultsAt: number[];
+}
+
+/** A call that reached the table: which request made it, at which step, on which items; a commit when it wrote. */
+export interface Reached {
+  readonly step: number;
+  readonly actor: string;
+  readonly items: readonly string[];
+  readonly committed: boolean;
+}
+
+export interface RunRecord {
+  readonly plan: Plan;
+  readonly story: readonly string[];
+  /** The calls in the order released, by id. */
+  readonly order: readonly string[];
+  readonly faults: ReadonlyMap<string, Fault>;
+  readonly answers: readonly Answer[];
+  readonly reached: readonly Reached[];
+  readonly failures: readonly Failure[];
+  readonly calls: number;
+  /** Ordered pairs of conflicting calls (route and operation of each), the kinds of order this run tried. */
+  readonly conflictOrders: ReadonlySet<string>;
+}
+
+/** A run that takes more steps than this is going round in circles. */
+const MAX_STEPS = 4_000;
+/** A client sends a failed request (a 5xx, or no answer) up to this many times in all. */
+const MAX_ATTEMPTS = 3;
+
+export const drawSettings = (seed: number): Settings => {
+  const chance = Chance.stream(seed, 'settings');
+  return {
+    mode: chance.pick(['lambda', 'shared'] as const),
+    strategy: chance.chance(0.8) ? { kind: 'pct', depth: chance.int(1, 3) } : { kind: 'random' },
+    faultRate: chance.pick([0, 0.02, 0.05, 0.1]),
+    conflictRate: chance.pick([0, 0, 0.2, 0.5]),
+  };
+};
+
+/** The plan a seed makes: its settings and its workload. */
+export const planOf = (seed: number): Plan => ({ seed, settings: drawSettings(seed), workload: drawWorkload(Chance.stream(seed, 'workload')) });
+
+const strategyOf = ({ seed, settings, workload, follow }: Plan): Strategy => {
+  if (follow) return new FollowSchedule(follow.order);
+  const chance = Chance.stream(seed, 'schedule');
+  return settings.strategy.kind === 'pct' ? new PriorityChangePoints(chance, settings.strategy.depth, workload.length * 6) : new RandomWalk(chance);
+};
+
+const isTransaction = (call: PendingCall) => call.shape.operation === 'TransactWrite' || call.shape.operation === 'TransactGet';
+
+/** Draws the faults of an exploring run, or reads those of the run it replays. */
+const faultSource = ({ seed, settings, follow }: Plan) => {
+  if (follow) return (call: PendingCall): Fault | undefined => follow.faults.get(call.id);
+  const chance = Chance.stream(seed, 'faults');
+  return (call: PendingCall, others: readonly PendingCall[]): Fault | undefined => {
+    if (isTransaction(call)) {
+      const held = others.find((other) => other.actor !== call.actor && isTransaction(other) && (other.shape.writes || call.shape.writes) && itemsMeet(call.shape.items, other.shape.items));
+      if (held && chance.chance(settings.conflictRate)) {
+        return { kind: 'conflict', item: call.shape.items.findIndex((item) => itemsMeet([item], held.shape.items)) };
+      }
+    }
+    if (!chance.chance(settings.faultRate)) return undefined;
+    return { kind: chance.weighted<FaultKind>([['throttled', 3], ['lost-reply', 3], ['crash-before', 1], ['crash-after', 2]]) };
+  };
+};
+
+const outcomeOf = (operation: string, output: unknown): string => {
+  const { Items, Item, Responses } = (output ?? {}) as { Items?: unknown[]; Item?: unknown; Responses?: unknown };
+  if (Items) return `${Items.length} items`;
+  if (Responses) return `${Object.values(Responses).flat().filter(Boolean).length} found`;
+  if (operation === 'Get') return Item === undefined ? 'none' : 'found';
+  return 'ok';
+};
+
+const errorOutcome = (error: unknown): string => {
+  const { name, CancellationReasons } = error as { name?: string; CancellationReasons?: { Code?: string }[] };
+  if (CancellationReasons) return `cancelled [${CancellationReasons.map(({ Code }) => Code).join(', ')}]`;
+  return String(name);
+};
+
+const padded = (step: number | string, actor: string) => `${String(step).padStart(5)}  ${actor.padEnd(7)}`;
+
+let tablesMade = 0;
+
+/** Runs a plan against DynamoDB Local at `client`'s endpoint, in a table of its own, and judges it. */
+export const runPlan = async (plan: Plan, client: DynamoDBClient): Promise<RunRecord> => {
+  const tableName = `simulated-${plan.seed}-${++tablesMade}`;
+  await ensureTable(client, tableName);
+  const store = DynamoDBDocumentClient.from(client);
+  try {
+    return await runIn(plan, store, tableName);
+  } finally {
+    await client.send(new DeleteTableCommand({ TableName: tableName }));
+  }
+};
+
+const runIn = async (plan: Plan, store: DynamoDBDocumentClient, tableName: string): Promise<RunRecord> => {
+  const { settings, workload } = plan;
+  const waiting = new Waiting();
+  const clock = new SimulatedClock();
+  const world = simulatedWorld(clock, Chance.stream(plan.seed, 'world'), waiting);
+  const steps = Chance.stream(plan.seed, 'steps');
+  const strategy = strategyOf(plan);
+  const faultFor = faultSource(plan);
+  const sender = scheduledSender(waiting);
+  const functions = new Functions(settings.mode, () => new DynamoDbBatchRepository(sender, tableName, defaultConflictRetryPolicy, undefined, undefined, world));
+
+  const story: string[] = [];
+  const order: string[] = [];
+  const released: PendingCall[] = [];
+  const faults = new Map<string, Fault>();
+  const answers: Answer[] = [];
+  const reached: Reached[] = [];
+  const failures: Failure[] = [];
+  const running = new Map<string, Answer>();
+  const arrivals: { readonly send: Send; readonly attempt: number; readonly at: number }[] = workload.map((send) => ({ send, attempt: 1, at: send.at }));
+  let step = 0;
+
+  const retryLater = (answer: Answer) => {
+    if (answer.attempt >= MAX_ATTEMPTS) return;
+    const at = step + 2 + ((answer.send.id * 7 + answer.attempt * 3) % 9);
+    const index = arrivals.findIndex((arrival) => arrival.at > at);
+    arrivals.splice(index < 0 ? arrivals.length : index, 0, { send: answer.send, attempt: answer.attempt + 1, at });
+  };
+
+  const finish = (instance: Instance, answer: Answer, status: number, body: string) => {
+    functions.leave(instance, answer.actor);
+    running.delete(answer.actor);
+    waiting.ended();
+    if (answer.died) return;
+    Object.assign(answer, { answeredAt: step, status, body });
+    story.push(`${padded(step, answer.actor)}answers ${status}${body ? ` ${body}` : ''}`);
+    if (status >= 500) retryLater(answer);
+  };
+
+  const start = ({ send, attempt }: { readonly send: Send; readonly attempt: number }) => {
+    if (send.kind === 'clock') {
+      clock.advance(send.advanceMs);
+      story.push(`${padded(step, `r${send.id}`)}${describeSend(send)}`);
+      return;
+    }
+    const actor = attempt === 1 ? `r${send.id}` : `r${send.id}.${attempt}`;
+    const answer: Answer = { actor, send, attempt, sentAt: step, faultsAt: [] };
+    answers.push(answer);
+    running.set(actor, answer);
+    const instance = functions.enter(actor);
+    story.push(`${padded(step, actor)}${attempt === 1 ? 'sends' : 'sends again'} ${describeSend(send)}${functions.mode === 'lambda' ? ` (instance ${instance.number})` : ''}`);
+    currentActor.run(actor, () => {
+      const invoked =
+        send.kind === 'sweep'
+          ? instance.sweep(contextOf(actor)).then((swept) => ({ statusCode: 200, body: JSON.stringify(swept) }))
+          : instance.http(httpEvent(send.routeKey, send.path, send.body, actor), contextOf(actor));
+      invoked.then(
+        ({ statusCode = 200, body = '' }) => finish(instance, answer, statusCode, body),
+        (error: unknown) => finish(instance, answer, 500, `the function failed: ${(error as Error).name}: ${(error as Error).message}`),
+      );
+    });
+  };
+
+  const die = (actor: string) => {
+    const instance = functions.of(actor);
+    const lost = instance ? functions.die(instance) : [actor];
+    waiting.kill(lost);
+    for (const gone of lost) {
+      const answer = running.get(gone);
+      if (!answer) continue;
+      running.delete(gone);
+      answer.died = true;
+      story.push(`${padded(step, gone)}gets no answer: its instance died`);
+      retryLater(answer);
+    }
+  };
+
+  /** Lets every request run until each waits on a call or a sleep, or has ended. */
+  const settle = async () => {
+    let seen: number;
+    do {
+      seen = waiting.activity;
+      await new Promise((resolve) => setImmediate(resolve));
+    } while (waiting.activity !== seen);
+  };
+
+  for (;;) {
+    while (arrivals.length > 0 && (arrivals[0]?.at ?? 0) <= step) start(arrivals.shift() as (typeof arrivals)[number]);
+    await settle();
+    if (waiting.wakeUntil(clock.now()) > 0) continue;
+    const pending = waiting.pending;
+    if (pending.length === 0) {
+      const wake = waiting.nextWake();
+      if (wake !== undefined) clock.reach(wake);
+      else if (arrivals.length > 0) step = Math.max(step, arrivals[0]?.at ?? step);
+      else break;
+      continue;
+    }
+    if (step >= MAX_STEPS) {
+      failures.push({ rule: 'run-ends', message: `still ${pending.length} calls waiting after ${MAX_STEPS} steps` });
+      break;
+    }
+    const call = strategy.choose(pending, step);
+    const others = pending.filter((other) => other !== call);
+    waiting.take(call);
+    order.push(call.id);
+    released.push(call);
+    const fault = faultFor(call, others);
+    const line = `${padded(step, call.actor)}${call.shape.text}`;
+    if (fault) {
+      faults.set(call.id, fault);
+      for (const answer of running.values()) if (answer.actor === call.actor || functions.mode === 'shared') answer.faultsAt.push(step);
+    }
+    if (fault?.kind === 'throttled') {
+      story.push(`${line} -> refused: throttled`);
+      call.reject(throttled());
+    } else if (fault?.kind === 'conflict') {
+      story.push(`${line} -> refused: TransactionConflict on item ${(fault.item ?? 0) + 1}`);
+      call.reject(conflictCancellation(call.shape.items.length, fault.item ?? 0));
+    } else if (fault?.kind === 'crash-before') {
+      story.push(`${line} -> not sent: the instance dies`);
+      die(call.actor);
+    } else {
+      let output: unknown;
+      let failed: unknown;
+      try {
+        output = await store.send(call.command as Parameters<typeof store.send>[0]);
+      } catch (error) {
+        failed = error;
+      }
+      const outcome = failed === undefined ? outcomeOf(call.shape.operation, output) : errorOutcome(failed);
+      reached.push({ step, actor: call.actor, items: call.shape.items, committed: failed === undefined && call.shape.writes });
+      if (fault?.kind === 'lost-reply') {
+        story.push(`${line} -> ${outcome}, its answer lost`);
+        call.reject(answerLost());
+      } else if (fault?.kind === 'crash-after') {
+        story.push(`${line} -> ${outcome}, and the instance dies before the answer`);
+        die(call.actor);
+      } else {
+        story.push(`${line} -> ${outcome}`);
+        if (failed === undefined) call.resolve(output);
+        else call.reject(failed);
+      }
+    }
+    step++;
+    clock.advance(steps.int(1, 5));
+  }
+
+  const readAt = clock.now();
+  const inventory = await readInventory(store, tableName);
+  for (const { rule, message } of findViolations(inventory, readAt)) failures.push({ rule, message });
+  failures.push(...judge({ answers, reached, inventory, mode: settings.mode }));
+  return { plan, story, order, faults, answers, reached, failures, calls: order.length, conflictOrders: conflictOrdersOf(released, answers) };
+};
+
+/** The kinds of conflicting pairs the run ordered: for two calls of different requests on one item, one a write, which came first. */
+const conflictOrdersOf = (released: readonly PendingCall[], answers: readonly Answer[]): Set<string> => {
+  const routeOf = new Map(answers.map(({ actor, send }) => [actor, send.kind === 'http' ? send.routeKey : send.kind]));
+  const kinds = new Set<string>();
+  released.forEach((first, index) => {
+    for (const second of released.slice(index + 1)) {
+      if (first.actor === second.actor || !(first.shape.writes || second.shape.writes) || !itemsMeet(first.shape.items, second.shape.items)) continue;
+      kinds.add(`${routeOf.get(first.actor)} ${first.shape.operation} < ${routeOf.get(second.actor)} ${second.shape.operation}`);
+    }
+  });
+  return kinds;
+};

@@ -1,0 +1,192 @@
+import type { Chance } from './chance';
+
+/*
+ * What the clients of a run send, drawn from its seed: a few dozen requests over two SKUs, a few
+ * batches and up to three locations, sized so that they meet at a batch's last units. A request is
+ * sent at a step of the run (the number of store calls made before it); identical requests are a
+ * client's retry, sent while the first may still be in flight.
+ */
+
+/** One thing a client does at a step: an HTTP request, a run of the hold sweeper, or time passing. */
+export type Send =
+  | { readonly kind: 'http'; readonly id: number; readonly at: number; readonly routeKey: string; readonly path?: Readonly<Record<string, string>>; readonly body?: unknown }
+  | { readonly kind: 'sweep'; readonly id: number; readonly at: number }
+  | { readonly kind: 'clock'; readonly id: number; readonly at: number; readonly advanceMs: number };
+
+export type Workload = readonly Send[];
+
+const SKUS = ['s1', 's2'] as const;
+const ORDERS = ['o1', 'o2', 'o3', 'o4', 'o5', 'o6'] as const;
+const HOLDS = ['h1', 'h2', 'h3', 'h4'] as const;
+const TRANSFERS = ['t1', 't2', 't3'] as const;
+const COUNTRIES = ['FR', 'DE'] as const;
+const SHIPMENT_ETAS = ['2027-03-01', '2027-04-01'] as const;
+const TRANSFER_ETA = '2027-05-01';
+/** Time passing: past a short hold, a long one, a spread batch's cooling, everything. */
+const ADVANCES_MS = [5_000, 60_000, 180_000, 1_000_000] as const;
+
+type Draft = { readonly kind: 'http'; readonly routeKey: string; readonly path?: Record<string, string>; readonly body?: unknown } | { readonly kind: 'sweep' } | { readonly kind: 'clock'; readonly advanceMs: number };
+
+interface StartingBatch {
+  readonly ref: string;
+  readonly sku: string;
+  readonly eta: string | null;
+  readonly location: string;
+}
+
+interface Places {
+  readonly locations: readonly string[];
+  readonly batches: readonly StartingBatch[];
+}
+
+const routingOf = (chance: Chance, { locations }: Places) =>
+  chance.weighted<object>([
+    [{}, 6],
+    [{ destination: { country: chance.pick(COUNTRIES) } }, 2],
+    [{ location: chance.pick(locations) }, 2],
+  ]);
+
+const linesOf = (chance: Chance) => {
+  const skus = chance.chance(0.5) ? [...SKUS] : [chance.pick(SKUS)];
+  return skus.map((sku) => ({ sku, qty: chance.int(1, 3) }));
+};
+
+const locationBody = (chance: Chance, id: string) => ({
+  name: id,
+  priority: chance.int(0, 3),
+  serves: chance.pick([['*'], ['FR'], ['DE'], ['FR', 'DE']]),
+  ...(chance.chance(0.2) ? { active: false } : {}),
+});
+
+const drawBatch = (chance: Chance, ref: string, locations: readonly string[]): StartingBatch => ({
+  ref,
+  sku: chance.pick(SKUS),
+  eta: chance.chance(0.3) ? chance.pick(SHIPMENT_ETAS) : null,
+  location: chance.chance(0.5) ? 'default' : chance.pick(locations),
+});
+
+const addBatch = (chance: Chance, { ref, sku, eta, location }: StartingBatch): Draft => ({
+  kind: 'http',
+  routeKey: 'POST /add_batch',
+  body: { ref, sku, qty: chance.int(1, 8), eta, ...(location === 'default' && chance.chance(0.5) ? {} : { location }) },
+});
+
+/**
+ * A transfer from where a batch in stock is, to another location: most of them can be made, and
+ * meet the lines that take from the same batch.
+ */
+const transfer = (chance: Chance, { locations, batches }: Places, transferid: string): Draft => {
+  const inStock = batches.filter(({ eta }) => eta === null);
+  const { sku, location: from } = inStock.length > 0 ? chance.pick(inStock) : { sku: chance.pick(SKUS), location: chance.pick(locations) };
+  const to = chance.pick(locations.filter((id) => id !== from));
+  return { kind: 'http', routeKey: 'POST /transfers', body: { transferid, sku, qty: chance.int(1, 3), from, to, eta: TRANSFER_ETA } };
+};
+
+/** One request of the run's middle, where everything meets. */
+const drawRequest = (chance: Chance, places: Places): Draft => {
+  const orderid = () => chance.pick(ORDERS);
+  const holdid = () => chance.pick(HOLDS);
+  const transferid = () => chance.pick(TRANSFERS);
+  const ref = () => chance.pick(places.batches).ref;
+  return chance.weighted<() => Draft>([
+    [() => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid: orderid(), sku: chance.pick(SKUS), qty: chance.int(1, 3), ...routingOf(chance, places) } }), 24],
+    [() => ({ kind: 'http', routeKey: 'POST /orders', body: { orderid: orderid(), lines: linesOf(chance), ...routingOf(chance, places) } }), 7],
+    [() => ({ kind: 'http', routeKey: 'POST /holds', body: { holdid: holdid(), lines: linesOf(chance), ttlSeconds: chance.pick([1, 30, 300, 900]), ...routingOf(chance, places) } }), 10],
+    [() => ({ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path: { holdid: holdid() }, body: { ttlSeconds: chance.pick([30, 300]) } }), 3],
+    [() => ({ kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid: holdid() }, body: { orderid: orderid() } }), 7],
+    [() => ({ kind: 'http', routeKey: 'DELETE /holds/{holdid}', path: { holdid: holdid() } }), 5],
+    [() => ({ kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: orderid(), sku: chance.pick(SKUS) } }), 6],
+    [
+      () => ({
+        kind: 'http',
+        routeKey: 'PATCH /batches/{ref}',
+        path: { ref: ref() },
+        body: chance.weighted<object>([
+          [{ qty: chance.int(0, 10) }, 5],
+          [{ eta: null }, 2],
+          [{ eta: chance.pick(SHIPMENT_ETAS) }, 1],
+        ]),
+      }),
+      9,
+    ],
+    [() => ({ kind: 'http', routeKey: 'GET /batches/{ref}', path: { ref: ref() } }), 3],
+    [() => ({ kind: 'http', routeKey: 'GET /skus/{sku}/stock', path: { sku: chance.pick(SKUS) } }), 1],
+    [() => transfer(chance, places, transferid()), places.locations.length > 1 ? 7 : 0],
+    [() => ({ kind: 'http', routeKey: 'DELETE /transfers/{transferid}', path: { transferid: transferid() } }), places.locations.length > 1 ? 6 : 0],
+    [() => {
+      const id = chance.pick(places.locations);
+      return { kind: 'http', routeKey: 'PUT /locations/{id}', path: { id }, body: locationBody(chance, id) };
+    }, 2],
+    [() => addBatch(chance, drawBatch(chance, `b${chance.int(1, 6)}`, places.locations)), 3],
+    [() => ({ kind: 'sweep' }), 3],
+    [() => ({ kind: 'clock', advanceMs: chance.pick(ADVANCES_MS) }), 4],
+  ])();
+};
+
+/** What a client does next with what it just made: cancels the transfer, ends the hold, cancels the line. */
+const followUp = (chance: Chance, draft: Draft): Draft | undefined => {
+  if (draft.kind !== 'http') return undefined;
+  const body = draft.body as Record<string, unknown>;
+  switch (draft.routeKey) {
+    case 'POST /transfers':
+      return { kind: 'http', routeKey: 'DELETE /transfers/{transferid}', path: { transferid: String(body.transferid) } };
+    case 'POST /holds': {
+      const path = { holdid: String(body.holdid) };
+      return chance.weighted<Draft>([
+        [{ kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path, body: { orderid: chance.pick(ORDERS) } }, 3],
+        [{ kind: 'http', routeKey: 'DELETE /holds/{holdid}', path }, 2],
+        [{ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path, body: { ttlSeconds: chance.pick([30, 300]) } }, 1],
+      ]);
+    }
+    case 'POST /allocate':
+      return { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: String(body.orderid), sku: String(body.sku) } };
+    default:
+      return undefined;
+  }
+};
+
+/**
+ * A run's workload: the locations and batches first (sent at the first steps, so that they too
+ * may race what follows), then the rest at steps drawn over about three a request, so that many
+ * are in flight at once, half of them followed by what a client does next with what it made; some
+ * sent twice, as a client that timed out sends again.
+ */
+export const drawWorkload = (chance: Chance): Workload => {
+  const locations = ['default', ...['north', 'south'].filter(() => chance.chance(0.6))];
+  const batchCount = chance.int(2, 4);
+  const batches = Array.from({ length: batchCount }, (_, index) => drawBatch(chance, `b${index + 1}`, locations));
+  const places: Places = { locations, batches };
+  const drafts: { readonly at: number; readonly draft: Draft }[] = [];
+  for (const id of locations.slice(1)) drafts.push({ at: 0, draft: { kind: 'http', routeKey: 'PUT /locations/{id}', path: { id }, body: locationBody(chance, id) } });
+  for (const batch of batches) drafts.push({ at: chance.int(0, 2), draft: addBatch(chance, batch) });
+  const middle = chance.int(16, 32);
+  const span = middle * 3;
+  for (let index = 0; index < middle; index++) {
+    const at = chance.int(1, span);
+    const draft = drawRequest(chance, places);
+    const next = chance.chance(0.5) ? followUp(chance, draft) : undefined;
+    const nextAt = at + chance.int(1, 12);
+    for (const [sent, sentAt] of [[draft, at], ...(next ? [[next, nextAt] as const] : [])] as const) {
+      drafts.push({ at: sentAt, draft: sent });
+      if (sent.kind === 'http' && chance.chance(0.2)) drafts.push({ at: sentAt + chance.int(0, 3), draft: sent });
+    }
+  }
+  return drafts
+    .map((entry, order) => ({ ...entry, order }))
+    .sort((one, other) => one.at - other.at || one.order - other.order)
+    .map(({ at, draft }, index) => ({ ...draft, id: index + 1, at }) as Send);
+};
+
+/** How the story names a send. */
+export const describeSend = (send: Send): string => {
+  switch (send.kind) {
+    case 'sweep':
+      return 'sweep holds';
+    case 'clock':
+      return `clock +${send.advanceMs / 1000}s`;
+    case 'http': {
+      const path = send.routeKey.replace(/\{([^}]+)\}/g, (_, name: string) => send.path?.[name] ?? '');
+      return `${path}${send.body === undefined ? '' : ` ${JSON.stringify(send.body)}`}`;
+    }
+  }
+};
