@@ -4,12 +4,13 @@
  * story shrunk to the fewest sends and faults that still fail, and exits 1; otherwise it prints the
  * runs, calls, faults and orders explored per second, and exits 0.
  * `npm run simulate -- --seed S`: replays that run, printing its story (shrunk when it fails); the
- * same seed tells the same story every time. Exit 1 when it fails.
+ * same seed tells the same story every time. Exit 1 when it fails. `--keep FILE --defect TEXT` writes
+ * the shrunk run to FILE, for the suite to replay (test/reliability/simulations/).
  * Against DYNAMODB_ENDPOINT when set, else an embedded DynamoDB Local it starts and stops.
  */
 import { parseArgs } from 'node:util';
 
-const USAGE = 'usage: npm run simulate -- --seconds N [--quiet] | --seed S';
+const USAGE = 'usage: npm run simulate -- --seconds N [--quiet] | --seed S [--keep FILE --defect TEXT]';
 
 // Set before the functions' modules load: their logger and metrics read them once.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -17,16 +18,16 @@ process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 process.env.TABLE_NAME ??= 'simulated';
 
 const main = async (): Promise<number> => {
-  let options: { seconds?: string; seed?: string; quiet?: boolean };
+  let options: { seconds?: string; seed?: string; quiet?: boolean; keep?: string; defect?: string };
   try {
-    ({ values: options } = parseArgs({ options: { seconds: { type: 'string' }, seed: { type: 'string' }, quiet: { type: 'boolean' } } }));
+    ({ values: options } = parseArgs({ options: { seconds: { type: 'string' }, seed: { type: 'string' }, quiet: { type: 'boolean' }, keep: { type: 'string' }, defect: { type: 'string' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;
   }
   const seconds = options.seconds === undefined ? undefined : Number(options.seconds);
   const seed = options.seed === undefined ? undefined : Number(options.seed);
-  if ((seconds === undefined) === (seed === undefined) || (seconds !== undefined && !(seconds > 0)) || (seed !== undefined && !Number.isSafeInteger(seed))) {
+  if ((seconds === undefined) === (seed === undefined) || (seconds !== undefined && !(seconds > 0)) || (seed !== undefined && !Number.isSafeInteger(seed)) || (options.keep === undefined) !== (options.defect === undefined)) {
     console.error(USAGE);
     return 2;
   }
@@ -40,6 +41,10 @@ const main = async (): Promise<number> => {
       const { run, shrunk } = await replay(seed, client);
       console.log(storyOf(shrunk ?? run));
       if (shrunk) console.log(`\nseed ${seed}: fails (the story above is shrunk from ${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults)`);
+      if (shrunk && options.keep && options.defect) {
+        const { keepRun } = await import('./simulate/kept-runs');
+        keepRun(options.keep, options.defect, shrunk);
+      }
       return shrunk ? 1 : 0;
     }
     const found = await explore(seconds as number, client, options.quiet ? () => {} : (line) => console.log(line));

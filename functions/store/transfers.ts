@@ -128,7 +128,8 @@ const incomingRemovalWrites = (tableName: string, transfer: Transfer): TransactW
   },
 ];
 
-/** Where the incoming batch's reference stands in a cancel's transaction (transferCancelWrite first, then incomingRemovalWrites). */
+/** Where the transfer's record and the incoming batch's reference stand in a cancel's transaction (transferCancelWrite first, then incomingRemovalWrites). */
+const TRANSFER_RECORD_AT = 0;
 const INCOMING_REFERENCE_AT = 2;
 
 /** The record marked cancelled, on condition that it is still active: only one cancel gives the units back. */
@@ -195,7 +196,11 @@ export class TransferSaves {
       sourceReferenceWrite(this.tableName, source, transfer.qty, cancelledAt),
     ]);
     if (!cancellation) return 'saved';
-    if (cancellation[INCOMING_REFERENCE_AT]?.Code === 'ConditionalCheckFailed') return 'incoming-changed';
+    // A record no longer active was ended by another cancel, a repeat racing this one, which also
+    // removed the incoming batch and its reference: read first, or the repeat would be refused for
+    // the reference it found gone.
+    const recordEnded = cancellation[TRANSFER_RECORD_AT]?.Code === 'ConditionalCheckFailed';
+    if (!recordEnded && cancellation[INCOMING_REFERENCE_AT]?.Code === 'ConditionalCheckFailed') return 'incoming-changed';
     this.calls.raceLost(cancellation);
     return 'changed';
   }

@@ -1,0 +1,44 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDynamoDbClient } from '../../functions/store/client';
+import { keptRuns } from '../../tools/simulate/kept-runs';
+import { planOf, runPlan } from '../../tools/simulate/simulation';
+import { storyOf } from '../../tools/simulate/story';
+
+/*
+ * The simulated world (docs/reliability.md, "The simulator") over a fixed list of seeds: each run
+ * sends a few dozen requests through the real handlers and adapter to DynamoDB Local, every store
+ * call in an order its seed fixes, with faults, and is judged. The seeds of every failure once found
+ * come first; the runs the simulator shrank for them are replayed call by call (./simulations).
+ */
+
+/** Seeds whose runs failed before their defect was fixed. */
+const SEEDS_THAT_FOUND_DEFECTS = [241131258];
+/** The rest of the list: the first forty, every mode, strategy and fault rate among them. */
+const SEEDS = [...SEEDS_THAT_FOUND_DEFECTS, ...Array.from({ length: 40 }, (_, index) => index + 1)];
+
+const kept = keptRuns(new URL('./simulations', import.meta.url).pathname);
+
+describe('the simulated world', () => {
+  let client: DynamoDBClient;
+  beforeAll(() => {
+    client = createDynamoDbClient(inject('dynamoDbEndpoint'));
+  });
+  afterAll(() => client.destroy());
+
+  it.each(kept)('replays the interleaving that found a defect ($file) and finds nothing wrong', async ({ plan }) => {
+    const run = await runPlan(plan, client);
+    expect(run.failures, storyOf(run)).toEqual([]);
+  });
+
+  it.each(SEEDS)('seed %i: every answer still holds, every invariant too, and no 5xx without a fault', async (seed) => {
+    const run = await runPlan(planOf(seed), client);
+    expect(run.failures, storyOf(run)).toEqual([]);
+  });
+
+  it('tells the same story every time a seed is run', async () => {
+    const [first, second] = [await runPlan(planOf(7), client), await runPlan(planOf(7), client)];
+    expect(storyOf(second)).toEqual(storyOf(first));
+    expect(first.calls).toBeGreaterThan(20);
+  });
+});

@@ -1,0 +1,37 @@
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Fault, Plan, RunRecord } from './simulation';
+
+/*
+ * A failing run kept as it was shrunk: its settings, sends, order of calls and faults. Replayed by
+ * following that schedule, it meets the same interleaving whatever the workload generator draws for
+ * its seed today, so the defect it found stays tested after the generator changes.
+ */
+
+interface KeptRun {
+  readonly defect: string;
+  readonly seed: number;
+  readonly settings: Plan['settings'];
+  readonly workload: Plan['workload'];
+  readonly order: readonly string[];
+  readonly faults: readonly (readonly [string, Fault])[];
+}
+
+export const keepRun = (file: string, defect: string, { plan, order, faults }: RunRecord): void => {
+  const kept: KeptRun = { defect, seed: plan.seed, settings: plan.settings, workload: plan.workload, order, faults: [...faults] };
+  writeFileSync(file, `${JSON.stringify(kept, null, 2)}\n`);
+};
+
+/** The runs kept in `folder`, each as a plan that follows its schedule, with what it found. */
+export const keptRuns = (folder: string): { readonly file: string; readonly defect: string; readonly plan: Plan }[] =>
+  readdirSync(folder)
+    .filter((file) => file.endsWith('.json'))
+    .sort()
+    .map((file) => {
+      const kept = JSON.parse(readFileSync(join(folder, file), 'utf8')) as KeptRun;
+      return {
+        file,
+        defect: kept.defect,
+        plan: { seed: kept.seed, settings: kept.settings, workload: kept.workload, follow: { order: kept.order, faults: new Map(kept.faults) } },
+      };
+    });
