@@ -62,7 +62,7 @@ const imageTypedAsOnAws = (image: Record<string, AttributeValue>): Record<string
   Object.fromEntries(Object.entries(image).map(([name, value]) => [name, typedAsOnAws(value)]));
 
 /** The record as AWS's stream would give it: see typedAsOnAws. */
-const recordAsOnAws = (record: StreamRecord): StreamRecord => {
+export const recordAsOnAws = (record: StreamRecord): StreamRecord => {
   if (!record.dynamodb) return record;
   const { NewImage, OldImage } = record.dynamodb;
   return {

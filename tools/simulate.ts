@@ -32,13 +32,13 @@ const main = async (): Promise<number> => {
     return 2;
   }
   const { startDynamoDbLocal } = await import('../local/dynamodb-local');
-  const { createDynamoDbClient } = await import('../functions/store/client');
+  const { storeOfRecord } = await import('./simulate/store-of-record');
   const { explore, replay, storyOf } = await import('./simulate/explore');
   const local = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynamoDbLocal();
-  const client = createDynamoDbClient(process.env.DYNAMODB_ENDPOINT ?? local?.endpoint);
+  const store = storeOfRecord(process.env.DYNAMODB_ENDPOINT ?? (local?.endpoint as string));
   try {
     if (seed !== undefined) {
-      const { run, shrunk } = await replay(seed, client);
+      const { run, shrunk } = await replay(seed, store);
       console.log(storyOf(shrunk ?? run));
       if (shrunk) console.log(`\nseed ${seed}: fails (the story above is shrunk from ${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults)`);
       if (shrunk && options.keep && options.defect) {
@@ -47,7 +47,7 @@ const main = async (): Promise<number> => {
       }
       return shrunk ? 1 : 0;
     }
-    const found = await explore(seconds as number, client, options.quiet ? () => {} : (line) => console.log(line));
+    const found = await explore(seconds as number, store, options.quiet ? () => {} : (line) => console.log(line));
     const perSecond = (count: number) => (count / found.seconds).toFixed(1);
     console.log(
       `${found.runs} runs in ${found.seconds.toFixed(0)} s: ${perSecond(found.runs)} runs, ${perSecond(found.calls)} calls, ${perSecond(found.faults)} faults a second; ` +
@@ -58,7 +58,7 @@ const main = async (): Promise<number> => {
     console.log(storyOf(found.failed.shrunk ?? found.failed.run));
     return 1;
   } finally {
-    client.destroy();
+    store.destroy();
     await local?.stop();
   }
 };

@@ -1,8 +1,7 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createDynamoDbClient } from '../../functions/store/client';
 import { keptRuns } from '../../tools/simulate/kept-runs';
 import { planOf, runPlan } from '../../tools/simulate/simulation';
+import { type StoreOfRecord, storeOfRecord } from '../../tools/simulate/store-of-record';
 import { storyOf } from '../../tools/simulate/story';
 
 /*
@@ -20,24 +19,24 @@ const SEEDS = [...SEEDS_THAT_FOUND_DEFECTS, ...Array.from({ length: 40 }, (_, in
 const kept = keptRuns(new URL('./simulations', import.meta.url).pathname);
 
 describe('the simulated world', () => {
-  let client: DynamoDBClient;
+  let store: StoreOfRecord;
   beforeAll(() => {
-    client = createDynamoDbClient(inject('dynamoDbEndpoint'));
+    store = storeOfRecord(inject('dynamoDbEndpoint'));
   });
-  afterAll(() => client.destroy());
+  afterAll(() => store.destroy());
 
   it.each(kept)('replays the interleaving that found a defect ($file) and finds nothing wrong', async ({ plan }) => {
-    const run = await runPlan(plan, client);
+    const run = await runPlan(plan, store);
     expect(run.failures, storyOf(run)).toEqual([]);
   });
 
   it.each(SEEDS)('seed %i: every answer still holds, every invariant too, and no 5xx without a fault', async (seed) => {
-    const run = await runPlan(planOf(seed), client);
+    const run = await runPlan(planOf(seed), store);
     expect(run.failures, storyOf(run)).toEqual([]);
   });
 
   it('tells the same story every time a seed is run', async () => {
-    const [first, second] = [await runPlan(planOf(7), client), await runPlan(planOf(7), client)];
+    const [first, second] = [await runPlan(planOf(7), store), await runPlan(planOf(7), store)];
     expect(storyOf(second)).toEqual(storyOf(first));
     expect(first.calls).toBeGreaterThan(20);
   });

@@ -9,7 +9,7 @@ const call = (actor: string, made = 1): PendingCall => ({
   id: `${actor}#${made}`,
   actor,
   command: { input: {} },
-  shape: { operation: 'Get', items: [], writes: false, text: '' },
+  shape: { operation: 'Get', items: [], writes: false, checks: 0, text: '' },
   resolve: () => {},
   reject: () => {},
 });

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { shrink } from './shrink';
 import { type RunRecord, planOf, runPlan } from './simulation';
+import type { StoreOfRecord } from './store-of-record';
 import { describeSettings, storyOf } from './story';
 
 /*
@@ -16,10 +16,10 @@ export interface Replay {
   readonly shrunk?: RunRecord;
 }
 
-export const replay = async (seed: number, client: DynamoDBClient): Promise<Replay> => {
-  const run = await runPlan(planOf(seed), client);
+export const replay = async (seed: number, store: StoreOfRecord): Promise<Replay> => {
+  const run = await runPlan(planOf(seed), store);
   if (run.failures.length === 0) return { run };
-  return { run, shrunk: await shrink(run, (plan) => runPlan(plan, client)) };
+  return { run, shrunk: await shrink(run, (plan) => runPlan(plan, store)) };
 };
 
 export interface Exploration {
@@ -33,23 +33,23 @@ export interface Exploration {
 }
 
 /** Runs fresh seeds until `seconds` have passed or one fails; `report` hears of each run. */
-export const explore = async (seconds: number, client: DynamoDBClient, report: (line: string) => void, firstSeed = randomInt(2 ** 31)): Promise<Exploration> => {
+export const explore = async (seconds: number, store: StoreOfRecord, report: (line: string) => void, firstSeed = randomInt(2 ** 31)): Promise<Exploration> => {
   const started = performance.now();
   const conflictOrders = new Set<string>();
   let [runs, calls, faults] = [0, 0, 0];
   for (let seed = firstSeed; (performance.now() - started) / 1000 < seconds; seed = (seed + 1) % 2 ** 31) {
-    const run = await runPlan(planOf(seed), client);
+    const run = await runPlan(planOf(seed), store);
     runs++;
     calls += run.calls;
     faults += run.faults.size;
     const before = conflictOrders.size;
     for (const kind of run.conflictOrders) conflictOrders.add(kind);
     report(
-      `seed ${seed}: ${describeSettings(run.plan.settings)}; ${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults, ` +
+      `seed ${seed}: ${describeSettings(run.plan.settings)}; ${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults, ${run.events} events, ` +
         `${run.conflictOrders.size} orders of conflicting calls (${conflictOrders.size - before} new): ${run.failures.length === 0 ? 'ok' : run.failures[0]?.rule}`,
     );
     if (run.failures.length > 0) {
-      const shrunk = await shrink(run, (plan) => runPlan(plan, client));
+      const shrunk = await shrink(run, (plan) => runPlan(plan, store));
       return { runs, calls, faults, seconds: (performance.now() - started) / 1000, conflictOrders: conflictOrders.size, failed: { seed, run, shrunk } };
     }
   }

@@ -23,6 +23,8 @@ export interface CallShape {
   /** `pk sk` of each item a transaction touches, at its place; `pk` alone for a Query's partition. */
   readonly items: readonly string[];
   readonly writes: boolean;
+  /** Items a transaction only checks, which it does not change. */
+  readonly checks: number;
   /** The story's line for the call: the operation and its items. */
   readonly text: string;
 }

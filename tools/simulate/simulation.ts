@@ -1,4 +1,4 @@
-import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { defaultConflictRetryPolicy } from '../../functions/store/store-calls';
@@ -6,9 +6,12 @@ import { ensureTable } from '../../local/table';
 import { findViolations, readInventory } from '../invariants';
 import { Chance } from './chance';
 import { Functions, type Instance, type Mode, contextOf, httpEvent } from './functions';
+import { judgeEvents } from './events-judge';
 import { type Failure, judge } from './judge';
 import { FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, type Strategy, Waiting, currentActor } from './scheduler';
 import { SimulatedClock, simulatedWorld } from './simulated-world';
+import type { StoreOfRecord } from './store-of-record';
+import { streamEvents } from './stream';
 import { answerLost, conflictCancellation, itemsMeet, scheduledSender, throttled } from './store-seam';
 import { type Send, type Workload, describeSend, drawWorkload } from './workload';
 
@@ -65,6 +68,8 @@ export interface Reached {
   readonly actor: string;
   readonly items: readonly string[];
   readonly committed: boolean;
+  /** Items it only checked. */
+  readonly checks: number;
 }
 
 export interface RunRecord {
@@ -77,6 +82,8 @@ export interface RunRecord {
   readonly reached: readonly Reached[];
   readonly failures: readonly Failure[];
   readonly calls: number;
+  /** The events its table's stream made of its commits. */
+  readonly events: number;
   /** Ordered pairs of conflicting calls (route and operation of each), the kinds of order this run tried. */
   readonly conflictOrders: ReadonlySet<string>;
 }
@@ -92,7 +99,7 @@ export const drawSettings = (seed: number): Settings => {
     mode: chance.pick(['lambda', 'shared'] as const),
     strategy: chance.chance(0.8) ? { kind: 'pct', depth: chance.int(1, 3) } : { kind: 'random' },
     faultRate: chance.pick([0, 0.02, 0.05, 0.1]),
-    conflictRate: chance.pick([0, 0, 0.2, 0.5]),
+    conflictRate: chance.pick([0, 0.2, 0.5, 0.8]),
   };
 };
 
@@ -107,15 +114,28 @@ const strategyOf = ({ seed, settings, workload, follow }: Plan): Strategy => {
 
 const isTransaction = (call: PendingCall) => call.shape.operation === 'TransactWrite' || call.shape.operation === 'TransactGet';
 
-/** Draws the faults of an exploring run, or reads those of the run it replays. */
+/**
+ * How long after its turn a transaction still holds its items, as one in flight beside it finds
+ * them: the run's calls take 1 to 5 ms of its clock, so a take sent again after its backoff (25 ms
+ * and more) meets the takes that went meanwhile, as it would on a batch under a sale.
+ */
+const HELD_FOR_MS = 30;
+
+/**
+ * Draws the faults of an exploring run, or reads those of the run it replays. A transaction meets a
+ * conflict only where DynamoDB would give one: on an item another request's transaction holds,
+ * one waiting beside it or one that committed in the last steps.
+ */
 const faultSource = ({ seed, settings, follow }: Plan) => {
   if (follow) return (call: PendingCall): Fault | undefined => follow.faults.get(call.id);
   const chance = Chance.stream(seed, 'faults');
-  return (call: PendingCall, others: readonly PendingCall[]): Fault | undefined => {
+  return (call: PendingCall, others: readonly PendingCall[], recent: readonly PendingCall[]): Fault | undefined => {
     if (isTransaction(call)) {
-      const held = others.find((other) => other.actor !== call.actor && isTransaction(other) && (other.shape.writes || call.shape.writes) && itemsMeet(call.shape.items, other.shape.items));
-      if (held && chance.chance(settings.conflictRate)) {
-        return { kind: 'conflict', item: call.shape.items.findIndex((item) => itemsMeet([item], held.shape.items)) };
+      const holding = [...others, ...recent].find(
+        (other) => other.actor !== call.actor && isTransaction(other) && (other.shape.writes || call.shape.writes) && itemsMeet(call.shape.items, other.shape.items),
+      );
+      if (holding && chance.chance(settings.conflictRate)) {
+        return { kind: 'conflict', item: call.shape.items.findIndex((item) => itemsMeet([item], holding.shape.items)) };
       }
     }
     if (!chance.chance(settings.faultRate)) return undefined;
@@ -141,19 +161,19 @@ const padded = (step: number | string, actor: string) => `${String(step).padStar
 
 let tablesMade = 0;
 
-/** Runs a plan against DynamoDB Local at `client`'s endpoint, in a table of its own, and judges it. */
-export const runPlan = async (plan: Plan, client: DynamoDBClient): Promise<RunRecord> => {
+/** Runs a plan against DynamoDB Local, in a table of its own, and judges it. */
+export const runPlan = async (plan: Plan, storeOfRecord: StoreOfRecord): Promise<RunRecord> => {
   const tableName = `simulated-${plan.seed}-${++tablesMade}`;
-  await ensureTable(client, tableName);
-  const store = DynamoDBDocumentClient.from(client);
+  await ensureTable(storeOfRecord.tables, tableName);
   try {
-    return await runIn(plan, store, tableName);
+    return await runIn(plan, storeOfRecord, tableName);
   } finally {
-    await client.send(new DeleteTableCommand({ TableName: tableName }));
+    await storeOfRecord.tables.send(new DeleteTableCommand({ TableName: tableName }));
   }
 };
 
-const runIn = async (plan: Plan, store: DynamoDBDocumentClient, tableName: string): Promise<RunRecord> => {
+const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string): Promise<RunRecord> => {
+  const store = DynamoDBDocumentClient.from(storeOfRecord.tables);
   const { settings, workload } = plan;
   const waiting = new Waiting();
   const clock = new SimulatedClock();
@@ -167,6 +187,7 @@ const runIn = async (plan: Plan, store: DynamoDBDocumentClient, tableName: strin
   const story: string[] = [];
   const order: string[] = [];
   const released: PendingCall[] = [];
+  const recent: { readonly call: PendingCall; readonly at: number }[] = [];
   const faults = new Map<string, Fault>();
   const answers: Answer[] = [];
   const reached: Reached[] = [];
@@ -259,8 +280,10 @@ const runIn = async (plan: Plan, store: DynamoDBDocumentClient, tableName: strin
     const others = pending.filter((other) => other !== call);
     waiting.take(call);
     order.push(call.id);
+    const fault = faultFor(call, others, recent.filter(({ at }) => at >= clock.now() - HELD_FOR_MS).map(({ call: held }) => held));
     released.push(call);
-    const fault = faultFor(call, others);
+    recent.push({ call, at: clock.now() });
+    if (recent.length > 64) recent.shift();
     const line = `${padded(step, call.actor)}${call.shape.text}`;
     if (fault) {
       faults.set(call.id, fault);
@@ -284,7 +307,7 @@ const runIn = async (plan: Plan, store: DynamoDBDocumentClient, tableName: strin
         failed = error;
       }
       const outcome = failed === undefined ? outcomeOf(call.shape.operation, output) : errorOutcome(failed);
-      reached.push({ step, actor: call.actor, items: call.shape.items, committed: failed === undefined && call.shape.writes });
+      reached.push({ step, actor: call.actor, items: call.shape.items, committed: failed === undefined && call.shape.writes, checks: call.shape.checks });
       if (fault?.kind === 'lost-reply') {
         story.push(`${line} -> ${outcome}, its answer lost`);
         call.reject(answerLost());
@@ -304,8 +327,11 @@ const runIn = async (plan: Plan, store: DynamoDBDocumentClient, tableName: strin
   const readAt = clock.now();
   const inventory = await readInventory(store, tableName);
   for (const { rule, message } of findViolations(inventory, readAt)) failures.push({ rule, message });
+  const changed = reached.filter(({ committed }) => committed).reduce((sum, { items, checks }) => sum + items.length - checks, 0);
+  const events = await streamEvents(storeOfRecord, tableName, changed);
+  failures.push(...judgeEvents(events, inventory));
   failures.push(...judge({ answers, reached, inventory, mode: settings.mode }));
-  return { plan, story, order, faults, answers, reached, failures, calls: order.length, conflictOrders: conflictOrdersOf(released, answers) };
+  return { plan, story, order, faults, answers, reached, failures, calls: order.length, events: events.length, conflictOrders: conflictOrdersOf(released, answers) };
 };
 
 /** The kinds of conflicting pairs the run ordered: for two calls of different requests on one item, one a write, which came first. */

@@ -33,7 +33,7 @@ const queriedPartition = (input: { KeyConditionExpression?: string; ExpressionAt
 export const shapeOf = (command: { readonly input: unknown }): CallShape => {
   const operation = command.constructor.name.replace(/Command$/, '');
   const input = command.input as Record<string, unknown>;
-  const shape = (items: string[], writes: boolean, text: string): CallShape => ({ operation, items, writes, text: `${operation} ${text}` });
+  const shape = (items: string[], writes: boolean, text: string, checks = 0): CallShape => ({ operation, items, writes, checks, text: `${operation} ${text}` });
   switch (operation) {
     case 'TransactWrite':
     case 'TransactGet': {
@@ -42,6 +42,7 @@ export const shapeOf = (command: { readonly input: unknown }): CallShape => {
         items.map(({ key }) => key),
         operation === 'TransactWrite',
         items.map(({ kind, key }) => (operation === 'TransactWrite' ? `${kind} ${key}` : key)).join(', '),
+        items.filter(({ kind }) => kind === 'Check').length,
       );
     }
     case 'Query': {

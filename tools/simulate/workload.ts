@@ -30,6 +30,7 @@ type Draft = { readonly kind: 'http'; readonly routeKey: string; readonly path?:
 interface StartingBatch {
   readonly ref: string;
   readonly sku: string;
+  readonly qty: number;
   readonly eta: string | null;
   readonly location: string;
 }
@@ -37,6 +38,8 @@ interface StartingBatch {
 interface Places {
   readonly locations: readonly string[];
   readonly batches: readonly StartingBatch[];
+  /** The SKU of a batch large enough to spread, which most lines then ask for. */
+  readonly hotSku?: string;
 }
 
 const routingOf = (chance: Chance, { locations }: Places) =>
@@ -61,14 +64,21 @@ const locationBody = (chance: Chance, id: string) => ({
 const drawBatch = (chance: Chance, ref: string, locations: readonly string[]): StartingBatch => ({
   ref,
   sku: chance.pick(SKUS),
+  qty: chance.int(1, 8),
   eta: chance.chance(0.3) ? chance.pick(SHIPMENT_ETAS) : null,
   location: chance.chance(0.5) ? 'default' : chance.pick(locations),
 });
 
-const addBatch = (chance: Chance, { ref, sku, eta, location }: StartingBatch): Draft => ({
+/**
+ * A batch large enough to spread over pieces when its takes keep meeting conflicts (the store keeps
+ * eight units or more on the batch's own item): a hot SKU's, which spreads and gathers in the run.
+ */
+const hotBatch = (chance: Chance, ref: string): StartingBatch => ({ ref, sku: chance.pick(SKUS), qty: chance.int(12, 30), eta: null, location: 'default' });
+
+const addBatch = (chance: Chance, { ref, sku, qty, eta, location }: StartingBatch): Draft => ({
   kind: 'http',
   routeKey: 'POST /add_batch',
-  body: { ref, sku, qty: chance.int(1, 8), eta, ...(location === 'default' && chance.chance(0.5) ? {} : { location }) },
+  body: { ref, sku, qty, eta, ...(location === 'default' && chance.chance(0.5) ? {} : { location }) },
 });
 
 /**
@@ -88,8 +98,9 @@ const drawRequest = (chance: Chance, places: Places): Draft => {
   const holdid = () => chance.pick(HOLDS);
   const transferid = () => chance.pick(TRANSFERS);
   const ref = () => chance.pick(places.batches).ref;
+  const lineSku = () => (places.hotSku && chance.chance(0.7) ? places.hotSku : chance.pick(SKUS));
   return chance.weighted<() => Draft>([
-    [() => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid: orderid(), sku: chance.pick(SKUS), qty: chance.int(1, 3), ...routingOf(chance, places) } }), 24],
+    [() => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid: orderid(), sku: lineSku(), qty: chance.int(1, 3), ...routingOf(chance, places) } }), 24],
     [() => ({ kind: 'http', routeKey: 'POST /orders', body: { orderid: orderid(), lines: linesOf(chance), ...routingOf(chance, places) } }), 7],
     [() => ({ kind: 'http', routeKey: 'POST /holds', body: { holdid: holdid(), lines: linesOf(chance), ttlSeconds: chance.pick([1, 30, 300, 900]), ...routingOf(chance, places) } }), 10],
     [() => ({ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path: { holdid: holdid() }, body: { ttlSeconds: chance.pick([30, 300]) } }), 3],
@@ -154,8 +165,9 @@ const followUp = (chance: Chance, draft: Draft): Draft | undefined => {
 export const drawWorkload = (chance: Chance): Workload => {
   const locations = ['default', ...['north', 'south'].filter(() => chance.chance(0.6))];
   const batchCount = chance.int(2, 4);
-  const batches = Array.from({ length: batchCount }, (_, index) => drawBatch(chance, `b${index + 1}`, locations));
-  const places: Places = { locations, batches };
+  const hot = chance.chance(0.4);
+  const batches = Array.from({ length: batchCount }, (_, index) => (hot && index === 0 ? hotBatch(chance, 'b1') : drawBatch(chance, `b${index + 1}`, locations)));
+  const places: Places = { locations, batches, ...(hot ? { hotSku: batches[0]?.sku } : {}) };
   const drafts: { readonly at: number; readonly draft: Draft }[] = [];
   for (const id of locations.slice(1)) drafts.push({ at: 0, draft: { kind: 'http', routeKey: 'PUT /locations/{id}', path: { id }, body: locationBody(chance, id) } });
   for (const batch of batches) drafts.push({ at: chance.int(0, 2), draft: addBatch(chance, batch) });
