@@ -1,6 +1,6 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { type Hold, type Instant, statusAt } from '../domain/holds';
-import { DEFAULT_LOCATION_ID } from '../domain/locations';
+import { DEFAULT_LOCATION_ID, type Location } from '../domain/locations';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf } from '../domain/model';
 import type { Transfer } from '../domain/transfers';
 import type { StoredHeldUnits } from '../functions/store/held-units';
@@ -29,6 +29,8 @@ export interface Inventory {
   readonly linesListedUnread: readonly Allocation[];
   /** The ids of the locations stored: the built-in `default` only once replaced. */
   readonly locations: readonly string[];
+  /** The same locations, as stored, for a reader that routes by them. */
+  readonly storedLocations: readonly Location[];
   /** As last written, cancelled ones among them until their records expire. */
   readonly transfers: readonly Transfer[];
 }
@@ -72,7 +74,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const heldUnits: StoredHeldUnits[] = [];
   const unrecognized: { pk: string; sk: string }[] = [];
   const linesListedUnread: Allocation[] = [];
-  const locations: string[] = [];
+  const storedLocations: Location[] = [];
   const transfers: Transfer[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
   do {
@@ -91,14 +93,14 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       }
       else if (stored.kind === 'hold') holds.push(stored.hold);
       else if (stored.kind === 'held-units') heldUnits.push(stored.held);
-      else if (stored.kind === 'location') locations.push(stored.location.id);
+      else if (stored.kind === 'location') storedLocations.push(stored.location);
       else if (stored.kind === 'transfer') transfers.push(stored.transfer);
       else if (stored.kind === 'unrecognized') unrecognized.push({ pk: stored.pk, sk: stored.sk });
       // Notices (a deallocation's reason, a refusal) hold no stock: no invariant is about them.
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { ...withTheirPieces(found, pieces), heldUnits, knownSkus, references, lines, holds, unrecognized, linesListedUnread, locations, transfers };
+  return { ...withTheirPieces(found, pieces), heldUnits, knownSkus, references, lines, holds, unrecognized, linesListedUnread, locations: storedLocations.map(({ id }) => id), storedLocations, transfers };
 };
 
 /**

@@ -269,14 +269,23 @@ export const availableWrites = (tableName: string, batch: Batch, delta: number, 
   const adjusted: Batch = { ...batch, available: batch.available + delta, ...(setAside ? { held: heldOf(batch) - delta } : {}) };
   // A take that the read says would go below zero is not moved: its in-place condition fails instead.
   if (hasStockLeft(batch) !== hasStockLeft(adjusted) && adjusted.available >= 0) return batchMoveWrites(tableName, batch, adjusted);
+  const side = setAside ? staysOnItsSide(batch, delta, -delta) : staysOnItsSide(batch, delta);
   return [
     {
       Update: {
         TableName: tableName,
         Key: batchKey(batch),
         UpdateExpression: 'SET available = available + :delta' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) - :delta' : ''),
-        ...withValues(setAside ? staysOnItsSide(batch, delta, -delta) : staysOnItsSide(batch, delta), { ':delta': delta, ...(setAside ? { ':noneHeld': 0 } : {}) }),
+        ...withValues(delta < 0 ? and(side, etaAsRead(batch)) : side, { ':delta': delta, ...(setAside ? { ':noneHeld': 0 } : {}) }),
       },
     },
   ];
 };
+
+/**
+ * A take chose its batch by the rule that prefers batches in stock to shipments, and shipments by
+ * their eta: on condition that the eta is still the one read, a PATCH that made the batch a shipment
+ * (or moved its eta) between the read and the take fails the take, which reads again.
+ */
+const etaAsRead = ({ eta }: Batch): Condition =>
+  eta === null ? { ConditionExpression: 'attribute_not_exists(eta)', ExpressionAttributeValues: {} } : { ConditionExpression: 'eta = :readEta', ExpressionAttributeValues: { ':readEta': eta } };

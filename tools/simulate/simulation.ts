@@ -8,6 +8,7 @@ import { Chance } from './chance';
 import { Functions, type Instance, type Mode, contextOf, httpEvent } from './functions';
 import { judgeEvents } from './events-judge';
 import { type Failure, judge } from './judge';
+import { type Moment, judgeAgainstModel } from './model-judge';
 import { FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, type Strategy, Waiting, currentActor } from './scheduler';
 import { SimulatedClock, simulatedWorld } from './simulated-world';
 import type { StoreOfRecord } from './store-of-record';
@@ -53,6 +54,8 @@ export interface Answer {
   readonly send: Send;
   readonly attempt: number;
   readonly sentAt: number;
+  /** The run's clock when it was sent. */
+  readonly sentTime: number;
   answeredAt?: number;
   status?: number;
   body?: string;
@@ -90,7 +93,7 @@ export interface RunRecord {
 
 /** A run that takes more steps than this is going round in circles. */
 const MAX_STEPS = 4_000;
-/** A client sends a failed request (a 5xx, or no answer) up to this many times in all. */
+/** A client sends a failed request (a 5xx, or no answer) up to this many times in all while faults happen. */
 const MAX_ATTEMPTS = 3;
 
 export const drawSettings = (seed: number): Settings => {
@@ -111,6 +114,9 @@ const strategyOf = ({ seed, settings, workload, follow }: Plan): Strategy => {
   const chance = Chance.stream(seed, 'schedule');
   return settings.strategy.kind === 'pct' ? new PriorityChangePoints(chance, settings.strategy.depth, workload.length * 6) : new RandomWalk(chance);
 };
+
+/** A write to these partitions changes what a line could take: batches, their pieces, held units, locations. */
+const changesStock = (item: string) => /^(SKU#|PIECES#|LOCATIONS)/.test(item);
 
 const isTransaction = (call: PendingCall) => call.shape.operation === 'TransactWrite' || call.shape.operation === 'TransactGet';
 
@@ -188,6 +194,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const order: string[] = [];
   const released: PendingCall[] = [];
   const recent: { readonly call: PendingCall; readonly at: number }[] = [];
+  const timeline: Moment[] = [{ step: -1, at: clock.now(), inventory: await readInventory(store, tableName) }];
   const faults = new Map<string, Fault>();
   const answers: Answer[] = [];
   const reached: Reached[] = [];
@@ -195,9 +202,10 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const running = new Map<string, Answer>();
   const arrivals: { readonly send: Send; readonly attempt: number; readonly at: number }[] = workload.map((send) => ({ send, attempt: 1, at: send.at }));
   let step = 0;
+  let settling = false;
 
   const retryLater = (answer: Answer) => {
-    if (answer.attempt >= MAX_ATTEMPTS) return;
+    if (answer.attempt >= MAX_ATTEMPTS && !settling) return;
     const at = step + 2 + ((answer.send.id * 7 + answer.attempt * 3) % 9);
     const index = arrivals.findIndex((arrival) => arrival.at > at);
     arrivals.splice(index < 0 ? arrivals.length : index, 0, { send: answer.send, attempt: answer.attempt + 1, at });
@@ -220,7 +228,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
       return;
     }
     const actor = attempt === 1 ? `r${send.id}` : `r${send.id}.${attempt}`;
-    const answer: Answer = { actor, send, attempt, sentAt: step, faultsAt: [] };
+    const answer: Answer = { actor, send, attempt, sentAt: step, sentTime: clock.now(), faultsAt: [] };
     answers.push(answer);
     running.set(actor, answer);
     const instance = functions.enter(actor);
@@ -260,69 +268,93 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     } while (waiting.activity !== seen);
   };
 
-  for (;;) {
-    while (arrivals.length > 0 && (arrivals[0]?.at ?? 0) <= step) start(arrivals.shift() as (typeof arrivals)[number]);
-    await settle();
-    if (waiting.wakeUntil(clock.now()) > 0) continue;
-    const pending = waiting.pending;
-    if (pending.length === 0) {
-      const wake = waiting.nextWake();
-      if (wake !== undefined) clock.reach(wake);
-      else if (arrivals.length > 0) step = Math.max(step, arrivals[0]?.at ?? step);
-      else break;
-      continue;
-    }
-    if (step >= MAX_STEPS) {
-      failures.push({ rule: 'run-ends', message: `still ${pending.length} calls waiting after ${MAX_STEPS} steps` });
-      break;
-    }
-    const call = strategy.choose(pending, step);
-    const others = pending.filter((other) => other !== call);
-    waiting.take(call);
-    order.push(call.id);
-    const fault = faultFor(call, others, recent.filter(({ at }) => at >= clock.now() - HELD_FOR_MS).map(({ call: held }) => held));
-    released.push(call);
-    recent.push({ call, at: clock.now() });
-    if (recent.length > 64) recent.shift();
-    const line = `${padded(step, call.actor)}${call.shape.text}`;
-    if (fault) {
-      faults.set(call.id, fault);
-      for (const answer of running.values()) if (answer.actor === call.actor || functions.mode === 'shared') answer.faultsAt.push(step);
-    }
-    if (fault?.kind === 'throttled') {
-      story.push(`${line} -> refused: throttled`);
-      call.reject(throttled());
-    } else if (fault?.kind === 'conflict') {
-      story.push(`${line} -> refused: TransactionConflict on item ${(fault.item ?? 0) + 1}`);
-      call.reject(conflictCancellation(call.shape.items.length, fault.item ?? 0));
-    } else if (fault?.kind === 'crash-before') {
-      story.push(`${line} -> not sent: the instance dies`);
-      die(call.actor);
-    } else {
-      let output: unknown;
-      let failed: unknown;
-      try {
-        output = await store.send(call.command as Parameters<typeof store.send>[0]);
-      } catch (error) {
-        failed = error;
+  const runUntilQuiet = async () => {
+    for (;;) {
+      while (arrivals.length > 0 && (arrivals[0]?.at ?? 0) <= step) start(arrivals.shift() as (typeof arrivals)[number]);
+      await settle();
+      if (waiting.wakeUntil(clock.now()) > 0) continue;
+      const pending = waiting.pending;
+      if (pending.length === 0) {
+        const wake = waiting.nextWake();
+        if (wake !== undefined) clock.reach(wake);
+        else if (arrivals.length > 0) step = Math.max(step, arrivals[0]?.at ?? step);
+        else break;
+        continue;
       }
-      const outcome = failed === undefined ? outcomeOf(call.shape.operation, output) : errorOutcome(failed);
-      reached.push({ step, actor: call.actor, items: call.shape.items, committed: failed === undefined && call.shape.writes, checks: call.shape.checks });
-      if (fault?.kind === 'lost-reply') {
-        story.push(`${line} -> ${outcome}, its answer lost`);
-        call.reject(answerLost());
-      } else if (fault?.kind === 'crash-after') {
-        story.push(`${line} -> ${outcome}, and the instance dies before the answer`);
+      if (step >= MAX_STEPS) {
+        failures.push({ rule: 'run-ends', message: `still ${pending.length} calls waiting after ${MAX_STEPS} steps` });
+        break;
+      }
+      const call = strategy.choose(pending, step);
+      const others = pending.filter((other) => other !== call);
+      waiting.take(call);
+      order.push(call.id);
+      const fault = settling ? undefined : faultFor(call, others, recent.filter(({ at }) => at >= clock.now() - HELD_FOR_MS).map(({ call: held }) => held));
+      released.push(call);
+      recent.push({ call, at: clock.now() });
+      if (recent.length > 64) recent.shift();
+      const line = `${padded(step, call.actor)}${call.shape.text}`;
+      if (fault) {
+        faults.set(call.id, fault);
+        for (const answer of running.values()) if (answer.actor === call.actor || functions.mode === 'shared') answer.faultsAt.push(step);
+      }
+      if (fault?.kind === 'throttled') {
+        story.push(`${line} -> refused: throttled`);
+        call.reject(throttled());
+      } else if (fault?.kind === 'conflict') {
+        story.push(`${line} -> refused: TransactionConflict on item ${(fault.item ?? 0) + 1}`);
+        call.reject(conflictCancellation(call.shape.items.length, fault.item ?? 0));
+      } else if (fault?.kind === 'crash-before') {
+        story.push(`${line} -> not sent: the instance dies`);
         die(call.actor);
       } else {
-        story.push(`${line} -> ${outcome}`);
-        if (failed === undefined) call.resolve(output);
-        else call.reject(failed);
+        let output: unknown;
+        let failed: unknown;
+        try {
+          output = await store.send(call.command as Parameters<typeof store.send>[0]);
+        } catch (error) {
+          failed = error;
+        }
+        const outcome = failed === undefined ? outcomeOf(call.shape.operation, output) : errorOutcome(failed);
+        reached.push({ step, actor: call.actor, items: call.shape.items, committed: failed === undefined && call.shape.writes, checks: call.shape.checks });
+        if (failed === undefined && call.shape.writes && call.shape.items.some(changesStock)) {
+          timeline.push({ step, at: clock.now(), inventory: await readInventory(store, tableName) });
+        }
+        if (fault?.kind === 'lost-reply') {
+          story.push(`${line} -> ${outcome}, its answer lost`);
+          call.reject(answerLost());
+        } else if (fault?.kind === 'crash-after') {
+          story.push(`${line} -> ${outcome}, and the instance dies before the answer`);
+          die(call.actor);
+        } else {
+          story.push(`${line} -> ${outcome}`);
+          if (failed === undefined) call.resolve(output);
+          else call.reject(failed);
+        }
       }
+      step++;
+      clock.advance(steps.int(1, 5));
     }
-    step++;
-    clock.advance(steps.int(1, 5));
+  };
+
+  await runUntilQuiet();
+  // Clients that follow the docs finish what they started: a PATCH that got no final answer is sent
+  // until it gets one (a change cut off has moved only some lines), and every batch is read once,
+  // which moves one that a write cut off left among those with stock with none.
+  settling = true;
+  const lastAttempts = new Map(answers.map((answer) => [answer.send.id, answer]));
+  for (const last of lastAttempts.values()) {
+    if (last.send.kind === 'http' && last.send.routeKey === 'PATCH /batches/{ref}' && (last.died || (last.status ?? 0) >= 500)) {
+      arrivals.push({ send: last.send, attempt: last.attempt + 1, at: step });
+    }
   }
+  const { references } = await readInventory(store, tableName);
+  const lastId = Math.max(0, ...workload.map(({ id }) => id));
+  references.forEach(({ ref }, index) => {
+    arrivals.push({ send: { kind: 'http', id: lastId + index + 1, at: step, routeKey: 'GET /batches/{ref}', path: { ref } }, attempt: 1, at: step });
+  });
+  story.push(`${padded(step, '')}the clients finish: no more faults`);
+  await runUntilQuiet();
 
   const readAt = clock.now();
   const inventory = await readInventory(store, tableName);
@@ -330,6 +362,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const changed = reached.filter(({ committed }) => committed).reduce((sum, { items, checks }) => sum + items.length - checks, 0);
   const events = await streamEvents(storeOfRecord, tableName, changed);
   failures.push(...judgeEvents(events, inventory));
+  failures.push(...judgeAgainstModel(answers, reached, timeline));
   failures.push(...judge({ answers, reached, inventory, mode: settings.mode }));
   return { plan, story, order, faults, answers, reached, failures, calls: order.length, events: events.length, conflictOrders: conflictOrdersOf(released, answers) };
 };

@@ -1,0 +1,86 @@
+import { DEFAULT_LOCATION, type Location } from '../../domain/locations';
+import type { Batch } from '../../domain/model';
+import type { Inventory } from '../invariants';
+import type { Failure } from './judge';
+import type { Answer, Reached } from './simulation';
+
+/*
+ * What a sequential reference model can judge of a run: its answers against the stock as it stood
+ * between the run's commits (the run reads the table after each commit of stock, at rest). A single
+ * line's rule is simple enough to judge here: a refusal ("out of stock") must have been true at some
+ * moment while the request ran, and a line put on a shipment must have found, at some moment before
+ * it was written, no batch in stock that could take it. Units of a hold that has expired count as
+ * free, as they do for the service.
+ */
+
+/** The stock as it stood from one commit to the next: from `step` (at the run's clock `at`) on. */
+export interface Moment {
+  readonly step: number;
+  readonly at: number;
+  readonly inventory: Inventory;
+}
+
+interface Routing {
+  readonly location?: string;
+  readonly destination?: { readonly country: string };
+}
+
+const locationsOf = (inventory: Inventory): Location[] =>
+  inventory.storedLocations.some(({ id }) => id === DEFAULT_LOCATION.id) ? [...inventory.storedLocations] : [DEFAULT_LOCATION, ...inventory.storedLocations];
+
+/** The batches of `sku` a line routed so may come from, at a moment. */
+const eligible = (inventory: Inventory, sku: string, { location, destination }: Routing): Batch[] => {
+  const places = new Set(
+    locationsOf(inventory)
+      .filter(({ id, active, serves }) => active && (!location || id === location) && (!destination || serves.includes('*') || serves.includes(destination.country)))
+      .map(({ id }) => id),
+  );
+  return inventory.batches.filter((batch) => batch.sku === sku && places.has(batch.location ?? DEFAULT_LOCATION.id));
+};
+
+/** A batch's units a line may take at `at`: its available ones and those of its holds expired by then. */
+const freeAt = (inventory: Inventory, batch: Batch, at: number): number =>
+  batch.available +
+  inventory.heldUnits.filter(({ sku, ref, units }) => sku === batch.sku && ref === batch.ref && Date.parse(units.expiresAt) <= at).reduce((sum, { units }) => sum + units.qty, 0);
+
+/** The moments in force over [from, to] of the run's steps, each with the earliest time it was in force then. */
+const momentsOver = (timeline: readonly Moment[], from: number, to: number, sentTime: number): { inventory: Inventory; at: number }[] => {
+  const inForce = timeline.filter(({ step }, index) => step <= to && (timeline[index + 1]?.step ?? Number.MAX_SAFE_INTEGER) > from);
+  return inForce.map(({ inventory, at }) => ({ inventory, at: Math.max(at, sentTime) }));
+};
+
+export const judgeAgainstModel = (answers: readonly Answer[], reached: readonly Reached[], timeline: readonly Moment[]): Failure[] => {
+  const failures: Failure[] = [];
+  for (const answer of answers) {
+    if (answer.send.kind !== 'http' || answer.send.routeKey !== 'POST /allocate' || answer.answeredAt === undefined) continue;
+    const { orderid, sku, qty, ...routing } = answer.send.body as { orderid: string; sku: string; qty: number } & Routing;
+    const body = JSON.parse(answer.body ?? '{}') as { reason?: string; batchref?: string };
+    if (answer.status === 400 && body.reason === 'out_of_stock') {
+      const roomEverywhere = momentsOver(timeline, answer.sentAt, answer.answeredAt, answer.sentTime).map(({ inventory, at }) =>
+        eligible(inventory, sku, routing).find((batch) => freeAt(inventory, batch, at) >= qty),
+      );
+      if (roomEverywhere.length > 0 && roomEverywhere.every(Boolean)) {
+        failures.push({ rule: 'refusal-was-true', message: `${answer.actor} refused ${qty} of ${sku} for ${orderid} as out of stock, though ${roomEverywhere.map((batch) => batch?.ref).join(', then ')} could take it throughout` });
+      }
+    }
+    if (answer.status === 201) {
+      const line = `ORDER#${orderid} LINE#${sku}`;
+      const written = reached.find(({ actor, committed, items }) => actor === answer.actor && committed && items.includes(line));
+      const after = written && timeline.find(({ step }) => step === written.step);
+      const batch = after?.inventory.batches.find(({ ref }) => ref === body.batchref);
+      if (!written || batch?.eta === null || batch?.eta === undefined) continue;
+      // A take from a spread batch's piece does not name the batch's eta (the batch item is the one
+      // its takes are spread away from): a PATCH making it a shipment meanwhile is not judged here.
+      const window = momentsOver(timeline, answer.sentAt, written.step - 1, answer.sentTime);
+      const wasInStock = window.some(({ inventory }) => inventory.batches.some(({ ref, eta }) => ref === batch.ref && eta === null));
+      if (batch.pieces && wasInStock) continue;
+      const inStockWithRoom = window.map(({ inventory, at }) =>
+        eligible(inventory, sku, routing).find((other) => other.eta === null && freeAt(inventory, other, at) >= qty),
+      );
+      if (inStockWithRoom.length > 0 && inStockWithRoom.every(Boolean)) {
+        failures.push({ rule: 'in-stock-before-shipments', message: `${answer.actor} put ${orderid}/${sku} on shipment ${body.batchref}, though ${inStockWithRoom.map((other) => other?.ref).join(', then ')} in stock could take it throughout` });
+      }
+    }
+  }
+  return failures;
+};
