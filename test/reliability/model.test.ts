@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
@@ -38,10 +37,9 @@ interface ModelLine {
   qty: number;
   batchref: string;
   /**
-   * When it was allocated, as a count of the requests that allocated: a moved line keeps it, and the
-   * new lines of one order share it, as they share the one time the service writes for the order's
-   * transaction. A confirmed hold's lines carry the test clock's time instead, in milliseconds, after
-   * every count (see ReferenceModel.confirm).
+   * When it was allocated, on the test's clock (which the service writes by): a moved line keeps it,
+   * and the new lines of one order share it, as they share the one time the service writes for the
+   * order's transaction; so do a confirmed hold's lines.
    */
   allocatedAt: number;
 }
@@ -66,7 +64,6 @@ class ReferenceModel {
   readonly batches = new Map<string, ModelBatch>();
   readonly lines = new Map<string, ModelLine>();
   readonly holds = new Map<string, ModelHold>();
-  private allocations = 0;
   private now = START;
 
   /**
@@ -129,7 +126,7 @@ class ReferenceModel {
     const [chosen] = this.candidates(sku, qty);
     if (!chosen) return error(400, { message: `Out of stock for sku ${sku}`, reason: 'out_of_stock' });
     chosen.available -= qty;
-    this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref: chosen.ref, allocatedAt: this.allocations++ });
+    this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref: chosen.ref, allocatedAt: this.now });
     return json(201, { batchref: chosen.ref, location: 'default' });
   }
 
@@ -154,8 +151,7 @@ class ReferenceModel {
       return this.candidates(sku, qty).length === 0 ? [{ sku, reason: 'out_of_stock' }] : [];
     });
     if (refusals.length > 0) return error(400, { message: `Cannot allocate order ${orderid}`, lines: refusals });
-    const allocatedAt = this.allocations;
-    if (fresh.length > 0) this.allocations++;
+    const allocatedAt = this.now;
     for (const { sku, qty } of fresh) {
       const [chosen] = this.candidates(sku, qty) as [ModelBatch];
       chosen.available -= qty;
@@ -225,8 +221,8 @@ class ReferenceModel {
       if (batch.available >= 0) break;
       this.end(hold, 'released');
     }
-    // Never a tie: requests that allocate are a millisecond apart (see nextMillisecond), and the lines
-    // that share one order's time have different SKUs, so no two of them are ever on one batch.
+    // Never a tie: every request is a millisecond after the last on the clock the service writes by,
+    // and the lines that share one order's time have different SKUs, so no two are ever on one batch.
     const newestFirst = [...this.lines.values()].filter((line) => line.batchref === ref).sort((a, b) => b.allocatedAt - a.allocatedAt);
     const reallocated = [];
     for (const line of newestFirst) {
@@ -316,12 +312,7 @@ class ReferenceModel {
     return { status: 204, contentType: '', body: '' };
   }
 
-  /**
-   * The held lines become the order's, on the same batches: no batch's `available` changes. The
-   * service stamps them with its clock's time, which this test sets years after the system's that
-   * stamps an allocated line: so they count as the most recently allocated lines of all (and among
-   * themselves by that clock, which moves at every request).
-   */
+  /** The held lines become the order's, on the same batches: no batch's `available` changes; stamped with the clock's time. */
   private confirm(holdid: string, orderid: string): Expected {
     const hold = this.holds.get(holdid);
     if (!hold) return holdNotFound(holdid);
@@ -762,17 +753,6 @@ const holdSequence = fc
 const send = (service: HandlerService, { routeKey, pathParameters, body, rawBody }: Request): Promise<Answer> =>
   service.invoke(routeEvent(routeKey, rawBody === undefined ? { pathParameters, body } : { pathParameters, body: rawBody, raw: true }));
 
-/**
- * Lines come off a batch newest first by their allocation time, which the service keeps to the
- * millisecond: two allocations within one would tie, and the order between them would be the
- * store's. Waiting for the clock to pass the millisecond an answer came in keeps them apart. (An
- * order's lines share one time, but never a batch: see ReferenceModel.change.)
- */
-const nextMillisecond = async () => {
-  const answeredAt = Date.now();
-  while (Date.now() === answeredAt) await sleep(1);
-};
-
 const asExpected = ({ status, headers, body }: Answer): Expected => ({
   status,
   contentType: (headers['content-type'] ?? '').split(';')[0] ?? '',
@@ -921,7 +901,6 @@ describe(`the service against a reference model of the contract, through the con
           const { orderid, sku, qty } = request.body as LineBody;
           allocated.push({ orderid, sku, qty, batchref: (answer.body as { batchref: string }).batchref });
         }
-        await nextMillisecond();
       }
       if (request.routeKey === 'POST /orders') {
         orders.push(request);
@@ -929,7 +908,6 @@ describe(`the service against a reference model of the contract, through the con
           const { orderid, lines } = answer.body as { orderid: string; lines: Array<{ sku: string; qty: number; batchref: string }> };
           allocated.push(...lines.map(({ sku, qty, batchref }) => ({ orderid, sku, qty, batchref })));
         }
-        await nextMillisecond();
       }
       if (request.routeKey === 'POST /holds') {
         holdsSent.push(request);

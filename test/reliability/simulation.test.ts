@@ -12,7 +12,7 @@ import { storyOf } from '../../tools/simulate/story';
  */
 
 /** Seeds whose runs failed before their defect was fixed. */
-const SEEDS_THAT_FOUND_DEFECTS = [241131258];
+const SEEDS_THAT_FOUND_DEFECTS = [241131258, 116525980];
 /** The rest of the list: the first forty, every mode, strategy and fault rate among them. */
 const SEEDS = [...SEEDS_THAT_FOUND_DEFECTS, ...Array.from({ length: 40 }, (_, index) => index + 1)];
 
