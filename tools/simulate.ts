@@ -55,6 +55,7 @@ const main = async (): Promise<number> => {
     );
     if (!found.failed) return 0;
     console.log(`seed ${found.failed.seed}`);
+    console.log(`found after ${found.failed.foundAfterSeconds.toFixed(0)} s; shrunk from ${found.failed.run.plan.workload.length} sends, ${found.failed.run.calls} calls, ${found.failed.run.faults.size} faults`);
     console.log(storyOf(found.failed.shrunk ?? found.failed.run));
     return 1;
   } finally {

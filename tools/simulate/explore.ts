@@ -29,7 +29,8 @@ export interface Exploration {
   readonly seconds: number;
   /** Kinds of ordered pairs of conflicting calls seen over all runs. */
   readonly conflictOrders: number;
-  readonly failed?: Replay & { readonly seed: number };
+  /** The first failing run, and the seconds it took to find it (before shrinking it). */
+  readonly failed?: Replay & { readonly seed: number; readonly foundAfterSeconds: number };
 }
 
 /** Runs fresh seeds until `seconds` have passed or one fails; `report` hears of each run. */
@@ -49,8 +50,9 @@ export const explore = async (seconds: number, store: StoreOfRecord, report: (li
         `${run.conflictOrders.size} orders of conflicting calls (${conflictOrders.size - before} new): ${run.failures.length === 0 ? 'ok' : run.failures[0]?.rule}`,
     );
     if (run.failures.length > 0) {
+      const foundAfterSeconds = (performance.now() - started) / 1000;
       const shrunk = await shrink(run, (plan) => runPlan(plan, store));
-      return { runs, calls, faults, seconds: (performance.now() - started) / 1000, conflictOrders: conflictOrders.size, failed: { seed, run, shrunk } };
+      return { runs, calls, faults, seconds: foundAfterSeconds, conflictOrders: conflictOrders.size, failed: { seed, run, shrunk, foundAfterSeconds } };
     }
   }
   return { runs, calls, faults, seconds: (performance.now() - started) / 1000, conflictOrders: conflictOrders.size };
