@@ -38,10 +38,10 @@ const BATCHES: readonly Omit<NewBatch, 'qty'>[] = [
 const REFS = BATCHES.map(({ ref }) => ref);
 const refsOf = (sku: string) => BATCHES.filter((batch) => batch.sku === sku).map(({ ref }) => ref);
 
-const HOLDS = 70;
-const ALLOCATIONS = 40;
-const SHRINKS = 10;
-const POSITIONS = 220;
+const HOLDS = 40;
+const ALLOCATIONS = 24;
+const SHRINKS = 6;
+const POSITIONS = 130;
 /** More clients than the local server runs at once, so it always has requests waiting. */
 const CLIENTS = 20;
 const MAX_CHANGE_ATTEMPTS = 10;
@@ -736,7 +736,7 @@ describe('a hold at the edges of its races, through the conflict model', () => {
 });
 
 describe('a drop with carts on one batch, spread over pieces, through the conflict model', () => {
-  const CARTS = 120;
+  const CARTS = 60;
   const CLIENTS_AT_ONCE = 24;
   let now = START;
   const modelled = throughConflictModel(() => now);

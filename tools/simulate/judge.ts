@@ -101,6 +101,19 @@ export const judge = ({ answers, reached, inventory, mode }: Verdict): Failure[]
       }
       case 'POST /orders':
       case 'POST /holds/{holdid}/confirm': {
+        if (routeOf(answer) === 'POST /orders' && (status === 400 || status === 409)) {
+          const { orderid, lines } = answer.send.body as { orderid: string; lines: { sku: string }[] };
+          const firsts = lines.map(({ sku }) => sameCommittedBefore(answer, lineKey(orderid, sku))[0]);
+          const first = firsts[0];
+          if (first && firsts.every(Boolean) && !lines.some(({ sku }) => lineChangedBetween(orderid, sku, first.step, answer.answeredAt ?? 0))) {
+            failures.push({ rule: 'repeat-answered-as-repeat', message: `${describe(answer)} answered ${status} ${answer.body}, though the same order was allocated by ${first.actor} at step ${first.step}` });
+          }
+        }
+        const confirmed = inventory.holds.find(({ holdid }) => holdid === pathOf(answer, 'holdid'));
+        if (routeOf(answer) === 'POST /holds/{holdid}/confirm' && status === 409 && confirmed?.status === 'confirmed' && confirmed.orderid === field(answer.send.body, 'orderid')) {
+          const first = sameCommittedBefore(answer, holdKey(pathOf(answer, 'holdid')))[0];
+          if (first) failures.push({ rule: 'repeat-answered-as-repeat', message: `${describe(answer)} answered 409 ${answer.body}, though ${first.actor} had confirmed the hold to the same order at step ${first.step}` });
+        }
         if (!ok) break;
         const orderid = field(body, 'orderid');
         for (const line of (body.lines ?? []) as { sku: string; batchref: string }[]) expectLine(answer, orderid, line.sku, line.batchref);
@@ -135,6 +148,12 @@ export const judge = ({ answers, reached, inventory, mode }: Verdict): Failure[]
       }
       case 'POST /transfers': {
         const transferid = field(answer.send.body, 'transferid');
+        const first = sameCommittedBefore(answer, transferKey(transferid))[0];
+        const cancels = new Set(http.filter((other) => routeOf(other) === 'DELETE /transfers/{transferid}' && pathOf(other, 'transferid') === transferid).map(({ actor }) => actor));
+        const cancelledSince = first && commits.some((commit) => cancels.has(commit.actor) && commit.step > first.step && commit.step < (answer.answeredAt ?? 0));
+        if (status >= 400 && status < 500 && first && !cancelledSince) {
+          failures.push({ rule: 'repeat-answered-as-repeat', message: `${describe(answer)} answered ${status} ${answer.body}, though ${first.actor} had made the same transfer at step ${first.step}` });
+        }
         if (ok && !inventory.transfers.some((transfer) => transfer.transferid === transferid)) {
           failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${status} for transfer ${transferid}, which is not stored` });
         }
@@ -161,6 +180,24 @@ export const judge = ({ answers, reached, inventory, mode }: Verdict): Failure[]
       }
     }
   }
+  // Every stored line was made by a request that was answered 2xx for it, or got no final answer
+  // (its write may have committed): never by one that was refused.
+  const mayHaveMade = (orderid: string, sku: string) =>
+    http.some((answer) => {
+      const unanswered = answer.died || (answer.status ?? 0) >= 500;
+      if (!unanswered && answer.status !== 200 && answer.status !== 201) return false;
+      const body = answer.send.body as { orderid?: string; sku?: string; lines?: { sku: string }[] } | undefined;
+      if (routeOf(answer) === 'POST /allocate') return body?.orderid === orderid && body.sku === sku;
+      if (routeOf(answer) === 'POST /orders') return body?.orderid === orderid && (body.lines ?? []).some((line) => line.sku === sku);
+      if (routeOf(answer) === 'POST /holds/{holdid}/confirm') return body?.orderid === orderid && heldSkus(pathOf(answer, 'holdid')).has(sku);
+      return false;
+    });
+  const heldSkus = (holdid: string) =>
+    new Set(http.filter((other) => routeOf(other) === 'POST /holds' && field(other.send.body, 'holdid') === holdid).flatMap((other) => (other.send.body as { lines: { sku: string }[] }).lines.map(({ sku }) => sku)));
+  for (const { orderid, sku, batchref } of inventory.lines) {
+    if (!mayHaveMade(orderid, sku)) failures.push({ rule: 'line-has-an-author', message: `the line ${orderid}/${sku} is stored on ${batchref}, though every request that could have made it was refused` });
+  }
+
   for (const answer of answers) {
     if (answer.send.kind === 'sweep' && (answer.status ?? 0) >= 500 && answer.faultsAt.length === 0) {
       failures.push({ rule: 'no-5xx-without-a-fault', message: `${describe(answer)} failed though no fault met it: ${answer.body}` });

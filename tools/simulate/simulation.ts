@@ -27,6 +27,8 @@ export type FaultKind = 'throttled' | 'conflict' | 'lost-reply' | 'crash-before'
 
 export interface Fault {
   readonly kind: FaultKind;
+  /** The operation it met: a replay whose call of that number is another one makes no fault of it. */
+  readonly operation: string;
   /** For a conflict: the place of the item another transaction held. */
   readonly item?: number;
 }
@@ -133,7 +135,13 @@ const HELD_FOR_MS = 30;
  * one waiting beside it or one that committed in the last steps.
  */
 const faultSource = ({ seed, settings, follow }: Plan) => {
-  if (follow) return (call: PendingCall): Fault | undefined => follow.faults.get(call.id);
+  if (follow) {
+    return (call: PendingCall): Fault | undefined => {
+      const fault = follow.faults.get(call.id);
+      const fits = fault?.operation === call.shape.operation && (fault.kind !== 'conflict' || (fault.item ?? 0) < call.shape.items.length);
+      return fits ? fault : undefined;
+    };
+  }
   const chance = Chance.stream(seed, 'faults');
   return (call: PendingCall, others: readonly PendingCall[], recent: readonly PendingCall[]): Fault | undefined => {
     if (isTransaction(call)) {
@@ -141,11 +149,11 @@ const faultSource = ({ seed, settings, follow }: Plan) => {
         (other) => other.actor !== call.actor && isTransaction(other) && (other.shape.writes || call.shape.writes) && itemsMeet(call.shape.items, other.shape.items),
       );
       if (holding && chance.chance(settings.conflictRate)) {
-        return { kind: 'conflict', item: call.shape.items.findIndex((item) => itemsMeet([item], holding.shape.items)) };
+        return { kind: 'conflict', operation: call.shape.operation, item: call.shape.items.findIndex((item) => itemsMeet([item], holding.shape.items)) };
       }
     }
     if (!chance.chance(settings.faultRate)) return undefined;
-    return { kind: chance.weighted<FaultKind>([['throttled', 3], ['lost-reply', 3], ['crash-before', 1], ['crash-after', 2]]) };
+    return { kind: chance.weighted<FaultKind>([['throttled', 3], ['lost-reply', 3], ['crash-before', 1], ['crash-after', 2]]), operation: call.shape.operation };
   };
 };
 

@@ -92,21 +92,30 @@ const transfer = (chance: Chance, { locations, batches }: Places, transferid: st
   return { kind: 'http', routeKey: 'POST /transfers', body: { transferid, sku, qty: chance.int(1, 3), from, to, eta: TRANSFER_ETA } };
 };
 
+/**
+ * What a run's middle dwells on: its requests of that family weigh four times as much, so that the
+ * races within one family (two cancels of a transfer, a confirm and a release of one hold) meet
+ * often, while every run still draws from every family.
+ */
+export type Focus = 'everything' | 'lines' | 'holds' | 'transfers';
+type Family = Exclude<Focus, 'everything'> | 'other';
+const FOCUS_WEIGHT = 4;
+
 /** One request of the run's middle, where everything meets. */
-const drawRequest = (chance: Chance, places: Places): Draft => {
+const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
   const orderid = () => chance.pick(ORDERS);
   const holdid = () => chance.pick(HOLDS);
   const transferid = () => chance.pick(TRANSFERS);
   const ref = () => chance.pick(places.batches).ref;
   const lineSku = () => (places.hotSku && chance.chance(0.7) ? places.hotSku : chance.pick(SKUS));
-  return chance.weighted<() => Draft>([
-    [() => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid: orderid(), sku: lineSku(), qty: chance.int(1, 3), ...routingOf(chance, places) } }), 24],
-    [() => ({ kind: 'http', routeKey: 'POST /orders', body: { orderid: orderid(), lines: linesOf(chance), ...routingOf(chance, places) } }), 7],
-    [() => ({ kind: 'http', routeKey: 'POST /holds', body: { holdid: holdid(), lines: linesOf(chance), ttlSeconds: chance.pick([1, 30, 300, 900]), ...routingOf(chance, places) } }), 10],
-    [() => ({ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path: { holdid: holdid() }, body: { ttlSeconds: chance.pick([30, 300]) } }), 3],
-    [() => ({ kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid: holdid() }, body: { orderid: orderid() } }), 7],
-    [() => ({ kind: 'http', routeKey: 'DELETE /holds/{holdid}', path: { holdid: holdid() } }), 5],
-    [() => ({ kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: orderid(), sku: chance.pick(SKUS) } }), 6],
+  const draws: (readonly [() => Draft, number, Family])[] = [
+    [() => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid: orderid(), sku: lineSku(), qty: chance.int(1, 3), ...routingOf(chance, places) } }), 24, 'lines'],
+    [() => ({ kind: 'http', routeKey: 'POST /orders', body: { orderid: orderid(), lines: linesOf(chance), ...routingOf(chance, places) } }), 7, 'lines'],
+    [() => ({ kind: 'http', routeKey: 'POST /holds', body: { holdid: holdid(), lines: linesOf(chance), ttlSeconds: chance.pick([1, 30, 300, 900]), ...routingOf(chance, places) } }), 10, 'holds'],
+    [() => ({ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path: { holdid: holdid() }, body: { ttlSeconds: chance.pick([30, 300]) } }), 3, 'holds'],
+    [() => ({ kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid: holdid() }, body: { orderid: orderid() } }), 7, 'holds'],
+    [() => ({ kind: 'http', routeKey: 'DELETE /holds/{holdid}', path: { holdid: holdid() } }), 5, 'holds'],
+    [() => ({ kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: orderid(), sku: chance.pick(SKUS) } }), 6, 'lines'],
     [
       () => ({
         kind: 'http',
@@ -119,19 +128,25 @@ const drawRequest = (chance: Chance, places: Places): Draft => {
         ]),
       }),
       9,
+      'lines',
     ],
-    [() => ({ kind: 'http', routeKey: 'GET /batches/{ref}', path: { ref: ref() } }), 3],
-    [() => ({ kind: 'http', routeKey: 'GET /skus/{sku}/stock', path: { sku: chance.pick(SKUS) } }), 1],
-    [() => transfer(chance, places, transferid()), places.locations.length > 1 ? 7 : 0],
-    [() => ({ kind: 'http', routeKey: 'DELETE /transfers/{transferid}', path: { transferid: transferid() } }), places.locations.length > 1 ? 6 : 0],
-    [() => {
-      const id = chance.pick(places.locations);
-      return { kind: 'http', routeKey: 'PUT /locations/{id}', path: { id }, body: locationBody(chance, id) };
-    }, 2],
-    [() => addBatch(chance, drawBatch(chance, `b${chance.int(1, 6)}`, places.locations)), 3],
-    [() => ({ kind: 'sweep' }), 3],
-    [() => ({ kind: 'clock', advanceMs: chance.pick(ADVANCES_MS) }), 4],
-  ])();
+    [() => ({ kind: 'http', routeKey: 'GET /batches/{ref}', path: { ref: ref() } }), 3, 'other'],
+    [() => ({ kind: 'http', routeKey: 'GET /skus/{sku}/stock', path: { sku: chance.pick(SKUS) } }), 1, 'other'],
+    [() => transfer(chance, places, transferid()), places.locations.length > 1 ? 7 : 0, 'transfers'],
+    [() => ({ kind: 'http', routeKey: 'DELETE /transfers/{transferid}', path: { transferid: transferid() } }), places.locations.length > 1 ? 6 : 0, 'transfers'],
+    [
+      () => {
+        const id = chance.pick(places.locations);
+        return { kind: 'http', routeKey: 'PUT /locations/{id}', path: { id }, body: locationBody(chance, id) };
+      },
+      2,
+      'other',
+    ],
+    [() => addBatch(chance, drawBatch(chance, `b${chance.int(1, 6)}`, places.locations)), 3, 'other'],
+    [() => ({ kind: 'sweep' }), 3, 'holds'],
+    [() => ({ kind: 'clock', advanceMs: chance.pick(ADVANCES_MS) }), 4, 'holds'],
+  ];
+  return chance.weighted(draws.map(([draw, weight, family]) => [draw, family === focus ? weight * FOCUS_WEIGHT : weight] as const))();
 };
 
 /** What a client does next with what it just made: cancels the transfer, ends the hold, cancels the line. */
@@ -160,10 +175,14 @@ const followUp = (chance: Chance, draft: Draft): Draft | undefined => {
  * A run's workload: the locations and batches first (sent at the first steps, so that they too
  * may race what follows), then the rest at steps drawn over about three a request, so that many
  * are in flight at once, half of them followed by what a client does next with what it made; some
- * sent twice, as a client that timed out sends again.
+ * sent twice, as a client that timed out sends again. The run dwells on one family of requests, or
+ * on none (Focus).
  */
 export const drawWorkload = (chance: Chance): Workload => {
-  const locations = ['default', ...['north', 'south'].filter(() => chance.chance(0.6))];
+  const focus = chance.weighted<Focus>([['everything', 2], ['lines', 1], ['holds', 1], ['transfers', 1]]);
+  const others = ['north', 'south'].filter(() => chance.chance(0.6));
+  // A transfer goes from one location to another: a run about transfers has two at least.
+  const locations = ['default', ...(others.length === 0 && focus === 'transfers' ? ['north'] : others)];
   const batchCount = chance.int(2, 4);
   const hot = chance.chance(0.4);
   const batches = Array.from({ length: batchCount }, (_, index) => (hot && index === 0 ? hotBatch(chance, 'b1') : drawBatch(chance, `b${index + 1}`, locations)));
@@ -175,12 +194,14 @@ export const drawWorkload = (chance: Chance): Workload => {
   const span = middle * 3;
   for (let index = 0; index < middle; index++) {
     const at = chance.int(1, span);
-    const draft = drawRequest(chance, places);
+    const draft = drawRequest(chance, places, focus);
     const next = chance.chance(0.5) ? followUp(chance, draft) : undefined;
     const nextAt = at + chance.int(1, 12);
-    for (const [sent, sentAt] of [[draft, at], ...(next ? [[next, nextAt] as const] : [])] as const) {
+    // An ending (a cancel, a release, a confirm) is sent twice more often: a client unsure it
+    // landed sends it again, and two of one ending race for the same record.
+    for (const [sent, sentAt, twice] of [[draft, at, 0.2], ...(next ? [[next, nextAt, 0.4] as const] : [])] as const) {
       drafts.push({ at: sentAt, draft: sent });
-      if (sent.kind === 'http' && chance.chance(0.2)) drafts.push({ at: sentAt + chance.int(0, 3), draft: sent });
+      if (sent.kind === 'http' && chance.chance(twice)) drafts.push({ at: sentAt + chance.int(0, 2), draft: sent });
     }
   }
   return drafts
