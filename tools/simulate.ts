@@ -50,7 +50,7 @@ const main = async (): Promise<number> => {
     const found = await explore(seconds as number, store, options.quiet ? () => {} : (line) => console.log(line));
     const perSecond = (count: number) => (count / found.seconds).toFixed(1);
     console.log(
-      `${found.runs} runs in ${found.seconds.toFixed(0)} s: ${perSecond(found.runs)} runs, ${perSecond(found.calls)} calls, ${perSecond(found.faults)} faults a second; ` +
+      `${found.runs} runs in ${found.seconds.toFixed(0)} s (a schedule each): ${perSecond(found.runs)} runs, ${perSecond(found.calls)} calls, ${perSecond(found.faults)} faults a second; ` +
         `${found.conflictOrders} kinds of ordered conflicting calls`,
     );
     if (!found.failed) return 0;

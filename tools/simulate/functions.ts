@@ -22,6 +22,8 @@ export interface Instance {
   readonly sweep: (context: Context) => Promise<unknown>;
   /** The requests it serves now. */
   readonly serving: Set<string>;
+  /** Every request it has served: work one of them left running (a call sent beside its answer, a grouped take) dies with it. */
+  readonly served: Set<string>;
 }
 
 /** Long enough that no deadline of the code's own passes in a run: time runs out only where a fault says. */
@@ -49,6 +51,7 @@ export class Functions {
   enter(actor: string): Instance {
     const instance = (this.mode === 'shared' ? this.live[0] : this.live.find(({ serving }) => serving.size === 0)) ?? this.start();
     instance.serving.add(actor);
+    instance.served.add(actor);
     return instance;
   }
 
@@ -56,17 +59,22 @@ export class Functions {
     instance.serving.delete(actor);
   }
 
-  /** The instance dies: the requests it was serving, which end with it. */
-  die(instance: Instance): string[] {
+  /** The instance dies, and everything it was running with it: the requests it was serving, and what they left running. */
+  die(instance: Instance): { readonly unanswered: string[]; readonly stopped: string[] } {
     this.live.splice(this.live.indexOf(instance), 1);
-    const lost = [...instance.serving];
+    const unanswered = [...instance.serving];
     instance.serving.clear();
-    return lost;
+    return { unanswered, stopped: [...instance.served] };
   }
 
   /** The instance serving `actor` now. */
   of(actor: string): Instance | undefined {
     return this.live.find(({ serving }) => serving.has(actor));
+  }
+
+  /** The live instance that served `actor`, which may have answered while its work runs on. */
+  ran(actor: string): Instance | undefined {
+    return this.live.find(({ served }) => served.has(actor));
   }
 
   get instancesStarted(): number {
@@ -83,6 +91,7 @@ export class Functions {
       http: (event, context) => (isBatchesRoute(event.routeKey) ? batches : allocations)(event, context),
       sweep: (context) => sweeper(undefined, context),
       serving: new Set(),
+      served: new Set(),
     };
     this.live.push(instance);
     return instance;

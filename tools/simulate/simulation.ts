@@ -254,10 +254,10 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   };
 
   const die = (actor: string) => {
-    const instance = functions.of(actor);
-    const lost = instance ? functions.die(instance) : [actor];
-    waiting.kill(lost);
-    for (const gone of lost) {
+    const instance = functions.of(actor) ?? functions.ran(actor);
+    const { unanswered, stopped } = instance ? functions.die(instance) : { unanswered: [actor], stopped: [actor] };
+    waiting.kill(stopped);
+    for (const gone of unanswered) {
       const answer = running.get(gone);
       if (!answer) continue;
       running.delete(gone);

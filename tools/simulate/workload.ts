@@ -22,6 +22,8 @@ const TRANSFERS = ['t1', 't2', 't3'] as const;
 const COUNTRIES = ['FR', 'DE'] as const;
 const SHIPMENT_ETAS = ['2027-03-01', '2027-04-01'] as const;
 const TRANSFER_ETA = '2027-05-01';
+/** The orders of a burst: lines for a hot SKU all sent at one step, as a sale's opening sends them. */
+const BURST_ORDERS = Array.from({ length: 10 }, (_, index) => `q${index + 1}`);
 /** Time passing: past a short hold, a long one, a spread batch's cooling, everything. */
 const ADVANCES_MS = [5_000, 60_000, 180_000, 1_000_000] as const;
 
@@ -190,6 +192,12 @@ export const drawWorkload = (chance: Chance): Workload => {
   const drafts: { readonly at: number; readonly draft: Draft }[] = [];
   for (const id of locations.slice(1)) drafts.push({ at: 0, draft: { kind: 'http', routeKey: 'PUT /locations/{id}', path: { id }, body: locationBody(chance, id) } });
   for (const batch of batches) drafts.push({ at: chance.int(0, 2), draft: addBatch(chance, batch) });
+  // Enough lines at once on a hot SKU's batch that a process serving them all groups its takes
+  // (more than the takes it keeps in flight on one batch).
+  if (places.hotSku && chance.chance(0.5)) {
+    const at = chance.int(4, 20);
+    for (const orderid of BURST_ORDERS) drafts.push({ at, draft: { kind: 'http', routeKey: 'POST /allocate', body: { orderid, sku: places.hotSku, qty: chance.int(1, 2) } } });
+  }
   const middle = chance.int(16, 32);
   const span = middle * 3;
   for (let index = 0; index < middle; index++) {
