@@ -71,15 +71,16 @@ export const judge = ({ answers, reached, inventory, mode }: Verdict): Failure[]
     else if (line.batchref !== batchref) failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${answer.status} for the line ${orderid}/${sku} on ${batchref}, which is stored on ${line.batchref}` });
   };
   /**
-   * The commits on `key` of requests that sent the same thing as `answer`, made before `answer` last
-   * read or wrote that item: what it answered, it answered knowing of them.
+   * The commits on `key` of requests that sent the same thing as `answer` which `answer` met: after
+   * such a commit it read, or failed a condition on, an item that commit wrote. What it answered, it
+   * answered knowing the same request had been made, and a repeat answers as a repeat.
    */
   const sameCommittedBefore = (answer: HttpAnswer, key: Record<string, unknown>) => {
     const sameSend = JSON.stringify([answer.send.routeKey, answer.send.path, answer.send.body]);
     const same = new Set(http.filter((other) => other !== answer && JSON.stringify([other.send.routeKey, other.send.path, other.send.body]) === sameSend).map(({ actor }) => actor));
     const item = keyText(key);
-    const lastSeen = Math.max(-1, ...reached.filter((call) => call.actor === answer.actor && itemsMeet(call.items, [item])).map(({ step }) => step));
-    return commits.filter((commit) => same.has(commit.actor) && commit.step < lastSeen && commit.items.includes(item));
+    const met = reached.filter((call) => call.actor === answer.actor && !call.committed);
+    return commits.filter((commit) => same.has(commit.actor) && commit.items.includes(item) && met.some((call) => call.step > commit.step && itemsMeet(call.items, commit.items)));
   };
 
   for (const answer of http) {
