@@ -16,6 +16,9 @@ const USAGE = 'usage: npm run simulate -- --seconds N [--quiet] | --seed S [--ke
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 process.env.TABLE_NAME ??= 'simulated';
+// DynamoDB Local on a loaded machine can take seconds over a large transaction: a call it is slow
+// to answer is waited for, never cut off and sent again under the run's feet.
+process.env.DYNAMODB_REQUEST_TIMEOUT_MS ??= '30000';
 
 const main = async (): Promise<number> => {
   let options: { seconds?: string; seed?: string; quiet?: boolean; keep?: string; defect?: string };

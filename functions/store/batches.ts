@@ -287,5 +287,5 @@ export const availableWrites = (tableName: string, batch: Batch, delta: number, 
  * their eta: on condition that the eta is still the one read, a PATCH that made the batch a shipment
  * (or moved its eta) between the read and the take fails the take, which reads again.
  */
-const etaAsRead = ({ eta }: Batch): Condition =>
+export const etaAsRead = ({ eta }: Batch): Condition =>
   eta === null ? { ConditionExpression: 'attribute_not_exists(eta)', ExpressionAttributeValues: {} } : { ConditionExpression: 'eta = :readEta', ExpressionAttributeValues: { ':readEta': eta } };

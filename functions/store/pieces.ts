@@ -1,7 +1,7 @@
 import type { HeldSource } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
-import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, heldUnitsAre } from './batches';
-import { ITEM_IS_NEW, and, withValues } from './conditions';
+import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, etaAsRead, heldUnitsAre } from './batches';
+import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { isAt, isNumber, isText, itemKey } from './fields';
 import type { StoredItem } from './items';
 import type { TransactWriteItem } from './store-calls';
@@ -86,15 +86,18 @@ export const parsePieceItem = (item: Record<string, unknown>): StoredItem | unde
  * that its own units cover it: "stock never goes below zero", however the pieces stand. A take for a
  * hold (`setAside`) counts the units as held on the item.
  */
-const spreadItemWrite = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem => ({
-  Update: {
-    TableName: tableName,
-    Key: batchWithStockKey(batch.sku, batch.ref),
-    UpdateExpression: 'SET available = available + :delta' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) - :delta' : ''),
-    ConditionExpression: 'attribute_exists(pieces) AND available >= :bound',
-    ExpressionAttributeValues: { ':delta': delta, ':bound': Math.max(0, -delta), ...(setAside ? { ':noneHeld': 0 } : {}) },
-  },
-});
+const spreadItemWrite = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem => {
+  const own: Condition = { ConditionExpression: 'attribute_exists(pieces) AND available >= :bound', ExpressionAttributeValues: { ':bound': Math.max(0, -delta) } };
+  return {
+    Update: {
+      TableName: tableName,
+      Key: batchWithStockKey(batch.sku, batch.ref),
+      UpdateExpression: 'SET available = available + :delta' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) - :delta' : ''),
+      // A take from the batch's own units names the eta it was chosen by, as a take from a batch kept whole does.
+      ...withValues(delta < 0 ? and(own, etaAsRead(batch)) : own, { ':delta': delta, ...(setAside ? { ':noneHeld': 0 } : {}) }),
+    },
+  };
+};
 
 /**
  * `qty` taken from one piece of a spread batch, on condition that the piece has it: "stock never goes

@@ -7,17 +7,26 @@ import { routeKeys, splitRouteKey } from '../../functions/http/route-keys';
 import { createSweepHoldsHandler } from '../../functions/sweep-holds';
 
 /*
- * The functions of a run, as they are deployed: the two HTTP handlers and the sweeper over one
- * repository per instance. In the Lambda mode each instance serves one request at a time and a new
- * one starts, with memory of its own, when all are busy; in the shared mode one process serves them
+ * The functions of a run, as they are deployed: the two HTTP handlers and the sweeper, each
+ * instance over a repository of its own. In the Lambda mode each instance is one function's and
+ * serves one request at a time, and a new one starts, with memory of its own, when all of its
+ * function's are busy; in the shared mode one process serves them
  * all at once (the local server's mode, with takes grouped). An instance that dies takes its
  * requests with it, and the next request starts a new one.
  */
 
 export type Mode = 'lambda' | 'shared';
 
+/** The deployed functions: the two HTTP handlers, grouped by resource, and the hold sweeper. */
+export type FunctionName = 'batches' | 'allocations' | 'sweeper';
+
+export const functionOf = (routeKey: string | undefined): FunctionName =>
+  routeKey === undefined ? 'sweeper' : (routeKeys.batches as readonly string[]).includes(routeKey) ? 'batches' : 'allocations';
+
 export interface Instance {
   readonly number: number;
+  /** The function it is an instance of; in the shared mode, one process serves them all. */
+  readonly function: FunctionName | 'all';
   readonly http: (event: HttpEvent, context: Context) => Promise<HttpResult>;
   readonly sweep: (context: Context) => Promise<unknown>;
   /** The requests it serves now. */
@@ -32,8 +41,6 @@ const REMAINING_MS = 3_600_000;
 export const contextOf = (actor: string): Context =>
   ({ awsRequestId: actor, functionName: 'simulated', getRemainingTimeInMillis: () => REMAINING_MS }) as unknown as Context;
 
-const isBatchesRoute = (routeKey: string) => (routeKeys.batches as readonly string[]).includes(routeKey);
-
 const noDocument = async () => {
   throw new Error('The simulator reads no OpenAPI document');
 };
@@ -47,9 +54,11 @@ export class Functions {
     private readonly newRepository: () => BatchRepository,
   ) {}
 
-  /** The instance that serves `actor`'s request. */
-  enter(actor: string): Instance {
-    const instance = (this.mode === 'shared' ? this.live[0] : this.live.find(({ serving }) => serving.size === 0)) ?? this.start();
+  /** The instance of `name` that serves `actor`'s request: a free one, else a new one. */
+  enter(actor: string, name: FunctionName): Instance {
+    const instance =
+      (this.mode === 'shared' ? this.live[0] : this.live.find((candidate) => candidate.function === name && candidate.serving.size === 0)) ??
+      this.start(this.mode === 'shared' ? 'all' : name);
     instance.serving.add(actor);
     instance.served.add(actor);
     return instance;
@@ -77,18 +86,15 @@ export class Functions {
     return this.live.find(({ served }) => served.has(actor));
   }
 
-  get instancesStarted(): number {
-    return this.started;
-  }
-
-  private start(): Instance {
+  private start(name: FunctionName | 'all'): Instance {
     const repository = this.newRepository();
     const allocations = createAllocationsHandler(repository, noDocument);
     const batches = createBatchesHandler(repository);
     const sweeper = createSweepHoldsHandler(repository);
     const instance: Instance = {
       number: ++this.started,
-      http: (event, context) => (isBatchesRoute(event.routeKey) ? batches : allocations)(event, context),
+      function: name,
+      http: (event, context) => (functionOf(event.routeKey) === 'batches' ? batches : allocations)(event, context),
       sweep: (context) => sweeper(undefined, context),
       serving: new Set(),
       served: new Set(),

@@ -5,7 +5,7 @@ import { transferKey } from '../../functions/store/transfers';
 import type { Inventory } from '../invariants';
 import type { Mode } from './functions';
 import { itemsMeet } from './store-seam';
-import type { Answer, Reached } from './simulation';
+import type { Answer, FaultMet, Reached } from './simulation';
 
 /*
  * What a run's clients were told, held against the table at its end and the commits the run made:
@@ -22,6 +22,7 @@ export interface Failure {
 interface Verdict {
   readonly answers: readonly Answer[];
   readonly reached: readonly Reached[];
+  readonly faultsMet: readonly FaultMet[];
   readonly inventory: Inventory;
   readonly mode: Mode;
 }
@@ -39,7 +40,7 @@ const bodyOf = (answer: Answer): Record<string, unknown> => {
 const field = (value: unknown, name: string): string => String((value as Record<string, unknown> | undefined)?.[name] ?? '');
 const describe = (answer: Answer) => `${answer.actor} (${answer.send.kind === 'http' ? answer.send.routeKey : answer.send.kind})`;
 
-export const judge = ({ answers, reached, inventory, mode }: Verdict): Failure[] => {
+export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict): Failure[] => {
   const failures: Failure[] = [];
   const commits = reached.filter(({ committed }) => committed);
   const http = answers.filter((answer): answer is HttpAnswer => answer.send.kind === 'http');
@@ -83,12 +84,25 @@ export const judge = ({ answers, reached, inventory, mode }: Verdict): Failure[]
     return commits.filter((commit) => same.has(commit.actor) && commit.items.includes(item) && met.some((call) => call.step > commit.step && itemsMeet(call.items, commit.items)));
   };
 
+  /**
+   * A 503 is the contract's answer to a store that failed it: a fault on one of its own calls, or,
+   * in a process serving many, on a call of another request on the items it was working on (a
+   * grouped take it waited for).
+   */
+  const faultExcuses = (answer: Answer): boolean => {
+    if (answer.faultsAt.length > 0) return true;
+    if (mode !== 'shared') return false;
+    const itsItems = reached.filter(({ actor }) => actor === answer.actor).flatMap(({ items }) => items);
+    return faultsMet.some(({ step, items }) => step >= answer.sentAt && step <= (answer.answeredAt ?? Number.MAX_SAFE_INTEGER) && itemsMeet(items, itsItems));
+  };
+
   for (const answer of http) {
     const { status = 0 } = answer;
     const body = bodyOf(answer);
-    if (status >= 500 && (answer.faultsAt.length === 0)) {
-      failures.push({ rule: 'no-5xx-without-a-fault', message: `${describe(answer)} answered ${status} ${answer.body ?? ''} though no fault met it${mode === 'shared' ? ' or any request while it ran' : ''}` });
+    if (status === 500 || (status >= 500 && !faultExcuses(answer))) {
+      failures.push({ rule: 'no-5xx-without-a-fault', message: `${describe(answer)} answered ${status} ${answer.body ?? ''}${status === 500 ? '' : ' though no fault met it or the work it waited on'}` });
     }
+    if (answer.answeredAt === undefined && !answer.died) failures.push({ rule: 'every-request-answered', message: `${describe(answer)} never answered` });
     const ok = status === 200 || status === 201;
     switch (routeOf(answer)) {
       case 'POST /allocate': {
@@ -202,7 +216,7 @@ export const judge = ({ answers, reached, inventory, mode }: Verdict): Failure[]
   }
 
   for (const answer of answers) {
-    if (answer.send.kind === 'sweep' && (answer.status ?? 0) >= 500 && answer.faultsAt.length === 0) {
+    if (answer.send.kind === 'sweep' && (answer.status ?? 0) >= 500 && !faultExcuses(answer)) {
       failures.push({ rule: 'no-5xx-without-a-fault', message: `${describe(answer)} failed though no fault met it: ${answer.body}` });
     }
   }

@@ -48,7 +48,6 @@ interface Sleeper {
 
 /** Picks which waiting call goes next. */
 export interface Strategy {
-  readonly name: string;
   choose(pending: readonly PendingCall[], step: number): PendingCall;
 }
 
@@ -57,7 +56,6 @@ const firstOf = (pending: readonly PendingCall[], actor: string): PendingCall =>
 
 /** Uniform choice among the waiting calls. */
 export class RandomWalk implements Strategy {
-  readonly name = 'random walk';
   constructor(private readonly chance: Chance) {}
 
   choose(pending: readonly PendingCall[]): PendingCall {
@@ -73,7 +71,6 @@ export class RandomWalk implements Strategy {
  * probability at least 1 / (requests x steps^(depth-1)), far above a uniform choice's.
  */
 export class PriorityChangePoints implements Strategy {
-  readonly name: string;
   private readonly priorities = new Map<string, number>();
   private readonly changePoints: Set<number>;
   private dropped = 0;
@@ -83,7 +80,6 @@ export class PriorityChangePoints implements Strategy {
     private readonly depth: number,
     expectedSteps: number,
   ) {
-    this.name = `PCT depth ${depth}`;
     this.changePoints = new Set(Array.from({ length: depth - 1 }, () => chance.int(0, Math.max(0, expectedSteps - 1))));
   }
 
@@ -106,7 +102,6 @@ export class PriorityChangePoints implements Strategy {
  * shrunk run is replayed this way.
  */
 export class FollowSchedule implements Strategy {
-  readonly name = 'recorded schedule';
   private readonly rank: Map<string, number>;
 
   constructor(order: readonly string[]) {
@@ -168,10 +163,6 @@ export class Waiting {
     };
     alive(this.calls);
     alive(this.sleepers);
-  }
-
-  isDead(actor: string): boolean {
-    return this.dead.has(actor);
   }
 
   /** The earliest moment a sleeper wakes, if any sleeps. */

@@ -10,7 +10,7 @@ import type { Fault, Plan, RunRecord } from './simulation';
 /** Runs tried at most, so that shrinking a large run ends in a minute or two. */
 const MAX_TRIES = 200;
 
-export const firstRule = (record: RunRecord): string | undefined => record.failures[0]?.rule;
+const firstRule = (record: RunRecord): string | undefined => record.failures[0]?.rule;
 
 export const shrink = async (failing: RunRecord, rerun: (plan: Plan) => Promise<RunRecord>): Promise<RunRecord> => {
   const rule = firstRule(failing);

@@ -3,7 +3,7 @@ import type { Chance } from './chance';
 import type { Waiting } from './scheduler';
 
 /** Where every run's clock starts: a fixed moment, so that the times a run writes are its seed's. */
-export const RUN_STARTS_AT = Date.parse('2026-06-01T00:00:00.000Z');
+const RUN_STARTS_AT = Date.parse('2026-06-01T00:00:00.000Z');
 
 /** The run's time: it moves only when the run moves it. */
 export class SimulatedClock {

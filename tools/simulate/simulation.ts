@@ -5,7 +5,7 @@ import { defaultConflictRetryPolicy } from '../../functions/store/store-calls';
 import { ensureTable } from '../../local/table';
 import { findViolations, readInventory } from '../invariants';
 import { Chance } from './chance';
-import { Functions, type Instance, type Mode, contextOf, httpEvent } from './functions';
+import { Functions, type Instance, type Mode, contextOf, functionOf, httpEvent } from './functions';
 import { judgeEvents } from './events-judge';
 import { type Failure, judge } from './judge';
 import { type Moment, judgeAgainstModel } from './model-judge';
@@ -13,7 +13,7 @@ import { FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, typ
 import { SimulatedClock, simulatedWorld } from './simulated-world';
 import type { StoreOfRecord } from './store-of-record';
 import { streamEvents } from './stream';
-import { answerLost, conflictCancellation, itemsMeet, scheduledSender, throttled } from './store-seam';
+import { answerLost, cancellation, itemsMeet, scheduledSender, throttled } from './store-seam';
 import { type Send, type Workload, describeSend, drawWorkload } from './workload';
 
 /*
@@ -63,8 +63,15 @@ export interface Answer {
   body?: string;
   /** Its instance died before it answered. */
   died?: boolean;
-  /** The steps of the faults this request met (for the shared mode, any while it ran). */
+  /** The steps of the faults its own calls met. */
   readonly faultsAt: number[];
+}
+
+/** A fault a call met: which request's, at which step, on which items. */
+export interface FaultMet {
+  readonly step: number;
+  readonly actor: string;
+  readonly items: readonly string[];
 }
 
 /** A call that reached the table: which request made it, at which step, on which items; a commit when it wrote. */
@@ -93,6 +100,8 @@ export interface RunRecord {
   readonly conflictOrders: ReadonlySet<string>;
 }
 
+/** The ids of the reads the clients make once they finish: past any workload's. */
+const SETTLING_IDS_FROM = 1_000;
 /** A run that takes more steps than this is going round in circles. */
 const MAX_STEPS = 4_000;
 /** A client sends a failed request (a 5xx, or no answer) up to this many times in all while faults happen. */
@@ -138,7 +147,7 @@ const faultSource = ({ seed, settings, follow }: Plan) => {
   if (follow) {
     return (call: PendingCall): Fault | undefined => {
       const fault = follow.faults.get(call.id);
-      const fits = fault?.operation === call.shape.operation && (fault.kind !== 'conflict' || (fault.item ?? 0) < call.shape.items.length);
+      const fits = fault?.operation === call.shape.operation && (fault.item ?? 0) < call.shape.items.length;
       return fits ? fault : undefined;
     };
   }
@@ -153,8 +162,16 @@ const faultSource = ({ seed, settings, follow }: Plan) => {
       }
     }
     if (!chance.chance(settings.faultRate)) return undefined;
-    return { kind: chance.weighted<FaultKind>([['throttled', 3], ['lost-reply', 3], ['crash-before', 1], ['crash-after', 2]]), operation: call.shape.operation };
+    const kind = chance.weighted<FaultKind>([['throttled', 3], ['lost-reply', 3], ['crash-before', 1], ['crash-after', 2]]);
+    // A throttled transaction is cancelled with ThrottlingError at one of its items.
+    return { kind, operation: call.shape.operation, ...(kind === 'throttled' && isTransaction(call) ? { item: chance.int(0, call.shape.items.length - 1) } : {}) };
   };
+};
+
+/** An error DynamoDB answered (a failed condition, a cancelled transaction, a bad request), not one of reaching it. */
+const isAnswer = (error: unknown): boolean => {
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return status !== undefined && status >= 400 && status < 500;
 };
 
 const outcomeOf = (operation: string, output: unknown): string => {
@@ -206,6 +223,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const faults = new Map<string, Fault>();
   const answers: Answer[] = [];
   const reached: Reached[] = [];
+  const faultsMet: FaultMet[] = [];
   const failures: Failure[] = [];
   const running = new Map<string, Answer>();
   const arrivals: { readonly send: Send; readonly attempt: number; readonly at: number }[] = workload.map((send) => ({ send, attempt: 1, at: send.at }));
@@ -239,8 +257,8 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     const answer: Answer = { actor, send, attempt, sentAt: step, sentTime: clock.now(), faultsAt: [] };
     answers.push(answer);
     running.set(actor, answer);
-    const instance = functions.enter(actor);
-    story.push(`${padded(step, actor)}${attempt === 1 ? 'sends' : 'sends again'} ${describeSend(send)}${functions.mode === 'lambda' ? ` (instance ${instance.number})` : ''}`);
+    const instance = functions.enter(actor, functionOf(send.kind === 'http' ? send.routeKey : undefined));
+    story.push(`${padded(step, actor)}${attempt === 1 ? 'sends' : 'sends again'} ${describeSend(send)}${functions.mode === 'lambda' ? ` (${instance.function} ${instance.number})` : ''}`);
     currentActor.run(actor, () => {
       const invoked =
         send.kind === 'sweep'
@@ -299,19 +317,21 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
       order.push(call.id);
       const fault = settling ? undefined : faultFor(call, others, recent.filter(({ at }) => at >= clock.now() - HELD_FOR_MS).map(({ call: held }) => held));
       released.push(call);
-      recent.push({ call, at: clock.now() });
-      if (recent.length > 64) recent.shift();
       const line = `${padded(step, call.actor)}${call.shape.text}`;
       if (fault) {
         faults.set(call.id, fault);
-        for (const answer of running.values()) if (answer.actor === call.actor || functions.mode === 'shared') answer.faultsAt.push(step);
+        running.get(call.actor)?.faultsAt.push(step);
+        faultsMet.push({ step, actor: call.actor, items: call.shape.items });
       }
-      if (fault?.kind === 'throttled') {
+      if (fault?.kind === 'throttled' && isTransaction(call)) {
+        story.push(`${line} -> refused: ThrottlingError on item ${(fault.item ?? 0) + 1}`);
+        call.reject(cancellation(call.shape.items.length, fault.item ?? 0, 'ThrottlingError'));
+      } else if (fault?.kind === 'throttled') {
         story.push(`${line} -> refused: throttled`);
         call.reject(throttled());
       } else if (fault?.kind === 'conflict') {
         story.push(`${line} -> refused: TransactionConflict on item ${(fault.item ?? 0) + 1}`);
-        call.reject(conflictCancellation(call.shape.items.length, fault.item ?? 0));
+        call.reject(cancellation(call.shape.items.length, fault.item ?? 0, 'TransactionConflict'));
       } else if (fault?.kind === 'crash-before') {
         story.push(`${line} -> not sent: the instance dies`);
         die(call.actor);
@@ -321,10 +341,15 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
         try {
           output = await store.send(call.command as Parameters<typeof store.send>[0]);
         } catch (error) {
+          // Only DynamoDB's answers go to the code; DynamoDB Local failing to answer ends the run, or
+          // a run would no longer be its seed's.
+          if (!isAnswer(error)) throw new Error(`The store of record failed at step ${step}: ${(error as Error).name}: ${(error as Error).message}`, { cause: error });
           failed = error;
         }
         const outcome = failed === undefined ? outcomeOf(call.shape.operation, output) : errorOutcome(failed);
         reached.push({ step, actor: call.actor, items: call.shape.items, committed: failed === undefined && call.shape.writes, checks: call.shape.checks });
+        recent.push({ call, at: clock.now() });
+        if (recent.length > 64) recent.shift();
         if (failed === undefined && call.shape.writes && call.shape.items.some(changesStock)) {
           timeline.push({ step, at: clock.now(), inventory: await readInventory(store, tableName) });
         }
@@ -345,7 +370,9 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     }
   };
 
+  const run = async (): Promise<RunRecord> => {
   await runUntilQuiet();
+  if (failures.length > 0) return finished();
   // Clients that follow the docs finish what they started: a PATCH that got no final answer is sent
   // until it gets one (a change cut off has moved only some lines), and every batch is read once,
   // which moves one that a write cut off left among those with stock with none.
@@ -357,13 +384,14 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     }
   }
   const { references } = await readInventory(store, tableName);
-  const lastId = Math.max(0, ...workload.map(({ id }) => id));
   references.forEach(({ ref }, index) => {
-    arrivals.push({ send: { kind: 'http', id: lastId + index + 1, at: step, routeKey: 'GET /batches/{ref}', path: { ref } }, attempt: 1, at: step });
+    arrivals.push({ send: { kind: 'http', id: SETTLING_IDS_FROM + index, at: step, routeKey: 'GET /batches/{ref}', path: { ref } }, attempt: 1, at: step });
   });
   story.push(`${padded(step, '')}the clients finish: no more faults`);
   await runUntilQuiet();
-
+  return finished();
+  };
+  const finished = async (): Promise<RunRecord> => {
   const readAt = clock.now();
   const inventory = await readInventory(store, tableName);
   for (const { rule, message } of findViolations(inventory, readAt)) failures.push({ rule, message });
@@ -371,8 +399,10 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const events = await streamEvents(storeOfRecord, tableName, changed);
   failures.push(...judgeEvents(events, inventory));
   failures.push(...judgeAgainstModel(answers, reached, timeline));
-  failures.push(...judge({ answers, reached, inventory, mode: settings.mode }));
+  failures.push(...judge({ answers, reached, faultsMet, inventory, mode: settings.mode }));
   return { plan, story, order, faults, answers, reached, failures, calls: order.length, events: events.length, conflictOrders: conflictOrdersOf(released, answers) };
+  };
+  return run();
 };
 
 /** The kinds of conflicting pairs the run ordered: for two calls of different requests on one item, one a write, which came first. */

@@ -69,15 +69,16 @@ export const scheduledSender = (waiting: Waiting): DocumentSender =>
   ({ send: (command: { readonly input: unknown }) => waiting.call(command, shapeOf(command)) }) as unknown as DocumentSender;
 
 /**
- * A transaction DynamoDB cancelled because another one held one of its items: the reason at that
- * item's place, None at the others', as DynamoDB answers it.
+ * A transaction DynamoDB cancelled for one of its items, as it answers it: the reason at that item's
+ * place, None at the others'. TransactionConflict: another transaction held the item;
+ * ThrottlingError: the item's partition was over its rate.
  */
-export const conflictCancellation = (items: number, at: number): TransactionCanceledException =>
+export const cancellation = (items: number, at: number, code: 'TransactionConflict' | 'ThrottlingError'): TransactionCanceledException =>
   new TransactionCanceledException({
-    message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
+    message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${code}]`,
     $metadata: { httpStatusCode: 400 },
     CancellationReasons: Array.from({ length: items }, (_, index) =>
-      index === at ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' } : { Code: 'None' },
+      index === at ? { Code: code, Message: code === 'TransactionConflict' ? 'Transaction is ongoing for the item' : 'Throughput exceeds the current capacity' } : { Code: 'None' },
     ),
   });
 

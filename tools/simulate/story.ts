@@ -15,7 +15,7 @@ export const storyOf = (record: RunRecord): string => {
   const { plan, story, failures, faults } = record;
   const lines = [
     `seed ${plan.seed}: ${describeSettings(plan.settings)}`,
-    `${plan.workload.length} sends, ${record.calls} calls, ${faults.size} faults, ${record.events} events`,
+    `${plan.workload.length} sends, ${record.calls} calls, ${faults.size} faults`,
     'the sends (r<n>, sent at step):',
     ...plan.workload.map((send) => `  r${send.id} at ${send.at}: ${describeSend(send)}`),
     'step   request',

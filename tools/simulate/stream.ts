@@ -13,27 +13,25 @@ import type { StoreOfRecord } from './store-of-record';
  */
 
 /** How long the stream may stay short of the records expected (a write that changed nothing makes none) before the reading stops. */
-const QUIET_MS = 300;
+const QUIET_MS = 1_000;
 const POLL_MS = 25;
 
 export const streamEvents = async ({ tables, streams }: StoreOfRecord, tableName: string, recordsExpected: number): Promise<DomainEvent[]> => {
-  {
-    const { Table } = await tables.send(new DescribeTableCommand({ TableName: tableName }));
-    const StreamArn = Table?.LatestStreamArn;
-    if (!StreamArn) throw new Error(`Table ${tableName} has no stream`);
-    const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn }));
-    const records: StreamRecord[] = [];
-    for (const { ShardId } of StreamDescription?.Shards ?? []) {
-      let iterator = (await streams.send(new GetShardIteratorCommand({ StreamArn, ShardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
-      let quietSince = performance.now();
-      while (iterator && records.length < recordsExpected && performance.now() - quietSince < QUIET_MS) {
-        const answer = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
-        iterator = answer.NextShardIterator;
-        if ((answer.Records ?? []).length > 0) quietSince = performance.now();
-        records.push(...(answer.Records ?? []));
-        if ((answer.Records ?? []).length === 0) await sleep(POLL_MS);
-      }
+  const { Table } = await tables.send(new DescribeTableCommand({ TableName: tableName }));
+  const StreamArn = Table?.LatestStreamArn;
+  if (!StreamArn) throw new Error(`Table ${tableName} has no stream`);
+  const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn }));
+  const records: StreamRecord[] = [];
+  for (const { ShardId } of StreamDescription?.Shards ?? []) {
+    let iterator = (await streams.send(new GetShardIteratorCommand({ StreamArn, ShardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
+    let quietSince = performance.now();
+    while (iterator && records.length < recordsExpected && performance.now() - quietSince < QUIET_MS) {
+      const answer = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+      iterator = answer.NextShardIterator;
+      if ((answer.Records ?? []).length > 0) quietSince = performance.now();
+      records.push(...(answer.Records ?? []));
+      if ((answer.Records ?? []).length === 0) await sleep(POLL_MS);
     }
-    return records.flatMap((record) => eventsOfRecord(recordAsOnAws(record)));
   }
+  return records.flatMap((record) => eventsOfRecord(recordAsOnAws(record)));
 };

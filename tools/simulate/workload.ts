@@ -89,7 +89,8 @@ const addBatch = (chance: Chance, { ref, sku, qty, eta, location }: StartingBatc
  */
 const transfer = (chance: Chance, { locations, batches }: Places, transferid: string): Draft => {
   const inStock = batches.filter(({ eta }) => eta === null);
-  const { sku, location: from } = inStock.length > 0 ? chance.pick(inStock) : { sku: chance.pick(SKUS), location: chance.pick(locations) };
+  // One in four from anywhere: from where an earlier transfer's batch was received, among others.
+  const { sku, location: from } = inStock.length > 0 && chance.chance(0.75) ? chance.pick(inStock) : { sku: chance.pick(SKUS), location: chance.pick(locations) };
   const to = chance.pick(locations.filter((id) => id !== from));
   return { kind: 'http', routeKey: 'POST /transfers', body: { transferid, sku, qty: chance.int(1, 3), from, to, eta: TRANSFER_ETA } };
 };
@@ -108,7 +109,8 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
   const orderid = () => chance.pick(ORDERS);
   const holdid = () => chance.pick(HOLDS);
   const transferid = () => chance.pick(TRANSFERS);
-  const ref = () => chance.pick(places.batches).ref;
+  // A transfer's incoming batch is a batch too (its ref is the transferid), to change and read.
+  const ref = () => (places.locations.length > 1 && chance.chance(0.2) ? chance.pick(TRANSFERS) : chance.pick(places.batches).ref);
   const lineSku = () => (places.hotSku && chance.chance(0.7) ? places.hotSku : chance.pick(SKUS));
   const draws: (readonly [() => Draft, number, Family])[] = [
     [() => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid: orderid(), sku: lineSku(), qty: chance.int(1, 3), ...routingOf(chance, places) } }), 24, 'lines'],
@@ -151,13 +153,20 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
   return chance.weighted(draws.map(([draw, weight, family]) => [draw, family === focus ? weight * FOCUS_WEIGHT : weight] as const))();
 };
 
-/** What a client does next with what it just made: cancels the transfer, ends the hold, cancels the line. */
+/** What a client does next with what it just made: cancels or receives the transfer, ends the hold, cancels the line. */
 const followUp = (chance: Chance, draft: Draft): Draft | undefined => {
   if (draft.kind !== 'http') return undefined;
   const body = draft.body as Record<string, unknown>;
   switch (draft.routeKey) {
-    case 'POST /transfers':
-      return { kind: 'http', routeKey: 'DELETE /transfers/{transferid}', path: { transferid: String(body.transferid) } };
+    case 'POST /transfers': {
+      // Its incoming batch (ref: the transferid) received, or made a shipment again, or the transfer cancelled.
+      const ref = String(body.transferid);
+      return chance.weighted<Draft>([
+        [{ kind: 'http', routeKey: 'DELETE /transfers/{transferid}', path: { transferid: ref } }, 3],
+        [{ kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref }, body: { eta: null } }, 2],
+        [{ kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref }, body: { eta: chance.pick(SHIPMENT_ETAS) } }, 1],
+      ]);
+    }
     case 'POST /holds': {
       const path = { holdid: String(body.holdid) };
       return chance.weighted<Draft>([
