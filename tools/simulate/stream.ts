@@ -12,8 +12,8 @@ import type { StoreOfRecord } from './store-of-record';
  * is read until it holds as many records as the run's commits changed items, or stops growing.
  */
 
-/** How long the stream may stay short of the records expected (a write that changed nothing makes none) before the reading stops. */
-const QUIET_MS = 1_000;
+/** How long the stream may stay short of the records expected (a write that changed nothing makes none) before the reading stops: ten times the delay DynamoDB Local keeps a record back. */
+const QUIET_MS = 500;
 const POLL_MS = 25;
 
 export const streamEvents = async ({ tables, streams }: StoreOfRecord, tableName: string, recordsExpected: number): Promise<DomainEvent[]> => {
