@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { domainEvent } from '../../domain/events';
+import type { Batch } from '../../domain/model';
+import type { Inventory } from '../../tools/invariants';
+import { judgeEvents } from '../../tools/simulate/events-judge';
+import { judge } from '../../tools/simulate/judge';
+import { judgeAgainstModel } from '../../tools/simulate/model-judge';
+import type { Answer, Reached } from '../../tools/simulate/simulation';
+import type { Send } from '../../tools/simulate/workload';
+
+/*
+ * The simulator's judge on runs written by hand: each rule finds the failure it is for, and passes
+ * the same run told the way the contract allows.
+ */
+
+const inventory = (parts: Partial<Inventory> = {}): Inventory => ({
+  batches: [],
+  heldUnits: [],
+  batchesOutOfPlace: [],
+  knownSkus: [],
+  references: [],
+  lines: [],
+  holds: [],
+  unrecognized: [],
+  strayPieces: [],
+  linesListedUnread: [],
+  locations: [],
+  storedLocations: [],
+  transfers: [],
+  ...parts,
+});
+
+const http = (id: number, routeKey: string, parts: { path?: Record<string, string>; body?: unknown } = {}): Send => ({ kind: 'http', id, at: 0, routeKey, ...parts });
+
+const answered = (actor: string, send: Send, sentAt: number, answeredAt: number, status: number, body = ''): Answer => ({
+  actor,
+  send,
+  attempt: 1,
+  sentAt,
+  sentTime: sentAt,
+  answeredAt,
+  status,
+  body,
+  faultsAt: [],
+});
+
+const batch = (ref: string, available: number, eta: string | null = null): Batch => ({ ref, sku: 'LAMP', qty: 10, available, eta });
+
+const transfer = { transferid: 't1', sku: 'LAMP', qty: 1, from: 'default', to: 'north', eta: '2027-05-01', fromBatchref: 'b1' };
+
+describe("the simulator's judge", () => {
+  it('fails a repeat of a cancel answered 409 after the same cancel committed, and passes one that came first', () => {
+    const cancel = http(1, 'DELETE /transfers/{transferid}', { path: { transferid: 't1' } });
+    const stored = inventory({ transfers: [{ ...transfer, status: 'cancelled' }] });
+    const first = answered('r1', cancel, 0, 4, 204);
+    const repeat = answered('r2', cancel, 1, 6, 409, '{"message":"changed"}');
+    const writes = (repeatAt: number): Reached[] => [
+      { step: 3, actor: 'r1', items: ['TRANSFER#t1 TRANSFER'], committed: true, checks: 0 },
+      { step: repeatAt, actor: 'r2', items: ['TRANSFER#t1 TRANSFER'], committed: false, checks: 0 },
+    ];
+    const rules = (reached: Reached[]) => judge({ answers: [first, repeat], reached, faultsMet: [], inventory: stored, mode: 'lambda' }).map(({ rule }) => rule);
+    expect(rules(writes(5))).toEqual(['repeat-answered-as-repeat']);
+    expect(rules(writes(2))).toEqual([]);
+  });
+
+  it('never excuses a 500, and excuses a 503 only where a fault met the request', () => {
+    const read = http(1, 'GET /batches/{ref}', { path: { ref: 'b1' } });
+    const rules = (answer: Answer) => judge({ answers: [answer], reached: [], faultsMet: [], inventory: inventory(), mode: 'lambda' }).map(({ rule }) => rule);
+    expect(rules({ ...answered('r1', read, 0, 2, 500), faultsAt: [1] })).toEqual(['no-5xx-without-a-fault']);
+    expect(rules(answered('r1', read, 0, 2, 503))).toEqual(['no-5xx-without-a-fault']);
+    expect(rules({ ...answered('r1', read, 0, 2, 503), faultsAt: [1] })).toEqual([]);
+  });
+
+  it('fails a line stored for a request that was refused', () => {
+    const allocate = http(1, 'POST /allocate', { body: { orderid: 'o1', sku: 'LAMP', qty: 1 } });
+    const stored = inventory({ lines: [{ orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'b1' }], batches: [batch('b1', 9)] });
+    const rules = (status: number) => judge({ answers: [answered('r1', allocate, 0, 3, status, '{"batchref":"b1"}')], reached: [], faultsMet: [], inventory: stored, mode: 'lambda' }).map(({ rule }) => rule);
+    expect(rules(400)).toEqual(['line-has-an-author']);
+    expect(rules(201)).toEqual([]);
+  });
+
+  it('fails events that allocate a line twice, or end where the table does not', () => {
+    const allocated = (id: string, batchref: string) => domainEvent('Allocated', { id, time: '2026-06-01T00:00:00.000Z', orderid: 'o1', sku: 'LAMP', qty: 1, batchref, location: 'default' });
+    const stored = inventory({ lines: [{ orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'b1' }] });
+    expect(judgeEvents([allocated('e1', 'b1')], stored)).toEqual([]);
+    expect(judgeEvents([allocated('e1', 'b1'), allocated('e2', 'b2')], stored).map(({ rule }) => rule)).toContain('events-agree');
+    expect(judgeEvents([], stored).map(({ rule }) => rule)).toEqual(['events-agree']);
+  });
+
+  it('fails a refusal while a batch had room at every moment of its request, and passes one with a moment without', () => {
+    const allocate = http(1, 'POST /allocate', { body: { orderid: 'o1', sku: 'LAMP', qty: 2 } });
+    const refusal = answered('r1', allocate, 1, 5, 400, '{"message":"Out of stock for sku LAMP","reason":"out_of_stock"}');
+    const moment = (step: number, available: number) => ({ step, at: step, inventory: inventory({ batches: [batch('b1', available)] }) });
+    expect(judgeAgainstModel([refusal], [], [moment(-1, 5), moment(3, 4)]).map(({ rule }) => rule)).toEqual(['refusal-was-true']);
+    expect(judgeAgainstModel([refusal], [], [moment(-1, 5), moment(3, 1)])).toEqual([]);
+  });
+});
