@@ -116,9 +116,11 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       if (result.outcome === 'read-again') break;
       // The next candidate, on this read, only when the checks made above for the first would pass
       // for it: else a batch the rule prefers to it could take the line once its expired holds are
-      // given back, or counts remembered pieces, and the next round frees or settles first.
+      // given back, or counts remembered pieces, and the next round frees or settles first. The batch
+      // just lost has fewer units than read: if it holds units for holds, some may have expired since
+      // and make room, which only a read counts.
       const next = candidates[index + 1];
-      if (next && (batchesToFree(line.qty, batches, next, preference).length > 0 || (!read.settled && passesOverSpread(batches, next, preference)))) break;
+      if (next && (heldOf(batch) > 0 || batchesToFree(line.qty, batches, next, preference).length > 0 || (!read.settled && passesOverSpread(batches, next, preference)))) break;
     }
   }
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);
