@@ -197,6 +197,23 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
       }
     }
   }
+  // Copies of one request make one thing: at most one of them is answered 201, unless what the
+  // first made was undone in between (a line cancelled or moved, then allocated again).
+  const copies = new Map<string, HttpAnswer[]>();
+  for (const answer of http.filter(({ status }) => status === 201)) {
+    const same = JSON.stringify([answer.send.routeKey, answer.send.path, answer.send.body]);
+    copies.set(same, [...(copies.get(same) ?? []), answer]);
+  }
+  for (const created of copies.values()) {
+    const [first, second] = created.sort((one, other) => (one.answeredAt ?? 0) - (other.answeredAt ?? 0));
+    if (!first || !second) continue;
+    const { orderid, sku } = (first.send.body ?? {}) as { orderid?: string; sku?: string };
+    const undone = routeOf(first) === 'POST /allocate' && orderid !== undefined && sku !== undefined && lineChangedBetween(orderid, sku, first.sentAt, second.answeredAt ?? 0);
+    // An order answers 201 whenever it allocates a line anew, one of its lines cancelled since among them.
+    const undoable = routeOf(first) === 'POST /orders';
+    if (!undone && !undoable) failures.push({ rule: 'one-201-for-copies', message: `${describe(first)} and ${second.actor} sent the same request and were both answered 201` });
+  }
+
   // Every stored line was made by a request that was answered 2xx for it, or got no final answer
   // (its write may have committed): never by one that was refused.
   const mayHaveMade = (orderid: string, sku: string) =>

@@ -90,9 +90,12 @@ const addBatch = (chance: Chance, { ref, sku, qty, eta, location }: StartingBatc
 const transfer = (chance: Chance, { locations, batches }: Places, transferid: string): Draft => {
   const inStock = batches.filter(({ eta }) => eta === null);
   // One in four from anywhere: from where an earlier transfer's batch was received, among others.
-  const { sku, location: from } = inStock.length > 0 && chance.chance(0.75) ? chance.pick(inStock) : { sku: chance.pick(SKUS), location: chance.pick(locations) };
+  const source = inStock.length > 0 && chance.chance(0.75) ? chance.pick(inStock) : undefined;
+  const { sku, location: from } = source ?? { sku: chance.pick(SKUS), location: chance.pick(locations) };
   const to = chance.pick(locations.filter((id) => id !== from));
-  return { kind: 'http', routeKey: 'POST /transfers', body: { transferid, sku, qty: chance.int(1, 3), from, to, eta: TRANSFER_ETA } };
+  // One in three moves all its source had: the transfer and the lines racing it meet at the last unit.
+  const qty = source && chance.chance(0.35) ? source.qty : chance.int(1, 3);
+  return { kind: 'http', routeKey: 'POST /transfers', body: { transferid, sku, qty, from, to, eta: TRANSFER_ETA } };
 };
 
 /**
@@ -125,8 +128,11 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
         kind: 'http',
         routeKey: 'PATCH /batches/{ref}',
         path: { ref: ref() },
+        // Counts corrected down more often than up, to nothing among them: a batch left owing its lines.
         body: chance.weighted<object>([
-          [{ qty: chance.int(0, 10) }, 5],
+          [{ qty: 0 }, 1],
+          [{ qty: chance.int(1, 3) }, 2],
+          [{ qty: chance.int(4, 10) }, 2],
           [{ eta: null }, 2],
           [{ eta: chance.pick(SHIPMENT_ETAS) }, 1],
         ]),
