@@ -66,7 +66,16 @@ export const createTransfer = async (request: TransferRequest, repository: Batch
     // The locations with the first read of the stock, in one read round, as an allocation reads them.
     const [stock, locations] = await Promise.all([repository.stockOf(request.sku, read), round === 0 ? repository.locations() : undefined]);
     if (!stock.known) throw new InvalidSku(request.sku);
-    if (locations) checkLocations(request, allLocationsOf(locations));
+    if (locations) {
+      try {
+        checkLocations(request, allLocationsOf(locations));
+      } catch (error) {
+        // A repeat racing its first send, made while a location was as that one read it: answered as it was.
+        const made = await repository.transfer(request.transferid);
+        if (made) return answerRepeat(made, request);
+        throw error;
+      }
+    }
     const inStock = inStockAt(request.from, stock.batches);
     const [source] = sourceCandidates(request.qty, inStock);
     if (await freedExpiredHolds(request.qty, inStock, source, repository)) continue;
