@@ -120,7 +120,10 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       // just lost has fewer units than read: if it holds units for holds, some may have expired since
       // and make room, which only a read counts.
       const next = candidates[index + 1];
-      if (next && (heldOf(batch) > 0 || batchesToFree(line.qty, batches, next, preference).length > 0 || (!read.settled && passesOverSpread(batches, next, preference)))) break;
+      // From stock to a shipment only on a read made after the race was lost: a batch in stock
+      // added or given units since would be passed over.
+      const toAShipment = batch.eta === null && next?.eta !== null;
+      if (next && (toAShipment || heldOf(batch) > 0 || batchesToFree(line.qty, batches, next, preference).length > 0 || (!read.settled && passesOverSpread(batches, next, preference)))) break;
     }
   }
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);

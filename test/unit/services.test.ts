@@ -84,8 +84,8 @@ describe('allocate', () => {
     await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 9 }, repository)).rejects.toThrow(LineAlreadyAllocated);
   });
 
-  it('moves on to the next batch when another request took the stock first', async () => {
-    const repository = await withBatches(['first', 10, null], ['second', 10, '2026-01-01']);
+  it('moves on to the next batch in stock when another request took the stock first', async () => {
+    const repository = await withBatches(['first', 10, null], ['second', 10, null]);
     const original = repository.saveAllocation.bind(repository);
     repository.saveAllocation = async (allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> => {
       if (allocation.batchref === 'first') return { outcome: 'batch-changed' };
@@ -96,6 +96,27 @@ describe('allocate', () => {
       location: 'default',
       created: true,
     });
+  });
+
+  it('reads the batches again rather than fall from a batch in stock to a shipment on the read it lost the race on', async () => {
+    const repository = await withBatches(['in-stock', 10, null], ['shipment', 10, '2026-01-01']);
+    let reads = 0;
+    const originalRead = repository.stockOf.bind(repository);
+    repository.stockOf = async (sku) => {
+      reads++;
+      return originalRead(sku);
+    };
+    const original = repository.saveAllocation.bind(repository);
+    let lostOnce = false;
+    repository.saveAllocation = async (allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> => {
+      if (allocation.batchref === 'in-stock' && !lostOnce) {
+        lostOnce = true;
+        return { outcome: 'batch-changed' };
+      }
+      return original(allocation, batch);
+    };
+    await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository)).resolves.toMatchObject({ batchref: 'in-stock', created: true });
+    expect(reads).toBe(2);
   });
 
   it('reads the batches again, rather than pass over a preferred batch that was changed but may still take the line', async () => {
