@@ -10,7 +10,7 @@ import { seedOr } from './support/seed';
 import { type Answer, type LocalService, sendUntilAnswered as sendAgainAfter503, startLocalService } from './support/service';
 
 /*
- * Holds racing over scarce stock (issue 19): placed, confirmed, released, extended, read, while
+ * Holds racing over scarce stock: placed, confirmed, released, extended, read, while
  * allocations take the same units, batches shrink under them, the test's clock moves past their
  * expiries mid-run and the sweeper ends them, all at once, through the handlers behind the local
  * server. Whatever order it all ran in, each hold ends in one state that agrees with every answer

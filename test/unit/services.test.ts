@@ -12,6 +12,25 @@ const withBatches = async (...batches: Array<[ref: string, qty: number, eta: str
   return repository;
 };
 
+/** A batch in stock and a shipment, whose first take loses its race with `outcome`; and a count of the reads of their SKU. */
+const losingTheFirstTakeOnce = async (outcome: 'batch-changed' | 'read-again') => {
+  const repository = await withBatches(['in-stock', 10, null], ['shipment', 10, '2026-01-01']);
+  let reads = 0;
+  const originalRead = repository.stockOf.bind(repository);
+  repository.stockOf = async (sku) => {
+    reads++;
+    return originalRead(sku);
+  };
+  const original = repository.saveAllocation.bind(repository);
+  let lost = false;
+  repository.saveAllocation = async (allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> => {
+    if (lost) return original(allocation, batch);
+    lost = true;
+    return { outcome };
+  };
+  return { repository, reads: () => reads };
+};
+
 describe('allocate', () => {
   it('places the line in the preferred batch and takes its quantity', async () => {
     const repository = await withBatches(['shipment', 100, '2026-05-01'], ['in-stock', 100, null]);
@@ -99,45 +118,15 @@ describe('allocate', () => {
   });
 
   it('reads the batches again rather than fall from a batch in stock to a shipment on the read it lost the race on', async () => {
-    const repository = await withBatches(['in-stock', 10, null], ['shipment', 10, '2026-01-01']);
-    let reads = 0;
-    const originalRead = repository.stockOf.bind(repository);
-    repository.stockOf = async (sku) => {
-      reads++;
-      return originalRead(sku);
-    };
-    const original = repository.saveAllocation.bind(repository);
-    let lostOnce = false;
-    repository.saveAllocation = async (allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> => {
-      if (allocation.batchref === 'in-stock' && !lostOnce) {
-        lostOnce = true;
-        return { outcome: 'batch-changed' };
-      }
-      return original(allocation, batch);
-    };
+    const { repository, reads } = await losingTheFirstTakeOnce('batch-changed');
     await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository)).resolves.toMatchObject({ batchref: 'in-stock', created: true });
-    expect(reads).toBe(2);
+    expect(reads()).toBe(2);
   });
 
   it('reads the batches again, rather than pass over a preferred batch that was changed but may still take the line', async () => {
-    const repository = await withBatches(['in-stock', 10, null], ['shipment', 10, '2026-01-01']);
-    let reads = 0;
-    const originalRead = repository.stockOf.bind(repository);
-    repository.stockOf = async (sku) => {
-      reads++;
-      return originalRead(sku);
-    };
-    const original = repository.saveAllocation.bind(repository);
-    let changedOnce = false;
-    repository.saveAllocation = async (allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> => {
-      if (!changedOnce) {
-        changedOnce = true;
-        return { outcome: 'read-again' };
-      }
-      return original(allocation, batch);
-    };
+    const { repository, reads } = await losingTheFirstTakeOnce('read-again');
     await expect(allocate({ orderid: 'o1', sku: 'LAMP', qty: 3 }, repository)).resolves.toEqual({ batchref: 'in-stock', location: 'default', created: true });
-    expect(reads).toBe(2);
+    expect(reads()).toBe(2);
     expect(repository.batches.get('shipment')?.available).toBe(10);
   });
 

@@ -1,5 +1,5 @@
 /**
- * A flash sale on one SKU (issue 20) against ordinary traffic, as the issue's check drives it:
+ * A flash sale on one SKU against ordinary traffic, as a flash-sale check drives it:
  * `npm start -- --conflict-model` (local/start.ts, as it runs: its own DynamoDB Local, in memory,
  * and the conflict model in its own process) with transactions holding their items 100 ms and 150
  * write units a second per partition key, and nothing else set. A closed loop of clients allocates
