@@ -43,6 +43,7 @@ const MAX_HOLD_ROUNDS = 8;
  */
 export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repository: BatchRepository, routing: Routing = {}): Promise<HoldOutcome> => {
   let read: StockRead = { forTake: true };
+  const expiry = new LazyExpiry();
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
     const [existing, locations, ...stocks] = await Promise.all([
       repository.hold(holdid),
@@ -55,7 +56,7 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
     const { stockBySku, eligibility } = await routedStockOf(lines, stocks, locations, routing, repository);
     const plan = planOrder(holdid, lines, stockBySku, eligibility);
     const picks = picksOf(holdid, lines, stockBySku, eligibility, plan);
-    if (await freedForLines(lines, stockBySku, eligibility, picks, repository)) continue;
+    if (expiry.readAgain(await freedForLines(lines, stockBySku, eligibility, picks, repository))) continue;
     if (!read.settled && linesPassOverSpread(lines, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;
@@ -78,9 +79,14 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
 };
 
 /**
- * Lazy expiry (domain/holds.ts, batchesToFree): gives back the units of expired holds on the
- * batches that a line of `qty` may need them on, picked by the rule or not. Whether any came back:
- * then the caller reads again, and the rule picks on the batches as they are now.
+ * What lazy expiry (domain/holds.ts, batchesToFree) found for a line of a read: units of expired
+ * holds given back; batches it had to free with no expired units on them now; or nothing to free.
+ */
+export type ExpiryFound = 'freed' | 'none-expired' | 'nothing-to-free';
+
+/**
+ * Lazy expiry: gives back the units of expired holds on the batches that a line of `qty` may need
+ * them on, picked by the rule or not (LazyExpiry says whether the caller reads again).
  */
 export const freedExpiredHolds = async (
   qty: number,
@@ -88,13 +94,32 @@ export const freedExpiredHolds = async (
   picked: Batch | undefined,
   repository: BatchRepository,
   preference: BatchPreference = byPreference,
-): Promise<boolean> => {
+): Promise<ExpiryFound> => {
   const toFree = batchesToFree(qty, batches, picked, preference);
-  if (toFree.length === 0) return false;
+  if (toFree.length === 0) return 'nothing-to-free';
   const now = repository.currentTime();
   const freed = await Promise.all(toFree.map((batch) => repository.freeExpiredHolds(batch, now, qty - Math.max(batch.available, 0))));
-  return freed.some((units) => units > 0);
+  return freed.some((units) => units > 0) ? 'freed' : 'none-expired';
 };
+
+/**
+ * Lazy expiry over the rounds of one request: whether a round reads again before it chooses. When
+ * units came back, the rule picks on the batches as they are now. When none of the units held on
+ * a batch had expired, they are active holds' units, or expired ones another request (the sweeper)
+ * gave back after the read: the read is made again once, and a read made after such a find is
+ * chosen on, for its held units are then active holds'.
+ */
+export class LazyExpiry {
+  private readAfterNoneExpired = false;
+
+  readAgain(found: ExpiryFound | readonly ExpiryFound[]): boolean {
+    const all = typeof found === 'string' ? [found] : found;
+    const noneExpired = !all.includes('freed') && all.includes('none-expired');
+    const again = all.includes('freed') || (noneExpired && !this.readAfterNoneExpired);
+    this.readAfterNoneExpired = again && noneExpired;
+    return again;
+  }
+}
 
 /**
  * The batch the plan put each line on, by SKU; for an order refused, the one the single-line rule
@@ -124,18 +149,17 @@ export const linesPassOverSpread = (
 };
 
 /** Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches they may take from (freedExpiredHolds). */
-export const freedForLines = async (
+export const freedForLines = (
   lines: Order['lines'],
   stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
   eligibility: Eligibility,
   picks: ReadonlyMap<string, Batch | undefined>,
   repository: BatchRepository,
-): Promise<boolean> => {
+): Promise<ExpiryFound[]> => {
   const preference = routedPreference(eligibility);
-  const freed = await Promise.all(
+  return Promise.all(
     lines.map(({ sku, qty }) => freedExpiredHolds(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), repository, preference)),
   );
-  return freed.some(Boolean);
 };
 
 const answerRepeat = async (existing: Hold, lines: Order['lines'], routing: Routing, now: Instant, repository: BatchRepository): Promise<HoldOutcome> => {

@@ -37,7 +37,7 @@ import {
   passesOverSpread,
   stockLevels,
 } from './model';
-import { freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
+import { LazyExpiry, freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
 import { type Instant, batchesToFree, givenBack } from './holds';
 import { locationsKnowing, routedStockOf } from './location-services';
 import { allLocationsOf } from './locations';
@@ -84,6 +84,7 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
  */
 export const allocate = async (line: OrderLine, repository: BatchRepository, routing: Routing = {}): Promise<AllocationOutcome> => {
   let read: StockRead = { forTake: true };
+  const expiry = new LazyExpiry();
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
     const [stock, locations] = await Promise.all([repository.stockOf(line.sku, read), repository.routingLocations()]);
     if (!stock.known) throw new InvalidSku(line.sku);
@@ -92,7 +93,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
     const preference = routedPreference(eligibility);
     const batches = eligibleBatches(stock.batches, eligibility);
     const candidates = rankBatchesForLine(batches, line, eligibility);
-    if (await freedExpiredHolds(line.qty, batches, candidates[0], repository, preference)) continue;
+    if (expiry.readAgain(await freedExpiredHolds(line.qty, batches, candidates[0], repository, preference))) continue;
     if (!read.settled && passesOverSpread(batches, candidates[0], preference)) {
       read = { settled: true };
       continue;
@@ -303,7 +304,8 @@ const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise
   // caller's rounds bound them, then a 503 asks for the repeat that continues).
   const moving = lines.reduce((sum, { qty }) => sum + qty, 0);
   let freeing = 0;
-  while (await freedExpiredHolds(moving, batches.filter(({ ref }) => ref !== shrunk.ref), undefined, repository)) {
+  const expiry = new LazyExpiry();
+  while (expiry.readAgain(await freedExpiredHolds(moving, batches.filter(({ ref }) => ref !== shrunk.ref), undefined, repository))) {
     if (++freeing >= MAX_BATCH_ROUNDS) return [];
     ({ batches } = await repository.stockOf(shrunk.sku, { settled: true }));
   }
@@ -352,6 +354,7 @@ export interface OrderOutcome {
 export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository, routing: Routing = {}): Promise<OrderOutcome> => {
   const done = new Map<string, RoutedAllocation>();
   let read: StockRead = { forTake: true };
+  const expiry = new LazyExpiry();
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
     const pending = lines.filter(({ sku }) => !done.has(sku));
     if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
@@ -359,7 +362,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     const { stockBySku, eligibility } = await routedStockOf(pending, stocks, locations, routing, repository);
     const plan = planOrder(orderid, pending, stockBySku, eligibility, new Set([...done.values()].map(({ location }) => location)));
     const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
-    if (await freedForLines(pending, stockBySku, eligibility, picks, repository)) continue;
+    if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, picks, repository))) continue;
     if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;

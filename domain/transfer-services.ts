@@ -9,7 +9,7 @@ import {
   TransferToItsSource,
   UnknownLocation,
 } from './errors';
-import { freedExpiredHolds } from './hold-services';
+import { LazyExpiry, freedExpiredHolds } from './hold-services';
 import { type Location, allLocationsOf } from './locations';
 import { heldOf, passesOverSpread } from './model';
 import type { BatchRepository, StockRead } from './ports';
@@ -62,6 +62,7 @@ export const createTransfer = async (request: TransferRequest, repository: Batch
   // A plain read, not one for a take: a spread source is gathered before the take, on condition that
   // its pieces are as read, which units remembered for a take may not be.
   let read: StockRead = {};
+  const expiry = new LazyExpiry();
   for (let round = 0; round < MAX_TRANSFER_ROUNDS; round++) {
     // The locations with the first read of the stock, in one read round, as an allocation reads them.
     const [stock, locations] = await Promise.all([repository.stockOf(request.sku, read), round === 0 ? repository.locations() : undefined]);
@@ -78,7 +79,7 @@ export const createTransfer = async (request: TransferRequest, repository: Batch
     }
     const inStock = inStockAt(request.from, stock.batches);
     const [source] = sourceCandidates(request.qty, inStock);
-    if (await freedExpiredHolds(request.qty, inStock, source, repository)) continue;
+    if (expiry.readAgain(await freedExpiredHolds(request.qty, inStock, source, repository))) continue;
     if (!read.settled && passesOverSpread(inStock, source)) {
       read = { settled: true };
       continue;

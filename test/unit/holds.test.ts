@@ -97,6 +97,23 @@ describe('an allocation against batches with holds', () => {
     expect([...repository.held.values()].map(({ holdid }) => holdid)).toEqual(['cart-1']);
   });
 
+  it('reads again when the expired hold it counted was given back by another request since its read, and takes its units', async () => {
+    const repository = withHeldBatch();
+    const shipment: Batch = { ref: 'lamp-2', sku: 'LAMP', qty: 10, available: 10, eta: '2026-12-01' };
+    repository.batches.set(shipment.ref, shipment);
+    // Read before the sweeper gave the expired hold back; the store is as it left it.
+    repository.batches.set(batch.ref, { ...batch, available: 5, held: 2 });
+    repository.held.delete(JSON.stringify([expired.holdid, batch.ref]));
+    const stockOf = repository.stockOf.bind(repository);
+    let reads = 0;
+    repository.stockOf = async (sku) => {
+      const stock = await stockOf(sku);
+      return reads++ > 0 ? stock : { ...stock, batches: stock.batches.map((read) => (read.ref === batch.ref ? batch : read)) };
+    };
+    expect(await allocate({ orderid: 'order-1', sku: 'LAMP', qty: 5 }, repository)).toEqual({ batchref: 'lamp-1', location: 'default', created: true });
+    expect(reads).toBe(2);
+  });
+
   it('leaves the units of an active hold alone', async () => {
     const repository = withHeldBatch();
     await expect(allocate({ orderid: 'order-1', sku: 'LAMP', qty: 6 }, repository)).rejects.toThrow(OutOfStock);
