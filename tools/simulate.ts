@@ -2,15 +2,17 @@
  * `npm run simulate -- --seconds N`: runs fresh seeds of the simulated world (docs/reliability.md,
  * "The simulator") for N seconds. At the first run that fails it prints `seed <S>` and the run's
  * story shrunk to the fewest sends and faults that still fail, and exits 1; otherwise it prints the
- * runs, calls, faults and orders explored per second, and exits 0.
+ * runs, calls, faults and orders explored per second, and exits 0. Seeds are explored by one
+ * process a core (`--explorers N` to choose).
  * `npm run simulate -- --seed S`: replays that run, printing its story (shrunk when it fails); the
  * same seed tells the same story every time. Exit 1 when it fails. `--keep FILE --defect TEXT` writes
  * the shrunk run to FILE, for the suite to replay (test/reliability/simulations/).
  * Against DYNAMODB_ENDPOINT when set, else an embedded DynamoDB Local it starts and stops.
  */
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 
-const USAGE = 'usage: npm run simulate -- --seconds N [--quiet] | --seed S [--keep FILE --defect TEXT]';
+const USAGE = 'usage: npm run simulate -- --seconds N [--explorers N] [--quiet] | --seed S [--keep FILE --defect TEXT]';
 
 // Set before the functions' modules load: their logger and metrics read them once.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -21,22 +23,23 @@ process.env.TABLE_NAME ??= 'simulated';
 process.env.DYNAMODB_REQUEST_TIMEOUT_MS ??= '30000';
 
 const main = async (): Promise<number> => {
-  let options: { seconds?: string; seed?: string; quiet?: boolean; keep?: string; defect?: string };
+  let options: { seconds?: string; explorers?: string; seed?: string; quiet?: boolean; keep?: string; defect?: string };
   try {
-    ({ values: options } = parseArgs({ options: { seconds: { type: 'string' }, seed: { type: 'string' }, quiet: { type: 'boolean' }, keep: { type: 'string' }, defect: { type: 'string' } } }));
+    ({ values: options } = parseArgs({ options: { seconds: { type: 'string' }, explorers: { type: 'string' }, seed: { type: 'string' }, quiet: { type: 'boolean' }, keep: { type: 'string' }, defect: { type: 'string' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;
   }
   const seconds = options.seconds === undefined ? undefined : Number(options.seconds);
   const seed = options.seed === undefined ? undefined : Number(options.seed);
-  if ((seconds === undefined) === (seed === undefined) || (seconds !== undefined && !(seconds > 0)) || (seed !== undefined && !Number.isSafeInteger(seed)) || (options.keep === undefined) !== (options.defect === undefined)) {
+  const explorers = options.explorers === undefined ? availableParallelism() : Number(options.explorers);
+  if ((seconds === undefined) === (seed === undefined) || (seconds !== undefined && !(seconds > 0)) || (seed !== undefined && !Number.isSafeInteger(seed)) || (options.keep === undefined) !== (options.defect === undefined) || !(Number.isSafeInteger(explorers) && explorers > 0)) {
     console.error(USAGE);
     return 2;
   }
   const { startDynamoDbLocal } = await import('../local/dynamodb-local');
   const { storeOfRecord } = await import('./simulate/store-of-record');
-  const { explore, replay, storyOf } = await import('./simulate/explore');
+  const { replay, storyOf } = await import('./simulate/explore');
   const local = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynamoDbLocal();
   const store = storeOfRecord(process.env.DYNAMODB_ENDPOINT ?? (local?.endpoint as string));
   try {
@@ -50,16 +53,18 @@ const main = async (): Promise<number> => {
       }
       return shrunk ? 1 : 0;
     }
-    const found = await explore(seconds as number, store, options.quiet ? () => {} : (line) => console.log(line));
+    const { exploreInProcesses } = await import('./simulate/explorers');
+    const endpoint = process.env.DYNAMODB_ENDPOINT ?? (local?.endpoint as string);
+    const found = await exploreInProcesses(seconds as number, explorers, endpoint, options.quiet ? () => {} : (line) => console.log(line));
     const perSecond = (count: number) => (count / found.seconds).toFixed(1);
     console.log(
       `${found.runs} runs in ${found.seconds.toFixed(0)} s (a schedule each): ${perSecond(found.runs)} runs, ${perSecond(found.calls)} calls, ${perSecond(found.faults)} faults a second; ` +
-        `${found.conflictOrders} kinds of ordered conflicting calls`,
+        `${found.conflictOrders} kinds of ordered conflicting calls; ${explorers} explorers`,
     );
     if (!found.failed) return 0;
     console.log(`seed ${found.failed.seed}`);
-    console.log(`found after ${found.failed.foundAfterSeconds.toFixed(0)} s; shrunk from ${found.failed.run.plan.workload.length} sends, ${found.failed.run.calls} calls, ${found.failed.run.faults.size} faults`);
-    console.log(storyOf(found.failed.shrunk ?? found.failed.run));
+    console.log(`found after ${found.failed.foundAfterSeconds.toFixed(0)} s; shrunk from ${found.failed.sizes}`);
+    console.log(found.failed.story);
     return 1;
   } finally {
     store.destroy();

@@ -33,24 +33,48 @@ export interface Exploration {
   readonly failed?: Replay & { readonly seed: number; readonly foundAfterSeconds: number };
 }
 
-/** Runs fresh seeds until `seconds` have passed or one fails; `report` hears of each run. */
-export const explore = async (seconds: number, store: StoreOfRecord, report: (line: string) => void, firstSeed = randomInt(2 ** 31)): Promise<Exploration> => {
+/** What one run of an exploration adds to it. */
+export interface Explored {
+  readonly line: string;
+  readonly calls: number;
+  readonly faults: number;
+  readonly conflictOrders: readonly string[];
+}
+
+/**
+ * Runs fresh seeds until `seconds` have passed or one fails; `report` hears of each run. Seeds go
+ * from `firstSeed` by `stride`, so that explorers started at the next seeds with the same stride
+ * never run one seed twice; `failing` hears of the first run that fails before it is shrunk.
+ */
+export const explore = async (
+  seconds: number,
+  store: StoreOfRecord,
+  report: (explored: Explored) => void,
+  firstSeed = randomInt(2 ** 31),
+  stride = 1,
+  failing: (seed: number, foundAfterSeconds: number) => void = () => {},
+): Promise<Exploration> => {
   const started = performance.now();
   const conflictOrders = new Set<string>();
   let [runs, calls, faults] = [0, 0, 0];
-  for (let seed = firstSeed; (performance.now() - started) / 1000 < seconds; seed = (seed + 1) % 2 ** 31) {
+  for (let seed = firstSeed; (performance.now() - started) / 1000 < seconds; seed = (seed + stride) % 2 ** 31) {
     const run = await runPlan(planOf(seed), store);
     runs++;
     calls += run.calls;
     faults += run.faults.size;
     const before = conflictOrders.size;
     for (const kind of run.conflictOrders) conflictOrders.add(kind);
-    report(
-      `seed ${seed}: ${describeSettings(run.plan.settings)}; ${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults, ${run.events} events, ` +
+    report({
+      line:
+        `seed ${seed}: ${describeSettings(run.plan.settings)}; ${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults, ${run.events} events, ` +
         `${run.conflictOrders.size} orders of conflicting calls (${conflictOrders.size - before} new): ${run.failures.length === 0 ? 'ok' : run.failures[0]?.rule}`,
-    );
+      calls: run.calls,
+      faults: run.faults.size,
+      conflictOrders: [...run.conflictOrders],
+    });
     if (run.failures.length > 0) {
       const foundAfterSeconds = (performance.now() - started) / 1000;
+      failing(seed, foundAfterSeconds);
       const shrunk = await shrink(run, (plan) => runPlan(plan, store));
       return { runs, calls, faults, seconds: foundAfterSeconds, conflictOrders: conflictOrders.size, failed: { seed, run, shrunk, foundAfterSeconds } };
     }
