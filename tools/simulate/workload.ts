@@ -189,11 +189,98 @@ const followUp = (chance: Chance, draft: Draft): Draft | undefined => {
 };
 
 /**
+ * Episodes: a few requests in an order that builds a state some races need and that a few dozen
+ * independent draws seldom build: a line sent to a transfer's destination while the transfer is
+ * cancelled (it can only take the incoming batch), a source left owing its lines before its
+ * transfer is cancelled, a transfer of all its source had sent twice while lines take from the
+ * source, an incoming batch received, taken from, made a shipment again and cancelled, and lines
+ * racing for a batch whose hold has just expired.
+ */
+type Episode = (chance: Chance, places: Places, at: number) => { readonly at: number; readonly draft: Draft }[];
+
+const inStockBatches = ({ batches }: Places) => batches.filter(({ eta }) => eta === null);
+
+const transferEpisode =
+  (steps: (chance: Chance, places: Places, at: number, made: { readonly transferid: string; readonly source: StartingBatch; readonly to: string }) => { readonly at: number; readonly draft: Draft }[]): Episode =>
+  (chance, places, at) => {
+    const sources = inStockBatches(places);
+    if (sources.length === 0 || places.locations.length < 2) return [];
+    const source = chance.pick(sources);
+    const to = chance.pick(places.locations.filter((id) => id !== source.location));
+    const transferid = chance.pick(TRANSFERS);
+    return steps(chance, places, at, { transferid, source, to });
+  };
+
+const cancelOf = (transferid: string): Draft => ({ kind: 'http', routeKey: 'DELETE /transfers/{transferid}', path: { transferid } });
+const transferOf = (transferid: string, { sku, location }: StartingBatch, qty: number, to: string): Draft => ({
+  kind: 'http',
+  routeKey: 'POST /transfers',
+  body: { transferid, sku, qty, from: location, to, eta: TRANSFER_ETA },
+});
+const lineAt = (orderid: string, sku: string, qty: number, location: string): Draft => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid, sku, qty, location } });
+
+const EPISODES: readonly (readonly [Episode, number])[] = [
+  [
+    transferEpisode((chance, _places, at, { transferid, source, to }) => [
+      { at, draft: transferOf(transferid, source, chance.int(1, source.qty), to) },
+      { at: at + chance.int(1, 4), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to) },
+      { at: at + chance.int(1, 4), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to) },
+      { at: at + chance.int(2, 6), draft: cancelOf(transferid) },
+    ]),
+    1,
+  ],
+  [
+    transferEpisode((chance, _places, at, { transferid, source, to }) => [
+      { at, draft: lineAt(chance.pick(ORDERS), source.sku, 1, source.location) },
+      { at: at + 1, draft: transferOf(transferid, source, 1, to) },
+      { at: at + chance.int(2, 4), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: source.ref }, body: { qty: chance.int(0, 1) } } },
+      { at: at + chance.int(3, 8), draft: cancelOf(transferid) },
+    ]),
+    1,
+  ],
+  [
+    transferEpisode((chance, _places, at, { transferid, source, to }) => [
+      { at, draft: transferOf(transferid, source, source.qty, to) },
+      { at: at + chance.int(0, 1), draft: transferOf(transferid, source, source.qty, to) },
+      { at: at + chance.int(0, 2), draft: lineAt(chance.pick(ORDERS), source.sku, 1, source.location) },
+    ]),
+    1,
+  ],
+  [
+    transferEpisode((chance, _places, at, { transferid, source, to }) => {
+      const onward = chance.pick(TRANSFERS.filter((id) => id !== transferid));
+      return [
+        { at, draft: transferOf(transferid, source, chance.int(1, source.qty), to) },
+        { at: at + chance.int(2, 3), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { eta: null } } },
+        { at: at + chance.int(4, 6), draft: transferOf(onward, { ...source, location: to }, 1, source.location) },
+        { at: at + chance.int(5, 8), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { eta: chance.pick(SHIPMENT_ETAS) } } },
+        { at: at + chance.int(6, 10), draft: cancelOf(transferid) },
+        { at: at + chance.int(6, 10), draft: cancelOf(onward) },
+      ];
+    }),
+    1,
+  ],
+  [
+    (chance, places, at) => {
+      const batch = chance.pick(inStockBatches(places).length > 0 ? inStockBatches(places) : places.batches);
+      const holdid = chance.pick(HOLDS);
+      const racing = at + chance.int(3, 5);
+      return [
+        { at, draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid, lines: [{ sku: batch.sku, qty: chance.int(1, 2) }], ttlSeconds: 1 } } },
+        { at: at + 2, draft: { kind: 'clock', advanceMs: 5_000 } },
+        ...Array.from({ length: chance.int(2, 3) }, () => ({ at: racing, draft: { kind: 'http', routeKey: 'POST /allocate', body: { orderid: chance.pick(ORDERS), sku: batch.sku, qty: chance.int(1, 2) } } }) as const),
+      ];
+    },
+    1,
+  ],
+];
+
+/**
  * A run's workload: the locations and batches first (sent at the first steps, so that they too
  * may race what follows), then the rest at steps drawn over about three a request, so that many
  * are in flight at once, half of them followed by what a client does next with what it made; some
- * sent twice, as a client that timed out sends again. The run dwells on one family of requests, or
- * on none (Focus).
+ * sent twice, as a client that timed out sends again; up to two episodes among them. The run
+ * dwells on one family of requests, or on none (Focus).
  */
 export const drawWorkload = (chance: Chance): Workload => {
   const focus = chance.weighted<Focus>([['everything', 2], ['lines', 1], ['holds', 1], ['transfers', 1]]);
@@ -215,6 +302,9 @@ export const drawWorkload = (chance: Chance): Workload => {
   }
   const middle = chance.int(16, 32);
   const span = middle * 3;
+  for (let count = chance.weighted([[0, 2], [1, 2], [2, 1]]); count > 0; count--) {
+    drafts.push(...chance.weighted(EPISODES)(chance, places, chance.int(1, span)));
+  }
   for (let index = 0; index < middle; index++) {
     const at = chance.int(1, span);
     const draft = drawRequest(chance, places, focus);
