@@ -206,7 +206,10 @@ const transferEpisode =
     const sources = inStockBatches(places);
     if (sources.length === 0 || places.locations.length < 2) return [];
     const source = chance.pick(sources);
-    const to = chance.pick(places.locations.filter((id) => id !== source.location));
+    const elsewhere = places.locations.filter((id) => id !== source.location);
+    // Where no batch of the SKU is, if there is such a place: a line sent there can only take the incoming batch.
+    const bare = elsewhere.filter((id) => !places.batches.some(({ sku, location }) => sku === source.sku && location === id));
+    const to = chance.pick(bare.length > 0 ? bare : elsewhere);
     const transferid = chance.pick(TRANSFERS);
     return steps(chance, places, at, { transferid, source, to });
   };
@@ -302,7 +305,7 @@ export const drawWorkload = (chance: Chance): Workload => {
   }
   const middle = chance.int(16, 32);
   const span = middle * 3;
-  for (let count = chance.weighted([[0, 2], [1, 2], [2, 1]]); count > 0; count--) {
+  for (let count = chance.weighted([[0, 1], [1, 2], [2, 2]]); count > 0; count--) {
     drafts.push(...chance.weighted(EPISODES)(chance, places, chance.int(1, span)));
   }
   for (let index = 0; index < middle; index++) {
