@@ -233,11 +233,12 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
     1,
   ],
   [
+    // A state, not a race: each step after the last has committed (a request makes a few calls).
     transferEpisode((chance, _places, at, { transferid, source, to }) => [
       { at, draft: lineAt(chance.pick(ORDERS), source.sku, 1, source.location) },
-      { at: at + 1, draft: transferOf(transferid, source, 1, to) },
-      { at: at + chance.int(2, 4), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: source.ref }, body: { qty: chance.int(0, 1) } } },
-      { at: at + chance.int(3, 8), draft: cancelOf(transferid) },
+      { at: at + chance.int(4, 6), draft: transferOf(transferid, source, 1, to) },
+      { at: at + chance.int(10, 14), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: source.ref }, body: { qty: chance.int(0, 1) } } },
+      { at: at + chance.int(16, 24), draft: cancelOf(transferid) },
     ]),
     1,
   ],
@@ -252,26 +253,32 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
   [
     transferEpisode((chance, _places, at, { transferid, source, to }) => {
       const onward = chance.pick(TRANSFERS.filter((id) => id !== transferid));
+      // Received, taken from by a transfer onward and a line, made a shipment again, then both cancelled, each step after the last commits.
       return [
         { at, draft: transferOf(transferid, source, chance.int(1, source.qty), to) },
-        { at: at + chance.int(2, 3), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { eta: null } } },
-        { at: at + chance.int(4, 6), draft: transferOf(onward, { ...source, location: to }, 1, source.location) },
-        { at: at + chance.int(5, 8), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { eta: chance.pick(SHIPMENT_ETAS) } } },
-        { at: at + chance.int(6, 10), draft: cancelOf(transferid) },
-        { at: at + chance.int(6, 10), draft: cancelOf(onward) },
+        { at: at + chance.int(5, 8), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { eta: null } } },
+        { at: at + chance.int(11, 14), draft: transferOf(onward, { ...source, location: to }, 1, source.location) },
+        { at: at + chance.int(11, 14), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to) },
+        { at: at + chance.int(17, 20), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { eta: chance.pick(SHIPMENT_ETAS) } } },
+        { at: at + chance.int(22, 26), draft: cancelOf(transferid) },
+        { at: at + chance.int(22, 26), draft: cancelOf(onward) },
       ];
     }),
     1,
   ],
   [
     (chance, places, at) => {
-      const batch = chance.pick(inStockBatches(places).length > 0 ? inStockBatches(places) : places.batches);
+      // A batch in stock most of which a short hold takes, lines racing for its last unit once the
+      // hold has expired, and a shipment of the SKU to fall back to, when the run has one.
+      const inStock = inStockBatches(places);
+      const withShipment = inStock.filter(({ sku }) => places.batches.some((other) => other.sku === sku && other.eta !== null));
+      const batch = chance.pick(withShipment.length > 0 ? withShipment : inStock.length > 0 ? inStock : places.batches);
       const holdid = chance.pick(HOLDS);
-      const racing = at + chance.int(3, 5);
+      const racing = at + chance.int(8, 10);
       return [
-        { at, draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid, lines: [{ sku: batch.sku, qty: chance.int(1, 2) }], ttlSeconds: 1 } } },
-        { at: at + 2, draft: { kind: 'clock', advanceMs: 5_000 } },
-        ...Array.from({ length: chance.int(2, 3) }, () => ({ at: racing, draft: { kind: 'http', routeKey: 'POST /allocate', body: { orderid: chance.pick(ORDERS), sku: batch.sku, qty: chance.int(1, 2) } } }) as const),
+        { at, draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid, lines: [{ sku: batch.sku, qty: Math.max(1, batch.qty - 1) }], ttlSeconds: 1 } } },
+        { at: at + 6, draft: { kind: 'clock', advanceMs: 5_000 } },
+        ...Array.from({ length: chance.int(2, 3) }, () => ({ at: racing, draft: lineAt(chance.pick(ORDERS), batch.sku, 1, batch.location) })),
       ];
     },
     1,
