@@ -225,10 +225,11 @@ const lineAt = (orderid: string, sku: string, qty: number, location: string): Dr
 const EPISODES: readonly (readonly [Episode, number])[] = [
   [
     transferEpisode((chance, _places, at, { transferid, source, to }) => [
+      // Once the transfer has committed, lines to its destination race its cancel.
       { at, draft: transferOf(transferid, source, chance.int(1, source.qty), to) },
-      { at: at + chance.int(1, 4), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to) },
-      { at: at + chance.int(1, 4), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to) },
-      { at: at + chance.int(2, 6), draft: cancelOf(transferid) },
+      { at: at + chance.int(5, 8), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to) },
+      { at: at + chance.int(5, 8), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to) },
+      { at: at + chance.int(5, 9), draft: cancelOf(transferid) },
     ]),
     1,
   ],
