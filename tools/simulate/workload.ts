@@ -200,12 +200,19 @@ type Episode = (chance: Chance, places: Places, at: number) => { readonly at: nu
 
 const inStockBatches = ({ batches }: Places) => batches.filter(({ eta }) => eta === null);
 
+/** Whether a batch is the only one of its SKU where it is: a line routed there can move nowhere else. */
+const aloneWhereItIs = ({ batches }: Places, batch: StartingBatch) => !batches.some((other) => other !== batch && other.sku === batch.sku && other.location === batch.location);
+
 const transferEpisode =
-  (steps: (chance: Chance, places: Places, at: number, made: { readonly transferid: string; readonly source: StartingBatch; readonly to: string }) => { readonly at: number; readonly draft: Draft }[]): Episode =>
+  (
+    steps: (chance: Chance, places: Places, at: number, made: { readonly transferid: string; readonly source: StartingBatch; readonly to: string }) => { readonly at: number; readonly draft: Draft }[],
+    prefer: (places: Places, batch: StartingBatch) => boolean = () => true,
+  ): Episode =>
   (chance, places, at) => {
     const sources = inStockBatches(places);
     if (sources.length === 0 || places.locations.length < 2) return [];
-    const source = chance.pick(sources);
+    const preferred = sources.filter((batch) => prefer(places, batch));
+    const source = chance.pick(preferred.length > 0 ? preferred : sources);
     const elsewhere = places.locations.filter((id) => id !== source.location);
     // Where no batch of the SKU is, if there is such a place: a line sent there can only take the incoming batch.
     const bare = elsewhere.filter((id) => !places.batches.some(({ sku, location }) => sku === source.sku && location === id));
@@ -234,13 +241,14 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
     1,
   ],
   [
-    // A state, not a race: each step after the last has committed (a request makes a few calls).
+    // A state, not a race, each step after the last has committed (a request makes a few calls):
+    // the line can move to no other batch when the PATCH leaves the source owing it.
     transferEpisode((chance, _places, at, { transferid, source, to }) => [
       { at, draft: lineAt(chance.pick(ORDERS), source.sku, 1, source.location) },
       { at: at + chance.int(4, 6), draft: transferOf(transferid, source, 1, to) },
       { at: at + chance.int(10, 14), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: source.ref }, body: { qty: chance.int(0, 1) } } },
       { at: at + chance.int(16, 24), draft: cancelOf(transferid) },
-    ]),
+    ], (places, batch) => batch.qty >= 2 && aloneWhereItIs(places, batch)),
     1,
   ],
   [
