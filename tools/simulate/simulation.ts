@@ -229,6 +229,11 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const arrivals: { readonly send: Send; readonly attempt: number; readonly at: number }[] = workload.map((send) => ({ send, attempt: 1, at: send.at }));
   let step = 0;
   let settling = false;
+  // A send that waits for another's answer (Send.after) arrives once that one has answered or died;
+  // one a shrink cut out is waited for no longer.
+  const sent = new Set(workload.map(({ id }) => id));
+  const over = new Set<number>();
+  const mayArrive = ({ send, attempt }: (typeof arrivals)[number]) => attempt > 1 || send.after === undefined || !sent.has(send.after) || over.has(send.after);
 
   const retryLater = (answer: Answer) => {
     if (answer.attempt >= MAX_ATTEMPTS && !settling) return;
@@ -242,6 +247,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     running.delete(answer.actor);
     waiting.ended();
     if (answer.died) return;
+    over.add(answer.send.id);
     Object.assign(answer, { answeredAt: step, status, body });
     story.push(`${padded(step, answer.actor)}answers ${status}${body ? ` ${body}` : ''}`);
     if (status >= 500) retryLater(answer);
@@ -249,6 +255,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
 
   const start = ({ send, attempt }: { readonly send: Send; readonly attempt: number }) => {
     if (send.kind === 'clock') {
+      over.add(send.id);
       clock.advance(send.advanceMs);
       story.push(`${padded(step, `r${send.id}`)}${describeSend(send)}`);
       return;
@@ -280,6 +287,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
       if (!answer) continue;
       running.delete(gone);
       answer.died = true;
+      over.add(answer.send.id);
       story.push(`${padded(step, gone)}gets no answer: its instance died`);
       retryLater(answer);
     }
@@ -296,15 +304,22 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
 
   const runUntilQuiet = async () => {
     for (;;) {
-      while (arrivals.length > 0 && (arrivals[0]?.at ?? 0) <= step) start(arrivals.shift() as (typeof arrivals)[number]);
+      for (let index = 0; index < arrivals.length && (arrivals[index]?.at ?? 0) <= step; ) {
+        const arrival = arrivals[index] as (typeof arrivals)[number];
+        if (mayArrive(arrival)) start(arrivals.splice(index, 1)[0] as (typeof arrivals)[number]);
+        else index++;
+      }
       await settle();
       if (waiting.wakeUntil(clock.now()) > 0) continue;
       const pending = waiting.pending;
       if (pending.length === 0) {
         const wake = waiting.nextWake();
         if (wake !== undefined) clock.reach(wake);
-        else if (arrivals.length > 0) step = Math.max(step, arrivals[0]?.at ?? step);
-        else break;
+        else {
+          const next = arrivals.find(mayArrive);
+          if (next) step = Math.max(step, next.at);
+          else break;
+        }
         continue;
       }
       if (step >= MAX_STEPS) {

@@ -16,8 +16,8 @@ export const storyOf = (record: RunRecord): string => {
   const lines = [
     `seed ${plan.seed}: ${describeSettings(plan.settings)}`,
     `${plan.workload.length} sends, ${record.calls} calls, ${faults.size} faults`,
-    'the sends (r<n>, sent at step):',
-    ...plan.workload.map((send) => `  r${send.id} at ${send.at}: ${describeSend(send)}`),
+    'the sends (r<n>, sent at step, after another has its answer):',
+    ...plan.workload.map((send) => `  r${send.id} at ${send.at}${send.after ? ` after r${send.after}` : ''}: ${describeSend(send)}`),
     'step   request',
     ...story,
   ];

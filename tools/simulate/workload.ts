@@ -8,10 +8,16 @@ import type { Chance } from './chance';
  */
 
 /** One thing a client does at a step: an HTTP request, a run of the hold sweeper, or time passing. */
-export type Send =
-  | { readonly kind: 'http'; readonly id: number; readonly at: number; readonly routeKey: string; readonly path?: Readonly<Record<string, string>>; readonly body?: unknown }
-  | { readonly kind: 'sweep'; readonly id: number; readonly at: number }
-  | { readonly kind: 'clock'; readonly id: number; readonly at: number; readonly advanceMs: number };
+export type Send = (
+  | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Readonly<Record<string, string>>; readonly body?: unknown }
+  | { readonly kind: 'sweep' }
+  | { readonly kind: 'clock'; readonly advanceMs: number }
+) & {
+  readonly id: number;
+  readonly at: number;
+  /** Sent once the send of this id has an answer, or its instance died (a client that does one thing, then the next), and not before `at`. */
+  readonly after?: number;
+};
 
 export type Workload = readonly Send[];
 
@@ -196,7 +202,8 @@ const followUp = (chance: Chance, draft: Draft): Draft | undefined => {
  * source, an incoming batch received, taken from, made a shipment again and cancelled, and lines
  * racing for a batch whose hold has just expired.
  */
-type Episode = (chance: Chance, places: Places, at: number) => { readonly at: number; readonly draft: Draft }[];
+type Step = { readonly at: number; readonly draft: Draft; readonly after?: Step };
+type Episode = (chance: Chance, places: Places, at: number) => Step[];
 
 const inStockBatches = ({ batches }: Places) => batches.filter(({ eta }) => eta === null);
 
@@ -205,7 +212,7 @@ const aloneWhereItIs = ({ batches }: Places, batch: StartingBatch) => !batches.s
 
 const transferEpisode =
   (
-    steps: (chance: Chance, places: Places, at: number, made: { readonly transferid: string; readonly source: StartingBatch; readonly to: string }) => { readonly at: number; readonly draft: Draft }[],
+    steps: (chance: Chance, places: Places, at: number, made: { readonly transferid: string; readonly source: StartingBatch; readonly to: string }) => Step[],
     prefer: (places: Places, batch: StartingBatch) => boolean = () => true,
   ): Episode =>
   (chance, places, at) => {
@@ -229,49 +236,72 @@ const transferOf = (transferid: string, { sku, location }: StartingBatch, qty: n
 });
 const lineAt = (orderid: string, sku: string, qty: number, location: string): Draft => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid, sku, qty, location } });
 
+/** Steps one after another: each sent once the one before it has its answer, a few steps on. */
+const inTurn = (chance: Chance, at: number, drafts: readonly Draft[]): Step[] => {
+  const steps: Step[] = [];
+  for (const draft of drafts) {
+    const before = steps.at(-1);
+    steps.push(before ? { at: before.at + chance.int(0, 2), draft, after: before } : { at, draft });
+  }
+  return steps;
+};
+
+/** The same step again as a client unsure it landed sends it, racing the first. */
+const twice = (chance: Chance, step: Step): Step[] => [step, { ...step, at: step.at + chance.int(0, 1) }];
+
 const EPISODES: readonly (readonly [Episode, number])[] = [
   [
-    transferEpisode((chance, _places, at, { transferid, source, to }) => [
-      // Once the transfer has committed, lines to its destination race its cancel.
-      { at, draft: transferOf(transferid, source, chance.int(1, source.qty), to) },
-      { at: at + chance.int(5, 8), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to) },
-      { at: at + chance.int(5, 8), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to) },
-      { at: at + chance.int(5, 9), draft: cancelOf(transferid) },
-    ]),
+    // Once the transfer has committed, lines to its destination race its cancel.
+    transferEpisode((chance, _places, at, { transferid, source, to }) => {
+      const [made] = inTurn(chance, at, [transferOf(transferid, source, chance.int(1, source.qty), to)]) as [Step];
+      const racing = made.at + chance.int(0, 2);
+      return [
+        made,
+        { at: racing, draft: lineAt(chance.pick(ORDERS), source.sku, 1, to), after: made },
+        { at: racing + chance.int(0, 1), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to), after: made },
+        ...twice(chance, { at: racing + chance.int(0, 2), draft: cancelOf(transferid), after: made }),
+      ];
+    }),
     1,
   ],
   [
-    // A state, not a race, each step after the last has committed (a request makes a few calls):
-    // the line can move to no other batch when the PATCH leaves the source owing it.
-    transferEpisode((chance, _places, at, { transferid, source, to }) => [
-      { at, draft: lineAt(chance.pick(ORDERS), source.sku, 1, source.location) },
-      { at: at + chance.int(4, 6), draft: transferOf(transferid, source, 1, to) },
-      { at: at + chance.int(10, 14), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: source.ref }, body: { qty: chance.int(0, 1) } } },
-      { at: at + chance.int(16, 24), draft: cancelOf(transferid) },
-    ], (places, batch) => batch.qty >= 2 && aloneWhereItIs(places, batch)),
+    // A state, not a race: the line can move to no other batch when the PATCH leaves the source
+    // owing it, and the cancel gives units back to a source out of the stock range.
+    transferEpisode(
+      (chance, _places, at, { transferid, source, to }) =>
+        inTurn(chance, at, [
+          lineAt(chance.pick(ORDERS), source.sku, 1, source.location),
+          transferOf(transferid, source, 1, to),
+          { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: source.ref }, body: { qty: chance.int(0, 1) } },
+          cancelOf(transferid),
+        ]),
+      (places, batch) => batch.qty >= 2 && aloneWhereItIs(places, batch),
+    ),
     1,
   ],
   [
+    // A transfer of all its source had, sent twice, while a line takes from the source.
     transferEpisode((chance, _places, at, { transferid, source, to }) => [
-      { at, draft: transferOf(transferid, source, source.qty, to) },
-      { at: at + chance.int(0, 1), draft: transferOf(transferid, source, source.qty, to) },
+      ...twice(chance, { at, draft: transferOf(transferid, source, source.qty, to) }),
       { at: at + chance.int(0, 2), draft: lineAt(chance.pick(ORDERS), source.sku, 1, source.location) },
     ]),
     1,
   ],
   [
+    // Received, taken from by a transfer onward, made a shipment again with the qty it was made
+    // with (as if nothing had happened to it), then both cancelled: the incoming batch is no longer
+    // the transfer's to take back.
     transferEpisode((chance, _places, at, { transferid, source, to }) => {
       const onward = chance.pick(TRANSFERS.filter((id) => id !== transferid));
-      // Received, taken from by a transfer onward and a line, made a shipment again, then both cancelled, each step after the last commits.
-      return [
-        { at, draft: transferOf(transferid, source, chance.int(1, source.qty), to) },
-        { at: at + chance.int(5, 8), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { eta: null } } },
-        { at: at + chance.int(11, 14), draft: transferOf(onward, { ...source, location: to }, 1, source.location) },
-        { at: at + chance.int(11, 14), draft: lineAt(chance.pick(ORDERS), source.sku, 1, to) },
-        { at: at + chance.int(17, 20), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { eta: chance.pick(SHIPMENT_ETAS) } } },
-        { at: at + chance.int(22, 26), draft: cancelOf(transferid) },
-        { at: at + chance.int(22, 26), draft: cancelOf(onward) },
-      ];
+      const qty = Math.max(1, source.qty - 1);
+      const [made, received, sentOnward, reshipped] = inTurn(chance, at, [
+        transferOf(transferid, source, qty, to),
+        { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { eta: null } },
+        transferOf(onward, { ...source, location: to }, 1, source.location),
+        { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { qty, eta: chance.pick(SHIPMENT_ETAS) } },
+      ]) as [Step, Step, Step, Step];
+      const cancelled: Step = { at: reshipped.at + 1, draft: cancelOf(transferid), after: reshipped };
+      return [made, received, sentOnward, reshipped, ...twice(chance, cancelled), { at: cancelled.at + chance.int(0, 2), draft: cancelOf(onward), after: reshipped }];
     }),
     1,
   ],
@@ -282,13 +312,12 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
       const inStock = inStockBatches(places);
       const withShipment = inStock.filter(({ sku }) => places.batches.some((other) => other.sku === sku && other.eta !== null));
       const batch = chance.pick(withShipment.length > 0 ? withShipment : inStock.length > 0 ? inStock : places.batches);
-      const holdid = chance.pick(HOLDS);
-      const racing = at + chance.int(8, 10);
-      return [
-        { at, draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid, lines: [{ sku: batch.sku, qty: Math.max(1, batch.qty - 1) }], ttlSeconds: 1 } } },
-        { at: at + 6, draft: { kind: 'clock', advanceMs: 5_000 } },
-        ...Array.from({ length: chance.int(2, 3) }, () => ({ at: racing, draft: lineAt(chance.pick(ORDERS), batch.sku, 1, batch.location) })),
-      ];
+      const [held, expired] = inTurn(chance, at, [
+        { kind: 'http', routeKey: 'POST /holds', body: { holdid: chance.pick(HOLDS), lines: [{ sku: batch.sku, qty: Math.max(1, batch.qty - 1) }], ttlSeconds: 1 } },
+        { kind: 'clock', advanceMs: 5_000 },
+      ]) as [Step, Step];
+      const racing = expired.at + 1;
+      return [held, expired, ...Array.from({ length: chance.int(2, 3) }, (): Step => ({ at: racing, draft: lineAt(chance.pick(ORDERS), batch.sku, 1, batch.location), after: held }))];
     },
     1,
   ],
@@ -310,7 +339,7 @@ export const drawWorkload = (chance: Chance): Workload => {
   const hot = chance.chance(0.4);
   const batches = Array.from({ length: batchCount }, (_, index) => (hot && index === 0 ? hotBatch(chance, 'b1') : drawBatch(chance, `b${index + 1}`, locations)));
   const places: Places = { locations, batches, ...(hot ? { hotSku: batches[0]?.sku } : {}) };
-  const drafts: { readonly at: number; readonly draft: Draft }[] = [];
+  const drafts: Step[] = [];
   for (const id of locations.slice(1)) drafts.push({ at: 0, draft: { kind: 'http', routeKey: 'PUT /locations/{id}', path: { id }, body: locationBody(chance, id) } });
   for (const batch of batches) drafts.push({ at: chance.int(0, 2), draft: addBatch(chance, batch) });
   // Enough lines at once on a hot SKU's batch that a process serving them all groups its takes
@@ -336,10 +365,9 @@ export const drawWorkload = (chance: Chance): Workload => {
       if (sent.kind === 'http' && chance.chance(twice)) drafts.push({ at: sentAt + chance.int(0, 2), draft: sent });
     }
   }
-  return drafts
-    .map((entry, order) => ({ ...entry, order }))
-    .sort((one, other) => one.at - other.at || one.order - other.order)
-    .map(({ at, draft }, index) => ({ ...draft, id: index + 1, at }) as Send);
+  const sorted = drafts.map((step, order) => ({ step, order })).sort((one, other) => one.step.at - other.step.at || one.order - other.order);
+  const ids = new Map(sorted.map(({ step }, index) => [step, index + 1]));
+  return sorted.map(({ step: { at, draft, after } }, index) => ({ ...draft, id: index + 1, at, ...(after ? { after: ids.get(after) } : {}) }) as Send);
 };
 
 /** How the story names a send. */
