@@ -225,7 +225,19 @@ const transferEpisode =
     const bare = elsewhere.filter((id) => !places.batches.some(({ sku, location }) => sku === source.sku && location === id));
     const to = chance.pick(bare.length > 0 ? bare : elsewhere);
     const transferid = chance.pick(TRANSFERS);
-    return steps(chance, places, at, { transferid, source, to });
+    // Both places opened first (a run's other requests may close them): the episode's first steps wait for it.
+    const opened = inTurn(
+      chance,
+      at,
+      [source.location, to].map((id): Draft => ({ kind: 'http', routeKey: 'PUT /locations/{id}', path: { id }, body: { name: id, priority: chance.int(0, 3), serves: ['*'] } })),
+    );
+    const last = opened.at(-1) as Step;
+    // Each step made anew, in order, so that those after it name the new one.
+    const renewed = new Map<Step, Step>();
+    for (const step of steps(chance, places, last.at + 1, { transferid, source, to })) {
+      renewed.set(step, { ...step, after: step.after ? (renewed.get(step.after) ?? step.after) : last });
+    }
+    return [...opened, ...renewed.values()];
   };
 
 const cancelOf = (transferid: string): Draft => ({ kind: 'http', routeKey: 'DELETE /transfers/{transferid}', path: { transferid } });
@@ -301,7 +313,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
         { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: transferid }, body: { qty, eta: chance.pick(SHIPMENT_ETAS) } },
       ]) as [Step, Step, Step, Step];
       const cancelled: Step = { at: reshipped.at + 1, draft: cancelOf(transferid), after: reshipped };
-      return [made, received, sentOnward, reshipped, ...twice(chance, cancelled), { at: cancelled.at + chance.int(0, 2), draft: cancelOf(onward), after: reshipped }];
+      return [made, received, sentOnward, reshipped, ...twice(chance, cancelled), { at: cancelled.at + 1, draft: cancelOf(onward), after: cancelled }];
     }),
     1,
   ],
