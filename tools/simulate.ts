@@ -7,12 +7,14 @@
  * `npm run simulate -- --seed S`: replays that run, printing its story (shrunk when it fails); the
  * same seed tells the same story every time. Exit 1 when it fails. `--keep FILE --defect TEXT` writes
  * the shrunk run to FILE, for the suite to replay (test/reliability/simulations/).
- * Against DYNAMODB_ENDPOINT when set, else an embedded DynamoDB Local it starts and stops.
+ * Against the memory store (./simulate/memory-store, held to DynamoDB Local by
+ * test/reliability/memory-store.test.ts), or with `--store local` against DynamoDB Local: at
+ * DYNAMODB_ENDPOINT when set, else an embedded one it starts and stops.
  */
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 
-const USAGE = 'usage: npm run simulate -- --seconds N [--explorers N] [--quiet] | --seed S [--keep FILE --defect TEXT]';
+const USAGE = 'usage: npm run simulate -- (--seconds N [--explorers N] [--quiet] | --seed S [--keep FILE --defect TEXT]) [--store memory|local]';
 
 // Set before the functions' modules load: their logger and metrics read them once.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -23,9 +25,9 @@ process.env.TABLE_NAME ??= 'simulated';
 process.env.DYNAMODB_REQUEST_TIMEOUT_MS ??= '30000';
 
 const main = async (): Promise<number> => {
-  let options: { seconds?: string; explorers?: string; seed?: string; quiet?: boolean; keep?: string; defect?: string };
+  let options: { seconds?: string; explorers?: string; store?: string; seed?: string; quiet?: boolean; keep?: string; defect?: string };
   try {
-    ({ values: options } = parseArgs({ options: { seconds: { type: 'string' }, explorers: { type: 'string' }, seed: { type: 'string' }, quiet: { type: 'boolean' }, keep: { type: 'string' }, defect: { type: 'string' } } }));
+    ({ values: options } = parseArgs({ options: { seconds: { type: 'string' }, explorers: { type: 'string' }, store: { type: 'string', default: 'memory' }, seed: { type: 'string' }, quiet: { type: 'boolean' }, keep: { type: 'string' }, defect: { type: 'string' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -33,15 +35,17 @@ const main = async (): Promise<number> => {
   const seconds = options.seconds === undefined ? undefined : Number(options.seconds);
   const seed = options.seed === undefined ? undefined : Number(options.seed);
   const explorers = options.explorers === undefined ? availableParallelism() : Number(options.explorers);
-  if ((seconds === undefined) === (seed === undefined) || (seconds !== undefined && !(seconds > 0)) || (seed !== undefined && !Number.isSafeInteger(seed)) || (options.keep === undefined) !== (options.defect === undefined) || !(Number.isSafeInteger(explorers) && explorers > 0)) {
+  if ((seconds === undefined) === (seed === undefined) || (seconds !== undefined && !(seconds > 0)) || (seed !== undefined && !Number.isSafeInteger(seed)) || (options.keep === undefined) !== (options.defect === undefined) || !(Number.isSafeInteger(explorers) && explorers > 0) || !['memory', 'local'].includes(options.store ?? '')) {
     console.error(USAGE);
     return 2;
   }
-  const { startDynamoDbLocal } = await import('../local/dynamodb-local');
   const { storeOfRecord } = await import('./simulate/store-of-record');
+  const { memoryStoreOfRecord } = await import('./simulate/memory-store');
   const { replay, storyOf } = await import('./simulate/explore');
-  const local = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynamoDbLocal();
-  const store = storeOfRecord(process.env.DYNAMODB_ENDPOINT ?? (local?.endpoint as string));
+  const onLocal = options.store === 'local';
+  const local = onLocal && !process.env.DYNAMODB_ENDPOINT ? await (await import('../local/dynamodb-local')).startDynamoDbLocal() : undefined;
+  const endpoint = onLocal ? (process.env.DYNAMODB_ENDPOINT ?? (local?.endpoint as string)) : undefined;
+  const store = endpoint === undefined ? memoryStoreOfRecord() : storeOfRecord(endpoint);
   try {
     if (seed !== undefined) {
       const { run, shrunk } = await replay(seed, store);
@@ -54,7 +58,6 @@ const main = async (): Promise<number> => {
       return shrunk ? 1 : 0;
     }
     const { exploreInProcesses } = await import('./simulate/explorers');
-    const endpoint = process.env.DYNAMODB_ENDPOINT ?? (local?.endpoint as string);
     const found = await exploreInProcesses(seconds as number, explorers, endpoint, options.quiet ? () => {} : (line) => console.log(line));
     const perSecond = (count: number) => (count / found.seconds).toFixed(1);
     console.log(

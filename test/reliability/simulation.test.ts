@@ -1,12 +1,14 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keptRuns } from '../../tools/simulate/kept-runs';
 import { planOf, runPlan } from '../../tools/simulate/simulation';
-import { type StoreOfRecord, storeOfRecord } from '../../tools/simulate/store-of-record';
+import { memoryStoreOfRecord } from '../../tools/simulate/memory-store';
+import type { StoreOfRecord } from '../../tools/simulate/store-of-record';
 import { storyOf } from '../../tools/simulate/story';
 
 /*
  * The simulated world (docs/reliability.md, "The simulator") over a fixed list of seeds: each run
- * sends a few dozen requests through the real handlers and adapter to DynamoDB Local, every store
+ * sends a few dozen requests through the real handlers and adapter to the memory store (held to
+ * DynamoDB Local by ./memory-store.test.ts), every store
  * call in an order its seed fixes, with faults, and is judged. Every failure once found is kept as
  * the run the simulator shrank it to (./simulations), replayed call by call: a seed tells its story
  * only while the workload generator draws as it did when the seed was found.
@@ -20,7 +22,7 @@ const kept = keptRuns(new URL('./simulations', import.meta.url).pathname);
 describe('the simulated world', () => {
   let store: StoreOfRecord;
   beforeAll(() => {
-    store = storeOfRecord(inject('dynamoDbEndpoint'));
+    store = memoryStoreOfRecord();
   });
   afterAll(() => store.destroy());
 

@@ -1,5 +1,6 @@
 import { explore } from './explore';
 import type { ExplorerMessage, ExplorerOrders } from './explorers';
+import { memoryStoreOfRecord } from './memory-store';
 import { storeOfRecord } from './store-of-record';
 import { storyOf } from './story';
 
@@ -8,7 +9,7 @@ import { storyOf } from './story';
 const tell = (message: ExplorerMessage): Promise<void> => new Promise((done) => process.send?.(message, () => done()));
 
 process.once('message', async ({ seconds, endpoint, firstSeed, stride }: ExplorerOrders) => {
-  const store = storeOfRecord(endpoint);
+  const store = endpoint === undefined ? memoryStoreOfRecord() : storeOfRecord(endpoint);
   const found = await explore(seconds, store, (explored) => void tell({ kind: 'ran', explored }), firstSeed, stride, (seed, foundAfterSeconds) => void tell({ kind: 'failing', seed, foundAfterSeconds }));
   if (found.failed) {
     const { seed, run, shrunk, foundAfterSeconds } = found.failed;

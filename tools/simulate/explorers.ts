@@ -20,7 +20,8 @@ export type ExplorerMessage =
 /** What the parent asks of an explorer process. */
 export interface ExplorerOrders {
   readonly seconds: number;
-  readonly endpoint: string;
+  /** DynamoDB Local's, or none for the memory store. */
+  readonly endpoint: string | undefined;
   readonly firstSeed: number;
   readonly stride: number;
 }
@@ -34,7 +35,7 @@ export interface ExplorersFound {
   readonly failed?: { readonly seed: number; readonly foundAfterSeconds: number; readonly sizes: string; readonly story: string };
 }
 
-export const exploreInProcesses = (seconds: number, explorers: number, endpoint: string, report: (line: string) => void): Promise<ExplorersFound> =>
+export const exploreInProcesses = (seconds: number, explorers: number, endpoint: string | undefined, report: (line: string) => void): Promise<ExplorersFound> =>
   new Promise((resolve, reject) => {
     const started = performance.now();
     const firstSeed = randomInt(2 ** 31);
