@@ -277,17 +277,25 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
     1,
   ],
   [
-    // A state, not a race: the line can move to no other batch when the PATCH leaves the source
-    // owing it, and the cancel gives units back to a source out of the stock range.
+    // Lines that can move to no other batch, so that the PATCH leaves the source owing them until
+    // its last pass, and the transfer's cancel racing it gives units back to a source owing lines.
     transferEpisode(
-      (chance, _places, at, { transferid, source, to }) =>
-        inTurn(chance, at, [
+      (chance, _places, at, { transferid, source, to }) => {
+        const [first, second, made] = inTurn(chance, at, [
+          lineAt(chance.pick(ORDERS), source.sku, 1, source.location),
           lineAt(chance.pick(ORDERS), source.sku, 1, source.location),
           transferOf(transferid, source, 1, to),
-          { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: source.ref }, body: { qty: chance.int(0, 1) } },
-          cancelOf(transferid),
-        ]),
-      (places, batch) => batch.qty >= 2 && aloneWhereItIs(places, batch),
+        ]) as [Step, Step, Step];
+        const racing = made.at + 1;
+        return [
+          first,
+          second,
+          made,
+          { at: racing, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: source.ref }, body: { qty: chance.int(0, 1) } }, after: made },
+          { at: racing + chance.int(0, 2), draft: cancelOf(transferid), after: made },
+        ];
+      },
+      (places, batch) => batch.qty >= 3 && aloneWhereItIs(places, batch),
     ),
     1,
   ],
