@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+/** The suites that race in real time (./test/reliability): see the second project below. */
+const REAL_TIME_SUITES = ['contention', 'holds-contention', 'model', 'fuzz', 'faults'].map((name) => `test/reliability/${name}.test.ts`);
+
 export default defineConfig({
   test: {
     // One DynamoDB Local for each project's run; each test file makes its own table in it.
@@ -15,15 +18,27 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'unit, integration, e2e, infra', include: ['test/**/*.test.ts'], exclude: ['test/reliability/**'], sequence: { groupOrder: 0 } } },
-      // The reliability suites, after the rest and one file at a time: the races in real time send
-      // bursts of requests at once through the conflict model, and beside the rest on two cores their
-      // requests passed the function's deadline ten times over; the models and the fuzz, one request
-      // at a time, ran four times slower beside the rest than alone. The simulator races in the order
-      // of store calls, on no clock.
+      // Two files at once (vitest's default on two cores is one): a test waits on DynamoDB Local for
+      // most of its time, so one file leaves the machine mostly idle. The simulator's runs are on no
+      // clock, so they run here too.
       {
         extends: true,
-        test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], fileParallelism: false, sequence: { groupOrder: 1 } },
+        test: {
+          name: 'unit, integration, e2e, infra, simulation',
+          include: ['test/**/*.test.ts'],
+          exclude: REAL_TIME_SUITES,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      // The suites that race in real time, after the rest and one file at a time: the contention
+      // suites send bursts of requests at once through the conflict model, and beside the rest on two
+      // cores their requests passed the function's deadline ten times over; the model and the fuzz
+      // suites, one request at a time, hold each write through the conflict model; the faults suite
+      // waits out a Retry-After.
+      {
+        extends: true,
+        test: { name: 'real-time races', include: REAL_TIME_SUITES, fileParallelism: false, sequence: { groupOrder: 1 } },
       },
     ],
   },
