@@ -14,8 +14,12 @@ import { storyOf } from '../../tools/simulate/story';
  * make those the seeds may not meet.
  */
 
-/** Every mode, strategy, depth and fault rate among them, the sweeper and transfers too. */
-const SEEDS = Array.from({ length: 12 }, (_, index) => index + 1);
+/**
+ * Both modes, PCT at each depth and the random walk, fault rates of 0 to 10%, and every route
+ * among them (orders, holds and their endings, transfers and their cancels, locations, the
+ * sweeper and the clock): each call goes to DynamoDB Local as well, so a few seeds are kept here.
+ */
+const SEEDS = [3, 5, 7, 10];
 
 const described = ({ operation, differences, memory }: Mismatch) =>
   `${operation}: ${'refused' in memory ? `the memory store refused: ${memory.refused}` : differences.join('; ')}`;
