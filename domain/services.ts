@@ -89,7 +89,15 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
     const [stock, locations] = await Promise.all([repository.stockOf(line.sku, read), repository.routingLocations()]);
     if (!stock.known) throw new InvalidSku(line.sku);
 
-    const eligibility = eligibilityOf(await locationsKnowing(locations, stock.batches, routing, repository), routing);
+    const routed = await repeatOrRefused(
+      async () => eligibilityOf(await locationsKnowing(locations, stock.batches, routing, repository), routing),
+      async () => {
+        const existing = await repository.allocationOf(line.orderid, line.sku);
+        return existing && answerRepeat(existing, line, routing, repository);
+      },
+    );
+    if ('answered' in routed) return routed.answered;
+    const { routed: eligibility } = routed;
     const preference = routedPreference(eligibility);
     const batches = eligibleBatches(stock.batches, eligibility);
     const candidates = rankBatchesForLine(batches, line, eligibility);
@@ -147,6 +155,25 @@ const asFoundNow = async (batches: readonly Batch[], repository: BatchRepository
  * A repeat of an allocated line: the same qty and routing, answered with its batch, and that batch's
  * location, read for it (a line does not record it).
  */
+/**
+ * What a request routes by, or its repeat's answer: a location named by the request that this
+ * process does not know (its list may be a moment old, and is read anew at most once a second) is
+ * refused, unless the request was made already by its first send, routing by a list that knew it.
+ */
+const repeatOrRefused = async <Routed, Answer>(
+  routed: () => Promise<Routed>,
+  repeat: () => Promise<Answer | undefined>,
+): Promise<{ readonly routed: Routed } | { readonly answered: Answer }> => {
+  try {
+    return { routed: await routed() };
+  } catch (error) {
+    if (!(error instanceof UnknownLocation)) throw error;
+    const answered = await repeat();
+    if (answered === undefined) throw error;
+    return { answered };
+  }
+};
+
 const answerRepeat = async (existing: Allocation, line: OrderLine, routing: Routing, repository: BatchRepository): Promise<AllocationOutcome> => {
   if (!isSameLine(existing, line)) throw new LineAlreadyAllocated(line.orderid, line.sku, existing.qty);
   if (!isSameRouting(existing.routing, routing)) throw new LineRoutedOtherwise(line.orderid, line.sku);
@@ -359,7 +386,17 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     const pending = lines.filter(({ sku }) => !done.has(sku));
     if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
     const [locations, ...stocks] = await Promise.all([repository.routingLocations(), ...pending.map(({ sku }) => repository.stockOf(sku, read))]);
-    const { stockBySku, eligibility } = await routedStockOf(pending, stocks, locations, routing, repository);
+    const routed = await repeatOrRefused(
+      () => routedStockOf(pending, stocks, locations, routing, repository),
+      async () => {
+        const before = done.size;
+        await takeExisting(orderid, lines, routing, await repository.allocationsOf(orderid), done, repository);
+        return done.size > before ? 'lines-found' : undefined;
+      },
+    );
+    // Lines of the order found made: the next round answers them, and routes what is left.
+    if ('answered' in routed) continue;
+    const { stockBySku, eligibility } = routed.routed;
     const plan = planOrder(orderid, pending, stockBySku, eligibility, new Set([...done.values()].map(({ location }) => location)));
     const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
     if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, picks, repository))) continue;

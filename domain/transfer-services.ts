@@ -128,7 +128,11 @@ export const cancelTransfer = async (transferid: string, repository: BatchReposi
     }
     if (heldOf(incoming) > 0 && (await repository.freeExpiredHolds(incoming, repository.currentTime(), heldOf(incoming))) > 0) continue;
     const why = whyNotCancellable(transfer, incoming);
-    if (why) throw new TransferConflict(transferid, why);
+    if (why) {
+      // A repeat racing its first send, which cancelled the transfer after this one read its batch: answered as that one was.
+      if ((await transferById(transferid, repository)).status === 'cancelled') return;
+      throw new TransferConflict(transferid, why);
+    }
     const cancelled = await repository.cancelTransfer(transfer, source, incoming);
     if (cancelled === 'saved') return;
     if (cancelled === 'incoming-changed') throw new TransferConflict(transferid, `cannot be cancelled: its batch ${incoming.ref} was changed since it was made (received, or by a PATCH)`);
