@@ -2,7 +2,7 @@ import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNot
 import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, batchesToFree, expiryAfter, hasExpired, statusAt } from './holds';
 import { routedStockOf } from './location-services';
 import { DEFAULT_LOCATION_ID } from './locations';
-import { type Allocation, type Batch, type BatchPreference, type Order, type OrderPlan, type RoutedAllocation, byPreference, locationOf, passesOverSpread } from './model';
+import { type Allocation, type Batch, type BatchPreference, type Order, type OrderPlan, type RoutedAllocation, byPreference, heldOf, locationOf, passesOverSpread } from './model';
 import { type Eligibility, type Routing, eligibleBatches, isSameRouting, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
 
@@ -80,9 +80,10 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
 
 /**
  * What lazy expiry (domain/holds.ts, batchesToFree) found for a line of a read: units of expired
- * holds given back; batches it had to free with no expired units on them now; or nothing to free.
+ * holds given back; nothing to free; or batches it had to free with no expired units on them now,
+ * named with the units they held and had available as read.
  */
-export type ExpiryFound = 'freed' | 'none-expired' | 'nothing-to-free';
+export type ExpiryFound = 'freed' | 'nothing-to-free' | { readonly noneExpiredOn: string };
 
 /**
  * Lazy expiry: gives back the units of expired holds on the batches that a line of `qty` may need
@@ -99,24 +100,26 @@ export const freedExpiredHolds = async (
   if (toFree.length === 0) return 'nothing-to-free';
   const now = repository.currentTime();
   const freed = await Promise.all(toFree.map((batch) => repository.freeExpiredHolds(batch, now, qty - Math.max(batch.available, 0))));
-  return freed.some((units) => units > 0) ? 'freed' : 'none-expired';
+  if (freed.some((units) => units > 0)) return 'freed';
+  return { noneExpiredOn: toFree.map((batch) => `${batch.ref}:${heldOf(batch)}:${batch.available}`).join(',') };
 };
 
 /**
  * Lazy expiry over the rounds of one request: whether a round reads again before it chooses. When
  * units came back, the rule picks on the batches as they are now. When none of the units held on
- * a batch had expired, they are active holds' units, or expired ones another request (the sweeper)
- * gave back after the read: the read is made again once, and a read made after such a find is
- * chosen on, for its held units are then active holds'.
+ * the batches to free had expired, they are active holds' units, or expired ones another request
+ * (the sweeper) gave back after the read: the read is made again, until one finds the batches
+ * holding and offering what the read before it found, whose held units are then active holds'.
+ * Each read made again follows a change another request made, and the caller's rounds bound them.
  */
 export class LazyExpiry {
-  private readAfterNoneExpired = false;
+  private lastNoneExpired?: string;
 
   readAgain(found: ExpiryFound | readonly ExpiryFound[]): boolean {
-    const all = typeof found === 'string' ? [found] : found;
-    const noneExpired = !all.includes('freed') && all.includes('none-expired');
-    const again = all.includes('freed') || (noneExpired && !this.readAfterNoneExpired);
-    this.readAfterNoneExpired = again && noneExpired;
+    const all = Array.isArray(found) ? (found as readonly ExpiryFound[]) : [found as ExpiryFound];
+    const noneExpired = all.flatMap((one) => (typeof one === 'object' ? [one.noneExpiredOn] : [])).join(';');
+    const again = all.includes('freed') || (noneExpired !== '' && noneExpired !== this.lastNoneExpired);
+    this.lastNoneExpired = noneExpired === '' || all.includes('freed') ? undefined : noneExpired;
     return again;
   }
 }

@@ -114,6 +114,37 @@ describe('an allocation against batches with holds', () => {
     expect(reads).toBe(2);
   });
 
+  it('reads again for as long as each read finds the held units it was to free gone since, and takes them', async () => {
+    const repository = new FakeRepository();
+    repository.now = NOW;
+    const shipment: Batch = { ref: 'lamp-2', sku: 'LAMP', qty: 10, available: 10, eta: '2026-12-01' };
+    const longer: HeldUnits = { holdid: 'cart-3', qty: 4, expiresAt: new Date(NOW + 10 * SECOND).toISOString() };
+    const lamp: Batch = { ref: 'lamp-1', sku: 'LAMP', qty: 9, available: 3, eta: null, held: 6 };
+    repository.batches.set(shipment.ref, shipment);
+    repository.held.set(JSON.stringify([longer.holdid, lamp.ref]), { ...longer, ref: lamp.ref });
+    const stockOf = repository.stockOf.bind(repository);
+    let reads = 0;
+    repository.stockOf = async (sku) => {
+      reads++;
+      if (reads === 1) {
+        // Read while the expired hold still held its 2 units; the sweeper gives them back at once.
+        repository.batches.set(lamp.ref, { ...lamp, available: 5, held: 4 });
+        return { ...(await stockOf(sku)), batches: [lamp, shipment] };
+      }
+      const stock = await stockOf(sku);
+      if (reads === 2) {
+        // Read once the longer hold has expired too, which the sweeper gives back before the request looks.
+        repository.now = NOW + 20 * SECOND;
+        repository.batches.set(lamp.ref, { ...lamp, available: 9, held: 0 });
+        repository.held.clear();
+      }
+      return stock;
+    };
+    repository.now = NOW;
+    expect(await allocate({ orderid: 'order-1', sku: 'LAMP', qty: 6 }, repository)).toEqual({ batchref: 'lamp-1', location: 'default', created: true });
+    expect(reads).toBe(3);
+  });
+
   it('leaves the units of an active hold alone', async () => {
     const repository = withHeldBatch();
     await expect(allocate({ orderid: 'order-1', sku: 'LAMP', qty: 6 }, repository)).rejects.toThrow(OutOfStock);
