@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import type { Explored } from './explore';
@@ -41,9 +41,18 @@ export const exploreInProcesses = (seconds: number, explorers: number, endpoint:
     const firstSeed = randomInt(2 ** 31);
     const conflictOrders = new Set<string>();
     let [runs, calls, faults, finished] = [0, 0, 0, 0];
-    let failing: number | undefined;
+    let failing: { readonly seed: number; readonly foundAfterSeconds: number; readonly child: ChildProcess } | undefined;
+    const stopped = new Set<ChildProcess>();
+    const done = new Set<ChildProcess>();
+    const stopAllBut = (kept?: ChildProcess) => {
+      for (const other of children) {
+        if (other === kept || done.has(other)) continue;
+        stopped.add(other);
+        other.kill();
+      }
+    };
     const summary = () => ({ runs, calls, faults, seconds: (performance.now() - started) / 1000, conflictOrders: conflictOrders.size });
-    const children = Array.from({ length: explorers }, (_, index) => {
+    const children: ChildProcess[] = Array.from({ length: explorers }, (_, index) => {
       const child = fork(join(import.meta.dirname, 'explorer.ts'), [], { execArgv: ['--import', 'tsx'] });
       child.on('message', (message: ExplorerMessage) => {
         if (message.kind === 'ran') {
@@ -55,14 +64,27 @@ export const exploreInProcesses = (seconds: number, explorers: number, endpoint:
           report(message.explored.line);
         } else if (message.kind === 'failing') {
           if (failing !== undefined) return;
-          failing = message.seed;
-          for (const other of children) if (other !== child) other.kill();
+          failing = { seed: message.seed, foundAfterSeconds: message.foundAfterSeconds, child };
+          stopAllBut(child);
         } else if (message.kind === 'failed') {
-          if (message.seed === failing) resolve({ ...summary(), seconds: message.foundAfterSeconds, failed: message });
-        } else if (++finished === explorers) resolve(summary());
+          done.add(child);
+          if (message.seed === failing?.seed) resolve({ ...summary(), seconds: message.foundAfterSeconds, failed: message });
+        } else {
+          done.add(child);
+          if (++finished === explorers) resolve(summary());
+        }
       });
       child.on('exit', (code, signal) => {
-        if (signal === null && code !== 0) reject(new Error(`explorer ${index} exited with ${code}`));
+        if (done.has(child) || stopped.has(child)) return;
+        done.add(child);
+        if (failing?.child === child) {
+          // It found a failing run and ended before it told the shrunk story: the seed still tells it.
+          const { seed, foundAfterSeconds } = failing;
+          resolve({ ...summary(), seconds: foundAfterSeconds, failed: { seed, foundAfterSeconds, sizes: 'a run its explorer ended before shrinking', story: `npm run simulate -- --seed ${seed} replays it and tells its story` } });
+          return;
+        }
+        stopAllBut();
+        reject(new Error(`explorer ${index} ended (${signal ?? `exit code ${code}`}) before it finished`));
       });
       const orders: ExplorerOrders = { seconds, endpoint, firstSeed: (firstSeed + index) % 2 ** 31, stride: explorers };
       child.send(orders);
