@@ -49,6 +49,15 @@ const batch = (ref: string, available: number, eta: string | null = null): Batch
 const transfer = { transferid: 't1', sku: 'LAMP', qty: 1, from: 'default', to: 'north', eta: '2027-05-01', fromBatchref: 'b1' };
 
 describe("the simulator's judge", () => {
+  it("excuses a 503 in a shared process whose locations, read once for the requests that found them stale, met a fault, and no other", () => {
+    const allocate = answered('r2', http(2, 'POST /allocate', { body: { orderid: 'o1', sku: 'LAMP', qty: 1 } }), 0, 4, 503);
+    const rules = (items: string[], mode: 'shared' | 'lambda') =>
+      judge({ answers: [allocate], reached: [{ step: 1, actor: 'r2', items: ['SKU#LAMP'], committed: false, checks: 0 }], faultsMet: [{ step: 2, actor: 'r1', items }], inventory: inventory(), mode }).map(({ rule }) => rule);
+    expect(rules(['LOCATIONS'], 'shared')).toEqual([]);
+    expect(rules(['LOCATIONS'], 'lambda')).toEqual(['no-5xx-without-a-fault']);
+    expect(rules(['SKU#OTHER'], 'shared')).toEqual(['no-5xx-without-a-fault']);
+  });
+
   it('fails a repeat of a cancel answered 409 after the same cancel committed, and passes one that came first', () => {
     const cancel = http(1, 'DELETE /transfers/{transferid}', { path: { transferid: 't1' } });
     const stored = inventory({ transfers: [{ ...transfer, status: 'cancelled' }] });

@@ -1,5 +1,6 @@
 import { PK, SK } from '../../functions/store/fields';
 import { holdKey } from '../../functions/store/holds';
+import { LOCATIONS_PARTITION } from '../../functions/store/locations';
 import { lineKey } from '../../functions/store/lines';
 import { transferKey } from '../../functions/store/transfers';
 import type { Inventory } from '../invariants';
@@ -87,12 +88,13 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
   /**
    * A 503 is the contract's answer to a store that failed it: a fault on one of its own calls, or,
    * in a process serving many, on a call of another request on the items it was working on (a
-   * grouped take it waited for).
+   * grouped take it waited for), or on the read of the locations that the process's requests share
+   * (one read for those that find its list stale at once).
    */
   const faultExcuses = (answer: Answer): boolean => {
     if (answer.faultsAt.length > 0) return true;
     if (mode !== 'shared') return false;
-    const itsItems = reached.filter(({ actor }) => actor === answer.actor).flatMap(({ items }) => items);
+    const itsItems = [...reached.filter(({ actor }) => actor === answer.actor).flatMap(({ items }) => items), LOCATIONS_PARTITION];
     return faultsMet.some(({ step, items }) => step >= answer.sentAt && step <= (answer.answeredAt ?? Number.MAX_SAFE_INTEGER) && itemsMeet(items, itsItems));
   };
 
