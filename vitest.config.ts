@@ -1,7 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-/** The suites that race in real time (./test/reliability): see the second project below. */
-const REAL_TIME_SUITES = ['contention', 'holds-contention', 'model', 'fuzz', 'faults'].map((name) => `test/reliability/${name}.test.ts`);
+/** The suites that race in real time or hold the service to a time: see the second project below. */
+const REAL_TIME_SUITES = [
+  ...['contention', 'holds-contention', 'model', 'fuzz', 'faults'].map((name) => `test/reliability/${name}.test.ts`),
+  'test/e2e/events.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -35,7 +38,7 @@ export default defineConfig({
       // suites send bursts of requests at once through the conflict model, and beside the rest on two
       // cores their requests passed the function's deadline ten times over; the model and the fuzz
       // suites, one request at a time, hold each write through the conflict model; the faults suite
-      // waits out a Retry-After.
+      // waits out a Retry-After; `npm start`'s events are held to showing within 2 seconds.
       {
         extends: true,
         test: { name: 'real-time races', include: REAL_TIME_SUITES, fileParallelism: false, sequence: { groupOrder: 1 } },
