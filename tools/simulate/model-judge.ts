@@ -37,9 +37,12 @@ const ROUTING_MAY_LAG_MS = ROUTING_LOCATIONS_MAX_AGE_MS;
 const locationsOf = (stored: readonly Location[]): Location[] =>
   stored.some(({ id }) => id === DEFAULT_LOCATION.id) ? [...stored] : [DEFAULT_LOCATION, ...stored];
 
-/** Every state of the locations a request at `at` may route by. */
-const routingViews = (timeline: readonly Moment[], at: number): Location[][] => {
-  const inForce = timeline.filter((moment, index) => (timeline[index + 1]?.at ?? Number.MAX_SAFE_INTEGER) >= at - ROUTING_MAY_LAG_MS && moment.at <= at);
+/**
+ * Every state of the locations a request sent at `sentTime` may route by at `at`: it reads them as
+ * it starts, kept up to ROUTING_MAY_LAG_MS, and a run's clock may pass minutes before its stock is read.
+ */
+const routingViews = (timeline: readonly Moment[], sentTime: number, at: number): Location[][] => {
+  const inForce = timeline.filter((moment, index) => (timeline[index + 1]?.at ?? Number.MAX_SAFE_INTEGER) >= Math.min(sentTime, at) - ROUTING_MAY_LAG_MS && moment.at <= at);
   const views = new Map(inForce.map(({ inventory }) => [JSON.stringify(inventory.storedLocations), locationsOf(inventory.storedLocations)]));
   return [...views.values()];
 };
@@ -67,7 +70,7 @@ const momentsOver = (timeline: readonly Moment[], from: number, to: number, sent
   const inForce = timeline.filter(({ step }, index) => step <= to && (timeline[index + 1]?.step ?? Number.MAX_SAFE_INTEGER) > from);
   return inForce.map(({ inventory, at }) => {
     const earliest = Math.max(at, sentTime);
-    return { inventory, at: earliest, views: routingViews(timeline, earliest) };
+    return { inventory, at: earliest, views: routingViews(timeline, sentTime, earliest) };
   });
 };
 
