@@ -37,7 +37,8 @@ import {
   passesOverSpread,
   stockLevels,
 } from './model';
-import { LazyExpiry, freedExpiredHolds, freedForLines, holdsToEnd, linesPassOverSpread, picksOf } from './hold-services';
+import { holdsToEnd } from './hold-services';
+import { LazyExpiry, freedExpiredHolds, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 import { type Instant, batchesToFree, givenBack } from './holds';
 import { locationsKnowing, routedStockOf } from './location-services';
 import { allLocationsOf } from './locations';

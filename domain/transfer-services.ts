@@ -9,7 +9,7 @@ import {
   TransferToItsSource,
   UnknownLocation,
 } from './errors';
-import { LazyExpiry, freedExpiredHolds } from './hold-services';
+import { LazyExpiry, freedExpiredHolds } from './lazy-expiry';
 import { type Location, allLocationsOf } from './locations';
 import { heldOf, passesOverSpread } from './model';
 import type { BatchRepository, StockRead } from './ports';

@@ -1,0 +1,97 @@
+import { batchesToFree } from './holds';
+import { type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, heldOf, passesOverSpread } from './model';
+import type { BatchRepository } from './ports';
+import { type Eligibility, eligibleBatches, rankBatchesForLine, routedPreference } from './routing';
+
+/*
+ * What a read round of an allocation, an order, a hold or a transfer checks before it chooses:
+ * lazy expiry (domain/holds.ts, batchesToFree), the batch the rule picks for each line, and
+ * whether that pick passes over a spread batch, which a settled read counts first.
+ */
+
+/**
+ * What lazy expiry (domain/holds.ts, batchesToFree) found for a line of a read: units of expired
+ * holds given back; nothing to free; or batches it had to free with no expired units on them now,
+ * named with the units they held and had available as read.
+ */
+export type ExpiryFound = 'freed' | 'nothing-to-free' | { readonly noneExpiredOn: string };
+
+/**
+ * Lazy expiry: gives back the units of expired holds on the batches that a line of `qty` may need
+ * them on, picked by the rule or not (LazyExpiry says whether the caller reads again).
+ */
+export const freedExpiredHolds = async (
+  qty: number,
+  batches: readonly Batch[],
+  picked: Batch | undefined,
+  repository: BatchRepository,
+  preference: BatchPreference = byPreference,
+): Promise<ExpiryFound> => {
+  const toFree = batchesToFree(qty, batches, picked, preference);
+  if (toFree.length === 0) return 'nothing-to-free';
+  const now = repository.currentTime();
+  const freed = await Promise.all(toFree.map((batch) => repository.freeExpiredHolds(batch, now, qty - Math.max(batch.available, 0))));
+  if (freed.some((units) => units > 0)) return 'freed';
+  return { noneExpiredOn: toFree.map((batch) => `${batch.ref}:${heldOf(batch)}:${batch.available}`).join(',') };
+};
+
+/**
+ * Lazy expiry over the rounds of one request: whether a round reads again before it chooses. When
+ * units came back, the rule picks on the batches as they are now. When none of the units held on
+ * the batches to free had expired, they are active holds' units, or expired ones another request
+ * (the sweeper) gave back after the read: the read is made again, until one finds the batches
+ * holding and offering what the read before it found, whose held units are then active holds'.
+ * Each read made again follows a change another request made, and the caller's rounds bound them.
+ */
+export class LazyExpiry {
+  private lastNoneExpired?: string;
+
+  readAgain(found: ExpiryFound | readonly ExpiryFound[]): boolean {
+    const all = Array.isArray(found) ? (found as readonly ExpiryFound[]) : [found as ExpiryFound];
+    const noneExpired = all.flatMap((one) => (typeof one === 'object' ? [one.noneExpiredOn] : [])).join(';');
+    const again = all.includes('freed') || (noneExpired !== '' && noneExpired !== this.lastNoneExpired);
+    this.lastNoneExpired = noneExpired === '' || all.includes('freed') ? undefined : noneExpired;
+    return again;
+  }
+}
+
+/**
+ * The batch the plan put each line on, by SKU; for an order refused, the one the single-line rule
+ * would pick for each line (none for a line no batch can take): what lazy expiry and the settled
+ * read judge the choice by.
+ */
+export const picksOf = (
+  orderid: string,
+  lines: Order['lines'],
+  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
+  eligibility: Eligibility,
+  plan: OrderPlan,
+): ReadonlyMap<string, Batch | undefined> =>
+  plan.kind === 'placed'
+    ? new Map(plan.placements.map(({ allocation: { sku }, batch }) => [sku, batch]))
+    : new Map(lines.map(({ sku, qty }) => [sku, rankBatchesForLine(stockBySku.get(sku) ?? [], { orderid, sku, qty }, eligibility)[0]]));
+
+/** Whether the choice, for some line of an order or a hold, passes over a spread batch it may take from (passesOverSpread). */
+export const linesPassOverSpread = (
+  lines: Order['lines'],
+  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
+  eligibility: Eligibility,
+  picks: ReadonlyMap<string, Batch | undefined>,
+): boolean => {
+  const preference = routedPreference(eligibility);
+  return lines.some(({ sku }) => passesOverSpread(eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), preference));
+};
+
+/** Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches they may take from (freedExpiredHolds). */
+export const freedForLines = (
+  lines: Order['lines'],
+  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
+  eligibility: Eligibility,
+  picks: ReadonlyMap<string, Batch | undefined>,
+  repository: BatchRepository,
+): Promise<ExpiryFound[]> => {
+  const preference = routedPreference(eligibility);
+  return Promise.all(
+    lines.map(({ sku, qty }) => freedExpiredHolds(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), repository, preference)),
+  );
+};
