@@ -2,7 +2,7 @@ import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNot
 import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, expiryAfter, hasExpired, statusAt } from './holds';
 import { routedStockOf } from './location-services';
 import { DEFAULT_LOCATION_ID } from './locations';
-import { type Allocation, type Batch, type Order, type RoutedAllocation, locationOf } from './model';
+import { type Allocation, type Batch, type Order, type RoutedAllocation, heldOf, locationOf } from './model';
 import { type Routing, isSameRouting, planOrder, recordedRouting } from './routing';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
 import { LazyExpiry, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
@@ -178,7 +178,10 @@ const HOLDS_READ_AT_ONCE = 200;
  * The holds recorded on a batch that a change of its qty ends for the batch to lose `deficit` units:
  * every expired one, then active ones, latest expiry first, each whole, on all its batches; read at
  * `now`, for the change's own write (BatchRepository.changeBatch). Undefined when one of them is no
- * longer active (it ended since the batch was read), and the caller reads the batch again.
+ * longer active (it ended since the batch was read), or when the holds found free fewer units than
+ * the batch as read holds for the change to free: those it read have ended since, and others may
+ * hold its units now, which the batch's condition cannot tell from them (a hold given back and
+ * another of as many units placed leave it as read). The caller reads the batch again.
  */
 export const holdsToEnd = async (batch: Batch, deficit: number, now: Instant, repository: BatchRepository): Promise<HoldToEnd[] | undefined> => {
   const [expired, latestFirst] = await Promise.all([
@@ -192,6 +195,8 @@ export const holdsToEnd = async (batch: Batch, deficit: number, now: Instant, re
     ending.push(units);
     freed += units.qty;
   }
+  const readWhole = expired.length < HOLDS_READ_AT_ONCE && latestFirst.length < HOLDS_READ_AT_ONCE;
+  if (readWhole && freed < Math.min(deficit, heldOf(batch))) return undefined;
   // Read at once: a change that ends hundreds of holds would otherwise wait for each in turn.
   const toEnd = await Promise.all(ending.map(({ holdid }) => holdToEnd(holdid, batch, now, repository)));
   return toEnd.every((found) => found !== undefined) ? toEnd : undefined;
