@@ -4,7 +4,7 @@ import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../.
 import type { SkuStock, StockRead } from '../../domain/ports';
 import type { StoredItem } from './items';
 import { PIECES_RANGE, type Spread, type StoredPiece, gatherWrites, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
-import type { Cancellation, ConflictRetryPolicy, StoreCalls } from './store-calls';
+import { type Cancellation, type ConflictRetryPolicy, type StoreCalls, fullJitter } from './store-calls';
 import type { World } from './world';
 
 /*
@@ -36,7 +36,12 @@ export const CONFLICTS_BEFORE_SPREAD = 2;
 export const HOT_BATCH_ATTEMPTS_FACTOR = 3;
 /** The spread batches whose pieces one process remembers: far more than a sale makes hot at once. */
 const MAX_KNOWN_SPREADS = 256;
-/** Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503). */
+/**
+ * Reads of a SKU's stock that a spread or a gather may cut in two before the read gives up (503).
+ * Each read after the first waits a backoff first, as a transaction cancelled for a conflict does:
+ * a batch spread by takes that keep meeting and gathered by a change can be cut over and over by
+ * requests in flight, and a read at once would meet the same ones.
+ */
 const MAX_SPREAD_READS = 4;
 
 /** No take from these pieces of a spread for GATHER_AFTER_MS, nor the spread itself: the sale is over. */
@@ -195,7 +200,7 @@ export class SpreadBatches {
     private readonly calls: StoreCalls,
     private readonly tableName: string,
     private readonly conflictRetry: ConflictRetryPolicy,
-    private readonly world: Pick<World, 'now' | 'newId'>,
+    private readonly world: Pick<World, 'now' | 'newId' | 'random' | 'sleep'>,
     private readonly queryPartition: PartitionQuery,
     private readonly known: KnownPieces,
   ) {}
@@ -207,6 +212,7 @@ export class SpreadBatches {
    */
   async stock(sku: string, readRange: () => Promise<{ known: boolean; found: FoundBatch[] }>, { forTake = false, settled = false }: StockRead): Promise<SkuStock> {
     for (let read = 0; read < MAX_SPREAD_READS; read++) {
+      await this.backOff(read);
       const { known, found } = await readRange();
       const remembered = forTake && !settled ? this.withKnownPieces(found) : undefined;
       if (remembered) return { known, batches: remembered };
@@ -219,6 +225,7 @@ export class SpreadBatches {
   /** The batch whose item `readItem` finds, with its pieces if it is spread; undefined when it finds none. */
   async batch(sku: string, ref: string, readItem: () => Promise<FoundBatch | undefined>): Promise<Batch | undefined> {
     for (let read = 0; read < MAX_SPREAD_READS; read++) {
+      await this.backOff(read);
       const found = await readItem();
       if (!found) return undefined;
       const readAgain = async () => {
@@ -231,6 +238,11 @@ export class SpreadBatches {
       if (withPieces) return withPieces.batch;
     }
     throw new StoreUnavailable(`Batch ${ref} kept being spread or gathered while read`);
+  }
+
+  /** Before a read that the one before it found cut in two (MAX_SPREAD_READS). */
+  private async backOff(read: number): Promise<void> {
+    if (read > 0) await this.world.sleep(fullJitter(this.conflictRetry, read, this.world));
   }
 
   /**

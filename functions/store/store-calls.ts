@@ -185,5 +185,5 @@ const withinTransactionLimit = (items: TransactWriteItem[]): TransactWriteItem[]
   return items;
 };
 
-const fullJitter = ({ baseDelayMs, maxDelayMs }: ConflictRetryPolicy, attempt: number, world: Pick<World, 'random'>): number =>
+export const fullJitter = ({ baseDelayMs, maxDelayMs }: ConflictRetryPolicy, attempt: number, world: Pick<World, 'random'>): number =>
   world.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
