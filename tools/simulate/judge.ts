@@ -1,4 +1,5 @@
 import { PK, SK } from '../../functions/store/fields';
+import { batchReferenceKey } from '../../functions/store/batches';
 import { holdKey } from '../../functions/store/holds';
 import { LOCATIONS_PARTITION } from '../../functions/store/locations';
 import { lineKey } from '../../functions/store/lines';
@@ -14,6 +15,14 @@ import type { Answer, FaultMet, Reached } from './simulation';
  * an answer that a later request could have changed: a line answered is looked for only if nothing
  * sent in the run could have cancelled or moved it.
  */
+
+/**
+ * The holds on one batch that one change's write always ends with it: a hold of up to two lines
+ * (a run's holds have no more) costs that write at most six of its 100 items (its record, and for
+ * each line its held units and their give-back, to a piece at most).
+ */
+const HOLDS_ONE_CHANGE_ENDS = 16;
+const HOLD_PREFIX = `${String(holdKey('')[PK])}`;
 
 export interface Failure {
   readonly rule: string;
@@ -232,6 +241,17 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
     new Set(http.filter((other) => routeOf(other) === 'POST /holds' && field(other.send.body, 'holdid') === holdid).flatMap((other) => (other.send.body as { lines: { sku: string }[] }).lines.map(({ sku }) => sku)));
   for (const { orderid, sku, batchref } of inventory.lines) {
     if (!mayHaveMade(orderid, sku)) failures.push({ rule: 'line-has-an-author', message: `the line ${orderid}/${sku} is stored on ${batchref}, though every request that could have made it was refused` });
+  }
+
+  // A change ends the holds it must in its own write, all of them or none: apart from it only when
+  // there are more than that write carries, and the runs that place that many are judged without this.
+  const holdsPlaced = new Set(http.filter((answer) => routeOf(answer) === 'POST /holds').map((answer) => field(answer.send.body, 'holdid')));
+  if (holdsPlaced.size < HOLDS_ONE_CHANGE_ENDS) {
+    for (const answer of http.filter((other) => routeOf(other) === 'PATCH /batches/{ref}')) {
+      const reference = keyText(batchReferenceKey(pathOf(answer, 'ref')));
+      const apart = commits.find((commit) => commit.actor === answer.actor && commit.items.some((item) => item.startsWith(HOLD_PREFIX)) && !commit.items.includes(reference));
+      if (apart) failures.push({ rule: 'holds-end-with-their-change', message: `${describe(answer)} ended holds at step ${apart.step} in a write without its change of the batch` });
+    }
   }
 
   for (const answer of answers) {
