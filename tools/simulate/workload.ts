@@ -261,6 +261,62 @@ const inTurn = (chance: Chance, at: number, drafts: readonly Draft[]): Step[] =>
 /** The same step again as a client unsure it landed sends it, racing the first. */
 const twice = (chance: Chance, step: Step): Step[] => [step, { ...step, at: step.at + chance.int(0, 1) }];
 
+/** The most lines an order or a hold may have (docs/api.md). */
+const MOST_LINES = 25;
+/** Holds on one batch past what a change's own write ends with it (docs/capacity.md): some end apart first. */
+const CROWD_HOLDS = 34;
+/** Store calls enough for a wave of a crowd's holds to be placed, a few each. */
+const WAVE_STEPS = 150;
+
+/**
+ * A hold of as many lines as a hold may have, each taking all of a batch of its own SKU, then
+ * confirmed: its confirm empties more batches than one write moves out of the stock range, and
+ * leaves the last to a write after it; then that batch is changed and one of its lines cancelled.
+ */
+const wideConfirm: Episode = (chance, _places, at) => {
+  const batches = Array.from({ length: MOST_LINES }, (_, index) => ({ ref: `w${index + 1}`, sku: `sw${index + 1}`, qty: chance.int(1, 2) }));
+  const holdid = 'hw';
+  const steps = inTurn(chance, at, [
+    ...batches.map(({ ref, sku, qty }): Draft => ({ kind: 'http', routeKey: 'POST /add_batch', body: { ref, sku, qty, eta: null } })),
+    { kind: 'http', routeKey: 'POST /holds', body: { holdid, lines: batches.map(({ sku, qty }) => ({ sku, qty })), ttlSeconds: 900 } },
+  ]);
+  const held = steps.at(-1) as Step;
+  const confirm: Step = { at: held.at + 1, draft: { kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid }, body: { orderid: 'ow' } }, after: held };
+  const last = batches.at(-1) as (typeof batches)[number];
+  const afterIt = (draft: Draft): Step => ({ at: confirm.at + chance.int(1, 3), draft, after: confirm });
+  return [
+    ...steps,
+    ...twice(chance, confirm),
+    afterIt({ kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: last.ref }, body: { qty: last.qty + chance.int(1, 2) } }),
+    afterIt({ kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: 'ow', sku: last.sku } }),
+  ];
+};
+
+/**
+ * A crowd of holds, each of a unit of one batch and a unit of a hot one (which spreads under them),
+ * in two waves a cooling apart (the hot batch gathers, and spreads again), then a PATCH that ends
+ * them all: more than its own write carries, with units on two spreads' pieces.
+ */
+const crowdOfHolds: Episode = (chance, _places, at) => {
+  const [changed, hot] = [{ ref: 'cb', sku: 'sc' }, { ref: 'ch', sku: 'sh' }];
+  const [addChanged, addHot] = inTurn(chance, at, [
+    { kind: 'http', routeKey: 'POST /add_batch', body: { ...changed, qty: CROWD_HOLDS + chance.int(0, 2), eta: null } },
+    { kind: 'http', routeKey: 'POST /add_batch', body: { ...hot, qty: CROWD_HOLDS * 2, eta: null } },
+  ]) as [Step, Step];
+  const hold = (index: number): Draft => ({
+    kind: 'http',
+    routeKey: 'POST /holds',
+    body: { holdid: `c${index + 1}`, lines: [{ sku: changed.sku, qty: 1 }, { sku: hot.sku, qty: 1 }], ttlSeconds: 900 },
+  });
+  const half = CROWD_HOLDS / 2;
+  const firstWave = Array.from({ length: half }, (_, index): Step => ({ at: addHot.at + 1, draft: hold(index), after: addHot }));
+  // Each a wave's length of steps on (a run idle before then goes straight to it): once the wave's holds have their answers.
+  const cooled: Step = { at: addHot.at + WAVE_STEPS, draft: { kind: 'clock', advanceMs: 180_000 }, after: firstWave.at(-1) };
+  const secondWave = Array.from({ length: half }, (_, index): Step => ({ at: cooled.at + 1, draft: hold(half + index), after: cooled }));
+  const change: Step = { at: cooled.at + WAVE_STEPS, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: changed.ref }, body: { qty: 0 } }, after: secondWave.at(-1) };
+  return [addChanged, addHot, ...firstWave, cooled, ...secondWave, ...twice(chance, change)];
+};
+
 const EPISODES: readonly (readonly [Episode, number])[] = [
   [
     // Once the transfer has committed, lines to its destination race its cancel.
@@ -274,7 +330,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
         ...twice(chance, { at: racing + chance.int(0, 2), draft: cancelOf(transferid), after: made }),
       ];
     }),
-    1,
+    2,
   ],
   [
     // Lines that can move to no other batch, so that the PATCH leaves the source owing them until
@@ -297,7 +353,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
       },
       (places, batch) => batch.qty >= 3 && aloneWhereItIs(places, batch),
     ),
-    1,
+    2,
   ],
   [
     // A transfer of all its source had, sent twice, while a line takes from the source.
@@ -305,7 +361,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
       ...twice(chance, { at, draft: transferOf(transferid, source, source.qty, to) }),
       { at: at + chance.int(0, 2), draft: lineAt(chance.pick(ORDERS), source.sku, 1, source.location) },
     ]),
-    1,
+    2,
   ],
   [
     // Received, taken from by a transfer onward, made a shipment again with the qty it was made
@@ -323,7 +379,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
       const cancelled: Step = { at: reshipped.at + 1, draft: cancelOf(transferid), after: reshipped };
       return [made, received, sentOnward, reshipped, ...twice(chance, cancelled), { at: cancelled.at + 1, draft: cancelOf(onward), after: cancelled }];
     }),
-    1,
+    2,
   ],
   [
     (chance, places, at) => {
@@ -339,8 +395,10 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
       const racing = expired.at + 1;
       return [held, expired, ...Array.from({ length: chance.int(2, 3) }, (): Step => ({ at: racing, draft: lineAt(chance.pick(ORDERS), batch.sku, 1, batch.location), after: held }))];
     },
-    1,
+    2,
   ],
+  [wideConfirm, 1],
+  [crowdOfHolds, 1],
 ];
 
 /**
