@@ -270,8 +270,9 @@ const WAVE_STEPS = 150;
 
 /**
  * A hold of as many lines as a hold may have, each taking all of a batch of its own SKU, then
- * confirmed: its confirm empties more batches than one write moves out of the stock range, and
- * leaves the last to a write after it; then that batch is changed and one of its lines cancelled.
+ * confirmed, and again later: its confirm empties more batches than one write moves out of the
+ * stock range, and leaves the last to a write after it; then that batch is changed and its line
+ * cancelled.
  */
 const wideConfirm: Episode = (chance, _places, at) => {
   const batches = Array.from({ length: MOST_LINES }, (_, index) => ({ ref: `w${index + 1}`, sku: `sw${index + 1}`, qty: chance.int(1, 2) }));
@@ -281,12 +282,16 @@ const wideConfirm: Episode = (chance, _places, at) => {
     { kind: 'http', routeKey: 'POST /holds', body: { holdid, lines: batches.map(({ sku, qty }) => ({ sku, qty })), ttlSeconds: 900 } },
   ]);
   const held = steps.at(-1) as Step;
-  const confirm: Step = { at: held.at + 1, draft: { kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid }, body: { orderid: 'ow' } }, after: held };
+  const confirmation: Draft = { kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid }, body: { orderid: 'ow' } };
+  const confirm: Step = { at: held.at + 1, draft: confirmation, after: held };
+  // Sent again later, as a client does whose hold was placed only when it tried again.
+  const confirmLater: Step = { at: held.at + WAVE_STEPS / 2, draft: confirmation, after: held };
   const last = batches.at(-1) as (typeof batches)[number];
-  const afterIt = (draft: Draft): Step => ({ at: confirm.at + chance.int(1, 3), draft, after: confirm });
+  const afterIt = (draft: Draft): Step => ({ at: confirmLater.at + chance.int(1, 3), draft, after: confirmLater });
   return [
     ...steps,
     ...twice(chance, confirm),
+    confirmLater,
     afterIt({ kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: last.ref }, body: { qty: last.qty + chance.int(1, 2) } }),
     afterIt({ kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: 'ow', sku: last.sku } }),
   ];
@@ -316,6 +321,54 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
   const change: Step = { at: cooled.at + WAVE_STEPS, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: changed.ref }, body: { qty: 0 } }, after: secondWave.at(-1) };
   return [addChanged, addHot, ...firstWave, cooled, ...secondWave, ...twice(chance, change)];
 };
+
+/**
+ * A batch of its own SKU just large enough to spread (a spread leaves eight units on its item and
+ * moves the rest to pieces), and lines of a unit sent at once, whose takes meet and spread it while
+ * requests that read it whole are in flight.
+ */
+const saleBatch = (chance: Chance, at: number, ref: string, sku: string): Step => ({
+  at,
+  draft: { kind: 'http', routeKey: 'POST /add_batch', body: { ref, sku, qty: chance.int(10, 11), eta: null } },
+});
+const saleLines = (chance: Chance, added: Step, sku: string, count: number): Step[] =>
+  Array.from({ length: count }, (_, index): Step => ({ at: added.at + 1, draft: plainLine(`p${index + 1}`, sku, 1), after: added }));
+const plainLine = (orderid: string, sku: string, qty: number): Draft => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid, sku, qty } });
+
+/**
+ * A sale's batch emptied by a `PATCH` that reads it whole as its lines spread it, and some of those
+ * lines cancelled once made: their units go back to the batch's item, which can bring it back to
+ * the units the `PATCH` read.
+ */
+const saleChanged: Episode = (chance, _places, at) => {
+  const added = saleBatch(chance, at, 'sa', 'ss');
+  const lines = saleLines(chance, added, 'ss', chance.int(4, 6));
+  const change: Step = { at: added.at + 1 + chance.int(0, 2), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: 'sa' }, body: { qty: 0 } }, after: added };
+  const cancels = lines
+    .filter(() => chance.chance(0.6))
+    .map((line): Step => ({ at: line.at + chance.int(1, 4), draft: { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: field(line, 'orderid'), sku: 'ss' } }, after: line }));
+  return [added, ...lines, change, ...cancels];
+};
+
+/**
+ * A sale's batch spread, its units taken by lines and short holds at once, then the holds expired,
+ * and lines racing the sweeper for their units: a refusal then must not rest on the pieces read
+ * before the sweeper gave a hold's units back and the batch's item after.
+ */
+const saleHeldOut: Episode = (chance, _places, at) => {
+  const added = saleBatch(chance, at, 'sr', 'su');
+  const holds = Array.from({ length: 3 }, (_, index): Step => ({
+    at: added.at + 1,
+    draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `sh${index + 1}`, lines: [{ sku: 'su', qty: 2 }], ttlSeconds: 1 } },
+    after: added,
+  }));
+  const lines = saleLines(chance, added, 'su', 4);
+  const expired: Step = { at: added.at + WAVE_STEPS / 3, draft: { kind: 'clock', advanceMs: 5_000 }, after: holds.at(-1) };
+  const racing = (draft: Draft): Step => ({ at: expired.at + chance.int(1, 2), draft, after: expired });
+  return [added, ...holds, ...lines, expired, racing({ kind: 'sweep' }), ...['o1', 'o2', 'o3'].map((orderid) => racing(plainLine(orderid, 'su', 1)))];
+};
+
+const field = (step: Step, name: string): string => String((step.draft as { body?: Record<string, unknown> }).body?.[name] ?? '');
 
 const EPISODES: readonly (readonly [Episode, number])[] = [
   [
@@ -399,6 +452,8 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
   ],
   [wideConfirm, 1],
   [crowdOfHolds, 1],
+  [saleChanged, 1],
+  [saleHeldOut, 1],
 ];
 
 /**
