@@ -264,7 +264,9 @@ const twice = (chance: Chance, step: Step): Step[] => [step, { ...step, at: step
 /** The most lines an order or a hold may have (docs/api.md). */
 const MOST_LINES = 25;
 /** Holds on one batch past what a change's own write ends with it (docs/capacity.md): some end apart first. */
-const CROWD_HOLDS = 34;
+const CROWD_HOLDS = 48;
+/** The holds of each wave of a crowd that also hold a unit of its small batch. */
+const CROWD_SMALL_LINES = 3;
 /** Store calls enough for a wave of a crowd's holds to be placed, a few each. */
 const WAVE_STEPS = 150;
 
@@ -298,28 +300,38 @@ const wideConfirm: Episode = (chance, _places, at) => {
 };
 
 /**
- * A crowd of holds, each of a unit of one batch and a unit of a hot one (which spreads under them),
- * in two waves a cooling apart (the hot batch gathers, and spreads again), then a PATCH that ends
- * them all: more than its own write carries, with units on two spreads' pieces.
+ * A crowd of holds on one batch, more than a change's own write ends, in two waves a cooling apart,
+ * a few of each wave also holding a unit of a small batch that their takes, and lines sent with
+ * them, meet on and spread into a few pieces (it gathers as it cools, and spreads again): then a
+ * PATCH that ends them all, whose write carries counts for the pieces of two spreads that may bear
+ * the same numbers.
  */
 const crowdOfHolds: Episode = (chance, _places, at) => {
-  const [changed, hot] = [{ ref: 'cb', sku: 'sc' }, { ref: 'ch', sku: 'sh' }];
-  const [addChanged, addHot] = inTurn(chance, at, [
+  const [changed, small] = [{ ref: 'cb', sku: 'sc' }, { ref: 'ch', sku: 'sh' }];
+  const [addChanged, addSmall] = inTurn(chance, at, [
     { kind: 'http', routeKey: 'POST /add_batch', body: { ...changed, qty: CROWD_HOLDS + chance.int(0, 2), eta: null } },
-    { kind: 'http', routeKey: 'POST /add_batch', body: { ...hot, qty: CROWD_HOLDS * 2, eta: null } },
+    { kind: 'http', routeKey: 'POST /add_batch', body: { ...small, qty: chance.int(20, 24), eta: null } },
   ]) as [Step, Step];
-  const hold = (index: number): Draft => ({
-    kind: 'http',
-    routeKey: 'POST /holds',
-    body: { holdid: `c${index + 1}`, lines: [{ sku: changed.sku, qty: 1 }, { sku: hot.sku, qty: 1 }], ttlSeconds: 900 },
-  });
   const half = CROWD_HOLDS / 2;
-  const firstWave = Array.from({ length: half }, (_, index): Step => ({ at: addHot.at + 1, draft: hold(index), after: addHot }));
+  const wave = (first: number, after: Step): Step[] =>
+    Array.from({ length: half }, (_, index): Step => ({
+      at: after.at + 1,
+      draft: {
+        kind: 'http',
+        routeKey: 'POST /holds',
+        body: { holdid: `c${first + index + 1}`, lines: [{ sku: changed.sku, qty: 1 }, ...(index < CROWD_SMALL_LINES ? [{ sku: small.sku, qty: 1 }] : [])], ttlSeconds: 900 },
+      },
+      after,
+    }));
+  // Lines of the small batch sent with each wave, whose takes meet the holds' there and spread it.
+  const linesWith = (after: Step, wave: number): Step[] =>
+    Array.from({ length: CROWD_SMALL_LINES }, (_, index): Step => ({ at: after.at + 1, draft: plainLine(`c${wave}${index + 1}`, small.sku, 1), after }));
+  const firstWave = wave(0, addSmall);
   // Each a wave's length of steps on (a run idle before then goes straight to it): once the wave's holds have their answers.
-  const cooled: Step = { at: addHot.at + WAVE_STEPS, draft: { kind: 'clock', advanceMs: 180_000 }, after: firstWave.at(-1) };
-  const secondWave = Array.from({ length: half }, (_, index): Step => ({ at: cooled.at + 1, draft: hold(half + index), after: cooled }));
+  const cooled: Step = { at: addSmall.at + WAVE_STEPS, draft: { kind: 'clock', advanceMs: 180_000 }, after: firstWave.at(-1) };
+  const secondWave = wave(half, cooled);
   const change: Step = { at: cooled.at + WAVE_STEPS, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: changed.ref }, body: { qty: 0 } }, after: secondWave.at(-1) };
-  return [addChanged, addHot, ...firstWave, cooled, ...secondWave, ...twice(chance, change)];
+  return [addChanged, addSmall, ...firstWave, ...linesWith(addSmall, 1), cooled, ...secondWave, ...linesWith(cooled, 2), ...twice(chance, change)];
 };
 
 /**
