@@ -195,6 +195,7 @@ export const holdsToEnd = async (batch: Batch, deficit: number, now: Instant, re
     ending.push(units);
     freed += units.qty;
   }
+  // A read cut at a page finds fewer than the batch holds by design: those holds end apart first (too-many-holds).
   const readWhole = expired.length < HOLDS_READ_AT_ONCE && latestFirst.length < HOLDS_READ_AT_ONCE;
   if (readWhole && freed < Math.min(deficit, heldOf(batch))) return undefined;
   // Read at once: a change that ends hundreds of holds would otherwise wait for each in turn.
