@@ -264,7 +264,7 @@ const twice = (chance: Chance, step: Step): Step[] => [step, { ...step, at: step
 /** The most lines an order or a hold may have (docs/api.md). */
 const MOST_LINES = 25;
 /** Holds on one batch past what a change's own write ends with it (docs/capacity.md): some end apart first. */
-const CROWD_HOLDS = 48;
+const CROWD_HOLDS = 56;
 /** The holds of each wave of a crowd that also hold a unit of its small batch. */
 const CROWD_SMALL_LINES = 3;
 /** Store calls enough for a wave of a crowd's holds to be placed, a few each. */
@@ -277,7 +277,11 @@ const WAVE_STEPS = 150;
  * cancelled.
  */
 const wideConfirm: Episode = (chance, _places, at) => {
-  const batches = Array.from({ length: MOST_LINES }, (_, index) => ({ ref: `w${index + 1}`, sku: `sw${index + 1}`, qty: chance.int(1, 2) }));
+  // Numbered to sort as they count: a hold's lines are kept in the order of their SKUs, and the confirm leaves the last.
+  const batches = Array.from({ length: MOST_LINES }, (_, index) => {
+    const number = String(index + 1).padStart(2, '0');
+    return { ref: `w${number}`, sku: `sw${number}`, qty: chance.int(1, 2) };
+  });
   const holdid = 'hw';
   const steps = inTurn(chance, at, [
     ...batches.map(({ ref, sku, qty }): Draft => ({ kind: 'http', routeKey: 'POST /add_batch', body: { ref, sku, qty, eta: null } })),
@@ -327,7 +331,7 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
   const linesWith = (after: Step, wave: number): Step[] =>
     Array.from({ length: CROWD_SMALL_LINES }, (_, index): Step => ({ at: after.at + 1, draft: plainLine(`c${wave}${index + 1}`, small.sku, 1), after }));
   const firstWave = wave(0, addSmall);
-  // Each a wave's length of steps on (a run idle before then goes straight to it): once the wave's holds have their answers.
+  // A wave's length of steps on (a run idle before then goes straight to it), and once the wave's last hold has its answer.
   const cooled: Step = { at: addSmall.at + WAVE_STEPS, draft: { kind: 'clock', advanceMs: 180_000 }, after: firstWave.at(-1) };
   const secondWave = wave(half, cooled);
   const change: Step = { at: cooled.at + WAVE_STEPS, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: changed.ref }, body: { qty: 0 } }, after: secondWave.at(-1) };
@@ -335,40 +339,39 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
 };
 
 /**
- * A batch of its own SKU just large enough to spread (a spread leaves eight units on its item and
- * moves the rest to pieces), and lines of a unit sent at once, whose takes meet and spread it while
+ * A batch of its own SKU large enough to spread (a spread leaves eight units on its item and moves
+ * the rest to pieces), and lines of a unit sent at once, whose takes meet and spread it while
  * requests that read it whole are in flight.
  */
-const saleBatch = (chance: Chance, at: number, ref: string, sku: string): Step => ({
+const saleBatch = (at: number, ref: string, sku: string, qty: number): Step => ({
   at,
-  draft: { kind: 'http', routeKey: 'POST /add_batch', body: { ref, sku, qty: chance.int(10, 11), eta: null } },
+  draft: { kind: 'http', routeKey: 'POST /add_batch', body: { ref, sku, qty, eta: null } },
 });
 const saleLines = (chance: Chance, added: Step, sku: string, count: number): Step[] =>
   Array.from({ length: count }, (_, index): Step => ({ at: added.at + 1, draft: plainLine(`p${index + 1}`, sku, 1), after: added }));
 const plainLine = (orderid: string, sku: string, qty: number): Draft => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid, sku, qty } });
 
 /**
- * A sale's batch emptied by a `PATCH` that reads it whole as its lines spread it, and some of those
- * lines cancelled once made: their units go back to the batch's item, which can bring it back to
- * the units the `PATCH` read.
+ * A sale's batch emptied by a `PATCH` that reads it whole as its lines spread it, every line
+ * cancelled once made. Ten units spread into two pieces of one unit; each cancel gives its unit
+ * back to the batch's item, so once the pieces' units are taken and every line cancelled, the item
+ * holds the ten the `PATCH` read, though the batch is spread.
  */
 const saleChanged: Episode = (chance, _places, at) => {
-  const added = saleBatch(chance, at, 'sa', 'ss');
-  const lines = saleLines(chance, added, 'ss', chance.int(4, 6));
-  const change: Step = { at: added.at + 1 + chance.int(0, 2), draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: 'sa' }, body: { qty: 0 } }, after: added };
-  const cancels = lines
-    .filter(() => chance.chance(0.6))
-    .map((line): Step => ({ at: line.at + chance.int(1, 4), draft: { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: field(line, 'orderid'), sku: 'ss' } }, after: line }));
+  const added = saleBatch(at, 'sa', 'ss', 10);
+  const lines = saleLines(chance, added, 'ss', 4);
+  const change: Step = { at: added.at + 1, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: 'sa' }, body: { qty: 0 } }, after: added };
+  const cancels = lines.map((line): Step => ({ at: line.at + chance.int(1, 4), draft: { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: field(line, 'orderid'), sku: 'ss' } }, after: line }));
   return [added, ...lines, change, ...cancels];
 };
 
 /**
- * A sale's batch spread, its units taken by lines and short holds at once, then the holds expired,
- * and lines racing the sweeper for their units: a refusal then must not rest on the pieces read
- * before the sweeper gave a hold's units back and the batch's item after.
+ * A sale's batch spread, its ten units taken by four lines and three holds of two at once, then
+ * the holds expired, and lines racing the sweeper for their units: a refusal then must not rest
+ * on the pieces read before the sweeper gave a hold's units back and the batch's item after.
  */
 const saleHeldOut: Episode = (chance, _places, at) => {
-  const added = saleBatch(chance, at, 'sr', 'su');
+  const added = saleBatch(at, 'sr', 'su', 10);
   const holds = Array.from({ length: 3 }, (_, index): Step => ({
     at: added.at + 1,
     draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `sh${index + 1}`, lines: [{ sku: 'su', qty: 2 }], ttlSeconds: 1 } },
