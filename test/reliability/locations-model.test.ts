@@ -399,17 +399,12 @@ describe(`stock in many places against a reference model of the contract (seed $
   };
 
   it('answers every request of any sequence as the model does, and ends holding what the model holds', async () => {
-    let completedRuns = 0;
     await fc.assert(
       fc.asyncProperty(sequence, async (requests) => {
         await check(requests);
-        completedRuns++;
       }),
-      // Shrinking replays sequences against DynamoDB Local: cap it so a failure is reported, seed and all, before the test times out.
-      { seed: SEED, numRuns: NUM_RUNS, interruptAfterTimeLimit: 200_000 },
+      { seed: SEED, numRuns: NUM_RUNS },
     );
-    // fast-check counts an interrupted run as a pass: only every run completed is one.
-    expect(completedRuns).toBe(NUM_RUNS);
     const kinds = ['no_location', 'out_of_stock', 'invalid_sku', 'unknown location', 'a line away from default', 'an order at two places', 'an order kept at one place'];
     expect(kinds.filter((kind) => !met.has(kind)), JSON.stringify(Object.fromEntries(met))).toEqual([]);
   }, 240_000);

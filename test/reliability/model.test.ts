@@ -14,8 +14,8 @@ import { type Answer, type HandlerService, serviceOver } from './support/service
 import { scanItems } from './support/table-contents';
 
 const SEED = seedOr(7_2026);
-const NUM_RUNS = 40;
-const HOLD_RUNS = 30;
+const NUM_RUNS = 25;
+const HOLD_RUNS = 20;
 const MAX_QTY = 1_000_000_000;
 /**
  * Where the clock every hold rule is judged at starts, in each run: the test's, moved by the commands
@@ -958,17 +958,12 @@ describe(`the service against a reference model of the contract, through the con
   it('answers every request of any sequence as the model does, and ends holding what the model holds', async () => {
     const before = table.model.counters();
     const spreadsBefore = spreads;
-    let completedRuns = 0;
     await fc.assert(
       fc.asyncProperty(sequence, async (operations) => {
         await check(operations);
-        completedRuns++;
       }),
-      // Shrinking replays sequences against DynamoDB Local: cap it so a failure is reported, seed and all, before the test times out.
-      { seed: SEED, numRuns: NUM_RUNS, interruptAfterTimeLimit: 100_000 },
+      { seed: SEED, numRuns: NUM_RUNS },
     );
-    // fast-check counts an interrupted run as a pass: only every run completed is one.
-    expect(completedRuns).toBe(NUM_RUNS);
     expect(spreads).toBeGreaterThan(spreadsBefore);
     expectThroughTheModel(before);
   }, 120_000);
@@ -976,15 +971,12 @@ describe(`the service against a reference model of the contract, through the con
   it('answers every request of a sequence of holds, the clock moving past them, as the model does, and ends holding what it holds', async () => {
     const before = table.model.counters();
     const spreadsBefore = spreads;
-    let completedRuns = 0;
     await fc.assert(
       fc.asyncProperty(holdSequence, async (operations) => {
         await check(operations);
-        completedRuns++;
       }),
-      { seed: SEED, numRuns: HOLD_RUNS, interruptAfterTimeLimit: 100_000 },
+      { seed: SEED, numRuns: HOLD_RUNS },
     );
-    expect(completedRuns).toBe(HOLD_RUNS);
     expect(spreads).toBeGreaterThan(spreadsBefore);
     expectThroughTheModel(before);
   }, 120_000);
