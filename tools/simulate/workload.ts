@@ -265,7 +265,7 @@ const twice = (chance: Chance, step: Step): Step[] => [step, { ...step, at: step
 const MOST_LINES = 25;
 /** Holds on one batch past what a change's own write ends with it (docs/capacity.md): some end apart first. */
 const CROWD_HOLDS = 56;
-/** The holds of each wave of a crowd that also hold a unit of its small batch. */
+/** The lines sent with each wave of a crowd to its small batch. */
 const CROWD_SMALL_LINES = 3;
 /** Store calls enough for a wave of a crowd's holds to be placed, a few each. */
 const WAVE_STEPS = 150;
@@ -304,36 +304,33 @@ const wideConfirm: Episode = (chance, _places, at) => {
 };
 
 /**
- * A crowd of holds on one batch, more than a change's own write ends, in two waves a cooling apart,
- * a few of each wave also holding a unit of a small batch that their takes, and lines sent with
- * them, meet on and spread into a few pieces (it gathers as it cools, and spreads again): then a
- * PATCH that ends them all, whose write carries counts for the pieces of two spreads that may bear
- * the same numbers.
+ * A crowd of holds on one batch, more than a change's own write ends, in two waves a cooling apart;
+ * in each, one hold also holds a unit of a small batch that lines sent with the wave meet on and
+ * spread into a few pieces (it gathers as it cools, and spreads again). Then a PATCH that ends them
+ * all: the second wave's hold on the small batch lasts less than the first wave's holds, so that
+ * it is among those the change's own write ends (the latest to expire end apart first), beside the
+ * first's, and that write carries counts for the pieces of two spreads, which may bear one number.
  */
 const crowdOfHolds: Episode = (chance, _places, at) => {
   const [changed, small] = [{ ref: 'cb', sku: 'sc' }, { ref: 'ch', sku: 'sh' }];
   const [addChanged, addSmall] = inTurn(chance, at, [
     { kind: 'http', routeKey: 'POST /add_batch', body: { ...changed, qty: CROWD_HOLDS + chance.int(0, 2), eta: null } },
-    { kind: 'http', routeKey: 'POST /add_batch', body: { ...small, qty: chance.int(20, 24), eta: null } },
+    { kind: 'http', routeKey: 'POST /add_batch', body: { ...small, qty: chance.int(13, 15), eta: null } },
   ]) as [Step, Step];
   const half = CROWD_HOLDS / 2;
-  const wave = (first: number, after: Step): Step[] =>
-    Array.from({ length: half }, (_, index): Step => ({
-      at: after.at + 1,
-      draft: {
-        kind: 'http',
-        routeKey: 'POST /holds',
-        body: { holdid: `c${first + index + 1}`, lines: [{ sku: changed.sku, qty: 1 }, ...(index < CROWD_SMALL_LINES ? [{ sku: small.sku, qty: 1 }] : [])], ttlSeconds: 900 },
-      },
-      after,
-    }));
-  // Lines of the small batch sent with each wave, whose takes meet the holds' there and spread it.
+  const wave = (first: number, after: Step, smallHoldSeconds: number): Step[] =>
+    Array.from({ length: half }, (_, index): Step => {
+      const onSmall = index === 0;
+      const lines = [{ sku: changed.sku, qty: 1 }, ...(onSmall ? [{ sku: small.sku, qty: 1 }] : [])];
+      return { at: after.at + 1, draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `c${first + index + 1}`, lines, ttlSeconds: onSmall ? smallHoldSeconds : 900 } }, after };
+    });
+  // Lines of the small batch sent with each wave, whose takes meet there and spread it.
   const linesWith = (after: Step, wave: number): Step[] =>
     Array.from({ length: CROWD_SMALL_LINES }, (_, index): Step => ({ at: after.at + 1, draft: plainLine(`c${wave}${index + 1}`, small.sku, 1), after }));
-  const firstWave = wave(0, addSmall);
+  const firstWave = wave(0, addSmall, 900);
   // A wave's length of steps on (a run idle before then goes straight to it), and once the wave's last hold has its answer.
   const cooled: Step = { at: addSmall.at + WAVE_STEPS, draft: { kind: 'clock', advanceMs: 180_000 }, after: firstWave.at(-1) };
-  const secondWave = wave(half, cooled);
+  const secondWave = wave(half, cooled, 300);
   const change: Step = { at: cooled.at + WAVE_STEPS, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: changed.ref }, body: { qty: 0 } }, after: secondWave.at(-1) };
   return [addChanged, addSmall, ...firstWave, ...linesWith(addSmall, 1), cooled, ...secondWave, ...linesWith(cooled, 2), ...twice(chance, change)];
 };
