@@ -3,6 +3,7 @@ import { OutOfStock } from '../../domain/errors';
 import { type HeldUnits, type Hold, batchesToFree, expiryAfter, givenBack, statusAt } from '../../domain/holds';
 import { type Batch, allocatedOf, hasStockLeft } from '../../domain/model';
 import { eligibilityOf, rankBatchesForLine } from '../../domain/routing';
+import { holdsToEnd } from '../../domain/hold-services';
 import { allocate } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
 
@@ -149,5 +150,26 @@ describe('an allocation against batches with holds', () => {
     const repository = withHeldBatch();
     await expect(allocate({ orderid: 'order-1', sku: 'LAMP', qty: 6 }, repository)).rejects.toThrow(OutOfStock);
     expect(repository.batches.get('lamp-1')).toEqual({ ...batch, available: 5, held: 2 });
+  });
+});
+
+describe('a change of a batch that must end its holds', () => {
+  const cart: Hold = { holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 6, batchref: 'lamp-1' }], status: 'active', expiresAt: new Date(NOW + SECOND).toISOString() };
+  /** As read: 10 units, 3 on lines and 6 held; lowered to none, it must free all 6. */
+  const heldBatch: Batch = { ref: 'lamp-1', sku: 'LAMP', qty: 10, available: 1, eta: null, held: 6 };
+  const withRecords = (records: boolean) => {
+    const repository = new FakeRepository();
+    repository.now = NOW;
+    repository.holds.set(cart.holdid, cart);
+    if (records) repository.held.set(JSON.stringify([cart.holdid, heldBatch.ref]), { holdid: cart.holdid, qty: 6, expiresAt: cart.expiresAt, ref: heldBatch.ref });
+    return repository;
+  };
+
+  it('ends the holds whose records on the batch free the units it needs', async () => {
+    expect((await holdsToEnd(heldBatch, 9, NOW, withRecords(true)))?.map(({ hold }) => hold.holdid)).toEqual(['cart-1']);
+  });
+
+  it('reads the batch again when the holds it finds free fewer units than the batch as read holds: those it read have ended, and another may hold the units now', async () => {
+    expect(await holdsToEnd(heldBatch, 9, NOW, withRecords(false))).toBeUndefined();
   });
 });
