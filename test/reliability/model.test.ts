@@ -966,7 +966,7 @@ describe(`the service against a reference model of the contract, through the con
     );
     expect(spreads).toBeGreaterThan(spreadsBefore);
     expectThroughTheModel(before);
-  }, 120_000);
+  }, 300_000);
 
   it('answers every request of a sequence of holds, the clock moving past them, as the model does, and ends holding what it holds', async () => {
     const before = table.model.counters();
@@ -979,5 +979,5 @@ describe(`the service against a reference model of the contract, through the con
     );
     expect(spreads).toBeGreaterThan(spreadsBefore);
     expectThroughTheModel(before);
-  }, 120_000);
+  }, 300_000);
 });
