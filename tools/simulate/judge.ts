@@ -20,8 +20,8 @@ import type { Answer, FaultMet, Reached } from './simulation';
  * The holds on one batch that one change's write always ends with it: beside the change's three
  * items, a hold of two lines, each held from two sources (its batch's own units and a piece), costs
  * at most seven (its record, four records of held units, two counts given back), and thirteen of
- * them fit in 100. A run's other holds have fewer items: its hold of 25 lines, each of one source
- * on a batch of its own, costs 51 with the one change that can end it.
+ * them fit in 100. A run's hold of 25 lines, each of one source on a batch of its own, costs 53
+ * with a change's three.
  */
 const HOLDS_ONE_CHANGE_ENDS = 13;
 const HOLD_PREFIX = String(holdKey('')[PK]);

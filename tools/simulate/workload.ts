@@ -2,7 +2,7 @@ import type { Chance } from './chance';
 
 /*
  * What the clients of a run send, drawn from its seed: a few dozen requests over two SKUs, a few
- * batches and up to three locations, sized so that they meet at a batch's last units. A request is
+ * batches and up to three locations (and the SKUs and batches of its episodes), sized so that they meet at a batch's last units. A request is
  * sent at a step of the run (the number of store calls made before it); identical requests are a
  * client's retry, sent while the first may still be in flight.
  */
@@ -269,6 +269,10 @@ const CROWD_HOLDS = 56;
 const CROWD_SMALL_LINES = 3;
 /** Store calls enough for a wave of a crowd's holds to be placed, a few each. */
 const WAVE_STEPS = 150;
+/** Store calls enough for a request that failed to be sent again and made. */
+const RETRIED_STEPS = 75;
+/** Store calls enough for a sale's lines and holds to be made. */
+const SALE_STEPS = 50;
 
 /**
  * A hold of as many lines as a hold may have, each taking all of a batch of its own SKU, then
@@ -291,7 +295,7 @@ const wideConfirm: Episode = (chance, _places, at) => {
   const confirmation: Draft = { kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid }, body: { orderid: 'ow' } };
   const confirm: Step = { at: held.at + 1, draft: confirmation, after: held };
   // Sent again later, as a client does whose hold was placed only when it tried again.
-  const confirmLater: Step = { at: held.at + WAVE_STEPS / 2, draft: confirmation, after: held };
+  const confirmLater: Step = { at: held.at + RETRIED_STEPS, draft: confirmation, after: held };
   const last = batches.at(-1) as (typeof batches)[number];
   const afterIt = (draft: Draft): Step => ({ at: confirmLater.at + chance.int(1, 3), draft, after: confirmLater });
   return [
@@ -315,7 +319,7 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
   const [changed, small] = [{ ref: 'cb', sku: 'sc' }, { ref: 'ch', sku: 'sh' }];
   const [addChanged, addSmall] = inTurn(chance, at, [
     { kind: 'http', routeKey: 'POST /add_batch', body: { ...changed, qty: CROWD_HOLDS + chance.int(0, 2), eta: null } },
-    { kind: 'http', routeKey: 'POST /add_batch', body: { ...small, qty: chance.int(13, 15), eta: null } },
+    { kind: 'http', routeKey: 'POST /add_batch', body: { ...small, qty: chance.int(16, 18), eta: null } },
   ]) as [Step, Step];
   const half = CROWD_HOLDS / 2;
   const wave = (first: number, after: Step, smallHoldSeconds: number): Step[] =>
@@ -344,7 +348,7 @@ const saleBatch = (at: number, ref: string, sku: string, qty: number): Step => (
   at,
   draft: { kind: 'http', routeKey: 'POST /add_batch', body: { ref, sku, qty, eta: null } },
 });
-const saleLines = (chance: Chance, added: Step, sku: string, count: number): Step[] =>
+const saleLines = (added: Step, sku: string, count: number): Step[] =>
   Array.from({ length: count }, (_, index): Step => ({ at: added.at + 1, draft: plainLine(`p${index + 1}`, sku, 1), after: added }));
 const plainLine = (orderid: string, sku: string, qty: number): Draft => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid, sku, qty } });
 
@@ -356,7 +360,7 @@ const plainLine = (orderid: string, sku: string, qty: number): Draft => ({ kind:
  */
 const saleChanged: Episode = (chance, _places, at) => {
   const added = saleBatch(at, 'sa', 'ss', 10);
-  const lines = saleLines(chance, added, 'ss', 4);
+  const lines = saleLines(added, 'ss', 4);
   const change: Step = { at: added.at + 1, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: 'sa' }, body: { qty: 0 } }, after: added };
   const cancels = lines.map((line): Step => ({ at: line.at + chance.int(1, 4), draft: { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: field(line, 'orderid'), sku: 'ss' } }, after: line }));
   return [added, ...lines, change, ...cancels];
@@ -374,8 +378,8 @@ const saleHeldOut: Episode = (chance, _places, at) => {
     draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `sh${index + 1}`, lines: [{ sku: 'su', qty: 2 }], ttlSeconds: 1 } },
     after: added,
   }));
-  const lines = saleLines(chance, added, 'su', 4);
-  const expired: Step = { at: added.at + WAVE_STEPS / 3, draft: { kind: 'clock', advanceMs: 5_000 }, after: holds.at(-1) };
+  const lines = saleLines(added, 'su', 4);
+  const expired: Step = { at: added.at + SALE_STEPS, draft: { kind: 'clock', advanceMs: 5_000 }, after: holds.at(-1) };
   const racing = (draft: Draft): Step => ({ at: expired.at + chance.int(1, 2), draft, after: expired });
   return [added, ...holds, ...lines, expired, racing({ kind: 'sweep' }), ...['o1', 'o2', 'o3'].map((orderid) => racing(plainLine(orderid, 'su', 1)))];
 };
