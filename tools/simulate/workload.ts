@@ -468,7 +468,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
   ],
   [wideConfirm, 1],
   [crowdOfHolds, 1],
-  [saleChanged, 1],
+  [saleChanged, 2],
   [saleHeldOut, 1],
 ];
 
