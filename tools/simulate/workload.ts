@@ -363,7 +363,8 @@ const saleChanged: Episode = (chance, _places, at) => {
   const lines = saleLines(added, 'ss', 4);
   const change: Step = { at: added.at + 1, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: 'sa' }, body: { qty: 0 } }, after: added };
   const cancels = lines.map((line): Step => ({ at: line.at + chance.int(1, 4), draft: { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: field(line, 'orderid'), sku: 'ss' } }, after: line }));
-  return [added, ...lines, change, ...cancels];
+  // Sent twice at once, and again a step on: each copy is one more chance to read it whole and write after the cancels.
+  return [added, ...lines, ...twice(chance, change), { ...change, at: change.at + 1 }, ...cancels];
 };
 
 /**
@@ -399,7 +400,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
         ...twice(chance, { at: racing + chance.int(0, 2), draft: cancelOf(transferid), after: made }),
       ];
     }),
-    2,
+    1,
   ],
   [
     // Lines that can move to no other batch, so that the PATCH leaves the source owing them until
@@ -422,7 +423,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
       },
       (places, batch) => batch.qty >= 3 && aloneWhereItIs(places, batch),
     ),
-    2,
+    1,
   ],
   [
     // A transfer of all its source had, sent twice, while a line takes from the source.
@@ -430,7 +431,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
       ...twice(chance, { at, draft: transferOf(transferid, source, source.qty, to) }),
       { at: at + chance.int(0, 2), draft: lineAt(chance.pick(ORDERS), source.sku, 1, source.location) },
     ]),
-    2,
+    1,
   ],
   [
     // Received, taken from by a transfer onward, made a shipment again with the qty it was made
@@ -448,7 +449,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
       const cancelled: Step = { at: reshipped.at + 1, draft: cancelOf(transferid), after: reshipped };
       return [made, received, sentOnward, reshipped, ...twice(chance, cancelled), { at: cancelled.at + 1, draft: cancelOf(onward), after: cancelled }];
     }),
-    2,
+    1,
   ],
   [
     (chance, places, at) => {
@@ -464,8 +465,15 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
       const racing = expired.at + 1;
       return [held, expired, ...Array.from({ length: chance.int(2, 3) }, (): Step => ({ at: racing, draft: lineAt(chance.pick(ORDERS), batch.sku, 1, batch.location), after: held }))];
     },
-    2,
+    1,
   ],
+];
+
+/**
+ * Episodes with batches and SKUs of their own, drawn apart from the others (in four runs in ten),
+ * so that they add to what a run meets without making the others rarer.
+ */
+const OWN_BATCH_EPISODES: readonly (readonly [Episode, number])[] = [
   [wideConfirm, 1],
   [crowdOfHolds, 1],
   [saleChanged, 2],
@@ -476,8 +484,9 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
  * A run's workload: the locations and batches first (sent at the first steps, so that they too
  * may race what follows), then the rest at steps drawn over about three a request, so that many
  * are in flight at once, half of them followed by what a client does next with what it made; some
- * sent twice, as a client that timed out sends again; up to two episodes among them. The run
- * dwells on one family of requests, or on none (Focus).
+ * sent twice, as a client that timed out sends again; up to two episodes among them, and in four
+ * runs in ten one with batches of its own. The run dwells on one family of requests, or on none
+ * (Focus).
  */
 export const drawWorkload = (chance: Chance): Workload => {
   const focus = chance.weighted<Focus>([['everything', 2], ['lines', 1], ['holds', 1], ['transfers', 1]]);
@@ -502,6 +511,7 @@ export const drawWorkload = (chance: Chance): Workload => {
   for (let count = chance.weighted([[0, 1], [1, 2], [2, 2]]); count > 0; count--) {
     drafts.push(...chance.weighted(EPISODES)(chance, places, chance.int(1, span)));
   }
+  if (chance.chance(0.4)) drafts.push(...chance.weighted(OWN_BATCH_EPISODES)(chance, places, chance.int(1, span)));
   for (let index = 0; index < middle; index++) {
     const at = chance.int(1, span);
     const draft = drawRequest(chance, places, focus);
