@@ -108,6 +108,13 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       continue;
     }
     if (candidates.length === 0) {
+      // A refusal rests on a read of the stock made after the locations it routes by were read: a
+      // process's list, shared by its requests, may have been read after this stock read, and the
+      // two then describe no one moment (a location closed since, a batch added elsewhere since).
+      if (!read.settled) {
+        read = { settled: true };
+        continue;
+      }
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
       if (existing) return answerRepeat(existing, line, routing, repository);
