@@ -413,6 +413,11 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
       continue;
     }
     if (plan.kind === 'refused') {
+      // As for one line (allocate): a refusal rests on stock read after the locations it routes by.
+      if (!read.settled) {
+        read = { settled: true };
+        continue;
+      }
       // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
       const allocated = await repository.allocationsOf(orderid);
       const before = done.size;
