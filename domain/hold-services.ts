@@ -62,14 +62,7 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
       read = { settled: true };
       continue;
     }
-    if (plan.kind === 'refused') {
-      // A refusal rests on stock read after the locations it routes by (allocate, domain/services.ts).
-      if (!read.settled) {
-        read = { settled: true };
-        continue;
-      }
-      throw new HoldNotPlaced(holdid, plan.refusals);
-    }
+    if (plan.kind === 'refused') throw new HoldNotPlaced(holdid, plan.refusals);
     const placements = plan.placements.map(({ allocation: { sku, qty, batchref }, batch }) => ({ line: { sku, qty, batchref, location: locationOf(batch) }, batch }));
     const hold: LocatedHold = {
       holdid,

@@ -1,7 +1,7 @@
 import { LocationContended, LocationNotFound } from './errors';
 import { type Location, type LocationDefinition, allLocationsOf, builtInLocation, definedLocation, isSameLocation } from './locations';
 import { type Batch, locationOf } from './model';
-import type { BatchRepository, SkuStock } from './ports';
+import type { BatchRepository, SkuStock, StockRead } from './ports';
 import { type Eligibility, type Routing, eligibilityOf } from './routing';
 
 /*
@@ -71,4 +71,20 @@ export const routedStockOf = async (
   const stockBySku = new Map(lines.map(({ sku }, index) => [sku, stocks[index]?.known ? stocks[index].batches : undefined]));
   const found = [...stockBySku.values()].flatMap((batches) => batches ?? []);
   return { stockBySku, eligibility: eligibilityOf(await locationsKnowing(locations, found, routing, repository), routing) };
+};
+
+/**
+ * The SKUs' stock and the locations that route it, read at once; on a settled read (one that a
+ * refusal rests on), the locations first and the stock after them. A process's locations are shared
+ * by its requests (BatchRepository.routingLocations), and a list read after a request's stock would
+ * pair them from two moments: a location closed since, and a batch added elsewhere since, would
+ * make a refusal true at no one moment.
+ */
+export const stockAndLocations = async (skus: readonly string[], read: StockRead, repository: BatchRepository): Promise<[SkuStock[], Location[]]> => {
+  if (!read.settled) {
+    const [locations, ...stocks] = await Promise.all([repository.routingLocations(), ...skus.map((sku) => repository.stockOf(sku, read))]);
+    return [stocks, locations];
+  }
+  const locations = await repository.routingLocations();
+  return [await Promise.all(skus.map((sku) => repository.stockOf(sku, read))), locations];
 };

@@ -40,7 +40,7 @@ import {
 import { holdsToEnd } from './hold-services';
 import { LazyExpiry, freedExpiredHolds, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 import { type Instant, batchesToFree, givenBack } from './holds';
-import { locationsKnowing, routedStockOf } from './location-services';
+import { locationsKnowing, routedStockOf, stockAndLocations } from './location-services';
 import { allLocationsOf } from './locations';
 import { type Routing, eligibilityOf, eligibleBatches, isSameRouting, planLineMoves, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
 import type { BatchRepository, HoldToEnd, StockRead } from './ports';
@@ -87,8 +87,8 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
   let read: StockRead = { forTake: true };
   const expiry = new LazyExpiry();
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
-    const [stock, locations] = await Promise.all([repository.stockOf(line.sku, read), repository.routingLocations()]);
-    if (!stock.known) throw new InvalidSku(line.sku);
+    const [[stock], locations] = await stockAndLocations([line.sku], read, repository);
+    if (!stock?.known) throw new InvalidSku(line.sku);
 
     const routed = await repeatOrRefused(
       async () => eligibilityOf(await locationsKnowing(locations, stock.batches, routing, repository), routing),
@@ -108,11 +108,11 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       continue;
     }
     if (candidates.length === 0) {
-      // A refusal rests on a read of the stock made after the locations it routes by were read: a
-      // process's list, shared by its requests, may have been read after this stock read, and the
-      // two then describe no one moment (a location closed since, a batch added elsewhere since).
-      if (!read.settled) {
+      // Out of stock rests on a settled read (stockAndLocations); the round it takes is not
+      // counted against the request's, since it is made once.
+      if (!read.settled && eligibility.locations.size > 0) {
         read = { settled: true };
+        round--;
         continue;
       }
       // The line may hold stock already: a retry whose first answer was lost after it committed.
@@ -413,11 +413,6 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
       continue;
     }
     if (plan.kind === 'refused') {
-      // As for one line (allocate): a refusal rests on stock read after the locations it routes by.
-      if (!read.settled) {
-        read = { settled: true };
-        continue;
-      }
       // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
       const allocated = await repository.allocationsOf(orderid);
       const before = done.size;
