@@ -82,7 +82,7 @@ export const routedStockOf = async (
  */
 export const stockAndLocations = async (skus: readonly string[], read: StockRead, repository: BatchRepository): Promise<[SkuStock[], Location[]]> => {
   if (!read.settled) {
-    const [locations, ...stocks] = await Promise.all([repository.routingLocations(), ...skus.map((sku) => repository.stockOf(sku, read))]);
+    const [stocks, locations] = await Promise.all([Promise.all(skus.map((sku) => repository.stockOf(sku, read))), repository.routingLocations()]);
     return [stocks, locations];
   }
   const locations = await repository.routingLocations();
