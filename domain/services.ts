@@ -19,31 +19,33 @@ import {
 import {
   type Allocation,
   type Batch,
-  type BatchChange,
   type NewBatch,
   type Order,
   type OrderLine,
-  type Reallocation,
   type RoutedAllocation,
   type StockLevels,
-  afterMoves,
   heldOf,
-  changedBatch,
-  isSameBatch,
   isSameLine,
-  linesToTakeOff,
   locationOf,
   newBatch,
   passesOverSpread,
   stockLevels,
 } from './model';
-import { holdsToEnd } from './hold-services';
 import { LazyExpiry, freedExpiredHolds, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
-import { type Instant, batchesToFree, givenBack } from './holds';
+import { batchesToFree, givenBack } from './holds';
 import { locationsKnowing, routedStockOf, stockAndLocations } from './location-services';
 import { allLocationsOf } from './locations';
-import { type Routing, eligibilityOf, eligibleBatches, isSameRouting, planLineMoves, planOrder, rankBatchesForLine, recordedRouting, routedPreference } from './routing';
-import type { BatchRepository, HoldToEnd, StockRead } from './ports';
+import {
+  type Routing,
+  eligibilityOf,
+  eligibleBatches,
+  isSameRouting,
+  planOrder,
+  rankBatchesForLine,
+  recordedRouting,
+  routedPreference,
+} from './routing';
+import type { BatchRepository, StockRead } from './ports';
 
 export interface AllocationOutcome {
   readonly batchref: string;
@@ -152,7 +154,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
  * the store may still count them held (lazy expiry), so those holds are read, only on a batch that
  * holds units.
  */
-const asFoundNow = async (batches: readonly Batch[], repository: BatchRepository): Promise<Batch[]> => {
+export const asFoundNow = async (batches: readonly Batch[], repository: BatchRepository): Promise<Batch[]> => {
   const now = repository.currentTime();
   return Promise.all(
     batches.map(async (batch) => (heldOf(batch) > 0 ? givenBack(batch, await repository.heldOn(batch, { expiredBy: now }, Number.POSITIVE_INFINITY)) : batch)),
@@ -190,17 +192,8 @@ const answerRepeat = async (existing: Allocation, line: OrderLine, routing: Rout
 };
 
 /** Rounds of read and conditional write on one batch before giving up with a 503 (a retry continues). */
-const MAX_BATCH_ROUNDS = 8;
+export const MAX_BATCH_ROUNDS = 8;
 
-/**
- * Rounds of a change of a batch that ends holds, in all: a round that ends holds on their own before
- * the change ends a transaction's worth (about 95 single-line holds), so this ends thousands; past
- * it, a 503 asks for the repeat that continues.
- */
-const MAX_CHANGE_ROUNDS = 32;
-
-/** Lines read at a time from a batch that shrank: enough for most batches in one read. */
-const LINES_READ_AT_ONCE = 100;
 
 /** An order's lines, sorted by sku, each with its batch's location as the line records it. */
 export const orderAllocations = async (orderid: string, repository: BatchRepository): Promise<RoutedAllocation[]> => {
@@ -245,122 +238,7 @@ export const skuStock = async (sku: string, repository: BatchRepository, locatio
   return stockLevels(sku, await asFoundNow(counted, repository), locations, location);
 };
 
-export interface BatchChangeOutcome {
-  readonly batch: Batch;
-  /** The lines this call moved; a repeat that finishes an earlier, cut-off change lists only its own. */
-  readonly reallocated: Reallocation[];
-}
-
-/**
- * Changes a batch's qty and/or eta, then, while it holds more than its new qty, takes lines off it,
- * most recently allocated first, each allocated again by the normal rule or removed from its order.
- * The change is written first and the batch keeps it: a batch whose `available` is below zero has
- * lines still to move, so repeating the same change finishes the job (and, with nothing left to
- * move, answers an empty `reallocated`). Each write of moves is one transaction, so every state in
- * between keeps the invariant; the deadline bounds one call, and a 503 asks for the repeat that continues.
- */
-export const changeBatch = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<BatchChangeOutcome> => {
-  let batch = await applyChange(ref, change, repository);
-  const reallocated: Reallocation[] = [];
-  let fruitlessRounds = 0;
-  while (batch.available < 0) {
-    const moved = await moveLinesOff(batch, repository);
-    reallocated.push(...moved);
-    fruitlessRounds = moved.length > 0 ? 0 : fruitlessRounds + 1;
-    if (fruitlessRounds >= MAX_BATCH_ROUNDS) throw new BatchContended(ref, fruitlessRounds);
-    batch = await batchOrThrow(ref, repository, batch.sku);
-  }
-  const [now] = await asFoundNow([batch], repository);
-  return { batch: now as Batch, reallocated };
-};
-
-/**
- * A change that leaves the batch fewer units than its lines and holds take ends holds first
- * (holdsToEnd): a hold is a checkout's pending claim, an order's line a promise made. So a batch
- * whose lines the change leaves to move holds none, and each hold on it ends whole, once, in the
- * change's own write (a change cut off has ended none of them), but for holds too many for that
- * write (endedBeforeTheChange). Rounds that lose a race, and rounds in all, are bounded: holds placed
- * as fast as this ends them would otherwise keep it going until its deadline.
- */
-const applyChange = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<Batch> => {
-  let lostRounds = 0;
-  for (let round = 0; round < MAX_CHANGE_ROUNDS && lostRounds < MAX_BATCH_ROUNDS; round++) {
-    const batch = await batchOrThrow(ref, repository);
-    const changed = changedBatch(batch, change);
-    if (isSameBatch(changed, batch)) return batch;
-    const now = repository.currentTime();
-    const ending = changed.available < 0 && heldOf(batch) > 0 ? await holdsToEnd(batch, -changed.available, now, repository) : [];
-    if (ending) {
-      const withChange = givenBack(changed, ending.flatMap(({ hold }) => hold.lines.filter(({ batchref }) => batchref === ref).map(({ qty }) => ({ holdid: hold.holdid, qty, expiresAt: hold.expiresAt }))));
-      const written = await repository.changeBatch(batch, withChange, ending, now);
-      if (written.outcome === 'saved') return withChange;
-      if (written.outcome === 'too-many-holds') {
-        lostRounds = (await endedBeforeTheChange(ref, ending.slice(0, ending.length - written.fitting), now, repository)) ? 0 : lostRounds + 1;
-        continue;
-      }
-    }
-    lostRounds++;
-  }
-  throw new BatchContended(ref, lostRounds);
-};
-
-/**
- * Holds too many to end in the change's own write: these, the first (expired ones first, then active
- * ones, latest expiry first), end each in a write of its own before it, one after another (each
- * writes the batch being changed, where writes at once would only meet), and the change, read
- * again, ends the rest with it. Cut off between the two, these holds have ended and the qty is not
- * yet changed: the same change again finishes the job. Whether any of them ended.
- */
-const endedBeforeTheChange = async (ref: string, ending: readonly HoldToEnd[], now: Instant, repository: BatchRepository): Promise<boolean> => {
-  let ended = false;
-  for (const { hold, ending: how, givenBackOn } of ending) {
-    if ((await repository.endHold(hold, how, now, [ref, ...givenBackOn])) === 'saved') ended = true;
-  }
-  return ended;
-};
-
-/**
- * One pass over the newest lines of a batch that holds more than its qty: each taken off goes to the
- * batch the rule for one line picks among the SKU's others at the locations its recorded routing
- * allows now, or leaves its order (planLineMoves), planned against one read (the SKU's stock and
- * the locations) and written in order, as many moves to a write as the store takes. Stops at the
- * first write that finds something changed, for the caller to read again.
- */
-const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
-  const lines = linesToTakeOff(shrunk, await repository.linesOn(shrunk.ref, LINES_READ_AT_ONCE));
-  if (lines.length === 0) return [];
-  // Settled: a line that no batch as read can take leaves its order (BatchRepository.stockOf).
-  const [stock, routingLocations] = await Promise.all([repository.stockOf(shrunk.sku, { settled: true }), repository.routingLocations()]);
-  let { batches } = stock;
-  // Lazy expiry: the lines may need the units of holds expired on any other batch, as many as they
-  // take in all (domain/holds.ts). One give-back frees as many holds as one write carries, so until
-  // none is left to free: a line planned out of its order while units behind expired holds are not
-  // yet back would leave it with stock there. Rounds that keep freeing move nothing this pass (the
-  // caller's rounds bound them, then a 503 asks for the repeat that continues).
-  const moving = lines.reduce((sum, { qty }) => sum + qty, 0);
-  let freeing = 0;
-  const expiry = new LazyExpiry();
-  while (expiry.readAgain(await freedExpiredHolds(moving, batches.filter(({ ref }) => ref !== shrunk.ref), undefined, repository))) {
-    if (++freeing >= MAX_BATCH_ROUNDS) return [];
-    ({ batches } = await repository.stockOf(shrunk.sku, { settled: true }));
-  }
-  // A line names no location but the one of the batch it is on, `shrunk`'s: read anew, as any batch's, if the process does not know it.
-  const locations = await locationsKnowing(routingLocations, [shrunk, ...batches], {}, repository);
-  let pending = planLineMoves(shrunk, lines, batches, locations);
-  let from = shrunk;
-  const moved: Reallocation[] = [];
-  while (pending.length > 0) {
-    const result = await repository.moveAllocations(from, pending, batches);
-    if (result.outcome === 'changed') break;
-    const written = pending.slice(0, result.moved);
-    moved.push(...written.map(({ line: { orderid, sku, qty }, to }) => ({ orderid, sku, qty, from: shrunk.ref, batchref: to })));
-    ({ from, batches } = afterMoves(from, batches, written));
-    pending = pending.slice(result.moved);
-  }
-  return moved;
-};
-
-const batchOrThrow = async (ref: string, repository: BatchRepository, sku?: string): Promise<Batch> => {
+export const batchOrThrow = async (ref: string, repository: BatchRepository, sku?: string): Promise<Batch> => {
   const batch = await repository.batch(ref, sku);
   if (!batch) throw new BatchNotFound(ref);
   return batch;

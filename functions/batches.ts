@@ -2,7 +2,8 @@ import { allLocations, locationById, putLocation } from '../domain/location-serv
 import type { Location } from '../domain/locations';
 import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf, locationOf } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
-import { addBatch, batchStatus, changeBatch, skuStock } from '../domain/services';
+import { changeBatch } from '../domain/batch-changes';
+import { addBatch, batchStatus, skuStock } from '../domain/services';
 import { cancelTransfer, createTransfer, transferById } from '../domain/transfer-services';
 import type { Transfer } from '../domain/transfers';
 import { countingHoldEndings } from './hold-endings';

@@ -3,7 +3,8 @@ import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Allocation, type Batch, afterMoves, changedBatch, newBatch } from '../../domain/model';
 import { planLineMoves } from '../../domain/routing';
-import { allocate, cancelAllocation, changeBatch } from '../../domain/services';
+import { changeBatch } from '../../domain/batch-changes';
+import { allocate, cancelAllocation } from '../../domain/services';
 import type { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { parseStoredItem } from '../../functions/store/items';
 import { LINE_SHARDS } from '../../functions/store/lines';

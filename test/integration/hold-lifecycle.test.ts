@@ -14,7 +14,8 @@ import {
 import type { HeldLine, Hold } from '../../domain/holds';
 import { type Batch, newBatch } from '../../domain/model';
 import type { HoldToEnd } from '../../domain/ports';
-import { addBatch, allocate, batchStatus, cancelAllocation, changeBatch } from '../../domain/services';
+import { changeBatch } from '../../domain/batch-changes';
+import { addBatch, allocate, batchStatus, cancelAllocation } from '../../domain/services';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { parseStoredItem } from '../../functions/store/items';
 import type { DocumentSender } from '../../functions/store/store-calls';

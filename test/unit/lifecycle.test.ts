@@ -3,16 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { BatchNotFound, LineNotFound, OrderNotFound, StoreUnavailable, UnknownSku } from '../../domain/errors';
 import { type Allocation, type Batch, afterMoves, allocatedOf, changedBatch, linesToTakeOff, newBatch, stockLevels } from '../../domain/model';
 import { planLineMoves } from '../../domain/routing';
-import {
-  type BatchChangeOutcome,
-  addBatch,
-  allocate,
-  batchStatus,
-  cancelAllocation,
-  changeBatch,
-  orderAllocations,
-  skuStock,
-} from '../../domain/services';
+import { type BatchChangeOutcome, changeBatch } from '../../domain/batch-changes';
+import { addBatch, allocate, batchStatus, cancelAllocation, orderAllocations, skuStock } from '../../domain/services';
 import { placeHold } from '../../domain/hold-services';
 import { FakeRepository } from '../support/fake-repository';
 

@@ -5,7 +5,8 @@ import { putLocation } from '../../domain/location-services';
 import { DEFAULT_LOCATION, type Location, type LocationDefinition } from '../../domain/locations';
 import { type Batch, type OrderLine, newBatch } from '../../domain/model';
 import { type Routing, distanceKm, eligibilityOf, planOrder, rankBatchesForLine } from '../../domain/routing';
-import { type BatchChangeOutcome, addBatch, allocate, allocateOrder, changeBatch } from '../../domain/services';
+import { type BatchChangeOutcome, changeBatch } from '../../domain/batch-changes';
+import { addBatch, allocate, allocateOrder } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BatchRepository } from '../../domain/ports';
-import { addBatch, allocate, changeBatch } from '../../domain/services';
+import { changeBatch } from '../../domain/batch-changes';
+import { addBatch, allocate } from '../../domain/services';
 import { type RequestCostMeter, unitsOf } from './request-cost';
 
 export interface PatchCost {
