@@ -1,7 +1,36 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 /** The suites that race in real time or hold the service to a time: see the second project below. */
 const REAL_TIME_SUITES = ['contention', 'holds-contention', 'model', 'fuzz', 'faults'].map((name) => `test/reliability/${name}.test.ts`);
+
+/**
+ * The files that take longest, longest first (a run's JSON report gives each file's time): started
+ * first, so that the two files at a time end together rather than one long file alone at the end.
+ * Vitest orders by the last run's times when it has them, and a fresh clone has none.
+ */
+const LONGEST_FIRST = [
+  'test/e2e/local-start.test.ts',
+  'test/integration/spread-races.test.ts',
+  'test/e2e/docs-page.test.ts',
+  'test/integration/hot-sku.test.ts',
+  'test/integration/conflict-model.test.ts',
+  'test/e2e/docs-examples.test.ts',
+  'test/reliability/invariants.test.ts',
+  'test/integration/batch-repository.test.ts',
+  'test/integration/event-stream.test.ts',
+  'test/infra/bundled-handlers.test.ts',
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const index = LONGEST_FIRST.findIndex((path) => file.moduleId.endsWith(path));
+      return index === -1 ? LONGEST_FIRST.length : index;
+    };
+    return (await super.sort(files)).sort((one, other) => one.project.config.sequence.groupOrder - other.project.config.sequence.groupOrder || rank(one) - rank(other));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -15,6 +44,7 @@ export default defineConfig({
     // The run's one DynamoDB Local, on a loaded shared machine, can take seconds over a large
     // transaction: an attempt cut off at AWS's 2 s would be sent again and change what tests see.
     env: { POWERTOOLS_DEV: 'true', POWERTOOLS_METRICS_DISABLED: 'false', DYNAMODB_REQUEST_TIMEOUT_MS: '15000' },
+    sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [

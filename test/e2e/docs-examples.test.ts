@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../local/dynamodb-local';
 import { CLIENT_PACKAGE, type DocExample, type ExpectedAnswer, LOCAL_ORIGIN, documentedPages, examplesOf } from '../support/doc-examples';
-import { uniqueId } from '../support/dynamodb';
+import { dynamoDbEndpoint, uniqueId } from '../support/dynamodb';
 import { type RunningService, listening, startService } from '../support/local-service';
 
 /*
@@ -96,7 +96,7 @@ for (const { page, examples } of pages.filter((entry) => entry.examples.length >
     if (examples.some((example) => example.local)) {
       beforeAll(async () => {
         const port = await freePort();
-        service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'), TABLE_NAME: uniqueId('docs') });
+        service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: dynamoDbEndpoint(), TABLE_NAME: uniqueId('docs') });
         await listening(service);
         origin = `localhost:${port}`;
       });

@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../local/dynamodb-local';
-import { uniqueId } from '../support/dynamodb';
+import { dynamoDbEndpoint, uniqueId } from '../support/dynamodb';
 import { type RunningService, listening, startService } from '../support/local-service';
 
 // `npm start`'s events, as a developer sees them: JSON lines on its output among the request log,
@@ -187,7 +187,7 @@ describe('npm start --in-memory --events-file PATH', () => {
 
 describe('npm start over a table it used before', () => {
   it('prints what changes from its start on, not what it printed before', async () => {
-    const env = { DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'), TABLE_NAME: uniqueId('kept-events') };
+    const env = { DYNAMODB_ENDPOINT: dynamoDbEndpoint(), TABLE_NAME: uniqueId('kept-events') };
     const addBatch = async (ref: string) => {
       const { service, request } = await serviceAt(env);
       try {

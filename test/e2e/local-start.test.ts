@@ -1,11 +1,11 @@
 import { DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createDynamoDbClient } from '../../functions/store/client';
 import { activeHoldsIndex, linesByBatchIndex } from '../../functions/store/table';
 import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
-import { createTableAsFirstReleased, uniqueId } from '../support/dynamodb';
+import { createTableAsFirstReleased, dynamoDbEndpoint, uniqueId } from '../support/dynamodb';
 import {
   type ProcessInfo,
   type RunningService,
@@ -183,7 +183,7 @@ describe('npm start', () => {
   it('puts the conflict model in front of its DynamoDB with --conflict-model, with the settings it is given', async () => {
     const port = await freePort();
     const service = startService(
-      { PORT: String(port), DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'), TABLE_NAME: uniqueId('conflict-model'), CONFLICT_HOLD_MS: '20', CONFLICT_WRITE_UNITS: '150' },
+      { PORT: String(port), DYNAMODB_ENDPOINT: dynamoDbEndpoint(), TABLE_NAME: uniqueId('conflict-model'), CONFLICT_HOLD_MS: '20', CONFLICT_WRITE_UNITS: '150' },
       ['--conflict-model'],
     );
     try {
@@ -255,7 +255,7 @@ describe('npm start', () => {
   });
 
   it('adds the lines-by-batch and active holds indexes to a table made before them, keeping what the table holds', async () => {
-    const endpoint = inject('dynamoDbEndpoint');
+    const endpoint = dynamoDbEndpoint();
     const tableName = uniqueId('before-index');
     const client = createDynamoDbClient(endpoint);
     await createTableAsFirstReleased(client, tableName);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DomainEvent, eventSchemas } from '../../domain/events';
 import { confirmHold, endExpiredHold, extendHold, placeHold, releaseHold } from '../../domain/hold-services';
 import { changeBatch } from '../../domain/batch-changes';
@@ -16,7 +16,7 @@ import { type DynamoDbLocal, freePort, startDynamoDbLocal } from '../../local/dy
 import { type StreamStart, followTableEvents } from '../../local/event-stream';
 import { ensureTable } from '../../local/table';
 import { type HandlerService, serviceOver } from '../reliability/support/service';
-import { type TestTable, createTableAsFirstReleased, createTestTable, uniqueId } from '../support/dynamodb';
+import { createTableAsFirstReleased, createTestTable, dynamoDbEndpoint, type TestTable, uniqueId } from '../support/dynamodb';
 import { routeEvent } from '../support/events';
 
 // The local server's events, read from the table's stream on the run's DynamoDB Local with the
@@ -39,7 +39,7 @@ interface Following {
   stop(): Promise<void>;
 }
 
-const follow = async (tableName: string, from?: StreamStart, endpoint = inject('dynamoDbEndpoint')): Promise<Following> => {
+const follow = async (tableName: string, from?: StreamStart, endpoint = dynamoDbEndpoint()): Promise<Following> => {
   const events: DomainEvent[] = [];
   const stream = await followTableEvents({ tableName, endpoint, from, onEvent: (event) => {
       events.push(event);

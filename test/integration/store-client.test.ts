@@ -1,6 +1,7 @@
 import { ListTablesCommand, type ServiceInputTypes, type ServiceOutputTypes } from '@aws-sdk/client-dynamodb';
 import type { FinalizeRequestMiddleware } from '@smithy/types';
-import { afterEach, describe, expect, inject, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { dynamoDbEndpoint } from '../support/dynamodb';
 import { createDynamoDbClient, reachInProcess } from '../../functions/store/client';
 
 /** The headers of the request the client sends for one call, as they leave it. */
@@ -21,7 +22,7 @@ describe('the store client (functions/store/client.ts)', () => {
 
   it('sends DynamoDB Local on loopback its access key in an Authorization header with no SigV4 signature, which it accepts', async () => {
     vi.stubEnv('AWS_ACCESS_KEY_ID', '');
-    const headers = await headersSent(createDynamoDbClient(inject('dynamoDbEndpoint')));
+    const headers = await headersSent(createDynamoDbClient(dynamoDbEndpoint()));
 
     expect(headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=local\/.*Signature=0$/);
     expect(headers['x-amz-date']).toBeUndefined();
@@ -31,7 +32,7 @@ describe('the store client (functions/store/client.ts)', () => {
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY');
     vi.stubEnv('AWS_REGION', 'local');
-    const headers = await headersSent(createDynamoDbClient(inject('dynamoDbEndpoint')));
+    const headers = await headersSent(createDynamoDbClient(dynamoDbEndpoint()));
 
     expect(headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/.*Signature=[0-9a-f]{64}$/);
     expect(headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
@@ -56,7 +57,7 @@ describe('the store client (functions/store/client.ts)', () => {
   });
 
   it('copies no call for the SDK\'s logger: its logger middleware is not in the stack, on AWS either', () => {
-    for (const endpoint of [inject('dynamoDbEndpoint'), undefined]) {
+    for (const endpoint of [dynamoDbEndpoint(), undefined]) {
       expect(createDynamoDbClient(endpoint).middlewareStack.identify().some((name) => name.startsWith('loggerMiddleware'))).toBe(false);
     }
   });

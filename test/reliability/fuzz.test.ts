@@ -15,9 +15,9 @@ import type { Answer } from './support/service';
 import { tableContents } from './support/table-contents';
 
 const SEED = seedOr(9_2026);
-const NUM_RUNS = 40;
+const NUM_RUNS = 20;
 /** Fewer for each route of holds, which share their schemas' rules with the routes above. */
-const HOLD_RUNS = 25;
+const HOLD_RUNS = 12;
 /** A SKU with stock to spare, so well-formed allocations get through to the store. */
 const STOCKED_SKU = 'FUZZ-LAMP';
 const MAX_ORDER_LINES = 25;

@@ -1,6 +1,7 @@
 import { DeleteTableCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoDbEndpoint } from '../support/dynamodb';
 import { ensureTable } from '../../local/table';
 import { type Mismatch, type TwinStoreOfRecord, twinStoreOfRecord } from '../../tools/simulate/memory-store/twin';
 import { type RunRecord, planOf, runPlan } from '../../tools/simulate/simulation';
@@ -28,7 +29,7 @@ describe('the memory store, held to DynamoDB Local', () => {
   let twin: TwinStoreOfRecord;
   let documents: DynamoDBDocumentClient;
   beforeAll(() => {
-    twin = twinStoreOfRecord(inject('dynamoDbEndpoint'));
+    twin = twinStoreOfRecord(dynamoDbEndpoint());
     documents = DynamoDBDocumentClient.from(twin.tables);
   });
   afterAll(() => twin.destroy());

@@ -14,8 +14,8 @@ import { type Answer, type HandlerService, serviceOver } from './support/service
 import { scanItems } from './support/table-contents';
 
 const SEED = seedOr(7_2026);
-const NUM_RUNS = 25;
-const HOLD_RUNS = 20;
+const NUM_RUNS = 15;
+const HOLD_RUNS = 12;
 const MAX_QTY = 1_000_000_000;
 /**
  * Where the clock every hold rule is judged at starts, in each run: the test's, moved by the commands

@@ -1,6 +1,5 @@
-import { inject } from 'vitest';
 import { type ConflictModel, type ConflictModelOptions, startConflictModel } from '../../local/conflict-model';
-import { type TestTable, createTestTable } from './dynamodb';
+import { createTestTable, dynamoDbEndpoint, type TestTable } from './dynamodb';
 
 export interface ModelledTable extends TestTable {
   /** The conflict model every call of this table's clients goes through. */
@@ -13,7 +12,7 @@ export interface ModelledTable extends TestTable {
  * cancelled and partitions are throttled as on AWS, with the settings a test chooses.
  */
 export const createModelledTable = async (options: Omit<ConflictModelOptions, 'target'> = {}): Promise<ModelledTable> => {
-  const model = await startConflictModel({ target: inject('dynamoDbEndpoint'), ...options });
+  const model = await startConflictModel({ target: dynamoDbEndpoint(), ...options });
   const table = await createTestTable(model.endpoint);
   return {
     ...table,

@@ -3,12 +3,22 @@ import { startDynamoDbLocal } from '../../local/dynamodb-local';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    dynamoDbEndpoint: string;
+    /** One DynamoDB Local for each of the project's workers (dynamoDbEndpoint() picks a worker's). */
+    dynamoDbEndpoints: string[];
   }
 }
 
-export default async function startSharedDynamoDbLocal(project: TestProject) {
-  const dynamoDbLocal = await startDynamoDbLocal();
-  project.provide('dynamoDbEndpoint', dynamoDbLocal.endpoint);
-  return () => dynamoDbLocal.stop();
+/**
+ * A DynamoDB Local for each file the project runs at once: one runs its transactions one at a time,
+ * for every table, so two files sharing it wait on each other's writes, and a file of many
+ * transactions made the one beside it several times slower.
+ */
+export default async function startDynamoDbLocals(project: TestProject) {
+  const workers = Math.max(1, project.config.maxWorkers);
+  const locals = await Promise.all(Array.from({ length: workers }, () => startDynamoDbLocal()));
+  project.provide(
+    'dynamoDbEndpoints',
+    locals.map(({ endpoint }) => endpoint),
+  );
+  return () => Promise.all(locals.map((local) => local.stop()));
 }

@@ -19,11 +19,17 @@ export interface TestTable {
   drop(): Promise<void>;
 }
 
+/** The DynamoDB Local of this test file's worker (test/support/dynamodb-local.global.ts). */
+export const dynamoDbEndpoint = (): string => {
+  const endpoints = inject('dynamoDbEndpoints');
+  return endpoints[(Number(process.env.VITEST_POOL_ID ?? '1') - 1) % endpoints.length] as string;
+};
+
 /**
- * A fresh table in the run's DynamoDB Local, so test files never see each other's data; reached
+ * A fresh table in its worker's DynamoDB Local, so test files never see each other's data; reached
  * through `endpoint` when given (a conflict model in front of it, ./conflict-model.ts).
  */
-export const createTestTable = async (endpoint = inject('dynamoDbEndpoint')): Promise<TestTable> => {
+export const createTestTable = async (endpoint = dynamoDbEndpoint()): Promise<TestTable> => {
   const tableName = `test-${randomUUID()}`;
   const client = createDynamoDbClient(endpoint);
   await ensureTable(client, tableName);

@@ -1,9 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { freePort } from '../../local/dynamodb-local';
-import { uniqueId } from './dynamodb';
+import { dynamoDbEndpoint, uniqueId } from './dynamodb';
 
 export interface RunningService {
   readonly process: ChildProcess;
@@ -126,7 +126,7 @@ export const serviceForTheseTests = (tablePrefix: string): (() => string) => {
   let baseUrl = '';
   beforeAll(async () => {
     const port = await freePort();
-    service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: inject('dynamoDbEndpoint'), TABLE_NAME: uniqueId(tablePrefix) });
+    service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: dynamoDbEndpoint(), TABLE_NAME: uniqueId(tablePrefix) });
     await listening(service);
     baseUrl = `http://127.0.0.1:${port}`;
   });
