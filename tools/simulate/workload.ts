@@ -266,11 +266,13 @@ const MOST_LINES = 25;
 /** Holds on one batch past what a change's own write ends with it (docs/capacity.md): some end apart first. */
 const CROWD_HOLDS = 56;
 /** The lines sent with each wave of a crowd to its small batch. */
-const CROWD_SMALL_LINES = 3;
+const CROWD_SMALL_LINES = 6;
 /** Store calls enough for a wave of a crowd's holds to be placed, a few each. */
 const WAVE_STEPS = 150;
 /** Store calls enough for a request that failed to be sent again and made. */
 const RETRIED_STEPS = 75;
+/** The steps after its first send at which a sale's `PATCH` is sent again. */
+const SALE_CHANGE_AGAIN = [1, 4, 8, 12] as const;
 /** Store calls enough for a sale's lines and holds to be made. */
 const SALE_STEPS = 50;
 
@@ -308,35 +310,49 @@ const wideConfirm: Episode = (chance, _places, at) => {
 };
 
 /**
- * A crowd of holds on one batch, more than a change's own write ends, in two waves a cooling apart;
- * in each, one hold also holds a unit of a small batch that lines sent with the wave meet on and
- * spread into a few pieces (it gathers as it cools, and spreads again). Then a PATCH that ends them
- * all: the second wave's hold on the small batch lasts less than the first wave's holds, so that
- * it is among those the change's own write ends (the latest to expire end apart first), beside the
- * first's, and that write carries counts for the pieces of two spreads, which may bear one number.
+ * A crowd of holds on one batch, more than a change's own write ends, then a PATCH that ends them
+ * all. Three of them also hold a unit of a small batch: one before anything spreads it (its unit on
+ * the batch's item), and one in each of two waves a cooling apart, placed once the wave's lines have
+ * met there and spread it (each on a piece of its own spread: it gathers as it cools, and spreads
+ * again). The three last less than the rest, so that the change's own write ends them with the
+ * crowd's earliest (the latest to expire end apart first), and that write carries counts for the
+ * batch's item and for the pieces of two spreads, which may bear one number. The crowd's size, and
+ * whether the change empties the batch, are drawn: the write lands at a transaction's last item in
+ * some runs and one short of it in others.
  */
 const crowdOfHolds: Episode = (chance, _places, at) => {
   const [changed, small] = [{ ref: 'cb', sku: 'sc' }, { ref: 'ch', sku: 'sh' }];
-  const [addChanged, addSmall] = inTurn(chance, at, [
-    { kind: 'http', routeKey: 'POST /add_batch', body: { ...changed, qty: CROWD_HOLDS + chance.int(0, 2), eta: null } },
+  const crowd = CROWD_HOLDS + chance.int(0, 3);
+  const smallHold = (holdid: string, ttlSeconds: number): Draft => ({
+    kind: 'http',
+    routeKey: 'POST /holds',
+    body: { holdid, lines: [{ sku: changed.sku, qty: 1 }, { sku: small.sku, qty: 1 }], ttlSeconds },
+  });
+  const [addChanged, addSmall, beforeSpread] = inTurn(chance, at, [
+    { kind: 'http', routeKey: 'POST /add_batch', body: { ...changed, qty: crowd + chance.int(3, 5), eta: null } },
     { kind: 'http', routeKey: 'POST /add_batch', body: { ...small, qty: chance.int(16, 18), eta: null } },
-  ]) as [Step, Step];
-  const half = CROWD_HOLDS / 2;
-  const wave = (first: number, after: Step, smallHoldSeconds: number): Step[] =>
-    Array.from({ length: half }, (_, index): Step => {
-      const onSmall = index === 0;
-      const lines = [{ sku: changed.sku, qty: 1 }, ...(onSmall ? [{ sku: small.sku, qty: 1 }] : [])];
-      return { at: after.at + 1, draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `c${first + index + 1}`, lines, ttlSeconds: onSmall ? smallHoldSeconds : 900 } }, after };
-    });
-  // Lines of the small batch sent with each wave, whose takes meet there and spread it.
-  const linesWith = (after: Step, wave: number): Step[] =>
-    Array.from({ length: CROWD_SMALL_LINES }, (_, index): Step => ({ at: after.at + 1, draft: plainLine(`c${wave}${index + 1}`, small.sku, 1), after }));
-  const firstWave = wave(0, addSmall, 900);
+    smallHold('c0', 600),
+  ]) as [Step, Step, Step];
+  const half = Math.floor(crowd / 2);
+  const wave = (first: number, count: number, after: Step): Step[] =>
+    Array.from({ length: count }, (_, index): Step => ({
+      at: after.at + 1,
+      draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `c${first + index + 1}`, lines: [{ sku: changed.sku, qty: 1 }], ttlSeconds: 900 } },
+      after,
+    }));
+  // Lines of the small batch sent at once, whose takes meet there and spread it; then the wave's hold on it.
+  const spreadThenHeld = (after: Step, wave: number, holdid: string): Step[] => {
+    const lines = Array.from({ length: CROWD_SMALL_LINES }, (_, index): Step => ({ at: after.at + 1, draft: plainLine(`c${wave}${index + 1}`, small.sku, 1), after }));
+    const last = lines.at(-1) as Step;
+    return [...lines, { at: last.at + chance.int(1, 3), draft: smallHold(holdid, 300), after: last }];
+  };
+  const firstWave = [...wave(0, half, beforeSpread), ...spreadThenHeld(beforeSpread, 1, 'cs1')];
   // A wave's length of steps on (a run idle before then goes straight to it), and once the wave's last hold has its answer.
-  const cooled: Step = { at: addSmall.at + WAVE_STEPS, draft: { kind: 'clock', advanceMs: 180_000 }, after: firstWave.at(-1) };
-  const secondWave = wave(half, cooled, 300);
-  const change: Step = { at: cooled.at + WAVE_STEPS, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: changed.ref }, body: { qty: 0 } }, after: secondWave.at(-1) };
-  return [addChanged, addSmall, ...firstWave, ...linesWith(addSmall, 1), cooled, ...secondWave, ...linesWith(cooled, 2), ...twice(chance, change)];
+  const cooled: Step = { at: beforeSpread.at + WAVE_STEPS, draft: { kind: 'clock', advanceMs: 180_000 }, after: firstWave.at(-1) };
+  const secondWave = [...wave(half, crowd - half, cooled), ...spreadThenHeld(cooled, 2, 'cs2')];
+  const qty = chance.pick([0, 1]);
+  const change: Step = { at: cooled.at + WAVE_STEPS, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: changed.ref }, body: { qty } }, after: secondWave.at(-1) };
+  return [addChanged, addSmall, beforeSpread, ...firstWave, cooled, ...secondWave, ...twice(chance, change)];
 };
 
 /**
@@ -363,8 +379,10 @@ const saleChanged: Episode = (chance, _places, at) => {
   const lines = saleLines(added, 'ss', 4);
   const change: Step = { at: added.at + 1, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: 'sa' }, body: { qty: 0 } }, after: added };
   const cancels = lines.map((line): Step => ({ at: line.at + chance.int(1, 4), draft: { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: field(line, 'orderid'), sku: 'ss' } }, after: line }));
-  // Sent twice at once, and again a step on: each copy is one more chance to read it whole and write after the cancels.
-  return [added, ...lines, ...twice(chance, change), { ...change, at: change.at + 1 }, ...cancels];
+  // Sent twice at once, then again over the steps the lines and cancels take: each copy is one more
+  // chance to read it whole before it spreads, and to write once the cancels have given its units back.
+  const again = SALE_CHANGE_AGAIN.map((later): Step => ({ ...change, at: change.at + later + chance.int(0, 1) }));
+  return [added, ...lines, ...twice(chance, change), ...again, ...cancels];
 };
 
 /**
