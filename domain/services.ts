@@ -148,7 +148,6 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);
 };
 
-
 /**
  * The batches as a client reads them now: the units of holds that have expired are free, though
  * the store may still count them held (lazy expiry), so those holds are read, only on a batch that
@@ -161,10 +160,6 @@ export const asFoundNow = async (batches: readonly Batch[], repository: BatchRep
   );
 };
 
-/**
- * A repeat of an allocated line: the same qty and routing, answered with its batch, and that batch's
- * location, read for it (a line does not record it).
- */
 /**
  * What a request routes by, or its repeat's answer: a location named by the request that this
  * process does not know (its list may be a moment old, and is read anew at most once a second) is
@@ -184,6 +179,10 @@ const repeatOrRefused = async <Routed, Answer>(
   }
 };
 
+/**
+ * A repeat of an allocated line: the same qty and routing, answered with its batch, and that batch's
+ * location, read for it (a line does not record it).
+ */
 const answerRepeat = async (existing: Allocation, line: OrderLine, routing: Routing, repository: BatchRepository): Promise<AllocationOutcome> => {
   if (!isSameLine(existing, line)) throw new LineAlreadyAllocated(line.orderid, line.sku, existing.qty);
   if (!isSameRouting(existing.routing, routing)) throw new LineRoutedOtherwise(line.orderid, line.sku);
@@ -193,7 +192,6 @@ const answerRepeat = async (existing: Allocation, line: OrderLine, routing: Rout
 
 /** Rounds of read and conditional write on one batch before giving up with a 503 (a retry continues). */
 export const MAX_BATCH_ROUNDS = 8;
-
 
 /** An order's lines, sorted by sku, each with its batch's location as the line records it. */
 export const orderAllocations = async (orderid: string, repository: BatchRepository): Promise<RoutedAllocation[]> => {

@@ -173,10 +173,8 @@ const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: ident
   eachSkuOnce,
 );
 
-
 /** How long a hold lasts, from now: a day at most (domain/holds.ts). */
 const holdSeconds = /* @__PURE__ */ integerFrom(1, MAX_HOLD_SECONDS);
-
 
 export const holdExtensionSchema = /* @__PURE__ */ objectOf({ ttlSeconds: holdSeconds });
 

@@ -193,4 +193,3 @@ export const locatedLine = (item: Record<string, unknown>): RoutedAllocation => 
   return { ...allocation, ...(routing ? { routing } : {}), location: location ?? DEFAULT_LOCATION_ID };
 };
 
-
