@@ -34,14 +34,14 @@ class LongestFirst extends BaseSequencer {
 
 export default defineConfig({
   test: {
-    // One DynamoDB Local for each project's run; each test file makes its own table in it.
+    // A DynamoDB Local for each file a project runs at once; each test file makes its own table in its worker's.
     globalSetup: ['test/support/dynamodb-local.global.ts'],
     // Request logs are printed only for tests that fail.
     silent: 'passed-only',
     // Powertools' Logger and Metrics write through the global console, which vitest holds back
     // for tests that pass and tests can spy on, rather than through consoles of their own onto
     // the terminal; metrics stay on, so that tests read what a function would publish.
-    // The run's one DynamoDB Local, on a loaded shared machine, can take seconds over a large
+    // A DynamoDB Local, on a loaded shared machine, can take seconds over a large
     // transaction: an attempt cut off at AWS's 2 s would be sent again and change what tests see.
     env: { POWERTOOLS_DEV: 'true', POWERTOOLS_METRICS_DISABLED: 'false', DYNAMODB_REQUEST_TIMEOUT_MS: '15000' },
     sequence: { sequencer: LongestFirst },
@@ -64,8 +64,8 @@ export default defineConfig({
       // The suites that race in real time, after the rest and one file at a time: the contention
       // suites send bursts of requests at once through the conflict model, and beside the rest on two
       // cores their requests passed the function's deadline ten times over; the faults suite waits
-      // out a Retry-After. The model and fuzz suites, one request at a time, keep the run's one
-      // DynamoDB Local busy: beside the rest, they made every other file several times slower.
+      // out a Retry-After. The model and fuzz suites send one request after another, with no pause:
+      // beside the rest, sharing a DynamoDB Local, they made every other file several times slower.
       {
         extends: true,
         test: { name: 'real-time races', include: REAL_TIME_SUITES, fileParallelism: false, sequence: { groupOrder: 1 } },

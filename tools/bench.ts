@@ -31,7 +31,7 @@ import { type BenchResults, renderTable, targetsOf } from './bench/report';
 import { median } from './bench/stats';
 import { compareThroughput } from './bench/throughput';
 
-/** At least 15, as the issue asks; each is one fresh process per bundle. */
+/** At least 15 for a median that one slow process does not move; each is one fresh process per bundle. */
 const INIT_PROCESSES = 41;
 const IN_FLIGHT = [1, 16] as const;
 const ROUNDS = 6;

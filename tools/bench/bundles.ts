@@ -30,7 +30,7 @@ export const CLIENT_ALONE = 'client-alone';
 export const CLIENT_ALONE_ALIASED = 'client-alone-aliased';
 
 /**
- * The floor's settings: the deployed ones without their aliases. The issue's init limit is against
+ * The floor's settings: the deployed ones without their aliases. The init limit is against
  * the client's own init as the SDK ships it; with the alias, which leaves its default credential
  * chain out, the floor would drop by what the handlers save with the same alias, and the limit
  * would measure the handlers against a client no SDK user gets.

@@ -56,10 +56,10 @@ export interface HandlerMeasurements {
   readonly underActiveHolds: readonly CostUnderActiveHolds[];
 }
 
-/** The order sizes the issue asks about: one line, a few, and the most an order may hold. */
+/** The order sizes measured: one line, a few, and the most an order may hold. */
 const ORDER_SIZES = [1, 5, 25];
 
-/** The PATCH the issue asks about: one that moves a hundred lines. */
+/** The PATCH measured: one that moves a hundred lines. */
 const LINES_MOVED_BY_PATCH = 100;
 
 const EXHAUSTED_BATCHES = [1, 50, 200];

@@ -18,7 +18,7 @@ import { type JsonPoster, jsonPoster, runClosedLoop } from './load';
 import { refusalsSince, withServerOverConflictModel } from './npm-start';
 import { percentile } from './stats';
 
-/** The model: a transaction ten times as slow as on AWS, and 150 write units a second per partition key. */
+/** The model the figure is taken under: a transaction ten times as slow as on AWS, and 150 write units a second per partition key. */
 export const HOT_SKU_MODEL: ConflictModelSettings = { holdMs: 100, writeUnitsPerSecond: 150 };
 /**
  * As Lambda serves it, the same load at a longer hold: instances that neither group their takes nor
@@ -28,7 +28,7 @@ export const HOT_SKU_MODEL: ConflictModelSettings = { holdMs: 100, writeUnitsPer
  * commits (docs/performance.md).
  */
 export const HOT_SKU_LAMBDA_MODEL: ConflictModelSettings = { ...HOT_SKU_MODEL, holdMs: 250 };
-/** The aim: 16 times the single-item ceiling. */
+/** The target: 16 times the single-item ceiling. */
 export const HOT_SKU_TARGET_RATIO = 16;
 const CLIENTS = 64;
 const ORDINARY_SKUS = 64;
