@@ -32,6 +32,35 @@ describe('the routes the docs count', () => {
   });
 });
 
+/** The rows of docs/api.md's route index: each route, the function that serves it, and the statuses it lists. */
+const routeIndexOf = (markdown: string) =>
+  [...markdown.matchAll(/^\| \[`([A-Z]+ [^`]+)`\]\(#[^)]+\) \| (\w+) \| [^|]+ \| ([^|]+) \|$/gm)].map(([, routeKey = '', fn = '', statuses = '']) => ({
+    routeKey,
+    fn,
+    statuses: statuses.split(',').map((status) => status.trim()),
+  }));
+
+/** The statuses any route may answer (docs/api.md, "Errors of every route"), which the index leaves out. */
+const EVERY_ROUTES_STATUSES = ['400', '403', '404', '405', '413', '415', '429', '500', '503'];
+
+describe("docs/api.md's route index", () => {
+  const index = routeIndexOf(readFileSync(join(ROOT, 'docs/api.md'), 'utf8'));
+  const openapi = JSON.parse(readFileSync(join(ROOT, 'docs/openapi.json'), 'utf8')) as { paths: Record<string, Record<string, { responses?: object }>> };
+
+  it('lists every route the functions serve, once, with the function that serves it', () => {
+    const served = Object.entries(routeKeys).flatMap(([fn, keys]) => keys.map((routeKey) => ({ routeKey, fn })));
+    expect(index.map(({ routeKey, fn }) => ({ routeKey, fn }))).toEqual(expect.arrayContaining(served));
+    expect(index).toHaveLength(served.length);
+  });
+
+  it.each(index.map((row) => [row.routeKey, row] as const))('lists for %s the statuses docs/openapi.json gives it, but those of every route', (routeKey, { statuses }) => {
+    const { method, path } = splitRouteKey(routeKey);
+    const documented = Object.keys(openapi.paths[path]?.[method.toLowerCase()]?.responses ?? {});
+    expect(statuses.every((status) => documented.includes(status))).toBe(true);
+    expect(documented.filter((status) => !EVERY_ROUTES_STATUSES.includes(status)).every((status) => statuses.includes(status))).toBe(true);
+  });
+});
+
 /** The route key a request example calls: its method (`-X`, else GET) and the route whose path template matches. */
 const routeKeyOf = ({ command }: DocExample): string | undefined => {
   const method = /-X\s+([A-Z]+)/.exec(command)?.[1] ?? 'GET';
