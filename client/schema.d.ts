@@ -413,7 +413,7 @@ export interface components {
          * @example 2026-06-01
          */
         ArrivalDate: string | null;
-        /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. The line records both: a change of its batch moves it only where they allow, and a repeat names them again. Unknown fields are ignored. */
+        /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. The line records both: a change of its batch moves it only where they allow, and a repeat names them again. Any other field is refused. */
         OrderLine: {
             orderid: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];
@@ -427,7 +427,7 @@ export interface components {
             };
             location?: components["schemas"]["LocationId"];
         };
-        /** @description A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored. */
+        /** @description A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Any other field is refused. */
         NewBatch: {
             ref: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];
@@ -435,12 +435,12 @@ export interface components {
             eta: components["schemas"]["ArrivalDate"];
             location?: components["schemas"]["LocationId"];
         };
-        /** @description A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so `available` moves by the difference. Unknown fields (`ref` and `sku` among them) are ignored. */
+        /** @description A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so `available` moves by the difference. Any other field (`ref` and `sku` among them) is refused. */
         BatchChange: {
             qty?: number;
             eta?: components["schemas"]["ArrivalDate"];
         } | unknown | unknown;
-        /** @description A whole order: every line is allocated, or none. Each SKU at most once (`x-uniqueItemProperties`). `destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Unknown fields are ignored. */
+        /** @description A whole order: every line is allocated, or none. Each SKU at most once (`x-uniqueItemProperties`). `destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Any other field is refused. */
         Order: {
             orderid: components["schemas"]["Identifier"];
             lines: {
@@ -456,7 +456,7 @@ export interface components {
             };
             location?: components["schemas"]["LocationId"];
         };
-        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat names them again, and its confirmed lines record them. Unknown fields are ignored. */
+        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat names them again, and its confirmed lines record them. Any other field is refused. */
         NewHold: {
             holdid: components["schemas"]["Identifier"];
             lines: {
@@ -473,15 +473,15 @@ export interface components {
             };
             location?: components["schemas"]["LocationId"];
         };
-        /** @description A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored. */
+        /** @description A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Any other field is refused. */
         HoldExtension: {
             ttlSeconds: number;
         };
-        /** @description The order the hold's lines become lines of. Unknown fields are ignored. */
+        /** @description The order the hold's lines become lines of. Any other field is refused. */
         HoldConfirmation: {
             orderid: components["schemas"]["Identifier"];
         };
-        /** @description A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path's. Unknown fields are ignored. */
+        /** @description A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path's. Any other field is refused. */
         LocationDefinition: {
             name: string & (unknown & unknown);
             priority: number;
@@ -494,7 +494,7 @@ export interface components {
                 lng: number;
             };
         };
-        /** @description A transfer: `qty` units of `sku` taken from one batch in stock at location `from`, sent to location `to`, where they arrive on `eta` (a date: the incoming batch is a shipment) as a batch whose `ref` is the `transferid`. `from` and `to` must be active locations that exist, and differ. Unknown fields are ignored. */
+        /** @description A transfer: `qty` units of `sku` taken from one batch in stock at location `from`, sent to location `to`, where they arrive on `eta` (a date: the incoming batch is a shipment) as a batch whose `ref` is the `transferid`. `from` and `to` must be active locations that exist, and differ. Any other field is refused. */
         NewTransfer: {
             transferid: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];

@@ -30,6 +30,8 @@ abstract class InvalidInput extends Error {
   constructor(
     message: string,
     readonly issues: readonly z.core.$ZodIssue[],
+    /** What an unknown key of this input is not: "a field", "a query parameter". */
+    readonly keyKind: string,
   ) {
     super(message);
   }
@@ -40,7 +42,7 @@ const INVALID_REQUEST_BODY = 'Invalid request body';
 export class InvalidRequestBody extends InvalidInput {
   override readonly name = 'InvalidRequestBody';
   constructor(issues: readonly z.core.$ZodIssue[]) {
-    super(INVALID_REQUEST_BODY, issues);
+    super(INVALID_REQUEST_BODY, issues, 'a field');
   }
 }
 
@@ -48,15 +50,15 @@ export class InvalidRequestBody extends InvalidInput {
 export class InvalidPathParameters extends InvalidInput {
   override readonly name = 'InvalidPathParameters';
   constructor(issues: readonly z.core.$ZodIssue[]) {
-    super('Invalid request', issues);
+    super('Invalid request', issues, 'a path parameter');
   }
 }
 
-/** A query parameter breaks the rules of what it names; the request is refused before its body is read. */
+/** A query parameter breaks the rules of what it names, or the route takes no such parameter; the request is refused before its body is read. */
 export class InvalidQueryParameters extends InvalidInput {
   override readonly name = 'InvalidQueryParameters';
   constructor(issues: readonly z.core.$ZodIssue[]) {
-    super('Invalid request', issues);
+    super('Invalid request', issues, 'a query parameter');
   }
 }
 
@@ -160,11 +162,15 @@ const unavailable = (requestId: string, outcome: string): ErrorResponse => ({
  * one value (1e26 is past the safe integers and past the bound); the client gets one per field, as
  * docs/api.md promises.
  */
-const oneIssuePerField = (issues: readonly z.core.$ZodIssue[]): { path: string; message: string }[] => {
+const oneIssuePerField = ({ issues, keyKind }: InvalidInput): { path: string; message: string }[] => {
   const messages = new Map<string, string>();
+  const add = (path: string, message: string) => {
+    if (!messages.has(path)) messages.set(path, `${path === '' ? 'the body' : path} ${message}`);
+  };
   for (const issue of issues) {
-    const path = issue.path.join('.');
-    if (!messages.has(path)) messages.set(path, `${path === '' ? 'the body' : path} ${issue.message}`);
+    // A key the route does not take, named on its own: a misspelled field beside the right ones.
+    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) add([...issue.path, key].join('.'), `is not ${keyKind} of this route`);
+    else add(issue.path.join('.'), issue.message);
   }
   return [...messages].map(([path, message]) => ({ path, message }));
 };
@@ -190,7 +196,7 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
     return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, ...lines, ...reason }, outcome: error.name };
   }
   if (error instanceof InvalidInput) {
-    return { statusCode: 400, body: { message: error.message, issues: oneIssuePerField(error.issues) }, outcome: error.name };
+    return { statusCode: 400, body: { message: error.message, issues: oneIssuePerField(error) }, outcome: error.name };
   }
   if (error instanceof RouteNotFound) return { statusCode: 404, body: { message: error.message }, outcome: error.name };
   if (error instanceof UnsupportedMediaType) return { statusCode: 415, body: { message: error.message }, outcome: error.name };

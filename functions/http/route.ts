@@ -19,7 +19,7 @@ import {
 } from './errors';
 import { RequestMeasures, type RouteCounter, recordRequest } from './request-telemetry';
 import { pathParameterNames, splitRouteKey } from './route-keys';
-import { pathParametersSchema } from './schemas';
+import { noQuerySchema, pathParametersSchema } from './schemas';
 import { TIME_TO_ANSWER_MS, startDeadline } from './time-budget';
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -54,7 +54,7 @@ export interface RouteDefinition<RouteKey extends string, Schema extends z.ZodMi
   readonly body?: Schema;
   /**
    * The query parameters a route takes, checked after its path parameters and before its body: one
-   * issue per bad parameter, unknown ones ignored. A route without one ignores its query string.
+   * issue per bad or unknown parameter. A route without one refuses any.
    */
   readonly query?: Query;
   /** What each success status means, for the request log. */
@@ -134,9 +134,9 @@ export const routedHandler = <RouteKey extends string>(repository: BatchReposito
       const parsed = route.pathParameters.safeParse(event.pathParameters ?? {});
       if (!parsed.success) throw new InvalidPathParameters(parsed.error.issues);
       // API Gateway joins a repeated name's values with commas, which no value a route takes holds.
-      const query = route.query?.safeParse(event.queryStringParameters ?? {});
-      if (query && !query.success) throw new InvalidQueryParameters(query.error.issues);
-      selected.set(event, { route, pathParameters: parsed.data, query: query?.data ?? {} });
+      const query = (route.query ?? noQuerySchema).safeParse(event.queryStringParameters ?? {});
+      if (!query.success) throw new InvalidQueryParameters(query.error.issues);
+      selected.set(event, { route, pathParameters: parsed.data, query: query.data });
     },
   };
   /** A route without a body answers the same whatever body or Content-Type came with it. */

@@ -14,8 +14,15 @@ const refused = (accepts: string) => ({
   error: (issue: { readonly input?: unknown }) => (issue.input === undefined ? `is required: ${accepts}` : `must be ${accepts}`),
 });
 
-/** An object of these fields, and the message when the value is not one: unknown fields are dropped, as the contract allows. */
-const objectOf = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.object(shape, refused(`an object {${Object.keys(shape).join(', ')}}`));
+/**
+ * An object of these fields and no other, and the message when the value is not one: a field the
+ * route does not take is refused (errors.ts names each), so that a misspelled or misplaced one is
+ * not dropped without a word.
+ */
+const objectOf = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.strictObject(shape, refused(`an object {${Object.keys(shape).join(', ')}}`));
+
+/** The query of a route that takes no query parameter: any one is refused. */
+export const noQuerySchema = /* @__PURE__ */ objectOf({});
 
 /** Bounds from docs/api.md. They also keep every key well inside DynamoDB's key-size limits. */
 export const MAX_IDENTIFIER_CHARACTERS = 128;
@@ -96,8 +103,11 @@ export const locationIdSchema = z.string(refused(LOCATION_ID)).check(z.regex(new
  */
 export const pathParameterSchemaOf = (name: string) => (name === 'id' ? locationIdSchema : identifierSchema);
 
-/** A route's path parameters, each checked as pathParameterSchemaOf says. Built once per route, when its handler is made. */
-export const pathParametersSchema = (names: readonly string[]) => objectOf(Object.fromEntries(names.map((name) => [name, pathParameterSchemaOf(name)])));
+/**
+ * A route's path parameters, each checked as pathParameterSchemaOf says. Built once per route, when
+ * its handler is made. Not strict: API Gateway, not the caller, names them, after the route's key.
+ */
+export const pathParametersSchema = (names: readonly string[]) => z.object(Object.fromEntries(names.map((name) => [name, pathParameterSchemaOf(name)])));
 
 /**
  * `GET /skus/{sku}/stock`'s query: `location`, the one location whose stock to read. A location id

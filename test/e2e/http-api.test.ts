@@ -305,10 +305,16 @@ describe('the routes with path parameters, over HTTP', () => {
     await expectJsonError(response, 415);
   });
 
-  it('answers 400 for a PATCH with neither qty nor eta, and changes nothing', async () => {
+  it('answers 400 for a PATCH with neither qty nor eta, naming the field it does not take, and changes nothing', async () => {
     const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
     const body = await expectJsonError(await patch(batch.ref, { sku: 'other' }), 400);
-    expect(body).toEqual({ message: 'Invalid request body', issues: [{ path: '', message: 'the body must have qty or eta, or both' }] });
+    expect(body).toEqual({
+      message: 'Invalid request body',
+      issues: [
+        { path: 'sku', message: 'sku is not a field of this route' },
+        { path: '', message: 'the body must have qty or eta, or both' },
+      ],
+    });
     expect(await (await fetchDocumented(url('batches', batch.ref))).json()).toEqual({ ...batch, allocated: 0, held: 0, available: 10, location: 'default' });
   });
 });

@@ -638,8 +638,8 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 10, arbitrary: allocate },
   { weight: 3, arbitrary: fc.nat(5).map((back): Operation => ({ resend: back })) },
   { weight: 5, arbitrary: addBatch },
-  // The contract ignores fields it does not know, a `batchref` that tries to choose the batch included.
-  { weight: 1, arbitrary: lineBody.map((body): Operation => ({ routeKey: 'POST /allocate', body: { ...body, batchref: 'b1', note: 'gift' } })) },
+  // A field the route does not take is refused, named: a `batchref` that tries to choose the batch.
+  { weight: 1, arbitrary: lineBody.map((body): Operation => ({ routeKey: 'POST /allocate', body: { ...body, batchref: 'b1' }, spoiled: 'batchref' })) },
   { weight: 1, arbitrary: spoil(allocate, { orderid: badIdentifier, sku: badIdentifier, qty: badQty }) },
   { weight: 1, arbitrary: spoil(addBatch, { ref: badIdentifier, sku: badIdentifier, qty: badQty, eta: badEta }) },
   { weight: 3, arbitrary: placeOrder },
@@ -655,12 +655,14 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fullOrderBody.map((body): Request => ({ routeKey: 'POST /orders', body })) },
-  // Fields it does not know, in the order and in its lines, are ignored.
+  // A field the route does not take, in the order or in a line, is refused, named.
+  { weight: 1, arbitrary: orderBody.map(({ orderid, lines }): Request => ({ routeKey: 'POST /orders', body: { orderid, note: 'gift', lines }, spoiled: 'note' })) },
   {
     weight: 1,
     arbitrary: orderBody.map(({ orderid, lines }): Request => ({
       routeKey: 'POST /orders',
-      body: { orderid, note: 'gift', lines: lines.map((line) => ({ ...line, batchref: 'b1' })) },
+      body: { orderid, lines: lines.map((line, index) => (index === 0 ? { ...line, location: 'default' } : line)) },
+      spoiled: 'lines.0.location',
     })),
   },
   {
@@ -677,7 +679,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ changeAllocated: fc.nat(5), body: changeBody }) },
   { weight: 1, arbitrary: spoil(change, { qty: badChangeQty, eta: badChangeEta }) },
   // Neither qty nor eta: the body as a whole breaks the rule.
-  { weight: 1, arbitrary: ref.map((ref): Request => ({ routeKey: 'PATCH /batches/{ref}', pathParameters: { ref }, body: { ref }, spoiled: '' })) },
+  { weight: 1, arbitrary: ref.map((ref): Request => ({ routeKey: 'PATCH /batches/{ref}', pathParameters: { ref }, body: {}, spoiled: '' })) },
   { weight: 1, arbitrary: cancel },
   { weight: 3, arbitrary: fc.nat(5).map((back): Operation => ({ cancelAllocated: back })) },
   { weight: 2, arbitrary: readOrder },

@@ -138,12 +138,17 @@ describe('POST /allocate', () => {
     expect(jsonBody(result)).toEqual({ message: 'Out of stock for sku LAMP', reason: 'out_of_stock' });
   });
 
-  it('ignores unknown fields, prototype keys among them', async () => {
+  it('refuses a field it does not take, naming each, prototype keys among them, and takes nothing', async () => {
     const { addBatch, allocate, repository } = setUp();
     await addBatch(validBatch);
     const body = '{"orderid":"order-1","sku":"LAMP","qty":3,"note":"gift","__proto__":{"qty":99}}';
-    expect((await allocate(body, { raw: true })).statusCode).toBe(201);
-    expect(repository.batches.get('batch-1')?.available).toBe(7);
+    const result = await allocate(body, { raw: true });
+    expect(result.statusCode).toBe(400);
+    expect(jsonBody(result).issues).toEqual([
+      { path: 'note', message: 'note is not a field of this route' },
+      { path: '__proto__', message: '__proto__ is not a field of this route' },
+    ]);
+    expect(repository.batches.get('batch-1')?.available).toBe(10);
   });
 
   it.each([
@@ -476,12 +481,13 @@ describe('the issues of a refused body', () => {
     return { status: result.statusCode, issues };
   };
 
-  /** Our voice: the field's name, then that it is required or what it must be; never zod's "Invalid input: expected X, received Y". */
+  /** Our voice: the field's name, then that it is required, what it must be, or that the route takes no such field; never zod's "Invalid input: expected X, received Y". */
   const voiceProblems = (issues: readonly { path: string; message: string }[]) =>
     issues.flatMap(({ path, message }) => {
       const name = path === '' ? 'the body' : path;
       const problems = [];
-      if (!message.startsWith(`${name} is required: `) && !message.startsWith(`${name} must `)) problems.push(`does not name ${name} first`);
+      const named = [`${name} is required: `, `${name} must `, `${name} is not a field of this route`].some((start) => message.startsWith(start));
+      if (!named) problems.push(`does not name ${name} first`);
       if (/invalid input|expected .+, received|too (big|small)/i.test(message)) problems.push("speaks in zod's voice");
       return problems.map((problem) => `${path}: "${message}" ${problem}`);
     });
@@ -757,11 +763,26 @@ describe('PATCH /batches/{ref}', () => {
     expect((await send('GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } })).statusCode).toBe(404);
   });
 
-  it('ignores unknown fields', async () => {
-    const { addBatch, send } = setUp();
+  it('refuses a field it does not take, the batch\'s ref and prototype keys among them, and changes nothing', async () => {
+    const { addBatch, send, repository } = setUp();
     await addBatch(validBatch);
     const result = await send('PATCH /batches/{ref}', change('{"qty":12,"ref":"other","__proto__":{"qty":0}}', { raw: true }));
-    expect(jsonBody(result)).toMatchObject({ ref: 'batch-1', qty: 12 });
+    expect(result.statusCode).toBe(400);
+    expect(jsonBody(result).issues.map(({ path }: { path: string }) => path)).toEqual(['ref', '__proto__']);
+    expect(repository.batches.get('batch-1')?.qty).toBe(validBatch.qty);
+  });
+
+  it('answers a misspelled qty with both of what is wrong: the field it does not take, and neither qty nor eta', async () => {
+    const { addBatch, send } = setUp();
+    await addBatch(validBatch);
+    const result = await send('PATCH /batches/{ref}', change({ quantity: 5 }));
+    expect(jsonBody(result)).toEqual({
+      message: 'Invalid request body',
+      issues: [
+        { path: 'quantity', message: 'quantity is not a field of this route' },
+        { path: '', message: 'the body must have qty or eta, or both' },
+      ],
+    });
   });
 
   it('answers 404 for a reference never added', async () => {
@@ -772,7 +793,6 @@ describe('PATCH /batches/{ref}', () => {
 
   it.each([
     ['neither qty nor eta', {}, '', 'the body must have qty or eta, or both'],
-    ['only unknown fields', { quantity: 5 }, '', 'the body must have qty or eta, or both'],
     ['qty negative', { qty: -1 }, 'qty', 'qty must be an integer from 0 to 1000000000'],
     ['qty fractional', { qty: 2.5 }, 'qty', 'qty must be an integer from 0 to 1000000000'],
     ['qty past the bound', { qty: 1_000_000_001 }, 'qty', 'qty must be an integer from 0 to 1000000000'],
@@ -925,10 +945,18 @@ describe('GET /skus/{sku}/stock', () => {
     expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE' });
   });
 
-  it('ignores query parameters it does not take', async () => {
+  it('refuses a query parameter it does not take, naming it: a misspelled location is not the whole stock', async () => {
     const { send } = await atThreePlaces();
-    const result = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { page: '2' } });
-    expect(jsonBody(result).in_stock).toBe(15);
+    const result = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { Location: 'paris' } });
+    expect(result.statusCode).toBe(400);
+    expect(jsonBody(result)).toEqual({ message: 'Invalid request', issues: [{ path: 'Location', message: 'Location is not a query parameter of this route' }] });
+  });
+
+  it('refuses any query parameter on a route that takes none', async () => {
+    const { send } = await atThreePlaces();
+    const result = await send('GET /locations', { queryStringParameters: { page: '2' } });
+    expect(result.statusCode).toBe(400);
+    expect(jsonBody(result).issues).toEqual([{ path: 'page', message: 'page is not a query parameter of this route' }]);
   });
 });
 

@@ -123,31 +123,31 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     'An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods ' +
     'go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those ' +
     'at that one location (a pickup in store, a sale at the counter), which must exist. The line records both: a change of ' +
-    'its batch moves it only where they allow, and a repeat names them again. Unknown fields are ignored.',
+    'its batch moves it only where they allow, and a repeat names them again. Any other field is refused.',
   NewBatch:
     'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of ' +
-    'the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Unknown fields are ignored.',
+    'the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Any other field is refused.',
   BatchChange:
     "A change of a batch: `qty` or `eta`, or both. `qty` is the batch's new total (0 empties it): its lines stay, so " +
-    '`available` moves by the difference. Unknown fields (`ref` and `sku` among them) are ignored.',
+    '`available` moves by the difference. Any other field (`ref` and `sku` among them) is refused.',
   Order:
     `A whole order: every line is allocated, or none. Each SKU at most once (\`${uniqueItemPropertiesKeyword.name}\`). ` +
-    '`destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Unknown fields are ignored.',
+    '`destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Any other field is refused.',
   NewHold:
     'A hold: its lines are held all or none, each whole in one batch, as an order\'s are. Each SKU at most once ' +
     `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. ` +
     '`destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat ' +
-    'names them again, and its confirmed lines record them. Unknown fields are ignored.',
-  HoldExtension: "A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Unknown fields are ignored.",
-  HoldConfirmation: 'The order the hold\'s lines become lines of. Unknown fields are ignored.',
+    'names them again, and its confirmed lines record them. Any other field is refused.',
+  HoldExtension: "A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Any other field is refused.",
+  HoldConfirmation: 'The order the hold\'s lines become lines of. Any other field is refused.',
   LocationDefinition:
     'A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored ' +
     'before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for ' +
-    'every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path\'s. Unknown fields are ignored.',
+    'every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path\'s. Any other field is refused.',
   NewTransfer:
     'A transfer: `qty` units of `sku` taken from one batch in stock at location `from`, sent to location `to`, where they ' +
     'arrive on `eta` (a date: the incoming batch is a shipment) as a batch whose `ref` is the `transferid`. `from` and `to` ' +
-    'must be active locations that exist, and differ. Unknown fields are ignored.',
+    'must be active locations that exist, and differ. Any other field is refused.',
 };
 
 /** The request schemas, exported from zod, by the names the document gives them. */
@@ -177,7 +177,7 @@ const requestSchemas = () => {
   for (const [name, schema] of Object.entries(requestBodySchemas)) registry.add(schema, { id: name, description: REQUEST_BODY_DESCRIPTIONS[name as RequestBodyName] });
   const { schemas } = z.toJSONSchema(registry, {
     target: 'draft-2020-12',
-    // What a request may hold: a parse ignores unknown fields, where 'output' would forbid them.
+    // What a request may hold: the schemas are strict, so 'input' and 'output' both forbid other fields.
     io: 'input',
     metadata: registry,
     uri: (id) => `#/components/schemas/${id}`,
