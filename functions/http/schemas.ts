@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { MAX_HOLD_SECONDS } from '../../domain/holds';
+import { ASSIGNED_COUNTRY_CODES } from './countries';
 
 /*
  * zod/mini is a fifth of classic zod's bundle and builds its schemas faster at cold start. It ships
@@ -193,8 +194,8 @@ export const holdConfirmationSchema = /* @__PURE__ */ objectOf({ orderid: identi
 /** Bounds of a location (docs/api.md, "Locations"). */
 export const MAX_LOCATION_NAME_CHARACTERS = 128;
 export const MAX_LOCATION_PRIORITY = 1_000;
-/** Every country ISO 3166-1 names has about 250 codes: a list of them all is the longest that means anything. */
-export const MAX_SERVED_COUNTRIES = 250;
+/** A list of every country is the longest that means anything. */
+export const MAX_SERVED_COUNTRIES = ASSIGNED_COUNTRY_CODES.length;
 
 /*
  * The location's fields are built by functions, called as pure below: a module-level message or
@@ -219,10 +220,14 @@ export const eachCountryOnce = /* @__PURE__ */ z.refine<string[]>((codes) => new
   error: 'must name each country once',
 });
 
-/** A country code, two capital letters (ISO 3166-1 alpha-2); `also` says what else the field's message should say. */
+/**
+ * A country code that ISO 3166-1 alpha-2 assigns, two capital letters; `also` says what else the
+ * field's message should say. A pattern of the codes rather than an enum, so that the list of
+ * `serves` fails on the country, as the pattern of two capitals did, and not on the list as a whole.
+ */
 const countryCodeOf = (also: string) => {
-  const message = refused(`a country code, two capital letters (ISO 3166-1 alpha-2)${also}`);
-  return z.string(message).check(z.regex(/^[A-Z]{2}$/, message));
+  const message = refused(`a country code, two capital letters that ISO 3166-1 alpha-2 assigns${also}`);
+  return z.string(message).check(z.regex(new RegExp(`^(?:${ASSIGNED_COUNTRY_CODES.join('|')})$`), message));
 };
 
 /** Which destinations a location serves: everywhere (`["*"]`), or up to `most` countries, each a code of two capital letters (ISO 3166-1 alpha-2). */

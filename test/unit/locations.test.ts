@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ASSIGNED_COUNTRY_CODES } from '../../functions/http/countries';
 import { DuplicateBatch, LocationContended, LocationNotFound, UnknownLocation } from '../../domain/errors';
 import { allLocations, locationById, putLocation } from '../../domain/location-services';
 import { placeHold } from '../../domain/hold-services';
@@ -230,7 +231,7 @@ describe("a location's bounds", () => {
     ['a name of 128 characters, emoji counted once', { ...valid, name: '📦'.repeat(128) }],
     ['priority 0 and 1,000', { ...valid, priority: 1000 }],
     ['every destination', { ...valid, serves: ['*'] }],
-    ['250 countries', { ...valid, serves: Array.from({ length: 250 }, (_, n) => String.fromCharCode(65 + Math.floor(n / 26), 65 + (n % 26))) }],
+    ['every country ISO 3166-1 assigns', { ...valid, serves: [...ASSIGNED_COUNTRY_CODES] }],
     ['a position at the edges', { ...valid, position: { lat: -90, lng: 180 } }],
     ['an inactive location', { ...valid, active: false }],
   ])('accepts %s', (_case, body) => {
@@ -243,11 +244,13 @@ describe("a location's bounds", () => {
     ['a name with a control character', { ...valid, name: 'Lyon\n2' }, 'name must not contain control characters'],
     ['a priority past 1,000', { ...valid, priority: 1001 }, 'priority must be an integer from 0 to 1000'],
     ['a fractional priority', { ...valid, priority: 1.5 }, 'priority must be an integer from 0 to 1000'],
-    ['no serves', { name: 'Lyon', priority: 1 }, 'serves is required: ["*"] for every destination, or 1 to 250 ISO 3166-1 alpha-2 country codes, each once'],
-    ['an empty serves', { ...valid, serves: [] }, 'serves must be ["*"] for every destination, or 1 to 250 ISO 3166-1 alpha-2 country codes, each once'],
+    ['no serves', { name: 'Lyon', priority: 1 }, 'serves is required: ["*"] for every destination, or 1 to 249 ISO 3166-1 alpha-2 country codes, each once'],
+    ['an empty serves', { ...valid, serves: [] }, 'serves must be ["*"] for every destination, or 1 to 249 ISO 3166-1 alpha-2 country codes, each once'],
     ['a country twice', { ...valid, serves: ['FR', 'BE', 'FR'] }, 'serves must name each country once'],
-    ['a code in lower case', { ...valid, serves: ['fr'] }, 'serves.0 must be a country code, two capital letters (ISO 3166-1 alpha-2); "*" only alone, as ["*"]'],
-    ['"*" beside a country', { ...valid, serves: ['FR', '*'] }, 'serves.1 must be a country code, two capital letters (ISO 3166-1 alpha-2); "*" only alone, as ["*"]'],
+    ['a code in lower case', { ...valid, serves: ['fr'] }, 'serves.0 must be a country code, two capital letters that ISO 3166-1 alpha-2 assigns; "*" only alone, as ["*"]'],
+    ['a code ISO 3166-1 does not assign', { ...valid, serves: ['ZZ'] }, 'serves.0 must be a country code, two capital letters that ISO 3166-1 alpha-2 assigns; "*" only alone, as ["*"]'],
+    ['a code of a country that no longer exists', { ...valid, serves: ['FR', 'YU'] }, 'serves.1 must be a country code, two capital letters that ISO 3166-1 alpha-2 assigns; "*" only alone, as ["*"]'],
+    ['"*" beside a country', { ...valid, serves: ['FR', '*'] }, 'serves.1 must be a country code, two capital letters that ISO 3166-1 alpha-2 assigns; "*" only alone, as ["*"]'],
     ['active as a word', { ...valid, active: 'yes' }, 'active must be true or false'],
     ['a latitude past the pole', { ...valid, position: { lat: 90.5, lng: 0 } }, 'position.lat must be a number from -90 to 90'],
     ['a position without lng', { ...valid, position: { lat: 0 } }, 'position.lng is required: a number from -180 to 180'],
