@@ -7,6 +7,7 @@ import { ServiceApi } from './constructs/http-api';
 import { Monitoring } from './constructs/monitoring';
 import { Part } from './constructs/part';
 import { AllocationTable } from './constructs/table';
+import { CallerPolicies } from './constructs/caller-policies';
 
 export interface AllocationStackProps extends StackProps {
   /**
@@ -70,6 +71,7 @@ export class AllocationStack extends Stack {
   readonly events: DomainEvents;
   readonly sweeper: HoldSweeper;
   readonly monitoring: Monitoring;
+  readonly callers: CallerPolicies;
 
   constructor(scope: Construct, id: string, props: AllocationStackProps = {}) {
     super(scope, id, props);
@@ -99,6 +101,8 @@ export class AllocationStack extends Stack {
       alarmEmail: props.alarmEmail,
     });
 
+    this.callers = new CallerPolicies(this, 'Callers', { api: this.api.api, stage: this.api.stage });
+
     new CfnOutput(this, 'ApiUrl', { value: this.api.stage.url, description: 'Base URL of the HTTP API.' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The DynamoDB table.' });
     new CfnOutput(this, 'EventBusName', { value: this.events.bus.eventBusName, description: 'The bus the domain events are put on.' });
@@ -110,6 +114,18 @@ export class AllocationStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', {
       value: this.monitoring.alarmTopic.topicArn,
       description: 'Every alarm of the service and its return to OK are published here.',
+    });
+    new CfnOutput(this, 'StorefrontPolicyArn', {
+      value: this.callers.policies.storefront.managedPolicyArn,
+      description: "Attach to a storefront's role: allocate, orders, holds, and reading orders and stock.",
+    });
+    new CfnOutput(this, 'WarehousePolicyArn', {
+      value: this.callers.policies.warehouse.managedPolicyArn,
+      description: "Attach to a warehouse's role: batches, transfers, locations, and reading stock.",
+    });
+    new CfnOutput(this, 'ReaderPolicyArn', {
+      value: this.callers.policies.reader.managedPolicyArn,
+      description: "Attach to a reader's role: every route that changes nothing.",
     });
     new CfnOutput(this, 'DashboardUrl', {
       value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${this.monitoring.dashboard.dashboardName}`,
