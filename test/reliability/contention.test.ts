@@ -101,7 +101,7 @@ describe(`hundreds of allocations sent at once to the local server, routed among
     table = await createModelledTable(CONFLICT_MODEL);
     const service: LocalService = await startLocalService(table.repository());
     try {
-      for (const location of LOCATIONS) expect((await service.request('PUT', `/locations/${location.id}`, location)).status).toBe(201);
+      for (const { id, ...location } of LOCATIONS) expect((await service.request('PUT', `/locations/${id}`, location)).status).toBe(201);
       for (const batch of workload.batches) expect((await service.addBatch(batch)).status).toBe(201);
       const before = table.model.counters().conflicts;
       outcomes = await Promise.all(workload.requests.map(async (line) => ({ line, attempts: await sendUntilAnswered(() => service.allocate(line)) })));
