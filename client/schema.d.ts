@@ -481,8 +481,9 @@ export interface components {
         HoldConfirmation: {
             orderid: components["schemas"]["Identifier"];
         };
-        /** @description A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path's. Any other field is refused. */
+        /** @description A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path's: an `id` sent (as `GET` shows it) must be the same. Any other field is refused. */
         LocationDefinition: {
+            id?: components["schemas"]["LocationId"];
             name: string & (unknown & unknown);
             priority: number;
             serves: [

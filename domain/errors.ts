@@ -138,6 +138,18 @@ export abstract class RefusedField extends DomainError {
   abstract readonly field: string;
 }
 
+/** A location's body names another id than its path: a body read with `GET` may be sent back whole, but only to its own location. */
+export class LocationIdNotThePath extends RefusedField {
+  override readonly name = 'LocationIdNotThePath';
+  readonly field = 'id';
+  constructor(
+    readonly pathId: string,
+    readonly bodyId: string,
+  ) {
+    super(`id must be the path's, ${pathId}, or absent: the body names ${bodyId}`);
+  }
+}
+
 /** A batch, or a transfer's `from` or `to`, names a location that does not exist. */
 export class UnknownLocation extends RefusedField {
   override readonly name = 'UnknownLocation';

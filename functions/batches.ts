@@ -1,3 +1,4 @@
+import { LocationIdNotThePath } from '../domain/errors';
 import { allLocations, locationById, putLocation } from '../domain/location-services';
 import type { Location } from '../domain/locations';
 import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf, locationOf } from '../domain/model';
@@ -114,7 +115,8 @@ export const createBatchesHandler = (repository: BatchRepository) =>
       body: locationSchema,
       successOutcomes: { 201: 'LocationCreated', 200: 'LocationReplaced' },
       // 201 for a new location, 200 for one replaced, or the same again (a repeat, which writes nothing).
-      run: async ({ pathParameters: { id }, body }, store) => {
+      run: async ({ pathParameters: { id }, body: { id: named, ...body } }, store) => {
+        if (named !== undefined && named !== id) throw new LocationIdNotThePath(id, named);
         const { location, created } = await putLocation({ id, ...body }, store);
         return json(created ? 201 : 200, locationView(location));
       },

@@ -251,9 +251,11 @@ const position = /* @__PURE__ */ objectOf({ lat: /* @__PURE__ */ degreesFrom(-90
 /**
  * A location, as `PUT /locations/{id}` replaces it whole: `active` absent is true (the domain's
  * default: a `default` in the document would make generated clients require it), and `position`
- * absent is none (a position stored before is removed). Its id is the path's.
+ * absent is none (a position stored before is removed). Its id is the path's: an `id` in the body,
+ * as `GET` shows it, must be the same (the handler checks).
  */
 export const locationSchema = /* @__PURE__ */ objectOf({
+  id: /* @__PURE__ */ z.optional(locationIdSchema),
   name: /* @__PURE__ */ shownName(MAX_LOCATION_NAME_CHARACTERS),
   priority: /* @__PURE__ */ integerFrom(0, MAX_LOCATION_PRIORITY),
   serves: /* @__PURE__ */ servedDestinations(MAX_SERVED_COUNTRIES),

@@ -868,6 +868,18 @@ describe('GET /skus/{sku}/stock', () => {
     expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE' });
   });
 
+  it("takes back a location as GET shows it, its id the path's, and refuses a body naming another id", async () => {
+    const { send } = setUp();
+    const lyon = { id: 'lyon', name: 'Lyon', priority: 5, serves: ['FR'], active: true };
+    expect((await send('PUT /locations/{id}', { pathParameters: { id: 'lyon' }, body: lyon })).statusCode).toBe(201);
+    const read = jsonBody(await send('GET /locations/{id}', { pathParameters: { id: 'lyon' } }));
+    expect((await send('PUT /locations/{id}', { pathParameters: { id: 'lyon' }, body: { ...read, priority: 6 } })).statusCode).toBe(200);
+    const elsewhere = await send('PUT /locations/{id}', { pathParameters: { id: 'nantes' }, body: lyon });
+    expect(elsewhere.statusCode).toBe(400);
+    expect(jsonBody(elsewhere).issues).toEqual([{ path: 'id', message: "id must be the path's, nantes, or absent: the body names lyon" }]);
+    expect((await send('GET /locations/{id}', { pathParameters: { id: 'nantes' } })).statusCode).toBe(404);
+  });
+
   /** A SKU at `default` (priority 0), at `nantes` (priority 5) and at `lyon` (priority 5). */
   const atThreePlaces = async () => {
     const context = setUp();

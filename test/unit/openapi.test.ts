@@ -268,6 +268,7 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
       ['PUT /locations/{id}', { ...lyon, body: exampleBodyOf('PUT /locations/{id}') }, 200],
       ['PUT /locations/{id}', { ...lyon, body: { ...exampleBodyOf('PUT /locations/{id}'), active: false } }, 200],
       ['PUT /locations/{id}', { pathParameters: { id: 'default' }, body: { name: 'Main', priority: 0, serves: ['*'] } }, 200],
+      ['PUT /locations/{id}', { pathParameters: { id: 'default' }, body: { id: 'elsewhere', name: 'Main', priority: 0, serves: ['*'] } }, 400],
       ['GET /locations/{id}', lyon, 200],
       ['GET /locations', {}, 200],
     ];

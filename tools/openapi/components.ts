@@ -143,7 +143,7 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   LocationDefinition:
     'A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored ' +
     'before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for ' +
-    'every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path\'s. Any other field is refused.',
+    'every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path\'s: an `id` sent (as `GET` shows it) must be the same. Any other field is refused.',
   NewTransfer:
     'A transfer: `qty` units of `sku` taken from one batch in stock at location `from`, sent to location `to`, where they ' +
     'arrive on `eta` (a date: the incoming batch is a shipment) as a batch whose `ref` is the `transferid`. `from` and `to` ' +
