@@ -13,37 +13,15 @@ type RouteKey = AllocationsRouteKey | BatchesRouteKey;
  * given the whole API.
  */
 export const CALLER_SCOPES = {
-  /** Lines, whole orders and holds through checkout; an order's lines and a SKU's stock read. */
-  storefront: [
-    'POST /allocate',
-    'POST /orders',
-    'GET /allocations/{orderid}',
-    'DELETE /allocations/{orderid}/{sku}',
-    'POST /holds',
-    'GET /holds/{holdid}',
-    'PATCH /holds/{holdid}',
-    'DELETE /holds/{holdid}',
-    'POST /holds/{holdid}/confirm',
-    'GET /skus/{sku}/stock',
-  ],
-  /** Batches, transfers and locations; a SKU's stock read. */
-  warehouse: [
-    'POST /add_batch',
-    'GET /batches/{ref}',
-    'PATCH /batches/{ref}',
-    'GET /skus/{sku}/stock',
-    'GET /locations',
-    'GET /locations/{id}',
-    'PUT /locations/{id}',
-    'POST /transfers',
-    'GET /transfers/{transferid}',
-    'DELETE /transfers/{transferid}',
-  ],
+  /** Lines, whole orders and holds through checkout, an order's lines read: the allocations function's routes but the API's description; and a SKU's stock read. */
+  storefront: [...routeKeys.allocations.filter((routeKey) => routeKey !== 'GET /openapi.json'), 'GET /skus/{sku}/stock'],
+  /** Batches, a SKU's stock, locations and transfers: the batches function's routes. */
+  warehouse: routeKeys.batches,
   /** Every route that changes nothing. */
   reader: Object.values(routeKeys)
     .flat()
     .filter((routeKey) => splitRouteKey(routeKey).method === 'GET'),
-} as const satisfies Record<string, readonly RouteKey[]>;
+} satisfies Record<string, readonly RouteKey[]>;
 
 export type CallerKind = keyof typeof CALLER_SCOPES;
 
