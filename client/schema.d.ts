@@ -838,9 +838,10 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
-             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - The `location` named is well formed but no location has that id; nothing is written. Answered as the other field errors are, one issue naming `location`
              */
             400: {
@@ -848,7 +849,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -977,6 +978,7 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              */
             400: {
                 headers: {
@@ -1104,9 +1106,10 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
-             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              */
             400: {
                 headers: {
@@ -1242,7 +1245,7 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
-             *     - A query parameter breaks a rule of what it names: one issue per bad parameter, named by its name. A name sent twice is one value, the two joined by a comma (as API Gateway passes them), which no parameter takes
+             *     - A query parameter breaks a rule of what it names, or the route does not take it: one issue per parameter, named by its name. A name sent twice is one value, the two joined by a comma (as API Gateway passes them), which no parameter takes
              */
             400: {
                 headers: {
@@ -1352,13 +1355,16 @@ export interface operations {
                     "application/json": components["schemas"]["Locations"];
                 };
             };
-            /** @description The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented */
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -1466,6 +1472,7 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              */
             400: {
                 headers: {
@@ -1612,9 +1619,10 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
-             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              */
             400: {
                 headers: {
@@ -1758,9 +1766,10 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
-             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - `from` or `to` names no location, or an inactive one, or `to` is `from`; nothing is written. Answered as the other field errors are, one issue naming the field
              *     - No batch of the SKU was ever added
              *     - No batch in stock (`eta` null) at `from` has `qty` available, whole; nothing is written
@@ -1770,7 +1779,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -1902,6 +1911,7 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              */
             400: {
                 headers: {
@@ -2017,6 +2027,7 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              */
             400: {
                 headers: {
@@ -2164,9 +2175,10 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
-             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - No batch of that SKU was ever added
              *     - No batch at an eligible location can take the whole line (`reason` `out_of_stock`), or no location is eligible (`no_location`: `No location serves the request for sku <sku>`)
              *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
@@ -2176,7 +2188,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["LineRefused"];
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["LineRefused"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -2330,9 +2342,10 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
-             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails, and why: `invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
              *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
@@ -2341,7 +2354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["OrderNotAllocated"];
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["OrderNotAllocated"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -2473,6 +2486,7 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              */
             400: {
                 headers: {
@@ -2593,6 +2607,7 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              */
             400: {
                 headers: {
@@ -2729,9 +2744,10 @@ export interface operations {
             };
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
-             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - Some line cannot be held; nothing was held. `lines` names every line that fails, and why: `invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
              *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
@@ -2740,7 +2756,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["HoldNotPlaced"];
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["HoldNotPlaced"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -2869,6 +2885,7 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              */
             400: {
                 headers: {
@@ -2984,6 +3001,7 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              */
             400: {
                 headers: {
@@ -3120,9 +3138,10 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
-             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              */
             400: {
                 headers: {
@@ -3280,9 +3299,10 @@ export interface operations {
             /**
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
-             *     - A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              */
             400: {
                 headers: {
@@ -3417,13 +3437,16 @@ export interface operations {
                     "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
-            /** @description The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented */
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */

@@ -169,7 +169,10 @@ const oneIssuePerField = ({ issues, keyKind }: InvalidInput): { path: string; me
   };
   for (const issue of issues) {
     // A key the route does not take, named on its own: a misspelled field beside the right ones.
-    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) add([...issue.path, key].join('.'), `is not ${keyKind} of this route`);
+    // One that is empty or holds a dot is quoted, so that it reads as no other path.
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) add([...issue.path, key === '' || key.includes('.') ? JSON.stringify(key) : key].join('.'), `is not ${keyKind} of this route`);
+    }
     else add(issue.path.join('.'), issue.message);
   }
   return [...messages].map(([path, message]) => ({ path, message }));

@@ -43,6 +43,13 @@ export type PathParameters<RouteKey extends string> = { readonly [Name in Parame
 
 type BodyOf<Schema> = Schema extends z.ZodMiniType ? z.output<Schema> : undefined;
 
+/**
+ * The query parameters a route is asked: all but a SigV4 presigned URL's (`X-Amz-Signature` and its
+ * kin), which API Gateway checks and passes on, and which no route takes.
+ */
+const routeQueryOf = (parameters: Readonly<Record<string, string | undefined>> | undefined) =>
+  Object.fromEntries(Object.entries(parameters ?? {}).filter(([name]) => !/^x-amz-/i.test(name)));
+
 /** A route's query parameters once they passed its schema; none for a route that takes none. */
 type QueryOf<Schema> = Schema extends z.ZodMiniType ? z.output<Schema> : Readonly<Record<string, never>>;
 
@@ -134,7 +141,7 @@ export const routedHandler = <RouteKey extends string>(repository: BatchReposito
       const parsed = route.pathParameters.safeParse(event.pathParameters ?? {});
       if (!parsed.success) throw new InvalidPathParameters(parsed.error.issues);
       // API Gateway joins a repeated name's values with commas, which no value a route takes holds.
-      const query = (route.query ?? noQuerySchema).safeParse(event.queryStringParameters ?? {});
+      const query = (route.query ?? noQuerySchema).safeParse(routeQueryOf(event.queryStringParameters));
       if (!query.success) throw new InvalidQueryParameters(query.error.issues);
       selected.set(event, { route, pathParameters: parsed.data, query: query.data });
     },

@@ -14,7 +14,8 @@ declare module 'vitest' {
  * transactions made the one beside it several times slower.
  */
 export default async function startDynamoDbLocals(project: TestProject) {
-  const workers = Math.max(1, project.config.maxWorkers);
+  // The root project runs no file: it needs none.
+  const workers = project.isRootProject() ? 0 : Math.max(1, project.config.maxWorkers ?? 1);
   const locals = await Promise.all(Array.from({ length: workers }, () => startDynamoDbLocal()));
   project.provide(
     'dynamoDbEndpoints',

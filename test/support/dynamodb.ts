@@ -22,7 +22,10 @@ export interface TestTable {
 /** The DynamoDB Local of this test file's worker (test/support/dynamodb-local.global.ts). */
 export const dynamoDbEndpoint = (): string => {
   const endpoints = inject('dynamoDbEndpoints');
-  return endpoints[(Number(process.env.VITEST_POOL_ID ?? '1') - 1) % endpoints.length] as string;
+  const endpoint = endpoints[Number(process.env.VITEST_POOL_ID ?? '1') - 1];
+  // Never the SDK's default endpoint: a test must not reach AWS.
+  if (endpoint === undefined) throw new Error(`No DynamoDB Local for worker ${process.env.VITEST_POOL_ID} of ${endpoints.length}`);
+  return endpoint;
 };
 
 /**

@@ -138,6 +138,15 @@ describe('POST /allocate', () => {
     expect(jsonBody(result)).toEqual({ message: 'Out of stock for sku LAMP', reason: 'out_of_stock' });
   });
 
+  it('names a key it does not take that is empty or holds a dot quoted, as no field of its is', async () => {
+    const { allocate } = setUp();
+    const result = await allocate('{"orderid":"order-1","sku":"LAMP","qty":3,"":1,"destination.country":"FR"}', { raw: true });
+    expect(jsonBody(result).issues).toEqual([
+      { path: '""', message: '"" is not a field of this route' },
+      { path: '"destination.country"', message: '"destination.country" is not a field of this route' },
+    ]);
+  });
+
   it('refuses a field it does not take, naming each, prototype keys among them, and takes nothing', async () => {
     const { addBatch, allocate, repository } = setUp();
     await addBatch(validBatch);
@@ -962,6 +971,12 @@ describe('GET /skus/{sku}/stock', () => {
     const result = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { Location: 'paris' } });
     expect(result.statusCode).toBe(400);
     expect(jsonBody(result)).toEqual({ message: 'Invalid request', issues: [{ path: 'Location', message: 'Location is not a query parameter of this route' }] });
+  });
+
+  it("takes a SigV4 presigned URL's parameters, which API Gateway checks, as no query parameter", async () => {
+    const { send } = await atThreePlaces();
+    const result = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { 'X-Amz-Signature': 'abc', 'X-Amz-Date': '20261128T000000Z' } });
+    expect(result.statusCode).toBe(200);
   });
 
   it('refuses any query parameter on a route that takes none', async () => {

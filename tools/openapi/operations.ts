@@ -42,7 +42,7 @@ import {
 import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
-import { pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
+import { noQuerySchema, pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
 import { type ComponentName, type JsonSchema, OPENAPI_VERSION, type QuerySchema, type RequestBodyName, requestBodySchemas, schemaRef } from './components';
 
 export type RouteKey = BatchesRouteKey | AllocationsRouteKey;
@@ -133,9 +133,19 @@ const pathParameterAnswers = (names: readonly string[]): Answer[] =>
 /** The path parameters' refusal's schema serves the query's too: the same shape, `Invalid request`, one issue per parameter. */
 const queryAnswers = ({ schema, refused }: NonNullable<Operation['query']>): Answer[] => [
   mapped(
-    'A query parameter breaks a rule of what it names: one issue per bad parameter, named by its name. A name sent twice ' +
-      'is one value, the two joined by a comma (as API Gateway passes them), which no parameter takes',
+    'A query parameter breaks a rule of what it names, or the route does not take it: one issue per parameter, named ' +
+      'by its name. A name sent twice is one value, the two joined by a comma (as API Gateway passes them), which no ' +
+      'parameter takes',
     new InvalidQueryParameters(issuesOf(schema, refused)),
+    'InvalidPathParameters',
+  ),
+];
+
+/** A route that takes no query parameter refuses any. */
+const noQueryAnswers = (): Answer[] => [
+  mapped(
+    'The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name',
+    new InvalidQueryParameters(issuesOf(noQuerySchema, { page: '2' })),
     'InvalidPathParameters',
   ),
 ];
@@ -151,8 +161,8 @@ const bodyAnswers = (name: RequestBodyName, refused: unknown): Answer[] => [
   mapped("The body's bytes are not valid UTF-8: refused, never repaired; nothing is written", new InvalidUtf8Body()),
   mapped('The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)', malformedJson),
   mapped(
-    'A field is missing, of the wrong type, or out of bounds, or an identifier breaks a rule: one issue per field, for the ' +
-      'first rule it breaks; `path` is `""` when the body is not an object',
+    'A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a ' +
+      'field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object',
     new InvalidRequestBody(issuesOf(requestBodySchemas[name], refused)),
     'InvalidRequestBody',
   ),
@@ -766,7 +776,7 @@ export const answersOf = (routeKey: RouteKey, allowed: readonly string[]): Answe
   return [
     ...answersBeforeTheFunction(allowed),
     ...pathParameterAnswers(pathParameterNames(splitRouteKey(routeKey).path)),
-    ...(operation.query ? queryAnswers(operation.query) : []),
+    ...(operation.query ? queryAnswers(operation.query) : noQueryAnswers()),
     ...(operation.requestBody ? bodyAnswers(operation.requestBody.schema, operation.requestBody.refused) : []),
     ...operation.answers,
     ...(operation.failures ?? failureAnswers()),
