@@ -1,5 +1,5 @@
 import { DEFAULT_LOCATION_ID, type Location, allLocationsOf } from './locations';
-import type { Routing } from './routing';
+import type { Routing } from './request-routing';
 
 /** A customer's request for some quantity of one product. An order holds at most one line per SKU. */
 export interface OrderLine {

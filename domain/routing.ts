@@ -1,6 +1,7 @@
 import { UnknownLocation } from './errors';
 import { type Location, type Position, SERVES_EVERYWHERE, allLocationsOf } from './locations';
 import { type Allocation, type Batch, type LineMove, type LineRefusal, type Order, type OrderLine, type OrderPlan, type Placement, canAllocate, locationOf } from './model';
+import type { Destination, Routing } from './request-routing';
 
 /*
  * Routing (docs/api.md, "Where a line goes"): which locations may take a line, and which of their
@@ -11,17 +12,8 @@ import { type Allocation, type Batch, type LineMove, type LineRefusal, type Orde
  * batch as before there were locations.
  */
 
-/** Where an order's goods go: a country (ISO 3166-1 alpha-2), and the point they go to when known, for the distance. */
-export interface Destination {
-  readonly country: string;
-  readonly position?: Position;
-}
-
-/** What a request says of where its lines may come from: both absent, any active location. */
-export interface Routing {
-  readonly destination?: Destination;
-  readonly location?: string;
-}
+// Defined in request-routing.ts, which says why; named from here, with the rest of routing.
+export type { Destination, Routing };
 
 /**
  * The routing a line or a hold records: what its request named, only when it named something
