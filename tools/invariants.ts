@@ -3,10 +3,11 @@ import { type Hold, type Instant, statusAt } from '../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../domain/locations';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf } from '../domain/model';
 import type { Transfer } from '../domain/transfers';
+import type { Spread } from '../functions/store/batches';
 import type { StoredHeldUnits } from '../functions/store/held-units';
 import { parseStoredItem } from '../functions/store/items';
 import { LINE_BATCH, linesOfBatch } from '../functions/store/lines';
-import type { Spread, StoredPiece } from '../functions/store/pieces';
+import type { StoredPiece } from '../functions/store/pieces';
 import type { DocumentSender } from '../functions/store/store-calls';
 
 export interface Inventory {

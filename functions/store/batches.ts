@@ -3,7 +3,6 @@ import { DEFAULT_LOCATION_ID } from '../../domain/locations';
 import { type Batch, hasStockLeft, heldOf } from '../../domain/model';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
-import type { StoredItem } from './items';
 import type { TransactWriteItem } from './store-calls';
 import { partitionKeyPrefix } from './table';
 
@@ -73,11 +72,29 @@ const batchDescription = (batch: Batch, changedAt: Instant) => ({
 /** What the Query of a SKU's stock range reads, for a stub store to answer as the table would. */
 export const stockRangeItems = (sku: string, batches: readonly Batch[]) => [knownSkuItem(sku), ...batches.map(batchItem)];
 
+/** A spread batch's mark on its item: which spread it is, of how many pieces, since when. */
+export interface Spread {
+  readonly spreadId: string;
+  readonly pieces: number;
+  readonly spreadAt: string;
+}
+
+/** A batch's item, its SKU's known-SKU item or its reference, as read back. */
+export type StoredBatchItem =
+  /**
+   * `inStockRange`: where it is stored, which should be where it has stock (the invariant check
+   * compares them). A spread batch's `available` is its item's own, without its pieces'.
+   */
+  | { readonly kind: 'batch'; readonly batch: Batch; readonly inStockRange: boolean; readonly spread?: Spread }
+  | { readonly kind: 'known-sku'; readonly sku: string }
+  /** `qty`, `eta` and `changedAt` are absent from references written before the batch's events existed. */
+  | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string; readonly description?: BatchDescription };
+
 /**
  * A batch's item, its SKU's known-SKU item or its reference, read back through the keys that wrote
  * them: an item is a batch only if its key is one of the two keys of a batch of its sku and ref.
  */
-export const parseBatchItem = (item: Record<string, unknown>): StoredItem | undefined => {
+export const parseBatchItem = (item: Record<string, unknown>): StoredBatchItem | undefined => {
   const { ref, sku, qty, available, eta, heldUnits, pieces, spreadId, spreadAt, changedAt, location } = item;
   if (isText(ref) && isText(sku) && (location === undefined || isText(location))) {
     // A `held` attribute is a map of holds written before held units were records of their own: an

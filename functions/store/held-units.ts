@@ -3,7 +3,6 @@ import type { HeldLine, HeldSource, HeldUnits, Hold } from '../../domain/holds';
 import { batchWithStockKey, skuPartition } from './batches';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
-import type { StoredItem } from './items';
 import { PIECE_PARTITIONS, pieceKey, piecePartitions, takeKey } from './pieces';
 import { HOT_BATCH_ATTEMPTS_FACTOR, type KnownPieces } from './spread-batches';
 import { type Cancellation, type ConflictRetryPolicy, type StoreCalls, type TransactWriteItem } from './store-calls';
@@ -73,8 +72,10 @@ const heldUnitsItem = ({ units: { holdid, qty, expiresAt }, sku, ref, source, so
 /** Where a held line's units are: as placed, or, for a hold written before its lines named them, the batch's own units. */
 export const sourcesOf = (line: HeldLine): readonly HeldSource[] => line.sources ?? [{ qty: line.qty }];
 
+export type StoredHeldUnitsItem = { readonly kind: 'held-units'; readonly held: StoredHeldUnits };
+
 /** A record of a hold's units on a batch, read back through its key. */
-export const parseHeldUnitsItem = (item: Record<string, unknown>): StoredItem | undefined => {
+export const parseHeldUnitsItem = (item: Record<string, unknown>): StoredHeldUnitsItem | undefined => {
   const { ref, sku, qty, holdid, heldUntil, piece, spreadId, sourceQty } = item;
   if (isText(ref) && isText(sku)) {
     const sources = parseSources(item.sources);

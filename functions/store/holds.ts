@@ -16,7 +16,6 @@ import {
   sourceFields,
   sourcesOf,
 } from './held-units';
-import type { StoredItem } from './items';
 import { newLineWrite } from './lines';
 import { parseRouting, routingFields } from './routing-fields';
 import { MAX_TRANSACTION_ITEMS, type TransactWriteItem } from './store-calls';
@@ -70,8 +69,11 @@ const holdEndedFields = (endedAt: Instant) => ({
   timeToLive: Math.floor(endedAt / 1000) + ENDED_HOLD_LIFETIME_SECONDS,
 });
 
+/** `extendedAt`: when it was last extended; `endedAt`: when it ended, if it has. */
+export type StoredHoldItem = { readonly kind: 'hold'; readonly hold: Hold; readonly placedAt: string; readonly extendedAt?: string; readonly endedAt?: string };
+
 /** A hold's record, read back through its key. */
-export const parseHoldItem = (item: Record<string, unknown>): StoredItem | undefined => {
+export const parseHoldItem = (item: Record<string, unknown>): StoredHoldItem | undefined => {
   const { holdid, heldUntil, lines, status, orderid, placedAt, extendedAt, endedAt } = item;
   if (isText(holdid) && isAt(item, holdKey(holdid))) {
     const heldLines = parseHeldLines(lines);

@@ -1,18 +1,13 @@
-import type { Hold } from '../../domain/holds';
-import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
-import type { Allocation, Batch, OrderLine, RoutedAllocation } from '../../domain/model';
-import type { LocationRevision } from '../../domain/ports';
-import type { Destination } from '../../domain/routing';
-import type { Routing } from '../../domain/routing';
-import { type BatchDescription, parseBatchItem } from './batches';
+import { DEFAULT_LOCATION_ID } from '../../domain/locations';
+import type { Allocation, RoutedAllocation } from '../../domain/model';
+import { type StoredBatchItem, parseBatchItem } from './batches';
 import { PK, SK } from './fields';
-import { type StoredHeldUnits, parseHeldUnitsItem } from './held-units';
-import { parseHoldItem } from './holds';
-import { type DeallocationReason, parseLineItem } from './lines';
-import { parseLocationItem } from './locations';
-import { type Spread, type StoredPiece, parsePieceItem } from './pieces';
-import { parseTransferItem } from './transfers';
-import type { Transfer } from '../../domain/transfers';
+import { type StoredHeldUnitsItem, parseHeldUnitsItem } from './held-units';
+import { type StoredHoldItem, parseHoldItem } from './holds';
+import { type StoredLineItem, parseLineItem } from './lines';
+import { type StoredLocationItem, parseLocationItem } from './locations';
+import { type StoredPieceItem, parsePieceItem } from './pieces';
+import { type StoredTransferItem, parseTransferItem } from './transfers';
 
 /*
  * The table's items, as the DynamoDB adapter lays them out: what each kind of item looks like is
@@ -115,47 +110,18 @@ import type { Transfer } from '../../domain/transfers';
  * table without this code (the console, a Scan, a stream record).
  */
 
-/** An item of the table as this adapter and the tools that read the whole table see it. */
+/**
+ * An item of the table as this adapter and the tools that read the whole table see it. Each kind's
+ * module names its own items' shape, so that none of them imports this module, which imports them all.
+ */
 export type StoredItem =
-  /**
-   * `inStockRange`: where it is stored, which should be where it has stock (the invariant check
-   * compares them). A spread batch's `available` is its item's own, without its pieces'.
-   */
-  | { readonly kind: 'batch'; readonly batch: Batch; readonly inStockRange: boolean; readonly spread?: Spread }
-  | { readonly kind: 'piece'; readonly piece: StoredPiece }
-  | { readonly kind: 'held-units'; readonly held: StoredHeldUnits }
-  | { readonly kind: 'known-sku'; readonly sku: string }
-  /** `qty`, `eta` and `changedAt` are absent from references written before the batch's events existed. */
-  | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string; readonly description?: BatchDescription }
-  /**
-   * `movedAt`: when a change of its batch last moved it; `location`: its batch's, absent at `default`
-   * and on a line written before lines recorded it; `routing`: what its request named
-   * (Allocation.routing, routing-fields.ts), apart from `allocation`, the line as its events carry it.
-   */
-  | {
-      readonly kind: 'line';
-      readonly allocation: Allocation;
-      readonly allocatedAt: string;
-      readonly movedAt?: string;
-      readonly location?: string;
-      readonly routing?: Routing;
-    }
-  /** `location`: the batch's the line left, absent at `default` and on a notice written before notices recorded it. */
-  | {
-      readonly kind: 'deallocation';
-      readonly allocation: Allocation;
-      readonly reason: DeallocationReason;
-      readonly deallocatedAt: string;
-      readonly location?: string;
-    }
-  /** `destination`, `location`: what the refused request said of where its line may come from, when it said so. */
-  | { readonly kind: 'out-of-stock'; readonly line: OrderLine; readonly refusedAt: string; readonly destination?: Destination; readonly location?: string }
-  /** `extendedAt`: when it was last extended; `endedAt`: when it ended, if it has. */
-  | { readonly kind: 'hold'; readonly hold: Hold; readonly placedAt: string; readonly extendedAt?: string; readonly endedAt?: string }
-  /** `changedAt`: when this revision of it was written. */
-  | { readonly kind: 'location'; readonly location: Location; readonly revision: LocationRevision; readonly changedAt: string }
-  /** `createdAt`: when it was made; `cancelledAt`: when it was cancelled, if it was. */
-  | { readonly kind: 'transfer'; readonly transfer: Transfer; readonly createdAt: string; readonly cancelledAt?: string }
+  | StoredBatchItem
+  | StoredPieceItem
+  | StoredHeldUnitsItem
+  | StoredLineItem
+  | StoredHoldItem
+  | StoredLocationItem
+  | StoredTransferItem
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
   | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
 

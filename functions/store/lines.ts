@@ -4,7 +4,6 @@ import type { Destination, Routing } from '../../domain/routing';
 import { availableWrites, locationField } from './batches';
 import { ITEM_IS_NEW } from './conditions';
 import { isAt, isNumber, isText, itemKey, shardOf } from './fields';
-import type { StoredItem } from './items';
 import { parseRouting, routingFields } from './routing-fields';
 import type { TransactWriteItem } from './store-calls';
 import { linesByBatchIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
@@ -93,8 +92,34 @@ export const outOfStockItem = ({ orderid, sku, qty }: OrderLine, refusedAt: Inst
   };
 };
 
+/** A line, a deallocation notice or an out-of-stock notice, as read back. */
+export type StoredLineItem =
+  /**
+   * `movedAt`: when a change of its batch last moved it; `location`: its batch's, absent at `default`
+   * and on a line written before lines recorded it; `routing`: what its request named
+   * (Allocation.routing, routing-fields.ts), apart from `allocation`, the line as its events carry it.
+   */
+  | {
+      readonly kind: 'line';
+      readonly allocation: Allocation;
+      readonly allocatedAt: string;
+      readonly movedAt?: string;
+      readonly location?: string;
+      readonly routing?: Routing;
+    }
+  /** `location`: the batch's the line left, absent at `default` and on a notice written before notices recorded it. */
+  | {
+      readonly kind: 'deallocation';
+      readonly allocation: Allocation;
+      readonly reason: DeallocationReason;
+      readonly deallocatedAt: string;
+      readonly location?: string;
+    }
+  /** `destination`, `location`: what the refused request said of where its line may come from, when it said so. */
+  | { readonly kind: 'out-of-stock'; readonly line: OrderLine; readonly refusedAt: string; readonly destination?: Destination; readonly location?: string };
+
 /** A line, a deallocation notice or an out-of-stock notice, read back through its key. */
-export const parseLineItem = (item: Record<string, unknown>): StoredItem | undefined => {
+export const parseLineItem = (item: Record<string, unknown>): StoredLineItem | undefined => {
   const { [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, orderid, sku, qty, batchref, movedAt, reason, deallocatedAt, refusedAt, noticeId, location } = item;
   if (!isText(orderid) || !isText(sku) || !isNumber(qty) || (location !== undefined && !isText(location))) return undefined;
   const line: OrderLine = { orderid, sku, qty };

@@ -3,7 +3,6 @@ import type { Location, Position } from '../../domain/locations';
 import type { LocationRevision } from '../../domain/ports';
 import { ITEM_IS_NEW } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
-import type { StoredItem } from './items';
 import type { TransactWriteItem } from './store-calls';
 import { partitionKeyPrefix } from './table';
 
@@ -41,8 +40,11 @@ const parsePosition = (value: unknown): Position | undefined => {
   return isNumber(lat) && isNumber(lng) ? { lat, lng } : undefined;
 };
 
+/** `changedAt`: when this revision of it was written. */
+export type StoredLocationItem = { readonly kind: 'location'; readonly location: Location; readonly revision: LocationRevision; readonly changedAt: string };
+
 /** A location's item, read back through its key. */
-export const parseLocationItem = (item: Record<string, unknown>): StoredItem | undefined => {
+export const parseLocationItem = (item: Record<string, unknown>): StoredLocationItem | undefined => {
   const { id, name, priority, serves, active, position, revision, changedAt } = item;
   if (!isText(id) || !isAt(item, locationKey(id))) return undefined;
   const parsedPosition = position === undefined ? undefined : parsePosition(position);

@@ -3,7 +3,6 @@ import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../.
 import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, etaAsRead, heldUnitsAre } from './batches';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { isAt, isNumber, isText, itemKey } from './fields';
-import type { StoredItem } from './items';
 import type { TransactWriteItem } from './store-calls';
 import { partitionKeyPrefix } from './table';
 import type { World } from './world';
@@ -33,13 +32,6 @@ export const piecePartitions = (sku: string) => Array.from({ length: PIECE_PARTI
 export const pieceKey = (sku: string, ref: string, piece: number) =>
   itemKey(piecePartitions(sku)[piece % PIECE_PARTITIONS] as string, `${piecesOfBatchRange(ref)}${piece}`);
 
-/** A spread batch's mark on its item: which spread it is, of how many pieces, since when. */
-export interface Spread {
-  readonly spreadId: string;
-  readonly pieces: number;
-  readonly spreadAt: string;
-}
-
 /**
  * A piece as stored: its share of the batch's units, the units holds took from it (`held`, stored as
  * `heldUnits`), the spread it belongs to, and when an allocation last took from it.
@@ -65,8 +57,10 @@ export const pieceItem = ({ sku, ref, piece, available, spreadId }: Omit<StoredP
   spreadId,
 });
 
+export type StoredPieceItem = { readonly kind: 'piece'; readonly piece: StoredPiece };
+
 /** A piece read back through its key. */
-export const parsePieceItem = (item: Record<string, unknown>): StoredItem | undefined => {
+export const parsePieceItem = (item: Record<string, unknown>): StoredPieceItem | undefined => {
   const { ref, sku, piece, available, heldUnits, spreadId, takenAt } = item;
   if (!isText(ref) || !isText(sku)) return undefined;
   // A piece's count of held units may be below zero: only the sum over the batch's items means

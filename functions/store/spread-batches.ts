@@ -2,8 +2,8 @@ import { StoreUnavailable } from '../../domain/errors';
 import type { Instant } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
 import type { SkuStock, StockRead } from '../../domain/ports';
-import type { StoredItem } from './items';
-import { PIECES_RANGE, type Spread, type StoredPiece, gatherWrites, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
+import type { Spread } from './batches';
+import { PIECES_RANGE, type StoredPiece, gatherWrites, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
 import { type Cancellation, type ConflictRetryPolicy, type StoreCalls, fullJitter } from './store-calls';
 import type { World } from './world';
 
@@ -71,9 +71,9 @@ const withTheirPieces = (batch: Batch, pieces: readonly BatchPiece[], spreadId: 
   };
 };
 
-/** The pieces among these items that belong to the batch's spread (a piece of another spread is a gather and a spread ago). */
-const piecesOfSpread = (items: readonly StoredItem[], batch: Batch, spread: Spread): StoredPiece[] =>
-  items.flatMap((stored) => (stored.kind === 'piece' && stored.piece.ref === batch.ref && stored.piece.spreadId === spread.spreadId ? [stored.piece] : []));
+/** The pieces among these that belong to the batch's spread (a piece of another spread is a gather and a spread ago). */
+const piecesOfSpread = (pieces: readonly StoredPiece[], batch: Batch, spread: Spread): StoredPiece[] =>
+  pieces.filter((piece) => piece.ref === batch.ref && piece.spreadId === spread.spreadId);
 
 /**
  * A spread's pieces as a settled read counts them (SpreadBatches.withPieces): each as first read, with
@@ -283,7 +283,7 @@ export class SpreadBatches {
     const readPieces = async () =>
       (await Promise.all(piecePartitions(sku).map((partition) => this.queryPartition(partition, ref === undefined ? PIECES_RANGE : piecesOfBatchRange(ref)))))
         .flat()
-        .flatMap((item) => parsePieceItem(item) ?? []);
+        .flatMap((item) => parsePieceItem(item)?.piece ?? []);
     const pieces = await readPieces();
     const items = (await readAgain()).map(({ batch, spread }) => ({ batch, spread, own: spread && piecesOfSpread(pieces, batch, spread) }));
     if (items.some(({ spread, own }) => spread && own?.length !== spread.pieces)) return undefined;

@@ -6,7 +6,6 @@ import { type Transfer, type TransferStatus, incomingBatchOf } from '../../domai
 import { INCOMING_OF, batchKey, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
 import { ITEM_IS_NEW, and } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
-import type { StoredItem } from './items';
 import type { SpreadBatches } from './spread-batches';
 import type { StoreCalls, TransactWriteItem } from './store-calls';
 import { partitionKeyPrefix, timeToLiveAttribute } from './table';
@@ -44,8 +43,11 @@ const transferItem = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Tra
   createdAt: new Date(createdAt).toISOString(),
 });
 
+/** `createdAt`: when it was made; `cancelledAt`: when it was cancelled, if it was. */
+export type StoredTransferItem = { readonly kind: 'transfer'; readonly transfer: Transfer; readonly createdAt: string; readonly cancelledAt?: string };
+
 /** A transfer's record, read back through its key. */
-export const parseTransferItem = (item: Record<string, unknown>): StoredItem | undefined => {
+export const parseTransferItem = (item: Record<string, unknown>): StoredTransferItem | undefined => {
   const { transferid, sku, qty, fromLocation, toLocation, eta, fromBatchref, status, createdAt, cancelledAt } = item;
   if (!isText(transferid) || !isAt(item, transferKey(transferid))) return undefined;
   const fields = isText(sku) && isNumber(qty) && isText(fromLocation) && isText(toLocation) && isText(eta) && isText(fromBatchref);
