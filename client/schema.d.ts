@@ -49,7 +49,7 @@ export interface paths {
         head?: never;
         /**
          * Change a batch's qty or eta
-         * @description A new `eta` only changes the order in which later allocations prefer the batch, and a larger `qty` moves no line. When its lines and holds take more than the new `qty`, its holds end first: expired ones, then active ones with the latest `expiresAt`, each released whole (on every batch it holds), until the lines fit. Then, when the lines still hold more than the new `qty`, lines come off the batch, most recently allocated first, until the rest fit: each goes to the batch the normal rule picks among the SKU's others, or leaves its order when no batch can take it whole. Moves are written in as few transactions as 100 items allow, each whole or not at all. `qty: 0` empties the batch.
+         * @description A new `eta` only changes the order in which later allocations prefer the batch, and a larger `qty` moves no line. When its lines and holds take more than the new `qty`, its holds end first: expired ones, then active ones with the latest `expires_at`, each released whole (on every batch it holds), until the lines fit. Then, when the lines still hold more than the new `qty`, lines come off the batch, most recently allocated first, until the rest fit: each goes to the batch the normal rule picks among the SKU's others, or leaves its order when no batch can take it whole. Moves are written in as few transactions as 100 items allow, each whole or not at all. `qty: 0` empties the batch.
          *
          *     **Idempotent, and resumable.** The same PATCH again answers 200 with `"reallocated": []` once nothing is left to move. One request moves as many lines as its time allows (about 9 s); a 503 may come after the new `qty` was written with lines still to move: repeat the same PATCH and it moves the rest.
          */
@@ -290,7 +290,7 @@ export interface paths {
         put?: never;
         /**
          * Hold stock through checkout
-         * @description Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order's are, among the batches at the active locations the request allows (`destination`, `location`): what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.
+         * @description Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order's are, among the batches at the active locations the request allows (`destination`, `location`): what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expires_at` passes. A `holdid` is used once.
          */
         post: operations["placeHold"];
         delete?: never;
@@ -314,7 +314,7 @@ export interface paths {
         };
         /**
          * Read a hold
-         * @description The hold as of now: `expired` the moment its `expiresAt` passes. An ended hold stays readable for at least 24 hours.
+         * @description The hold as of now: `expired` the moment its `expires_at` passes. An ended hold stays readable for at least 24 hours.
          */
         get: operations["getHold"];
         put?: never;
@@ -328,7 +328,7 @@ export interface paths {
         head?: never;
         /**
          * Change a hold's expiry
-         * @description Sets an active hold's `expiresAt` to now + `ttlSeconds` (longer or shorter), for a checkout whose payment runs long.
+         * @description Sets an active hold's `expires_at` to now + `ttl_seconds` (longer or shorter), for a checkout whose payment runs long.
          */
         patch: operations["extendHold"];
         trace?: never;
@@ -456,14 +456,14 @@ export interface components {
             };
             location?: components["schemas"]["LocationId"];
         };
-        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttlSeconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat names them again, and its confirmed lines record them. Any other field is refused. */
+        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttl_seconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat names them again, and its confirmed lines record them. Any other field is refused. */
         NewHold: {
             holdid: components["schemas"]["Identifier"];
             lines: {
                 sku: components["schemas"]["Identifier"];
                 qty: number;
             }[];
-            ttlSeconds?: number;
+            ttl_seconds?: number;
             destination?: {
                 country: string;
                 position?: {
@@ -473,9 +473,9 @@ export interface components {
             };
             location?: components["schemas"]["LocationId"];
         };
-        /** @description A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Any other field is refused. */
+        /** @description A hold's new lifetime: its `expires_at` becomes now + `ttl_seconds`. Any other field is refused. */
         HoldExtension: {
-            ttlSeconds: number;
+            ttl_seconds: number;
         };
         /** @description The order the hold's lines become lines of. Any other field is refused. */
         HoldConfirmation: {
@@ -617,7 +617,7 @@ export interface components {
         Hold: {
             holdid: components["schemas"]["Identifier"];
             /**
-             * @description `expired` the moment `expiresAt` passes, whether or not anything has run since.
+             * @description `expired` the moment `expires_at` passes, whether or not anything has run since.
              * @enum {unknown}
              */
             status: "active" | "confirmed" | "released" | "expired";
@@ -625,7 +625,7 @@ export interface components {
              * Format: date-time
              * @description When the hold ends unless confirmed, released or extended: ISO 8601 UTC, milliseconds.
              */
-            expiresAt: string;
+            expires_at: string;
             /** @description Each held line, the batch holding it and that batch's location, sorted by `sku`. */
             lines: components["schemas"]["RoutedLine"][];
             /** @description The order its lines went to; only once confirmed. */
@@ -771,7 +771,7 @@ export interface components {
             /** @description Human-readable; safe to show. */
             message: string;
             /** @description The API Gateway request id, also in the request log line. */
-            requestId: string;
+            request_id: string;
         };
         /** @description An OpenAPI 3.1 document: this one. */
         OpenApiDocument: {
@@ -780,12 +780,12 @@ export interface components {
             info: Record<string, never>;
             paths: Record<string, never>;
         };
-        /** @description Never a stack trace or a store error text. No `requestId` when the function failed instead of answering (API Gateway's own 500). */
+        /** @description Never a stack trace or a store error text. No `request_id` when the function failed instead of answering (API Gateway's own 500). */
         InternalError: {
             /** @description Human-readable; safe to show. */
             message: string;
             /** @description The API Gateway request id, also in the request log line. */
-            requestId?: string;
+            request_id?: string;
         };
     };
     responses: never;
@@ -2717,7 +2717,7 @@ export interface operations {
                  *           "qty": 1
                  *         }
                  *       ],
-                 *       "ttlSeconds": 900
+                 *       "ttl_seconds": 900
                  *     }
                  */
                 "application/json": components["schemas"]["NewHold"];
@@ -2733,7 +2733,7 @@ export interface operations {
                     "application/json": components["schemas"]["Hold"];
                 };
             };
-            /** @description Every line is held, until `expiresAt` */
+            /** @description Every line is held, until `expires_at` */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3119,14 +3119,14 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "ttlSeconds": 600
+                 *       "ttl_seconds": 600
                  *     }
                  */
                 "application/json": components["schemas"]["HoldExtension"];
             };
         };
         responses: {
-            /** @description The hold lasts until its new `expiresAt` */
+            /** @description The hold lasts until its new `expires_at` */
             200: {
                 headers: {
                     [name: string]: unknown;

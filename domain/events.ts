@@ -27,7 +27,7 @@ const location = text;
  */
 const hold = {
   holdid: text,
-  expiresAt: /* @__PURE__ */ z.iso.datetime(),
+  expires_at: /* @__PURE__ */ z.iso.datetime(),
   lines: /* @__PURE__ */ z
     .array(/* @__PURE__ */ z.object({ sku: text, qty: quantity, batchref: text, location }))
     .check(/* @__PURE__ */ z.minLength(1)),
@@ -41,7 +41,7 @@ const transfer = {
   from: text,
   to: text,
   eta: /* @__PURE__ */ z.iso.date(),
-  fromBatchref: text,
+  from_batchref: text,
   ref: text,
 };
 
@@ -111,10 +111,10 @@ export const eventSchemas = {
     ),
   HoldPlaced: /* @__PURE__ */ z
     .object({ ...envelope, ...hold })
-    .check(/* @__PURE__ */ z.describe("POST /holds placed a hold: each line's units are set aside on its batch until expiresAt.")),
+    .check(/* @__PURE__ */ z.describe("POST /holds placed a hold: each line's units are set aside on its batch until expires_at.")),
   HoldExtended: /* @__PURE__ */ z
     .object({ ...envelope, ...hold })
-    .check(/* @__PURE__ */ z.describe('PATCH /holds/{holdid} extended an active hold; expiresAt is its new expiry.')),
+    .check(/* @__PURE__ */ z.describe('PATCH /holds/{holdid} extended an active hold; expires_at is its new expiry.')),
   HoldReleased: /* @__PURE__ */ z
     .object({ ...envelope, ...hold, reason: /* @__PURE__ */ z.enum(['released', 'expired']) })
     .check(
@@ -152,7 +152,7 @@ export const eventSchemas = {
     .object({ ...envelope, ...transfer })
     .check(
       /* @__PURE__ */ z.describe(
-        'POST /transfers took `qty` from batch `fromBatchref` at `from` (a BatchChanged of it comes with it) and added the incoming ' +
+        'POST /transfers took `qty` from batch `from_batchref` at `from` (a BatchChanged of it comes with it) and added the incoming ' +
           'batch `ref` at `to`, arriving on `eta` (a BatchAdded of it comes with it).',
       ),
     ),
@@ -160,7 +160,7 @@ export const eventSchemas = {
     .object({ ...envelope, ...transfer })
     .check(
       /* @__PURE__ */ z.describe(
-        'DELETE /transfers/{transferid} gave the units back to batch `fromBatchref` (a BatchChanged of it comes with it) and removed the ' +
+        'DELETE /transfers/{transferid} gave the units back to batch `from_batchref` (a BatchChanged of it comes with it) and removed the ' +
           'incoming batch `ref`, from which nothing had been taken.',
       ),
     ),

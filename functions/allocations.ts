@@ -28,7 +28,7 @@ const routingOf = (destination: Destination | undefined, location: string | unde
 const holdView = ({ holdid, status, expiresAt, lines, orderid }: LocatedHold) => ({
   holdid,
   status,
-  expiresAt,
+  expires_at: expiresAt,
   lines: lines.map(routedLineView),
   ...(orderid === undefined ? {} : { orderid }),
 });
@@ -87,7 +87,7 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
       body: holdSchema,
       successOutcomes: { 200: 'HoldAlreadyPlaced', 201: 'HoldPlaced' },
       // A repeat may find the hold expired and end it (so do an extension and a confirm): counted as it is written.
-      run: async ({ body: { ttlSeconds = DEFAULT_HOLD_SECONDS, destination, location, ...body } }, store, counter) => {
+      run: async ({ body: { ttl_seconds: ttlSeconds = DEFAULT_HOLD_SECONDS, destination, location, ...body } }, store, counter) => {
         const { hold, created } = await placeHold({ ...body, ttlSeconds }, countingHoldEndings(store, counter), routingOf(destination, location));
         if (created) counter.count(metricNames.holdsPlaced);
         return json(created ? 201 : 200, holdView(hold));
@@ -100,7 +100,7 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
     route('PATCH /holds/{holdid}', {
       body: holdExtensionSchema,
       successOutcomes: { 200: 'HoldExtended' },
-      run: async ({ pathParameters: { holdid }, body: { ttlSeconds } }, store, counter) =>
+      run: async ({ pathParameters: { holdid }, body: { ttl_seconds: ttlSeconds } }, store, counter) =>
         json(200, holdView(await extendHold(holdid, ttlSeconds, countingHoldEndings(store, counter)))),
     }),
     route('DELETE /holds/{holdid}', {

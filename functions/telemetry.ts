@@ -37,17 +37,35 @@ export const logger = withoutLambdaLogLevel(() => new Logger({ serviceName: SERV
 
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 
+/** An instance's cold start, pending until its first invocation takes it. */
+export interface ColdStart {
+  pending: boolean;
+}
+
 /**
  * Lambda ran this instance's init on demand, for the invocation waiting on it; not with provisioned
  * concurrency or SnapStart, whose init ran ahead of any request, nor off Lambda.
  */
-let coldStartPending = process.env.AWS_LAMBDA_INITIALIZATION_TYPE === 'on-demand';
+const moduleColdStart: ColdStart = { pending: process.env.AWS_LAMBDA_INITIALIZATION_TYPE === 'on-demand' };
 
-/** True once: for the first invocation of an instance started on demand, whose latency includes the init. */
+/**
+ * On Lambda this module is its instance's own, and so is the cold start above. A process that runs
+ * several instances of a function over this one module (the local server's Lambda mode,
+ * local/function-instances.ts) knows which instance an invocation runs on, and says here how to
+ * find that instance's cold start; an invocation it finds none for takes the module's.
+ */
+let coldStartOfInvocation: () => ColdStart | undefined = () => undefined;
+
+export const findColdStartsBy = (find: () => ColdStart | undefined): void => {
+  coldStartOfInvocation = find;
+};
+
+/** True once an instance: for its first invocation, when it was started on demand, whose latency includes the init. */
 export const takeColdStart = (): boolean => {
-  const coldStart = coldStartPending;
-  coldStartPending = false;
-  return coldStart;
+  const coldStart = coldStartOfInvocation() ?? moduleColdStart;
+  const pending = coldStart.pending;
+  coldStart.pending = false;
+  return pending;
 };
 
 /** Counts by metric name, of one invocation. */

@@ -118,7 +118,7 @@ const holdChanges = (before: Hold, after: Extract<StoredItem, { kind: 'hold' }>)
 
 const holdFields = ({ holdid, expiresAt, lines }: Hold) => ({
   holdid,
-  expiresAt,
+  expires_at: expiresAt,
   lines: lines.map(({ sku, qty, batchref, location }) => ({ sku, qty, batchref, location: location ?? DEFAULT_LOCATION_ID })),
 });
 
@@ -133,7 +133,7 @@ const locationFields = ({ location, changedAt }: { location: Location; changedAt
   return { time: changedAt, location: id, name, priority, serves: [...serves], active, ...(position ? { position: { lat: position.lat, lng: position.lng } } : {}) };
 };
 
-const transferFields = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Transfer) => ({ transferid, sku, qty, from, to, eta, fromBatchref, ref: transferid });
+const transferFields = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Transfer) => ({ transferid, sku, qty, from, to, eta, from_batchref: fromBatchref, ref: transferid });
 
 const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt, location }: BatchDescription) => ({
   time: changedAt,

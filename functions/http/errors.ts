@@ -151,7 +151,7 @@ interface MiddyError {
 
 const unavailable = (requestId: string, outcome: string): ErrorResponse => ({
   statusCode: 503,
-  body: { message: 'The service is briefly unavailable; retry the request', requestId },
+  body: { message: 'The service is briefly unavailable; retry the request', request_id: requestId },
   headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
   outcome,
 });
@@ -214,5 +214,5 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
   if (middyError.cause?.package === MIDDY_BODY_PARSER && middyError.message === MIDDY_MALFORMED_JSON) {
     return { statusCode: 400, body: { message: 'Request body is not valid JSON' }, outcome: 'MalformedJson' };
   }
-  return { statusCode: 500, body: { message: 'Internal server error', requestId }, outcome: 'InternalError' };
+  return { statusCode: 500, body: { message: 'Internal server error', request_id: requestId }, outcome: 'InternalError' };
 };

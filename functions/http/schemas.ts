@@ -187,7 +187,7 @@ const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: ident
 /** How long a hold lasts, from now: a day at most (domain/holds.ts). */
 const holdSeconds = /* @__PURE__ */ integerFrom(1, MAX_HOLD_SECONDS);
 
-export const holdExtensionSchema = /* @__PURE__ */ objectOf({ ttlSeconds: holdSeconds });
+export const holdExtensionSchema = /* @__PURE__ */ objectOf({ ttl_seconds: holdSeconds });
 
 export const holdConfirmationSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema });
 
@@ -292,12 +292,12 @@ export const orderSchema = /* @__PURE__ */ objectOf({
 
 /**
  * A hold's lines are an order's: 1 to 25, each SKU once, and `destination` and `location` limit where
- * they may come from, as an order's do. `ttlSeconds` defaults to DEFAULT_HOLD_SECONDS.
+ * they may come from, as an order's do. `ttl_seconds` defaults to DEFAULT_HOLD_SECONDS.
  */
 export const holdSchema = /* @__PURE__ */ objectOf({
   holdid: identifierSchema,
   lines: orderLines,
-  ttlSeconds: /* @__PURE__ */ z.optional(holdSeconds),
+  ttl_seconds: /* @__PURE__ */ z.optional(holdSeconds),
   destination: /* @__PURE__ */ z.optional(destination),
   location: /* @__PURE__ */ z.optional(locationIdSchema),
 });

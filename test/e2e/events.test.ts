@@ -139,21 +139,21 @@ describe('npm start --in-memory --events-file PATH', () => {
     const lines = [{ sku, qty: 3, batchref: ref, location: 'default' }];
     expect((await request('POST', '/add_batch', { ref, sku, qty: 10, eta: null })).status).toBe(201);
 
-    const placed = await request('POST', '/holds', { holdid: kept, lines: [{ sku, qty: 3 }], ttlSeconds: 60 });
+    const placed = await request('POST', '/holds', { holdid: kept, lines: [{ sku, qty: 3 }], ttl_seconds: 60 });
     expect(placed.status).toBe(201);
-    const { expiresAt } = (await placed.json()) as { expiresAt: string };
-    await expectInFile(eventsFile, 'HoldPlaced', { holdid: kept, expiresAt, lines });
+    const { expires_at: expiresAt } = (await placed.json()) as { expires_at: string };
+    await expectInFile(eventsFile, 'HoldPlaced', { holdid: kept, expires_at: expiresAt, lines });
 
-    const extended = await request('PATCH', `/holds/${kept}`, { ttlSeconds: 120 });
+    const extended = await request('PATCH', `/holds/${kept}`, { ttl_seconds: 120 });
     expect(extended.status).toBe(200);
-    const { expiresAt: extendedUntil } = (await extended.json()) as { expiresAt: string };
-    await expectInFile(eventsFile, 'HoldExtended', { holdid: kept, expiresAt: extendedUntil, lines });
+    const { expires_at: extendedUntil } = (await extended.json()) as { expires_at: string };
+    await expectInFile(eventsFile, 'HoldExtended', { holdid: kept, expires_at: extendedUntil, lines });
     // The extension's time is the instant its new expiry was counted from.
     const extension = eventsOf(readFileSync(eventsFile, 'utf8')).find((event) => event['detail-type'] === 'HoldExtended' && event.detail.holdid === kept);
     expect(Date.parse(extendedUntil) - Date.parse(String(extension?.detail.time))).toBe(120_000);
 
     expect((await request('POST', `/holds/${kept}/confirm`, { orderid })).status).toBe(201);
-    await expectInFile(eventsFile, 'HoldConfirmed', { holdid: kept, expiresAt: extendedUntil, lines, orderid });
+    await expectInFile(eventsFile, 'HoldConfirmed', { holdid: kept, expires_at: extendedUntil, lines, orderid });
     await expectInFile(eventsFile, 'Allocated', { orderid, sku, qty: 3, batchref: ref });
 
     expect((await request('POST', '/holds', { holdid: dropped, lines: [{ sku, qty: 2 }] })).status).toBe(201);
@@ -167,7 +167,7 @@ describe('npm start --in-memory --events-file PATH', () => {
     const ref = uniqueId('shelf');
     const holdid = uniqueId('cart');
     expect((await request('POST', '/add_batch', { ref, sku, qty: 10, eta: null })).status).toBe(201);
-    expect((await request('POST', '/holds', { holdid, lines: [{ sku, qty: 4 }], ttlSeconds: 1 })).status).toBe(201);
+    expect((await request('POST', '/holds', { holdid, lines: [{ sku, qty: 4 }], ttl_seconds: 1 })).status).toBe(201);
 
     await expectInFile(eventsFile, 'HoldReleased', { holdid, lines: [{ sku, qty: 4, batchref: ref, location: 'default' }], reason: 'expired' });
   });

@@ -2,8 +2,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { json } from '../../functions/http/route';
-import { type FunctionRoutes, MAX_CONCURRENT_INVOCATIONS, createLocalServer } from '../../local/server';
+import { createBatchesHandler } from '../../functions/batches';
+import { type HttpEvent, json } from '../../functions/http/route';
+import { routeKeys } from '../../functions/http/route-keys';
+import type { InstanceStart } from '../../local/function-instances';
+import { type FunctionRoutes, type LambdaHttpHandler, MAX_CONCURRENT_INVOCATIONS, type ServerLog, createLocalServer } from '../../local/server';
+import { FakeRepository } from '../support/fake-repository';
+import { captureTelemetry } from '../support/telemetry';
 
 // The local server's two ways to run a function (docs/development.md, "Shared and Lambda modes"),
 // over functions that report which instance served them and how many invocations it was serving.
@@ -43,10 +48,15 @@ afterEach(() => {
   server?.closeAllConnections();
 });
 
-const serve = async (functions: Record<string, FunctionRoutes>) => {
-  server = createLocalServer(functions);
+/** The server's base URL, once it listens. */
+const listen = async (functions: Record<string, FunctionRoutes>, log?: ServerLog) => {
+  server = createLocalServer(functions, log);
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+};
+
+const serve = async (functions: Record<string, FunctionRoutes>) => {
+  const baseUrl = await listen(functions);
   return (count: number) =>
     Promise.all(
       Array.from({ length: count }, async () => {
@@ -121,5 +131,65 @@ describe('a function run as one process serving many requests (the default)', ()
 
     expect(new Set(answers.map(({ instance }) => instance))).toEqual(new Set([1]));
     expect(Math.max(...answers.map(({ atOnce }) => atOnce))).toBe(8);
+  });
+});
+
+describe('cold starts as Lambda logs them (--lambda)', () => {
+  /** The batches function, its invocations held at a gate while the test holds it, after they count themselves running. */
+  const heldBatches = () => {
+    let running = 0;
+    let gate: Promise<void> | undefined;
+    const newInstance = (): LambdaHttpHandler => {
+      const handler = createBatchesHandler(new FakeRepository());
+      return async (event: HttpEvent, context) => {
+        running++;
+        await gate;
+        running--;
+        return handler(event, context);
+      };
+    };
+    const hold = () => {
+      let open: () => void = () => {};
+      gate = new Promise<void>((resolve) => (open = resolve));
+      /** Opens the gate once `count` invocations wait at it. */
+      return async (count: number) => {
+        while (running < count) await sleep(5);
+        gate = undefined;
+        open();
+      };
+    };
+    return { newInstance, hold };
+  };
+
+  it("logs cold_start true for each instance's first invocation and false for its later ones, one true an instance however many start at once beside a warm one", async () => {
+    const telemetry = captureTelemetry();
+    try {
+      const batches = heldBatches();
+      const started: InstanceStart[] = [];
+      const baseUrl = await listen(
+        { batches: { routeKeys: routeKeys.batches, newInstance: batches.newInstance } },
+        { instanceStarted: (instance) => started.push(instance) },
+      );
+      const read = async (count: number) => {
+        const answers = await Promise.all(Array.from({ length: count }, () => fetch(`${baseUrl}/batches/none`)));
+        expect(answers.map(({ status }) => status)).toEqual(answers.map(() => 404));
+        const coldStarts = telemetry.requests().map((entry) => entry.cold_start);
+        telemetry.clear();
+        return coldStarts;
+      };
+
+      expect(await read(1)).toEqual([true]);
+      const open = batches.hold();
+      const overlapping = read(6);
+      await open(6);
+      // One on the warm instance, five on instances started for them.
+      expect((await overlapping).sort()).toEqual([false, true, true, true, true, true]);
+      for (let later = 0; later < 6; later++) expect(await read(1)).toEqual([false]);
+
+      expect(started).toHaveLength(6);
+      expect(started.every(({ functionName, initDurationMs }) => functionName === 'local-batches' && initDurationMs >= 0)).toBe(true);
+    } finally {
+      telemetry.restore();
+    }
   });
 });

@@ -44,13 +44,13 @@ describe('POST /holds over HTTP', () => {
     expect(body).toEqual({
       holdid,
       status: 'active',
-      expiresAt: expect.stringMatching(ISO_UTC_MILLISECONDS),
+      expires_at: expect.stringMatching(ISO_UTC_MILLISECONDS),
       lines: [
         { sku: lamp.sku, qty: 2, batchref: lamp.ref, location: 'default' },
         { sku: chair.sku, qty: 1, batchref: chair.ref, location: 'default' },
       ].sort((a, b) => (a.sku < b.sku ? -1 : 1)),
     });
-    const lasts = Date.parse(String(body?.expiresAt)) - before;
+    const lasts = Date.parse(String(body?.expires_at)) - before;
     expect(lasts).toBeGreaterThanOrEqual(900_000);
     expect(lasts).toBeLessThan(960_000);
   });
@@ -64,7 +64,7 @@ describe('POST /holds over HTTP', () => {
 
   it('answers 200 with the same body to a repeat while the hold is active, without extending it', async () => {
     const { sku } = await stockOf(5);
-    const request = { holdid: uniqueId('cart'), lines: [{ sku, qty: 2 }], ttlSeconds: 60 };
+    const request = { holdid: uniqueId('cart'), lines: [{ sku, qty: 2 }], ttl_seconds: 60 };
     const placed = await send('POST', '/holds', request);
     const repeated = await send('POST', '/holds', request);
     expect(repeated).toEqual({ status: 200, body: placed.body });
@@ -105,12 +105,12 @@ describe('POST /holds over HTTP', () => {
     expect((await send('GET', `/holds/${holdid}`)).status).toBe(404);
   });
 
-  it('answers 400 for a ttlSeconds out of bounds', async () => {
+  it('answers 400 for a ttl_seconds out of bounds', async () => {
     const { sku } = await stockOf(1);
-    for (const ttlSeconds of [0, 86_401, 1.5]) {
-      const { status, body } = await send('POST', '/holds', { holdid: uniqueId('cart'), lines: [{ sku, qty: 1 }], ttlSeconds });
+    for (const ttl_seconds of [0, 86_401, 1.5]) {
+      const { status, body } = await send('POST', '/holds', { holdid: uniqueId('cart'), lines: [{ sku, qty: 1 }], ttl_seconds });
       expect(status).toBe(400);
-      expect(body?.issues).toEqual([expect.objectContaining({ path: 'ttlSeconds' })]);
+      expect(body?.issues).toEqual([expect.objectContaining({ path: 'ttl_seconds' })]);
     }
   });
 });
@@ -127,18 +127,18 @@ describe('GET, PATCH and DELETE /holds/{holdid} over HTTP', () => {
   it('sets a new expiry from now with PATCH, and refuses to extend a hold that has ended', async () => {
     const { sku } = await stockOf(5);
     const holdid = uniqueId('cart');
-    await send('POST', '/holds', { holdid, lines: [{ sku, qty: 1 }], ttlSeconds: 60 });
+    await send('POST', '/holds', { holdid, lines: [{ sku, qty: 1 }], ttl_seconds: 60 });
     const before = Date.now();
-    const extended = await send('PATCH', `/holds/${holdid}`, { ttlSeconds: 3_600 });
+    const extended = await send('PATCH', `/holds/${holdid}`, { ttl_seconds: 3_600 });
     expect(extended.status).toBe(200);
-    expect(Date.parse(String(extended.body?.expiresAt)) - before).toBeGreaterThanOrEqual(3_600_000);
-    expect((await send('GET', `/holds/${holdid}`)).body?.expiresAt).toBe(extended.body?.expiresAt);
+    expect(Date.parse(String(extended.body?.expires_at)) - before).toBeGreaterThanOrEqual(3_600_000);
+    expect((await send('GET', `/holds/${holdid}`)).body?.expires_at).toBe(extended.body?.expires_at);
     await send('DELETE', `/holds/${holdid}`);
-    expect(await send('PATCH', `/holds/${holdid}`, { ttlSeconds: 60 })).toEqual({
+    expect(await send('PATCH', `/holds/${holdid}`, { ttl_seconds: 60 })).toEqual({
       status: 409,
       body: { message: `Hold ${holdid} was released: only an active hold can be extended` },
     });
-    expect((await send('PATCH', `/holds/${uniqueId('cart')}`, { ttlSeconds: 60 })).status).toBe(404);
+    expect((await send('PATCH', `/holds/${uniqueId('cart')}`, { ttl_seconds: 60 })).status).toBe(404);
   });
 
   it('releases with DELETE, its stock back at once; a repeat is 204 too; an unknown holdid 404', async () => {
@@ -211,10 +211,10 @@ describe('a hold that expires, over HTTP', () => {
   it('reads expired once its time has passed, its units free for a sale, and can be neither extended nor confirmed', async () => {
     const { sku, ref } = await stockOf(1);
     const holdid = uniqueId('cart');
-    const { body } = await send('POST', '/holds', { holdid, lines: [{ sku, qty: 1 }], ttlSeconds: 1 });
-    await new Promise((resolve) => setTimeout(resolve, Date.parse(String(body?.expiresAt)) - Date.now() + 50));
+    const { body } = await send('POST', '/holds', { holdid, lines: [{ sku, qty: 1 }], ttl_seconds: 1 });
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(String(body?.expires_at)) - Date.now() + 50));
     expect((await send('GET', `/holds/${holdid}`)).body?.status).toBe('expired');
-    expect((await send('PATCH', `/holds/${holdid}`, { ttlSeconds: 60 })).status).toBe(409);
+    expect((await send('PATCH', `/holds/${holdid}`, { ttl_seconds: 60 })).status).toBe(409);
     expect((await send('POST', `/holds/${holdid}/confirm`, { orderid: uniqueId('order') })).status).toBe(409);
     expect(await send('POST', '/allocate', { orderid: uniqueId('order'), sku, qty: 1 })).toEqual({ status: 201, body: { batchref: ref, location: 'default' } });
     expect((await send('DELETE', `/holds/${holdid}`)).status).toBe(204);

@@ -175,23 +175,23 @@ describe("the local server's events", () => {
         .filter(({ detail }) => 'holdid' in detail && detail.holdid === holdid)
         .map(({ name, detail: { id, version, ...fields } }) => ({ name, ...fields }));
     expect(eventsOfHold(confirmed)).toEqual([
-      { name: 'HoldPlaced', time: at(0), holdid: confirmed, expiresAt: at(60), lines: heldOn(2) },
-      { name: 'HoldExtended', time: at(10), holdid: confirmed, expiresAt: at(130), lines: heldOn(2) },
-      { name: 'HoldConfirmed', time: at(20), holdid: confirmed, expiresAt: at(130), lines: heldOn(2), orderid },
+      { name: 'HoldPlaced', time: at(0), holdid: confirmed, expires_at: at(60), lines: heldOn(2) },
+      { name: 'HoldExtended', time: at(10), holdid: confirmed, expires_at: at(130), lines: heldOn(2) },
+      { name: 'HoldConfirmed', time: at(20), holdid: confirmed, expires_at: at(130), lines: heldOn(2), orderid },
     ]);
     const allocated = following.events.find(({ name, detail }) => name === 'Allocated' && detail.orderid === orderid);
     expect(allocated?.detail).toMatchObject({ time: at(20), orderid, sku, qty: 2, batchref: ref });
     expect(eventsOfHold(released)).toEqual([
-      { name: 'HoldPlaced', time: at(20), holdid: released, expiresAt: at(80), lines: heldOn(1) },
-      { name: 'HoldReleased', time: at(21), holdid: released, expiresAt: at(80), lines: heldOn(1), reason: 'released' },
+      { name: 'HoldPlaced', time: at(20), holdid: released, expires_at: at(80), lines: heldOn(1) },
+      { name: 'HoldReleased', time: at(21), holdid: released, expires_at: at(80), lines: heldOn(1), reason: 'released' },
     ]);
     expect(eventsOfHold(expired)).toEqual([
-      { name: 'HoldPlaced', time: at(21), holdid: expired, expiresAt: at(26), lines: heldOn(1) },
-      { name: 'HoldReleased', time: at(31), holdid: expired, expiresAt: at(26), lines: heldOn(1), reason: 'expired' },
+      { name: 'HoldPlaced', time: at(21), holdid: expired, expires_at: at(26), lines: heldOn(1) },
+      { name: 'HoldReleased', time: at(31), holdid: expired, expires_at: at(26), lines: heldOn(1), reason: 'expired' },
     ]);
     expect(eventsOfHold(shrunk)).toEqual([
-      { name: 'HoldPlaced', time: at(31), holdid: shrunk, expiresAt: at(91), lines: heldOn(3) },
-      { name: 'HoldReleased', time: at(31), holdid: shrunk, expiresAt: at(91), lines: heldOn(3), reason: 'released' },
+      { name: 'HoldPlaced', time: at(31), holdid: shrunk, expires_at: at(91), lines: heldOn(3) },
+      { name: 'HoldReleased', time: at(31), holdid: shrunk, expires_at: at(91), lines: heldOn(3), reason: 'released' },
     ]);
   });
 
@@ -205,7 +205,7 @@ describe("the local server's events", () => {
       const ref = uniqueId('shelf');
       const holdid = uniqueId('cart');
       expect((await service.addBatch({ ref, sku, qty: 10, eta: null })).status).toBe(201);
-      const hold = { holdid, lines: [{ sku, qty: 2 }], ttlSeconds: 600 };
+      const hold = { holdid, lines: [{ sku, qty: 2 }], ttl_seconds: 600 };
       expect((await service.invoke(routeEvent('POST /holds', { body: hold }))).status).toBe(201);
       expect((await service.invoke(routeEvent('DELETE /holds/{holdid}', { pathParameters: { holdid } }))).status).toBe(204);
       await patchBatch(ref, { qty: 8 });

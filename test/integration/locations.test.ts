@@ -305,8 +305,8 @@ describe("locations' and batches' events, from the table's stream", () => {
       expect(about.map(({ name, detail: { id, version, time, ...fields } }) => ({ event: name, ...fields }))).toEqual([
         { event: 'BatchAdded', ref: atNantes, sku, qty: 4, eta: null, location: 'nantes' },
         { event: 'BatchAdded', ref: atDefault, sku, qty: 5, eta: '2027-01-01', location: 'default' },
-        { event: 'HoldPlaced', holdid: cart, expiresAt: expect.any(String), lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }] },
-        { event: 'HoldConfirmed', holdid: cart, expiresAt: expect.any(String), lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }], orderid: order },
+        { event: 'HoldPlaced', holdid: cart, expires_at: expect.any(String), lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }] },
+        { event: 'HoldConfirmed', holdid: cart, expires_at: expect.any(String), lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }], orderid: order },
         { event: 'Allocated', orderid: order, sku, qty: 1, batchref: atNantes, location: 'nantes' },
         { event: 'Allocated', orderid: moved, sku, qty: 3, batchref: atNantes, location: 'nantes' },
         { event: 'OutOfStock', sku, orderid: refused, qty: 1, location: 'nantes' },

@@ -236,7 +236,7 @@ describe("each handler's calls to the table stay within what its role is granted
     const statuses = await statusesOf(allocations, [
       postEvent('/holds', { holdid: released, lines: [{ sku, qty: 1 }] }),
       routeEvent('GET /holds/{holdid}', path(released)),
-      routeEvent('PATCH /holds/{holdid}', { ...path(released), body: { ttlSeconds: 60 } }),
+      routeEvent('PATCH /holds/{holdid}', { ...path(released), body: { ttl_seconds: 60 } }),
       routeEvent('DELETE /holds/{holdid}', path(released)),
       postEvent('/holds', { holdid: confirmed, lines: [{ sku, qty: 3 }], destination: { country: 'FR' } }),
       routeEvent('POST /holds/{holdid}/confirm', { ...path(confirmed), body: { orderid: uniqueId('order') } }),

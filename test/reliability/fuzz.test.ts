@@ -40,7 +40,7 @@ type Route =
   | 'PATCH /holds/{holdid}'
   | 'POST /holds/{holdid}/confirm'
   | 'POST /transfers';
-type Field = 'orderid' | 'ref' | 'sku' | 'qty' | 'eta' | 'lines' | 'holdid' | 'ttlSeconds' | 'transferid' | 'from' | 'to';
+type Field = 'orderid' | 'ref' | 'sku' | 'qty' | 'eta' | 'lines' | 'holdid' | 'ttl_seconds' | 'transferid' | 'from' | 'to';
 /** The routes of a hold named in the path. */
 type HoldPathRoute = 'GET /holds/{holdid}' | 'DELETE /holds/{holdid}' | 'PATCH /holds/{holdid}' | 'POST /holds/{holdid}/confirm';
 
@@ -94,7 +94,7 @@ const HOSTILE_STRINGS = [
   '\u{1F600}'.repeat(129),
 ];
 const ODD_NUMBERS = [0, -0, -1, 0.5, 1.5, 1e9 + 1, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2, 1e21, 1e308, -1e308, 5e-324];
-/** A hold's ttlSeconds beyond its bounds (1 to 86,400), and as text. */
+/** A hold's ttl_seconds beyond its bounds (1 to 86,400), and as text. */
 const ODD_SECONDS = [...ODD_NUMBERS, 86_401, 86_400.5, '60'];
 const INVALID_DATES = [
   '2026-02-30',
@@ -237,7 +237,7 @@ const hostileFor: Record<Field, fc.Arbitrary<unknown>> = {
   eta: invalidDate,
   lines: hostileLines,
   holdid: hostileString,
-  ttlSeconds: fc.oneof(fc.constantFrom(...ODD_SECONDS), hugeOrOddNumber),
+  ttl_seconds: fc.oneof(fc.constantFrom(...ODD_SECONDS), hugeOrOddNumber),
   transferid: hostileString,
   from: hostileString,
   to: hostileString,
@@ -248,8 +248,8 @@ const plausibleFields: Record<Route, Partial<Record<Field, fc.Arbitrary<unknown>
   'POST /allocate': { orderid: plausibleId, sku: plausibleSku, qty: plausibleQty },
   'POST /add_batch': { ref: plausibleId, sku: plausibleSku, qty: plausibleQty, eta: plausibleEta },
   'POST /orders': { orderid: plausibleId, lines: plausibleLines },
-  'POST /holds': { holdid: plausibleId, lines: plausibleLines, ttlSeconds: plausibleSeconds },
-  'PATCH /holds/{holdid}': { ttlSeconds: plausibleSeconds },
+  'POST /holds': { holdid: plausibleId, lines: plausibleLines, ttl_seconds: plausibleSeconds },
+  'PATCH /holds/{holdid}': { ttl_seconds: plausibleSeconds },
   'POST /holds/{holdid}/confirm': { orderid: plausibleId },
   'POST /transfers': {
     transferid: plausibleId,
@@ -422,9 +422,9 @@ const withinContract = (route: Route, sent: string, holdid: string): boolean => 
     case 'POST /orders':
       return isIdentifier(body.orderid) && isOrderLines(body.lines);
     case 'POST /holds':
-      return isIdentifier(body.holdid) && isOrderLines(body.lines) && (body.ttlSeconds === undefined || isSeconds(body.ttlSeconds));
+      return isIdentifier(body.holdid) && isOrderLines(body.lines) && (body.ttl_seconds === undefined || isSeconds(body.ttl_seconds));
     case 'PATCH /holds/{holdid}':
-      return isIdentifier(holdid) && isSeconds(body.ttlSeconds);
+      return isIdentifier(holdid) && isSeconds(body.ttl_seconds);
     case 'POST /holds/{holdid}/confirm':
       return isIdentifier(holdid) && isIdentifier(body.orderid);
     case 'POST /transfers':
@@ -444,7 +444,7 @@ const CATALOGUE: Record<Field, unknown[]> = {
   eta: [...INVALID_DATES, ...WRONG_TYPES, 20260101, undefined],
   lines: [...HOSTILE_LINES, ...WRONG_TYPES, undefined],
   holdid: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined],
-  ttlSeconds: [...ODD_SECONDS, ...WRONG_TYPES, undefined],
+  ttl_seconds: [...ODD_SECONDS, ...WRONG_TYPES, undefined],
   transferid: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined],
   from: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined, FUZZ_PLACE],
   to: [...HOSTILE_STRINGS, ...WRONG_TYPES, 42, undefined, 'default'],
@@ -477,7 +477,7 @@ const orderLineSlot = (index: number, kind: 'sku' | 'qty'): Slot => ({
   bodyWith: (value) => ({ ...VALID_ORDER, lines: VALID_ORDER.lines.map((line, at) => (at === index ? { ...line, [kind]: value } : line)) }),
 });
 
-const VALID_HOLD = { holdid: 'catalogue-hold', lines: VALID_ORDER.lines, ttlSeconds: 60 };
+const VALID_HOLD = { holdid: 'catalogue-hold', lines: VALID_ORDER.lines, ttl_seconds: 60 };
 
 const SLOTS: Record<Route, Slot[]> = {
   'POST /allocate': topLevelSlots({ orderid: 'catalogue-order', sku: STOCKED_SKU, qty: 1 }),
@@ -489,7 +489,7 @@ const SLOTS: Record<Route, Slot[]> = {
     ...topLevelSlots(VALID_HOLD),
     ...[orderLineSlot(0, 'qty'), orderLineSlot(1, 'sku')].map((slot) => ({ ...slot, bodyWith: (value: unknown) => ({ ...VALID_HOLD, lines: (slot.bodyWith(value) as typeof VALID_ORDER).lines }) })),
   ],
-  'PATCH /holds/{holdid}': topLevelSlots({ ttlSeconds: 60 }),
+  'PATCH /holds/{holdid}': topLevelSlots({ ttl_seconds: 60 }),
   'POST /holds/{holdid}/confirm': topLevelSlots({ orderid: 'catalogue-confirmed' }),
   'POST /transfers': topLevelSlots({ transferid: 'catalogue-transfer', sku: MOVED_SKU, qty: 1, from: 'default', to: FUZZ_PLACE, eta: '2027-01-01' }),
 };
@@ -533,7 +533,7 @@ describe(`both handlers under hostile input, through the conflict model (seed ${
       expect((await send(postEvent('/add_batch', batch))).status).toBe(201);
     }
     for (const holdid of PLACED_HOLDS) {
-      const hold = { holdid, lines: [{ sku: STOCKED_SKU, qty: 1 }], ttlSeconds: 86_400 };
+      const hold = { holdid, lines: [{ sku: STOCKED_SKU, qty: 1 }], ttl_seconds: 86_400 };
       expect((await send(postEvent('/holds', hold))).status).toBe(201);
     }
     // Each batch and hold was written in a transaction of its own, through the model.
@@ -599,7 +599,7 @@ describe(`both handlers under hostile input, through the conflict model (seed ${
     // First, while no hold has any of these holdids.
     '%s takes each hostile holdid in its path without a 5xx: 400 for one that breaks the rules, 404 for one that is no hold',
     async (route) => {
-      const body = { 'PATCH /holds/{holdid}': { ttlSeconds: 60 }, 'POST /holds/{holdid}/confirm': { orderid: 'path-order' } }[route as string];
+      const body = { 'PATCH /holds/{holdid}': { ttl_seconds: 60 }, 'POST /holds/{holdid}/confirm': { orderid: 'path-order' } }[route as string];
       for (const holdid of HOSTILE_STRINGS) {
         const answer = await sendAndCheck(route, body === undefined ? undefined : JSON.stringify(body), { holdid });
         expect({ holdid, status: answer.status }).toEqual({ holdid, status: isIdentifier(holdid) ? 404 : 400 });
@@ -616,7 +616,7 @@ describe(`both handlers under hostile input, through the conflict model (seed ${
       answers.push(
         (await send(postEvent('/holds', { holdid, lines: [{ sku: STOCKED_SKU, qty: 1 }] }))).status,
         (await send(routeEvent('GET /holds/{holdid}', path))).body,
-        (await send(routeEvent('PATCH /holds/{holdid}', { ...path, body: { ttlSeconds: 60 } }))).status,
+        (await send(routeEvent('PATCH /holds/{holdid}', { ...path, body: { ttl_seconds: 60 } }))).status,
         index % 2 === 0
           ? (await send(routeEvent('POST /holds/{holdid}/confirm', { ...path, body: { orderid: `order-${holdid}` } }))).status
           : (await send(routeEvent('DELETE /holds/{holdid}', path))).status,

@@ -212,7 +212,7 @@ const pathOf = (...segments: string[]) => `/${segments.map(encodeURIComponent).j
 interface HoldView {
   holdid: string;
   status: string;
-  expiresAt: string;
+  expires_at: string;
   lines: Array<{ sku: string; qty: number; batchref: string; location: string }>;
   orderid?: string;
 }
@@ -255,13 +255,13 @@ const lastOf = ({ attempts }: Outcome) => attempts[attempts.length - 1] as Answe
 const isRetryLater = (answer: Answer) =>
   answer.status === 503 &&
   Number(answer.headers['retry-after']) > 0 &&
-  JSON.stringify(Object.keys(answer.body as object)) === JSON.stringify(['message', 'requestId']);
+  JSON.stringify(Object.keys(answer.body as object)) === JSON.stringify(['message', 'request_id']);
 const byText = <T>(items: T[]) => items.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
 
 /** A hold view of these lines, each on a batch of its SKU. */
 const isHoldOf = (view: HoldView, holdid: string, lines: readonly Line[]) =>
   view.holdid === holdid &&
-  !Number.isNaN(Date.parse(view.expiresAt)) &&
+  !Number.isNaN(Date.parse(view.expires_at)) &&
   view.lines.length === lines.length &&
   lines.every(({ sku, qty }) => view.lines.some((line) => line.sku === sku && line.qty === qty && refsOf(sku).includes(line.batchref)));
 
@@ -336,13 +336,13 @@ describe(`holds placed, confirmed, released, extended and expiring while allocat
   const send = (service: LocalService, request: Request): Promise<Answer> => {
     switch (request.kind) {
       case 'place':
-        return service.request('POST', '/holds', { holdid: request.holdid, lines: request.lines, ttlSeconds: request.ttlSeconds });
+        return service.request('POST', '/holds', { holdid: request.holdid, lines: request.lines, ttl_seconds: request.ttlSeconds });
       case 'confirm':
         return service.request('POST', pathOf('holds', request.holdid, 'confirm'), { orderid: request.orderid });
       case 'release':
         return service.request('DELETE', pathOf('holds', request.holdid));
       case 'extend':
-        return service.request('PATCH', pathOf('holds', request.holdid), { ttlSeconds: request.ttlSeconds });
+        return service.request('PATCH', pathOf('holds', request.holdid), { ttl_seconds: request.ttlSeconds });
       case 'read-hold':
         return service.request('GET', pathOf('holds', request.holdid));
       case 'allocate':
@@ -553,7 +553,7 @@ describe(`holds placed, confirmed, released, extended and expiring while allocat
         if (answer.status === 409 && ended !== status) problems.push(`place answered "has ended (${ended})", but ${status}`);
       }
       const extended = answersTo('extend', holdid).filter(({ answer }) => answer.status === 200);
-      const expiries = [...placed, ...extended].map(({ answer }) => bodyOf<HoldView>(answer).expiresAt);
+      const expiries = [...placed, ...extended].map(({ answer }) => bodyOf<HoldView>(answer).expires_at);
       const extendCutOff = answersTo('extend', holdid).some(({ answer }) => answer.status === 503);
       if (!expiries.includes(hold.expiresAt) && !extendCutOff && placed.length > 0) problems.push(`expires at ${hold.expiresAt}, which no answer gave`);
       return problems.map((problem) => ({ holdid, problem }));
@@ -640,7 +640,7 @@ describe('a hold that expires with the sweeper stopped, through the conflict mod
   it('gives its units, at once and once, to the allocations and holds that race for them, and then ends as expired', async () => {
     const { table, service } = modelled;
     expect((await service.addBatch({ ref: 'RUG-1', sku: 'RUG', qty: 5, eta: null })).status).toBe(201);
-    const place = (holdid: string, qty: number) => service.request('POST', '/holds', { holdid, lines: [{ sku: 'RUG', qty }], ttlSeconds: SOON });
+    const place = (holdid: string, qty: number) => service.request('POST', '/holds', { holdid, lines: [{ sku: 'RUG', qty }], ttl_seconds: SOON });
     expect((await place('cart-1', 5)).status).toBe(201);
     expect(messageOf(await service.allocate({ orderid: 'before', sku: 'RUG', qty: 1 }))).toBe('Out of stock for sku RUG');
     expect((await place('cart-early', 1)).status).toBe(400);
@@ -716,7 +716,7 @@ describe('a hold at the edges of its races, through the conflict model', () => {
     try {
       const early = await startLocalService(table.repository({ clock: () => placedAt }));
       expect((await early.addBatch({ ref: 'STOOL-1', sku: 'STOOL', qty: 2, eta: null })).status).toBe(201);
-      expect((await early.request('POST', '/holds', { holdid: 'edge', lines: [{ sku: 'STOOL', qty: 2 }], ttlSeconds: 60 })).status).toBe(201);
+      expect((await early.request('POST', '/holds', { holdid: 'edge', lines: [{ sku: 'STOOL', qty: 2 }], ttl_seconds: 60 })).status).toBe(201);
       await early.close();
 
       const refused = await after.request('POST', '/holds/edge/confirm', { orderid: 'order-edge' });
@@ -724,7 +724,7 @@ describe('a hold at the edges of its races, through the conflict model', () => {
       expect(messageOf(refused)).toBe('Hold edge has expired: only an active hold can be confirmed');
       // A release that read the hold a moment before its expiry, and commits only now.
       expect((await before.request('DELETE', '/holds/edge')).status).toBe(204);
-      expect((await before.request('PATCH', '/holds/edge', { ttlSeconds: 600 })).status).toBe(409);
+      expect((await before.request('PATCH', '/holds/edge', { ttl_seconds: 600 })).status).toBe(409);
 
       expect(bodyOf<HoldView>(await after.request('GET', '/holds/edge')).status).toBe('expired');
       expect(bodyOf<BatchView>(await after.request('GET', '/batches/STOOL-1'))).toMatchObject({ qty: 2, held: 0, available: 2 });
@@ -757,7 +757,7 @@ describe('a drop with carts on one batch, spread over pieces, through the confli
     const outcomes = new Map<string, { placed: boolean; ended: 'confirm' | 'release' | 'leave' | 'failed' }>();
     let spreadSeen = false;
     const runCart = async ({ holdid, qty, then }: (typeof carts)[number]) => {
-      const placed = await lastAnswer(() => service.request('POST', '/holds', { holdid, lines: [{ sku: 'TEE', qty }], ttlSeconds: 600 }));
+      const placed = await lastAnswer(() => service.request('POST', '/holds', { holdid, lines: [{ sku: 'TEE', qty }], ttl_seconds: 600 }));
       if (placed.status !== 201) return outcomes.set(holdid, { placed: false, ended: 'failed' });
       spreadSeen ||= (await readInventory(table.documentClient, table.tableName)).batches.some(({ pieces }) => pieces !== undefined);
       const ended =

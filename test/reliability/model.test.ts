@@ -97,7 +97,7 @@ class ReferenceModel {
       'GET /skus/{sku}/stock': () => this.stock(sku),
       'POST /holds': () => this.placeHold(request.body as HoldBody),
       'GET /holds/{holdid}': () => this.readHold(holdid),
-      'PATCH /holds/{holdid}': () => this.extend(holdid, (request.body as { ttlSeconds: number }).ttlSeconds),
+      'PATCH /holds/{holdid}': () => this.extend(holdid, (request.body as { ttl_seconds: number }).ttl_seconds),
       'DELETE /holds/{holdid}': () => this.release(holdid),
       'POST /holds/{holdid}/confirm': () => this.confirm(holdid, (request.body as { orderid: string }).orderid),
     };
@@ -267,7 +267,7 @@ class ReferenceModel {
    * All or nothing, each line by the normal rule, as an order's. A holdid is used once: the same
    * lines again while the hold is active are a repeat, which holds nothing more and does not extend it.
    */
-  private placeHold({ holdid, lines, ttlSeconds = DEFAULT_HOLD_SECONDS }: HoldBody): Expected {
+  private placeHold({ holdid, lines, ttl_seconds: ttlSeconds = DEFAULT_HOLD_SECONDS }: HoldBody): Expected {
     const existing = this.holds.get(holdid);
     if (existing) {
       if (existing.status !== 'active') return error(409, { message: `Hold ${holdid} has ended (${existing.status}): a holdid is used once` });
@@ -361,7 +361,7 @@ const byPreference = (a: ModelBatch, b: ModelBatch) => {
 const holdView = ({ holdid, status, expiresAt, lines, orderid }: ModelHold) => ({
   holdid,
   status,
-  expiresAt: new Date(expiresAt).toISOString(),
+  expires_at: new Date(expiresAt).toISOString(),
   lines: lines.map((line) => ({ ...line, location: 'default' })),
   ...(orderid === undefined ? {} : { orderid }),
 });
@@ -393,7 +393,7 @@ interface ChangeBody extends Record<string, unknown> {
 interface HoldBody extends Record<string, unknown> {
   holdid: string;
   lines: Array<{ sku: string; qty: number }>;
-  ttlSeconds?: number;
+  ttl_seconds?: number;
 }
 
 /** The routes the model knows: a batch's, a line's, an order's and a hold's whole life. */
@@ -603,7 +603,7 @@ const holdBody = fc
     }),
     ttlSeconds: fc.option(ttlSeconds, { nil: undefined }),
   })
-  .map(({ ttlSeconds, ...body }): HoldBody => (ttlSeconds === undefined ? body : { ...body, ttlSeconds }));
+  .map(({ ttlSeconds, ...body }): HoldBody => (ttlSeconds === undefined ? body : { ...body, ttl_seconds: ttlSeconds }));
 const placeHold = holdBody.map((body): Request => ({ routeKey: 'POST /holds', body }));
 /** Of SKUs with batches, in few units: several of them fit one batch. */
 const placeStockedHold = fc
@@ -612,11 +612,11 @@ const placeStockedHold = fc
     lines: fc.uniqueArray(fc.record({ sku: fc.constantFrom('LAMP', 'SOFA'), qty: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 2, selector: (line) => line.sku }),
     ttlSeconds,
   })
-  .map((body): Request => ({ routeKey: 'POST /holds', body }));
+  .map(({ ttlSeconds, ...body }): Request => ({ routeKey: 'POST /holds', body: { ...body, ttl_seconds: ttlSeconds } }));
 const readHold = holdid.map((holdid): Request => ({ routeKey: 'GET /holds/{holdid}', pathParameters: { holdid } }));
 const extendHold = fc
   .record({ holdid, ttlSeconds })
-  .map(({ holdid, ttlSeconds }): Request => ({ routeKey: 'PATCH /holds/{holdid}', pathParameters: { holdid }, body: { ttlSeconds } }));
+  .map(({ holdid, ttlSeconds }): Request => ({ routeKey: 'PATCH /holds/{holdid}', pathParameters: { holdid }, body: { ttl_seconds: ttlSeconds } }));
 const releaseHold = holdid.map((holdid): Request => ({ routeKey: 'DELETE /holds/{holdid}', pathParameters: { holdid } }));
 const confirmHold = fc
   .record({ holdid, orderid })
@@ -696,15 +696,15 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.oneof(
-      spoil(placeHold, { holdid: badIdentifier, lines: badLines, ttlSeconds: badTtl }),
-      spoil(extendHold, { ttlSeconds: fc.oneof(badTtl, fc.constant(undefined)) }),
+      spoil(placeHold, { holdid: badIdentifier, lines: badLines, ttl_seconds: badTtl }),
+      spoil(extendHold, { ttl_seconds: fc.oneof(badTtl, fc.constant(undefined)) }),
       spoil(confirmHold, { orderid: badIdentifier }),
     ),
   },
   {
     weight: 1,
     arbitrary: fc
-      .record({ request: fc.oneof(placeHold, extendHold, confirmHold), rawBody: fc.constantFrom('{"holdid": "h1",', 'ttlSeconds=60', "{'orderid': 'o1'}") })
+      .record({ request: fc.oneof(placeHold, extendHold, confirmHold), rawBody: fc.constantFrom('{"holdid": "h1",', 'ttl_seconds=60', "{'orderid': 'o1'}") })
       .map(({ request: { routeKey, pathParameters }, rawBody }): Request => ({ routeKey, pathParameters, rawBody })),
   },
   { weight: 1, arbitrary: spoilParameter(fc.oneof(readHold, extendHold, releaseHold, confirmHold)) },
@@ -838,7 +838,7 @@ describe(`the service against a reference model of the contract, through the con
         const pathParameters = { holdid };
         if (operation.onHold === 'read') return { routeKey: 'GET /holds/{holdid}', pathParameters };
         if (operation.onHold === 'release') return { routeKey: 'DELETE /holds/{holdid}', pathParameters };
-        if (operation.onHold === 'extend') return { routeKey: 'PATCH /holds/{holdid}', pathParameters, body: { ttlSeconds: operation.ttlSeconds } };
+        if (operation.onHold === 'extend') return { routeKey: 'PATCH /holds/{holdid}', pathParameters, body: { ttl_seconds: operation.ttlSeconds } };
         const [line] = model.holds.get(holdid)?.lines ?? [];
         if (operation.onHold === 'change') return line && { routeKey: 'PATCH /batches/{ref}', pathParameters: { ref: line.batchref }, body: operation.body };
         if (operation.onHold === 'squeeze') {
@@ -881,7 +881,7 @@ describe(`the service against a reference model of the contract, through the con
     const uniqueExpiry = ({ routeKey, body, spoiled, rawBody, spoiledParameter }: Request) => {
       if (spoiled !== undefined || rawBody !== undefined || spoiledParameter !== undefined) return;
       if (routeKey !== 'POST /holds' && routeKey !== 'PATCH /holds/{holdid}') return;
-      const ttl = ((body as { ttlSeconds?: number }).ttlSeconds ?? DEFAULT_HOLD_SECONDS) * 1000;
+      const ttl = ((body as { ttl_seconds?: number }).ttl_seconds ?? DEFAULT_HOLD_SECONDS) * 1000;
       while ([...model.holds.values()].some(({ expiresAt }) => expiresAt === clock + ttl)) clock++;
     };
 

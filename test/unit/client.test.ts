@@ -81,7 +81,7 @@ describe('the typed client, given the deployed API URL', () => {
 
   it('signs again each attempt of a request answered 503, with the same body', async () => {
     const { sent, fetch } = recordingFetch(
-      () => json(503, { message: 'Service unavailable, retry', requestId: 'r-1' }, { 'retry-after': '0' }),
+      () => json(503, { message: 'Service unavailable, retry', request_id: 'r-1' }, { 'retry-after': '0' }),
       () => json(200, { batchref: 'batch-001' }),
     );
     const client = createAllocationClient({ baseUrl: API_URL, credentials, fetch });
@@ -129,7 +129,7 @@ describe('the typed client, given the local server', () => {
     return { received, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
   };
 
-  const unavailable = { status: 503, headers: { 'retry-after': '0' }, body: { message: 'Service unavailable, retry', requestId: 'r-1' } };
+  const unavailable = { status: 503, headers: { 'retry-after': '0' }, body: { message: 'Service unavailable, retry', request_id: 'r-1' } };
 
   it('sends plain requests, unsigned', async () => {
     const { received, baseUrl } = await serve({ status: 200, body: { orderid: 'order-1', lines: [] } });

@@ -28,9 +28,9 @@ describe('the event schemas in docs/events', () => {
 });
 
 const envelope = { id: 'evt-1', version: 1, time: '2026-03-01T09:30:00.000Z' } as const;
-const hold = { holdid: 'cart-1', expiresAt: '2026-03-01T09:45:00.000Z', lines: [{ sku: 'LAMP', qty: 3, batchref: 'b1', location: 'default' }] };
+const hold = { holdid: 'cart-1', expires_at: '2026-03-01T09:45:00.000Z', lines: [{ sku: 'LAMP', qty: 3, batchref: 'b1', location: 'default' }] };
 
-const transfer = { transferid: 't1', sku: 'LAMP', qty: 3, from: 'default', to: 'lyon', eta: '2026-04-01', fromBatchref: 'b1', ref: 't1' };
+const transfer = { transferid: 't1', sku: 'LAMP', qty: 3, from: 'default', to: 'lyon', eta: '2026-04-01', from_batchref: 'b1', ref: 't1' };
 
 const validDetails: { [Name in EventName]: EventDetail<Name> } = {
   Allocated: { ...envelope, orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1', location: 'lyon' },
@@ -93,7 +93,7 @@ const invalidDetails = (name: EventName): Array<[string, Detail]> => {
     cases.push(
       ['with no lines', { ...valid, lines: [] }],
       ['with a line without its batchref', withLineFields(valid, { batchref: undefined })],
-      ['with an expiresAt not in UTC', { ...valid, expiresAt: '2026-03-01T10:45:00+01:00' }],
+      ['with an expires_at not in UTC', { ...valid, expires_at: '2026-03-01T10:45:00+01:00' }],
     );
   }
   return cases;

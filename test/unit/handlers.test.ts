@@ -432,8 +432,8 @@ describe('the issues of a refused body', () => {
     'PATCH /batches/{ref}': { body: { qty: 5, eta: '2027-03-01' }, pathParameters: { ref: 'batch-1' } },
     'POST /allocate': { body: validLine },
     'POST /orders': { body: { orderid: 'order-1', lines: [{ sku: 'LAMP', qty: 1 }] } },
-    'POST /holds': { body: { holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 } },
-    'PATCH /holds/{holdid}': { body: { ttlSeconds: 60 }, pathParameters: { holdid: 'cart-1' } },
+    'POST /holds': { body: { holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 1 }], ttl_seconds: 60 } },
+    'PATCH /holds/{holdid}': { body: { ttl_seconds: 60 }, pathParameters: { holdid: 'cart-1' } },
     'POST /holds/{holdid}/confirm': { body: { orderid: 'order-1' }, pathParameters: { holdid: 'cart-1' } },
     'PUT /locations/{id}': {
       body: { name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 } },
@@ -546,7 +546,7 @@ describe('the issues of a refused body', () => {
     ['lines missing', 'POST /orders', { orderid: 'order-1' }, 'lines', 'lines is required: an array of 1 to 25 lines {sku, qty}, each sku once'],
     ['a line null', 'POST /orders', { orderid: 'order-1', lines: [null] }, 'lines.0', 'lines.0 must be an object {sku, qty}'],
     ['a line without qty', 'POST /holds', { holdid: 'cart-1', lines: [{ sku: 'LAMP' }] }, 'lines.0.qty', 'lines.0.qty is required: an integer from 1 to 1000000000'],
-    ['ttlSeconds missing', 'PATCH /holds/{holdid}', {}, 'ttlSeconds', 'ttlSeconds is required: an integer from 1 to 86400'],
+    ['ttl_seconds missing', 'PATCH /holds/{holdid}', {}, 'ttl_seconds', 'ttl_seconds is required: an integer from 1 to 86400'],
     ['the body an array', 'POST /holds/{holdid}/confirm', [], '', 'the body must be an object {orderid}'],
   ] as const)('says what %s is and what the field accepts', async (_case, routeKey, body, path, message) => {
     const { pathParameters } = ACCEPTED[routeKey] ?? {};
@@ -593,7 +593,7 @@ describe('when the store fails', () => {
     const event = postEvent('/allocate', validLine);
     const result = await createAllocationsHandler(repository)(event, lambdaContext());
     expect(result.statusCode).toBe(500);
-    expect(jsonBody(result)).toEqual({ message: 'Internal server error', requestId: event.requestContext.requestId });
+    expect(jsonBody(result)).toEqual({ message: 'Internal server error', request_id: event.requestContext.requestId });
     expect(result.body).not.toMatch(/AccessDenied|arn:aws|at /);
   });
 });

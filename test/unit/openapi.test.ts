@@ -388,7 +388,7 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     await expectDocumented('POST /holds', send('POST /holds', { body: otherLines }), 409);
     await expectDocumented('POST /holds', send('POST /holds', { body: { ...exampleBodyOf('POST /holds'), location: 'default' } }), 409);
     repository.extendHold = async () => 'changed';
-    await expectDocumented('PATCH /holds/{holdid}', send('PATCH /holds/{holdid}', { pathParameters: { holdid: 'cart-7' }, body: { ttlSeconds: 60 } }), 503);
+    await expectDocumented('PATCH /holds/{holdid}', send('PATCH /holds/{holdid}', { pathParameters: { holdid: 'cart-7' }, body: { ttl_seconds: 60 } }), 503);
   });
 
   it('answers GET /openapi.json with the committed document, as it documents itself', async () => {
@@ -427,8 +427,8 @@ describe('responseProblems', () => {
 
   it.each<[string, string, ReceivedResponse, RegExp]>([
     ['a status the route does not document', 'POST /allocate', { status: 418, headers: {}, body: '' }, /418/],
-    ['a 503 without Retry-After', 'GET /batches/{ref}', { status: 503, headers: { 'Content-Type': 'application/json' }, body: '{"message":"m","requestId":"r"}' }, /Retry-After/],
-    ['a Retry-After that is not a number of seconds', 'GET /batches/{ref}', { status: 503, headers: { 'Content-Type': 'application/json', 'Retry-After': 'soon' }, body: '{"message":"m","requestId":"r"}' }, /Retry-After/],
+    ['a 503 without Retry-After', 'GET /batches/{ref}', { status: 503, headers: { 'Content-Type': 'application/json' }, body: '{"message":"m","request_id":"r"}' }, /Retry-After/],
+    ['a Retry-After that is not a number of seconds', 'GET /batches/{ref}', { status: 503, headers: { 'Content-Type': 'application/json', 'Retry-After': 'soon' }, body: '{"message":"m","request_id":"r"}' }, /Retry-After/],
     ['a body on a 204', 'DELETE /allocations/{orderid}/{sku}', { status: 204, headers: { 'Content-Type': 'application/json' }, body: '{}' }, /204/],
     ['another media type', 'POST /add_batch', { status: 201, headers: { 'Content-Type': 'application/json' }, body: '"OK"' }, /text\/plain/],
     ['a body that is not JSON', 'POST /allocate', { status: 201, headers: { 'Content-Type': 'application/json' }, body: 'OK' }, /not JSON/],

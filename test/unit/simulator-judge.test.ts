@@ -75,7 +75,7 @@ describe("the simulator's judge", () => {
   it('fails a PATCH that ended a hold in a write without its change, unless the run placed more holds than that write carries', () => {
     const change = answered('r2', http(2, 'PATCH /batches/{ref}', { path: { ref: 'b1' }, body: { qty: 0 } }), 0, 9, 200);
     const placed = (count: number) =>
-      Array.from({ length: count }, (_, index) => answered(`h${index}`, http(10 + index, 'POST /holds', { body: { holdid: `hold${index}`, lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 } }), 0, 1, 201));
+      Array.from({ length: count }, (_, index) => answered(`h${index}`, http(10 + index, 'POST /holds', { body: { holdid: `hold${index}`, lines: [{ sku: 'LAMP', qty: 1 }], ttl_seconds: 60 } }), 0, 1, 201));
     const endedBy = (items: string[]): Reached => ({ step: 3, actor: 'r2', items, committed: true, checks: 0 });
     const rules = (holds: number, reached: Reached[]) => judge({ answers: [...placed(holds), change], reached, faultsMet: [], inventory: inventory(), mode: 'lambda' }).map(({ rule }) => rule);
     const apart = endedBy(['HOLD#hold0 HOLD', 'SKU#LAMP HELD#b1']);

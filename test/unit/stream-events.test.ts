@@ -126,7 +126,7 @@ describe("turning a hold's record into events", () => {
     expect(eventsOfRecord(changeRecord(1, 'INSERT', undefined, activeHold))).toEqual([
       {
         name: 'HoldPlaced',
-        detail: { id: 'event-1-0', version: 1, time: '2026-11-23T10:00:00.000Z', holdid: 'cart-1', expiresAt: '2026-11-23T10:15:00.000Z', lines },
+        detail: { id: 'event-1-0', version: 1, time: '2026-11-23T10:00:00.000Z', holdid: 'cart-1', expires_at: '2026-11-23T10:15:00.000Z', lines },
       },
     ]);
   });
@@ -135,7 +135,7 @@ describe("turning a hold's record into events", () => {
     expect(eventsOfRecord(changeRecord(2, 'MODIFY', activeHold, extendedHold))).toEqual([
       {
         name: 'HoldExtended',
-        detail: { id: 'event-2-0', version: 1, time: '2026-11-23T10:05:00.000Z', holdid: 'cart-1', expiresAt: '2026-11-23T10:30:00.000Z', lines },
+        detail: { id: 'event-2-0', version: 1, time: '2026-11-23T10:05:00.000Z', holdid: 'cart-1', expires_at: '2026-11-23T10:30:00.000Z', lines },
       },
     ]);
   });
@@ -150,7 +150,7 @@ describe("turning a hold's record into events", () => {
           version: 1,
           time: '2026-11-23T10:20:00.000Z',
           holdid: 'cart-1',
-          expiresAt: '2026-11-23T10:30:00.000Z',
+          expires_at: '2026-11-23T10:30:00.000Z',
           lines,
           reason: status,
         },
@@ -168,7 +168,7 @@ describe("turning a hold's record into events", () => {
           version: 1,
           time: '2026-11-23T10:10:00.000Z',
           holdid: 'cart-1',
-          expiresAt: '2026-11-23T10:15:00.000Z',
+          expires_at: '2026-11-23T10:15:00.000Z',
           lines,
           orderid: 'order-9',
         },
@@ -328,7 +328,7 @@ describe("a transfer's record", () => {
     createdAt: { S: '2026-11-23T10:00:00.000Z' },
   };
   const cancelled = { ...made, status: { S: 'cancelled' }, cancelledAt: { S: '2026-11-23T11:00:00.000Z' }, expiresAt: { N: '1764068400' } };
-  const fields = { version: 1, transferid: 't1', sku: 'LAMP', qty: 4, from: 'default', to: 'lyon', eta: '2027-03-01', fromBatchref: 'b1', ref: 't1' };
+  const fields = { version: 1, transferid: 't1', sku: 'LAMP', qty: 4, from: 'default', to: 'lyon', eta: '2027-03-01', from_batchref: 'b1', ref: 't1' };
 
   it('is TransferCreated when inserted, at its createdAt, and TransferCancelled when it turns cancelled, at its cancelledAt', () => {
     expect(eventsOfRecord(changeRecord(1, 'INSERT', undefined, made) as ChangeRecord)).toEqual([

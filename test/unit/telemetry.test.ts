@@ -95,7 +95,7 @@ describe("the HTTP handlers' metrics", () => {
 
   it('count the holds a change of a batch ended to make room: the expired as expired, the active as released', async () => {
     const { repository, send } = await shop();
-    const hold = (holdid: string, ttlSeconds: number) => send('POST /holds', { body: { holdid, lines: [{ sku: 'SOFA', qty: 1 }], ttlSeconds } });
+    const hold = (holdid: string, ttlSeconds: number) => send('POST /holds', { body: { holdid, lines: [{ sku: 'SOFA', qty: 1 }], ttl_seconds: ttlSeconds } });
     expect([await hold('cart-1', 60), await hold('cart-2', 600)]).toEqual([201, 201]);
     repository.now += 120_000;
     telemetry.clear();
@@ -107,14 +107,14 @@ describe("the HTTP handlers' metrics", () => {
 
   it('count a hold that a repeat of POST /holds, an extension or a confirm found expired and ended, as expired, once', async () => {
     const { repository, send } = await shop();
-    const body = (holdid: string) => ({ holdid, lines: [{ sku: 'SOFA', qty: 1 }], ttlSeconds: 60 });
+    const body = (holdid: string) => ({ holdid, lines: [{ sku: 'SOFA', qty: 1 }], ttl_seconds: 60 });
     for (const holdid of ['cart-1', 'cart-2']) expect(await send('POST /holds', { body: body(holdid) })).toBe(201);
     expect(await send('POST /holds', { body: { ...body('cart-3'), lines: [{ sku: 'LAMP', qty: 1 }] } })).toBe(201);
     repository.now += 120_000;
     telemetry.clear();
     const endingRequests = [
       ['POST /holds', { body: body('cart-1') }],
-      ['PATCH /holds/{holdid}', { pathParameters: { holdid: 'cart-2' }, body: { ttlSeconds: 60 } }],
+      ['PATCH /holds/{holdid}', { pathParameters: { holdid: 'cart-2' }, body: { ttl_seconds: 60 } }],
       ['POST /holds/{holdid}/confirm', { pathParameters: { holdid: 'cart-3' }, body: { orderid: 'order-1' } }],
     ] as const;
 
@@ -128,8 +128,8 @@ describe("the HTTP handlers' metrics", () => {
 
   it('count the holds a change of a batch ended in its own write, as expired or released, once each', async () => {
     const { repository, send } = await shop();
-    expect(await send('POST /holds', { body: { holdid: 'cart-1', lines: [{ sku: 'SOFA', qty: 1 }], ttlSeconds: 60 } })).toBe(201);
-    expect(await send('POST /holds', { body: { holdid: 'cart-2', lines: [{ sku: 'SOFA', qty: 1 }], ttlSeconds: 600 } })).toBe(201);
+    expect(await send('POST /holds', { body: { holdid: 'cart-1', lines: [{ sku: 'SOFA', qty: 1 }], ttl_seconds: 60 } })).toBe(201);
+    expect(await send('POST /holds', { body: { holdid: 'cart-2', lines: [{ sku: 'SOFA', qty: 1 }], ttl_seconds: 600 } })).toBe(201);
     repository.now += 120_000;
     telemetry.clear();
 

@@ -159,7 +159,7 @@ const checkouts = (http: JsonPoster, skuOf: () => string) => {
   const checkout = async () => {
     const holdid = `cart-${randomUUID()}`;
     const qty = 1 + Math.floor(Math.random() * 3);
-    const body = { holdid, lines: [{ sku: skuOf(), qty }], ttlSeconds: HOLD_SECONDS };
+    const body = { holdid, lines: [{ sku: skuOf(), qty }], ttl_seconds: HOLD_SECONDS };
     // A repeat (200) is the hold placed by an attempt whose answer was lost.
     if (!(await withRetries('place', () => http.post('/holds', body), [201, 200]))) {
       // Its last attempt may have written the hold all the same.

@@ -104,7 +104,7 @@ export const measureHolds = async (repository: BatchRepository, meter: RequestCo
 
   const place = await measure(
     'place',
-    (holdid) => handler(postEvent('/holds', { holdid, lines: skus.map((sku) => ({ sku, qty: 1 })), ttlSeconds: 600 }), lambdaContext()),
+    (holdid) => handler(postEvent('/holds', { holdid, lines: skus.map((sku) => ({ sku, qty: 1 })), ttl_seconds: 600 }), lambdaContext()),
     201,
   );
   const confirm = await measure(
@@ -131,7 +131,7 @@ export const measureAllocateUnderHolds = async (
   const [sku = ''] = await skusInStock(repository, 1);
   const hold = (placer: BatchRepository, ttlSeconds: number) => async () =>
     expectStatus(
-      await createAllocationsHandler(placer)(postEvent('/holds', { holdid: `cart-${randomUUID()}`, lines: [{ sku, qty: 1 }], ttlSeconds }), lambdaContext()),
+      await createAllocationsHandler(placer)(postEvent('/holds', { holdid: `cart-${randomUUID()}`, lines: [{ sku, qty: 1 }], ttl_seconds: ttlSeconds }), lambdaContext()),
       201,
       'place hold',
     );
@@ -185,7 +185,7 @@ export const measureUnderActiveHolds = async (
 
   for (let round = 0; round < REQUESTS_PER_SIZE; round++) {
     for (const { sku, requests } of batches) {
-      const place = (holdid: string) => () => handler(postEvent('/holds', { holdid, lines: [{ sku, qty: 1 }], ttlSeconds: 600 }), lambdaContext());
+      const place = (holdid: string) => () => handler(postEvent('/holds', { holdid, lines: [{ sku, qty: 1 }], ttl_seconds: 600 }), lambdaContext());
       const confirmed = `cart-${randomUUID()}`;
       await requests.place.time(place(confirmed));
       const confirm = { pathParameters: { holdid: confirmed }, body: { orderid: `order-${randomUUID()}` } };

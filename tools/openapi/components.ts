@@ -135,10 +135,10 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     '`destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Any other field is refused.',
   NewHold:
     'A hold: its lines are held all or none, each whole in one batch, as an order\'s are. Each SKU at most once ' +
-    `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttlSeconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. ` +
+    `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttl_seconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. ` +
     '`destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat ' +
     'names them again, and its confirmed lines record them. Any other field is refused.',
-  HoldExtension: "A hold's new lifetime: its `expiresAt` becomes now + `ttlSeconds`. Any other field is refused.",
+  HoldExtension: "A hold's new lifetime: its `expires_at` becomes now + `ttl_seconds`. Any other field is refused.",
   HoldConfirmation: 'The order the hold\'s lines become lines of. Any other field is refused.',
   LocationDefinition:
     'A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored ' +
@@ -315,14 +315,14 @@ const responseSchemas = {
       holdid: identifier,
       status: {
         enum: ['active', 'confirmed', 'released', 'expired'],
-        description: '`expired` the moment `expiresAt` passes, whether or not anything has run since.',
+        description: '`expired` the moment `expires_at` passes, whether or not anything has run since.',
       },
-      expiresAt: { type: 'string', format: 'date-time', description: 'When the hold ends unless confirmed, released or extended: ISO 8601 UTC, milliseconds.' },
+      expires_at: { type: 'string', format: 'date-time', description: 'When the hold ends unless confirmed, released or extended: ISO 8601 UTC, milliseconds.' },
       lines: listOf(ref('RoutedLine'), "Each held line, the batch holding it and that batch's location, sorted by `sku`.", 1),
       orderid: { ...identifier, description: 'The order its lines went to; only once confirmed.' },
     },
     'A hold and its status as of the moment it was read.',
-    ['holdid', 'status', 'expiresAt', 'lines'],
+    ['holdid', 'status', 'expires_at', 'lines'],
   ),
   Location: closedObject(
     {
@@ -416,7 +416,7 @@ const responseSchemas = {
     { message, lines: listOf(closedObject({ sku: identifier }, 'A line allocated for another `destination` or `location`.'), 'Every such line.', 1) },
     'Lines of the order are already allocated for a request that named another `destination` or `location`; nothing changes.',
   ),
-  Unavailable: closedObject({ message, requestId }, 'Nothing was half-written: repeat the same request after `Retry-After` seconds.'),
+  Unavailable: closedObject({ message, request_id: requestId }, 'Nothing was half-written: repeat the same request after `Retry-After` seconds.'),
   OpenApiDocument: {
     type: 'object',
     description: 'An OpenAPI 3.1 document: this one.',
@@ -428,8 +428,8 @@ const responseSchemas = {
     required: ['openapi', 'info', 'paths'],
   },
   InternalError: closedObject(
-    { message, requestId },
-    "Never a stack trace or a store error text. No `requestId` when the function failed instead of answering (API Gateway's own 500).",
+    { message, request_id: requestId },
+    "Never a stack trace or a store error text. No `request_id` when the function failed instead of answering (API Gateway's own 500).",
     ['message'],
   ),
 } satisfies Record<string, JsonSchema>;

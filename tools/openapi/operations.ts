@@ -245,7 +245,7 @@ const TRANSFER_EXAMPLE = { ...TRANSFER_REQUEST_EXAMPLE, from_batchref: 'batch-1'
 const HOLD_EXAMPLE = {
   holdid: 'cart-7',
   status: 'active',
-  expiresAt: '2026-11-25T10:15:00.000Z',
+  expires_at: '2026-11-25T10:15:00.000Z',
   lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1', location: 'default' }],
 };
 
@@ -309,7 +309,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     description:
       'A new `eta` only changes the order in which later allocations prefer the batch, and a larger `qty` moves no line. ' +
       'When its lines and holds take more than the new `qty`, its holds end first: expired ones, then active ones with ' +
-      'the latest `expiresAt`, each released whole (on every batch it holds), until the lines fit. Then, when the lines ' +
+      'the latest `expires_at`, each released whole (on every batch it holds), until the lines fit. Then, when the lines ' +
       'still hold more than the new `qty`, lines come off the batch, most recently allocated first, until the ' +
       'rest fit: each goes to the batch the normal rule picks among the SKU\'s others, or leaves its order when no batch ' +
       'can take it whole. Moves are written in as few transactions as 100 items allow, each whole or not at all. `qty: 0` empties the batch.\n\n' +
@@ -641,14 +641,14 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       'Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order\'s are, ' +
       'among the batches at the active locations the request allows (`destination`, `location`): what a checkout holds ' +
       'no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a ' +
-      'sale: its units are available again the moment `expiresAt` passes. A `holdid` is used once.',
+      'sale: its units are available again the moment `expires_at` passes. A `holdid` is used once.',
     requestBody: {
       schema: 'NewHold',
-      example: { holdid: 'cart-7', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 900 },
-      refused: { holdid: 'cart-7', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 86401 },
+      example: { holdid: 'cart-7', lines: [{ sku: 'LAMP', qty: 1 }], ttl_seconds: 900 },
+      refused: { holdid: 'cart-7', lines: [{ sku: 'LAMP', qty: 1 }], ttl_seconds: 86401 },
     },
     answers: [
-      { status: 201, when: 'Every line is held, until `expiresAt`', name: 'HoldPlaced', body: json('Hold', HOLD_EXAMPLE) },
+      { status: 201, when: 'Every line is held, until `expires_at`', name: 'HoldPlaced', body: json('Hold', HOLD_EXAMPLE) },
       {
         status: 200,
         when: 'The same `holdid` with the same lines, `destination` and `location`, while the hold is active: a repeat, which does not extend it',
@@ -680,7 +680,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
   'GET /holds/{holdid}': {
     operationId: 'getHold',
     summary: 'Read a hold',
-    description: 'The hold as of now: `expired` the moment its `expiresAt` passes. An ended hold stays readable for at least 24 hours.',
+    description: 'The hold as of now: `expired` the moment its `expires_at` passes. An ended hold stays readable for at least 24 hours.',
     pathParameters: { holdid: 'cart-7' },
     answers: [
       { status: 200, when: 'The hold exists', name: 'HoldRead', body: json('Hold', HOLD_EXAMPLE) },
@@ -690,11 +690,11 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
   'PATCH /holds/{holdid}': {
     operationId: 'extendHold',
     summary: "Change a hold's expiry",
-    description: "Sets an active hold's `expiresAt` to now + `ttlSeconds` (longer or shorter), for a checkout whose payment runs long.",
+    description: "Sets an active hold's `expires_at` to now + `ttl_seconds` (longer or shorter), for a checkout whose payment runs long.",
     pathParameters: { holdid: 'cart-7' },
-    requestBody: { schema: 'HoldExtension', example: { ttlSeconds: 600 }, refused: { ttlSeconds: 0 } },
+    requestBody: { schema: 'HoldExtension', example: { ttl_seconds: 600 }, refused: { ttl_seconds: 0 } },
     answers: [
-      { status: 200, when: 'The hold lasts until its new `expiresAt`', name: 'HoldExtended', body: json('Hold', HOLD_EXAMPLE) },
+      { status: 200, when: 'The hold lasts until its new `expires_at`', name: 'HoldExtended', body: json('Hold', HOLD_EXAMPLE) },
       mapped('No hold has this `holdid`', new HoldNotFound('cart-7')),
       mapped('The hold is no longer active: it expired, was released, or was confirmed', new HoldConflict('cart-7', 'has expired: only an active hold can be extended')),
     ],
@@ -753,7 +753,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 200,
         when: 'Always: the document (the example is an excerpt)',
         name: 'OpenApiDocumentRead',
-        body: json('OpenApiDocument', { openapi: OPENAPI_VERSION, info: { title: 'Allocation service', version: '0.1.0' }, paths: {} }),
+        body: json('OpenApiDocument', { openapi: OPENAPI_VERSION, info: { title: 'Allocation service', version: '0.2.0' }, paths: {} }),
         headers: { 'Cache-Control': OPENAPI_DOCUMENT_CACHE_CONTROL },
       },
     ],

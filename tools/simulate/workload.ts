@@ -124,8 +124,8 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
   const draws: (readonly [() => Draft, number, Family])[] = [
     [() => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid: orderid(), sku: lineSku(), qty: chance.int(1, 3), ...routingOf(chance, places) } }), 24, 'lines'],
     [() => ({ kind: 'http', routeKey: 'POST /orders', body: { orderid: orderid(), lines: linesOf(chance), ...routingOf(chance, places) } }), 7, 'lines'],
-    [() => ({ kind: 'http', routeKey: 'POST /holds', body: { holdid: holdid(), lines: linesOf(chance), ttlSeconds: chance.pick([1, 30, 300, 900]), ...routingOf(chance, places) } }), 10, 'holds'],
-    [() => ({ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path: { holdid: holdid() }, body: { ttlSeconds: chance.pick([30, 300]) } }), 3, 'holds'],
+    [() => ({ kind: 'http', routeKey: 'POST /holds', body: { holdid: holdid(), lines: linesOf(chance), ttl_seconds: chance.pick([1, 30, 300, 900]), ...routingOf(chance, places) } }), 10, 'holds'],
+    [() => ({ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path: { holdid: holdid() }, body: { ttl_seconds: chance.pick([30, 300]) } }), 3, 'holds'],
     [() => ({ kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid: holdid() }, body: { orderid: orderid() } }), 7, 'holds'],
     [() => ({ kind: 'http', routeKey: 'DELETE /holds/{holdid}', path: { holdid: holdid() } }), 5, 'holds'],
     [() => ({ kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: orderid(), sku: chance.pick(SKUS) } }), 6, 'lines'],
@@ -184,7 +184,7 @@ const followUp = (chance: Chance, draft: Draft): Draft | undefined => {
       return chance.weighted<Draft>([
         [{ kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path, body: { orderid: chance.pick(ORDERS) } }, 3],
         [{ kind: 'http', routeKey: 'DELETE /holds/{holdid}', path }, 2],
-        [{ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path, body: { ttlSeconds: chance.pick([30, 300]) } }, 1],
+        [{ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path, body: { ttl_seconds: chance.pick([30, 300]) } }, 1],
       ]);
     }
     case 'POST /allocate':
@@ -291,7 +291,7 @@ const wideConfirm: Episode = (chance, _places, at) => {
   const holdid = 'hw';
   const steps = inTurn(chance, at, [
     ...batches.map(({ ref, sku, qty }): Draft => ({ kind: 'http', routeKey: 'POST /add_batch', body: { ref, sku, qty, eta: null } })),
-    { kind: 'http', routeKey: 'POST /holds', body: { holdid, lines: batches.map(({ sku, qty }) => ({ sku, qty })), ttlSeconds: 900 } },
+    { kind: 'http', routeKey: 'POST /holds', body: { holdid, lines: batches.map(({ sku, qty }) => ({ sku, qty })), ttl_seconds: 900 } },
   ]);
   const held = steps.at(-1) as Step;
   const confirmation: Draft = { kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid }, body: { orderid: 'ow' } };
@@ -326,7 +326,7 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
   const smallHold = (holdid: string, ttlSeconds: number): Draft => ({
     kind: 'http',
     routeKey: 'POST /holds',
-    body: { holdid, lines: [{ sku: changed.sku, qty: 1 }, { sku: small.sku, qty: 1 }], ttlSeconds },
+    body: { holdid, lines: [{ sku: changed.sku, qty: 1 }, { sku: small.sku, qty: 1 }], ttl_seconds: ttlSeconds },
   });
   const [addChanged, addSmall, beforeSpread] = inTurn(chance, at, [
     { kind: 'http', routeKey: 'POST /add_batch', body: { ...changed, qty: crowd + chance.int(3, 5), eta: null } },
@@ -337,7 +337,7 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
   const wave = (first: number, count: number, after: Step): Step[] =>
     Array.from({ length: count }, (_, index): Step => ({
       at: after.at + 1,
-      draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `c${first + index + 1}`, lines: [{ sku: changed.sku, qty: 1 }], ttlSeconds: 900 } },
+      draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `c${first + index + 1}`, lines: [{ sku: changed.sku, qty: 1 }], ttl_seconds: 900 } },
       after,
     }));
   // Lines of the small batch sent at once, whose takes meet there and spread it; then the wave's hold on it.
@@ -394,7 +394,7 @@ const saleHeldOut: Episode = (chance, _places, at) => {
   const added = saleBatch(at, 'sr', 'su', 10);
   const holds = Array.from({ length: 3 }, (_, index): Step => ({
     at: added.at + 1,
-    draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `sh${index + 1}`, lines: [{ sku: 'su', qty: 2 }], ttlSeconds: 1 } },
+    draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `sh${index + 1}`, lines: [{ sku: 'su', qty: 2 }], ttl_seconds: 1 } },
     after: added,
   }));
   const lines = saleLines(added, 'su', 4);
@@ -477,7 +477,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
       const withShipment = inStock.filter(({ sku }) => places.batches.some((other) => other.sku === sku && other.eta !== null));
       const batch = chance.pick(withShipment.length > 0 ? withShipment : inStock.length > 0 ? inStock : places.batches);
       const [held, expired] = inTurn(chance, at, [
-        { kind: 'http', routeKey: 'POST /holds', body: { holdid: chance.pick(HOLDS), lines: [{ sku: batch.sku, qty: Math.max(1, batch.qty - 1) }], ttlSeconds: 1 } },
+        { kind: 'http', routeKey: 'POST /holds', body: { holdid: chance.pick(HOLDS), lines: [{ sku: batch.sku, qty: Math.max(1, batch.qty - 1) }], ttl_seconds: 1 } },
         { kind: 'clock', advanceMs: 5_000 },
       ]) as [Step, Step];
       const racing = expired.at + 1;
