@@ -1,7 +1,9 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import type { HttpEvent, HttpResult } from '../functions/http/route';
 import { FUNCTION_TIMEOUT_SECONDS } from '../functions/http/time-budget';
+import { type ColdStart, findColdStartsBy } from '../functions/telemetry';
 
 /*
  * The Lambda functions the local server stands in for: how an invocation reaches an instance of
@@ -39,9 +41,21 @@ const FUNCTION_MEMORY_MB = 512;
 export const LOCAL_ACCOUNT_ID = '000000000000';
 const LOCAL_REGION = process.env.AWS_REGION ?? 'us-east-1';
 
+/** An instance started for the invocation waiting on it (the Lambda mode), as Lambda's init report tells of one. */
+export interface InstanceStart {
+  readonly functionName: string;
+  /**
+   * How long `newInstance` took to build the instance's module state (its client, repository and
+   * handler). The modules themselves load once for the whole process, so this is no Lambda init's
+   * time: it leaves out what a cold start spends loading and compiling the bundle.
+   */
+  readonly initDurationMs: number;
+}
+
 /** A Lambda function behind its routes, as this process stands in for it: how an invocation reaches one of its instances. */
 export interface LocalFunction {
-  readonly invoke: (event: HttpEvent) => Promise<HttpResult>;
+  /** `instanceStarted` hears of the instance the invocation had to start, before the invocation runs there. */
+  readonly invoke: (event: HttpEvent, instanceStarted?: (start: InstanceStart) => void) => Promise<HttpResult>;
 }
 
 /** An instance of a function: its handler, and the log stream its invocations write to, one per instance as on Lambda. */
@@ -50,6 +64,33 @@ interface LocalInstance {
   readonly functionName: string;
   readonly logStreamName: string;
 }
+
+/** An instance of the Lambda mode, with the cold start its first invocation logs. */
+interface LambdaInstance extends LocalInstance {
+  readonly coldStart: ColdStart;
+}
+
+/**
+ * The cold start of each invocation that runs on an instance whose cold start is still pending,
+ * for the functions' telemetry to take (functions/telemetry.ts, `takeColdStart`): the instances
+ * share its module, and so would share one cold start. Only those invocations run in it, and it is
+ * disabled whenever none runs: while it is enabled, every promise in the process carries its
+ * context (Node 22), a cost that warm invocations, and the figures `npm run bench` takes of them,
+ * would otherwise pay for the process's life.
+ */
+const startingInvocations = new AsyncLocalStorage<ColdStart>();
+let startingInFlight = 0;
+findColdStartsBy(() => startingInvocations.getStore());
+
+const runStarting = async <T>(coldStart: ColdStart, invocation: () => Promise<T>): Promise<T> => {
+  startingInFlight++;
+  try {
+    return await startingInvocations.run(coldStart, invocation);
+  } finally {
+    startingInFlight--;
+    if (startingInFlight === 0) startingInvocations.disable();
+  }
+};
 
 /** Runs at most `limit` tasks at a time; the others start in the order they came, as slots free up. */
 export const limitConcurrency = (limit: number) => {
@@ -86,34 +127,40 @@ export const sharedFunction = (name: string, handler: LambdaHttpHandler, slots: 
  * MAX_CONCURRENT_INVOCATIONS instances; past that, it waits for the first to be free.
  */
 export const lambdaFunction = (name: string, newInstance: () => LambdaHttpHandler): LocalFunction => {
-  const idle: LocalInstance[] = [];
-  const waiting: Array<(instance: LocalInstance) => void> = [];
+  const idle: LambdaInstance[] = [];
+  const waiting: Array<(instance: LambdaInstance) => void> = [];
   let started = 0;
-  const acquire = async (): Promise<LocalInstance> => {
+  const acquire = async (instanceStarted?: (start: InstanceStart) => void): Promise<LambdaInstance> => {
     const warm = idle.pop();
     if (warm) return warm;
     if (started < MAX_CONCURRENT_INVOCATIONS) {
       started++;
+      const initStartedAt = performance.now();
+      let handler: LambdaHttpHandler;
       try {
-        return localInstance(name, newInstance());
+        handler = newInstance();
       } catch (error) {
         // An instance that failed to start is none: the next request starts another.
         started--;
         throw error;
       }
+      const instance = { ...localInstance(name, handler), coldStart: { pending: true } };
+      instanceStarted?.({ functionName: instance.functionName, initDurationMs: performance.now() - initStartedAt });
+      return instance;
     }
     return new Promise((resolve) => waiting.push(resolve));
   };
-  const release = (instance: LocalInstance) => {
+  const release = (instance: LambdaInstance) => {
     const next = waiting.shift();
     if (next) next(instance);
     else idle.push(instance);
   };
   return {
-    invoke: async (event) => {
-      const instance = await acquire();
+    invoke: async (event, instanceStarted) => {
+      const instance = await acquire(instanceStarted);
       try {
-        return await instance.handler(event, invocationContext(instance));
+        const invocation = () => instance.handler(event, invocationContext(instance));
+        return await (instance.coldStart.pending ? runStarting(instance.coldStart, invocation) : invocation());
       } finally {
         release(instance);
       }

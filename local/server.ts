@@ -4,7 +4,15 @@ import { type HttpResult, json } from '../functions/http/route';
 import { pathParameterNames, splitRouteKey } from '../functions/http/route-keys';
 import { type Arrival, apiGatewayRequestId, readBodyWithin, splitRequestTarget, toEvent } from './api-gateway-event';
 import { type LocalPage, apiReferencePages } from './api-reference';
-import { type FunctionRoutes, type LocalFunction, MAX_CONCURRENT_INVOCATIONS, lambdaFunction, limitConcurrency, sharedFunction } from './function-instances';
+import {
+  type FunctionRoutes,
+  type InstanceStart,
+  type LocalFunction,
+  MAX_CONCURRENT_INVOCATIONS,
+  lambdaFunction,
+  limitConcurrency,
+  sharedFunction,
+} from './function-instances';
 
 export { type FunctionRoutes, type LambdaHttpHandler, MAX_CONCURRENT_INVOCATIONS } from './function-instances';
 
@@ -16,6 +24,29 @@ export { type FunctionRoutes, type LambdaHttpHandler, MAX_CONCURRENT_INVOCATIONS
  */
 const MAX_INVOCATION_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
+/** A request as the server answered it, itself or through a function. */
+export interface AnsweredRequest {
+  readonly method: string;
+  /** The path as sent, with its query string when it has one. */
+  readonly path: string;
+  readonly status: number;
+  /** From the request's arrival to its answer's last byte handed to the socket. */
+  readonly durationMs: number;
+  /** API Gateway's, in the answer's Apigw-Requestid header. */
+  readonly requestId: string;
+  /** The answer's body as text; none for a page of the API reference or a body in base64. */
+  readonly body?: string;
+  /** The instance the request had to start first (the Lambda mode). */
+  readonly startedInstance?: InstanceStart;
+}
+
+/** What the server tells of its work as it goes, for `npm start` to print (./log-lines). */
+export interface ServerLog {
+  /** An instance started, before the invocation that waits on it runs. */
+  readonly instanceStarted?: (start: InstanceStart) => void;
+  readonly requestAnswered?: (request: AnsweredRequest) => void;
+}
+
 /**
  * A stand-in for API Gateway's HTTP API on one machine: each request becomes a payload 2.0 event
  * for the same handler modules Lambda runs, one function per entry of `functions` (named by its
@@ -24,9 +55,9 @@ const MAX_INVOCATION_PAYLOAD_BYTES = 6 * 1024 * 1024;
  * does not decode (400), a payload too large for Lambda (413), and a function that fails instead of
  * answering (500). Everything else is the handler's to answer. When a function serves the OpenAPI
  * document, the server also answers the API reference at `GET /docs` (./api-reference), which is
- * no route of the API.
+ * no route of the API. `log` hears of each instance started and each request answered.
  */
-export const createLocalServer = (functions: Readonly<Record<string, FunctionRoutes>>): Server => {
+export const createLocalServer = (functions: Readonly<Record<string, FunctionRoutes>>, log: ServerLog = {}): Server => {
   const sharedSlots = limitConcurrency(MAX_CONCURRENT_INVOCATIONS);
   const templates = Object.entries(functions).flatMap(([name, routes]) => {
     const fn = routes.handler ? sharedFunction(name, routes.handler, sharedSlots) : lambdaFunction(name, routes.newInstance);
@@ -35,18 +66,34 @@ export const createLocalServer = (functions: Readonly<Record<string, FunctionRou
   const pages = apiReferencePages(templates.map(({ routeKey }) => routeKey));
 
   return createServer((request, response) => {
+    const arrivedAt = performance.now();
     const arrival: Arrival = { ...splitRequestTarget(request.url ?? '/'), requestId: apiGatewayRequestId(), receivedAt: new Date() };
     const { requestId } = arrival;
+    const method = request.method ?? 'GET';
+    let startedInstance: InstanceStart | undefined;
+    const answered = (status: number, body: string | undefined) =>
+      log.requestAnswered?.({
+        method,
+        path: arrival.rawQueryString === '' ? arrival.rawPath : `${arrival.rawPath}?${arrival.rawQueryString}`,
+        status,
+        durationMs: performance.now() - arrivedAt,
+        requestId,
+        ...(body === undefined ? {} : { body }),
+        ...(startedInstance ? { startedInstance } : {}),
+      });
+    const answer = (result: HttpResult) => {
+      sendResult(response, result, requestId);
+      answered(result.statusCode ?? 200, result.isBase64Encoded ? undefined : result.body);
+    };
     // RFC 9112 §3.2: a server must refuse more than one Host (Node itself refuses none).
     if ((request.headersDistinct.host?.length ?? 0) > 1) {
       request.resume();
-      return sendResult(response, json(400, { message: 'Bad Request' }), requestId);
+      return answer(json(400, { message: 'Bad Request' }));
     }
-    const method = request.method ?? 'GET';
     const page = method === 'GET' ? pages.get(arrival.rawPath) : undefined;
     if (page) {
       request.resume();
-      return sendPage(response, page, requestId);
+      return sendPage(response, page, requestId).then((status) => answered(status, undefined));
     }
     const matches = templates.flatMap((template) => {
       const captured = template.match(arrival.rawPath);
@@ -55,16 +102,16 @@ export const createLocalServer = (functions: Readonly<Record<string, FunctionRou
     const match = mostSpecific(matches.filter(({ template }) => template.method === method));
     if (!match) {
       request.resume();
-      if (matches.length === 0) return sendResult(response, json(404, { message: 'Not Found' }), requestId);
+      if (matches.length === 0) return answer(json(404, { message: 'Not Found' }));
       const allowed = [...new Set(matches.map(({ template }) => template.method))];
       const result = json(405, { message: 'Method Not Allowed' });
-      return sendResult(response, { ...result, headers: { ...result.headers, Allow: allowed.join(', ') } }, requestId);
+      return answer({ ...result, headers: { ...result.headers, Allow: allowed.join(', ') } });
     }
     const { template, captured } = match;
     const pathParameters = decodePathParameters(captured);
     if (!pathParameters) {
       request.resume();
-      return sendResult(response, json(400, { message: 'Bad Request' }), requestId);
+      return answer(json(400, { message: 'Bad Request' }));
     }
     const { routeKey, fn } = template;
     readBodyWithin(request, MAX_INVOCATION_PAYLOAD_BYTES)
@@ -72,17 +119,21 @@ export const createLocalServer = (functions: Readonly<Record<string, FunctionRou
         if (body === undefined) return payloadTooLarge();
         const event = toEvent(request, arrival, { routeKey, pathParameters }, body);
         if (Buffer.byteLength(JSON.stringify(event)) > MAX_INVOCATION_PAYLOAD_BYTES) return payloadTooLarge();
-        return fn.invoke(event).catch((error: unknown) => {
+        const instanceStarted = (start: InstanceStart) => {
+          startedInstance = start;
+          log.instanceStarted?.(start);
+        };
+        return fn.invoke(event, instanceStarted).catch((error: unknown) => {
           // What Lambda does with a function that throws: logs it, and API Gateway answers a bare 500.
           console.error(JSON.stringify({ level: 'error', requestId, route: routeKey, functionError: String(error) }));
           return json(500, { message: 'Internal Server Error' });
         });
       })
-      .then((result) => sendResult(response, result, requestId))
+      .then(answer)
       .catch((error: unknown) => {
         // A function's failure was answered above: this is the server's own (a broken upload).
         console.error(JSON.stringify({ level: 'error', requestId, route: routeKey, cause: String(error) }));
-        if (!response.headersSent) sendResult(response, errorResult(error, requestId), requestId);
+        if (!response.headersSent) answer(errorResult(error, requestId));
       });
   });
 };
@@ -163,12 +214,17 @@ const sendResult = (response: ServerResponse, result: HttpResult, requestId: str
   response.end(body);
 };
 
-/** A page the server answers itself, or a 500 when its file cannot be read. */
-const sendPage = (response: ServerResponse, page: LocalPage, requestId: string) =>
+/** A page the server answers itself, or a 500 when its file cannot be read: resolves with the status sent. */
+const sendPage = (response: ServerResponse, page: LocalPage, requestId: string): Promise<number> =>
   page.body().then(
     (body) => {
       response.writeHead(200, { ...page.headers, 'Content-Length': Buffer.byteLength(body) });
       response.end(body);
+      return 200;
     },
-    (error: unknown) => sendResult(response, errorResult(error, requestId), requestId),
+    (error: unknown) => {
+      const result = errorResult(error, requestId);
+      sendResult(response, result, requestId);
+      return result.statusCode ?? 500;
+    },
   );

@@ -5,14 +5,18 @@
  * write is committed to disk: about half the writes a second (docs/development.md).
  * `--conflict-model` puts the conflict model (./conflict-model.ts, settings CONFLICT_HOLD_MS and
  * CONFLICT_WRITE_UNITS) in front of that DynamoDB, so that conflicts and throttling happen as on AWS.
- * `--lambda` runs each function as Lambda does (./server.ts: instances serving one request at a
- * time, each with its own client and repository); by default one instance serves many at once. Each
- * event the table's changes make is printed as one JSON line, and `--events-file PATH` appends it
- * to that file as well. The functions' log entries are printed too: indented in a terminal, one
- * JSON line each otherwise (./log-output). SIGINT or SIGTERM stops the server and its DynamoDB
- * Local; `npm start` runs this file with `exec`, so that npm hands either signal to this process and
- * not to a shell that would end without passing it on. DynamoDB Local never outlives this process,
- * however it ends (./dynamodb-local.ts). Any other option is refused with the usage, exit code 2.
+ * `--lambda` runs each function as Lambda does (./function-instances.ts: instances serving one
+ * request at a time, each with its own client, repository and cold start); by default one instance
+ * serves many at once. Each event the table's changes make is printed as one JSON line, and
+ * `--events-file PATH` appends it to that file as well. In a terminal each request is printed on one
+ * line, and the functions' other log entries each on one line too; otherwise, or with
+ * `--json-logs`, their entries are printed as Powertools writes them, indented in a terminal, one
+ * JSON line each otherwise, with Lambda's init report for each instance `--lambda` starts
+ * (./log-output, ./log-lines). SIGINT or SIGTERM stops the server and its DynamoDB Local, and a last
+ * line says what was closed; `npm start` runs this file with `exec`, so that npm hands either signal
+ * to this process and not to a shell that would end without passing it on. DynamoDB Local never
+ * outlives this process, however it ends (./dynamodb-local.ts). Any other option is refused with the
+ * usage, exit code 2.
  */
 // First: it decides how the functions' loggers print, before any of them is built.
 import './log-output';
@@ -30,7 +34,8 @@ import { tableNameFromEnv } from '../functions/store/table';
 import { type ConflictModel, type ConflictModelSettings, defaultConflictModelSettings, startConflictModel } from './conflict-model';
 import { type DynamoDbLocal, JavaUnavailable, startDynamoDbLocal } from './dynamodb-local';
 import { type EventStream, deliveredEvent, followTableEvents } from './event-stream';
-import { type LambdaHttpHandler, createLocalServer, errorResult } from './server';
+import { initReportLine, printFunctionEntriesOnOneLine, requestLine, stoppedLine } from './log-lines';
+import { type LambdaHttpHandler, type ServerLog, createLocalServer, errorResult } from './server';
 import { ensureTable } from './table';
 
 const DEFAULT_PORT = 5005;
@@ -46,8 +51,9 @@ class OptionError extends Error {}
 const USAGE = `Usage: npm start -- [options]
 
 Serves the API on http://localhost:5005 (PORT sets another port) over DynamoDB Local, or over the
-DynamoDB at DYNAMODB_ENDPOINT, and prints each domain event as a JSON line. Ctrl-C (SIGINT) or
-SIGTERM, sent to npm or to the server, stops the server and its DynamoDB Local.
+DynamoDB at DYNAMODB_ENDPOINT, and prints each domain event as a JSON line; in a terminal, each
+request on one line too. Ctrl-C (SIGINT) or SIGTERM, sent to npm or to the server, stops the server
+and its DynamoDB Local.
 
 Options:
   --in-memory          DynamoDB Local keeps its data in memory while the server runs (the default)
@@ -57,6 +63,8 @@ Options:
   --lambda             run each function as Lambda does: instances that serve one request at a time,
                        each with module state of its own, started as requests overlap (up to 64 a
                        function); by default one instance serves many requests at once, as a container
+  --json-logs          in a terminal too, print the functions' log entries whole, as Powertools writes
+                       them (indented), rather than one line per request
   -h, --help           print this and exit
 
 Settings (PORT, DYNAMODB_ENDPOINT, TABLE_NAME, ...): docs/development.md#configuration
@@ -67,6 +75,7 @@ interface StartOptions {
   readonly eventsFile: string | undefined;
   readonly conflictModel: boolean;
   readonly lambda: boolean;
+  readonly jsonLogs: boolean;
   readonly help: boolean;
 }
 
@@ -75,6 +84,7 @@ const optionsFromArgs = (args: readonly string[]): StartOptions => {
   let eventsFile: string | undefined;
   let conflictModel = false;
   let lambda = false;
+  let jsonLogs = false;
   let help = false;
   for (let index = 0; index < args.length; index++) {
     const arg = args[index] ?? '';
@@ -97,6 +107,9 @@ const optionsFromArgs = (args: readonly string[]): StartOptions => {
       case '--lambda':
         lambda = true;
         break;
+      case '--json-logs':
+        jsonLogs = true;
+        break;
       case '-h':
       case '--help':
         help = true;
@@ -105,7 +118,7 @@ const optionsFromArgs = (args: readonly string[]): StartOptions => {
         throw new OptionError(arg.startsWith('-') ? `Unknown option ${arg}` : `Unexpected argument ${arg}`);
     }
   }
-  return { keepData, eventsFile, conflictModel, lambda, help };
+  return { keepData, eventsFile, conflictModel, lambda, jsonLogs, help };
 };
 
 const portFromEnv = (): number => {
@@ -230,7 +243,7 @@ const runEvery = (intervalMs: number, task: () => Promise<void>): NodeJS.Timeout
 };
 
 const main = async () => {
-  const { keepData, eventsFile, conflictModel: withConflictModel, lambda, help } = optionsFromArgs(process.argv.slice(2));
+  const { keepData, eventsFile, conflictModel: withConflictModel, lambda, jsonLogs, help } = optionsFromArgs(process.argv.slice(2));
   if (help) {
     process.stdout.write(USAGE);
     return;
@@ -243,6 +256,7 @@ const main = async () => {
   let server: Server | undefined;
   let events: EventStream | undefined;
   let sweeper: NodeJS.Timeout | undefined;
+  const instancesStarted = new Map<string, number>();
   let stopping = false;
   const stop = async (exitCode: number) => {
     if (stopping) return;
@@ -253,6 +267,14 @@ const main = async () => {
     await events?.stop();
     await conflictModel?.stop();
     await dynamoDbLocal?.stop();
+    const closed = [
+      server && 'the HTTP server',
+      sweeper && 'the hold sweeper',
+      events && 'the event stream',
+      conflictModel && 'the conflict model',
+      dynamoDbLocal && 'DynamoDB Local',
+    ].filter((what) => typeof what === 'string');
+    console.log(stoppedLine(closed, instancesStarted));
     process.exit(exitCode);
   };
   // A Ctrl-C reaches the server twice, from the terminal and from npm: both start the one stop.
@@ -302,6 +324,16 @@ const main = async () => {
   const openApiDocument = openApiDocumentFile(new URL('../docs/openapi.json', import.meta.url));
   // What a Lambda instance builds at module scope: its client and repository, with what it remembers (spread pieces, takes in flight).
   const newRepository = () => new DynamoDbBatchRepository(createDocumentClient(), tableName);
+  // A terminal is read by someone: a line a request. Anything else is read by a program, which gets what Lambda writes.
+  const oneLinePerRequest = process.stdout.isTTY === true && !jsonLogs;
+  if (oneLinePerRequest) printFunctionEntriesOnOneLine();
+  const serverLog: ServerLog = {
+    instanceStarted: (start) => {
+      instancesStarted.set(start.functionName, (instancesStarted.get(start.functionName) ?? 0) + 1);
+      if (!oneLinePerRequest) process.stdout.write(`${initReportLine(start, new Date())}\n`);
+    },
+    ...(oneLinePerRequest ? { requestAnswered: (request) => process.stdout.write(`${requestLine(request)}\n`) } : {}),
+  };
   server = createLocalServer(
     lambda
       ? {
@@ -312,6 +344,7 @@ const main = async () => {
           batches: { handler: whenReady(table, createBatchesHandler(batchRepository)), routeKeys: routeKeys.batches },
           allocations: { handler: whenReady(table, createAllocationsHandler(batchRepository, openApiDocument)), routeKeys: routeKeys.allocations },
         },
+    serverLog,
   );
   server.on('error', (error) => {
     console.error(`Cannot listen on port ${port}: ${error.message}`);
@@ -326,12 +359,13 @@ const main = async () => {
         `${conflictModel.settings.writeUnitsPerSecond} write units/s per partition key; counters at ${conflictModel.endpoint}/counters)`
       : '';
     const eventsTo = `printed here as JSON lines${eventsFile === undefined ? '' : `, and appended to ${eventsFile}`}`;
+    const requests = oneLinePerRequest ? "\n  requests printed here one line each (--json-logs: the functions' log entries whole)" : '';
     const functions = lambda
       ? 'each function as Lambda runs it: instances serving one request at a time, each with its own state (--lambda)'
       : 'each function one instance serving many requests at once, as a container (--lambda: as Lambda runs it)';
     console.log(
       `Allocation service listening on http://localhost:${port}\n  API reference at http://localhost:${port}/docs\n` +
-        `  table ${tableName} on ${store}${model}\n  ${functions}\n  events ${eventsTo}\n  Ctrl-C stops it.`,
+        `  table ${tableName} on ${store}${model}\n  ${functions}\n  events ${eventsTo}${requests}\n  Ctrl-C stops it.`,
     );
   });
 };

@@ -35,7 +35,7 @@ const killLeftovers = (service: RunningService, known: readonly ProcessInfo[] = 
 };
 
 describe('npm start', () => {
-  it('starts its own DynamoDB Local in memory, serves the API, and stops both on Ctrl-C', async () => {
+  it('starts its own DynamoDB Local in memory, serves the API, and stops both on Ctrl-C, saying what it closed', async () => {
     const port = await freePort();
     const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' });
     await listening(service);
@@ -51,6 +51,7 @@ describe('npm start', () => {
     expect(dynamoDbEndpoint).toBeDefined();
     expect(await service.stop('SIGINT')).toBe(0);
     await expect(fetch(dynamoDbEndpoint!)).rejects.toThrow();
+    expect(service.output()).toMatch(/^allocation service stopped: closed the HTTP server, the hold sweeper, the event stream and DynamoDB Local$/m);
   });
 
   it.each([
@@ -76,7 +77,7 @@ describe('npm start', () => {
     }
   });
 
-  it('runs each function as Lambda does with --lambda, and serves the API the same', async () => {
+  it('runs each function as Lambda does with --lambda, serves the API the same, and logs one cold start for each instance it started', async () => {
     const port = await freePort();
     const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--lambda']);
     try {
@@ -91,6 +92,15 @@ describe('npm start', () => {
       expect(answers.map(({ status }) => status)).toEqual(Array(8).fill(201));
       expect(await (await call('/batches/b1')).json()).toMatchObject({ available: 4, allocated: 16 });
       expect(await service.stop('SIGINT')).toBe(0);
+
+      // Not a terminal: the functions' entries as on Lambda, and Lambda's init report for each instance.
+      const lines = service.output().split('\n');
+      const coldStarts = lines.filter((line) => line.includes('"cold_start":true')).length;
+      const initReports = lines.filter((line) => line.includes('"type":"platform.initReport"')).length;
+      const instances = Number(/it had started (\d+) instances/.exec(service.output())?.[1]);
+      expect(coldStarts).toBeGreaterThanOrEqual(2);
+      expect(initReports).toBe(coldStarts);
+      expect(instances).toBe(coldStarts);
     } finally {
       killLeftovers(service);
     }
