@@ -689,6 +689,7 @@ export interface components {
         HoldNotPlaced: {
             /** @description Human-readable; safe to show. */
             message: string;
+            code: components["schemas"]["ErrorCode"];
             /** @description Every line that fails. */
             lines: {
                 sku: components["schemas"]["Identifier"];
@@ -696,8 +697,19 @@ export interface components {
                 reason: "invalid_sku" | "out_of_stock" | "no_location";
             }[];
         };
-        /** @description Every error answers JSON with a human-readable `message`. */
+        /**
+         * @description What the error means, for a program to act on; stable, where `message` may be reworded. docs/api.md, "Error codes", says what each means and what to do.
+         * @enum {unknown}
+         */
+        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
+        /** @description Every error answers JSON with a human-readable `message` and a machine-readable `code`. */
         Error: {
+            /** @description Human-readable; safe to show. */
+            message: string;
+            code: components["schemas"]["ErrorCode"];
+        };
+        /** @description Answered by API Gateway itself (or by the local server as API Gateway would), before any function runs: no `code`. */
+        GatewayError: {
             /** @description Human-readable; safe to show. */
             message: string;
         };
@@ -705,6 +717,7 @@ export interface components {
         LineRefused: {
             /** @description Human-readable; safe to show. */
             message: string;
+            code: components["schemas"]["ErrorCode"];
             /**
              * @description `out_of_stock`: no batch at an eligible location can take the whole line; `no_location`: no location is eligible (none active serves the `destination`, or the `location` named is inactive or serves not the `destination`).
              * @enum {unknown}
@@ -715,6 +728,7 @@ export interface components {
         InvalidRequestBody: {
             /** @constant */
             message: "Invalid request body";
+            code: components["schemas"]["ErrorCode"];
             /** @description One issue per field (or path parameter) that breaks a rule. */
             issues: {
                 /** @description The field, its parts joined by dots (`lines.3.sku`), `""` for the body itself; or the path parameter's name. */
@@ -727,6 +741,7 @@ export interface components {
         InvalidPathParameters: {
             /** @constant */
             message: "Invalid request";
+            code: components["schemas"]["ErrorCode"];
             /** @description One issue per field (or path parameter) that breaks a rule. */
             issues: {
                 /** @description The field, its parts joined by dots (`lines.3.sku`), `""` for the body itself; or the path parameter's name. */
@@ -739,6 +754,7 @@ export interface components {
         OrderNotAllocated: {
             /** @description Human-readable; safe to show. */
             message: string;
+            code: components["schemas"]["ErrorCode"];
             /** @description Every line that fails. */
             lines: {
                 sku: components["schemas"]["Identifier"];
@@ -750,6 +766,7 @@ export interface components {
         OrderLinesConflict: {
             /** @description Human-readable; safe to show. */
             message: string;
+            code: components["schemas"]["ErrorCode"];
             /** @description Every such line. */
             lines: {
                 sku: components["schemas"]["Identifier"];
@@ -761,6 +778,7 @@ export interface components {
         OrderLinesRoutedOtherwise: {
             /** @description Human-readable; safe to show. */
             message: string;
+            code: components["schemas"]["ErrorCode"];
             /** @description Every such line. */
             lines: {
                 sku: components["schemas"]["Identifier"];
@@ -770,6 +788,7 @@ export interface components {
         Unavailable: {
             /** @description Human-readable; safe to show. */
             message: string;
+            code: components["schemas"]["ErrorCode"];
             /** @description The API Gateway request id, also in the request log line. */
             request_id: string;
         };
@@ -780,10 +799,11 @@ export interface components {
             info: Record<string, never>;
             paths: Record<string, never>;
         };
-        /** @description Never a stack trace or a store error text. No `request_id` when the function failed instead of answering (API Gateway's own 500). */
+        /** @description Never a stack trace or a store error text. No `code` nor `request_id` when the function failed instead of answering (API Gateway's own 500). */
         InternalError: {
             /** @description Human-readable; safe to show. */
             message: string;
+            code?: components["schemas"]["ErrorCode"];
             /** @description The API Gateway request id, also in the request log line. */
             request_id?: string;
         };
@@ -849,7 +869,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -858,16 +878,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
-            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -881,7 +901,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description Another batch with this `ref` exists (under any SKU, or with another `qty`, `eta` or `location`); nothing changes */
@@ -902,7 +922,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
@@ -920,7 +940,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -985,7 +1005,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -994,11 +1014,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - No batch has this `ref`
              */
             404: {
@@ -1006,7 +1026,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -1020,7 +1040,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
@@ -1029,7 +1049,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -1038,7 +1058,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -1116,7 +1136,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -1125,11 +1145,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - No batch has this `ref`
              */
             404: {
@@ -1137,7 +1157,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -1151,7 +1171,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -1163,7 +1183,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
@@ -1181,7 +1201,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -1252,7 +1272,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -1261,11 +1281,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - No batch of this SKU was ever added (whatever `location` names)
              *     - The `location` named is a location id, but no location has it
              */
@@ -1274,7 +1294,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -1288,7 +1308,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
@@ -1297,7 +1317,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -1306,7 +1326,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -1364,7 +1384,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -1373,16 +1393,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
-            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -1396,7 +1416,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
@@ -1405,7 +1425,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -1414,7 +1434,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -1479,7 +1499,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -1488,11 +1508,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - No location has this `id`
              */
             404: {
@@ -1500,7 +1520,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -1514,7 +1534,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
@@ -1523,7 +1543,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -1532,7 +1552,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -1629,7 +1649,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -1638,16 +1658,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
-            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -1661,7 +1681,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -1673,7 +1693,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
@@ -1691,7 +1711,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -1779,7 +1799,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -1788,16 +1808,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
-            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -1811,12 +1831,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
              * @description - Another transfer has this `transferid` (other fields), or it was cancelled; nothing changes
-             *     - A batch already has the `transferid` as its `ref`; nothing changes
+             *     - A batch already has the `transferid` as its `ref`, which the incoming batch would take; nothing changes
              */
             409: {
                 headers: {
@@ -1835,7 +1855,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
@@ -1853,7 +1873,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -1918,7 +1938,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -1927,11 +1947,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - No transfer has this `transferid`, or time to live removed its cancelled record (at least two days after the cancel)
              */
             404: {
@@ -1939,7 +1959,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -1953,7 +1973,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
@@ -1962,7 +1982,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -1971,7 +1991,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -2034,7 +2054,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -2043,11 +2063,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - No transfer has this `transferid`, or time to live removed its cancelled record (at least two days after the cancel)
              */
             404: {
@@ -2055,7 +2075,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -2069,7 +2089,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description A line or a hold is on the incoming batch, its `qty` was changed, or it was received; nothing changes, and the message says which */
@@ -2087,7 +2107,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -2096,7 +2116,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -2180,7 +2200,7 @@ export interface operations {
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - No batch of that SKU was ever added
-             *     - No batch at an eligible location can take the whole line (`reason` `out_of_stock`), or no location is eligible (`no_location`: `No location serves the request for sku <sku>`)
+             *     - No batch at an eligible location can take the whole line (`reason` `out_of_stock`), or no location is eligible (`no_location`: `No location serves the request for sku <sku>: <why>`, why the request's `location` or `destination` left none)
              *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
             400: {
@@ -2188,7 +2208,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["LineRefused"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["LineRefused"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -2197,16 +2217,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
-            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -2220,7 +2240,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -2244,7 +2264,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
@@ -2262,7 +2282,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -2354,7 +2374,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["OrderNotAllocated"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["OrderNotAllocated"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -2363,16 +2383,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
-            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -2386,7 +2406,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -2410,7 +2430,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
@@ -2428,7 +2448,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -2493,7 +2513,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -2502,11 +2522,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - The order has no line: never allocated, or every line cancelled or taken off it by a batch change
              */
             404: {
@@ -2514,7 +2534,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -2528,7 +2548,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
@@ -2537,7 +2557,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -2546,7 +2566,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -2614,7 +2634,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -2623,11 +2643,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - The order has no line for this SKU: never allocated, already cancelled (a repeat), or taken off its order by a batch change; nothing changes
              */
             404: {
@@ -2635,7 +2655,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -2649,7 +2669,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
@@ -2658,7 +2678,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -2667,7 +2687,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -2756,7 +2776,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["HoldNotPlaced"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"] | components["schemas"]["HoldNotPlaced"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -2765,16 +2785,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
-            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -2788,7 +2808,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The `holdid` exists with other lines, or with the same lines for a request that named another `destination` or `location` (`Hold <holdid> already exists with another destination or location`), or has ended (confirmed, released or expired): a holdid is used once */
@@ -2809,7 +2829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
@@ -2827,7 +2847,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -2892,7 +2912,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -2901,11 +2921,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - No hold has this `holdid`, or it ended more than 24 hours ago
              */
             404: {
@@ -2913,7 +2933,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -2927,7 +2947,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
@@ -2936,7 +2956,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -2945,7 +2965,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -3008,7 +3028,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -3017,11 +3037,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - No hold has this `holdid`
              */
             404: {
@@ -3029,7 +3049,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -3043,7 +3063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The hold was confirmed: its lines are an order's, cancelled with `DELETE /allocations/{orderid}/{sku}` */
@@ -3061,7 +3081,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -3070,7 +3090,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -3148,7 +3168,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -3157,11 +3177,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - No hold has this `holdid`
              */
             404: {
@@ -3169,7 +3189,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -3183,7 +3203,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The hold is no longer active: it expired, was released, or was confirmed */
@@ -3204,7 +3224,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
@@ -3222,7 +3242,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -3309,7 +3329,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["InvalidRequestBody"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -3318,11 +3338,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
-             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
              *     - No hold has this `holdid`
              */
             404: {
@@ -3330,7 +3350,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -3344,7 +3364,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description Nothing changed, and the message says why: the hold expired, was released, was confirmed to another order, or the order already has a line for one of its SKUs */
@@ -3365,7 +3385,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
                 };
             };
             /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
@@ -3383,7 +3403,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**
@@ -3446,7 +3466,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] | components["schemas"]["InvalidPathParameters"];
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
                 };
             };
             /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
@@ -3455,16 +3475,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
-            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method */
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
@@ -3478,7 +3498,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
@@ -3487,7 +3507,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
@@ -3496,7 +3516,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**

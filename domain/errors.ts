@@ -3,14 +3,45 @@ import type { LineRefusal } from './model';
 /** Why a line that names a known SKU is refused (OutOfStock). */
 export type RefusalReason = 'out_of_stock' | 'no_location';
 
+/**
+ * What each refusal of the rules means, for a program to act on (docs/api.md, "Error codes"): stable,
+ * where a message may be reworded. Some codes have several classes, a status for each: a SKU unknown
+ * to a line is refused (400), one read is not found (404).
+ */
+export const DOMAIN_ERROR_CODES = [
+  'unknown_sku',
+  'out_of_stock',
+  'no_location',
+  'order_refused',
+  'hold_refused',
+  'batch_exists',
+  'transfer_exists',
+  'line_exists',
+  'routed_otherwise',
+  'hold_exists',
+  'hold_ended',
+  'transfer_in_use',
+  'unknown_batch',
+  'unknown_order',
+  'unknown_line',
+  'unknown_hold',
+  'unknown_location',
+  'inactive_location',
+  'unknown_transfer',
+  'validation_failed',
+] as const;
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
+
 /** A request the rules refuse. The HTTP edge maps each subclass to a status; the message is safe to show. */
 export abstract class DomainError extends Error {
   /** Spelled out because a minified bundle renames classes, and logs and metrics key on it. */
   abstract override readonly name: string;
+  abstract readonly code: DomainErrorCode;
 }
 
 export class InvalidSku extends DomainError {
   override readonly name = 'InvalidSku';
+  readonly code = 'unknown_sku';
   constructor(readonly sku: string) {
     super(`Invalid sku ${sku}`);
   }
@@ -23,16 +54,22 @@ export class InvalidSku extends DomainError {
  */
 export class OutOfStock extends DomainError {
   override readonly name = 'OutOfStock';
+  get code(): RefusalReason {
+    return this.reason;
+  }
   constructor(
     readonly sku: string,
     readonly reason: RefusalReason = 'out_of_stock',
+    /** For `no_location`: which of the request's `location` and `destination` left none (Eligibility). */
+    noneBecause?: string,
   ) {
-    super(reason === 'no_location' ? `No location serves the request for sku ${sku}` : `Out of stock for sku ${sku}`);
+    super(reason === 'no_location' ? `No location serves the request for sku ${sku}${noneBecause ? `: ${noneBecause}` : ''}` : `Out of stock for sku ${sku}`);
   }
 }
 
 export class DuplicateBatch extends DomainError {
   override readonly name = 'DuplicateBatch';
+  readonly code = 'batch_exists';
   constructor(readonly ref: string) {
     super(`Batch ${ref} already exists`);
   }
@@ -41,6 +78,7 @@ export class DuplicateBatch extends DomainError {
 /** The same (orderid, sku) was already allocated with another quantity; a line is never changed by a repeat. */
 export class LineAlreadyAllocated extends DomainError {
   override readonly name = 'LineAlreadyAllocated';
+  readonly code = 'line_exists';
   constructor(
     readonly orderid: string,
     readonly sku: string,
@@ -56,6 +94,7 @@ export class LineAlreadyAllocated extends DomainError {
  */
 export class LineRoutedOtherwise extends DomainError {
   override readonly name = 'LineRoutedOtherwise';
+  readonly code = 'routed_otherwise';
   constructor(
     readonly orderid: string,
     readonly sku: string,
@@ -67,6 +106,7 @@ export class LineRoutedOtherwise extends DomainError {
 /** Some lines of a whole order cannot be allocated: every one of them, with why. Nothing was allocated. */
 export class OrderNotAllocated extends DomainError {
   override readonly name = 'OrderNotAllocated';
+  readonly code = 'order_refused';
   constructor(
     readonly orderid: string,
     readonly lines: readonly LineRefusal[],
@@ -78,6 +118,7 @@ export class OrderNotAllocated extends DomainError {
 /** Lines of the order are already allocated with other quantities (these); a line is never changed by a repeat. */
 export class OrderLinesAlreadyAllocated extends DomainError {
   override readonly name = 'OrderLinesAlreadyAllocated';
+  readonly code = 'line_exists';
   constructor(
     readonly orderid: string,
     readonly lines: readonly { readonly sku: string; readonly qty: number }[],
@@ -89,6 +130,7 @@ export class OrderLinesAlreadyAllocated extends DomainError {
 /** Lines of the order are already allocated for a request that named another `destination` or `location` (these); a line is never changed by a repeat. */
 export class OrderLinesRoutedOtherwise extends DomainError {
   override readonly name = 'OrderLinesRoutedOtherwise';
+  readonly code = 'routed_otherwise';
   constructor(
     readonly orderid: string,
     readonly lines: readonly { readonly sku: string }[],
@@ -99,6 +141,7 @@ export class OrderLinesRoutedOtherwise extends DomainError {
 
 export class BatchNotFound extends DomainError {
   override readonly name = 'BatchNotFound';
+  readonly code = 'unknown_batch';
   constructor(readonly ref: string) {
     super(`Batch ${ref} not found`);
   }
@@ -106,6 +149,7 @@ export class BatchNotFound extends DomainError {
 
 export class OrderNotFound extends DomainError {
   override readonly name = 'OrderNotFound';
+  readonly code = 'unknown_order';
   constructor(readonly orderid: string) {
     super(`Order ${orderid} has no allocations`);
   }
@@ -113,6 +157,7 @@ export class OrderNotFound extends DomainError {
 
 export class LineNotFound extends DomainError {
   override readonly name = 'LineNotFound';
+  readonly code = 'unknown_line';
   constructor(
     readonly orderid: string,
     readonly sku: string,
@@ -124,6 +169,7 @@ export class LineNotFound extends DomainError {
 /** A SKU never added, asked about by name (a read): the same words as InvalidSku, but nothing to refuse. */
 export class UnknownSku extends DomainError {
   override readonly name = 'UnknownSku';
+  readonly code = 'unknown_sku';
   constructor(readonly sku: string) {
     super(`Invalid sku ${sku}`);
   }
@@ -141,6 +187,7 @@ export abstract class RefusedField extends DomainError {
 /** A location's body names another id than its path: a body read with `GET` may be sent back whole, but only to its own location. */
 export class LocationIdNotThePath extends RefusedField {
   override readonly name = 'LocationIdNotThePath';
+  readonly code = 'validation_failed';
   readonly field = 'id';
   constructor(
     readonly pathId: string,
@@ -153,6 +200,7 @@ export class LocationIdNotThePath extends RefusedField {
 /** A batch, or a transfer's `from` or `to`, names a location that does not exist. */
 export class UnknownLocation extends RefusedField {
   override readonly name = 'UnknownLocation';
+  readonly code = 'unknown_location';
   constructor(
     readonly location: string,
     readonly field: string = 'location',
@@ -164,6 +212,7 @@ export class UnknownLocation extends RefusedField {
 /** A transfer's `from` or `to` names an inactive location: an inactive location takes no new transfer, as it takes no new line or hold. */
 export class InactiveLocation extends RefusedField {
   override readonly name = 'InactiveLocation';
+  readonly code = 'inactive_location';
   constructor(
     readonly location: string,
     readonly field: string,
@@ -175,6 +224,7 @@ export class InactiveLocation extends RefusedField {
 /** A transfer whose `to` is its `from`: units that go nowhere. */
 export class TransferToItsSource extends RefusedField {
   override readonly name = 'TransferToItsSource';
+  readonly code = 'validation_failed';
   readonly field = 'to';
   constructor(readonly location: string) {
     super(`to must be another location than from: both are ${location}`);
@@ -184,30 +234,34 @@ export class TransferToItsSource extends RefusedField {
 /** No batch in stock at the transfer's `from` has its whole qty. Nothing was written. */
 export class TransferNotInStock extends DomainError {
   override readonly name = 'TransferNotInStock';
+  readonly code = 'out_of_stock';
   constructor(
     readonly sku: string,
     readonly from: string,
     readonly qty: number,
   ) {
-    super(`No batch in stock at location ${from} has ${qty} units of sku ${sku}`);
+    super(`No batch in stock at location ${from} has ${qty} ${qty === 1 ? 'unit' : 'units'} of sku ${sku}`);
   }
 }
 
 export class TransferNotFound extends DomainError {
   override readonly name = 'TransferNotFound';
+  readonly code = 'unknown_transfer';
   constructor(readonly transferid: string) {
     super(`Transfer ${transferid} not found`);
   }
 }
 
 /**
- * The transferid is taken by another transfer (or the cancelled one), or the transfer can no longer
- * be cancelled: the message says which. Nothing was changed.
+ * The transferid is taken by another transfer (or the cancelled one), or by a batch's ref (the
+ * incoming batch takes the transferid as its ref), or the transfer can no longer be cancelled: the
+ * code and the message say which. Nothing was changed.
  */
 export class TransferConflict extends DomainError {
   override readonly name = 'TransferConflict';
   constructor(
     readonly transferid: string,
+    readonly code: Extract<DomainErrorCode, 'transfer_exists' | 'batch_exists' | 'transfer_in_use'>,
     why: string,
   ) {
     super(`Transfer ${transferid} ${why}`);
@@ -216,6 +270,7 @@ export class TransferConflict extends DomainError {
 
 export class LocationNotFound extends DomainError {
   override readonly name = 'LocationNotFound';
+  readonly code = 'unknown_location';
   constructor(readonly id: string) {
     super(`Location ${id} not found`);
   }
@@ -224,6 +279,7 @@ export class LocationNotFound extends DomainError {
 /** No hold was ever placed with this holdid, or its record has outlived the day an ended hold stays readable. */
 export class HoldNotFound extends DomainError {
   override readonly name = 'HoldNotFound';
+  readonly code = 'unknown_hold';
   constructor(readonly holdid: string) {
     super(`Hold ${holdid} not found`);
   }
@@ -232,6 +288,7 @@ export class HoldNotFound extends DomainError {
 /** Some lines of a hold cannot be held: every one of them, with why. Nothing was held. */
 export class HoldNotPlaced extends DomainError {
   override readonly name = 'HoldNotPlaced';
+  readonly code = 'hold_refused';
   constructor(
     readonly holdid: string,
     readonly lines: readonly LineRefusal[],
@@ -248,6 +305,7 @@ export class HoldConflict extends DomainError {
   override readonly name = 'HoldConflict';
   constructor(
     readonly holdid: string,
+    readonly code: Extract<DomainErrorCode, 'hold_exists' | 'hold_ended' | 'routed_otherwise' | 'line_exists'>,
     why: string,
   ) {
     super(`Hold ${holdid} ${why}`);

@@ -81,11 +81,11 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
 
 const answerRepeat = async (existing: Hold, lines: Order['lines'], routing: Routing, now: Instant, repository: BatchRepository): Promise<HoldOutcome> => {
   const status = statusAt(existing, now);
-  if (status !== 'active') throw new HoldConflict(existing.holdid, `has ended (${status}): a holdid is used once`);
+  if (status !== 'active') throw new HoldConflict(existing.holdid, 'hold_ended', `has ended (${status}): a holdid is used once`);
   const asked = new Map(lines.map(({ sku, qty }) => [sku, qty]));
   const same = existing.lines.length === asked.size && existing.lines.every(({ sku, qty }) => asked.get(sku) === qty);
-  if (!same) throw new HoldConflict(existing.holdid, 'already exists with other lines');
-  if (!isSameRouting(existing.routing, routing)) throw new HoldConflict(existing.holdid, 'already exists with another destination or location');
+  if (!same) throw new HoldConflict(existing.holdid, 'hold_exists', 'already exists with other lines');
+  if (!isSameRouting(existing.routing, routing)) throw new HoldConflict(existing.holdid, 'routed_otherwise', 'already exists with another destination or location');
   return { hold: await withLocations(existing, repository), created: false };
 };
 
@@ -119,7 +119,7 @@ export const extendHold = async (holdid: string, ttlSeconds: number, repository:
     const status = statusAt(hold, now);
     if (status !== 'active') {
       if (!(await settledAsEnded(hold, now, repository))) continue;
-      throw new HoldConflict(holdid, `${endedAs(status, hold)}: only an active hold can be extended`);
+      throw new HoldConflict(holdid, 'hold_ended', `${endedAs(status, hold)}: only an active hold can be extended`);
     }
     const expiresAt = expiryAfter(now, ttlSeconds);
     if ((await repository.extendHold(hold, expiresAt, now)) === 'saved') return withLocations({ ...hold, expiresAt }, repository);
@@ -136,7 +136,7 @@ export const extendHold = async (holdid: string, ttlSeconds: number, repository:
 export const releaseHold = async (holdid: string, repository: BatchRepository): Promise<HoldEnding | 'repeat'> => {
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
     const hold = await holdOrThrow(holdid, repository);
-    if (hold.status === 'confirmed') throw new HoldConflict(holdid, `${endedAs('confirmed', hold)}: cancel the order's lines instead`);
+    if (hold.status === 'confirmed') throw new HoldConflict(holdid, 'hold_ended', `${endedAs('confirmed', hold)}: cancel the order's lines instead`);
     if (hold.status !== 'active') return 'repeat';
     const now = repository.currentTime();
     const ending = hasExpired(hold.expiresAt, now) ? 'expired' : 'released';
@@ -299,7 +299,7 @@ export const confirmHold = async (holdid: string, orderid: string, repository: B
     if (status === 'confirmed' && hold.orderid === orderid) return { lines, created: false };
     if (status !== 'active') {
       if (!(await settledAsEnded(hold, now, repository))) continue;
-      throw new HoldConflict(holdid, `${endedAs(status, hold)}: only an active hold can be confirmed`);
+      throw new HoldConflict(holdid, 'hold_ended', `${endedAs(status, hold)}: only an active hold can be confirmed`);
     }
     const result = await repository.confirmHold(hold, orderid, now, batches);
     if (result.outcome === 'saved') return { lines, created: true };
@@ -307,7 +307,7 @@ export const confirmHold = async (holdid: string, orderid: string, repository: B
     if (result.outcome === 'lines-exist' && !isAsRead(await repository.hold(holdid), hold)) continue;
     if (result.outcome === 'lines-exist') {
       const skus = bySku(result.existing).map(({ sku }) => sku);
-      throw new HoldConflict(holdid, `cannot be confirmed: order ${orderid} already has a line for sku ${skus.join(', ')}`);
+      throw new HoldConflict(holdid, 'line_exists', `cannot be confirmed: order ${orderid} already has a line for sku ${skus.join(', ')}`);
     }
     batches = (await batchesOf(hold, repository)).filter((batch) => batch !== undefined);
   }

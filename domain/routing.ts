@@ -34,6 +34,8 @@ export const isSameRouting = (a: Routing = {}, b: Routing = {}): boolean =>
 export interface Eligibility {
   readonly locations: ReadonlyMap<string, Location>;
   readonly destination?: Destination;
+  /** With no location eligible: which of the request's `location` and `destination` left none. */
+  readonly noneBecause?: string;
 }
 
 /** Whether the location sends to the country: every location that serves `*` does. */
@@ -57,7 +59,19 @@ const eligibleAmong = (all: readonly Location[], { destination, location }: Rout
   const eligible = all.filter(
     (candidate) => candidate.active && (location === undefined || candidate.id === location) && (destination === undefined || serves(candidate, destination.country)),
   );
-  return { locations: new Map(eligible.map((candidate) => [candidate.id, candidate])), ...(destination ? { destination } : {}) };
+  return {
+    locations: new Map(eligible.map((candidate) => [candidate.id, candidate])),
+    ...(destination ? { destination } : {}),
+    ...(eligible.length === 0 ? { noneBecause: whyNoneEligible(all, { destination, location }) } : {}),
+  };
+};
+
+/** Which of the routing's `location` and `destination` left no location eligible, in the words a refusal gives it. */
+const whyNoneEligible = (all: readonly Location[], { destination, location }: Routing): string => {
+  const named = location === undefined ? undefined : all.find(({ id }) => id === location);
+  if (named && !named.active) return `location ${named.id} is inactive`;
+  if (named && destination) return `location ${named.id} does not serve ${destination.country}`;
+  return destination ? `no active location serves ${destination.country}` : 'no location is active';
 };
 
 const EARTH_RADIUS_KM = 6371;

@@ -121,7 +121,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       const existing = await repository.allocationOf(line.orderid, line.sku);
       if (existing) return answerRepeat(existing, line, routing, repository);
       // OutOfStock announces a lack of stock; a line no location may take says nothing of the SKU's stock.
-      if (eligibility.locations.size === 0) throw new OutOfStock(line.sku, 'no_location');
+      if (eligibility.locations.size === 0) throw new OutOfStock(line.sku, 'no_location', eligibility.noneBecause);
       await repository.recordOutOfStock([line], routing);
       throw new OutOfStock(line.sku);
     }

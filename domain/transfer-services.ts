@@ -1,5 +1,4 @@
 import {
-  DuplicateBatch,
   InactiveLocation,
   InvalidSku,
   TransferConflict,
@@ -45,8 +44,8 @@ const checkLocations = ({ from, to }: TransferRequest, locations: readonly Locat
 
 /** A transfer already stored under the transferid: the same request again is a repeat, answered as stored; another is a conflict. */
 const answerRepeat = (stored: Transfer, request: TransferRequest): TransferOutcome => {
-  if (!isSameTransfer(stored, request)) throw new TransferConflict(request.transferid, 'already exists with other fields');
-  if (stored.status === 'cancelled') throw new TransferConflict(request.transferid, 'was cancelled');
+  if (!isSameTransfer(stored, request)) throw new TransferConflict(request.transferid, 'transfer_exists', 'already exists with other fields');
+  if (stored.status === 'cancelled') throw new TransferConflict(request.transferid, 'transfer_exists', 'was cancelled');
   return { transfer: stored, created: false };
 };
 
@@ -94,7 +93,7 @@ export const createTransfer = async (request: TransferRequest, repository: Batch
     const result = await repository.saveTransfer(transfer, source);
     if (result.outcome === 'saved') return { transfer, created: true };
     if (result.outcome === 'transfer-exists') return answerRepeat(result.existing, request);
-    if (result.outcome === 'batch-exists') throw new DuplicateBatch(request.transferid);
+    if (result.outcome === 'batch-exists') throw new TransferConflict(request.transferid, 'batch_exists', `cannot be made: transferid ${request.transferid} is a batch's ref, which its incoming batch would take`);
   }
   throw new TransferContended(request.transferid, MAX_TRANSFER_ROUNDS);
 };
@@ -131,11 +130,11 @@ export const cancelTransfer = async (transferid: string, repository: BatchReposi
     if (why) {
       // A repeat racing its first send, which cancelled the transfer after this one read its batch: answered as that one was.
       if ((await transferById(transferid, repository)).status === 'cancelled') return;
-      throw new TransferConflict(transferid, why);
+      throw new TransferConflict(transferid, 'transfer_in_use', why);
     }
     const cancelled = await repository.cancelTransfer(transfer, source, incoming);
     if (cancelled === 'saved') return;
-    if (cancelled === 'incoming-changed') throw new TransferConflict(transferid, `cannot be cancelled: its batch ${incoming.ref} was changed since it was made (received, or by a PATCH)`);
+    if (cancelled === 'incoming-changed') throw new TransferConflict(transferid, 'transfer_in_use', `cannot be cancelled: its batch ${incoming.ref} was changed since it was made (received, or by a PATCH)`);
   }
   throw new TransferContended(transferid, MAX_TRANSFER_ROUNDS);
 };

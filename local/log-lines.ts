@@ -10,17 +10,20 @@ import type { AnsweredRequest } from './server';
  * report gives it.
  */
 
-/** An error answer's `code`, or else its `reason` (an allocation refused names why), when its body is a JSON object that has one. */
-const errorCodeOf = (body: string | undefined): string | undefined => {
-  if (body === undefined) return undefined;
+/** The JSON object `text` holds; undefined when it holds no JSON, or JSON that is no object. */
+const jsonObjectOf = (text: string): Record<string, unknown> | undefined => {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
+    parsed = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-  const { code, reason } = parsed as Record<string, unknown>;
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+};
+
+/** An error answer's `code`, or else its `reason` (an allocation refused names why), when its body is a JSON object that has one. */
+const errorCodeOf = (body: string | undefined): string | undefined => {
+  const { code, reason } = (body === undefined ? undefined : jsonObjectOf(body)) ?? {};
   if (typeof code === 'string') return code;
   return typeof reason === 'string' ? reason : undefined;
 };
@@ -47,15 +50,9 @@ export const requestLine = ({ method, path, status, durationMs, requestId, body,
  * Text that is no entry is left as it is.
  */
 export const functionEntryLine = (text: string): string | undefined => {
-  let entry: unknown;
-  try {
-    entry = JSON.parse(text);
-  } catch {
-    return text;
-  }
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return text;
-  const { message, level } = entry as Record<string, unknown>;
-  if (message === REQUEST_LOG_MESSAGE && level !== 'ERROR') return undefined;
+  const entry = jsonObjectOf(text);
+  if (!entry) return text;
+  if (entry.message === REQUEST_LOG_MESSAGE && entry.level !== 'ERROR') return undefined;
   return JSON.stringify(entry);
 };
 

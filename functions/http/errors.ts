@@ -1,6 +1,7 @@
 import type * as z from 'zod/mini';
 import {
   BatchNotFound,
+  DOMAIN_ERROR_CODES,
   DomainError,
   DuplicateBatch,
   HoldConflict,
@@ -98,6 +99,20 @@ export class InvalidUtf8Body extends Error {
   }
 }
 
+/**
+ * Every error body's `code` (docs/api.md, "Error codes"): the domain's refusals, and what the HTTP
+ * edge refuses or cannot answer itself.
+ */
+export const ERROR_CODES = [
+  ...DOMAIN_ERROR_CODES,
+  'malformed_json',
+  'unsupported_media_type',
+  'body_too_large',
+  'unavailable',
+  'internal_error',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
 export interface ErrorResponse {
   readonly statusCode: number;
   readonly body: Record<string, unknown>;
@@ -151,7 +166,7 @@ interface MiddyError {
 
 const unavailable = (requestId: string, outcome: string): ErrorResponse => ({
   statusCode: 503,
-  body: { message: 'The service is briefly unavailable; retry the request', request_id: requestId },
+  body: { message: 'The service is briefly unavailable; retry the request', code: 'unavailable' satisfies ErrorCode, request_id: requestId },
   headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
   outcome,
 });
@@ -186,7 +201,7 @@ const oneIssuePerField = ({ issues, keyKind }: InvalidInput): { path: string; me
 export const toErrorResponse = (error: unknown, requestId: string): ErrorResponse => {
   // A field the schema accepted but the store refused: answered as the schema's refusals are, one issue naming the field.
   if (error instanceof RefusedField) {
-    return { statusCode: 400, body: { message: INVALID_REQUEST_BODY, issues: [{ path: error.field, message: error.message }] }, outcome: error.name };
+    return { statusCode: 400, body: { message: INVALID_REQUEST_BODY, code: error.code, issues: [{ path: error.field, message: error.message }] }, outcome: error.name };
   }
   if (error instanceof DomainError) {
     // An order's refusal names every line it is about, so a client can fix them all at once.
@@ -196,15 +211,17 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
         : {};
     // A line's refusal says why, as each line of an order's does.
     const reason = error instanceof OutOfStock ? { reason: error.reason } : {};
-    return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, ...lines, ...reason }, outcome: error.name };
+    return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, code: error.code, ...lines, ...reason }, outcome: error.name };
   }
   if (error instanceof InvalidInput) {
-    return { statusCode: 400, body: { message: error.message, issues: oneIssuePerField(error) }, outcome: error.name };
+    return { statusCode: 400, body: { message: error.message, code: 'validation_failed' satisfies ErrorCode, issues: oneIssuePerField(error) }, outcome: error.name };
   }
+  const refused = (statusCode: number, code: ErrorCode, { message, name }: Error): ErrorResponse => ({ statusCode, body: { message, code }, outcome: name });
+  // As API Gateway answers a route it has not: it never sends such an event to a function.
   if (error instanceof RouteNotFound) return { statusCode: 404, body: { message: error.message }, outcome: error.name };
-  if (error instanceof UnsupportedMediaType) return { statusCode: 415, body: { message: error.message }, outcome: error.name };
-  if (error instanceof BodyTooLarge) return { statusCode: 413, body: { message: error.message }, outcome: error.name };
-  if (error instanceof InvalidUtf8Body) return { statusCode: 400, body: { message: error.message }, outcome: error.name };
+  if (error instanceof UnsupportedMediaType) return refused(415, 'unsupported_media_type', error);
+  if (error instanceof BodyTooLarge) return refused(413, 'body_too_large', error);
+  if (error instanceof InvalidUtf8Body) return refused(400, 'malformed_json', error);
   if (error instanceof TransientFailure) return unavailable(requestId, error.name);
   const middyError = error as MiddyError;
   // A store too slow for the function's time: each write is one transaction, so a retry is safe.
@@ -212,7 +229,7 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
     return unavailable(requestId, 'FunctionTimeout');
   }
   if (middyError.cause?.package === MIDDY_BODY_PARSER && middyError.message === MIDDY_MALFORMED_JSON) {
-    return { statusCode: 400, body: { message: 'Request body is not valid JSON' }, outcome: 'MalformedJson' };
+    return { statusCode: 400, body: { message: 'Request body is not valid JSON', code: 'malformed_json' satisfies ErrorCode }, outcome: 'MalformedJson' };
   }
-  return { statusCode: 500, body: { message: 'Internal server error', request_id: requestId }, outcome: 'InternalError' };
+  return { statusCode: 500, body: { message: 'Internal server error', code: 'internal_error' satisfies ErrorCode, request_id: requestId }, outcome: 'InternalError' };
 };

@@ -76,12 +76,12 @@ describe('POST /holds over HTTP', () => {
     await send('POST', '/holds', { holdid, lines: [{ sku, qty: 2 }] });
     expect(await send('POST', '/holds', { holdid, lines: [{ sku, qty: 3 }] })).toEqual({
       status: 409,
-      body: { message: `Hold ${holdid} already exists with other lines` },
+      body: { message: `Hold ${holdid} already exists with other lines`, code: 'hold_exists' },
     });
     await send('DELETE', `/holds/${holdid}`);
     expect(await send('POST', '/holds', { holdid, lines: [{ sku, qty: 2 }] })).toEqual({
       status: 409,
-      body: { message: `Hold ${holdid} has ended (released): a holdid is used once` },
+      body: { message: `Hold ${holdid} has ended (released): a holdid is used once`, code: 'hold_ended' },
     });
   });
 
@@ -95,7 +95,7 @@ describe('POST /holds over HTTP', () => {
     });
     expect(status).toBe(400);
     expect(body).toEqual({
-      message: `Cannot place hold ${holdid}`,
+      message: `Cannot place hold ${holdid}`, code: 'hold_refused',
       lines: expect.arrayContaining([
         { sku: scarce.sku, reason: 'out_of_stock' },
         { sku: 'never-added', reason: 'invalid_sku' },
@@ -121,7 +121,7 @@ describe('GET, PATCH and DELETE /holds/{holdid} over HTTP', () => {
     const placed = await send('POST', '/holds', { holdid: uniqueId('cart'), lines: [{ sku, qty: 1 }] });
     expect(await send('GET', `/holds/${placed.body?.holdid}`)).toEqual({ status: 200, body: placed.body });
     const unknown = uniqueId('cart');
-    expect(await send('GET', `/holds/${unknown}`)).toEqual({ status: 404, body: { message: `Hold ${unknown} not found` } });
+    expect(await send('GET', `/holds/${unknown}`)).toEqual({ status: 404, body: { message: `Hold ${unknown} not found`, code: 'unknown_hold' } });
   });
 
   it('sets a new expiry from now with PATCH, and refuses to extend a hold that has ended', async () => {
@@ -136,7 +136,7 @@ describe('GET, PATCH and DELETE /holds/{holdid} over HTTP', () => {
     await send('DELETE', `/holds/${holdid}`);
     expect(await send('PATCH', `/holds/${holdid}`, { ttl_seconds: 60 })).toEqual({
       status: 409,
-      body: { message: `Hold ${holdid} was released: only an active hold can be extended` },
+      body: { message: `Hold ${holdid} was released: only an active hold can be extended`, code: 'hold_ended' },
     });
     expect((await send('PATCH', `/holds/${uniqueId('cart')}`, { ttl_seconds: 60 })).status).toBe(404);
   });
@@ -188,20 +188,20 @@ describe('POST /holds/{holdid}/confirm over HTTP', () => {
     const other = uniqueId('order');
     expect(await send('POST', `/holds/${first}/confirm`, { orderid: other })).toEqual({
       status: 409,
-      body: { message: `Hold ${first} was confirmed to order ${orderid}: only an active hold can be confirmed` },
+      body: { message: `Hold ${first} was confirmed to order ${orderid}: only an active hold can be confirmed`, code: 'hold_ended' },
     });
     await send('DELETE', `/holds/${released}`);
     expect((await send('POST', `/holds/${released}/confirm`, { orderid: other })).body).toEqual({
-      message: `Hold ${released} was released: only an active hold can be confirmed`,
+      message: `Hold ${released} was released: only an active hold can be confirmed`, code: 'hold_ended',
     });
     expect(await send('POST', `/holds/${clashing}/confirm`, { orderid })).toEqual({
       status: 409,
-      body: { message: `Hold ${clashing} cannot be confirmed: order ${orderid} already has a line for sku ${sku}` },
+      body: { message: `Hold ${clashing} cannot be confirmed: order ${orderid} already has a line for sku ${sku}`, code: 'line_exists' },
     });
     expect((await send('GET', `/holds/${clashing}`)).body?.status).toBe('active');
     expect(await send('DELETE', `/holds/${first}`)).toEqual({
       status: 409,
-      body: { message: `Hold ${first} was confirmed to order ${orderid}: cancel the order's lines instead` },
+      body: { message: `Hold ${first} was confirmed to order ${orderid}: cancel the order's lines instead`, code: 'hold_ended' },
     });
     expect((await send('POST', `/holds/${uniqueId('cart')}/confirm`, { orderid })).status).toBe(404);
   });

@@ -93,13 +93,13 @@ describe('POST /allocate over HTTP', () => {
   it('answers 400 "Out of stock" when no batch can take the line', async () => {
     const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 5, eta: null });
     const body = await expectJsonError(await post('/allocate', { orderid: uniqueId('order'), sku: batch.sku, qty: 6 }), 400);
-    expect(body).toEqual({ message: `Out of stock for sku ${batch.sku}`, reason: 'out_of_stock' });
+    expect(body).toEqual({ message: `Out of stock for sku ${batch.sku}`, code: 'out_of_stock', reason: 'out_of_stock' });
   });
 
   it('answers 400 "Invalid sku" for a SKU never added', async () => {
     const sku = uniqueId('sku');
     const body = await expectJsonError(await post('/allocate', { orderid: uniqueId('order'), sku, qty: 1 }), 400);
-    expect(body).toEqual({ message: `Invalid sku ${sku}` });
+    expect(body).toEqual({ message: `Invalid sku ${sku}`, code: 'unknown_sku' });
   });
 });
 
@@ -125,12 +125,12 @@ describe('the error table of the contract, over HTTP', () => {
       body: JSON.stringify({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 1, eta: null }),
     });
     expect(answer.status).toBe(415);
-    expect(JSON.parse(answer.text)).toEqual({ message: 'Content-Type must be application/json' });
+    expect(JSON.parse(answer.text)).toEqual({ message: 'Content-Type must be application/json', code: 'unsupported_media_type' });
   });
 
   it('answers the handler’s 413 for a body over 16 KiB', async () => {
     const body = await expectJsonError(await post('/add_batch', { padding: 'x'.repeat(20 * 1024) }), 413);
-    expect(body).toEqual({ message: 'Request body is larger than 16384 bytes' });
+    expect(body).toEqual({ message: 'Request body is larger than 16384 bytes', code: 'body_too_large' });
   });
 
   it('answers API Gateway’s 413 for a body over the 6 MiB Lambda accepts', async () => {
@@ -145,7 +145,7 @@ describe('the error table of the contract, over HTTP', () => {
       body: Buffer.concat([Buffer.from('{"orderid": "'), Buffer.from([0xff]), Buffer.from('", "sku": "LAMP", "qty": 1}')]),
     });
     const body = await expectJsonError(response, 400);
-    expect(body).toEqual({ message: 'Request body is not valid UTF-8' });
+    expect(body).toEqual({ message: 'Request body is not valid UTF-8', code: 'malformed_json' });
   });
 
   it('measures the body in the bytes sent, not in what they decode to', async () => {
@@ -255,19 +255,20 @@ describe('the routes with path parameters, over HTTP', () => {
   });
 
   it.each([
-    ['GET /batches/{ref}', (id: string) => fetchDocumented(url('batches', id)), (id: string) => `Batch ${id} not found`],
-    ['PATCH /batches/{ref}', (id: string) => patch(id, { qty: 1 }), (id: string) => `Batch ${id} not found`],
-    ['GET /allocations/{orderid}', (id: string) => fetchDocumented(url('allocations', id)), (id: string) => `Order ${id} has no allocations`],
+    ['GET /batches/{ref}', (id: string) => fetchDocumented(url('batches', id)), (id: string) => `Batch ${id} not found`, 'unknown_batch'],
+    ['PATCH /batches/{ref}', (id: string) => patch(id, { qty: 1 }), (id: string) => `Batch ${id} not found`, 'unknown_batch'],
+    ['GET /allocations/{orderid}', (id: string) => fetchDocumented(url('allocations', id)), (id: string) => `Order ${id} has no allocations`, 'unknown_order'],
     [
       'DELETE /allocations/{orderid}/{sku}',
       (id: string) => fetchDocumented(url('allocations', id, id), { method: 'DELETE' }),
       (id: string) => `Order ${id} has no line for sku ${id}`,
+      'unknown_line',
     ],
-    ['GET /skus/{sku}/stock', (id: string) => fetchDocumented(url('skus', id, 'stock')), (id: string) => `Invalid sku ${id}`],
-  ])('%s answers 404 with its message for what was never added', async (_route, send, message) => {
+    ['GET /skus/{sku}/stock', (id: string) => fetchDocumented(url('skus', id, 'stock')), (id: string) => `Invalid sku ${id}`, 'unknown_sku'],
+  ])('%s answers 404 with its message and code for what was never added', async (_route, send, message, code) => {
     const id = uniqueId('never-added');
     const body = await expectJsonError(await send(id), 404);
-    expect(body).toEqual({ message: message(id) });
+    expect(body).toEqual({ message: message(id), code });
   });
 
   it.each([
@@ -279,7 +280,7 @@ describe('the routes with path parameters, over HTTP', () => {
     ['GET /skus/{sku}/stock', 'sku', () => fetchDocumented(url('skus', ' ', 'stock'))],
   ])('%s answers 400 naming %s when it breaks an identifier rule', async (_route, parameter, send) => {
     const body = await expectJsonError(await send(), 400);
-    expect(body).toEqual({ message: 'Invalid request', issues: [{ path: parameter, message: `${parameter} must not be blank` }] });
+    expect(body).toEqual({ message: 'Invalid request', code: 'validation_failed', issues: [{ path: parameter, message: `${parameter} must not be blank` }] });
   });
 
   it('answers 400 "Bad Request" for a parameter that does not percent-decode', async () => {
@@ -309,7 +310,7 @@ describe('the routes with path parameters, over HTTP', () => {
     const batch = await addBatch({ ref: uniqueId('batch'), sku: uniqueId('sku'), qty: 10, eta: null });
     const body = await expectJsonError(await patch(batch.ref, { sku: 'other' }), 400);
     expect(body).toEqual({
-      message: 'Invalid request body',
+      message: 'Invalid request body', code: 'validation_failed',
       issues: [
         { path: 'sku', message: 'sku is not a field of this route' },
         { path: '', message: 'the body must have qty or eta, or both' },

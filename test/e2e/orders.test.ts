@@ -56,7 +56,7 @@ const stockOf = async (sku: string) => {
 const allocationsOf = (orderid: string) => client().GET('/allocations/{orderid}', { params: { path: { orderid } } });
 
 const expectNoAllocations = async (orderid: string) =>
-  expect(answered(await allocationsOf(orderid))).toEqual({ status: 404, body: { message: `Order ${orderid} has no allocations` } });
+  expect(answered(await allocationsOf(orderid))).toEqual({ status: 404, body: { message: `Order ${orderid} has no allocations`, code: 'unknown_order' } });
 
 /** An order's lines as POST /orders answers them: each with its batch's location, `default` for every batch here (GET /allocations shows none yet). */
 const atDefault = <Body extends { lines: readonly object[] }>(body: Body) => ({ ...body, lines: body.lines.map((line) => ({ ...line, location: 'default' })) });
@@ -122,7 +122,7 @@ describe('POST /orders over HTTP', () => {
     expect(answered(response)).toEqual({
       status: 400,
       body: {
-        message: `Cannot allocate order ${orderid}`,
+        message: `Cannot allocate order ${orderid}`, code: 'order_refused',
         lines: [
           { sku: rug, reason: 'out_of_stock' },
           { sku: sofa, reason: 'invalid_sku' },
@@ -162,7 +162,7 @@ describe('POST /orders over HTTP', () => {
     expect(answered(response)).toEqual({
       status: 409,
       body: {
-        message: `Order ${orderid} already has lines with other quantities`,
+        message: `Order ${orderid} already has lines with other quantities`, code: 'line_exists',
         lines: [
           { sku: lamp, qty: 2 },
           { sku: rug, qty: 3 },
@@ -208,7 +208,7 @@ describe('POST /orders over HTTP', () => {
 
 describe('POST /orders refusing a body, over HTTP', () => {
   const expectInvalidBody = async (sent: Promise<{ data?: unknown; error?: unknown; response: Response }>, issues: Array<{ path: string; message: string }>) =>
-    expect(answered(await sent)).toEqual({ status: 400, body: { message: 'Invalid request body', issues } });
+    expect(answered(await sent)).toEqual({ status: 400, body: { message: 'Invalid request body', code: 'validation_failed', issues } });
 
   /** The answer of a request the typed client would not send, read as JSON. */
   const jsonOf = async (response: Response, status: number): Promise<unknown> => {
@@ -249,7 +249,7 @@ describe('POST /orders refusing a body, over HTTP', () => {
     const response = await post('/orders', JSON.stringify({ orderid: uniqueId('order'), lines: [{ sku: 'LAMP', qty: 1 }] }), {
       'content-type': 'text/plain',
     });
-    expect(await jsonOf(response, 415)).toEqual({ message: 'Content-Type must be application/json' });
+    expect(await jsonOf(response, 415)).toEqual({ message: 'Content-Type must be application/json', code: 'unsupported_media_type' });
   });
 
   it('answers 405 with Allow: POST to a GET of /orders', async () => {

@@ -135,7 +135,7 @@ describe('the functions as `cdk synth` bundles them', () => {
     const placed = invoke('Allocations', 'place-hold.json');
     expect(placed.statusCode).toBe(201);
     const hold = bodyOf(placed);
-    expect(hold).toEqual({ holdid: held.holdid, status: 'active', expiresAt: expect.any(String), lines: heldLines });
+    expect(hold).toEqual({ holdid: held.holdid, status: 'active', expires_at: expect.any(String), lines: heldLines });
     expect(bodyOf(invoke('Batches', 'batch-status.json'))).toEqual(batchNow({ allocated: orderedUnits, held: held.lines[0].qty }));
 
     expect(invoke('Allocations', 'hold-status.json')).toMatchObject({ statusCode: 200 });
@@ -143,8 +143,8 @@ describe('the functions as `cdk synth` bundles them', () => {
 
     const extended = invoke('Allocations', 'extend-hold.json');
     expect(extended.statusCode).toBe(200);
-    expect(bodyOf(extended)).toEqual({ ...hold, expiresAt: expect.any(String) });
-    expect(Date.parse(bodyOf(extended).expiresAt)).toBeGreaterThan(Date.parse(hold.expiresAt));
+    expect(bodyOf(extended)).toEqual({ ...hold, expires_at: expect.any(String) });
+    expect(Date.parse(bodyOf(extended).expires_at)).toBeGreaterThan(Date.parse(hold.expires_at));
 
     const { orderid } = bodyOf(sampleEvent('confirm-hold.json'));
     const confirmed = invoke('Allocations', 'confirm-hold.json');
@@ -156,7 +156,7 @@ describe('the functions as `cdk synth` bundles them', () => {
 
     const released = invoke('Allocations', 'release-hold.json');
     expect(released.statusCode).toBe(409);
-    expect(bodyOf(released)).toEqual({ message: `Hold ${held.holdid} was confirmed to order ${orderid}: cancel the order's lines instead` });
+    expect(bodyOf(released)).toEqual({ message: `Hold ${held.holdid} was confirmed to order ${orderid}: cancel the order's lines instead`, code: 'hold_ended' });
 
     // A checkout abandoned: the same events, pointed at a hold of its own (an id as long, so that
     // each content-length stays true), released at once.

@@ -87,7 +87,7 @@ describe('batches at a place', () => {
       headers: expect.anything(),
       text: expect.any(String),
       body: {
-        message: 'Invalid request body',
+        message: 'Invalid request body', code: 'unknown_location',
         issues: [{ path: 'location', message: 'location must be the id of an existing location: there is no location nowhere' }],
       },
     });
@@ -100,7 +100,7 @@ describe('batches at a place', () => {
     const batch = { ref: uniqueId('batch'), sku, qty: 7, eta: null, location: 'lyon' };
     expect((await context.service.addBatch(batch)).status).toBe(201);
     expect(await context.service.addBatch(batch)).toMatchObject({ status: 200, text: 'OK' });
-    expect(await context.service.addBatch({ ...batch, location: 'closed' })).toMatchObject({ status: 409, body: { message: `Batch ${batch.ref} already exists` } });
+    expect(await context.service.addBatch({ ...batch, location: 'closed' })).toMatchObject({ status: 409, body: { message: `Batch ${batch.ref} already exists`, code: 'batch_exists' } });
     expect((await context.service.addBatch({ ...batch, location: undefined })).status).toBe(409);
   });
 
@@ -158,7 +158,7 @@ describe("a SKU's stock at its places", () => {
     expect((atLyon.body as { batches: unknown[] }).batches).toHaveLength(1);
     expect((await putLocation(context.service, 'paris', { name: 'Paris', priority: 0, serves: ['FR'] })).status).toBe(201);
     expect(await stockOf({ location: 'paris' })).toMatchObject({ status: 200, body: { in_stock: 0, batches: [], locations: [{ location: 'paris', in_stock: 0 }] } });
-    expect(await stockOf({ location: 'rome' })).toMatchObject({ status: 404, body: { message: 'Location rome not found' } });
+    expect(await stockOf({ location: 'rome' })).toMatchObject({ status: 404, body: { message: 'Location rome not found', code: 'unknown_location' } });
   });
 });
 
@@ -199,7 +199,7 @@ describe('locations', () => {
   });
 
   it('answers 404 for an id no location has', async () => {
-    expect(await getLocation(context.service, 'nowhere')).toMatchObject({ status: 404, body: { message: 'Location nowhere not found' } });
+    expect(await getLocation(context.service, 'nowhere')).toMatchObject({ status: 404, body: { message: 'Location nowhere not found', code: 'unknown_location' } });
   });
 
   it.each<[string, unknown, readonly string[]]>([
@@ -216,7 +216,7 @@ describe('locations', () => {
 
   it('refuses an id that is not a location id with 400 naming id', async () => {
     const answer = await putLocation(context.service, 'lyon 2', lyon);
-    expect(answer).toMatchObject({ status: 400, body: { message: 'Invalid request', issues: [{ path: 'id' }] } });
+    expect(answer).toMatchObject({ status: 400, body: { message: 'Invalid request', code: 'validation_failed', issues: [{ path: 'id' }] } });
   });
 });
 

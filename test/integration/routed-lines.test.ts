@@ -55,7 +55,7 @@ describe('a line allocated', () => {
     expect(await service.allocate(line)).toMatchObject({ status: 200, body: { batchref: refs.paris, location: 'paris' } });
     expect(await service.allocate({ ...line, destination: { country: 'FR' } })).toMatchObject({
       status: 409,
-      body: { message: `Order ${line.orderid} already has a line for sku ${sku} with another destination or location` },
+      body: { message: `Order ${line.orderid} already has a line for sku ${sku} with another destination or location`, code: 'routed_otherwise' },
     });
     const order = { orderid: line.orderid, lines: [{ sku, qty: 2 }] };
     expect(await invoke('POST /orders', { body: { ...order, destination: toFrance } })).toMatchObject({ status: 200 });
@@ -74,7 +74,7 @@ describe('a hold', () => {
     expect(await invoke('GET /holds/{holdid}', { pathParameters: { holdid: hold.holdid } })).toMatchObject({ status: 200, body: { lines } });
     expect(await invoke('POST /holds', { body: { ...hold, location: 'berlin' } })).toMatchObject({
       status: 409,
-      body: { message: `Hold ${hold.holdid} already exists with another destination or location` },
+      body: { message: `Hold ${hold.holdid} already exists with another destination or location`, code: 'routed_otherwise' },
     });
     const orderid = uniqueId('order');
     expect(await invoke('POST /holds/{holdid}/confirm', { pathParameters: { holdid: hold.holdid }, body: { orderid } })).toMatchObject({ status: 201 });

@@ -63,7 +63,7 @@ describe('POST /transfers', () => {
     await postTransfer(transfer);
     expect(await postTransfer(transfer)).toMatchObject({ status: 200, body: { transferid: transfer.transferid, from_batchref: ref, ref: transfer.transferid } });
     expect((await getBatch(ref)).body).toMatchObject({ qty: 6 });
-    expect(await postTransfer({ ...transfer, qty: 5 })).toMatchObject({ status: 409, body: { message: `Transfer ${transfer.transferid} already exists with other fields` } });
+    expect(await postTransfer({ ...transfer, qty: 5 })).toMatchObject({ status: 409, body: { message: `Transfer ${transfer.transferid} already exists with other fields`, code: 'transfer_exists' } });
   });
 
   it('takes a batch last units, moving it out of the stock range, and refuses what no batch at from has whole', async () => {
@@ -72,7 +72,7 @@ describe('POST /transfers', () => {
     expect((await getBatch(ref)).body).toMatchObject({ qty: 0, available: 0 });
     expect(await postTransfer(transferOf(sku, 1))).toMatchObject({
       status: 400,
-      body: { message: `No batch in stock at location default has 1 units of sku ${sku}` },
+      body: { message: `No batch in stock at location default has 1 unit of sku ${sku}`, code: 'out_of_stock' },
     });
     await noViolations();
   });
@@ -81,14 +81,14 @@ describe('POST /transfers', () => {
     const { sku, ref } = await stockAtDefault(5);
     expect(await postTransfer({ ...transferOf(sku, 1), to: 'nowhere' })).toMatchObject({
       status: 400,
-      body: { message: 'Invalid request body', issues: [{ path: 'to', message: 'to must be the id of an existing location: there is no location nowhere' }] },
+      body: { message: 'Invalid request body', code: 'unknown_location', issues: [{ path: 'to', message: 'to must be the id of an existing location: there is no location nowhere' }] },
     });
     expect(await postTransfer({ ...transferOf(sku, 1), to: 'closed' })).toMatchObject({ status: 400, body: { issues: [{ path: 'to' }] } });
     expect(await postTransfer({ ...transferOf(sku, 1), from: 'closed' })).toMatchObject({ status: 400, body: { issues: [{ path: 'from' }] } });
     expect(await postTransfer({ ...transferOf(sku, 1), to: 'default' })).toMatchObject({ status: 400, body: { issues: [{ path: 'to' }] } });
     expect(await postTransfer({ ...transferOf(sku, 1), eta: null })).toMatchObject({ status: 400, body: { issues: [{ path: 'eta' }] } });
     expect(await postTransfer(transferOf(uniqueId('SOFA'), 1))).toMatchObject({ status: 400, body: { message: expect.stringMatching(/^Invalid sku/) } });
-    expect(await postTransfer({ ...transferOf(sku, 1), transferid: ref })).toMatchObject({ status: 409, body: { message: `Batch ${ref} already exists` } });
+    expect(await postTransfer({ ...transferOf(sku, 1), transferid: ref })).toMatchObject({ status: 409, body: { message: `Transfer ${ref} cannot be made: transferid ${ref} is a batch's ref, which its incoming batch would take`, code: 'batch_exists' } });
     expect((await getBatch(ref)).body).toMatchObject({ qty: 5, available: 5 });
     await noViolations();
   });
@@ -111,7 +111,7 @@ describe('DELETE /transfers/{transferid}', () => {
     expect((await deleteTransfer(transfer.transferid)).status).toBe(204);
     expect((await getBatch(ref)).body).toMatchObject({ qty: 10 });
     expect(await getTransfer(transfer.transferid)).toMatchObject({ status: 200, body: { status: 'cancelled' } });
-    expect(await postTransfer(transfer)).toMatchObject({ status: 409, body: { message: `Transfer ${transfer.transferid} was cancelled` } });
+    expect(await postTransfer(transfer)).toMatchObject({ status: 409, body: { message: `Transfer ${transfer.transferid} was cancelled`, code: 'transfer_exists' } });
     await noViolations();
   });
 

@@ -20,7 +20,7 @@ import { tableContents } from './support/table-contents';
 const expectRetryLater = (answer: Answer) => {
   expect(answer.status).toBe(503);
   expect(Number(answer.headers['retry-after'])).toBeGreaterThan(0);
-  expect(answer.body).toEqual({ message: expect.any(String), request_id: expect.any(String) });
+  expect(answer.body).toEqual({ message: expect.any(String), code: 'unavailable', request_id: expect.any(String) });
   expect(answer.text).not.toMatch(/ECONNREFUSED|ECONNRESET|Timeout|Throughput|Transaction|dynamodb|\n\s+at /i);
 };
 

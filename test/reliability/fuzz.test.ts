@@ -592,7 +592,7 @@ describe(`both handlers under hostile input, through the conflict model (seed ${
     const answer = await sendAndCheck(route, bytes, { holdid });
     // A holdid in the path that breaks the rules is refused first, whatever the body.
     expect(answer.status).toBe(400);
-    if (!route.includes('{holdid}') || isIdentifier(holdid)) expect(answer.body).toEqual({ message: 'Request body is not valid UTF-8' });
+    if (!route.includes('{holdid}') || isIdentifier(holdid)) expect(answer.body).toEqual({ message: 'Request body is not valid UTF-8', code: 'malformed_json' });
   };
 
   it.each<HoldPathRoute>(HOLD_PATH_ROUTES)(
@@ -603,7 +603,7 @@ describe(`both handlers under hostile input, through the conflict model (seed ${
       for (const holdid of HOSTILE_STRINGS) {
         const answer = await sendAndCheck(route, body === undefined ? undefined : JSON.stringify(body), { holdid });
         expect({ holdid, status: answer.status }).toEqual({ holdid, status: isIdentifier(holdid) ? 404 : 400 });
-        if (isIdentifier(holdid)) expect(answer.body).toEqual({ message: `Hold ${holdid} not found` });
+        if (isIdentifier(holdid)) expect(answer.body).toEqual({ message: `Hold ${holdid} not found`, code: 'unknown_hold' });
       }
     },
     60_000,

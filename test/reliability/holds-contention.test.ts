@@ -255,7 +255,7 @@ const lastOf = ({ attempts }: Outcome) => attempts[attempts.length - 1] as Answe
 const isRetryLater = (answer: Answer) =>
   answer.status === 503 &&
   Number(answer.headers['retry-after']) > 0 &&
-  JSON.stringify(Object.keys(answer.body as object)) === JSON.stringify(['message', 'request_id']);
+  JSON.stringify(Object.keys(answer.body as object)) === JSON.stringify(['message', 'code', 'request_id']);
 const byText = <T>(items: T[]) => items.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
 
 /** A hold view of these lines, each on a batch of its SKU. */

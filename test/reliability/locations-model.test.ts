@@ -87,7 +87,7 @@ interface Expected {
 const json = (status: number, body: unknown): Expected => ({ status, body });
 const OK = (status: number): Expected => ({ status, body: 'OK' });
 const unknownLocation = (id: string) =>
-  json(400, { message: 'Invalid request body', issues: [{ path: 'location', message: `location must be the id of an existing location: there is no location ${id}` }] });
+  json(400, { message: 'Invalid request body', code: 'unknown_location', issues: [{ path: 'location', message: `location must be the id of an existing location: there is no location ${id}` }] });
 
 type Request =
   | { readonly kind: 'put-location'; readonly id: string; readonly body: Omit<ModelLocation, 'id'> }
@@ -118,7 +118,7 @@ class ReferenceModel {
         return this.cancel(request.orderid, request.sku);
       case 'read-batch': {
         const batch = this.batches.get(request.ref);
-        return batch ? json(200, this.view(batch)) : json(404, { message: `Batch ${request.ref} not found` });
+        return batch ? json(200, this.view(batch)) : json(404, { message: `Batch ${request.ref} not found`, code: 'unknown_batch' });
       }
       case 'read-locations':
         return json(200, { locations: this.allLocations().sort((a, b) => a.priority - b.priority || (a.id < b.id ? -1 : 1)) });
@@ -141,7 +141,7 @@ class ReferenceModel {
     const existing = this.batches.get(ref);
     if (existing) {
       const same = existing.sku === sku && existing.qty === qty && existing.eta === eta && existing.location === location;
-      return same ? OK(200) : json(409, { message: `Batch ${ref} already exists` });
+      return same ? OK(200) : json(409, { message: `Batch ${ref} already exists`, code: 'batch_exists' });
     }
     this.batches.set(ref, { ref, sku, qty, available: qty, eta, location });
     return OK(201);
@@ -157,6 +157,14 @@ class ReferenceModel {
         (location === undefined || candidate.id === location) &&
         (destination === undefined || candidate.serves.includes('*') || candidate.serves.includes(destination.country)),
     );
+  }
+
+  /** Which of the request's `location` and `destination` left no location eligible. */
+  private whyNoneEligible({ destination, location }: Routing): string {
+    const named = this.allLocations().find(({ id }) => id === location);
+    if (named && !named.active) return `location ${named.id} is inactive`;
+    if (named && destination) return `location ${named.id} does not serve ${destination.country}`;
+    return destination ? `no active location serves ${destination.country}` : 'no location is active';
   }
 
   /** The batches at the eligible places that can take the line whole, best first by the single-line rule. */
@@ -185,20 +193,20 @@ class ReferenceModel {
 
   private allocate({ orderid, sku, qty }: { orderid: string; sku: string; qty: number }): Expected {
     const routing = ROUTING_OF[orderid] as Routing;
-    if (!this.known(sku)) return json(400, { message: `Invalid sku ${sku}` });
+    if (!this.known(sku)) return json(400, { message: `Invalid sku ${sku}`, code: 'unknown_sku' });
     const eligible = this.eligible(routing);
     if (!eligible) return unknownLocation(routing.location as string);
     const existing = this.lines.get(lineKey(orderid, sku));
     if (existing) {
       return existing.qty === qty
         ? json(200, { batchref: existing.batchref, location: this.located(existing).location })
-        : json(409, { message: `Order ${orderid} already has a line for sku ${sku} with qty ${existing.qty}` });
+        : json(409, { message: `Order ${orderid} already has a line for sku ${sku} with qty ${existing.qty}`, code: 'line_exists' });
     }
     const [chosen] = this.ranked(sku, qty, eligible, routing);
     if (!chosen) {
       return eligible.length === 0
-        ? json(400, { message: `No location serves the request for sku ${sku}`, reason: 'no_location' })
-        : json(400, { message: `Out of stock for sku ${sku}`, reason: 'out_of_stock' });
+        ? json(400, { message: `No location serves the request for sku ${sku}: ${this.whyNoneEligible(routing)}`, code: 'no_location', reason: 'no_location' })
+        : json(400, { message: `Out of stock for sku ${sku}`, code: 'out_of_stock', reason: 'out_of_stock' });
     }
     chosen.available -= qty;
     this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref: chosen.ref });
@@ -218,7 +226,7 @@ class ReferenceModel {
     const existing = lines.flatMap(({ sku }) => this.lines.get(lineKey(orderid, sku)) ?? []);
     const conflicting = existing.filter((line) => lines.some(({ sku, qty }) => sku === line.sku && qty !== line.qty));
     if (conflicting.length > 0) {
-      return json(409, { message: `Order ${orderid} already has lines with other quantities`, lines: bySku(conflicting.map(({ sku, qty }) => ({ sku, qty }))) });
+      return json(409, { message: `Order ${orderid} already has lines with other quantities`, code: 'line_exists', lines: bySku(conflicting.map(({ sku, qty }) => ({ sku, qty }))) });
     }
     const pending = lines.filter(({ sku }) => !this.lines.has(lineKey(orderid, sku)));
     const refusals = pending.flatMap(({ sku, qty }) => {
@@ -226,7 +234,7 @@ class ReferenceModel {
       if (this.ranked(sku, qty, eligible, routing).length > 0) return [];
       return [{ sku, reason: eligible.length === 0 ? 'no_location' : 'out_of_stock' }];
     });
-    if (refusals.length > 0) return json(400, { message: `Cannot allocate order ${orderid}`, lines: refusals });
+    if (refusals.length > 0) return json(400, { message: `Cannot allocate order ${orderid}`, code: 'order_refused', lines: refusals });
 
     const options = bySku([...pending]).map(({ sku, qty }) => {
       const ranked = this.ranked(sku, qty, eligible, routing);
@@ -259,7 +267,7 @@ class ReferenceModel {
 
   private cancel(orderid: string, sku: string): Expected {
     const line = this.lines.get(lineKey(orderid, sku));
-    if (!line) return json(404, { message: `Order ${orderid} has no line for sku ${sku}` });
+    if (!line) return json(404, { message: `Order ${orderid} has no line for sku ${sku}`, code: 'unknown_line' });
     this.lines.delete(lineKey(orderid, sku));
     (this.batches.get(line.batchref) as ModelBatch).available += line.qty;
     return json(204, '');

@@ -79,11 +79,11 @@ class ReferenceModel {
 
   answer(request: Request): Expected {
     if (request.spoiledParameter !== undefined) {
-      return error(400, { message: 'Invalid request', issues: [{ path: request.spoiledParameter, message: expect.any(String) }] });
+      return error(400, { message: 'Invalid request', code: 'validation_failed', issues: [{ path: request.spoiledParameter, message: expect.any(String) }] });
     }
-    if (request.rawBody !== undefined) return error(400, { message: 'Request body is not valid JSON' });
+    if (request.rawBody !== undefined) return error(400, { message: 'Request body is not valid JSON', code: 'malformed_json' });
     if (request.spoiled !== undefined) {
-      return error(400, { message: 'Invalid request body', issues: [{ path: request.spoiled, message: expect.any(String) }] });
+      return error(400, { message: 'Invalid request body', code: 'validation_failed', issues: [{ path: request.spoiled, message: expect.any(String) }] });
     }
     const { orderid = '', sku = '', ref = '', holdid = '' } = request.pathParameters ?? {};
     const byRoute: Record<ModelledRoute, () => Expected> = {
@@ -109,22 +109,22 @@ class ReferenceModel {
     if (existing) {
       return existing.sku === sku && existing.qty === qty && existing.eta === eta
         ? { status: 200, contentType: 'text/plain', body: 'OK' }
-        : error(409, { message: `Batch ${ref} already exists` });
+        : error(409, { message: `Batch ${ref} already exists`, code: 'batch_exists' });
     }
     this.batches.set(ref, { ref, sku, qty, available: qty, eta });
     return { status: 201, contentType: 'text/plain', body: 'OK' };
   }
 
   private allocate({ orderid, sku, qty }: LineBody): Expected {
-    if (this.batchesOf(sku).length === 0) return error(400, { message: `Invalid sku ${sku}` });
+    if (this.batchesOf(sku).length === 0) return error(400, { message: `Invalid sku ${sku}`, code: 'unknown_sku' });
     const existing = this.lines.get(lineKey(orderid, sku));
     if (existing) {
       return existing.qty === qty
         ? json(200, { batchref: existing.batchref, location: 'default' })
-        : error(409, { message: `Order ${orderid} already has a line for sku ${sku} with qty ${existing.qty}` });
+        : error(409, { message: `Order ${orderid} already has a line for sku ${sku} with qty ${existing.qty}`, code: 'line_exists' });
     }
     const [chosen] = this.candidates(sku, qty);
-    if (!chosen) return error(400, { message: `Out of stock for sku ${sku}`, reason: 'out_of_stock' });
+    if (!chosen) return error(400, { message: `Out of stock for sku ${sku}`, code: 'out_of_stock', reason: 'out_of_stock' });
     chosen.available -= qty;
     this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref: chosen.ref, allocatedAt: this.now });
     return json(201, { batchref: chosen.ref, location: 'default' });
@@ -143,14 +143,14 @@ class ReferenceModel {
       return line && line.qty !== qty ? [{ sku, qty: line.qty }] : [];
     });
     if (conflicting.length > 0) {
-      return error(409, { message: `Order ${orderid} already has lines with other quantities`, lines: bySku(conflicting) });
+      return error(409, { message: `Order ${orderid} already has lines with other quantities`, code: 'line_exists', lines: bySku(conflicting) });
     }
     const fresh = lines.filter(({ sku }) => !done.has(sku));
     const refusals = fresh.flatMap(({ sku, qty }) => {
       if (this.batchesOf(sku).length === 0) return [{ sku, reason: 'invalid_sku' }];
       return this.candidates(sku, qty).length === 0 ? [{ sku, reason: 'out_of_stock' }] : [];
     });
-    if (refusals.length > 0) return error(400, { message: `Cannot allocate order ${orderid}`, lines: refusals });
+    if (refusals.length > 0) return error(400, { message: `Cannot allocate order ${orderid}`, code: 'order_refused', lines: refusals });
     const allocatedAt = this.now;
     for (const { sku, qty } of fresh) {
       const [chosen] = this.candidates(sku, qty) as [ModelBatch];
@@ -163,13 +163,13 @@ class ReferenceModel {
 
   private order(orderid: string): Expected {
     const lines = bySku([...this.lines.values()].filter((line) => line.orderid === orderid));
-    if (lines.length === 0) return error(404, { message: `Order ${orderid} has no allocations` });
+    if (lines.length === 0) return error(404, { message: `Order ${orderid} has no allocations`, code: 'unknown_order' });
     return json(200, { orderid, lines: lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref, location: 'default' })) });
   }
 
   private cancel(orderid: string, sku: string): Expected {
     const line = this.lines.get(lineKey(orderid, sku));
-    if (!line) return error(404, { message: `Order ${orderid} has no line for sku ${sku}` });
+    if (!line) return error(404, { message: `Order ${orderid} has no line for sku ${sku}`, code: 'unknown_line' });
     this.lines.delete(lineKey(orderid, sku));
     (this.batches.get(line.batchref) as ModelBatch).available += line.qty;
     return { status: 204, contentType: '', body: '' };
@@ -177,7 +177,7 @@ class ReferenceModel {
 
   private batch(ref: string): Expected {
     const batch = this.batches.get(ref);
-    return batch ? json(200, this.view(batch)) : error(404, { message: `Batch ${ref} not found` });
+    return batch ? json(200, this.view(batch)) : error(404, { message: `Batch ${ref} not found`, code: 'unknown_batch' });
   }
 
   /** `allocated` + `held` + `available` = `qty`; every batch of the model is added without a location, so is at `default`. */
@@ -205,7 +205,7 @@ class ReferenceModel {
    */
   private change(ref: string, { qty, eta }: ChangeBody): Expected {
     const batch = this.batches.get(ref);
-    if (!batch) return error(404, { message: `Batch ${ref} not found` });
+    if (!batch) return error(404, { message: `Batch ${ref} not found`, code: 'unknown_batch' });
     if (qty !== undefined) {
       batch.available += qty - batch.qty;
       batch.qty = qty;
@@ -241,7 +241,7 @@ class ReferenceModel {
   }
 
   private stock(sku: string): Expected {
-    if (this.batchesOf(sku).length === 0) return error(404, { message: `Invalid sku ${sku}` });
+    if (this.batchesOf(sku).length === 0) return error(404, { message: `Invalid sku ${sku}`, code: 'unknown_sku' });
     // The batches with units available or held: a shipment whose every unit is held is listed, and dates next_eta.
     const withStock = this.batchesOf(sku)
       .filter((batch) => batch.available > 0 || this.heldOn(batch.ref) > 0)
@@ -270,15 +270,15 @@ class ReferenceModel {
   private placeHold({ holdid, lines, ttl_seconds: ttlSeconds = DEFAULT_HOLD_SECONDS }: HoldBody): Expected {
     const existing = this.holds.get(holdid);
     if (existing) {
-      if (existing.status !== 'active') return error(409, { message: `Hold ${holdid} has ended (${existing.status}): a holdid is used once` });
+      if (existing.status !== 'active') return error(409, { message: `Hold ${holdid} has ended (${existing.status}): a holdid is used once`, code: 'hold_ended' });
       const same = existing.lines.length === lines.length && lines.every(({ sku, qty }) => existing.lines.some((line) => line.sku === sku && line.qty === qty));
-      return same ? json(200, holdView(existing)) : error(409, { message: `Hold ${holdid} already exists with other lines` });
+      return same ? json(200, holdView(existing)) : error(409, { message: `Hold ${holdid} already exists with other lines`, code: 'hold_exists' });
     }
     const refusals = lines.flatMap(({ sku, qty }) => {
       if (this.batchesOf(sku).length === 0) return [{ sku, reason: 'invalid_sku' }];
       return this.candidates(sku, qty).length === 0 ? [{ sku, reason: 'out_of_stock' }] : [];
     });
-    if (refusals.length > 0) return error(400, { message: `Cannot place hold ${holdid}`, lines: refusals });
+    if (refusals.length > 0) return error(400, { message: `Cannot place hold ${holdid}`, code: 'hold_refused', lines: refusals });
     const held = lines.map(({ sku, qty }) => {
       const [chosen] = this.candidates(sku, qty) as [ModelBatch];
       chosen.available -= qty;
@@ -298,7 +298,7 @@ class ReferenceModel {
   private extend(holdid: string, ttlSeconds: number): Expected {
     const hold = this.holds.get(holdid);
     if (!hold) return holdNotFound(holdid);
-    if (hold.status !== 'active') return error(409, { message: `Hold ${holdid} ${endedAs(hold)}: only an active hold can be extended` });
+    if (hold.status !== 'active') return error(409, { message: `Hold ${holdid} ${endedAs(hold)}: only an active hold can be extended`, code: 'hold_ended' });
     hold.expiresAt = this.now + ttlSeconds * 1000;
     return json(200, holdView(hold));
   }
@@ -318,7 +318,7 @@ class ReferenceModel {
     if (!hold) return holdNotFound(holdid);
     const lines = hold.lines.map(({ sku, qty, batchref }) => ({ sku, qty, batchref, location: 'default' }));
     if (hold.status === 'confirmed' && hold.orderid === orderid) return json(200, { orderid, lines });
-    if (hold.status !== 'active') return error(409, { message: `Hold ${holdid} ${endedAs(hold)}: only an active hold can be confirmed` });
+    if (hold.status !== 'active') return error(409, { message: `Hold ${holdid} ${endedAs(hold)}: only an active hold can be confirmed`, code: 'hold_ended' });
     const taken = hold.lines.filter(({ sku }) => this.lines.has(lineKey(orderid, sku))).map(({ sku }) => sku);
     if (taken.length > 0) {
       return error(409, { message: `Hold ${holdid} cannot be confirmed: order ${orderid} already has a line for sku ${taken.join(', ')}` });
@@ -366,7 +366,7 @@ const holdView = ({ holdid, status, expiresAt, lines, orderid }: ModelHold) => (
   ...(orderid === undefined ? {} : { orderid }),
 });
 
-const holdNotFound = (holdid: string) => error(404, { message: `Hold ${holdid} not found` });
+const holdNotFound = (holdid: string) => error(404, { message: `Hold ${holdid} not found`, code: 'unknown_hold' });
 
 const endedAs = (hold: ModelHold) =>
   hold.status === 'confirmed' ? `was confirmed to order ${hold.orderid}` : hold.status === 'released' ? 'was released' : 'has expired';
@@ -944,10 +944,11 @@ describe(`the service against a reference model of the contract, through the con
       ),
     }));
     expect(byRef(storedBatches)).toEqual(byRef(modelBatches));
-    const storedHolds = inventory.holds.map(({ status, lines, ...hold }) => ({
+    const storedHolds = inventory.holds.map(({ status, lines, expiresAt, ...hold }) => ({
       ...hold,
+      expires_at: expiresAt,
       lines: lines.map(({ sku, qty, batchref, location }) => ({ sku, qty, batchref, location })),
-      status: status === 'active' && hasExpired(hold.expiresAt) ? 'expired' : status,
+      status: status === 'active' && hasExpired(expiresAt) ? 'expired' : status,
     }));
     expect(byHoldid(storedHolds)).toEqual(byHoldid([...model.holds.values()].map(holdView)));
     const byLine = <T extends { orderid: string; sku: string }>(items: Iterable<T>) =>

@@ -77,7 +77,7 @@ describe('the request log', () => {
     unreachable.destroy();
 
     expect(answer.status).toBe(503);
-    expect(answer.body).toEqual({ message: expect.any(String), request_id: event.requestContext.requestId });
+    expect(answer.body).toEqual({ message: expect.any(String), code: 'unavailable', request_id: event.requestContext.requestId });
     expect(telemetry.entries).toEqual([
       expect.objectContaining({
         level: 'WARN',
@@ -103,7 +103,7 @@ describe('the request log', () => {
 
     const answer = await service.send('/allocate', event);
 
-    expect(answer).toMatchObject({ status: 500, body: { message: 'Internal server error', request_id: event.requestContext.requestId } });
+    expect(answer).toMatchObject({ status: 500, body: { message: 'Internal server error', code: 'internal_error', request_id: event.requestContext.requestId } });
     expect(answer.text).not.toMatch(/TypeError|available|\n\s+at /);
     expect(telemetry.entries).toEqual([
       expect.objectContaining({

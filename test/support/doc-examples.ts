@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
 
 /*
@@ -9,7 +10,8 @@ import { join } from 'node:path';
  *   # <status> <body>              the body: JSON, over several lines each starting "#  " when long;
  *                                  a JSON string "<...>" stands for a generated value, any string;
  *   # <status> <body> (with Allow: GET, PATCH)    and a header the answer carries;
- *   # 204 No Content               an empty body;
+ *   # 204 No Content               an empty body (the status line's words);
+ *   # 201 Created, body OK         the status line's words, then a body of text;
  *   # 201 OK                       any other text is the body as text.
  *
  * A command sent to the local server (`localhost:5005`) without an answer comment must succeed. Any
@@ -60,6 +62,8 @@ const leadingJson = (text: string): { json: unknown; rest: string } => {
 
 const parseAnswer = (status: number, shown: string, where: string): ExpectedAnswer => {
   if (status === 204 && shown === 'No Content') return { status, body: { text: '' }, headers: {} };
+  const phrase = `${STATUS_CODES[status]}, body `;
+  if (shown.startsWith(phrase)) return { status, body: { text: shown.slice(phrase.length) }, headers: {} };
   if (!shown.startsWith('{') && !shown.startsWith('[')) return { status, body: { text: shown }, headers: {} };
   const { json, rest } = leadingJson(shown);
   if (rest === '') return { status, body: { json }, headers: {} };

@@ -170,7 +170,7 @@ describe('the typed client, given the local server', () => {
   });
 
   it('answers every other error at once, typed, without a retry', async () => {
-    const refusal = { message: 'Out of stock for sku SMALL-TABLE' };
+    const refusal = { message: 'Out of stock for sku SMALL-TABLE', code: 'out_of_stock' };
     const { received, baseUrl } = await serve({ status: 400, body: refusal });
 
     const { error } = await createAllocationClient({ baseUrl }).POST('/allocate', { body: { orderid: 'order-1', sku: 'SMALL-TABLE', qty: 500 } });
@@ -222,7 +222,7 @@ describe("the typed client, given the locations' routes", () => {
   it('reads every location, and one, typed', async () => {
     const { sent, fetch } = recordingFetch(
       () => json(200, { locations: [lyon] }),
-      () => json(404, { message: 'Location nowhere not found' }),
+      () => json(404, { message: 'Location nowhere not found', code: 'unknown_location' }),
     );
     const client = createAllocationClient({ baseUrl: 'http://localhost:5005', fetch });
 
@@ -231,7 +231,7 @@ describe("the typed client, given the locations' routes", () => {
 
     const locations: Schemas['Location'][] | undefined = all.data?.locations;
     expect(locations).toEqual([lyon]);
-    expect(missing.error).toEqual({ message: 'Location nowhere not found' });
+    expect(missing.error).toEqual({ message: 'Location nowhere not found', code: 'unknown_location' });
     expect(sent.map((request) => new URL(request.url).pathname)).toEqual(['/locations', '/locations/nowhere']);
   });
 });

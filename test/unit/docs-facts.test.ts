@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { routeKeys, splitRouteKey } from '../../functions/http/route-keys';
+import { ERROR_CODES } from '../../functions/http/errors';
 import { type DocExample, documentedPages, examplesOf } from '../support/doc-examples';
 import { responseProblems } from '../support/openapi-responses';
 
@@ -90,5 +91,36 @@ describe('the answers the docs show without running them', () => {
         ? { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body.json) }
         : { status, headers: { 'content-type': 'text/plain', ...headers }, body: body.text };
     expect(responseProblems(routeKey ?? '', response)).toEqual([]);
+  });
+});
+
+/** The rows of docs/api.md's table of error codes: each code and the statuses it lists. */
+const errorCodeTableOf = (markdown: string) =>
+  [...markdown.matchAll(/^\| `([a-z_]+)` \| ([\d, ]+) \| /gm)].map(([, code = '', statuses = '']) => ({ code, statuses: statuses.split(',').map((status) => Number(status.trim())) }));
+
+describe("docs/api.md's table of error codes", () => {
+  const table = errorCodeTableOf(readFileSync(join(ROOT, 'docs/api.md'), 'utf8'));
+
+  it('lists every code an error body may carry, once, and no other', () => {
+    expect(table.map(({ code }) => code).sort()).toEqual([...ERROR_CODES].sort());
+  });
+
+  it("gives each code the statuses the OpenAPI document's examples answer it with", () => {
+    const document = JSON.parse(readFileSync(join(ROOT, 'docs/openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { examples?: Record<string, { value?: { code?: string } }> }> }> }>>;
+    };
+    const answered = new Map<string, Set<number>>();
+    for (const operations of Object.values(document.paths)) {
+      for (const { responses } of Object.values(operations) as { responses?: Record<string, { content?: Record<string, { examples?: Record<string, { value?: { code?: string } }> }> }> }[]) {
+        for (const [status, { content }] of Object.entries(responses ?? {})) {
+          for (const { examples } of Object.values(content ?? {})) {
+            for (const { value } of Object.values(examples ?? {})) {
+              if (value?.code) answered.set(value.code, (answered.get(value.code) ?? new Set()).add(Number(status)));
+            }
+          }
+        }
+      }
+    }
+    for (const [code, statuses] of answered) expect(table.find((row) => row.code === code)?.statuses, code).toEqual(expect.arrayContaining([...statuses]));
   });
 });

@@ -69,7 +69,7 @@ describe('POST /add_batch', () => {
     await addBatch(validBatch);
     const result = await addBatch({ ...validBatch, sku: 'TABLE' });
     expect(result.statusCode).toBe(409);
-    expect(jsonBody(result)).toEqual({ message: 'Batch batch-1 already exists' });
+    expect(jsonBody(result)).toEqual({ message: 'Batch batch-1 already exists', code: 'batch_exists' });
   });
 
   it.each([
@@ -127,7 +127,7 @@ describe('POST /allocate', () => {
     const { allocate } = setUp();
     const result = await allocate({ ...validLine, sku: 'NOPE' });
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE' });
+    expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE', code: 'unknown_sku' });
   });
 
   it('answers 400 "Out of stock" when no batch can take the line', async () => {
@@ -135,7 +135,7 @@ describe('POST /allocate', () => {
     await addBatch(validBatch);
     const result = await allocate({ ...validLine, qty: 11 });
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Out of stock for sku LAMP', reason: 'out_of_stock' });
+    expect(jsonBody(result)).toEqual({ message: 'Out of stock for sku LAMP', code: 'out_of_stock', reason: 'out_of_stock' });
   });
 
   it('names a key it does not take that is empty or holds a dot quoted, as no field of its is', async () => {
@@ -188,19 +188,19 @@ describe('what every handler does with a bad request', () => {
   it.each(handlers)('%s answers 400 for malformed JSON', async (name) => {
     const result = await setUp()[name]('{"orderid": "o1",', { raw: true });
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid JSON' });
+    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid JSON', code: 'malformed_json' });
   });
 
   it.each(handlers)('%s answers 400 for a missing body', async (name) => {
     const result = await setUp()[name](undefined, { raw: true });
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid JSON' });
+    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid JSON', code: 'malformed_json' });
   });
 
   it.each(handlers)('%s answers 415 for a body that is not JSON by its Content-Type', async (name) => {
     const result = await setUp()[name](validLine, { contentType: 'text/plain' });
     expect(result.statusCode).toBe(415);
-    expect(jsonBody(result)).toEqual({ message: 'Content-Type must be application/json' });
+    expect(jsonBody(result)).toEqual({ message: 'Content-Type must be application/json', code: 'unsupported_media_type' });
   });
 
   it.each(handlers)('%s answers 413 for a body over 16 KiB', async (name) => {
@@ -214,19 +214,19 @@ describe('what every handler does with a bad request', () => {
   it.each(handlers)('%s answers 415, not 413, to a 2 MB body that is not JSON by its Content-Type', async (name) => {
     const result = await setUp()[name](twoMegabytes, { contentType: 'text/plain' });
     expect(result.statusCode).toBe(415);
-    expect(jsonBody(result)).toEqual({ message: 'Content-Type must be application/json' });
+    expect(jsonBody(result)).toEqual({ message: 'Content-Type must be application/json', code: 'unsupported_media_type' });
   });
 
   it.each(handlers)('%s answers 415, not 413, to a 2 MB body with no Content-Type', async (name) => {
     const result = await setUp()[name](twoMegabytes, { contentType: null });
     expect(result.statusCode).toBe(415);
-    expect(jsonBody(result)).toEqual({ message: 'Content-Type must be application/json' });
+    expect(jsonBody(result)).toEqual({ message: 'Content-Type must be application/json', code: 'unsupported_media_type' });
   });
 
   it.each(handlers)('%s answers 413 to a 2 MB JSON body', async (name) => {
     const result = await setUp()[name](twoMegabytes);
     expect(result.statusCode).toBe(413);
-    expect(jsonBody(result)).toEqual({ message: 'Request body is larger than 16384 bytes' });
+    expect(jsonBody(result)).toEqual({ message: 'Request body is larger than 16384 bytes', code: 'body_too_large' });
   });
 });
 
@@ -247,7 +247,7 @@ describe('bodies that are not UTF-8', () => {
     await addBatch(validBatch);
     const result = await allocate(withBytes('{"orderid": "cust-@", "sku": "LAMP", "qty": 3}', bytes));
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid UTF-8' });
+    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid UTF-8', code: 'malformed_json' });
     expect(repository.lines.size).toBe(0);
     expect(repository.batches.get('batch-1')?.available).toBe(10);
   });
@@ -256,7 +256,7 @@ describe('bodies that are not UTF-8', () => {
     const { addBatch, repository } = setUp();
     const result = await addBatch(withBytes('{"ref": "batch-@", "sku": "LAMP", "qty": 10, "eta": null}', bytes));
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid UTF-8' });
+    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid UTF-8', code: 'malformed_json' });
     expect(repository.batches.size).toBe(0);
   });
 
@@ -274,7 +274,7 @@ describe('bodies that are not UTF-8', () => {
     await addBatch(validBatch);
     const result = await allocate('{"orderid": "order-1", "sku": "LAMP", "qty": 3, "note": "\ud800"}', { raw: true });
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid UTF-8' });
+    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid UTF-8', code: 'malformed_json' });
     expect(repository.lines.size).toBe(0);
   });
 
@@ -293,7 +293,7 @@ describe('bodies that are not UTF-8', () => {
     const { addBatch, repository } = setUp();
     const result = await addBatch(body, { raw: true });
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid JSON' });
+    expect(jsonBody(result)).toEqual({ message: 'Request body is not valid JSON', code: 'malformed_json' });
     expect(repository.batches.size).toBe(0);
   });
 });
@@ -351,7 +351,7 @@ describe('which Content-Types are JSON', () => {
     const added = await service.addBatch({ ...validBatch, ref: 'batch-2' }, { contentType });
     for (const result of [allocated, added]) {
       expect(result.statusCode).toBe(415);
-      expect(jsonBody(result)).toEqual({ message: 'Content-Type must be application/json' });
+      expect(jsonBody(result)).toEqual({ message: 'Content-Type must be application/json', code: 'unsupported_media_type' });
     }
     expect(service.repository.lines.size).toBe(0);
     expect([...service.repository.batches.keys()]).toEqual(['batch-1']);
@@ -405,7 +405,7 @@ describe('identifiers that look empty or show other text than they hold', () => 
       await service.addBatch(validBatch);
       const result = await service[route](requestWith(route, field, value));
       expect(result.statusCode).toBe(400);
-      expect(jsonBody(result)).toEqual({ message: 'Invalid request body', issues: [{ path: field, message: `${field} ${message}` }] });
+      expect(jsonBody(result)).toEqual({ message: 'Invalid request body', code: 'validation_failed', issues: [{ path: field, message: `${field} ${message}` }] });
       expect(service.repository.lines.size).toBe(0);
       expect([...service.repository.batches.keys()]).toEqual(['batch-1']);
     });
@@ -593,7 +593,7 @@ describe('when the store fails', () => {
     const event = postEvent('/allocate', validLine);
     const result = await createAllocationsHandler(repository)(event, lambdaContext());
     expect(result.statusCode).toBe(500);
-    expect(jsonBody(result)).toEqual({ message: 'Internal server error', request_id: event.requestContext.requestId });
+    expect(jsonBody(result)).toEqual({ message: 'Internal server error', code: 'internal_error', request_id: event.requestContext.requestId });
     expect(result.body).not.toMatch(/AccessDenied|arn:aws|at /);
   });
 });
@@ -622,7 +622,7 @@ describe('GET /allocations/{orderid}', () => {
   it('answers 404 for an order with no lines', async () => {
     const result = await setUp().send('GET /allocations/{orderid}', { pathParameters: { orderid: 'order-9' } });
     expect(result.statusCode).toBe(404);
-    expect(jsonBody(result)).toEqual({ message: 'Order order-9 has no allocations' });
+    expect(jsonBody(result)).toEqual({ message: 'Order order-9 has no allocations', code: 'unknown_order' });
   });
 });
 
@@ -658,7 +658,7 @@ describe('DELETE /allocations/{orderid}/{sku}', () => {
     await send('DELETE /allocations/{orderid}/{sku}', cancelLine);
     const repeat = await send('DELETE /allocations/{orderid}/{sku}', cancelLine);
     expect(repeat.statusCode).toBe(404);
-    expect(jsonBody(repeat)).toEqual({ message: 'Order order-1 has no line for sku LAMP' });
+    expect(jsonBody(repeat)).toEqual({ message: 'Order order-1 has no line for sku LAMP', code: 'unknown_line' });
     expect(repository.batches.get('batch-1')?.available).toBe(6);
   });
 
@@ -668,7 +668,7 @@ describe('DELETE /allocations/{orderid}/{sku}', () => {
     await allocate(validLine);
     const result = await send('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: 'order-1', sku: 'CHAIR' } });
     expect(result.statusCode).toBe(404);
-    expect(jsonBody(result)).toEqual({ message: 'Order order-1 has no line for sku CHAIR' });
+    expect(jsonBody(result)).toEqual({ message: 'Order order-1 has no line for sku CHAIR', code: 'unknown_line' });
     expect(repository.lines.size).toBe(1);
     expect(repository.batches.get('batch-1')?.available).toBe(7);
   });
@@ -704,7 +704,7 @@ describe('GET /batches/{ref}', () => {
   it('answers 404 for a reference never added', async () => {
     const result = await setUp().send('GET /batches/{ref}', { pathParameters: { ref: 'batch-9' } });
     expect(result.statusCode).toBe(404);
-    expect(jsonBody(result)).toEqual({ message: 'Batch batch-9 not found' });
+    expect(jsonBody(result)).toEqual({ message: 'Batch batch-9 not found', code: 'unknown_batch' });
   });
 });
 
@@ -786,7 +786,7 @@ describe('PATCH /batches/{ref}', () => {
     await addBatch(validBatch);
     const result = await send('PATCH /batches/{ref}', change({ quantity: 5 }));
     expect(jsonBody(result)).toEqual({
-      message: 'Invalid request body',
+      message: 'Invalid request body', code: 'validation_failed',
       issues: [
         { path: 'quantity', message: 'quantity is not a field of this route' },
         { path: '', message: 'the body must have qty or eta, or both' },
@@ -797,7 +797,7 @@ describe('PATCH /batches/{ref}', () => {
   it('answers 404 for a reference never added', async () => {
     const result = await setUp().send('PATCH /batches/{ref}', change({ qty: 5 }));
     expect(result.statusCode).toBe(404);
-    expect(jsonBody(result)).toEqual({ message: 'Batch batch-1 not found' });
+    expect(jsonBody(result)).toEqual({ message: 'Batch batch-1 not found', code: 'unknown_batch' });
   });
 
   it.each([
@@ -814,7 +814,7 @@ describe('PATCH /batches/{ref}', () => {
     await addBatch(validBatch);
     const result = await send('PATCH /batches/{ref}', change(body));
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Invalid request body', issues: [{ path, message }] });
+    expect(jsonBody(result)).toEqual({ message: 'Invalid request body', code: 'validation_failed', issues: [{ path, message }] });
     expect(repository.batches.get('batch-1')).toEqual({ ...validBatch, available: 10 });
   });
 
@@ -874,7 +874,7 @@ describe('GET /skus/{sku}/stock', () => {
   it('answers 404 "Invalid sku" for a SKU never added', async () => {
     const result = await setUp().send('GET /skus/{sku}/stock', { pathParameters: { sku: 'NOPE' } });
     expect(result.statusCode).toBe(404);
-    expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE' });
+    expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE', code: 'unknown_sku' });
   });
 
   it("takes back a location as GET shows it, its id the path's, and refuses a body naming another id", async () => {
@@ -951,26 +951,26 @@ describe('GET /skus/{sku}/stock', () => {
     const { send } = await atThreePlaces();
     const unknown = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { location: 'paris' } });
     expect(unknown.statusCode).toBe(404);
-    expect(jsonBody(unknown)).toEqual({ message: 'Location paris not found' });
+    expect(jsonBody(unknown)).toEqual({ message: 'Location paris not found', code: 'unknown_location' });
     // API Gateway joins a repeated parameter's values with a comma.
     const repeated = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { location: 'lyon,nantes' } });
     expect(repeated.statusCode).toBe(400);
     expect(jsonBody(repeated)).toEqual({
-      message: 'Invalid request',
+      message: 'Invalid request', code: 'validation_failed',
       issues: [{ path: 'location', message: 'location must be a location id, 1 to 64 letters (a-z, A-Z), digits, - and _' }],
     });
   });
 
   it('answers 404 "Invalid sku" before it looks at the location', async () => {
     const result = await setUp().send('GET /skus/{sku}/stock', { pathParameters: { sku: 'NOPE' }, queryStringParameters: { location: 'paris' } });
-    expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE' });
+    expect(jsonBody(result)).toEqual({ message: 'Invalid sku NOPE', code: 'unknown_sku' });
   });
 
   it('refuses a query parameter it does not take, naming it: a misspelled location is not the whole stock', async () => {
     const { send } = await atThreePlaces();
     const result = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' }, queryStringParameters: { Location: 'paris' } });
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ message: 'Invalid request', issues: [{ path: 'Location', message: 'Location is not a query parameter of this route' }] });
+    expect(jsonBody(result)).toEqual({ message: 'Invalid request', code: 'validation_failed', issues: [{ path: 'Location', message: 'Location is not a query parameter of this route' }] });
   });
 
   it("takes a SigV4 presigned URL's parameters, which API Gateway checks, as no query parameter", async () => {
@@ -1018,7 +1018,7 @@ describe('path parameters', () => {
       await allocate(validLine);
       const result = await send(routeKey, requestWith(name, value));
       expect(result.statusCode).toBe(400);
-      expect(jsonBody(result)).toEqual({ message: 'Invalid request', issues: [{ path: name, message: `${name} ${message}` }] });
+      expect(jsonBody(result)).toEqual({ message: 'Invalid request', code: 'validation_failed', issues: [{ path: name, message: `${name} ${message}` }] });
       expect(repository.batches.get('batch-1')).toEqual({ ...validBatch, available: 7 });
       expect(repository.lines.size).toBe(1);
     });
@@ -1066,7 +1066,7 @@ describe('the path parameter of a location', () => {
       const result = await send(routeKey, { pathParameters: { id }, body });
       expect(result.statusCode).toBe(400);
       expect(jsonBody(result)).toEqual({
-        message: 'Invalid request',
+        message: 'Invalid request', code: 'validation_failed',
         issues: [{ path: 'id', message: 'id must be a location id, 1 to 64 letters (a-z, A-Z), digits, - and _' }],
       });
     }

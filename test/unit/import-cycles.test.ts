@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
  */
 
 const ROOT = process.cwd();
-const SOURCE_FOLDERS = ['domain', 'functions', 'local'];
+const SOURCE_FOLDERS = ['domain', 'functions', 'local', 'tools'];
 
 const sourcesUnder = (folder: string): string[] =>
   readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
@@ -57,7 +57,7 @@ const cyclesFrom = (roots: readonly string[]): string[] => {
   return cycles;
 };
 
-describe('the imports of domain/, functions/ and local/', () => {
+describe('the imports of domain/, functions/, local/ and tools/', () => {
   it('lead no module back to itself through others, type-only imports included', () => {
     expect(cyclesFrom(SOURCE_FOLDERS.flatMap(sourcesUnder))).toEqual([]);
   });

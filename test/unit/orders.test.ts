@@ -154,7 +154,7 @@ describe('POST /orders', () => {
     expect(await send({ orderid: 'o1', lines: [{ sku: 'SOFA', qty: 3 }, { sku: 'CHAIR', qty: 1 }, { sku: 'LAMP', qty: 1 }] })).toEqual({
       status: 400,
       body: {
-        message: 'Cannot allocate order o1',
+        message: 'Cannot allocate order o1', code: 'order_refused',
         lines: [
           { sku: 'SOFA', reason: 'out_of_stock' },
           { sku: 'CHAIR', reason: 'invalid_sku' },
@@ -168,7 +168,7 @@ describe('POST /orders', () => {
     await allocate({ orderid: 'o1', sku: 'LAMP', qty: 1 }, repository);
     expect(await send({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 2 }] }, repository)).toEqual({
       status: 409,
-      body: { message: 'Order o1 already has lines with other quantities', lines: [{ sku: 'LAMP', qty: 1 }] },
+      body: { message: 'Order o1 already has lines with other quantities', code: 'line_exists', lines: [{ sku: 'LAMP', qty: 1 }] },
     });
   });
 
@@ -184,6 +184,6 @@ describe('POST /orders', () => {
     ['a bad qty', { orderid: 'o1', lines: [{ sku: 'A', qty: 0 }] }, 'lines.0.qty', 'lines.0.qty must be an integer from 1 to 1000000000'],
     ['a blank orderid', { orderid: ' ', lines: [{ sku: 'A', qty: 1 }] }, 'orderid', 'orderid must not be blank'],
   ])('answers 400 for %s, naming where', async (_, body, path, message) => {
-    expect(await send(body)).toEqual({ status: 400, body: { message: 'Invalid request body', issues: [{ path, message }] } });
+    expect(await send(body)).toEqual({ status: 400, body: { message: 'Invalid request body', code: 'validation_failed', issues: [{ path, message }] } });
   });
 });

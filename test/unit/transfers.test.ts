@@ -104,8 +104,8 @@ describe('making a transfer', () => {
     expect(repository.batches.get('b1')?.qty).toBe(0);
   });
 
-  it('refuses a transferid that is a batch ref already', async () => {
-    await expect(createTransfer({ ...request, transferid: 's1' }, await stocked())).rejects.toThrow(DuplicateBatch);
+  it('refuses a transferid that is a batch ref already, naming the transfer', async () => {
+    await expect(createTransfer({ ...request, transferid: 's1' }, await stocked())).rejects.toMatchObject({ name: 'TransferConflict', code: 'batch_exists' });
   });
 
   it('frees the expired holds of the batch it needs, as a line would', async () => {

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod/mini';
 import { DEFAULT_HOLD_SECONDS } from '../../domain/holds';
-import { InvalidPathParameters, InvalidRequestBody } from '../../functions/http/errors';
+import { ERROR_CODES, InvalidPathParameters, InvalidRequestBody } from '../../functions/http/errors';
 import {
   MAX_IDENTIFIER_CHARACTERS,
   MAX_QTY,
@@ -240,12 +240,13 @@ const issue = closedObject(
 );
 
 const invalidInput = (message: string, description: string) =>
-  closedObject({ message: { const: message }, issues: listOf(issue, 'One issue per field (or path parameter) that breaks a rule.', 1) }, description);
+  closedObject({ message: { const: message }, code, issues: listOf(issue, 'One issue per field (or path parameter) that breaks a rule.', 1) }, description);
 
 /** Each error's message as its class writes it. */
 const messageOf = (InvalidInput: typeof InvalidRequestBody | typeof InvalidPathParameters) => new InvalidInput([]).message;
 
 const message = { type: 'string', description: 'Human-readable; safe to show.' } as const;
+const code = ref('ErrorCode');
 const requestId = { type: 'string', description: 'The API Gateway request id, also in the request log line.' } as const;
 
 const responseSchemas = {
@@ -373,6 +374,7 @@ const responseSchemas = {
   HoldNotPlaced: closedObject(
     {
       message,
+      code,
       lines: listOf(
         closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock', 'no_location'] } }, 'A line that cannot be held, and why.'),
         'Every line that fails.',
@@ -381,10 +383,16 @@ const responseSchemas = {
     },
     'Some line of the hold cannot be held; nothing was held.',
   ),
-  Error: closedObject({ message }, 'Every error answers JSON with a human-readable `message`.'),
+  ErrorCode: {
+    enum: [...ERROR_CODES],
+    description: 'What the error means, for a program to act on; stable, where `message` may be reworded. docs/api.md, "Error codes", says what each means and what to do.',
+  },
+  Error: closedObject({ message, code }, 'Every error answers JSON with a human-readable `message` and a machine-readable `code`.'),
+  GatewayError: closedObject({ message }, 'Answered by API Gateway itself (or by the local server as API Gateway would), before any function runs: no `code`.'),
   LineRefused: closedObject(
     {
       message,
+      code,
       reason: {
         enum: ['out_of_stock', 'no_location'],
         description:
@@ -400,6 +408,7 @@ const responseSchemas = {
   OrderNotAllocated: closedObject(
     {
       message,
+      code,
       lines: listOf(
         closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock', 'no_location'] } }, 'A line that cannot be allocated, and why.'),
         'Every line that fails.',
@@ -409,14 +418,14 @@ const responseSchemas = {
     'Some new line of the order cannot be allocated; nothing was allocated.',
   ),
   OrderLinesConflict: closedObject(
-    { message, lines: listOf(closedObject({ sku: identifier, qty: { ...quantity, description: 'The qty allocated.' } }, 'A line allocated with another qty.'), 'Every such line.', 1) },
+    { message, code, lines: listOf(closedObject({ sku: identifier, qty: { ...quantity, description: 'The qty allocated.' } }, 'A line allocated with another qty.'), 'Every such line.', 1) },
     'Lines of the order are already allocated with other quantities; nothing changes.',
   ),
   OrderLinesRoutedOtherwise: closedObject(
-    { message, lines: listOf(closedObject({ sku: identifier }, 'A line allocated for another `destination` or `location`.'), 'Every such line.', 1) },
+    { message, code, lines: listOf(closedObject({ sku: identifier }, 'A line allocated for another `destination` or `location`.'), 'Every such line.', 1) },
     'Lines of the order are already allocated for a request that named another `destination` or `location`; nothing changes.',
   ),
-  Unavailable: closedObject({ message, request_id: requestId }, 'Nothing was half-written: repeat the same request after `Retry-After` seconds.'),
+  Unavailable: closedObject({ message, code, request_id: requestId }, 'Nothing was half-written: repeat the same request after `Retry-After` seconds.'),
   OpenApiDocument: {
     type: 'object',
     description: 'An OpenAPI 3.1 document: this one.',
@@ -428,8 +437,8 @@ const responseSchemas = {
     required: ['openapi', 'info', 'paths'],
   },
   InternalError: closedObject(
-    { message, request_id: requestId },
-    "Never a stack trace or a store error text. No `request_id` when the function failed instead of answering (API Gateway's own 500).",
+    { message, code, request_id: requestId },
+    "Never a stack trace or a store error text. No `code` nor `request_id` when the function failed instead of answering (API Gateway's own 500).",
     ['message'],
   ),
 } satisfies Record<string, JsonSchema>;

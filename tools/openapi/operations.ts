@@ -35,7 +35,6 @@ import {
   InvalidQueryParameters,
   InvalidRequestBody,
   InvalidUtf8Body,
-  RouteNotFound,
   UnsupportedMediaType,
   toErrorResponse,
 } from '../../functions/http/errors';
@@ -104,9 +103,10 @@ const EXAMPLE_REQUEST_ID = 'JKJaXmPLvHcESHA=';
 const json = (name: ComponentName, example: unknown) => ({ mediaType: JSON_MEDIA_TYPE, schema: schemaRef(name), example });
 
 /** What the mapping answers for `error`, named by the outcome it logs. */
-const mapped = (when: string, error: unknown, schema: ComponentName = 'Error'): Answer => {
+/** An error's answer as the handlers give it, its example named for the error, or `name` where two of one status share an error. */
+const mapped = (when: string, error: unknown, schema: ComponentName = 'Error', name?: string): Answer => {
   const { statusCode, body, headers, outcome } = toErrorResponse(error, EXAMPLE_REQUEST_ID);
-  return { status: statusCode, when, name: outcome, body: json(schema, body), ...(headers ? { headers } : {}) };
+  return { status: statusCode, when, name: name ?? outcome, body: json(schema, body), ...(headers ? { headers } : {}) };
 };
 
 const issuesOf = (schema: z.ZodMiniType, refused: unknown) => {
@@ -176,26 +176,30 @@ const answersBeforeTheFunction = (allowed: readonly string[]): Answer[] => [
       'On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not ' +
       'allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs',
     name: 'Forbidden',
-    body: json('Error', { message: 'Forbidden' }),
+    body: json('GatewayError', { message: 'Forbidden' }),
   },
-  mapped(
-    'No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a ' +
-      '`{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method',
-    new RouteNotFound(),
-  ),
+  {
+    status: 404,
+    when:
+      'No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a ' +
+      '`{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. ' +
+      'API Gateway answers (the local server as it would); no function runs',
+    name: 'RouteNotFound',
+    body: json('GatewayError', { message: 'Not Found' }),
+  },
   {
     status: 400,
     when:
       'The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has ' +
       "two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented",
     name: 'BadRequest',
-    body: json('Error', { message: 'Bad Request' }),
+    body: json('GatewayError', { message: 'Bad Request' }),
   },
   {
     status: 405,
     when: 'The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404',
     name: 'MethodNotAllowed',
-    body: json('Error', { message: 'Method Not Allowed' }),
+    body: json('GatewayError', { message: 'Method Not Allowed' }),
     headers: { Allow: allowed.join(', ') },
   },
   {
@@ -204,13 +208,13 @@ const answersBeforeTheFunction = (allowed: readonly string[]): Answer[] => [
       'The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request ' +
       'context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server',
     name: 'RequestEntityTooLarge',
-    body: json('Error', { message: 'Request Entity Too Large' }),
+    body: json('GatewayError', { message: 'Request Entity Too Large' }),
   },
   {
     status: 429,
     when: "On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200)",
     name: 'TooManyRequests',
-    body: json('Error', { message: 'Too Many Requests' }),
+    body: json('GatewayError', { message: 'Too Many Requests' }),
   },
 ];
 
@@ -447,9 +451,14 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       mapped('No batch in stock (`eta` null) at `from` has `qty` available, whole; nothing is written', new TransferNotInStock('LAMP', 'default', 5)),
       mapped(
         'Another transfer has this `transferid` (other fields), or it was cancelled; nothing changes',
-        new TransferConflict('transfer-1', 'already exists with other fields'),
+        new TransferConflict('transfer-1', 'transfer_exists', 'already exists with other fields'),
       ),
-      mapped('A batch already has the `transferid` as its `ref`; nothing changes', new DuplicateBatch('transfer-1')),
+      mapped(
+        'A batch already has the `transferid` as its `ref`, which the incoming batch would take; nothing changes',
+        new TransferConflict('transfer-1', 'batch_exists', "cannot be made: transferid transfer-1 is a batch's ref, which its incoming batch would take"),
+        'Error',
+        'TransferIdIsABatchRef',
+      ),
     ],
   },
   'GET /transfers/{transferid}': {
@@ -474,7 +483,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       mapped('No transfer has this `transferid`, or time to live removed its cancelled record (at least two days after the cancel)', new TransferNotFound('transfer-1')),
       mapped(
         'A line or a hold is on the incoming batch, its `qty` was changed, or it was received; nothing changes, and the message says which',
-        new TransferConflict('transfer-1', 'cannot be cancelled: lines have units on its batch transfer-1'),
+        new TransferConflict('transfer-1', 'transfer_in_use', 'cannot be cancelled: lines have units on its batch transfer-1'),
       ),
     ],
   },
@@ -502,7 +511,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       mapped('No batch of that SKU was ever added', new InvalidSku('LAMP')),
       mapped(
         'No batch at an eligible location can take the whole line (`reason` `out_of_stock`), or no location is eligible ' +
-          '(`no_location`: `No location serves the request for sku <sku>`)',
+          '(`no_location`: `No location serves the request for sku <sku>: <why>`, why the request\'s `location` or `destination` left none)',
         new OutOfStock('LAMP'),
         'LineRefused',
       ),
@@ -673,7 +682,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         'The `holdid` exists with other lines, or with the same lines for a request that named another `destination` or ' +
           '`location` (`Hold <holdid> already exists with another destination or location`), or has ended (confirmed, ' +
           'released or expired): a holdid is used once',
-        new HoldConflict('cart-7', 'already exists with other lines'),
+        new HoldConflict('cart-7', 'hold_exists', 'already exists with other lines'),
       ),
     ],
   },
@@ -696,7 +705,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     answers: [
       { status: 200, when: 'The hold lasts until its new `expires_at`', name: 'HoldExtended', body: json('Hold', HOLD_EXAMPLE) },
       mapped('No hold has this `holdid`', new HoldNotFound('cart-7')),
-      mapped('The hold is no longer active: it expired, was released, or was confirmed', new HoldConflict('cart-7', 'has expired: only an active hold can be extended')),
+      mapped('The hold is no longer active: it expired, was released, or was confirmed', new HoldConflict('cart-7', 'hold_ended', 'has expired: only an active hold can be extended')),
     ],
   },
   'DELETE /holds/{holdid}': {
@@ -709,7 +718,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       mapped('No hold has this `holdid`', new HoldNotFound('cart-7')),
       mapped(
         "The hold was confirmed: its lines are an order's, cancelled with `DELETE /allocations/{orderid}/{sku}`",
-        new HoldConflict('cart-7', "was confirmed to order order-7: cancel the order's lines instead"),
+        new HoldConflict('cart-7', 'hold_ended', "was confirmed to order order-7: cancel the order's lines instead"),
       ),
     ],
   },
@@ -738,7 +747,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       mapped(
         'Nothing changed, and the message says why: the hold expired, was released, was confirmed to another order, or the ' +
           'order already has a line for one of its SKUs',
-        new HoldConflict('cart-7', 'has expired: only an active hold can be confirmed'),
+        new HoldConflict('cart-7', 'hold_ended', 'has expired: only an active hold can be confirmed'),
       ),
     ],
   },

@@ -7,7 +7,7 @@ import { transferKey } from '../../functions/store/transfers';
 import type { Inventory } from '../invariants';
 import type { Mode } from './functions';
 import { itemsMeet } from './store-seam';
-import type { Answer, FaultMet, Reached } from './simulation';
+import type { Answer, FaultMet, Reached } from './observed';
 
 /*
  * What a run's clients were told, held against the table at its end and the commits the run made:

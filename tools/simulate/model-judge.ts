@@ -3,7 +3,7 @@ import { ROUTING_LOCATIONS_MAX_AGE_MS } from '../../domain/ports';
 import type { Batch } from '../../domain/model';
 import type { Inventory } from '../invariants';
 import type { Failure } from './judge';
-import type { Answer, Reached } from './simulation';
+import type { Answer, Reached } from './observed';
 
 /*
  * What a sequential reference model can judge of a run: its answers against the stock as it stood

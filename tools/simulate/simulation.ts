@@ -9,6 +9,7 @@ import { Functions, type Instance, type Mode, contextOf, functionOf, httpEvent }
 import { judgeEvents } from './events-judge';
 import { type Failure, judge } from './judge';
 import { type Moment, judgeAgainstModel } from './model-judge';
+import type { Answer, FaultMet, Reached } from './observed';
 import { FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, type Strategy, Waiting, currentActor } from './scheduler';
 import { SimulatedClock, simulatedWorld } from './simulated-world';
 import type { StoreOfRecord } from './store-of-record';
@@ -50,39 +51,7 @@ export interface Plan {
   readonly follow?: { readonly order: readonly string[]; readonly faults: ReadonlyMap<string, Fault> };
 }
 
-/** What a client got for one attempt of a send. */
-export interface Answer {
-  readonly actor: string;
-  readonly send: Send;
-  readonly attempt: number;
-  readonly sentAt: number;
-  /** The run's clock when it was sent. */
-  readonly sentTime: number;
-  answeredAt?: number;
-  status?: number;
-  body?: string;
-  /** Its instance died before it answered. */
-  died?: boolean;
-  /** The steps of the faults its own calls met. */
-  readonly faultsAt: number[];
-}
-
-/** A fault a call met: which request's, at which step, on which items. */
-export interface FaultMet {
-  readonly step: number;
-  readonly actor: string;
-  readonly items: readonly string[];
-}
-
-/** A call that reached the table: which request made it, at which step, on which items; a commit when it wrote. */
-export interface Reached {
-  readonly step: number;
-  readonly actor: string;
-  readonly items: readonly string[];
-  readonly committed: boolean;
-  /** Items it only checked. */
-  readonly checks: number;
-}
+export type { Answer, FaultMet, Reached } from './observed';
 
 export interface RunRecord {
   readonly plan: Plan;

@@ -101,7 +101,7 @@ export const startLocalService = async (repository: BatchRepository): Promise<Lo
 export const isRetryLater = (answer: Pick<Answer, 'status' | 'headers' | 'body'>): boolean =>
   answer.status === 503 &&
   Number(answer.headers['retry-after']) > 0 &&
-  JSON.stringify(Object.keys(answer.body as object)) === JSON.stringify(['message', 'request_id']);
+  JSON.stringify(Object.keys(answer.body as object)) === JSON.stringify(['message', 'code', 'request_id']);
 
 /**
  * As a client does: a request answered 503 is sent again, the same, after Retry-After, until it is

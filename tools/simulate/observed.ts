@@ -1,0 +1,40 @@
+import type { Send } from './workload';
+
+/*
+ * What a run observed, which its judges read (./judge.ts, ./model-judge.ts): the answers its clients
+ * got, the calls that reached the table, and the faults its calls met.
+ */
+
+/** What a client got for one attempt of a send. */
+export interface Answer {
+  readonly actor: string;
+  readonly send: Send;
+  readonly attempt: number;
+  readonly sentAt: number;
+  /** The run's clock when it was sent. */
+  readonly sentTime: number;
+  answeredAt?: number;
+  status?: number;
+  body?: string;
+  /** Its instance died before it answered. */
+  died?: boolean;
+  /** The steps of the faults its own calls met. */
+  readonly faultsAt: number[];
+}
+
+/** A fault a call met: which request's, at which step, on which items. */
+export interface FaultMet {
+  readonly step: number;
+  readonly actor: string;
+  readonly items: readonly string[];
+}
+
+/** A call that reached the table: which request made it, at which step, on which items; a commit when it wrote. */
+export interface Reached {
+  readonly step: number;
+  readonly actor: string;
+  readonly items: readonly string[];
+  readonly committed: boolean;
+  /** Items it only checked. */
+  readonly checks: number;
+}
