@@ -32,6 +32,10 @@ export const DOMAIN_ERROR_CODES = [
 ] as const;
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
 
+/** For a refusal of lines some of which no location may take: which of `location` and `destination` left none, as a message ends. */
+const noLocationBecause = (lines: readonly LineRefusal[], noneBecause: string | undefined): string =>
+  noneBecause !== undefined && lines.some(({ reason }) => reason === 'no_location') ? `: ${noneBecause}` : '';
+
 /** A request the rules refuse. The HTTP edge maps each subclass to a status; the message is safe to show. */
 export abstract class DomainError extends Error {
   /** Spelled out because a minified bundle renames classes, and logs and metrics key on it. */
@@ -110,8 +114,10 @@ export class OrderNotAllocated extends DomainError {
   constructor(
     readonly orderid: string,
     readonly lines: readonly LineRefusal[],
+    /** Which of the order's `location` and `destination` left no location eligible, when none is (Eligibility). */
+    noneBecause?: string,
   ) {
-    super(`Cannot allocate order ${orderid}`);
+    super(`Cannot allocate order ${orderid}${noLocationBecause(lines, noneBecause)}`);
   }
 }
 
@@ -292,8 +298,10 @@ export class HoldNotPlaced extends DomainError {
   constructor(
     readonly holdid: string,
     readonly lines: readonly LineRefusal[],
+    /** Which of the hold's `location` and `destination` left no location eligible, when none is (Eligibility). */
+    noneBecause?: string,
   ) {
-    super(`Cannot place hold ${holdid}`);
+    super(`Cannot place hold ${holdid}${noLocationBecause(lines, noneBecause)}`);
   }
 }
 

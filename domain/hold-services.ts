@@ -62,7 +62,7 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
       read = { settled: true };
       continue;
     }
-    if (plan.kind === 'refused') throw new HoldNotPlaced(holdid, plan.refusals);
+    if (plan.kind === 'refused') throw new HoldNotPlaced(holdid, plan.refusals, eligibility.noneBecause);
     const placements = plan.placements.map(({ allocation: { sku, qty, batchref }, batch }) => ({ line: { sku, qty, batchref, location: locationOf(batch) }, batch }));
     const hold: LocatedHold = {
       holdid,

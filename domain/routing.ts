@@ -69,8 +69,9 @@ const eligibleAmong = (all: readonly Location[], { destination, location }: Rout
 /** Which of the routing's `location` and `destination` left no location eligible, in the words a refusal gives it. */
 const whyNoneEligible = (all: readonly Location[], { destination, location }: Routing): string => {
   const named = location === undefined ? undefined : all.find(({ id }) => id === location);
-  if (named && !named.active) return `location ${named.id} is inactive`;
-  if (named && destination) return `location ${named.id} does not serve ${destination.country}`;
+  const servesNot = named && destination && !serves(named, destination.country) ? `does not serve ${destination.country}` : undefined;
+  if (named && !named.active) return `location ${named.id} is inactive${servesNot ? ` and ${servesNot}` : ''}`;
+  if (named && servesNot) return `location ${named.id} ${servesNot}`;
   return destination ? `no active location serves ${destination.country}` : 'no location is active';
 };
 

@@ -299,7 +299,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
         pending.filter(({ sku }) => outOfStock.has(sku)).map(({ sku, qty }) => ({ orderid, sku, qty })),
         routing,
       );
-      throw new OrderNotAllocated(orderid, plan.refusals);
+      throw new OrderNotAllocated(orderid, plan.refusals, eligibility.noneBecause);
     }
     const placements = plan.placements.map(({ allocation, batch }) => ({ allocation: { ...allocation, ...recordedRouting(routing) }, batch }));
     const result = await repository.saveAllocations(placements);

@@ -130,9 +130,10 @@ export const lambdaFunction = (name: string, newInstance: () => LambdaHttpHandle
   const idle: LambdaInstance[] = [];
   const waiting: Array<(instance: LambdaInstance) => void> = [];
   let started = 0;
-  const acquire = async (instanceStarted?: (start: InstanceStart) => void): Promise<LambdaInstance> => {
+  /** An idle instance, or a new one and how it started; one that is busy, once it is free. */
+  const acquire = async (): Promise<{ instance: LambdaInstance; start?: InstanceStart }> => {
     const warm = idle.pop();
-    if (warm) return warm;
+    if (warm) return { instance: warm };
     if (started < MAX_CONCURRENT_INVOCATIONS) {
       started++;
       const initStartedAt = performance.now();
@@ -145,10 +146,9 @@ export const lambdaFunction = (name: string, newInstance: () => LambdaHttpHandle
         throw error;
       }
       const instance = { ...localInstance(name, handler), coldStart: { pending: true } };
-      instanceStarted?.({ functionName: instance.functionName, initDurationMs: performance.now() - initStartedAt });
-      return instance;
+      return { instance, start: { functionName: instance.functionName, initDurationMs: performance.now() - initStartedAt } };
     }
-    return new Promise((resolve) => waiting.push(resolve));
+    return { instance: await new Promise<LambdaInstance>((resolve) => waiting.push(resolve)) };
   };
   const release = (instance: LambdaInstance) => {
     const next = waiting.shift();
@@ -157,8 +157,10 @@ export const lambdaFunction = (name: string, newInstance: () => LambdaHttpHandle
   };
   return {
     invoke: async (event, instanceStarted) => {
-      const instance = await acquire(instanceStarted);
+      const { instance, start } = await acquire();
       try {
+        // Heard inside the invocation's try: an observer that throws still gives the instance back.
+        if (start) instanceStarted?.(start);
         const invocation = () => instance.handler(event, invocationContext(instance));
         return await (instance.coldStart.pending ? runStarting(instance.coldStart, invocation) : invocation());
       } finally {

@@ -46,13 +46,13 @@ export const requestLine = ({ method, path, status, durationMs, requestId, body,
 
 /**
  * A function's log entry (`text`, as Powertools writes it) on one line; none for a request's entry,
- * which its request line says, but for one at ERROR, a fault whose cause only the entry holds.
+ * which its request line says, but for one at ERROR or WARN (a fault, a 503), whose cause only the entry holds.
  * Text that is no entry is left as it is.
  */
 export const functionEntryLine = (text: string): string | undefined => {
   const entry = jsonObjectOf(text);
   if (!entry) return text;
-  if (entry.message === REQUEST_LOG_MESSAGE && entry.level !== 'ERROR') return undefined;
+  if (entry.message === REQUEST_LOG_MESSAGE && entry.level !== 'ERROR' && entry.level !== 'WARN') return undefined;
   return JSON.stringify(entry);
 };
 

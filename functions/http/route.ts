@@ -31,7 +31,7 @@ type HttpMiddleware = MiddlewareObj<HttpEvent, HttpResult, Error, Context>;
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /** Only reached if an error escapes the mapping below; still JSON, still no detail. */
-const FALLBACK_ERROR_BODY = JSON.stringify({ message: 'Internal server error' });
+const FALLBACK_ERROR_BODY = JSON.stringify({ message: 'Internal server error', code: 'internal_error' });
 
 /** `orderid | sku` for `DELETE /allocations/{orderid}/{sku}`. */
 type ParameterNames<Template extends string> = Template extends `${string}{${infer Name}}${infer Rest}`

@@ -34,7 +34,9 @@ const killLeftovers = (service: RunningService, known: readonly ProcessInfo[] = 
   }
 };
 
-describe('npm start', () => {
+// A test may start the server twice, each with a DynamoDB Local (a JVM) of its own, each allowed a
+// minute to listen on a loaded machine: the test allows both, and a stop.
+describe('npm start', { timeout: 150_000 }, () => {
   it('starts its own DynamoDB Local in memory, serves the API, and stops both on Ctrl-C, saying what it closed', async () => {
     const port = await freePort();
     const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' });

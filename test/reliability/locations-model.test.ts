@@ -162,8 +162,9 @@ class ReferenceModel {
   /** Which of the request's `location` and `destination` left no location eligible. */
   private whyNoneEligible({ destination, location }: Routing): string {
     const named = this.allLocations().find(({ id }) => id === location);
-    if (named && !named.active) return `location ${named.id} is inactive`;
-    if (named && destination) return `location ${named.id} does not serve ${destination.country}`;
+    const servesNot = named && destination && !named.serves.includes('*') && !named.serves.includes(destination.country) ? `does not serve ${destination.country}` : undefined;
+    if (named && !named.active) return `location ${named.id} is inactive${servesNot ? ` and ${servesNot}` : ''}`;
+    if (named && servesNot) return `location ${named.id} ${servesNot}`;
     return destination ? `no active location serves ${destination.country}` : 'no location is active';
   }
 

@@ -45,9 +45,11 @@ describe("a function's log entry, in a terminal", () => {
     expect(functionEntryLine(retried)).toBe(JSON.stringify(JSON.parse(retried)));
   });
 
-  it("is left out when it is a request's entry, which the request line says, unless it records a fault (ERROR)", () => {
+  it("is left out when it is a request's entry, which the request line says, unless it records a fault (ERROR) or a 503 (WARN), whose cause only it holds", () => {
     expect(functionEntryLine(entry({ status: 201 }))).toBeUndefined();
-    expect(functionEntryLine(entry({ level: 'WARN', status: 503 }))).toBeUndefined();
+    expect(functionEntryLine(entry({ status: 409 }))).toBeUndefined();
+    const unavailable = entry({ level: 'WARN', status: 503, cause: { name: 'StoreUnavailable', message: 'connect ECONNREFUSED' } });
+    expect(functionEntryLine(unavailable)).toBe(JSON.stringify(JSON.parse(unavailable)));
     const fault = entry({ level: 'ERROR', status: 500, cause: { name: 'TypeError', message: 'x is undefined' } });
     expect(functionEntryLine(fault)).toBe(JSON.stringify(JSON.parse(fault)));
   });

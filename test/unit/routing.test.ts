@@ -129,6 +129,25 @@ describe('allocate, routed', () => {
     expect(await allocate(line(), repository)).toMatchObject({ batchref: 'in-berlin', location: 'berlin' });
   });
 
+  it.each([
+    ['no active location serves the destination', { destination: { country: 'IT' } }, 'no active location serves IT'],
+    ['the location named is inactive', { location: 'lyon' }, 'location lyon is inactive'],
+    ['the location named serves not the destination', { location: 'paris', destination: { country: 'DE' } }, 'location paris does not serve DE'],
+    ['the location named is inactive and serves not the destination', { location: 'lyon', destination: { country: 'DE' } }, 'location lyon is inactive and does not serve DE'],
+  ] satisfies [string, Routing, string][])('says which of location and destination left no location when %s: a line, an order and a hold alike', async (_case, routing, why) => {
+    const repository = await setUp([paris, { id: 'lyon', name: 'Lyon', priority: 1, serves: ['FR'], active: false }], [['in-paris', 'paris', 10]]);
+    await putLocation({ ...DEFAULT_LOCATION, serves: ['FR'] }, repository);
+    await expect(allocate(line(), repository, routing)).rejects.toMatchObject({ code: 'no_location', message: `No location serves the request for sku LAMP: ${why}` });
+    await expect(allocateOrder({ orderid: 'o9', lines: [{ sku: 'LAMP', qty: 1 }] }, repository, routing)).rejects.toMatchObject({
+      code: 'order_refused',
+      message: `Cannot allocate order o9: ${why}`,
+    });
+    await expect(placeHold({ holdid: 'h9', lines: [{ sku: 'LAMP', qty: 1 }], ttlSeconds: 60 }, repository, routing)).rejects.toMatchObject({
+      code: 'hold_refused',
+      message: `Cannot place hold h9: ${why}`,
+    });
+  });
+
   it('refuses with reason no_location when no active location serves the destination, and announces no lack of stock', async () => {
     const repository = await setUp([paris], [['in-paris', 'paris', 10]]);
     await putLocation({ ...DEFAULT_LOCATION, serves: ['FR'] }, repository);

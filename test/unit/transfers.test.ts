@@ -63,6 +63,7 @@ describe('making a transfer', () => {
     await expect(createTransfer({ ...request, from: 'lyon', to: 'default' }, repository)).rejects.toThrow(
       'No batch in stock at location lyon has 4 units of sku LAMP',
     );
+    await expect(createTransfer({ ...request, from: 'lyon', to: 'default', qty: 1 }, repository)).rejects.toThrow('No batch in stock at location lyon has 1 unit of sku LAMP');
     await addBatch({ ref: 'l1', sku: 'LAMP', qty: 4, eta: null, location: 'lyon' }, repository);
     expect((await createTransfer({ ...request, from: 'lyon', to: 'default' }, repository)).transfer.fromBatchref).toBe('l1');
     expect(repository.batches.get('t1')).toEqual({ ref: 't1', sku: 'LAMP', qty: 4, available: 4, eta: '2027-03-01' });
@@ -105,7 +106,11 @@ describe('making a transfer', () => {
   });
 
   it('refuses a transferid that is a batch ref already, naming the transfer', async () => {
-    await expect(createTransfer({ ...request, transferid: 's1' }, await stocked())).rejects.toMatchObject({ name: 'TransferConflict', code: 'batch_exists' });
+    await expect(createTransfer({ ...request, transferid: 's1' }, await stocked())).rejects.toMatchObject({
+      name: 'TransferConflict',
+      code: 'batch_exists',
+      message: "Transfer s1 cannot be made: transferid s1 is a batch's ref, which its incoming batch would take",
+    });
   });
 
   it('frees the expired holds of the batch it needs, as a line would', async () => {
