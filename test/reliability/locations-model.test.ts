@@ -235,7 +235,10 @@ class ReferenceModel {
       if (this.ranked(sku, qty, eligible, routing).length > 0) return [];
       return [{ sku, reason: eligible.length === 0 ? 'no_location' : 'out_of_stock' }];
     });
-    if (refusals.length > 0) return json(400, { message: `Cannot allocate order ${orderid}`, code: 'order_refused', lines: refusals });
+    if (refusals.length > 0) {
+      const why = refusals.some(({ reason }) => reason === 'no_location') ? `: ${this.whyNoneEligible(routing)}` : '';
+      return json(400, { message: `Cannot allocate order ${orderid}${why}`, code: 'order_refused', lines: refusals });
+    }
 
     const options = bySku([...pending]).map(({ sku, qty }) => {
       const ranked = this.ranked(sku, qty, eligible, routing);
