@@ -694,7 +694,7 @@ export interface components {
             lines: {
                 sku: components["schemas"]["Identifier"];
                 /** @enum {unknown} */
-                reason: "invalid_sku" | "out_of_stock" | "no_location";
+                reason: "unknown_sku" | "out_of_stock" | "no_location";
             }[];
         };
         /**
@@ -759,7 +759,7 @@ export interface components {
             lines: {
                 sku: components["schemas"]["Identifier"];
                 /** @enum {unknown} */
-                reason: "invalid_sku" | "out_of_stock" | "no_location";
+                reason: "unknown_sku" | "out_of_stock" | "no_location";
             }[];
         };
         /** @description Lines of the order are already allocated with other quantities; nothing changes. */
@@ -2366,7 +2366,7 @@ export interface operations {
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
-             *     - Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails, and why: `invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
+             *     - Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails, and why: `unknown_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
              *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
             400: {
@@ -2768,7 +2768,7 @@ export interface operations {
              *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
-             *     - Some line cannot be held; nothing was held. `lines` names every line that fails, and why: `invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
+             *     - Some line cannot be held; nothing was held. `lines` names every line that fails, and why: `unknown_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
              *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
              */
             400: {

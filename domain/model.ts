@@ -263,7 +263,7 @@ export interface Order {
 }
 
 /** A line of an order or a hold that cannot be placed: its SKU was never added, or as OutOfStock says (RefusalReason). */
-export type LineRefusal = { readonly sku: string; readonly reason: 'invalid_sku' | 'out_of_stock' | 'no_location' };
+export type LineRefusal = { readonly sku: string; readonly reason: 'unknown_sku' | 'out_of_stock' | 'no_location' };
 
 /** A new line and the batch it goes to, as that batch was read. */
 export interface Placement {

@@ -162,7 +162,7 @@ export const MAX_LOCATIONS_SEARCHED = 12;
  *    the chosen locations.
  * `placedAt`: the locations of the order's lines placed already (a request that adds lines to an
  * order), chosen before any: a line that can be taken at one of them adds no location.
- * Every line placed, or every line that cannot be, with its reason: `invalid_sku`, `no_location`
+ * Every line placed, or every line that cannot be, with its reason: `unknown_sku`, `no_location`
  * when no location is eligible, or `out_of_stock`.
  */
 export const planOrder = (
@@ -177,7 +177,7 @@ export const planOrder = (
   for (const { sku, qty } of lines) {
     const batches = stockBySku.get(sku);
     if (batches === undefined) {
-      refusals.push({ sku, reason: 'invalid_sku' });
+      refusals.push({ sku, reason: 'unknown_sku' });
       continue;
     }
     const line = { orderid, sku, qty };

@@ -98,7 +98,7 @@ describe('POST /holds over HTTP', () => {
       message: `Cannot place hold ${holdid}`, code: 'hold_refused',
       lines: expect.arrayContaining([
         { sku: scarce.sku, reason: 'out_of_stock' },
-        { sku: 'never-added', reason: 'invalid_sku' },
+        { sku: 'never-added', reason: 'unknown_sku' },
       ]),
     });
     expect((await send('GET', `/batches/${ref}`)).body).toMatchObject({ held: 0, available: 1 });

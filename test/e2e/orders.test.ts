@@ -125,7 +125,7 @@ describe('POST /orders over HTTP', () => {
         message: `Cannot allocate order ${orderid}`, code: 'order_refused',
         lines: [
           { sku: rug, reason: 'out_of_stock' },
-          { sku: sofa, reason: 'invalid_sku' },
+          { sku: sofa, reason: 'unknown_sku' },
         ],
       },
     });

@@ -231,7 +231,7 @@ class ReferenceModel {
     }
     const pending = lines.filter(({ sku }) => !this.lines.has(lineKey(orderid, sku)));
     const refusals = pending.flatMap(({ sku, qty }) => {
-      if (!this.known(sku)) return [{ sku, reason: 'invalid_sku' }];
+      if (!this.known(sku)) return [{ sku, reason: 'unknown_sku' }];
       if (this.ranked(sku, qty, eligible, routing).length > 0) return [];
       return [{ sku, reason: eligible.length === 0 ? 'no_location' : 'out_of_stock' }];
     });
@@ -417,7 +417,7 @@ describe(`stock in many places against a reference model of the contract (seed $
       }),
       { seed: SEED, numRuns: NUM_RUNS },
     );
-    const kinds = ['no_location', 'out_of_stock', 'invalid_sku', 'unknown location', 'a line away from default', 'an order at two places', 'an order kept at one place'];
+    const kinds = ['no_location', 'out_of_stock', 'unknown_sku', 'unknown location', 'a line away from default', 'an order at two places', 'an order kept at one place'];
     expect(kinds.filter((kind) => !met.has(kind)), JSON.stringify(Object.fromEntries(met))).toEqual([]);
   }, 240_000);
 });

@@ -147,7 +147,7 @@ class ReferenceModel {
     }
     const fresh = lines.filter(({ sku }) => !done.has(sku));
     const refusals = fresh.flatMap(({ sku, qty }) => {
-      if (this.batchesOf(sku).length === 0) return [{ sku, reason: 'invalid_sku' }];
+      if (this.batchesOf(sku).length === 0) return [{ sku, reason: 'unknown_sku' }];
       return this.candidates(sku, qty).length === 0 ? [{ sku, reason: 'out_of_stock' }] : [];
     });
     if (refusals.length > 0) return error(400, { message: `Cannot allocate order ${orderid}`, code: 'order_refused', lines: refusals });
@@ -275,7 +275,7 @@ class ReferenceModel {
       return same ? json(200, holdView(existing)) : error(409, { message: `Hold ${holdid} already exists with other lines`, code: 'hold_exists' });
     }
     const refusals = lines.flatMap(({ sku, qty }) => {
-      if (this.batchesOf(sku).length === 0) return [{ sku, reason: 'invalid_sku' }];
+      if (this.batchesOf(sku).length === 0) return [{ sku, reason: 'unknown_sku' }];
       return this.candidates(sku, qty).length === 0 ? [{ sku, reason: 'out_of_stock' }] : [];
     });
     if (refusals.length > 0) return error(400, { message: `Cannot place hold ${holdid}`, code: 'hold_refused', lines: refusals });

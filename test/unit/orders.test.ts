@@ -50,7 +50,7 @@ describe('planning an order', () => {
       kind: 'refused',
       refusals: [
         { sku: 'SOFA', reason: 'out_of_stock' },
-        { sku: 'NOPE', reason: 'invalid_sku' },
+        { sku: 'NOPE', reason: 'unknown_sku' },
       ],
     });
   });
@@ -76,7 +76,7 @@ describe('allocating a whole order', () => {
     expect(refusal).toBeInstanceOf(OrderNotAllocated);
     expect((refusal as OrderNotAllocated).lines).toEqual([
       { sku: 'SOFA', reason: 'out_of_stock' },
-      { sku: 'CHAIR', reason: 'invalid_sku' },
+      { sku: 'CHAIR', reason: 'unknown_sku' },
     ]);
     expect(repository.lines.size).toBe(0);
     expect(repository.batches.get('lamp-shelf')?.available).toBe(3);
@@ -157,7 +157,7 @@ describe('POST /orders', () => {
         message: 'Cannot allocate order o1', code: 'order_refused',
         lines: [
           { sku: 'SOFA', reason: 'out_of_stock' },
-          { sku: 'CHAIR', reason: 'invalid_sku' },
+          { sku: 'CHAIR', reason: 'unknown_sku' },
         ],
       },
     });

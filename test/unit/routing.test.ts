@@ -262,7 +262,7 @@ describe('where an order goes', () => {
     const withUnknown = new Map([...batches, ['NOPE', undefined]]);
     expect(placed(planOrder('o1', order('LAMP', 'RUG', 'NOPE'), withUnknown, eligibilityOf(stored, { destination: { country: 'FR' } })))).toEqual([
       { sku: 'RUG', reason: 'out_of_stock' },
-      { sku: 'NOPE', reason: 'invalid_sku' },
+      { sku: 'NOPE', reason: 'unknown_sku' },
     ]);
     expect(placed(planOrder('o1', order('LAMP', 'RUG'), batches, eligibilityOf(stored, { destination: { country: 'IT' } })))).toEqual([
       { sku: 'LAMP', reason: 'no_location' },

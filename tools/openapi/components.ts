@@ -376,7 +376,7 @@ const responseSchemas = {
       message,
       code,
       lines: listOf(
-        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock', 'no_location'] } }, 'A line that cannot be held, and why.'),
+        closedObject({ sku: identifier, reason: { enum: ['unknown_sku', 'out_of_stock', 'no_location'] } }, 'A line that cannot be held, and why.'),
         'Every line that fails.',
         1,
       ),
@@ -410,7 +410,7 @@ const responseSchemas = {
       message,
       code,
       lines: listOf(
-        closedObject({ sku: identifier, reason: { enum: ['invalid_sku', 'out_of_stock', 'no_location'] } }, 'A line that cannot be allocated, and why.'),
+        closedObject({ sku: identifier, reason: { enum: ['unknown_sku', 'out_of_stock', 'no_location'] } }, 'A line that cannot be allocated, and why.'),
         'Every line that fails.',
         1,
       ),

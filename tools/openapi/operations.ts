@@ -582,9 +582,9 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       },
       mapped(
         'Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails, and why: ' +
-          '`invalid_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)',
+          '`unknown_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)',
         new OrderNotAllocated('order-2', [
-          { sku: 'NOPE', reason: 'invalid_sku' },
+          { sku: 'NOPE', reason: 'unknown_sku' },
           { sku: 'SOFA', reason: 'out_of_stock' },
         ]),
         'OrderNotAllocated',
@@ -665,10 +665,10 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         body: json('Hold', HOLD_EXAMPLE),
       },
       mapped(
-        'Some line cannot be held; nothing was held. `lines` names every line that fails, and why: `invalid_sku`, ' +
+        'Some line cannot be held; nothing was held. `lines` names every line that fails, and why: `unknown_sku`, ' +
           '`out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)',
         new HoldNotPlaced('cart-7', [
-          { sku: 'NOPE', reason: 'invalid_sku' },
+          { sku: 'NOPE', reason: 'unknown_sku' },
           { sku: 'SOFA', reason: 'out_of_stock' },
         ]),
         'HoldNotPlaced',
