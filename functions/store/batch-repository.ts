@@ -38,7 +38,7 @@ import { LocationReads, RoutingLocations } from './location-reads';
 import { locationExistsCheck } from './locations';
 import { ALLOCATED_AT, LINES_RANGE, LINE_BATCH, lineKey, lineMovesWrites, lineRemovalWrites, linesOfBatch, orderPartition, outOfStockItem } from './lines';
 import { writesOf } from './pieces';
-import { type FoundBatch, KnownPieces, SpreadBatches } from './spread-batches';
+import { type FoundBatch, KnownPieces, SpreadBatches, canSpread } from './spread-batches';
 import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
 import { linesByBatchIndex } from './table';
 import { TableReads } from './table-reads';
@@ -282,6 +282,17 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async batch(ref: string, sku?: string): Promise<Batch | undefined> {
     const skuOfBatch = sku ?? (await this.skuOfBatch(ref));
     return skuOfBatch === undefined ? undefined : this.spreads.batch(skuOfBatch, ref, () => this.batchItem(ref, skuOfBatch));
+  }
+
+  /**
+   * The batch spread over pieces, as takes that keep meeting on its item spread it (docs/capacity.md,
+   * "A hot SKU"), on their read of the SKU's stock (which gathers a cooled spread back first): the
+   * simulator stands in with it for a sale's takes that its runs do not send. A batch spread
+   * already, or with too few units to spread, is left as it is.
+   */
+  async spreadBatch(ref: string, sku: string): Promise<void> {
+    const batch = (await this.stockOf(sku)).batches.find((found) => found.ref === ref);
+    if (batch && canSpread(batch)) await this.spreads.spread(batch);
   }
 
   private async batchItem(ref: string, sku: string): Promise<FoundBatch | undefined> {

@@ -1,9 +1,9 @@
 import type { Context } from 'aws-lambda';
-import type { BatchRepository } from '../../domain/ports';
 import { createAllocationsHandler } from '../../functions/allocations';
 import { createBatchesHandler } from '../../functions/batches';
 import type { HttpEvent, HttpResult } from '../../functions/http/route';
 import { routeKeys, splitRouteKey } from '../../functions/http/route-keys';
+import type { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createSweepHoldsHandler } from '../../functions/sweep-holds';
 
 /*
@@ -20,8 +20,7 @@ export type Mode = 'lambda' | 'shared';
 /** The deployed functions: the two HTTP handlers, grouped by resource, and the hold sweeper. */
 export type FunctionName = 'batches' | 'allocations' | 'sweeper';
 
-export const functionOf = (routeKey: string | undefined): FunctionName =>
-  routeKey === undefined ? 'sweeper' : (routeKeys.batches as readonly string[]).includes(routeKey) ? 'batches' : 'allocations';
+export const functionOf = (routeKey: string): FunctionName => ((routeKeys.batches as readonly string[]).includes(routeKey) ? 'batches' : 'allocations');
 
 export interface Instance {
   readonly number: number;
@@ -29,6 +28,8 @@ export interface Instance {
   readonly function: FunctionName | 'all';
   readonly http: (event: HttpEvent, context: Context) => Promise<HttpResult>;
   readonly sweep: (context: Context) => Promise<unknown>;
+  /** What a sale's takes, which the run does not send, make of a batch by meeting there: a spread. */
+  readonly spread: (ref: string, sku: string) => Promise<void>;
   /** The requests it serves now. */
   readonly serving: Set<string>;
   /** Every request it has served: work one of them left running (a call sent beside its answer, a grouped take) dies with it. */
@@ -51,7 +52,7 @@ export class Functions {
 
   constructor(
     readonly mode: Mode,
-    private readonly newRepository: () => BatchRepository,
+    private readonly newRepository: () => DynamoDbBatchRepository,
   ) {}
 
   /** The instance of `name` that serves `actor`'s request: a free one, else a new one. */
@@ -96,6 +97,7 @@ export class Functions {
       function: name,
       http: (event, context) => (functionOf(event.routeKey) === 'batches' ? batches : allocations)(event, context),
       sweep: (context) => sweeper(undefined, context),
+      spread: (ref, sku) => repository.spreadBatch(ref, sku),
       serving: new Set(),
       served: new Set(),
     };

@@ -257,7 +257,7 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
   }
 
   for (const answer of answers) {
-    if (answer.send.kind === 'sweep' && (answer.status ?? 0) >= 500 && !faultExcuses(answer)) {
+    if (answer.send.kind !== 'http' && (answer.status ?? 0) >= 500 && !faultExcuses(answer)) {
       failures.push({ rule: 'no-5xx-without-a-fault', message: `${describe(answer)} failed though no fault met it: ${answer.body}` });
     }
   }

@@ -233,13 +233,16 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     const answer: Answer = { actor, send, attempt, sentAt: step, sentTime: clock.now(), faultsAt: [] };
     answers.push(answer);
     running.set(actor, answer);
-    const instance = functions.enter(actor, functionOf(send.kind === 'http' ? send.routeKey : undefined));
+    // A sale's takes are the allocations function's.
+    const instance = functions.enter(actor, send.kind === 'http' ? functionOf(send.routeKey) : send.kind === 'spread' ? 'allocations' : 'sweeper');
     story.push(`${padded(step, actor)}${attempt === 1 ? 'sends' : 'sends again'} ${describeSend(send)}${functions.mode === 'lambda' ? ` (${instance.function} ${instance.number})` : ''}`);
     currentActor.run(actor, () => {
       const invoked =
         send.kind === 'sweep'
           ? instance.sweep(contextOf(actor)).then((swept) => ({ statusCode: 200, body: JSON.stringify(swept) }))
-          : instance.http(httpEvent(send.routeKey, send.path, send.body, actor), contextOf(actor));
+          : send.kind === 'spread'
+            ? instance.spread(send.ref, send.sku).then(() => ({ statusCode: 200, body: '' }))
+            : instance.http(httpEvent(send.routeKey, send.path, send.body, actor), contextOf(actor));
       invoked.then(
         ({ statusCode = 200, body = '' }) => finish(instance, answer, statusCode, body),
         (error: unknown) => finish(instance, answer, 500, `the function failed: ${(error as Error).name}: ${(error as Error).message}`),

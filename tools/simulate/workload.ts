@@ -7,11 +7,16 @@ import type { Chance } from './chance';
  * client's retry, sent while the first may still be in flight.
  */
 
-/** One thing a client does at a step: an HTTP request, a run of the hold sweeper, or time passing. */
+/**
+ * One thing a client does at a step: an HTTP request, a run of the hold sweeper, or time passing;
+ * or a batch spread over pieces, as the takes of a sale that the run does not send would spread it
+ * by meeting there (docs/capacity.md), so that an episode can place a spread where it needs one.
+ */
 export type Send = (
   | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Readonly<Record<string, string>>; readonly body?: unknown }
   | { readonly kind: 'sweep' }
   | { readonly kind: 'clock'; readonly advanceMs: number }
+  | { readonly kind: 'spread'; readonly sku: string; readonly ref: string }
 ) & {
   readonly id: number;
   readonly at: number;
@@ -33,7 +38,11 @@ const BURST_ORDERS = Array.from({ length: 10 }, (_, index) => `q${index + 1}`);
 /** Time passing: past a short hold, a long one, a spread batch's cooling, everything. */
 const ADVANCES_MS = [5_000, 60_000, 180_000, 1_000_000] as const;
 
-type Draft = { readonly kind: 'http'; readonly routeKey: string; readonly path?: Record<string, string>; readonly body?: unknown } | { readonly kind: 'sweep' } | { readonly kind: 'clock'; readonly advanceMs: number };
+type Draft =
+  | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Record<string, string>; readonly body?: unknown }
+  | { readonly kind: 'sweep' }
+  | { readonly kind: 'clock'; readonly advanceMs: number }
+  | { readonly kind: 'spread'; readonly sku: string; readonly ref: string };
 
 interface StartingBatch {
   readonly ref: string;
@@ -248,12 +257,12 @@ const transferOf = (transferid: string, { sku, location }: StartingBatch, qty: n
 });
 const lineAt = (orderid: string, sku: string, qty: number, location: string): Draft => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid, sku, qty, location } });
 
-/** Steps one after another: each sent once the one before it has its answer, a few steps on. */
-const inTurn = (chance: Chance, at: number, drafts: readonly Draft[]): Step[] => {
+/** Steps one after another: each sent once the one before it has its answer, a few steps on; the first once `after` has its own. */
+const inTurn = (chance: Chance, at: number, drafts: readonly Draft[], after?: Step): Step[] => {
   const steps: Step[] = [];
   for (const draft of drafts) {
     const before = steps.at(-1);
-    steps.push(before ? { at: before.at + chance.int(0, 2), draft, after: before } : { at, draft });
+    steps.push(before ? { at: before.at + chance.int(0, 2), draft, after: before } : { at, draft, ...(after ? { after } : {}) });
   }
   return steps;
 };
@@ -265,8 +274,11 @@ const twice = (chance: Chance, step: Step): Step[] => [step, { ...step, at: step
 const MOST_LINES = 25;
 /** Holds on one batch past what a change's own write ends with it (docs/capacity.md): some end apart first. */
 const CROWD_HOLDS = 56;
-/** The lines sent with each wave of a crowd to its small batch. */
-const CROWD_SMALL_LINES = 6;
+/**
+ * The units the small batch of a crowd has when it spreads: a spread leaves eight on the batch's
+ * item and makes pieces of one unit of the rest (docs/capacity.md), two of them here.
+ */
+const CROWD_SMALL_SPREADS_AT = 10;
 /** Store calls enough for a wave of a crowd's holds to be placed, a few each. */
 const WAVE_STEPS = 150;
 /** Store calls enough for a request that failed to be sent again and made. */
@@ -312,13 +324,14 @@ const wideConfirm: Episode = (chance, _places, at) => {
 /**
  * A crowd of holds on one batch, more than a change's own write ends, then a PATCH that ends them
  * all. Three of them also hold a unit of a small batch: one before anything spreads it (its unit on
- * the batch's item), and one in each of two waves a cooling apart, placed once the wave's lines have
- * met there and spread it (each on a piece of its own spread: it gathers as it cools, and spreads
- * again). The three last less than the rest, so that the change's own write ends them with the
- * crowd's earliest (the latest to expire end apart first), and that write carries counts for the
- * batch's item and for the pieces of two spreads, which may bear one number. The crowd's size, and
- * whether the change empties the batch, are drawn: the write lands at a transaction's last item in
- * some runs and one short of it in others.
+ * the batch's item), and one on each of two spreads of it a cooling apart (a `PATCH` gives the small
+ * batch a unit, and the second spread's read gathers the first, cooled). The small batch has so few units
+ * that each spread makes two pieces of one unit, so that the holds of the two spreads bear one number
+ * in half the runs, and a write that counts on a piece of each picks two in half of those. The three
+ * last less than the rest, so that the change's own write ends them with the crowd's earliest (the
+ * latest to expire end apart first), and that write counts units on the small batch's item and on
+ * pieces of its two spreads. The crowd's size, and whether the change empties the batch, are drawn:
+ * the write lands at a transaction's last item in some runs and one short of it in others.
  */
 const crowdOfHolds: Episode = (chance, _places, at) => {
   const [changed, small] = [{ ref: 'cb', sku: 'sc' }, { ref: 'ch', sku: 'sh' }];
@@ -328,11 +341,15 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
     routeKey: 'POST /holds',
     body: { holdid, lines: [{ sku: changed.sku, qty: 1 }, { sku: small.sku, qty: 1 }], ttl_seconds: ttlSeconds },
   });
-  const [addChanged, addSmall, beforeSpread] = inTurn(chance, at, [
+  const spreadSmall: Draft = { kind: 'spread', sku: small.sku, ref: small.ref };
+  const firstSpread = inTurn(chance, at, [
     { kind: 'http', routeKey: 'POST /add_batch', body: { ...changed, qty: crowd + chance.int(3, 5), eta: null } },
-    { kind: 'http', routeKey: 'POST /add_batch', body: { ...small, qty: chance.int(16, 18), eta: null } },
+    { kind: 'http', routeKey: 'POST /add_batch', body: { ...small, qty: 1 + CROWD_SMALL_SPREADS_AT, eta: null } },
     smallHold('c0', 600),
-  ]) as [Step, Step, Step];
+    spreadSmall,
+    smallHold('cs1', 300),
+  ]);
+  const beforeSpread = firstSpread[2] as Step;
   const half = Math.floor(crowd / 2);
   const wave = (first: number, count: number, after: Step): Step[] =>
     Array.from({ length: count }, (_, index): Step => ({
@@ -340,19 +357,20 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
       draft: { kind: 'http', routeKey: 'POST /holds', body: { holdid: `c${first + index + 1}`, lines: [{ sku: changed.sku, qty: 1 }], ttl_seconds: 900 } },
       after,
     }));
-  // Lines of the small batch sent at once, whose takes meet there and spread it; then the wave's hold on it.
-  const spreadThenHeld = (after: Step, wave: number, holdid: string): Step[] => {
-    const lines = Array.from({ length: CROWD_SMALL_LINES }, (_, index): Step => ({ at: after.at + 1, draft: plainLine(`c${wave}${index + 1}`, small.sku, 1), after }));
-    const last = lines.at(-1) as Step;
-    return [...lines, { at: last.at + chance.int(1, 3), draft: smallHold(holdid, 300), after: last }];
-  };
-  const firstWave = [...wave(0, half, beforeSpread), ...spreadThenHeld(beforeSpread, 1, 'cs1')];
+  const firstWave = wave(0, half, beforeSpread);
   // A wave's length of steps on (a run idle before then goes straight to it), and once the wave's last hold has its answer.
   const cooled: Step = { at: beforeSpread.at + WAVE_STEPS, draft: { kind: 'clock', advanceMs: 180_000 }, after: firstWave.at(-1) };
-  const secondWave = [...wave(half, crowd - half, cooled), ...spreadThenHeld(cooled, 2, 'cs2')];
+  // The two holds' units kept, and as many to spread as the first spread found.
+  const secondSpread = inTurn(
+    chance,
+    cooled.at + 1,
+    [{ kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: small.ref }, body: { qty: 2 + CROWD_SMALL_SPREADS_AT } }, spreadSmall, smallHold('cs2', 300)],
+    cooled,
+  );
+  const secondWave = wave(half, crowd - half, cooled);
   const qty = chance.pick([0, 1]);
   const change: Step = { at: cooled.at + WAVE_STEPS, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: changed.ref }, body: { qty } }, after: secondWave.at(-1) };
-  return [addChanged, addSmall, beforeSpread, ...firstWave, cooled, ...secondWave, ...twice(chance, change)];
+  return [...firstSpread, ...firstWave, cooled, ...secondSpread, ...secondWave, ...twice(chance, change)];
 };
 
 /**
@@ -554,6 +572,8 @@ export const describeSend = (send: Send): string => {
       return 'sweep holds';
     case 'clock':
       return `clock +${send.advanceMs / 1000}s`;
+    case 'spread':
+      return `spread batch ${send.ref} of ${send.sku}`;
     case 'http': {
       const path = send.routeKey.replace(/\{([^}]+)\}/g, (_, name: string) => send.path?.[name] ?? '');
       return `${path}${send.body === undefined ? '' : ` ${JSON.stringify(send.body)}`}`;
