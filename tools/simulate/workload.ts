@@ -395,14 +395,12 @@ const plainLine = (orderid: string, sku: string, qty: number): Draft => ({ kind:
 const saleChanged: Episode = (chance, _places, at) => {
   const added = saleBatch(at, 'sa', 'ss', 10);
   const lines = saleLines(added, 'ss', 4);
-  // The sale's other takes, which the run does not send, spread it as the `PATCH` reads it.
-  const spread: Step = { at: added.at + chance.int(1, 2), draft: { kind: 'spread', sku: 'ss', ref: 'sa' }, after: added };
   const change: Step = { at: added.at + 1, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: 'sa' }, body: { qty: 0 } }, after: added };
   const cancels = lines.map((line): Step => ({ at: line.at + chance.int(1, 4), draft: { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: field(line, 'orderid'), sku: 'ss' } }, after: line }));
   // Sent twice at once, then again over the steps the lines and cancels take: each copy is one more
   // chance to read it whole before it spreads, and to write once the cancels have given its units back.
   const again = SALE_CHANGE_AGAIN.map((later): Step => ({ ...change, at: change.at + later + chance.int(0, 1) }));
-  return [added, spread, ...lines, ...twice(chance, change), ...again, ...cancels];
+  return [added, ...lines, ...twice(chance, change), ...again, ...cancels];
 };
 
 /**
