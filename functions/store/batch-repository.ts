@@ -287,8 +287,9 @@ export class DynamoDbBatchRepository implements BatchRepository {
   /**
    * The batch spread over pieces, as takes that keep meeting on its item spread it (docs/capacity.md,
    * "A hot SKU"), on their read of the SKU's stock (which gathers a cooled spread back first): the
-   * simulator stands in with it for a sale's takes that its runs do not send. A batch spread
-   * already, or with too few units to spread, is left as it is.
+   * simulator (tools/simulate) stands in with it for takes that its runs do not send; no function
+   * calls it. A batch spread already, or with too few units to spread, is left as it is, as is one
+   * whose gather or spread loses a race.
    */
   async spreadBatch(ref: string, sku: string): Promise<void> {
     const batch = (await this.stockOf(sku)).batches.find((found) => found.ref === ref);

@@ -28,7 +28,7 @@ export interface Instance {
   readonly function: FunctionName | 'all';
   readonly http: (event: HttpEvent, context: Context) => Promise<HttpResult>;
   readonly sweep: (context: Context) => Promise<unknown>;
-  /** What a sale's takes, which the run does not send, make of a batch by meeting there: a spread. */
+  /** What takes that the run does not send make of a batch by meeting there: a spread. */
   readonly spread: (ref: string, sku: string) => Promise<void>;
   /** The requests it serves now. */
   readonly serving: Set<string>;

@@ -1,5 +1,6 @@
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { StoreUnavailable } from '../../domain/errors';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { defaultConflictRetryPolicy } from '../../functions/store/store-calls';
 import { ensureTable } from '../../local/table';
@@ -233,7 +234,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     const answer: Answer = { actor, send, attempt, sentAt: step, sentTime: clock.now(), faultsAt: [] };
     answers.push(answer);
     running.set(actor, answer);
-    // A sale's takes are the allocations function's.
+    // A spread stands for takes, which are the allocations function's.
     const instance = functions.enter(actor, send.kind === 'http' ? functionOf(send.routeKey) : send.kind === 'spread' ? 'allocations' : 'sweeper');
     story.push(`${padded(step, actor)}${attempt === 1 ? 'sends' : 'sends again'} ${describeSend(send)}${functions.mode === 'lambda' ? ` (${instance.function} ${instance.number})` : ''}`);
     currentActor.run(actor, () => {
@@ -241,7 +242,14 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
         send.kind === 'sweep'
           ? instance.sweep(contextOf(actor)).then((swept) => ({ statusCode: 200, body: JSON.stringify(swept) }))
           : send.kind === 'spread'
-            ? instance.spread(send.ref, send.sku).then(() => ({ statusCode: 200, body: '' }))
+            ? instance.spread(send.ref, send.sku).then(
+                () => ({ statusCode: 200, body: '' }),
+                // As the functions answer: unavailable is a 503, anything else a failure of the code (500).
+                (error: unknown) => {
+                  if (error instanceof StoreUnavailable) return { statusCode: 503, body: error.message };
+                  throw error;
+                },
+              )
             : instance.http(httpEvent(send.routeKey, send.path, send.body, actor), contextOf(actor));
       invoked.then(
         ({ statusCode = 200, body = '' }) => finish(instance, answer, statusCode, body),

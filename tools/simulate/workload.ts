@@ -2,15 +2,15 @@ import type { Chance } from './chance';
 
 /*
  * What the clients of a run send, drawn from its seed: a few dozen requests over two SKUs, a few
- * batches and up to three locations (and the SKUs and batches of its episodes), sized so that they meet at a batch's last units. A request is
- * sent at a step of the run (the number of store calls made before it); identical requests are a
- * client's retry, sent while the first may still be in flight.
+ * batches and up to three locations (and the SKUs and batches of its episodes), sized so that they meet at a batch's last units; and, where
+ * an episode needs one, a spread. A send goes at a step of the run (the number of store calls made
+ * before it); identical requests are a client's retry, sent while the first may still be in flight.
  */
 
 /**
  * One thing a client does at a step: an HTTP request, a run of the hold sweeper, or time passing;
- * or a batch spread over pieces, as the takes of a sale that the run does not send would spread it
- * by meeting there (docs/capacity.md), so that an episode can place a spread where it needs one.
+ * or a batch spread over pieces, as takes that the run does not send would spread it by meeting
+ * there (docs/capacity.md), so that an episode can place a spread where it needs one.
  */
 export type Send = (
   | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Readonly<Record<string, string>>; readonly body?: unknown }
@@ -279,7 +279,7 @@ const CROWD_HOLDS = 56;
  * item and makes pieces of one unit of the rest (docs/capacity.md), two of them here.
  */
 const CROWD_SMALL_SPREADS_AT = 10;
-/** Store calls enough for a wave of a crowd's holds to be placed, a few each. */
+/** Store calls enough for a wave of a crowd's holds to be placed, a few each, and the small batch's steps beside it. */
 const WAVE_STEPS = 150;
 /** Store calls enough for a request that failed to be sent again and made. */
 const RETRIED_STEPS = 75;
@@ -326,8 +326,9 @@ const wideConfirm: Episode = (chance, _places, at) => {
  * all. Three of them also hold a unit of a small batch: one before anything spreads it (its unit on
  * the batch's item), and one on each of two spreads of it a cooling apart (a `PATCH` gives the small
  * batch a unit, and the second spread's read gathers the first, cooled). The small batch has so few units
- * that each spread makes two pieces of one unit, so that the holds of the two spreads bear one number
- * in half the runs, and a write that counts on a piece of each picks two in half of those. The three
+ * that each spread makes two pieces of one unit: the holds of the two spreads, each on a piece,
+ * bear one number in half the runs, and the change's write, which picks a piece of each spread at
+ * random to count on, picks two different ones in half of those. The three
  * last less than the rest, so that the change's own write ends them with the crowd's earliest (the
  * latest to expire end apart first), and that write counts units on the small batch's item and on
  * pieces of its two spreads. The crowd's size, and whether the change empties the batch, are drawn:
@@ -342,14 +343,13 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
     body: { holdid, lines: [{ sku: changed.sku, qty: 1 }, { sku: small.sku, qty: 1 }], ttl_seconds: ttlSeconds },
   });
   const spreadSmall: Draft = { kind: 'spread', sku: small.sku, ref: small.ref };
-  const firstSpread = inTurn(chance, at, [
+  const [addChanged, addSmall, beforeSpread, firstSpread, onFirstSpread] = inTurn(chance, at, [
     { kind: 'http', routeKey: 'POST /add_batch', body: { ...changed, qty: crowd + chance.int(3, 5), eta: null } },
     { kind: 'http', routeKey: 'POST /add_batch', body: { ...small, qty: 1 + CROWD_SMALL_SPREADS_AT, eta: null } },
     smallHold('c0', 600),
     spreadSmall,
     smallHold('cs1', 300),
-  ]);
-  const beforeSpread = firstSpread[2] as Step;
+  ]) as [Step, Step, Step, Step, Step];
   const half = Math.floor(crowd / 2);
   const wave = (first: number, count: number, after: Step): Step[] =>
     Array.from({ length: count }, (_, index): Step => ({
@@ -358,9 +358,9 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
       after,
     }));
   const firstWave = wave(0, half, beforeSpread);
-  // A wave's length of steps on (a run idle before then goes straight to it), and once the wave's last hold has its answer.
-  const cooled: Step = { at: beforeSpread.at + WAVE_STEPS, draft: { kind: 'clock', advanceMs: 180_000 }, after: firstWave.at(-1) };
-  // The two holds' units kept, and as many to spread as the first spread found.
+  // A wave's length of steps on (a run idle before then goes straight to it), and once the hold on the first spread has its answer.
+  const cooled: Step = { at: beforeSpread.at + WAVE_STEPS, draft: { kind: 'clock', advanceMs: 180_000 }, after: onFirstSpread };
+  // The two holds' units (c0's and cs1's) kept, and as many to spread as the first spread found.
   const secondSpread = inTurn(
     chance,
     cooled.at + 1,
@@ -369,8 +369,9 @@ const crowdOfHolds: Episode = (chance, _places, at) => {
   );
   const secondWave = wave(half, crowd - half, cooled);
   const qty = chance.pick([0, 1]);
-  const change: Step = { at: cooled.at + WAVE_STEPS, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: changed.ref }, body: { qty } }, after: secondWave.at(-1) };
-  return [...firstSpread, ...firstWave, cooled, ...secondSpread, ...secondWave, ...twice(chance, change)];
+  // Once the hold on the second spread has its answer, and the second wave has had its steps.
+  const change: Step = { at: cooled.at + WAVE_STEPS, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: changed.ref }, body: { qty } }, after: secondSpread.at(-1) };
+  return [addChanged, addSmall, beforeSpread, firstSpread, onFirstSpread, ...firstWave, cooled, ...secondSpread, ...secondWave, ...twice(chance, change)];
 };
 
 /**
