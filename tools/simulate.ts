@@ -50,7 +50,7 @@ const main = async (): Promise<number> => {
     if (seed !== undefined) {
       const { run, shrunk } = await replay(seed, store);
       console.log(storyOf(shrunk ?? run));
-      if (shrunk) console.log(`\nseed ${seed}: fails (the story above is shrunk from ${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults)`);
+      if (shrunk) console.log(`\nseed ${seed}: fails (the story above is shrunk from ${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults, ${run.delays.size} slow calls)`);
       if (shrunk && options.keep && options.defect) {
         const { keepRun } = await import('./simulate/kept-runs');
         keepRun(options.keep, options.defect, shrunk);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Chance } from '../../tools/simulate/chance';
-import { FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk } from '../../tools/simulate/scheduler';
+import { FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, Waiting, currentActor } from '../../tools/simulate/scheduler';
 import { itemsMeet, shapeOf } from '../../tools/simulate/store-seam';
 import { drawWorkload } from '../../tools/simulate/workload';
 import { TransactWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -39,6 +39,24 @@ describe('the simulator', () => {
     expect(follow.choose([call('r1'), call('r2')]).id).toBe('r2#1');
     expect(follow.choose([call('r3'), call('r1')]).id).toBe('r1#1');
     expect(follow.choose([call('r4'), call('r3')]).id).toBe('r4#1');
+  });
+
+  it('a slow call waits for its moment on the run\'s clock before it takes its turn, while a call made after it goes first', async () => {
+    let now = 0;
+    const waiting = new Waiting(
+      () => now,
+      (id) => (id === 'r1#1' ? 40 : undefined),
+    );
+    const shape = { operation: 'Get', items: [], writes: false, checks: 0, text: '' };
+    currentActor.run('r1', () => void waiting.call({ input: {} }, shape));
+    currentActor.run('r2', () => void waiting.call({ input: {} }, shape));
+    expect(waiting.pending.map(({ id }) => id)).toEqual(['r2#1']);
+    expect(waiting.nextWake()).toBe(40);
+    now = 39;
+    expect(waiting.wakeUntil(now)).toBe(0);
+    now = 40;
+    expect(waiting.wakeUntil(now)).toBe(1);
+    expect(waiting.pending.map(({ id }) => id)).toEqual(['r2#1', 'r1#1']);
   });
 
   it('a random walk picks among every waiting call', () => {

@@ -13,7 +13,7 @@ process.once('message', async ({ seconds, endpoint, firstSeed, stride }: Explore
   const found = await explore(seconds, store, (explored) => void tell({ kind: 'ran', explored }), firstSeed, stride, (seed, foundAfterSeconds) => void tell({ kind: 'failing', seed, foundAfterSeconds }));
   if (found.failed) {
     const { seed, run, shrunk, foundAfterSeconds } = found.failed;
-    await tell({ kind: 'failed', seed, foundAfterSeconds, sizes: `${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults`, story: storyOf(shrunk ?? run) });
+    await tell({ kind: 'failed', seed, foundAfterSeconds, sizes: `${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults, ${run.delays.size} slow calls`, story: storyOf(shrunk ?? run) });
   } else await tell({ kind: 'finished' });
   store.destroy();
   // The requests a run's crashes left waiting hold timers of their own: nothing of them is owed.

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Fault, Plan, RunRecord } from './simulation';
 
 /*
- * A failing run kept as it was shrunk: its settings, sends, order of calls and faults. Replayed by
+ * A failing run kept as it was shrunk: its settings, sends, order of calls, faults and slow calls. Replayed by
  * following that schedule, it meets the same interleaving whatever the workload generator draws for
  * its seed today, so the defect it found stays tested after the generator changes.
  */
@@ -15,10 +15,12 @@ interface KeptRun {
   readonly workload: Plan['workload'];
   readonly order: readonly string[];
   readonly faults: readonly (readonly [string, Fault])[];
+  /** Absent in runs kept before calls could be slow. */
+  readonly delays?: readonly (readonly [string, number])[];
 }
 
-export const keepRun = (file: string, defect: string, { plan, order, faults }: RunRecord): void => {
-  const kept: KeptRun = { defect, seed: plan.seed, settings: plan.settings, workload: plan.workload, order, faults: [...faults] };
+export const keepRun = (file: string, defect: string, { plan, order, faults, delays }: RunRecord): void => {
+  const kept: KeptRun = { defect, seed: plan.seed, settings: plan.settings, workload: plan.workload, order, faults: [...faults], delays: [...delays] };
   writeFileSync(file, `${JSON.stringify(kept, null, 2)}\n`);
 };
 
@@ -32,6 +34,6 @@ export const keptRuns = (folder: string): { readonly file: string; readonly defe
       return {
         file,
         defect: kept.defect,
-        plan: { seed: kept.seed, settings: kept.settings, workload: kept.workload, follow: { order: kept.order, faults: new Map(kept.faults) } },
+        plan: { seed: kept.seed, settings: kept.settings, workload: kept.workload, follow: { order: kept.order, faults: new Map(kept.faults), delays: new Map(kept.delays ?? []) } },
       };
     });

@@ -115,8 +115,20 @@ export class FollowSchedule implements Strategy {
   }
 }
 
+/**
+ * How long a call takes to reach the store, by its id, when it is slow: undefined for one that waits
+ * its turn at once.
+ */
+export type Slowness = (id: string, shape: CallShape) => number | undefined;
+
 /** The calls and sleeps waiting, and a count of everything that happens, to tell when the requests have all stopped. */
 export class Waiting {
+  /** `now` is the run's clock, which a slow call's delay runs on. */
+  constructor(
+    private readonly now: () => number = () => 0,
+    private readonly slowness: Slowness = () => undefined,
+  ) {}
+
   private readonly calls: PendingCall[] = [];
   private readonly sleepers: Sleeper[] = [];
   private readonly callsMade = new Map<string, number>();
@@ -132,7 +144,14 @@ export class Waiting {
     if (this.dead.has(actor)) return new Promise(() => {});
     const made = (this.callsMade.get(actor) ?? 0) + 1;
     this.callsMade.set(actor, made);
-    return new Promise((resolve, reject) => this.calls.push({ id: `${actor}#${made}`, actor, command, shape, resolve, reject }));
+    const id = `${actor}#${made}`;
+    const delayMs = this.slowness(id, shape);
+    return new Promise((resolve, reject) => {
+      const call: PendingCall = { id, actor, command, shape, resolve, reject };
+      if (delayMs === undefined) this.calls.push(call);
+      // A slow call waits among the sleepers, and joins the calls waiting their turn once its moment has come.
+      else this.sleepers.push({ actor, wakeAt: this.now() + delayMs, order: this.sleeps++, wake: () => this.calls.push(call) });
+    });
   }
 
   sleep(wakeAt: number): Promise<void> {

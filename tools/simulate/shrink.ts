@@ -1,7 +1,7 @@
 import type { Fault, Plan, RunRecord } from './simulation';
 
 /*
- * A failing run made as small as it will go: fewer requests, then fewer faults, each cut kept only
+ * A failing run made as small as it will go: fewer requests, then fewer faults and slow calls, each cut kept only
  * if the run still fails the same way. Every run tried follows the failing run's order of calls and
  * its faults (a FollowSchedule), so a cut changes only what it cuts; and every step of it is decided
  * by the runs, so the same failing run always shrinks to the same story.
@@ -23,10 +23,10 @@ export const shrink = async (failing: RunRecord, rerun: (plan: Plan) => Promise<
     best = record;
     return true;
   };
-  const following = (workload: Plan['workload'], faults: ReadonlyMap<string, Fault>): Plan => ({
+  const following = (workload: Plan['workload'], faults: ReadonlyMap<string, Fault>, delays: ReadonlyMap<string, number> = best.delays): Plan => ({
     ...best.plan,
     workload,
-    follow: { order: best.order, faults },
+    follow: { order: best.order, faults, delays },
   });
 
   // Halves, then quarters, down to one request at a time, as delta debugging cuts.
@@ -41,6 +41,12 @@ export const shrink = async (failing: RunRecord, rerun: (plan: Plan) => Promise<
     const faults = new Map(best.faults);
     faults.delete(id);
     await attempt(following(best.plan.workload, faults));
+  }
+  for (const id of [...best.delays.keys()].reverse()) {
+    if (tries >= MAX_TRIES) break;
+    const delays = new Map(best.delays);
+    delays.delete(id);
+    await attempt(following(best.plan.workload, best.faults, delays));
   }
   return best;
 };

@@ -11,7 +11,7 @@ import { judgeEvents } from './events-judge';
 import { type Failure, judge } from './judge';
 import { type Moment, judgeAgainstModel } from './model-judge';
 import type { Answer, FaultMet, Reached } from './observed';
-import { FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, type Strategy, Waiting, currentActor } from './scheduler';
+import { type CallShape, FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, type Strategy, Waiting, actorNow, currentActor } from './scheduler';
 import { SimulatedClock, simulatedWorld } from './simulated-world';
 import type { StoreOfRecord } from './store-of-record';
 import { streamEvents } from './stream';
@@ -42,6 +42,12 @@ export interface Settings {
   readonly faultRate: number;
   /** The chance that a transaction meeting another in flight on one of its items is cancelled for it. */
   readonly conflictRate: number;
+  /**
+   * The chance that a call is slow to reach the store (a slow network, an instance paused): it waits
+   * a while of the run's clock before it takes its turn, so that others' calls, whole requests among
+   * them, go between it and the call before it. Absent in runs kept before calls could be slow.
+   */
+  readonly slowRate?: number;
 }
 
 export interface Plan {
@@ -49,7 +55,7 @@ export interface Plan {
   readonly settings: Settings;
   readonly workload: Workload;
   /** A replay follows the order of calls and the faults of an earlier run; an exploring run draws them. */
-  readonly follow?: { readonly order: readonly string[]; readonly faults: ReadonlyMap<string, Fault> };
+  readonly follow?: { readonly order: readonly string[]; readonly faults: ReadonlyMap<string, Fault>; readonly delays?: ReadonlyMap<string, number> };
 }
 
 export type { Answer, FaultMet, Reached } from './observed';
@@ -60,6 +66,8 @@ export interface RunRecord {
   /** The calls in the order released, by id. */
   readonly order: readonly string[];
   readonly faults: ReadonlyMap<string, Fault>;
+  /** The slow calls, by id, and the milliseconds each took to reach the store. */
+  readonly delays: ReadonlyMap<string, number>;
   readonly answers: readonly Answer[];
   readonly reached: readonly Reached[];
   readonly failures: readonly Failure[];
@@ -84,6 +92,7 @@ export const drawSettings = (seed: number): Settings => {
     strategy: chance.chance(0.8) ? { kind: 'pct', depth: chance.int(1, 3) } : { kind: 'random' },
     faultRate: chance.pick([0, 0.02, 0.05, 0.1]),
     conflictRate: chance.pick([0, 0.2, 0.5, 0.8]),
+    slowRate: chance.pick([0, 0.05, 0.2]),
   };
 };
 
@@ -107,6 +116,13 @@ const isTransaction = (call: PendingCall) => call.shape.operation === 'TransactW
  * and more) meets the takes that went meanwhile, as it would on a batch under a sale.
  */
 const HELD_FOR_MS = 30;
+
+/**
+ * How late a slow call reaches the store: from a few of the run's calls to past a conflict's whole
+ * backoff (store-calls.ts), long enough for another request to read and write between two calls.
+ */
+const MIN_SLOW_MS = 5;
+const MAX_SLOW_MS = 250;
 
 /**
  * Draws the faults of an exploring run, or reads those of the run it replays. A transaction meets a
@@ -176,8 +192,9 @@ export const runPlan = async (plan: Plan, storeOfRecord: StoreOfRecord): Promise
 const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string): Promise<RunRecord> => {
   const store = DynamoDBDocumentClient.from(storeOfRecord.tables);
   const { settings, workload } = plan;
-  const waiting = new Waiting();
   const clock = new SimulatedClock();
+  const delays = new Map<string, number>();
+  const waiting = new Waiting(() => clock.now(), (id, shape) => slowness(id, shape));
   const world = simulatedWorld(clock, Chance.stream(plan.seed, 'world'), waiting);
   const steps = Chance.stream(plan.seed, 'steps');
   const strategy = strategyOf(plan);
@@ -199,6 +216,14 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const arrivals: { readonly send: Send; readonly attempt: number; readonly at: number }[] = workload.map((send) => ({ send, attempt: 1, at: send.at }));
   let step = 0;
   let settling = false;
+  const slowCalls = Chance.stream(plan.seed, 'slow');
+  const slowness = (id: string, shape: CallShape): number | undefined => {
+    const delayMs = plan.follow ? plan.follow.delays?.get(id) : !settling && slowCalls.chance(settings.slowRate ?? 0) ? slowCalls.int(MIN_SLOW_MS, MAX_SLOW_MS) : undefined;
+    if (delayMs === undefined) return undefined;
+    delays.set(id, delayMs);
+    story.push(`${padded(step, actorNow())}${shape.text} -> slow: takes its turn ${delayMs} ms from now`);
+    return delayMs;
+  };
   // A send that waits for another's answer (Send.after) arrives once that one has answered or died;
   // one a shrink cut out is waited for no longer.
   const sent = new Set(workload.map(({ id }) => id));
@@ -395,7 +420,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   failures.push(...judgeEvents(events, inventory));
   failures.push(...judgeAgainstModel(answers, reached, timeline));
   failures.push(...judge({ answers, reached, faultsMet, inventory, mode: settings.mode }));
-  return { plan, story, order, faults, answers, reached, failures, calls: order.length, events: events.length, conflictOrders: conflictOrdersOf(released, answers) };
+  return { plan, story, order, faults, delays, answers, reached, failures, calls: order.length, events: events.length, conflictOrders: conflictOrdersOf(released, answers) };
   };
   return run();
 };

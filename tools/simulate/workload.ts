@@ -405,6 +405,21 @@ const saleChanged: Episode = (chance, _places, at) => {
 };
 
 /**
+ * A batch emptied by a `PATCH` on a read from before its spread. A line takes two of its ten
+ * units, and the `PATCH` sizes the batch to that line as it is cancelled, so that it moves the
+ * batch out of the stock range as it read it, eight units on its item. The cancel gives the two
+ * back, the batch spreads, which leaves eight on its item again and two in pieces, and the
+ * `PATCH`'s write, which met the cancel's and backed off, finds the item as it read it.
+ */
+const spreadUnderAChange: Episode = (chance, _places, at) => {
+  const added = saleBatch(at, 'sc', 'sd', 10);
+  const line: Step = { at: added.at + 1, draft: plainLine('r1', 'sd', 2), after: added };
+  const change: Step = { at: line.at + 1, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: 'sc' }, body: { qty: 2 } }, after: line };
+  const cancel: Draft = { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: 'r1', sku: 'sd' } };
+  return [added, line, change, ...inTurn(chance, line.at + 1, [cancel, { kind: 'spread', sku: 'sd', ref: 'sc' }], line)];
+};
+
+/**
  * A sale's batch spread, its ten units taken by four lines and three holds of two at once, then
  * the holds expired, and lines racing the sweeper for their units: a refusal then must not rest
  * on the pieces read before the sweeper gave a hold's units back and the batch's item after.
@@ -513,8 +528,9 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
 const OWN_BATCH_EPISODES: readonly (readonly [Episode, number])[] = [
   [wideConfirm, 1],
   [crowdOfHolds, 1],
-  [saleChanged, 2],
+  [saleChanged, 1],
   [saleHeldOut, 1],
+  [spreadUnderAChange, 2],
 ];
 
 /**
