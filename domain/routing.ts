@@ -140,12 +140,18 @@ export const rankBatchesForLine = (batches: readonly Batch[], line: OrderLine, e
     .sort(routedPreference(eligibility));
 
 /**
- * Locations past which planOrder stops searching every set of them for the fewest that cover an
- * order, and picks them greedily: 2^12 sets of 25 lines is a few thousand checks, fast; an order
- * whose lines can each be taken at more locations than this is rare, and may then come in one more
- * parcel than it might.
+ * Locations up to which planOrder tries every set of them, size by size, for the fewest that cover
+ * an order: 2^12 sets of 25 lines is a few thousand checks, fast.
  */
 export const MAX_LOCATIONS_SEARCHED = 12;
+/**
+ * Past MAX_LOCATIONS_SEARCHED locations, the steps the search for the fewest may take, over all
+ * sizes, before it picks greedily. A set is built a location at a time, each one of those of the
+ * line with fewest locations left, so the search of the sets of one, two and three among 45
+ * locations takes 95,313 steps at most (3 + 3x45 + 2x45^2 + 45^3), whatever the lines: an order
+ * that three parcels or fewer can carry, with its lines at 45 locations or fewer, comes in fewest.
+ */
+export const MAX_SEARCH_STEPS = 100_000;
 
 /**
  * Where each line of an order (or a hold) goes, all lines at once, given each SKU's stock
@@ -157,7 +163,8 @@ export const MAX_LOCATIONS_SEARCHED = 12;
  *    which every line can be taken, searched exactly over the sets of each size in turn, smallest
  *    first, the locations in their order of preference (locationPreference), so that of two sets
  *    of one size the one whose most preferred location is more preferred wins, then the next
- *    location's, and so on; greedily past MAX_LOCATIONS_SEARCHED;
+ *    location's, and so on; past MAX_LOCATIONS_SEARCHED, the sets that cover are built line by
+ *    line (fewestLocations), and picked greedily past MAX_SEARCH_STEPS;
  * 3. then each line to the batch the single-line rule (routedPreference) prefers among those at
  *    the chosen locations.
  * `placedAt`: the locations of the order's lines placed already (a request that adds lines to an
@@ -226,8 +233,9 @@ const compareRanks = (a: readonly { rank: number }[], b: readonly { rank: number
  * at): sets of each size in turn, smallest first; of the sets of the smallest size that cover every
  * line, the one `better` puts first (the lines' batches by the single-line rule), the first in the
  * order of their locations' preference of a tie (lexicographic over the locations sorted by
- * `preference`). Past MAX_LOCATIONS_SEARCHED locations, greedy: the location that covers most lines
- * not yet covered, the more preferred of a tie, until every line is.
+ * `preference`). Up to MAX_LOCATIONS_SEARCHED locations, every set of a size is tried; past them,
+ * the sets of a size that cover are built (coveringSets), and past MAX_SEARCH_STEPS, greedy: the
+ * location that covers most lines not yet covered, the more preferred of a tie, until every line is.
  */
 const fewestLocations = (
   each: readonly ReadonlySet<string>[],
@@ -236,14 +244,27 @@ const fewestLocations = (
 ): string[] => {
   const all = [...new Set(each.flatMap((locations) => [...locations]))].sort(preference);
   const covers = (chosen: readonly string[]) => each.every((locations) => chosen.some((location) => locations.has(location)));
+  const bestOf = (sets: Iterable<readonly string[]>): string[] | undefined => {
+    let best: string[] | undefined;
+    for (const chosen of sets) if (best === undefined || better(chosen, best) < 0) best = [...chosen];
+    return best;
+  };
   if (all.length <= MAX_LOCATIONS_SEARCHED) {
     for (let size = 1; size <= all.length; size++) {
-      let best: string[] | undefined;
+      const covering: string[][] = [];
       forEachCombination(all, size, (chosen) => {
-        if (covers(chosen) && (best === undefined || better(chosen, best) < 0)) best = [...chosen];
+        if (covers(chosen)) covering.push([...chosen]);
       });
+      const best = bestOf(covering);
       if (best) return best;
     }
+  }
+  const budget = { steps: MAX_SEARCH_STEPS };
+  for (let size = 1; size <= all.length; size++) {
+    const found = coveringSets(each, all, size, budget);
+    if (found === undefined) break;
+    const best = bestOf(found);
+    if (best) return best;
   }
   const chosen: string[] = [];
   let uncovered = [...each];
@@ -258,6 +279,38 @@ const fewestLocations = (
     uncovered = uncovered.filter((locations) => !locations.has(best));
   }
   return chosen;
+};
+
+/**
+ * Every set of `size` locations that covers every line, each in the order of `all` (sorted by
+ * preference) and in lexicographic order of their positions: built a location at a time, each one
+ * of those of the line with fewest locations among those not yet covered, so that no set that
+ * cannot cover is built. Undefined once it has taken `budget.steps` steps, which it counts down.
+ */
+const coveringSets = (each: readonly ReadonlySet<string>[], all: readonly string[], size: number, budget: { steps: number }): string[][] | undefined => {
+  const position = new Map(all.map((location, index) => [location, index]));
+  const found = new Map<string, string[]>();
+  const chosen: string[] = [];
+  const build = (uncovered: readonly ReadonlySet<string>[]): boolean => {
+    if (--budget.steps < 0) return false;
+    if (uncovered.length === 0) {
+      const set = [...chosen].sort((a, b) => (position.get(a) as number) - (position.get(b) as number));
+      found.set(set.join('\u0000'), set);
+      return true;
+    }
+    if (chosen.length === size) return true;
+    const narrowest = uncovered.reduce((fewest, locations) => (locations.size < fewest.size ? locations : fewest));
+    for (const location of narrowest) {
+      chosen.push(location);
+      const going = build(uncovered.filter((locations) => !locations.has(location)));
+      chosen.pop();
+      if (!going) return false;
+    }
+    return true;
+  };
+  if (!build(each)) return undefined;
+  const ranks = (set: readonly string[]) => set.map((location) => ({ rank: position.get(location) as number }));
+  return [...found.values()].sort((a, b) => compareRanks(ranks(a), ranks(b)));
 };
 
 /** Every set of `size` of `items`, in lexicographic order of their positions (at most 924 of 12). */

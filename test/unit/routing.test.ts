@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OutOfStock, UnknownLocation } from '../../domain/errors';
 import { confirmHold, holdStatus, placeHold } from '../../domain/hold-services';
@@ -249,11 +250,57 @@ describe('where an order goes', () => {
     expect(placed(planOrder('o1', [{ sku: 'LAMP', qty: 2 }, { sku: 'RUG', qty: 1 }], batches, eligibilityOf([], {})))).toEqual(['LAMP:lamp-b', 'RUG:rug-ship']);
   });
 
-  it('past 12 locations, picks them greedily, the one that takes most lines first, and still places every line', () => {
+  it('past 12 locations, still places every line at the fewest locations, the more preferred of a tie', () => {
     const ids = Array.from({ length: 14 }, (_, index) => `l${String(index).padStart(2, '0')}`);
     const batches = stock(...ids.map((id) => at(`lamp-${id}`, 'LAMP', id)), at('rug-l13', 'RUG', 'l13'), at('sofa-l00', 'SOFA', 'l00'));
     const plan = planOrder('o1', order('LAMP', 'RUG', 'SOFA'), batches, eligibilityOf(places(...ids), {}));
     expect(placed(plan)).toEqual(['LAMP:lamp-l00', 'RUG:rug-l13', 'SOFA:sofa-l00']);
+  });
+
+  it('past 12 locations, still finds the fewest: 16 lines over 13 locations in the 2 parcels that carry them, where picking greedily makes 4', () => {
+    const lines = Array.from({ length: 16 }, (_, index) => `S${String(index + 1).padStart(2, '0')}`);
+    // a and b carry 8 lines each; x carries 10 and y 4 of those x leaves, which a greedy pick takes first.
+    const carried: Record<string, readonly number[]> = {
+      a: [1, 2, 3, 4, 5, 6, 7, 8],
+      b: [9, 10, 11, 12, 13, 14, 15, 16],
+      x: [1, 2, 3, 4, 5, 9, 10, 11, 12, 13],
+      y: [6, 7, 14, 15],
+    };
+    const fillers = Array.from({ length: 9 }, (_, index) => `f${index}`);
+    const batches = stock(
+      ...Object.entries(carried).flatMap(([location, numbers]) => numbers.map((number) => at(`${lines[number - 1]}-${location}`, lines[number - 1] as string, location))),
+      ...fillers.map((location) => at(`S01-${location}`, 'S01', location)),
+    );
+    const plan = planOrder('o1', order(...lines), batches, eligibilityOf(places('x', 'y', ...fillers, 'a', 'b'), {}));
+    expect(new Set(plan.kind === 'placed' ? plan.placements.map(({ batch }) => batch.location) : [])).toEqual(new Set(['a', 'b']));
+  });
+
+  it('past 12 locations, carries an order in as few parcels as a search of every set of locations finds', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 13, max: 15 }),
+        fc.array(fc.array(fc.nat(14), { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 12 }),
+        (locationCount, linesAt) => {
+          const ids = Array.from({ length: locationCount }, (_, index) => `l${index}`);
+          const skus = linesAt.map((_, index) => `S${index}`);
+          const each = linesAt.map((numbers) => new Set(numbers.map((number) => ids[number % locationCount] as string)));
+          const batches = stock(...each.flatMap((locations, index) => [...locations].map((location) => at(`${skus[index]}-${location}`, skus[index] as string, location))));
+          const plan = planOrder('o1', order(...skus), batches, eligibilityOf(places(...ids), {}));
+          const parcels = new Set(plan.kind === 'placed' ? plan.placements.map(({ batch }) => batch.location) : []).size;
+          expect(parcels).toBe(fewestCovering(ids, each));
+        },
+      ),
+      { numRuns: 100, seed: 7 },
+    );
+  });
+
+  it('with lines at more locations than its search of the fewest may go through, still places every line, at the most preferred of each', () => {
+    // Four SKUs, each at 50 locations of its own: four parcels at least, and 50^3 sets of three to build.
+    const ids = Array.from({ length: 200 }, (_, index) => `l${String(index).padStart(3, '0')}`);
+    const skus = ['LAMP', 'RUG', 'SOFA', 'DESK'];
+    const batches = stock(...ids.map((id, index) => at(`${skus[index % 4]}-${id}`, skus[index % 4] as string, id)));
+    const plan = planOrder('o1', order(...skus), batches, eligibilityOf(places(...ids), {}));
+    expect(placed(plan)).toEqual(['LAMP:LAMP-l000', 'RUG:RUG-l001', 'SOFA:SOFA-l002', 'DESK:DESK-l003']);
   });
 
   it('refuses every line that cannot be placed, each with why', () => {
@@ -270,6 +317,16 @@ describe('where an order goes', () => {
     ]);
   });
 });
+
+/** The reference: the size of the smallest set of `ids` that has one of each line's locations, every set tried. */
+const fewestCovering = (ids: readonly string[], each: readonly ReadonlySet<string>[]): number => {
+  let fewest = ids.length;
+  for (let mask = 1; mask < 2 ** ids.length; mask++) {
+    const chosen = ids.filter((_, index) => mask & (2 ** index));
+    if (chosen.length < fewest && each.every((locations) => chosen.some((location) => locations.has(location)))) fewest = chosen.length;
+  }
+  return fewest;
+};
 
 describe('allocateOrder, routed', () => {
   it('allocates every line at the locations the destination allows, answering each line with its location', async () => {
