@@ -1,7 +1,7 @@
 /**
  * `npm run simulate -- --seconds N`: runs fresh seeds of the simulated world (docs/reliability.md,
  * "The simulator") for N seconds. At the first run that fails it prints `seed <S>` and the run's
- * story shrunk to the fewest sends and faults that still fail, and exits 1; otherwise it prints the
+ * story shrunk to the fewest sends, faults and slow calls that still fail, and exits 1; otherwise it prints the
  * runs, calls, faults and orders explored per second, and exits 0. Seeds are explored by one
  * process a core (`--explorers N` to choose).
  * `npm run simulate -- --seed S`: replays that run, printing its story (shrunk when it fails); the

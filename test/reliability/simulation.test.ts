@@ -41,4 +41,14 @@ describe('the simulated world', () => {
     expect(storyOf(second)).toEqual(storyOf(first));
     expect(first.calls).toBeGreaterThan(20);
   });
+
+  it('tells the same story of a run with slow calls from its seed, and from its order of calls, faults and slow calls, as a kept run is replayed', async () => {
+    const plan = planOf(18);
+    const first = await runPlan(plan, store);
+    expect(first.delays.size).toBeGreaterThan(0);
+    const again = await runPlan(plan, store);
+    const followed = await runPlan({ ...plan, follow: { order: first.order, faults: first.faults, delays: first.delays } }, store);
+    expect(storyOf(again)).toEqual(storyOf(first));
+    expect(storyOf(followed)).toEqual(storyOf(first));
+  });
 });

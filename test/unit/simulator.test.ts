@@ -41,8 +41,8 @@ describe('the simulator', () => {
     expect(follow.choose([call('r4'), call('r3')]).id).toBe('r4#1');
   });
 
-  it('a slow call waits for its moment on the run\'s clock before it takes its turn, while a call made after it goes first', async () => {
-    let now = 0;
+  it('a slow call waits out its delay on the run\'s clock before it waits its turn, while a call made after it waits at once', async () => {
+    let now = 1_000;
     const waiting = new Waiting(
       () => now,
       (id) => (id === 'r1#1' ? 40 : undefined),
@@ -51,10 +51,10 @@ describe('the simulator', () => {
     currentActor.run('r1', () => void waiting.call({ input: {} }, shape));
     currentActor.run('r2', () => void waiting.call({ input: {} }, shape));
     expect(waiting.pending.map(({ id }) => id)).toEqual(['r2#1']);
-    expect(waiting.nextWake()).toBe(40);
-    now = 39;
+    expect(waiting.nextWake()).toBe(1_040);
+    now = 1_039;
     expect(waiting.wakeUntil(now)).toBe(0);
-    now = 40;
+    now = 1_040;
     expect(waiting.wakeUntil(now)).toBe(1);
     expect(waiting.pending.map(({ id }) => id)).toEqual(['r2#1', 'r1#1']);
   });

@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Fault, Plan, RunRecord } from './simulation';
+import type { Fault, Plan, RunRecord, SlowCall } from './simulation';
 
 /*
  * A failing run kept as it was shrunk: its settings, sends, order of calls, faults and slow calls. Replayed by
@@ -16,7 +16,7 @@ interface KeptRun {
   readonly order: readonly string[];
   readonly faults: readonly (readonly [string, Fault])[];
   /** Absent in runs kept before calls could be slow. */
-  readonly delays?: readonly (readonly [string, number])[];
+  readonly delays?: readonly (readonly [string, SlowCall])[];
 }
 
 export const keepRun = (file: string, defect: string, { plan, order, faults, delays }: RunRecord): void => {

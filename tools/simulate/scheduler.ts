@@ -149,7 +149,7 @@ export class Waiting {
     return new Promise((resolve, reject) => {
       const call: PendingCall = { id, actor, command, shape, resolve, reject };
       if (delayMs === undefined) this.calls.push(call);
-      // A slow call waits among the sleepers, and joins the calls waiting their turn once its moment has come.
+      // Among the sleepers, the run's clock moves on to it when nothing else waits, and its instance's death drops it with the request's sleeps.
       else this.sleepers.push({ actor, wakeAt: this.now() + delayMs, order: this.sleeps++, wake: () => this.calls.push(call) });
     });
   }

@@ -1,10 +1,11 @@
-import type { Fault, Plan, RunRecord } from './simulation';
+import type { Fault, Plan, RunRecord, SlowCall } from './simulation';
 
 /*
- * A failing run made as small as it will go: fewer requests, then fewer faults and slow calls, each cut kept only
- * if the run still fails the same way. Every run tried follows the failing run's order of calls and
- * its faults (a FollowSchedule), so a cut changes only what it cuts; and every step of it is decided
- * by the runs, so the same failing run always shrinks to the same story.
+ * A failing run made as small as it will go: fewer requests, then fewer faults, then fewer slow
+ * calls, each cut kept only if the run still fails the same way. Every run tried follows the failing
+ * run's order of calls, its faults and its slow calls (a FollowSchedule), so a cut changes only what
+ * it cuts; and every step of it is decided by the runs, so the same failing run always shrinks to the
+ * same story.
  */
 
 /** Runs tried at most, so that shrinking a large run ends in a minute or two. */
@@ -23,7 +24,7 @@ export const shrink = async (failing: RunRecord, rerun: (plan: Plan) => Promise<
     best = record;
     return true;
   };
-  const following = (workload: Plan['workload'], faults: ReadonlyMap<string, Fault>, delays: ReadonlyMap<string, number> = best.delays): Plan => ({
+  const following = (workload: Plan['workload'], faults: ReadonlyMap<string, Fault>, delays: ReadonlyMap<string, SlowCall> = best.delays): Plan => ({
     ...best.plan,
     workload,
     follow: { order: best.order, faults, delays },

@@ -54,8 +54,14 @@ export interface Plan {
   readonly seed: number;
   readonly settings: Settings;
   readonly workload: Workload;
-  /** A replay follows the order of calls and the faults of an earlier run; an exploring run draws them. */
-  readonly follow?: { readonly order: readonly string[]; readonly faults: ReadonlyMap<string, Fault>; readonly delays?: ReadonlyMap<string, number> };
+  /** A replay follows the order of calls, the faults and the slow calls of an earlier run; an exploring run draws them. */
+  readonly follow?: { readonly order: readonly string[]; readonly faults: ReadonlyMap<string, Fault>; readonly delays: ReadonlyMap<string, SlowCall> };
+}
+
+/** A call slow to reach the store: the operation it was (a replay whose call of that number is another one makes none of it slow), and how late. */
+export interface SlowCall {
+  readonly operation: string;
+  readonly delayMs: number;
 }
 
 export type { Answer, FaultMet, Reached } from './observed';
@@ -66,8 +72,8 @@ export interface RunRecord {
   /** The calls in the order released, by id. */
   readonly order: readonly string[];
   readonly faults: ReadonlyMap<string, Fault>;
-  /** The slow calls, by id, and the milliseconds each took to reach the store. */
-  readonly delays: ReadonlyMap<string, number>;
+  /** The calls drawn slow, by id (a request whose instance died drops its own before they reach the store). */
+  readonly delays: ReadonlyMap<string, SlowCall>;
   readonly answers: readonly Answer[];
   readonly reached: readonly Reached[];
   readonly failures: readonly Failure[];
@@ -118,8 +124,9 @@ const isTransaction = (call: PendingCall) => call.shape.operation === 'TransactW
 const HELD_FOR_MS = 30;
 
 /**
- * How late a slow call reaches the store: from a few of the run's calls to past a conflict's whole
- * backoff (store-calls.ts), long enough for another request to read and write between two calls.
+ * How late a slow call reaches the store: from a few of the run's calls to past the whole backoff of
+ * the default conflict policy (store-calls.ts, 175 ms at most), long enough for other requests to
+ * read and write between two calls of one.
  */
 const MIN_SLOW_MS = 5;
 const MAX_SLOW_MS = 250;
@@ -193,8 +200,26 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const store = DynamoDBDocumentClient.from(storeOfRecord.tables);
   const { settings, workload } = plan;
   const clock = new SimulatedClock();
-  const delays = new Map<string, number>();
-  const waiting = new Waiting(() => clock.now(), (id, shape) => slowness(id, shape));
+  const story: string[] = [];
+  let step = 0;
+  let settling = false;
+  const delays = new Map<string, SlowCall>();
+  const slowChance = Chance.stream(plan.seed, 'slow');
+  const slowness = (id: string, shape: CallShape): number | undefined => {
+    const followed = plan.follow?.delays.get(id);
+    const delayMs = plan.follow
+      ? followed?.operation === shape.operation
+        ? followed.delayMs
+        : undefined
+      : !settling && slowChance.chance(settings.slowRate ?? 0)
+        ? slowChance.int(MIN_SLOW_MS, MAX_SLOW_MS)
+        : undefined;
+    if (delayMs === undefined) return undefined;
+    delays.set(id, { operation: shape.operation, delayMs });
+    story.push(`${padded(step, actorNow())}${shape.text} -> slow: takes its turn ${delayMs} ms from now`);
+    return delayMs;
+  };
+  const waiting = new Waiting(() => clock.now(), slowness);
   const world = simulatedWorld(clock, Chance.stream(plan.seed, 'world'), waiting);
   const steps = Chance.stream(plan.seed, 'steps');
   const strategy = strategyOf(plan);
@@ -202,7 +227,6 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const sender = scheduledSender(waiting);
   const functions = new Functions(settings.mode, () => new DynamoDbBatchRepository(sender, tableName, defaultConflictRetryPolicy, undefined, undefined, world));
 
-  const story: string[] = [];
   const order: string[] = [];
   const released: PendingCall[] = [];
   const recent: { readonly call: PendingCall; readonly at: number }[] = [];
@@ -214,16 +238,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const failures: Failure[] = [];
   const running = new Map<string, Answer>();
   const arrivals: { readonly send: Send; readonly attempt: number; readonly at: number }[] = workload.map((send) => ({ send, attempt: 1, at: send.at }));
-  let step = 0;
-  let settling = false;
-  const slowCalls = Chance.stream(plan.seed, 'slow');
-  const slowness = (id: string, shape: CallShape): number | undefined => {
-    const delayMs = plan.follow ? plan.follow.delays?.get(id) : !settling && slowCalls.chance(settings.slowRate ?? 0) ? slowCalls.int(MIN_SLOW_MS, MAX_SLOW_MS) : undefined;
-    if (delayMs === undefined) return undefined;
-    delays.set(id, delayMs);
-    story.push(`${padded(step, actorNow())}${shape.text} -> slow: takes its turn ${delayMs} ms from now`);
-    return delayMs;
-  };
+
   // A send that waits for another's answer (Send.after) arrives once that one has answered or died;
   // one a shrink cut out is waited for no longer.
   const sent = new Set(workload.map(({ id }) => id));

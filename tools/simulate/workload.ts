@@ -406,17 +406,18 @@ const saleChanged: Episode = (chance, _places, at) => {
 
 /**
  * A batch emptied by a `PATCH` on a read from before its spread. A line takes two of its ten
- * units, and the `PATCH` sizes the batch to that line as it is cancelled, so that it moves the
- * batch out of the stock range as it read it, eight units on its item. The cancel gives the two
- * back, the batch spreads, which leaves eight on its item again and two in pieces, and the
- * `PATCH`'s write, which met the cancel's and backed off, finds the item as it read it.
+ * units, and the `PATCH` sizes the batch to that line as it is cancelled, so that, read before the
+ * cancel's give-back, it moves the batch out of the stock range as it read it: eight units on its
+ * item. The cancel gives the two back, then the batch spreads, which leaves eight on its item again
+ * and two in pieces; a `PATCH` whose write comes only then (it met the cancel's or the spread's and
+ * backed off, or it was slow to reach the store) finds the item as it read it.
  */
 const spreadUnderAChange: Episode = (chance, _places, at) => {
-  const added = saleBatch(at, 'sc', 'sd', 10);
-  const line: Step = { at: added.at + 1, draft: plainLine('r1', 'sd', 2), after: added };
-  const change: Step = { at: line.at + 1, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: 'sc' }, body: { qty: 2 } }, after: line };
-  const cancel: Draft = { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: 'r1', sku: 'sd' } };
-  return [added, line, change, ...inTurn(chance, line.at + 1, [cancel, { kind: 'spread', sku: 'sd', ref: 'sc' }], line)];
+  const added = saleBatch(at, 'ub', 'us', 10);
+  const line: Step = { at: added.at + 1, draft: plainLine('u1', 'us', 2), after: added };
+  const change: Step = { at: line.at + 1, draft: { kind: 'http', routeKey: 'PATCH /batches/{ref}', path: { ref: 'ub' }, body: { qty: 2 } }, after: line };
+  const cancel: Draft = { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: 'u1', sku: 'us' } };
+  return [added, line, change, ...inTurn(chance, line.at + 1, [cancel, { kind: 'spread', sku: 'us', ref: 'ub' }], line)];
 };
 
 /**
