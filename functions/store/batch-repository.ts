@@ -1,5 +1,4 @@
 import { BatchGetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
@@ -28,11 +27,12 @@ import type {
 } from '../../domain/ports';
 import type { Routing } from '../../domain/routing';
 import { describeError, logger } from '../telemetry';
-import { AllocationSaves, type GroupedTakeOutcome, existingLines } from './allocation-saves';
+import { AllocationSaves, type GroupedTakeOutcome } from './allocation-saves';
 import { STOCK_RANGE, batchDescriptionWrite, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
-import { type CountPlaces, type HoldWrites, sendHoldWrites, sizingPlaces } from './held-units';
-import { HoldGiveBacks, type HeldOnBatch, conditionalHoldWrite } from './hold-give-backs';
-import { batchChangeHoldEndWrites, holdConfirmWrites, holdEndWrites, holdExtensionWrites, holdKey } from './holds';
+import { type CountPlaces, sizingPlaces } from './held-units';
+import { HoldGiveBacks, type HeldOnBatch } from './hold-give-backs';
+import { HoldSaves } from './hold-saves';
+import { batchChangeHoldEndWrites } from './holds';
 import { locatedLine, parseStoredItem, storedLine } from './items';
 import { LocationReads, RoutingLocations } from './location-reads';
 import { locationExistsCheck } from './locations';
@@ -52,8 +52,9 @@ import { type World, systemWorld } from './world';
  * (batches.ts, pieces.ts, lines.ts, holds.ts, held-units.ts, locations.ts), a take's transaction is
  * allocation-saves.ts's, the reading, spreading and gathering of spread batches is
  * spread-batches.ts's, the locations' reads and the list kept for routing location-reads.ts's, the
- * reads of held units and the give-back of expired holds hold-give-backs.ts's, and the reads every
- * kind shares table-reads.ts's. The time it reads and writes, the chance behind its picks and
+ * reads of held units and the give-back of expired holds hold-give-backs.ts's, a hold's ending,
+ * extension and confirm hold-saves.ts's, a transfer's transfers.ts's, and the reads every kind
+ * shares table-reads.ts's. The time it reads and writes, the chance behind its picks and
  * backoffs, the ids it draws and its waits all come from its world (world.ts), handed on to each of
  * these, so that the simulator fixes a whole run by its seed.
  *
@@ -91,6 +92,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   private readonly reads: TableReads;
   private readonly storedLocations: LocationReads;
   private readonly holdGiveBacks: HoldGiveBacks;
+  private readonly holds: HoldSaves;
   private readonly transfers: TransferSaves;
 
   constructor(
@@ -108,6 +110,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     this.reads = new TableReads(this.calls, client, tableName);
     this.storedLocations = new LocationReads(this.reads, this.calls, tableName, routing);
     this.holdGiveBacks = new HoldGiveBacks(this.calls, this.reads, client, tableName, conflictRetry, knownPieces, world);
+    this.holds = new HoldSaves(this.calls, this.reads, tableName, conflictRetry, knownPieces, world);
     const queryPartition = (partition: string, prefix?: string) => this.reads.partition(partition, prefix);
     this.spreads = new SpreadBatches(this.calls, tableName, conflictRetry, world, queryPartition, knownPieces);
     this.allocations = new AllocationSaves(this.calls, client, tableName, conflictRetry, this.spreads, knownPieces, takeGroups, world);
@@ -211,44 +214,20 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.holdGiveBacks.expiredHolds(before, limit, from);
   }
 
-  /** A write of holds whose cancellation means only that something is no longer as read. */
-  private holdWrite(build: (places: CountPlaces) => HoldWrites): Promise<ConditionalWrite> {
-    return conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, this.world, build);
+  hold(holdid: string): Promise<Hold | undefined> {
+    return this.holds.hold(holdid);
   }
 
-  async hold(holdid: string): Promise<Hold | undefined> {
-    const item = await this.reads.item(holdKey(holdid));
-    const stored = item && parseStoredItem(item);
-    return stored?.kind === 'hold' ? stored.hold : undefined;
+  endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite> {
+    return this.holds.end(hold, ending, now, givenBackOn);
   }
 
-  async endHold(hold: Hold, ending: HoldEnding, now: Instant, givenBackOn: readonly string[]): Promise<ConditionalWrite> {
-    return this.holdWrite((places) => holdEndWrites(this.tableName, [{ hold, ending, givenBackOn }], now, places));
+  extendHold(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite> {
+    return this.holds.extend(hold, expiresAt, now);
   }
 
-  async extendHold(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite> {
-    return this.calls.conditionalWrite(holdExtensionWrites(this.tableName, hold, expiresAt, now));
-  }
-
-  async confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult> {
-    const build = (places: CountPlaces) => holdConfirmWrites(this.tableName, hold, orderid, now, places, batches);
-    const { writes, cancellation } = await sendHoldWrites(this.calls, this.knownPieces, this.conflictRetry, this.world, build);
-    if (!cancellation) {
-      // The confirm is committed: a store that does not answer these moves (the request's deadline)
-      // does not make it a 503. A batch left in the stock range with nothing left, allocations find
-      // nothing to take on, and the next read of it alone moves it (batchItem).
-      try {
-        for (const batch of writes.leftEmpty) await this.calls.conditionalWrite(emptiedBatchMoveWrites(this.tableName, batch));
-      } catch (error) {
-        if (!(error instanceof StoreUnavailable)) throw error;
-        logger.warn({ message: 'Batches a confirm emptied not moved out of the stock range', holdid: hold.holdid, cause: describeError(error) });
-      }
-      return { outcome: 'saved' };
-    }
-    const existing = existingLines(cancellation, writes.linePuts);
-    if (existing.length > 0) return { outcome: 'lines-exist', existing };
-    this.calls.raceLost(cancellation);
-    return { outcome: 'changed' };
+  confirmHold(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult> {
+    return this.holds.confirm(hold, orderid, now, batches);
   }
 
   async transfer(transferid: string): Promise<Transfer | undefined> {
@@ -299,7 +278,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   private async batchItem(ref: string, sku: string): Promise<FoundBatch | undefined> {
     const found = await this.storedBatchItem(ref, sku);
     // A batch kept whole in the stock range with nothing left is one a confirm emptied and was cut
-    // off before moving out (confirmHold). Every write addresses a batch at the key its stock says
+    // off before moving out (HoldSaves.confirm). Every write addresses a batch at the key its stock says
     // (batchKey), which it is not at, so it is moved now, exactly as read; lost to another write,
     // it is read as that write left it.
     if (found?.inStockRange && found.spread === undefined && !hasStockLeft(found.batch)) {
@@ -375,7 +354,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     // Sized for the most the send may make of them, whichever pieces it picks.
     while (fitting > 0 && ends(ending.slice(ending.length - fitting), sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) fitting--;
     if (fitting < ending.length) return { outcome: 'too-many-holds', fitting };
-    return { outcome: await this.holdWrite((places) => ends(ending, places)) };
+    return { outcome: await this.holds.write((places) => ends(ending, places)) };
   }
 
   async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {
