@@ -146,12 +146,14 @@ export const rankBatchesForLine = (batches: readonly Batch[], line: OrderLine, e
 export const MAX_LOCATIONS_SEARCHED = 12;
 /**
  * Past MAX_LOCATIONS_SEARCHED locations, the steps the search for the fewest may take, over all
- * sizes, before it picks greedily. A set is built a location at a time, each one of those of the
- * line with fewest locations left, so the search of the sets of one, two and three among 45
- * locations takes 95,313 steps at most (3 + 3x45 + 2x45^2 + 45^3), whatever the lines: an order
- * that three parcels or fewer can carry, with its lines at 45 locations or fewer, comes in fewest.
+ * sizes, before it takes the best set it found of the size it was at, or, if none, picks greedily.
+ * A set is built a location at a time, each one of those of the line with fewest locations left, so
+ * the search of the sets of one, two and three among 26 locations takes 19,009 steps at most
+ * (3 + 3x26 + 2x26^2 + 26^3), whatever the lines: an order that three parcels or fewer can carry,
+ * with its lines at 26 locations or fewer, comes in fewest. A step costs a few microseconds, so the
+ * search stays within about a tenth of a second for 25 lines.
  */
-export const MAX_SEARCH_STEPS = 100_000;
+export const MAX_SEARCH_STEPS = 20_000;
 
 /**
  * Where each line of an order (or a hold) goes, all lines at once, given each SKU's stock
@@ -164,7 +166,7 @@ export const MAX_SEARCH_STEPS = 100_000;
  *    first, the locations in their order of preference (locationPreference), so that of two sets
  *    of one size the one whose most preferred location is more preferred wins, then the next
  *    location's, and so on; past MAX_LOCATIONS_SEARCHED, the sets that cover are built line by
- *    line (fewestLocations), and picked greedily past MAX_SEARCH_STEPS;
+ *    line (fewestLocations), within MAX_SEARCH_STEPS;
  * 3. then each line to the batch the single-line rule (routedPreference) prefers among those at
  *    the chosen locations.
  * `placedAt`: the locations of the order's lines placed already (a request that adds lines to an
@@ -200,15 +202,31 @@ export const planOrder = (
 
   // Lines by SKU, so that the plan does not depend on the order the request lists them in.
   const bySku = [...options].sort((a, b) => (a.line.sku < b.line.sku ? -1 : a.line.sku > b.line.sku ? 1 : 0));
-  // The rank of each line's best batch (its batches are best first) at one of `chosen`.
-  const picks = (chosen: readonly string[]) => bySku.map(({ batches }) => ({ rank: batches.findIndex((candidate) => chosen.includes(locationOf(candidate))) }));
+  // The rank of each line's best batch (its batches are best first) at one of `chosen`, from the
+  // rank of its first batch at each location, so that comparing two sets costs lines x locations.
+  const firstRanks = bySku.map(({ batches }) => {
+    const ranks = new Map<string, number>();
+    batches.forEach((candidate, rank) => {
+      if (!ranks.has(locationOf(candidate))) ranks.set(locationOf(candidate), rank);
+    });
+    return ranks;
+  });
+  const picks = (chosen: readonly string[]) =>
+    firstRanks.map((ranks) => {
+      let best = -1;
+      for (const location of chosen) {
+        const rank = ranks.get(location);
+        if (rank !== undefined && (best < 0 || rank < best)) best = rank;
+      }
+      return { rank: best };
+    });
   const placed = [...placedAt];
   const cover = [
     ...placed,
     ...fewestLocations(
       bySku.map(({ batches }) => new Set(batches.map(locationOf))).filter((locations) => !placed.some((location) => locations.has(location))),
       locationPreference(eligibility),
-      (a, b) => compareRanks(picks([...placed, ...a]), picks([...placed, ...b])),
+      (chosen) => picks([...placed, ...chosen]),
     ),
   ];
   const placements: Placement[] = options.map(({ line, batches }) => {
@@ -231,40 +249,34 @@ const compareRanks = (a: readonly { rank: number }[], b: readonly { rank: number
 /**
  * The fewest locations that have one of each line's (`each`: the locations each line can be taken
  * at): sets of each size in turn, smallest first; of the sets of the smallest size that cover every
- * line, the one `better` puts first (the lines' batches by the single-line rule), the first in the
- * order of their locations' preference of a tie (lexicographic over the locations sorted by
- * `preference`). Up to MAX_LOCATIONS_SEARCHED locations, every set of a size is tried; past them,
- * the sets of a size that cover are built (coveringSets), and past MAX_SEARCH_STEPS, greedy: the
- * location that covers most lines not yet covered, the more preferred of a tie, until every line is.
+ * line, the one whose lines get the better batches by the single-line rule (`ranksOf`, compareRanks),
+ * the first in the order of their locations' preference of a tie (lexicographic over the locations
+ * sorted by `preference`). Up to MAX_LOCATIONS_SEARCHED locations, every set of a size is tried; past them,
+ * the sets of a size that cover are built (coveringSets). Past MAX_SEARCH_STEPS, the best set of
+ * the size it was searching that it found, and when it found none, greedy: the location that covers
+ * most lines not yet covered, the more preferred of a tie, until every line is.
  */
 const fewestLocations = (
   each: readonly ReadonlySet<string>[],
   preference: (a: string, b: string) => number,
-  better: (a: readonly string[], b: readonly string[]) => number,
+  ranksOf: (chosen: readonly string[]) => readonly { rank: number }[],
 ): string[] => {
   const all = [...new Set(each.flatMap((locations) => [...locations]))].sort(preference);
   const covers = (chosen: readonly string[]) => each.every((locations) => chosen.some((location) => locations.has(location)));
-  const bestOf = (sets: Iterable<readonly string[]>): string[] | undefined => {
-    let best: string[] | undefined;
-    for (const chosen of sets) if (best === undefined || better(chosen, best) < 0) best = [...chosen];
-    return best;
-  };
   if (all.length <= MAX_LOCATIONS_SEARCHED) {
     for (let size = 1; size <= all.length; size++) {
-      const covering: string[][] = [];
+      const best = new BestSet(ranksOf);
       forEachCombination(all, size, (chosen) => {
-        if (covers(chosen)) covering.push([...chosen]);
+        if (covers(chosen)) best.offer(chosen);
       });
-      const best = bestOf(covering);
-      if (best) return best;
+      if (best.set) return best.set;
     }
   }
   const budget = { steps: MAX_SEARCH_STEPS };
   for (let size = 1; size <= all.length; size++) {
-    const found = coveringSets(each, all, size, budget);
-    if (found === undefined) break;
-    const best = bestOf(found);
+    const best = bestCoveringSet(each, all, size, ranksOf, budget);
     if (best) return best;
+    if (budget.steps < 0) break;
   }
   const chosen: string[] = [];
   let uncovered = [...each];
@@ -282,20 +294,26 @@ const fewestLocations = (
 };
 
 /**
- * Every set of `size` locations that covers every line, each in the order of `all` (sorted by
- * preference) and in lexicographic order of their positions: built a location at a time, each one
- * of those of the line with fewest locations among those not yet covered, so that no set that
- * cannot cover is built. Undefined once it has taken `budget.steps` steps, which it counts down.
+ * Of the sets of `size` locations that cover every line, the one whose lines get the better batches, each set in
+ * the order of `all` (sorted by preference): built a location at a time, each one of those of the
+ * line with fewest locations among those not yet covered, so that a set stops growing once it is
+ * `size` or covers. Each set started or grown is a step of `budget`, which it counts down; past
+ * them, the best it found so far, if any.
  */
-const coveringSets = (each: readonly ReadonlySet<string>[], all: readonly string[], size: number, budget: { steps: number }): string[][] | undefined => {
+const bestCoveringSet = (
+  each: readonly ReadonlySet<string>[],
+  all: readonly string[],
+  size: number,
+  ranksOf: (chosen: readonly string[]) => readonly { rank: number }[],
+  budget: { steps: number },
+): string[] | undefined => {
   const position = new Map(all.map((location, index) => [location, index]));
-  const found = new Map<string, string[]>();
+  const best = new BestSet(ranksOf);
   const chosen: string[] = [];
   const build = (uncovered: readonly ReadonlySet<string>[]): boolean => {
     if (--budget.steps < 0) return false;
     if (uncovered.length === 0) {
-      const set = [...chosen].sort((a, b) => (position.get(a) as number) - (position.get(b) as number));
-      found.set(set.join('\u0000'), set);
+      best.offer([...chosen].sort((a, b) => (position.get(a) as number) - (position.get(b) as number)));
       return true;
     }
     if (chosen.length === size) return true;
@@ -308,10 +326,23 @@ const coveringSets = (each: readonly ReadonlySet<string>[], all: readonly string
     }
     return true;
   };
-  if (!build(each)) return undefined;
-  const ranks = (set: readonly string[]) => set.map((location) => ({ rank: position.get(location) as number }));
-  return [...found.values()].sort((a, b) => compareRanks(ranks(a), ranks(b)));
+  build(each);
+  return best.set;
 };
+
+/** Of the sets offered, the first whose lines get the better batches by the single-line rule (compareRanks); each set's ranks worked out once. */
+class BestSet {
+  set?: string[];
+  private ranks?: readonly { rank: number }[];
+
+  constructor(private readonly ranksOf: (chosen: readonly string[]) => readonly { rank: number }[]) {}
+
+  offer(chosen: readonly string[]): void {
+    const ranks = this.ranksOf(chosen);
+    if (this.ranks !== undefined && compareRanks(ranks, this.ranks) >= 0) return;
+    [this.set, this.ranks] = [[...chosen], ranks];
+  }
+}
 
 /** Every set of `size` of `items`, in lexicographic order of their positions (at most 924 of 12). */
 const forEachCombination = (items: readonly string[], size: number, visit: (chosen: readonly string[]) => void): void => {

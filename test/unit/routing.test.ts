@@ -250,7 +250,7 @@ describe('where an order goes', () => {
     expect(placed(planOrder('o1', [{ sku: 'LAMP', qty: 2 }, { sku: 'RUG', qty: 1 }], batches, eligibilityOf([], {})))).toEqual(['LAMP:lamp-b', 'RUG:rug-ship']);
   });
 
-  it('past 12 locations, still places every line at the fewest locations, the more preferred of a tie', () => {
+  it('past 12 locations, still places every line at the fewest locations', () => {
     const ids = Array.from({ length: 14 }, (_, index) => `l${String(index).padStart(2, '0')}`);
     const batches = stock(...ids.map((id) => at(`lamp-${id}`, 'LAMP', id)), at('rug-l13', 'RUG', 'l13'), at('sofa-l00', 'SOFA', 'l00'));
     const plan = planOrder('o1', order('LAMP', 'RUG', 'SOFA'), batches, eligibilityOf(places(...ids), {}));
@@ -275,32 +275,39 @@ describe('where an order goes', () => {
     expect(new Set(plan.kind === 'placed' ? plan.placements.map(({ batch }) => batch.location) : [])).toEqual(new Set(['a', 'b']));
   });
 
-  it('past 12 locations, carries an order in as few parcels as a search of every set of locations finds', () => {
+  it('past 12 locations, places an order as a search of every set of locations does: fewest parcels, then each line its best batch there', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 13, max: 15 }),
-        fc.array(fc.array(fc.nat(14), { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 12 }),
-        (locationCount, linesAt) => {
-          const ids = Array.from({ length: locationCount }, (_, index) => `l${index}`);
+        fc.array(fc.array(fc.nat(14), { minLength: 1, maxLength: 6 }), { minLength: 3, maxLength: 10 }),
+        fc.array(fc.nat(3), { minLength: 15, maxLength: 15 }),
+        (locationCount, linesAt, priorities) => {
+          const ids = Array.from({ length: locationCount }, (_, index) => `l${String(index).padStart(2, '0')}`);
           const skus = linesAt.map((_, index) => `S${index}`);
           const each = linesAt.map((numbers) => new Set(numbers.map((number) => ids[number % locationCount] as string)));
+          fc.pre(new Set(each.flatMap((locations) => [...locations])).size > 12);
           const batches = stock(...each.flatMap((locations, index) => [...locations].map((location) => at(`${skus[index]}-${location}`, skus[index] as string, location))));
-          const plan = planOrder('o1', order(...skus), batches, eligibilityOf(places(...ids), {}));
-          const parcels = new Set(plan.kind === 'placed' ? plan.placements.map(({ batch }) => batch.location) : []).size;
-          expect(parcels).toBe(fewestCovering(ids, each));
+          const eligibility = eligibilityOf(ids.map((id, index) => place(id, { priority: priorities[index] ?? 0 })), {});
+          const plan = planOrder('o1', order(...skus), batches, eligibility);
+          expect(placed(plan)).toEqual(placedBySearchOfEverySet(ids, skus, batches, eligibility));
         },
       ),
       { numRuns: 100, seed: 7 },
     );
   });
 
-  it('with lines at more locations than its search of the fewest may go through, still places every line, at the most preferred of each', () => {
-    // Four SKUs, each at 50 locations of its own: four parcels at least, and 50^3 sets of three to build.
-    const ids = Array.from({ length: 200 }, (_, index) => `l${String(index).padStart(3, '0')}`);
-    const skus = ['LAMP', 'RUG', 'SOFA', 'DESK'];
-    const batches = stock(...ids.map((id, index) => at(`${skus[index % 4]}-${id}`, skus[index % 4] as string, id)));
-    const plan = planOrder('o1', order(...skus), batches, eligibilityOf(places(...ids), {}));
-    expect(placed(plan)).toEqual(['LAMP:LAMP-l000', 'RUG:RUG-l001', 'SOFA:SOFA-l002', 'DESK:DESK-l003']);
+  it('past the steps its search may take, picks the locations greedily: the one that takes most lines first', () => {
+    // Five SKUs at 50 locations of their own each, and the least preferred location has a lamp and a
+    // rug: four parcels at least, and 50^3 sets of three to build before the search would get there.
+    const ids = Array.from({ length: 250 }, (_, index) => `l${String(index).padStart(3, '0')}`);
+    const skus = ['LAMP', 'RUG', 'SOFA', 'DESK', 'BED'];
+    const batches = stock(
+      ...ids.map((id, index) => at(`${skus[index % 5]}-${id}`, skus[index % 5] as string, id)),
+      at('LAMP-both', 'LAMP', 'both'),
+      at('RUG-both', 'RUG', 'both'),
+    );
+    const plan = planOrder('o1', order(...skus), batches, eligibilityOf(places(...ids, 'both'), {}));
+    expect(placed(plan)).toEqual(['LAMP:LAMP-both', 'RUG:RUG-both', 'SOFA:SOFA-l002', 'DESK:DESK-l003', 'BED:BED-l004']);
   });
 
   it('refuses every line that cannot be placed, each with why', () => {
@@ -318,14 +325,27 @@ describe('where an order goes', () => {
   });
 });
 
-/** The reference: the size of the smallest set of `ids` that has one of each line's locations, every set tried. */
-const fewestCovering = (ids: readonly string[], each: readonly ReadonlySet<string>[]): number => {
-  let fewest = ids.length;
+/**
+ * The reference for an order of a unit of each SKU, its batches all in stock: every set of `ids`
+ * tried; of the smallest that have a batch of each line, the one whose lines, by SKU, get the batch
+ * the rule for one line ranks best there, the first line that differs deciding; each line then its
+ * best batch there.
+ */
+const placedBySearchOfEverySet = (ids: readonly string[], skus: readonly string[], stockBySku: ReadonlyMap<string, Batch[] | undefined>, eligibility: ReturnType<typeof eligibilityOf>): string[] => {
+  const ranked = skus.map((sku) => rankBatchesForLine(stockBySku.get(sku) ?? [], { orderid: 'o1', sku, qty: 1 }, eligibility));
+  const bySku = [...skus.keys()].sort((a, b) => ((skus[a] as string) < (skus[b] as string) ? -1 : 1));
+  const ranksAt = (chosen: readonly string[]) => bySku.map((line) => (ranked[line] as Batch[]).findIndex(({ location }) => chosen.includes(location ?? 'default')));
+  let best: { chosen: string[]; ranks: number[] } | undefined;
   for (let mask = 1; mask < 2 ** ids.length; mask++) {
     const chosen = ids.filter((_, index) => mask & (2 ** index));
-    if (chosen.length < fewest && each.every((locations) => chosen.some((location) => locations.has(location)))) fewest = chosen.length;
+    const ranks = ranksAt(chosen);
+    if (ranks.some((rank) => rank < 0)) continue;
+    const firstDiffering = best ? ranks.findIndex((rank, line) => rank !== best?.ranks[line]) : -1;
+    if (!best || chosen.length < best.chosen.length || (chosen.length === best.chosen.length && firstDiffering >= 0 && (ranks[firstDiffering] as number) < (best.ranks[firstDiffering] as number))) {
+      best = { chosen, ranks };
+    }
   }
-  return fewest;
+  return skus.map((sku, line) => `${sku}:${(ranked[line] as Batch[]).find(({ location }) => best?.chosen.includes(location ?? 'default'))?.ref}`);
 };
 
 describe('allocateOrder, routed', () => {
