@@ -5,7 +5,7 @@ import { DEFAULT_LOCATION_ID } from './locations';
 import { type Allocation, type Batch, type Order, type RoutedAllocation, heldOf, locationOf } from './model';
 import { type Routing, isSameRouting, planOrder, recordedRouting } from './routing';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
-import { LazyExpiry, freedForLines, heldForFewerParcels, linesPassOverSpread, picksOf } from './lazy-expiry';
+import { LazyExpiry, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 
 /*
  * Holds through checkout (docs/api.md, "Holds"). Every change of a hold is one transaction guarded
@@ -57,8 +57,7 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
     const { stockBySku, eligibility } = await routedStockOf(lines, stocks, locations, routing, repository);
     const plan = planOrder(holdid, lines, stockBySku, eligibility);
     const picks = picksOf(holdid, lines, stockBySku, eligibility, plan);
-    const forFewerParcels = heldForFewerParcels(holdid, lines, stockBySku, eligibility, plan);
-    if (expiry.readAgain(await freedForLines(lines, stockBySku, eligibility, picks, repository, forFewerParcels))) continue;
+    if (expiry.readAgain(await freedForLines(lines, stockBySku, eligibility, picks, repository))) continue;
     if (!read.settled && linesPassOverSpread(lines, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;

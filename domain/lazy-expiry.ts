@@ -1,7 +1,7 @@
 import { batchesToFree } from './holds';
-import { type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, heldOf, locationOf, passesOverSpread } from './model';
+import { type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, heldOf, passesOverSpread } from './model';
 import type { BatchRepository } from './ports';
-import { type Eligibility, eligibleBatches, planOrder, rankBatchesForLine, routedPreference } from './routing';
+import { type Eligibility, eligibleBatches, rankBatchesForLine, routedPreference } from './routing';
 
 /*
  * What a read round of an allocation, an order, a hold or a transfer checks before it chooses:
@@ -26,10 +26,8 @@ export const freedExpiredHolds = async (
   picked: Batch | undefined,
   repository: BatchRepository,
   preference: BatchPreference = byPreference,
-  alsoFree?: Batch,
 ): Promise<ExpiryFound> => {
-  const byRule = batchesToFree(qty, batches, picked, preference);
-  const toFree = alsoFree && !byRule.some(({ ref }) => ref === alsoFree.ref) ? [...byRule, alsoFree] : byRule;
+  const toFree = batchesToFree(qty, batches, picked, preference);
   if (toFree.length === 0) return 'nothing-to-free';
   const now = repository.currentTime();
   const freed = await Promise.all(toFree.map((batch) => repository.freeExpiredHolds(batch, now, qty - Math.max(batch.available, 0))));
@@ -84,63 +82,16 @@ export const linesPassOverSpread = (
   return lines.some(({ sku }) => passesOverSpread(eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), preference));
 };
 
-/**
- * Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches they may take
- * from (freedExpiredHolds), and on those whose held units could carry the lines with fewer on
- * shipments or from fewer locations (heldForFewerParcels).
- */
+/** Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches they may take from (freedExpiredHolds). */
 export const freedForLines = (
   lines: Order['lines'],
   stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
   eligibility: Eligibility,
   picks: ReadonlyMap<string, Batch | undefined>,
   repository: BatchRepository,
-  forFewerParcels: ReadonlyMap<string, Batch> = new Map(),
 ): Promise<ExpiryFound[]> => {
   const preference = routedPreference(eligibility);
   return Promise.all(
-    lines.map(({ sku, qty }) =>
-      freedExpiredHolds(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), repository, preference, forFewerParcels.get(sku)),
-    ),
+    lines.map(({ sku, qty }) => freedExpiredHolds(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), repository, preference)),
   );
 };
-
-/**
- * For the lines of an order or a hold placed by `plan` (made on the units available): the batch of
- * each line, where there is one, whose held units would let the lines come with fewer of them on
- * shipments, or else from fewer locations: those of the plan made as if every held unit were free,
- * where its line needs more than the batch has available. The single-line rule frees only batches it
- * prefers to a line's pick (batchesToFree), and the one that keeps an order in one parcel may come
- * after it. One batch a line at most; none for a plan refused, whose lines free every batch they may
- * need.
- */
-export const heldForFewerParcels = (
-  orderid: string,
-  lines: Order['lines'],
-  stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
-  eligibility: Eligibility,
-  plan: OrderPlan,
-  placedAt: ReadonlySet<string> = new Set(),
-): ReadonlyMap<string, Batch> => {
-  if (plan.kind === 'refused') return new Map();
-  const heldFree = new Map(
-    [...stockBySku].map(([sku, batches]) => [sku, batches?.map((batch) => (heldOf(batch) > 0 ? { ...batch, available: batch.available + heldOf(batch) } : batch))]),
-  );
-  const freed = planOrder(orderid, lines, heldFree, eligibility, placedAt);
-  if (freed.kind === 'refused' || compareCosts(costOf(freed, placedAt), costOf(plan, placedAt)) >= 0) return new Map();
-  const needing = new Map<string, Batch>();
-  for (const { allocation, batch } of freed.placements) {
-    const asRead = stockBySku.get(allocation.sku)?.find(({ ref }) => ref === batch.ref);
-    if (asRead && asRead.available < allocation.qty) needing.set(allocation.sku, asRead);
-  }
-  return needing;
-};
-
-/** What a placed plan costs, in the order the whole-order rule weighs it: lines on shipments, then locations (with those of the lines placed already). */
-const costOf = (plan: Extract<OrderPlan, { kind: 'placed' }>, placedAt: ReadonlySet<string>): readonly [number, number] => [
-  plan.placements.filter(({ batch }) => batch.eta !== null).length,
-  new Set([...placedAt, ...plan.placements.map(({ batch }) => locationOf(batch))]).size,
-];
-
-const compareCosts = ([shipments, locations]: readonly [number, number], [otherShipments, otherLocations]: readonly [number, number]): number =>
-  shipments - otherShipments || locations - otherLocations;

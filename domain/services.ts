@@ -31,7 +31,7 @@ import {
   passesOverSpread,
   stockLevels,
 } from './model';
-import { LazyExpiry, freedExpiredHolds, freedForLines, heldForFewerParcels, linesPassOverSpread, picksOf } from './lazy-expiry';
+import { LazyExpiry, freedExpiredHolds, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 import { batchesToFree, givenBack } from './holds';
 import { locationsKnowing, routedStockOf, stockAndLocations } from './location-services';
 import { allLocationsOf } from './locations';
@@ -281,11 +281,9 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     // Lines of the order found made: the next round answers them, and routes what is left.
     if ('answered' in routed) continue;
     const { stockBySku, eligibility } = routed.routed;
-    const placedAt = new Set([...done.values()].map(({ location }) => location));
-    const plan = planOrder(orderid, pending, stockBySku, eligibility, placedAt);
+    const plan = planOrder(orderid, pending, stockBySku, eligibility, new Set([...done.values()].map(({ location }) => location)));
     const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
-    const forFewerParcels = heldForFewerParcels(orderid, pending, stockBySku, eligibility, plan, placedAt);
-    if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, picks, repository, forFewerParcels))) continue;
+    if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, picks, repository))) continue;
     if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;

@@ -395,41 +395,6 @@ const order2 = () => [
   { sku: 'RUG', qty: 1 },
 ];
 
-describe('an order or a hold whose lines an expired hold keeps apart', () => {
-  // Lyon is preferred, and has lamps; Paris has both, its lamps all held by a cart.
-  const withCartAtParis = async (cartSeconds: number) => {
-    const repository = new FakeRepository();
-    await putLocation({ id: 'lyon', name: 'Lyon', priority: 0, serves: ['*'] }, repository);
-    await putLocation({ id: 'paris', name: 'Paris', priority: 1, serves: ['*'] }, repository);
-    for (const [ref, sku, location] of [['lamp-lyon', 'LAMP', 'lyon'], ['lamp-paris', 'LAMP', 'paris'], ['rug-paris', 'RUG', 'paris']] as const) {
-      await addBatch({ ref, sku, qty: 2, eta: null, location }, repository);
-    }
-    await placeHold({ holdid: 'cart', lines: [{ sku: 'LAMP', qty: 2 }], ttlSeconds: cartSeconds }, repository, { location: 'paris' });
-    repository.now += 2 * 60_000;
-    return repository;
-  };
-  const lines = [{ sku: 'LAMP', qty: 1 }, { sku: 'RUG', qty: 1 }];
-
-  it("comes in one parcel once the expired hold is given back, though the rule for one line prefers the other location's lamps", async () => {
-    const repository = await withCartAtParis(60);
-    const { lines: placed } = await allocateOrder({ orderid: 'o1', lines }, repository);
-    expect(placed.map(({ batchref }) => batchref)).toEqual(['lamp-paris', 'rug-paris']);
-  });
-
-  it('is held in one place once the expired hold is given back, as an order is', async () => {
-    const repository = await withCartAtParis(60);
-    const { hold } = await placeHold({ holdid: 'h1', lines, ttlSeconds: 60 }, repository);
-    expect(hold.lines.map(({ batchref }) => batchref)).toEqual(['lamp-paris', 'rug-paris']);
-  });
-
-  it('comes in two parcels while the hold lasts, its units left held', async () => {
-    const repository = await withCartAtParis(900);
-    const { lines: placed } = await allocateOrder({ orderid: 'o1', lines }, repository);
-    expect(placed.map(({ batchref }) => batchref)).toEqual(['lamp-lyon', 'rug-paris']);
-    expect(repository.batches.get('lamp-paris')).toMatchObject({ available: 0, held: 2 });
-  });
-});
-
 describe('an order that adds lines to lines placed already', () => {
   it('places the new lines at the locations of those placed where it can, rather than make another parcel', async () => {
     const repository = new FakeRepository();
