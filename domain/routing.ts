@@ -252,7 +252,7 @@ const compareRanks = (a: readonly { rank: number }[], b: readonly { rank: number
  * line, the one whose lines get the better batches by the single-line rule (`ranksOf`, compareRanks),
  * the first in the order of their locations' preference of a tie (lexicographic over the locations
  * sorted by `preference`). Up to MAX_LOCATIONS_SEARCHED locations, every set of a size is tried; past them,
- * the sets of a size that cover are built (coveringSets). Past MAX_SEARCH_STEPS, the best set of
+ * the sets of a size that cover are built (bestCoveringSet). Past MAX_SEARCH_STEPS, the best set of
  * the size it was searching that it found, and when it found none, greedy: the location that covers
  * most lines not yet covered, the more preferred of a tie, until every line is.
  */
@@ -274,7 +274,7 @@ const fewestLocations = (
   }
   const budget = { steps: MAX_SEARCH_STEPS };
   for (let size = 1; size <= all.length; size++) {
-    const best = bestCoveringSet(each, all, size, ranksOf, budget);
+    const best = bestCoveringSet(each, size, ranksOf, budget);
     if (best) return best;
     if (budget.steps < 0) break;
   }
@@ -294,26 +294,25 @@ const fewestLocations = (
 };
 
 /**
- * Of the sets of `size` locations that cover every line, the one whose lines get the better batches, each set in
- * the order of `all` (sorted by preference): built a location at a time, each one of those of the
- * line with fewest locations among those not yet covered, so that a set stops growing once it is
- * `size` or covers. Each set started or grown is a step of `budget`, which it counts down; past
- * them, the best it found so far, if any.
+ * Of the sets of `size` locations that cover every line, the one whose lines get the better batches:
+ * built a location at a time, each one of those of the line with fewest locations among those not
+ * yet covered, so that a set stops growing once it is `size` or covers. Two different sets of the
+ * fewest never tie (each has a location that some line can be taken at only there), so the order
+ * they are found in decides nothing. Each set started or grown is a step of `budget`, which it
+ * counts down; past them, the best it found so far, if any.
  */
 const bestCoveringSet = (
   each: readonly ReadonlySet<string>[],
-  all: readonly string[],
   size: number,
   ranksOf: (chosen: readonly string[]) => readonly { rank: number }[],
   budget: { steps: number },
 ): string[] | undefined => {
-  const position = new Map(all.map((location, index) => [location, index]));
   const best = new BestSet(ranksOf);
   const chosen: string[] = [];
   const build = (uncovered: readonly ReadonlySet<string>[]): boolean => {
     if (--budget.steps < 0) return false;
     if (uncovered.length === 0) {
-      best.offer([...chosen].sort((a, b) => (position.get(a) as number) - (position.get(b) as number)));
+      best.offer(chosen);
       return true;
     }
     if (chosen.length === size) return true;

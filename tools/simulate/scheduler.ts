@@ -125,8 +125,8 @@ export type Slowness = (id: string, shape: CallShape) => number | undefined;
 export class Waiting {
   /** `now` is the run's clock, which a slow call's delay runs on. */
   constructor(
-    private readonly now: () => number = () => 0,
-    private readonly slowness: Slowness = () => undefined,
+    private readonly now: () => number,
+    private readonly slowness: Slowness,
   ) {}
 
   private readonly calls: PendingCall[] = [];

@@ -238,7 +238,6 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const failures: Failure[] = [];
   const running = new Map<string, Answer>();
   const arrivals: { readonly send: Send; readonly attempt: number; readonly at: number }[] = workload.map((send) => ({ send, attempt: 1, at: send.at }));
-
   // A send that waits for another's answer (Send.after) arrives once that one has answered or died;
   // one a shrink cut out is waited for no longer.
   const sent = new Set(workload.map(({ id }) => id));
