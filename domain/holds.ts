@@ -88,10 +88,32 @@ export const givenBack = (batch: Batch, units: readonly HeldUnits[]): Batch => {
 };
 
 /**
- * Lazy expiry: the batches whose expired holds, if any, a line of `qty` may need given back before it
- * is placed. Those the rule (`preference`: byPreference, or a request's routed one) prefers to the batch it picked (all, when it picked none) that hold units
- * and have too few available: the units behind their holds may be free. A batch that can take the
- * line, or holds nothing, never needs its holds read, so a request costs what it costs with no holds.
+ * The earliest that a hold whose units the batch counts may expire, as the store bounds it: the
+ * lowest bound of its item and its pieces (Batch.heldFrom). Undefined when none of them has one.
  */
-export const batchesToFree = (qty: number, batches: readonly Batch[], picked?: Batch, preference: BatchPreference = byPreference): Batch[] =>
-  batches.filter((batch) => heldOf(batch) > 0 && batch.available < qty && (picked === undefined || preference(batch, picked) < 0));
+export const earliestHeldExpiry = (batch: Batch): string | undefined =>
+  [batch.heldFrom, ...(batch.pieces ?? []).map(({ heldFrom }) => heldFrom)].reduce<string | undefined>(
+    (earliest, bound) => (bound === undefined || (earliest !== undefined && earliest <= bound) ? earliest : bound),
+    undefined,
+  );
+
+/**
+ * Whether some of the units the batch holds may belong to holds expired by `now`: it holds units, and
+ * its bound has come, or none of its items has one (units held before the store kept bounds). A
+ * batch whose holds all last has nothing to give back.
+ */
+export const mayHoldExpiredUnits = (batch: Batch, now: Instant): boolean => {
+  if (heldOf(batch) <= 0) return false;
+  const earliest = earliestHeldExpiry(batch);
+  return earliest === undefined || hasExpired(earliest, now);
+};
+
+/**
+ * Lazy expiry: the batches whose expired holds, if any, a line of `qty` may need given back before it
+ * is placed. Those the rule (`preference`: byPreference, or a request's routed one) prefers to the
+ * batch it picked (all, when it picked none) that have too few available and may hold units of
+ * expired holds (mayHoldExpiredUnits). A batch that can take the line, holds nothing, or whose holds
+ * all last never needs its holds read, so a request costs what it costs with no holds.
+ */
+export const batchesToFree = (qty: number, batches: readonly Batch[], now: Instant, picked?: Batch, preference: BatchPreference = byPreference): Batch[] =>
+  batches.filter((batch) => batch.available < qty && mayHoldExpiredUnits(batch, now) && (picked === undefined || preference(batch, picked) < 0));

@@ -17,22 +17,33 @@ import { type Eligibility, eligibleBatches, rankBatchesForLine, routedPreference
 export type ExpiryFound = 'freed' | 'nothing-to-free' | { readonly noneExpiredOn: string };
 
 /**
+ * The most batches lazy expiry reads the holds of in one round of an order or a hold: an order of
+ * many lines over many places reads a bounded number each round, and the next round goes on from
+ * what this one freed.
+ */
+export const MAX_BATCHES_FREED_PER_ROUND = 16;
+
+/** Gives back the units of expired holds on these batches, as many as a line of `qty` may need on each. */
+const freedOn = async (qty: number, toFree: readonly Batch[], repository: BatchRepository, now: number): Promise<ExpiryFound> => {
+  if (toFree.length === 0) return 'nothing-to-free';
+  const freed = await Promise.all(toFree.map((batch) => repository.freeExpiredHolds(batch, now, qty - Math.max(batch.available, 0))));
+  if (freed.some((units) => units > 0)) return 'freed';
+  return { noneExpiredOn: toFree.map((batch) => `${batch.ref}:${heldOf(batch)}:${batch.available}`).join(',') };
+};
+
+/**
  * Lazy expiry: gives back the units of expired holds on the batches that a line of `qty` may need
  * them on, picked by the rule or not (LazyExpiry says whether the caller reads again).
  */
-export const freedExpiredHolds = async (
+export const freedExpiredHolds = (
   qty: number,
   batches: readonly Batch[],
   picked: Batch | undefined,
   repository: BatchRepository,
   preference: BatchPreference = byPreference,
 ): Promise<ExpiryFound> => {
-  const toFree = batchesToFree(qty, batches, picked, preference);
-  if (toFree.length === 0) return 'nothing-to-free';
   const now = repository.currentTime();
-  const freed = await Promise.all(toFree.map((batch) => repository.freeExpiredHolds(batch, now, qty - Math.max(batch.available, 0))));
-  if (freed.some((units) => units > 0)) return 'freed';
-  return { noneExpiredOn: toFree.map((batch) => `${batch.ref}:${heldOf(batch)}:${batch.available}`).join(',') };
+  return freedOn(qty, batchesToFree(qty, batches, now, picked, preference), repository, now);
 };
 
 /**
@@ -82,16 +93,25 @@ export const linesPassOverSpread = (
   return lines.some(({ sku }) => passesOverSpread(eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), preference));
 };
 
-/** Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches they may take from (freedExpiredHolds). */
+/**
+ * Lazy expiry for the lines of an order or a hold, each of its own SKU: on every batch it may take
+ * from that is short for its line and may hold expired holds' units, whichever the plan picked, since
+ * a batch freed may let the whole order come from fewer places (domain/routing.ts, planOrder). At
+ * most MAX_BATCHES_FREED_PER_ROUND, line by line and by the rule's preference.
+ */
 export const freedForLines = (
   lines: Order['lines'],
   stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
   eligibility: Eligibility,
-  picks: ReadonlyMap<string, Batch | undefined>,
   repository: BatchRepository,
 ): Promise<ExpiryFound[]> => {
   const preference = routedPreference(eligibility);
-  return Promise.all(
-    lines.map(({ sku, qty }) => freedExpiredHolds(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), repository, preference)),
-  );
+  const now = repository.currentTime();
+  let left = MAX_BATCHES_FREED_PER_ROUND;
+  const toFree = lines.map(({ sku, qty }) => {
+    const batches = batchesToFree(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), now).sort(preference).slice(0, left);
+    left -= batches.length;
+    return { qty, batches };
+  });
+  return Promise.all(toFree.map(({ qty, batches }) => freedOn(qty, batches, repository, now)));
 };

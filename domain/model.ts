@@ -27,6 +27,14 @@ export interface Batch {
    */
   readonly held?: number;
   /**
+   * The store's bound on the holds counted on the batch's own item: none of the holds whose units
+   * the item counts expires before it (earliestHeldExpiry; functions/store/batches.ts, "Bounds of
+   * held units"). `heldTakes` is the store's count of the writes that kept it, which a write raising
+   * it names as read. Absent: the item's takes for holds have set none.
+   */
+  readonly heldFrom?: string;
+  readonly heldTakes?: number;
+  /**
    * Present while the store keeps part of the batch's `available` in pieces of their own, so that a
    * hot SKU's allocations do not all write one item (docs/capacity.md, "A hot SKU"): `available`
    * counts them, and the rules read only `available`. The rest, the batch's own units, is
@@ -53,6 +61,9 @@ export interface BatchPiece {
   readonly piece: number;
   readonly available: number;
   readonly held: number;
+  /** The piece's bound on its holds' expiry, and its count of the writes that kept it (Batch.heldFrom). */
+  readonly heldFrom?: string;
+  readonly heldTakes?: number;
 }
 
 /** The units of a spread batch that its pieces keep: 0 for a batch kept whole. */

@@ -32,7 +32,7 @@ import {
   stockLevels,
 } from './model';
 import { LazyExpiry, freedExpiredHolds, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
-import { batchesToFree, givenBack } from './holds';
+import { batchesToFree, givenBack, mayHoldExpiredUnits } from './holds';
 import { locationsKnowing, routedStockOf, stockAndLocations } from './location-services';
 import { allLocationsOf } from './locations';
 import {
@@ -142,7 +142,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       // From stock to a shipment only on a read made after the race was lost: a batch in stock
       // added or given units since would be passed over.
       const toAShipment = batch.eta === null && next?.eta !== null;
-      if (next && (toAShipment || heldOf(batch) > 0 || batchesToFree(line.qty, batches, next, preference).length > 0 || (!read.settled && passesOverSpread(batches, next, preference)))) break;
+      if (next && (toAShipment || heldOf(batch) > 0 || batchesToFree(line.qty, batches, repository.currentTime(), next, preference).length > 0 || (!read.settled && passesOverSpread(batches, next, preference)))) break;
     }
   }
   throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);
@@ -151,12 +151,12 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
 /**
  * The batches as a client reads them now: the units of holds that have expired are free, though
  * the store may still count them held (lazy expiry), so those holds are read, only on a batch that
- * holds units.
+ * may hold some (mayHoldExpiredUnits).
  */
 export const asFoundNow = async (batches: readonly Batch[], repository: BatchRepository): Promise<Batch[]> => {
   const now = repository.currentTime();
   return Promise.all(
-    batches.map(async (batch) => (heldOf(batch) > 0 ? givenBack(batch, await repository.heldOn(batch, { expiredBy: now }, Number.POSITIVE_INFINITY)) : batch)),
+    batches.map(async (batch) => (mayHoldExpiredUnits(batch, now) ? givenBack(batch, await repository.heldOn(batch, { expiredBy: now }, Number.POSITIVE_INFINITY)) : batch)),
   );
 };
 
@@ -283,7 +283,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     const { stockBySku, eligibility } = routed.routed;
     const plan = planOrder(orderid, pending, stockBySku, eligibility, new Set([...done.values()].map(({ location }) => location)));
     const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
-    if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, picks, repository))) continue;
+    if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, repository))) continue;
     if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;

@@ -8,6 +8,7 @@ import {
   TransferToItsSource,
   UnknownLocation,
 } from './errors';
+import { mayHoldExpiredUnits } from './holds';
 import { LazyExpiry, freedExpiredHolds } from './lazy-expiry';
 import { type Location, allLocationsOf } from './locations';
 import { heldOf, passesOverSpread } from './model';
@@ -125,7 +126,7 @@ export const cancelTransfer = async (transferid: string, repository: BatchReposi
       missedBefore = true;
       continue;
     }
-    if (heldOf(incoming) > 0 && (await repository.freeExpiredHolds(incoming, repository.currentTime(), heldOf(incoming))) > 0) continue;
+    if (mayHoldExpiredUnits(incoming, repository.currentTime()) && (await repository.freeExpiredHolds(incoming, repository.currentTime(), heldOf(incoming))) > 0) continue;
     const why = whyNotCancellable(transfer, incoming);
     if (why) {
       // A repeat racing its first send, which cancelled the transfer after this one read its batch: answered as that one was.

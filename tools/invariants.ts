@@ -1,9 +1,9 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { type Hold, type Instant, statusAt } from '../domain/holds';
+import { type Hold, type Instant, earliestHeldExpiry, statusAt } from '../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../domain/locations';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf } from '../domain/model';
 import type { Transfer } from '../domain/transfers';
-import type { Spread } from '../functions/store/batches';
+import { type Spread, heldBoundFields } from '../functions/store/batches';
 import type { StoredHeldUnits } from '../functions/store/held-units';
 import { parseStoredItem } from '../functions/store/items';
 import { LINE_BATCH, linesOfBatch } from '../functions/store/lines';
@@ -42,6 +42,7 @@ export type Rule =
   | 'line-in-batch-of-its-sku'
   | 'held-for-an-active-hold'
   | 'held-units-counted'
+  | 'held-units-bounded'
   | 'active-hold-holds-its-units'
   | 'batch-ref-unique'
   | 'batch-ref-reserved'
@@ -127,7 +128,7 @@ const withTheirPieces = (found: readonly { batch: Batch; inStockRange: boolean; 
           available: batch.available + own.reduce((sum, { available }) => sum + available, 0),
           ...(heldOf(batch) + piecesHeld !== 0 ? { held: heldOf(batch) + piecesHeld } : {}),
           spreadId: spread.spreadId,
-          pieces: own.map(({ piece, available, held }) => ({ piece, available, held })),
+          pieces: own.map(({ piece, available, held, heldFrom, heldTakes }) => ({ piece, available, held, ...heldBoundFields({ heldFrom, heldTakes }) })),
         }
       : batch;
     batches.push(counted);
@@ -237,6 +238,20 @@ export const findViolations = (
     violations.push({
       rule: 'held-units-counted',
       message: `batch ${show(batch.ref)} of sku ${show(batch.sku)} counts ${heldOf(batch)} held, where holds' records hold ${recorded}`,
+    });
+  }
+
+  // No record of held units on a batch expires before the batch's bound, when its items keep one
+  // (functions/store/batches.ts, "Bounds of held units"): lazy expiry reads only the batches whose
+  // bound has come, so a record below it would be given back by the sweeper alone.
+  const batchByKey = new Map(batches.map((batch) => [JSON.stringify([batch.sku, batch.ref]), batch]));
+  for (const { units, sku, ref } of heldUnits) {
+    const batch = batchByKey.get(JSON.stringify([sku, ref]));
+    const bound = batch && earliestHeldExpiry(batch);
+    if (bound === undefined || units.expiresAt >= bound) continue;
+    violations.push({
+      rule: 'held-units-bounded',
+      message: `batch ${show(ref)} of sku ${show(sku)} holds units until ${units.expiresAt} for hold ${show(units.holdid)}, before its bound ${bound}`,
     });
   }
 

@@ -30,11 +30,11 @@ import type { World } from './world';
  * spread batch share a transaction (take-groups.ts).
  */
 
-/** Units taken from a batch, and what records them: a line, or a hold's units (`setAside`: counted as held where they are taken). */
+/** Units taken from a batch, and what records them: a line, or a hold's units (`heldUntil`: the hold's expiry; counted as held where they are taken). */
 interface Take {
   readonly batch: Batch;
   readonly qty: number;
-  readonly setAside: boolean;
+  readonly heldUntil?: string;
   /** The items that record the take, given where its units came from. */
   readonly records: (sources: readonly HeldSource[]) => TransactWriteItem[];
 }
@@ -154,7 +154,6 @@ export class AllocationSaves {
     const takes = placements.map(({ allocation, batch }) => ({
       batch,
       qty: allocation.qty,
-      setAside: false,
       records: () => [newLineWrite(this.tableName, allocation, allocatedAt, batch)],
     }));
     const sent = await this.sendTakes(takes, allocatedAt);
@@ -173,7 +172,7 @@ export class AllocationSaves {
     const takes = placements.map(({ line, batch }) => ({
       batch,
       qty: line.qty,
-      setAside: true,
+      heldUntil: hold.expiresAt,
       records: (sources: readonly HeldSource[]) => heldUnitsPuts(this.tableName, hold, line, sources),
     }));
     // The record notes, of each line, where its units are taken from (its batch's location the line carries).
@@ -286,8 +285,8 @@ export class AllocationSaves {
     const wholeBatches: [number, Batch][] = [];
     const pieces: PieceTake[] = [];
     const sources: HeldSource[][] = [];
-    for (const { batch, qty, setAside, records } of takes) {
-      const take = writesOf(batch).take(this.tableName, batch, qty, takenAt, isBusy, this.world, setAside);
+    for (const { batch, qty, heldUntil, records } of takes) {
+      const take = writesOf(batch).take(this.tableName, batch, qty, takenAt, isBusy, this.world, heldUntil);
       if (take.wholeAt !== undefined) wholeBatches.push([items.length + take.wholeAt, batch]);
       pieces.push(...take.pieces.map((piece) => ({ ...piece, at: items.length + piece.at })));
       items.push(...take.items);

@@ -1,4 +1,4 @@
-import type { Instant } from '../../domain/holds';
+import { type Instant, earliestHeldExpiry } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID } from '../../domain/locations';
 import { type Batch, hasStockLeft, heldOf } from '../../domain/model';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
@@ -36,7 +36,7 @@ export const locationField = ({ location }: Pick<Batch, 'location'>) => (locatio
 
 /** A batch as the table holds it. */
 export const batchItem = (batch: Batch) => {
-  const { ref, sku, qty, available, eta, held = 0 } = batch;
+  const { ref, sku, qty, available, eta, held = 0, heldFrom, heldTakes } = batch;
   return {
     ...batchKey(batch),
     type: 'Batch',
@@ -46,9 +46,80 @@ export const batchItem = (batch: Batch) => {
     available,
     ...(eta === null ? {} : { eta }),
     ...(held > 0 ? { heldUnits: held } : {}),
+    ...heldBoundFields({ heldFrom, heldTakes }),
     ...locationField(batch),
   };
 };
+
+/*
+ * Bounds of held units (docs/architecture.md, "Holds"): so that a request reads the holds of only
+ * the batches where some may have expired, each batch item and piece keeps `heldFrom`, a bound on the
+ * expiry of holds, and `heldTakes`, a count of the writes that kept it. The invariant: every record of
+ * a hold's units on a batch (held-units.ts) expires at or after the lowest `heldFrom` of the batch's
+ * item and pieces, whenever one of them has one. Every write that adds a record keeps it, with a
+ * condition on the bound it read: a hold's take on the item it takes from (heldBoundKept), and an
+ * extension that moves a hold's expiry earlier on the batch's item (holds.ts). Ending a hold only
+ * removes records; a move copies the item as read; a gather gives the item the lowest of its pieces'
+ * bounds. Only lazy expiry raises a bound, to the earliest record it found left on the batch, item by
+ * item, on condition that the item's count of takes is as read before it read the records: no take
+ * came between (hold-give-backs.ts). A bound is a lower bound, so a stale one costs a read, never a
+ * unit.
+ */
+
+/** A hold's expiry as a bound: down to its second, so that the holds placed within one second keep one bound. */
+export const heldBoundOf = (expiresAt: string) => `${expiresAt.slice(0, 19)}.000Z`;
+
+/** An item's bound and count as stored: absent until a hold's take sets them. */
+export const heldBoundFields = ({ heldFrom, heldTakes }: { readonly heldFrom?: string; readonly heldTakes?: number }) => ({
+  ...(heldFrom === undefined ? {} : { heldFrom }),
+  ...(heldTakes === undefined ? {} : { heldTakes }),
+});
+
+/** The bound and count of an item as read back: each is absent, or of its type. */
+export const parseHeldBound = ({ heldFrom, heldTakes }: Record<string, unknown>): { heldFrom?: string; heldTakes?: number } | undefined => {
+  if ((heldFrom !== undefined && !isText(heldFrom)) || (heldTakes !== undefined && !isNumber(heldTakes))) return undefined;
+  return { ...(isText(heldFrom) ? { heldFrom } : {}), ...(isNumber(heldTakes) ? { heldTakes } : {}) };
+};
+
+/**
+ * How a write that adds records of held units keeps an item's bound at or below `bound`: `keep` sets
+ * it where there is none and keeps it where there is, on condition that it is at or below; `lower`
+ * sets it, on condition that it is absent or above. Either counts one take more.
+ */
+export type HeldBoundWrite = 'keep' | 'lower';
+
+export const heldBoundWrite = (how: HeldBoundWrite, bound: string): { readonly set: string; readonly condition: Condition } => {
+  const values = { ':heldBound': bound, ':noTakes': 0, ':oneTake': 1 };
+  const counted = 'heldTakes = if_not_exists(heldTakes, :noTakes) + :oneTake';
+  return how === 'lower'
+    ? { set: `heldFrom = :heldBound, ${counted}`, condition: { ConditionExpression: '(attribute_not_exists(heldFrom) OR heldFrom >= :heldBound)', ExpressionAttributeValues: values } }
+    : {
+        set: `heldFrom = if_not_exists(heldFrom, :heldBound), ${counted}`,
+        condition: { ConditionExpression: '(attribute_not_exists(heldFrom) OR heldFrom <= :heldBound)', ExpressionAttributeValues: values },
+      };
+};
+
+/**
+ * The bound of a batch whose units were held before the store kept bounds: the least there is, so
+ * that its holds are read until lazy expiry has found them and raised it.
+ */
+const BOUND_OF_OLDER_HOLDS = '1970-01-01T00:00:00.000Z';
+
+/**
+ * What a take for a hold expiring at `heldUntil` writes on the item of `batch` it takes from, whose
+ * bound it read as `read`: the hold's bound (heldBoundOf), or, on a batch that holds units with no
+ * bound on any of its items, BOUND_OF_OLDER_HOLDS; lowered to it when the bound read is above, else kept.
+ */
+export const heldBoundKept = (batch: Batch, read: string | undefined, heldUntil: string) => {
+  const bound = heldOf(batch) > 0 && earliestHeldExpiry(batch) === undefined ? BOUND_OF_OLDER_HOLDS : heldBoundOf(heldUntil);
+  return heldBoundWrite(read !== undefined && read > bound ? 'lower' : 'keep', bound);
+};
+
+/** An item's count of the takes that kept its bound is as read: no hold's take has come since. */
+export const heldTakesAre = (heldTakes: number | undefined): Condition =>
+  heldTakes === undefined
+    ? { ConditionExpression: 'attribute_not_exists(heldTakes)', ExpressionAttributeValues: {} }
+    : { ConditionExpression: 'heldTakes = :heldTakes', ExpressionAttributeValues: { ':heldTakes': heldTakes } };
 
 const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
 
@@ -96,12 +167,13 @@ export type StoredBatchItem =
  */
 export const parseBatchItem = (item: Record<string, unknown>): StoredBatchItem | undefined => {
   const { ref, sku, qty, available, eta, heldUnits, pieces, spreadId, spreadAt, changedAt, location } = item;
+  const bound = parseHeldBound(item);
   if (isText(ref) && isText(sku) && (location === undefined || isText(location))) {
     // A `held` attribute is a map of holds written before held units were records of their own: an
     // empty one (what giving back its last entry left) holds nothing, any other is not read.
     const counted = heldUnits === undefined || (isNumber(heldUnits) && heldUnits >= 0);
     const noOldHolds = item.held === undefined || (typeof item.held === 'object' && item.held !== null && Object.keys(item.held).length === 0);
-    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && counted && noOldHolds) {
+    if (isNumber(qty) && isNumber(available) && (eta === undefined || isText(eta)) && counted && noOldHolds && bound) {
       const batch: Batch = {
         ref,
         sku,
@@ -109,6 +181,7 @@ export const parseBatchItem = (item: Record<string, unknown>): StoredBatchItem |
         available,
         eta: eta ?? null,
         ...(isNumber(heldUnits) && heldUnits > 0 ? { held: heldUnits } : {}),
+        ...bound,
         ...locationField({ location }),
       };
       const inStockRange = isAt(item, batchWithStockKey(sku, ref));
@@ -131,14 +204,15 @@ export const heldUnitsAre = (held: number): Condition =>
     ? { ConditionExpression: '(attribute_not_exists(heldUnits) OR heldUnits = :noneHeld)', ExpressionAttributeValues: { ':noneHeld': 0 } }
     : { ConditionExpression: 'heldUnits = :heldUnits', ExpressionAttributeValues: { ':heldUnits': held } };
 
-/** The fields a batch's copy is made of, as read: its units, qty, eta and held units. */
-export const batchFieldsAre = ({ qty, available, eta, held = 0 }: Batch) =>
+/** The fields a batch's copy is made of, as read: its units, qty, eta, held units and the count of takes that kept its bound. */
+export const batchFieldsAre = ({ qty, available, eta, held = 0, heldTakes }: Batch) =>
   and(
     {
       ConditionExpression: `available = :available AND qty = :qty AND ${eta === null ? 'attribute_not_exists(eta)' : 'eta = :eta'}`,
       ExpressionAttributeValues: { ':available': available, ':qty': qty, ...(eta === null ? {} : { ':eta': eta }) },
     },
     heldUnitsAre(held),
+    heldTakesAre(heldTakes),
   );
 
 /**
@@ -278,22 +352,26 @@ export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batc
  * `available` plus `delta`, on the batch as it was found: in place, or moved across the edge of the
  * stock range. A take never leaves a batch below zero: one that would (the read was stale, or the
  * caller asked too much) goes as an update whose condition fails unless the batch has more stock
- * than was read. Only a change of qty goes below zero. A take for a hold (`setAside`) counts the
- * units it takes as held, which keeps the batch in the stock range.
+ * than was read. Only a change of qty goes below zero. A take for a hold expiring at `heldUntil`
+ * counts the units it takes as held, which keeps the batch in the stock range, and keeps the item's
+ * bound (heldBoundKept).
  */
-export const availableWrites = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem[] => {
+export const availableWrites = (tableName: string, batch: Batch, delta: number, heldUntil?: string): TransactWriteItem[] => {
   mustBeWhole(batch, `A change of available by ${delta}`);
+  const setAside = heldUntil !== undefined;
   const adjusted: Batch = { ...batch, available: batch.available + delta, ...(setAside ? { held: heldOf(batch) - delta } : {}) };
   // A take that the read says would go below zero is not moved: its in-place condition fails instead.
   if (hasStockLeft(batch) !== hasStockLeft(adjusted) && adjusted.available >= 0) return batchMoveWrites(tableName, batch, adjusted);
   const side = setAside ? staysOnItsSide(batch, delta, -delta) : staysOnItsSide(batch, delta);
+  const bound = setAside ? heldBoundKept(batch, batch.heldFrom, heldUntil) : undefined;
+  const conditions = [side, ...(delta < 0 ? [etaAsRead(batch)] : []), ...(bound ? [bound.condition] : [])];
   return [
     {
       Update: {
         TableName: tableName,
         Key: batchKey(batch),
-        UpdateExpression: 'SET available = available + :delta' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) - :delta' : ''),
-        ...withValues(delta < 0 ? and(side, etaAsRead(batch)) : side, { ':delta': delta, ...(setAside ? { ':noneHeld': 0 } : {}) }),
+        UpdateExpression: 'SET available = available + :delta' + (bound ? `, heldUnits = if_not_exists(heldUnits, :noneHeld) - :delta, ${bound.set}` : ''),
+        ...withValues(and(...conditions), { ':delta': delta, ...(setAside ? { ':noneHeld': 0 } : {}) }),
       },
     },
   ];

@@ -3,6 +3,8 @@ import { StoreUnavailable } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import type { Batch } from '../../domain/model';
 import type { ConditionalWrite, ExpiredHolds, ExpiredHoldsCursor } from '../../domain/ports';
+import { batchWithStockKey, heldBoundOf, heldTakesAre } from './batches';
+import { type Condition, and, withValues } from './conditions';
 import { PK, SK } from './fields';
 import {
   type CountPlaces,
@@ -18,8 +20,9 @@ import {
 } from './held-units';
 import { ACTIVE_HOLD_SHARD, activeHoldShards } from './holds';
 import { parseStoredItem } from './items';
+import { lowerBound, pieceKey } from './pieces';
 import type { KnownPieces } from './spread-batches';
-import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, type StoreCalls } from './store-calls';
+import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, type StoreCalls, type TransactWriteItem } from './store-calls';
 import { activeHoldsIndex } from './table';
 import type { TableReads } from './table-reads';
 import type { World } from './world';
@@ -93,25 +96,36 @@ export class HoldGiveBacks {
     return [...byHold.values()].sort((a, b) => order * (a.expiresAt < b.expiresAt ? -1 : a.expiresAt > b.expiresAt ? 1 : 0)).slice(0, limit);
   }
 
+  /**
+   * Reads the batch's records of held units from the earliest, gives back those of expired holds
+   * that the line needs, and raises the batch's bound to the earliest record left (raiseBound) when
+   * the reads found every record expired by now and the give-back was written.
+   */
   async freeExpired(batch: Batch, now: Instant, atLeast: number): Promise<number> {
+    const { records, complete } = await this.earliestRecords(batch, now);
+    const expiredBy = new Date(now).toISOString();
     const byHold = new Map<string, StoredHeldUnits>();
-    for (const record of await this.heldRecords(batch, { expiredBy: now }, HOLDS_FREED_AT_ONCE)) byHold.set(record.units.holdid, record);
+    for (const record of records) if (record.units.expiresAt <= expiredBy) byHold.set(record.units.holdid, record);
     const freeing: StoredHeldUnits[] = [];
-    let units = 0;
+    let freeingUnits = 0;
     for (const record of [...byHold.values()].sort((a, b) => (a.units.expiresAt < b.units.expiresAt ? -1 : 1))) {
-      if (units >= atLeast || freeing.length >= HOLDS_FREED_AT_ONCE) break;
+      if (freeingUnits >= atLeast || freeing.length >= HOLDS_FREED_AT_ONCE) break;
       freeing.push(record);
-      units += record.units.qty;
+      freeingUnits += record.units.qty;
     }
 
     // A give-back writes at most one piece of each spread its holds' units came from and the batch
     // item: as many holds as one transaction carries, sized for the most it may send.
     while (freeing.length > 1 && expiredUnitsGivenBackWrites(this.tableName, freeing, sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) freeing.pop();
-    if (freeing.length === 0) return 0;
     // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
-    await conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, this.world, (places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
+    const given = freeing.length === 0 ? 'saved' : await conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, this.world, (places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
+    if (given === 'saved' && complete) {
+      const freed = new Set(freeing.map(({ units: { holdid } }) => holdid));
+      const left = records.filter(({ units: { holdid } }) => !freed.has(holdid)).reduce<string | undefined>((earliest, { units: { expiresAt } }) => lowerBound(earliest, expiresAt), undefined);
+      if (await this.raiseBound(batch, left === undefined ? undefined : heldBoundOf(left), expiredBy)) this.knownPieces.forget(batch.ref);
+    }
     // Given back to pieces, the units are more than this process remembers of them: its next take reads them.
-    this.knownPieces.forget(batch.ref);
+    if (freeing.length > 0) this.knownPieces.forget(batch.ref);
     return freeing.reduce((sum, { units: { qty } }) => sum + qty, 0);
   }
 
@@ -173,6 +187,59 @@ export class HoldGiveBacks {
       else if (more && last) next.set(shard, activeHoldIndexKey(last));
     }
     return { holdids: kept.map(({ item }) => String(item.holdid)), ...(next.size > 0 ? { next: next as unknown as ExpiredHoldsCursor } : {}) };
+  }
+
+  /**
+   * The batch's records of held units from the earliest expiry, up to HOLDS_FREED_AT_ONCE + 1 in each
+   * partition they may be in; `complete` when each partition's read ended at its last record or at
+   * one not expired by `now`: then every record expired by then is among them, and so is the
+   * earliest of those left once they are given back.
+   */
+  private async earliestRecords(batch: Batch, now: Instant): Promise<{ readonly records: StoredHeldUnits[]; readonly complete: boolean }> {
+    const range = heldOnBatchRange(batch.ref);
+    const limit = HOLDS_FREED_AT_ONCE + 1;
+    const partitions = await Promise.all(heldUnitsPartitions(batch.sku).map((partition) => this.reads.range(partition, range, `${range}~`, { latestFirst: false, limit })));
+    const read = partitions.map((items) =>
+      items.flatMap((item) => {
+        const stored = parseStoredItem(item);
+        return stored.kind === 'held-units' && stored.held.ref === batch.ref ? [stored.held] : [];
+      }),
+    );
+    const expiredBy = new Date(now).toISOString();
+    // A partition read to its limit has more records: later than those read, and expired too when the last read is.
+    const complete = read.every((records, index) => (partitions[index]?.length ?? 0) < limit || (records.at(-1)?.units.expiresAt ?? '') > expiredBy);
+    return { records: read.flat(), complete };
+  }
+
+  /**
+   * Raises the bound of each of the batch's items (batches.ts, "Bounds of held units") that is below
+   * `to` (undefined: no record left, and the bound goes), item by item, on condition that no hold's
+   * take has counted on the item since the batch was read (its `heldTakes` as read, which is before
+   * the records were read): every record a take made since is then among those read, and expires at
+   * or after `to`. A piece is raised only in the spread read. A raise that fails, or meets another
+   * write, is left: the bound stays lower, and costs only a read of the records next time. A bound
+   * raised to `now` or before would still say to read them, and is not written. Whether one was.
+   */
+  private async raiseBound(batch: Batch, to: string | undefined, now: string): Promise<boolean> {
+    if (to !== undefined && to <= now) return false;
+    const below = (heldFrom: string | undefined) => heldFrom !== undefined && (to === undefined || heldFrom < to);
+    const update = to === undefined ? 'REMOVE heldFrom' : 'SET heldFrom = :raised';
+    const raised = to === undefined ? {} : { ':raised': to };
+    const writes: TransactWriteItem[] = [
+      ...(below(batch.heldFrom) ? [{ key: batchWithStockKey(batch.sku, batch.ref), heldTakes: batch.heldTakes, spread: [] as Condition[] }] : []),
+      ...(batch.pieces ?? [])
+        .filter(({ heldFrom }) => below(heldFrom))
+        .map(({ piece, heldTakes }) => ({
+          key: pieceKey(batch.sku, batch.ref, piece),
+          heldTakes,
+          spread: [{ ConditionExpression: 'spreadId = :spreadId', ExpressionAttributeValues: { ':spreadId': batch.spreadId } }],
+        })),
+    ].map(({ key, heldTakes, spread }) => ({
+      Update: { TableName: this.tableName, Key: key, UpdateExpression: update, ...withValues(and(heldTakesAre(heldTakes), ...spread), raised) },
+    }));
+    // Once each: a conflict or throttling leaves the bound as it is.
+    const cancellations = await Promise.all(writes.map((write) => this.calls.transactWrite([write], { next: () => undefined, maxAttempts: 2 })));
+    return cancellations.some((cancellation) => cancellation === undefined);
   }
 
   /**

@@ -39,8 +39,27 @@ export class HoldSaves {
     return this.write((places) => holdEndWrites(this.tableName, [{ hold, ending, givenBackOn }], now, places));
   }
 
-  extend(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite> {
-    return this.calls.conditionalWrite(holdExtensionWrites(this.tableName, hold, expiresAt, now));
+  /**
+   * An expiry moved earlier keeps each batch's bound without reading it: kept first, and lowered
+   * where that write's condition found it above (holdExtensionWrites).
+   */
+  async extend(hold: Hold, expiresAt: string, now: Instant): Promise<ConditionalWrite> {
+    let lowered = new Set<string>();
+    for (;;) {
+      const { items, boundsAt } = holdExtensionWrites(this.tableName, hold, expiresAt, now, lowered);
+      const cancellation = await this.calls.transactWrite(items);
+      if (!cancellation) return 'saved';
+      const failed = cancellation.flatMap((reason, at) => (reason.Code === 'ConditionalCheckFailed' ? [at] : []));
+      const toLower = failed.flatMap((at) => {
+        const batchref = boundsAt.get(at);
+        return batchref !== undefined && !lowered.has(batchref) ? [batchref] : [];
+      });
+      if (toLower.length === 0 || toLower.length !== failed.length) {
+        this.calls.raceLost(cancellation);
+        return 'changed';
+      }
+      lowered = new Set([...lowered, ...toLower]);
+    }
   }
 
   async confirm(hold: Hold, orderid: string, now: Instant, batches?: readonly Batch[]): Promise<ConfirmHoldResult> {

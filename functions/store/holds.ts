@@ -1,9 +1,9 @@
 import type { HeldLine, Hold, HoldStatus, Instant } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { HoldEnding, HoldToEnd } from '../../domain/ports';
-import { batchMoveWrites, locationField } from './batches';
-import { type Condition, ITEM_IS_NEW, withValues } from './conditions';
-import { isAt, isText, itemKey, shardOf } from './fields';
+import { batchMoveWrites, batchWithStockKey, heldBoundOf, heldBoundWrite, locationField } from './batches';
+import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
+import { PK, isAt, isText, itemKey, shardOf } from './fields';
 import {
   type CountPlaces,
   type HoldWrites,
@@ -185,24 +185,50 @@ const holdLastsAsRead = (hold: Hold, now: Instant) => ({
  * The hold's new expiry, on its record (with the time of the extension, for HoldExtended) and on its
  * units' records, which sort by expiry: each deleted, on condition that it is there, and put again
  * under its new key; an expiry that does not move keeps their keys, and only checks they are there
- * (a transaction may touch an item once). No count changes.
+ * (a transaction may touch an item once). No count changes. An expiry moved earlier keeps the bound
+ * of each of its batches (batches.ts, "Bounds of held units") on the batch's item, which a batch
+ * that holds units has in the stock range: `keep` it, or `lower` it for the batches named in
+ * `lowered`. Where each of those writes stands in the items, by batch.
  */
-export const holdExtensionWrites = (tableName: string, hold: Hold, expiresAt: string, now: Instant): TransactWriteItem[] => [
-  {
-    Update: {
-      TableName: tableName,
-      Key: holdKey(hold.holdid),
-      UpdateExpression: 'SET heldUntil = :newHeldUntil, extendedAt = :extendedAt',
-      ...withValues(holdLastsAsRead(hold, now), { ':newHeldUntil': expiresAt, ':extendedAt': new Date(now).toISOString() }),
-      ExpressionAttributeNames: { '#status': 'status' },
+export const holdExtensionWrites = (
+  tableName: string,
+  hold: Hold,
+  expiresAt: string,
+  now: Instant,
+  lowered: ReadonlySet<string> = new Set(),
+): { readonly items: TransactWriteItem[]; readonly boundsAt: ReadonlyMap<number, string> } => {
+  const items: TransactWriteItem[] = [
+    {
+      Update: {
+        TableName: tableName,
+        Key: holdKey(hold.holdid),
+        UpdateExpression: 'SET heldUntil = :newHeldUntil, extendedAt = :extendedAt',
+        ...withValues(holdLastsAsRead(hold, now), { ':newHeldUntil': expiresAt, ':extendedAt': new Date(now).toISOString() }),
+        ExpressionAttributeNames: { '#status': 'status' },
+      },
     },
-  },
-  ...hold.lines.flatMap((line) =>
-    expiresAt === hold.expiresAt
-      ? heldUnitsRemovals(tableName, hold, line).map(({ Delete }): TransactWriteItem => ({ ConditionCheck: Delete as NonNullable<TransactWriteItem['ConditionCheck']> }))
-      : [...heldUnitsRemovals(tableName, hold, line), ...heldUnitsPuts(tableName, { ...hold, expiresAt }, line, sourcesOf(line))],
-  ),
-];
+  ];
+  const boundsAt = new Map<number, string>();
+  for (const line of hold.lines) {
+    if (expiresAt === hold.expiresAt) {
+      items.push(...heldUnitsRemovals(tableName, hold, line).map(({ Delete }): TransactWriteItem => ({ ConditionCheck: Delete as NonNullable<TransactWriteItem['ConditionCheck']> })));
+      continue;
+    }
+    items.push(...heldUnitsRemovals(tableName, hold, line), ...heldUnitsPuts(tableName, { ...hold, expiresAt }, line, sourcesOf(line)));
+    if (expiresAt > hold.expiresAt) continue;
+    const bound = heldBoundWrite(lowered.has(line.batchref) ? 'lower' : 'keep', heldBoundOf(expiresAt));
+    boundsAt.set(items.length, line.batchref);
+    items.push({
+      Update: {
+        TableName: tableName,
+        Key: batchWithStockKey(line.sku, line.batchref),
+        UpdateExpression: `SET ${bound.set}`,
+        ...and({ ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} }, bound.condition),
+      },
+    });
+  }
+  return { items, boundsAt };
+};
 
 /** The hold's record, confirmed to the order, on condition that it lasts at `now` as read. */
 const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, now: Instant): TransactWriteItem =>

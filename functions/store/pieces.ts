@@ -1,6 +1,6 @@
 import type { HeldSource } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
-import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, etaAsRead, heldUnitsAre } from './batches';
+import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, etaAsRead, heldBoundKept, heldBoundWrite, heldTakesAre, heldUnitsAre, parseHeldBound } from './batches';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { isAt, isNumber, isText, itemKey } from './fields';
 import type { TransactWriteItem } from './store-calls';
@@ -66,9 +66,10 @@ export const parsePieceItem = (item: Record<string, unknown>): StoredPieceItem |
   // A piece's count of held units may be below zero: only the sum over the batch's items means
   // anything (held-units.ts); a piece spread before holds were counted on pieces has none.
   const piecesHeld = heldUnits === undefined || isNumber(heldUnits);
-  if (isNumber(piece) && isNumber(available) && piecesHeld && isText(spreadId) && (takenAt === undefined || isText(takenAt)) && isAt(item, pieceKey(sku, ref, piece))) {
+  const bound = parseHeldBound(item);
+  if (isNumber(piece) && isNumber(available) && piecesHeld && bound && isText(spreadId) && (takenAt === undefined || isText(takenAt)) && isAt(item, pieceKey(sku, ref, piece))) {
     const givenBack = isNumber(item.givenBack) ? item.givenBack : 0;
-    return { kind: 'piece', piece: { sku, ref, piece, available, held: isNumber(heldUnits) ? heldUnits : 0, givenBack, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
+    return { kind: 'piece', piece: { sku, ref, piece, available, held: isNumber(heldUnits) ? heldUnits : 0, ...bound, givenBack, spreadId, ...(isText(takenAt) ? { takenAt } : {}) } };
   }
   return undefined;
 };
@@ -78,17 +79,19 @@ export const parsePieceItem = (item: Record<string, unknown>): StoredPieceItem |
  * stock range whatever it has left, so the write is in place, on condition that the batch is still
  * spread (a gathered one may belong out of the range, which the read did not see) and, for a take,
  * that its own units cover it: "stock never goes below zero", however the pieces stand. A take for a
- * hold (`setAside`) counts the units as held on the item.
+ * hold expiring at `heldUntil` counts the units as held on the item, and keeps its bound (heldBoundKept).
  */
-const spreadItemWrite = (tableName: string, batch: Batch, delta: number, setAside = false): TransactWriteItem => {
+const spreadItemWrite = (tableName: string, batch: Batch, delta: number, heldUntil?: string): TransactWriteItem => {
   const own: Condition = { ConditionExpression: 'attribute_exists(pieces) AND available >= :bound', ExpressionAttributeValues: { ':bound': Math.max(0, -delta) } };
+  const bound = heldUntil === undefined ? undefined : heldBoundKept(batch, batch.heldFrom, heldUntil);
+  // A take from the batch's own units names the eta it was chosen by, as a take from a batch kept whole does.
+  const conditions = [own, ...(delta < 0 ? [etaAsRead(batch)] : []), ...(bound ? [bound.condition] : [])];
   return {
     Update: {
       TableName: tableName,
       Key: batchWithStockKey(batch.sku, batch.ref),
-      UpdateExpression: 'SET available = available + :delta' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) - :delta' : ''),
-      // A take from the batch's own units names the eta it was chosen by, as a take from a batch kept whole does.
-      ...withValues(delta < 0 ? and(own, etaAsRead(batch)) : own, { ':delta': delta, ...(setAside ? { ':noneHeld': 0 } : {}) }),
+      UpdateExpression: 'SET available = available + :delta' + (bound ? `, heldUnits = if_not_exists(heldUnits, :noneHeld) - :delta, ${bound.set}` : ''),
+      ...withValues(and(...conditions), { ':delta': delta, ...(bound ? { ':noneHeld': 0 } : {}) }),
     },
   };
 };
@@ -96,18 +99,23 @@ const spreadItemWrite = (tableName: string, batch: Batch, delta: number, setAsid
 /**
  * `qty` taken from one piece of a spread batch, on condition that the piece has it: "stock never goes
  * below zero", piece by piece. A piece gathered meanwhile has no `available`, and the condition fails.
- * A take for a hold (`setAside`) counts the units as held on the piece.
+ * A take for a hold expiring at `heldUntil` counts the units as held on the piece, and keeps its bound
+ * (heldBoundKept).
  */
-const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, qty: number, takenAt: string, setAside = false): TransactWriteItem => ({
-  Update: {
-    TableName: tableName,
-    Key: pieceKey(batch.sku, batch.ref, piece),
-    UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt' + (setAside ? ', heldUnits = if_not_exists(heldUnits, :noneHeld) + :qty' : ''),
-    // A hold's units name their spread, where they are counted: a piece of a later spread at the same key is not it.
-    ConditionExpression: 'available >= :qty' + (setAside ? ' AND spreadId = :spreadId' : ''),
-    ExpressionAttributeValues: { ':qty': qty, ':takenAt': takenAt, ...(setAside ? { ':spreadId': batch.spreadId, ':noneHeld': 0 } : {}) },
-  },
-});
+const pieceTakeWrite = (tableName: string, batch: Batch, piece: number, qty: number, takenAt: string, heldUntil?: string): TransactWriteItem => {
+  const read = batch.pieces?.find(({ piece: number }) => number === piece);
+  const bound = heldUntil === undefined ? undefined : heldBoundKept(batch, read?.heldFrom, heldUntil);
+  // A hold's units name their spread, where they are counted: a piece of a later spread at the same key is not it.
+  const hasIt: Condition = { ConditionExpression: 'available >= :qty' + (bound ? ' AND spreadId = :spreadId' : ''), ExpressionAttributeValues: {} };
+  return {
+    Update: {
+      TableName: tableName,
+      Key: pieceKey(batch.sku, batch.ref, piece),
+      UpdateExpression: 'SET available = available - :qty, takenAt = :takenAt' + (bound ? `, heldUnits = if_not_exists(heldUnits, :noneHeld) + :qty, ${bound.set}` : ''),
+      ...withValues(bound ? and(hasIt, bound.condition) : hasIt, { ':qty': qty, ':takenAt': takenAt, ...(bound ? { ':spreadId': batch.spreadId, ':noneHeld': 0 } : {}) }),
+    },
+  };
+};
 
 /** What each of `pieces` new pieces gets of `moved` units: as even a share as whole units allow. */
 export const pieceShares = (moved: number, pieces: number): BatchPiece[] =>
@@ -137,33 +145,45 @@ export const spreadWrites = (tableName: string, batch: Batch, moved: number, pie
   ),
 ];
 
+/** The lower of two bounds of held units, either of which may be absent. */
+export const lowerBound = (a: string | undefined, b: string | undefined): string | undefined => (a === undefined ? b : b === undefined || a <= b ? a : b);
+
 /**
  * A spread batch gathered back: each piece removed on condition that it holds what was read (its
- * units and its held units), and the sums given to the batch item, which stops being spread: from
- * then on the item counts the held units that holds took from its pieces. The batch item's condition
- * guards "pieces go back once" (still spread into as many pieces) and, when the batch is left with no
- * stock, "the stock range holds exactly the batches with stock left": the item, exactly as read,
- * then moves out of it.
+ * units, its held units, and its count of holds' takes, so its bound too), and the sums given to the
+ * batch item, which stops being spread: from then on the item counts the held units that holds took
+ * from its pieces, and its bound is the lowest of theirs and its own (batches.ts, "Bounds of held
+ * units"), one take more counted. The batch item's condition guards "pieces go back once" (still
+ * spread into as many pieces) and, when the batch is left with no stock, "the stock range holds
+ * exactly the batches with stock left": the item, exactly as read, then moves out of it.
  */
 export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem[] => {
   const pieces = batch.pieces ?? [];
   const sum = piecesAvailable(batch);
   const heldSum = pieces.reduce((total, { held }) => total + held, 0);
   const pieceRemovals = pieces.map(
-    ({ piece, available, held }): TransactWriteItem => ({
+    ({ piece, available, held, heldTakes }): TransactWriteItem => ({
       Delete: {
         TableName: tableName,
         Key: pieceKey(batch.sku, batch.ref, piece),
         ...and(
           { ConditionExpression: 'available = :available', ExpressionAttributeValues: { ':available': available } },
           heldUnitsAre(held),
+          heldTakesAre(heldTakes),
         ),
       },
     }),
   );
+  const piecesBound = pieces.reduce<string | undefined>((lowest, { heldFrom }) => lowerBound(lowest, heldFrom), undefined);
   const { pieces: _, ...whole } = batch;
   const own = { ...whole, available: batch.available - sum, held: (batch.held ?? 0) - heldSum };
-  const gathered = { ...own, available: own.available + sum, held: batch.held ?? 0 };
+  const heldFrom = lowerBound(batch.heldFrom, piecesBound);
+  const gathered = {
+    ...own,
+    available: own.available + sum,
+    held: batch.held ?? 0,
+    ...(heldFrom === undefined ? {} : { heldFrom, heldTakes: (batch.heldTakes ?? 0) + 1 }),
+  };
   const stillSpread = { ConditionExpression: 'pieces = :pieces', ExpressionAttributeValues: { ':pieces': pieces.length } };
   if (!hasStockLeft(gathered)) {
     return [
@@ -175,14 +195,17 @@ export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem
   // With no pieces' units to add, what keeps it in the range is its own units or held units, as read.
   const keepsStock =
     sum > 0 || heldSum > 0 ? [] : (own.held ?? 0) > 0 ? [heldUnitsAre(own.held)] : [{ ConditionExpression: 'available > :none', ExpressionAttributeValues: { ':none': 0 } }];
+  // The pieces' bound goes to the item as a hold's take expiring then would keep it.
+  const bound = piecesBound === undefined ? undefined : heldBoundWrite(batch.heldFrom === undefined || batch.heldFrom > piecesBound ? 'lower' : 'keep', piecesBound);
   return [
     ...pieceRemovals,
     {
       Update: {
         TableName: tableName,
         Key: batchWithStockKey(batch.sku, batch.ref),
-        UpdateExpression: 'SET available = available + :sum, heldUnits = if_not_exists(heldUnits, :noneHeld) + :heldSum REMOVE pieces, spreadId, spreadAt',
-        ...withValues(and(stillSpread, ...keepsStock), { ':sum': sum, ':heldSum': heldSum, ':noneHeld': 0 }),
+        UpdateExpression:
+          'SET available = available + :sum, heldUnits = if_not_exists(heldUnits, :noneHeld) + :heldSum' + (bound ? `, ${bound.set}` : '') + ' REMOVE pieces, spreadId, spreadAt',
+        ...withValues(and(stillSpread, ...keepsStock, ...(bound ? [bound.condition] : [])), { ':sum': sum, ':heldSum': heldSum, ':noneHeld': 0 }),
       },
     },
   ];
@@ -265,11 +288,11 @@ export interface TakeWrites {
 /** What a request writes on a batch as it read it: a take of its units, a give-back, a change of its qty and eta. */
 export interface BatchWrites {
   /**
-   * `qty` taken at `takenAt`, for a line or, `setAside`, for a hold (counted as held where taken);
-   * a piece that `isBusy` says another write is on is left while another can take the line, and the
-   * piece is picked by the world's chance.
+   * `qty` taken at `takenAt`, for a line or, with `heldUntil`, for a hold expiring then (counted as
+   * held where taken); a piece that `isBusy` says another write is on is left while another can take
+   * the line, and the piece is picked by the world's chance.
    */
-  take(tableName: string, batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean, world: Pick<World, 'random'>, setAside?: boolean): TakeWrites;
+  take(tableName: string, batch: Batch, qty: number, takenAt: string, isBusy: (key: string) => boolean, world: Pick<World, 'random'>, heldUntil?: string): TakeWrites;
   /** `qty` given back by a line cancelled. */
   giveBack(tableName: string, batch: Batch, qty: number): TransactWriteItem[];
   /** Its new qty and eta (and the held units of the holds the change ends). */
@@ -285,8 +308,8 @@ const returningItemOnFailure = (item: TransactWriteItem): TransactWriteItem => {
 
 /** A batch kept whole: its item's `available` (batches.ts), all of its units from it. */
 const wholeBatch: BatchWrites = {
-  take: (tableName, batch, qty, _takenAt, _isBusy, _world, setAside = false) => ({
-    items: availableWrites(tableName, batch, -qty, setAside).map(returningItemOnFailure),
+  take: (tableName, batch, qty, _takenAt, _isBusy, _world, heldUntil) => ({
+    items: availableWrites(tableName, batch, -qty, heldUntil).map(returningItemOnFailure),
     sources: [{ qty }],
     pieces: [],
     wholeAt: 0,
@@ -302,7 +325,7 @@ const wholeBatch: BatchWrites = {
  * would oversell.
  */
 const spreadBatch: BatchWrites = {
-  take: (tableName, batch, qty, takenAt, isBusy, world, setAside = false) => {
+  take: (tableName, batch, qty, takenAt, isBusy, world, heldUntil) => {
     const items: TransactWriteItem[] = [];
     const pieces: PieceTake[] = [];
     const sources: HeldSource[] = [];
@@ -312,11 +335,11 @@ const spreadBatch: BatchWrites = {
     }
     for (const [piece, pieceQty] of placed) {
       if (piece === undefined) {
-        items.push(spreadItemWrite(tableName, batch, -pieceQty, setAside));
+        items.push(spreadItemWrite(tableName, batch, -pieceQty, heldUntil));
         sources.push({ qty: pieceQty });
       } else {
         pieces.push({ at: items.length, key: takeKey(batch.ref, piece), ref: batch.ref });
-        items.push(pieceTakeWrite(tableName, batch, piece, pieceQty, takenAt, setAside));
+        items.push(pieceTakeWrite(tableName, batch, piece, pieceQty, takenAt, heldUntil));
       }
     }
     // The units taken from pieces are one source, however many pieces they came from: any piece of the

@@ -2,8 +2,8 @@ import { StoreUnavailable } from '../../domain/errors';
 import type { Instant } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
 import type { SkuStock, StockRead } from '../../domain/ports';
-import type { Spread } from './batches';
-import { PIECES_RANGE, type StoredPiece, gatherWrites, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
+import { type Spread, heldBoundFields } from './batches';
+import { PIECES_RANGE, type StoredPiece, gatherWrites, lowerBound, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
 import { type Cancellation, type ConflictRetryPolicy, type StoreCalls, fullJitter } from './store-calls';
 import type { World } from './world';
 
@@ -67,7 +67,9 @@ const withTheirPieces = (batch: Batch, pieces: readonly BatchPiece[], spreadId: 
     spreadId,
     available: batch.available + pieces.reduce((sum, { available }) => sum + available, 0),
     ...(held > 0 ? { held } : {}),
-    pieces: pieces.map(({ piece, available, held: some }) => ({ piece, available, held: some })).sort((a, b) => a.piece - b.piece),
+    pieces: pieces
+      .map(({ piece, available, held: some, heldFrom, heldTakes }) => ({ piece, available, held: some, ...heldBoundFields({ heldFrom, heldTakes }) }))
+      .sort((a, b) => a.piece - b.piece),
   };
 };
 
@@ -90,7 +92,10 @@ const countedWithGivenBack = (first: readonly StoredPiece[], second: readonly St
     const now = second.find(({ piece: number }) => number === piece.piece);
     if (!now || now.givenBack < piece.givenBack) return undefined;
     const since = now.givenBack - piece.givenBack;
-    counted.push(since === 0 ? piece : { ...piece, available: piece.available + since, held: piece.held - since, givenBack: now.givenBack });
+    // Its bound the lower of the two reads': a take between them may have lowered it, a give-back raised it.
+    const heldFrom = lowerBound(piece.heldFrom, now.heldFrom);
+    const bounded = heldFrom === piece.heldFrom ? piece : { ...piece, heldFrom };
+    counted.push(since === 0 ? bounded : { ...bounded, available: piece.available + since, held: piece.held - since, givenBack: now.givenBack });
   }
   return counted;
 };

@@ -37,7 +37,8 @@ const batchWithHold = async (qty: number, held: number, { sku = uniqueId('sku') 
   await table.repository().addBatch(batch);
   const hold: Hold = { holdid: units.holdid, lines: [{ sku, qty: held, batchref: batch.ref }], status: 'active', expiresAt: units.expiresAt };
   await repositoryAt(table, BEFORE_EXPIRY).repository.saveHold(hold, [{ line: hold.lines[0] as HeldLine, batch }]);
-  return { batch: { ...batch, available: qty - held, held } };
+  // The batch's bound on its holds' expiry, kept by the one take for a hold.
+  return { batch: { ...batch, available: qty - held, held, heldFrom: units.expiresAt, heldTakes: 1 } };
 };
 
 /** The batch as the table holds it, and whether it sits among the batches with stock. */
@@ -71,9 +72,9 @@ describe('units held on a batch', () => {
     expect(await allocate(line(batch, 7), repository)).toEqual({ batchref: batch.ref, location: 'default', created: true });
 
     // The stock and the locations (a new repository's first read of them); the expired holds' records where they may be (the SKU's
-    // partition and its pieces'), their give-back; the stock again (the locations kept), the take.
-    expect(calls).toEqual(['Query', 'Query', ...Array(5).fill('Query'), 'TransactWrite', 'Query', 'TransactWrite']);
-    const { held: _, ...withoutHolds } = batch;
+    // partition and its pieces'), their give-back, the batch's bound lifted (no hold is left on it); the stock again (the locations kept), the take.
+    expect(calls).toEqual(['Query', 'Query', ...Array(5).fill('Query'), 'TransactWrite', 'TransactWrite', 'Query', 'TransactWrite']);
+    const { held: _, heldFrom: __, ...withoutHolds } = batch;
     expect(await storedBatch(batch.ref)).toEqual({ batch: { ...withoutHolds, available: 3 }, inStockRange: true });
     expect(await violationsOf(batch)).toEqual([]);
   });
@@ -105,7 +106,7 @@ describe('units held on a batch', () => {
     const { repository } = repositoryAt(table, AT_EXPIRY);
     await allocateOrder({ orderid: uniqueId('order'), lines: [{ sku: batch.sku, qty: 5 }] }, repository);
 
-    const { held: _, ...withoutHolds } = batch;
+    const { held: _, heldFrom: __, ...withoutHolds } = batch;
     expect(await storedBatch(batch.ref)).toEqual({ batch: { ...withoutHolds, available: 0 }, inStockRange: false });
     expect(await violationsOf(batch)).toEqual([]);
   });
@@ -166,10 +167,10 @@ describe('many holds on one batch', () => {
 
     const { Item } = await table.documentClient.send(new GetCommand({ TableName: table.tableName, Key: batchWithStockKey(sku, batch.ref), ConsistentRead: true }));
     expect(Buffer.byteLength(JSON.stringify(Item))).toBeLessThan(300);
-    expect(await batchStatus(batch.ref, repository)).toEqual({ ...batch, available: 10, held: HOLDS });
+    expect(await batchStatus(batch.ref, repository)).toEqual({ ...batch, available: 10, held: HOLDS, heldFrom: new Date(EXPIRY).toISOString(), heldTakes: 2 });
 
     await releaseHold(holdids[0] as string, repository);
-    expect(await batchStatus(batch.ref, repository)).toEqual({ ...batch, available: 11, held: HOLDS - 1 });
+    expect(await batchStatus(batch.ref, repository)).toEqual({ ...batch, available: 11, held: HOLDS - 1, heldFrom: new Date(EXPIRY).toISOString(), heldTakes: 2 });
     expect(await violationsOf(batch)).toEqual([]);
   }, 120_000);
 });

@@ -923,7 +923,7 @@ describe(`the service against a reference model of the contract, through the con
     // As found now: the units of holds whose time has passed are available, though a batch may still record them.
     const byHoldid = <T extends { holdid: string }>(items: Iterable<T>) => [...items].sort((a, b) => (a.holdid < b.holdid ? -1 : 1));
     const hasExpired = (expiresAt: string) => Date.parse(expiresAt) <= clock;
-    const storedBatches = inventory.batches.map(({ held: _, pieces: __, spreadId: ___, ...batch }) => {
+    const storedBatches = inventory.batches.map(({ held: _, pieces: __, spreadId: ___, heldFrom: ____, heldTakes: _____, ...batch }) => {
       const records = inventory.heldUnits.filter(({ sku, ref }) => sku === batch.sku && ref === batch.ref);
       const expired = records.filter(({ units }) => hasExpired(units.expiresAt));
       const active = new Map(records.filter(({ units }) => !hasExpired(units.expiresAt)).map(({ units }) => [units.holdid, units]));

@@ -14,7 +14,7 @@ const spread: Batch = { ...whole, spreadId: 'spread-1', pieces: [{ piece: 0, ava
 describe("a batch kept whole's writes", () => {
   it('are made for a batch kept whole', () => {
     expect(availableWrites('t', whole, -3)).toHaveLength(1);
-    expect(availableWrites('t', whole, -10, true)).toHaveLength(1);
+    expect(availableWrites('t', whole, -10, '2026-11-29T10:15:00.000Z')).toHaveLength(1);
     expect(batchChangeWrites('t', whole, { ...whole, qty: 5, available: -5 })).toHaveLength(2);
     expect(batchMoveWrites('t', whole, { ...whole, available: 0, held: 0 })).toHaveLength(2);
   });

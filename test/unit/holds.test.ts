@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OutOfStock } from '../../domain/errors';
-import { type HeldUnits, type Hold, batchesToFree, expiryAfter, givenBack, statusAt } from '../../domain/holds';
+import { type HeldUnits, type Hold, batchesToFree, earliestHeldExpiry, expiryAfter, givenBack, mayHoldExpiredUnits, statusAt } from '../../domain/holds';
 import { type Batch, allocatedOf, hasStockLeft } from '../../domain/model';
 import { eligibilityOf, rankBatchesForLine } from '../../domain/routing';
 import { holdsToEnd } from '../../domain/hold-services';
@@ -70,15 +70,36 @@ describe('lazy expiry', () => {
   const shipment: Batch = { ref: 'lamp-2', sku: 'LAMP', qty: 10, available: 10, eta: '2026-12-01' };
 
   it('reads the holds of a batch only when the units a line needs may be behind them', () => {
-    expect(batchesToFree(5, [batch, shipment], shipment)).toEqual([batch]);
-    expect(batchesToFree(5, [batch], undefined)).toEqual([batch]);
-    expect(batchesToFree(1, [batch, shipment], batch)).toEqual([]);
-    expect(batchesToFree(5, [{ ...batch, held: undefined }, shipment], shipment)).toEqual([]);
+    expect(batchesToFree(5, [batch, shipment], NOW, shipment)).toEqual([batch]);
+    expect(batchesToFree(5, [batch], NOW, undefined)).toEqual([batch]);
+    expect(batchesToFree(1, [batch, shipment], NOW, batch)).toEqual([]);
+    expect(batchesToFree(5, [{ ...batch, held: undefined }, shipment], NOW, shipment)).toEqual([]);
   });
 
   it('never reads the holds of a batch that the rule prefers less than the one it picked', () => {
     const laterShipment: Batch = { ...shipment, ref: 'lamp-3', available: 0, held: 10, eta: '2027-01-01' };
-    expect(batchesToFree(5, [shipment, laterShipment], shipment)).toEqual([]);
+    expect(batchesToFree(5, [shipment, laterShipment], NOW, shipment)).toEqual([]);
+  });
+
+  it('leaves unread a batch whose holds all last, by the bound the store keeps on their expiry', () => {
+    const later = new Date(NOW + 60_000).toISOString();
+    expect(batchesToFree(5, [{ ...batch, heldFrom: later }], NOW)).toEqual([]);
+    expect(batchesToFree(5, [{ ...batch, heldFrom: new Date(NOW).toISOString() }], NOW)).toHaveLength(1);
+  });
+
+  it('bounds a spread batch by the lowest bound of its item and its pieces', () => {
+    const later = new Date(NOW + 60_000).toISOString();
+    const earlier = new Date(NOW - 1_000).toISOString();
+    const spread: Batch = { ...batch, heldFrom: later, pieces: [{ piece: 0, available: 0, held: 2 }, { piece: 1, available: 0, held: 1, heldFrom: earlier }] };
+    expect(earliestHeldExpiry(spread)).toBe(earlier);
+    expect(mayHoldExpiredUnits(spread, NOW)).toBe(true);
+    expect(mayHoldExpiredUnits({ ...spread, pieces: [{ piece: 0, available: 0, held: 3 }] }, NOW)).toBe(false);
+  });
+
+  it('reads a batch that holds units with no bound on any of its items, as units held before bounds were kept', () => {
+    expect(earliestHeldExpiry(batch)).toBeUndefined();
+    expect(mayHoldExpiredUnits(batch, NOW)).toBe(true);
+    expect(mayHoldExpiredUnits({ ...batch, held: undefined, heldFrom: new Date(NOW - 1_000).toISOString() }, NOW)).toBe(false);
   });
 });
 

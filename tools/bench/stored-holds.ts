@@ -1,6 +1,7 @@
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldLine, Hold, Instant } from '../../domain/holds';
-import { batchWithStockKey } from '../../functions/store/batches';
+import { batchWithStockKey, heldBoundOf, heldBoundWrite } from '../../functions/store/batches';
+import { withValues } from '../../functions/store/conditions';
 import { heldUnitsPuts } from '../../functions/store/held-units';
 import { newHoldWrite } from '../../functions/store/holds';
 import type { DocumentSender } from '../../functions/store/store-calls';
@@ -11,7 +12,7 @@ const CALLS_IN_FLIGHT = 8;
 
 /**
  * Active holds of 1 unit each on one batch kept whole, stored as placing them writes them (each
- * hold's record and its held units' record) but 25 items a call, several calls at once, and then
+ * hold's record and its held units' record, and the batch's bound) but 25 items a call, several calls at once, and then
  * counted on the batch item in one update: what is measured on such a batch is the requests that
  * meet them, not how fast a store takes thousands of holds (the drop with carts measures that).
  * Placed one by one through the service they would hold one DynamoDB Local for minutes.
@@ -44,12 +45,14 @@ export const storeActiveHolds = async (
     }
   };
   await Promise.all(Array.from({ length: CALLS_IN_FLIGHT }, writer));
+  // The batch's bound on their expiry kept as their takes keep it (functions/store/batches.ts, "Bounds of held units").
+  const bound = heldBoundWrite('keep', heldBoundOf(expiresAt));
   await sender.send(
     new UpdateCommand({
       TableName: tableName,
       Key: batchWithStockKey(batch.sku, batch.ref),
-      UpdateExpression: 'SET available = available - :held, heldUnits = if_not_exists(heldUnits, :none) + :held',
-      ExpressionAttributeValues: { ':held': holds.length, ':none': 0 },
+      UpdateExpression: `SET available = available - :held, heldUnits = if_not_exists(heldUnits, :none) + :held, ${bound.set}`,
+      ...withValues(bound.condition, { ':held': holds.length, ':none': 0 }),
     }),
   );
 };

@@ -1,0 +1,118 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extendHold, placeHold } from '../../domain/hold-services';
+import { putLocation } from '../../domain/location-services';
+import { addBatch, allocate, allocateOrder } from '../../domain/services';
+import { batchWithStockKey } from '../../functions/store/batches';
+import { GATHER_AFTER_MS } from '../../functions/store/spread-batches';
+import { measureExpiryReads } from '../../tools/bench/expiry-reads';
+import { checkInvariants } from '../../tools/invariants';
+import { type TestTable, createTestTable, repositoryAt, uniqueId } from '../support/dynamodb';
+
+/*
+ * The bound each batch keeps on its holds' expiry (functions/store/batches.ts, "Bounds of held
+ * units"; docs/architecture.md, "Holds"), against DynamoDB Local: the writes that add holds keep it,
+ * lazy expiry raises it, and a request reads the holds of a batch only once it has come. The clock
+ * is the test's.
+ */
+
+const NOW = Date.parse('2026-11-29T10:00:00.000Z');
+const at = (seconds: number) => new Date(NOW + seconds * 1_000).toISOString();
+
+let table: TestTable;
+beforeAll(async () => {
+  table = await createTestTable();
+});
+afterAll(() => table.drop());
+
+const itemOf = async (sku: string, ref: string) =>
+  (await table.documentClient.send(new GetCommand({ TableName: table.tableName, Key: batchWithStockKey(sku, ref), ConsistentRead: true }))).Item;
+
+const newBatch = async (qty: number) => {
+  const [sku, ref] = [uniqueId('sku'), uniqueId('batch')];
+  await addBatch({ ref, sku, qty, eta: null }, table.repository());
+  return { sku, ref };
+};
+
+const hold = (sku: string, qty: number, ttlSeconds: number, now = NOW) =>
+  placeHold({ holdid: uniqueId('cart'), lines: [{ sku, qty }], ttlSeconds }, repositoryAt(table, now).repository);
+
+const violationsOn = async (ref: string) => (await checkInvariants(table.documentClient, table.tableName)).filter(({ message }) => message.includes(ref));
+
+describe("a batch's bound on its holds' expiry", () => {
+  it('is the earliest expiry of the holds taken from it, to the second', async () => {
+    const { sku, ref } = await newBatch(10);
+
+    await hold(sku, 1, 900.5);
+    expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(900), heldTakes: 1 });
+    await hold(sku, 1, 60);
+    expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(60), heldTakes: 2 });
+    await hold(sku, 1, 3_600);
+    expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(60), heldTakes: 3 });
+    expect(await violationsOn(ref)).toEqual([]);
+  });
+
+  it('falls to the new expiry of a hold extended to end sooner, and stays for one extended to end later', async () => {
+    const { sku, ref } = await newBatch(10);
+    const { hold: placed } = await hold(sku, 2, 900);
+
+    await extendHold(placed.holdid, 1_800, repositoryAt(table, NOW).repository);
+    expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(900) });
+    await extendHold(placed.holdid, 30, repositoryAt(table, NOW).repository);
+    expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(30), heldTakes: 2 });
+    expect(await violationsOn(ref)).toEqual([]);
+  });
+
+  it('is raised by lazy expiry to the earliest hold left once it gives back the expired ones', async () => {
+    const { sku, ref } = await newBatch(3);
+    await hold(sku, 1, 60);
+    await hold(sku, 1, 900);
+
+    const { repository } = repositoryAt(table, NOW + 61_000);
+    expect(await allocate({ orderid: uniqueId('order'), sku, qty: 2 }, repository)).toMatchObject({ batchref: ref });
+
+    expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(900), heldUnits: 1, available: 0 });
+    expect(await violationsOn(ref)).toEqual([]);
+  });
+
+  it("goes to the batch item from its pieces when a spread is gathered, as the lowest of theirs and the item's", async () => {
+    const { sku, ref } = await newBatch(12);
+    await table.repository({ clock: () => NOW }).spreadBatch(ref, sku);
+    // The 8 units of the item's own are held until later; a unit of a piece, sooner.
+    await hold(sku, 8, 3_600);
+    await hold(sku, 1, 120);
+    expect((await itemOf(sku, ref))?.heldFrom).toBe(at(3_600));
+
+    await table.repository({ clock: () => NOW + GATHER_AFTER_MS + 1_000 }).spreadBatch(ref, sku);
+
+    expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(120) });
+    expect(await violationsOn(ref)).toEqual([]);
+  });
+});
+
+describe('lazy expiry, bounded by the batches whose bound has come', () => {
+  it('reads no holds for an order routed past 29 places of 30 whose carts all last, 25 SKUs each', async () => {
+    const { routed } = await measureExpiryReads(table.endpoint);
+
+    expect(routed.answer).toBe('placed at loc29');
+    // The stock of each SKU (the locations are read with it), and the take: no read of a hold's units.
+    expect(routed.calls).toEqual({ Query: 25, TransactWriteItems: 1 });
+  }, 60_000);
+
+  it('frees an expired cart on a batch the line alone would pass over, when that lets the whole order come from one place', async () => {
+    const repository = table.repository({ clock: () => NOW });
+    const [first, second] = [uniqueId('place'), uniqueId('place')];
+    await putLocation({ id: first, name: first, priority: 1, serves: ['*'] }, repository);
+    await putLocation({ id: second, name: second, priority: 0, serves: ['*'] }, repository);
+    const [lamp, shade] = [uniqueId('lamp'), uniqueId('shade')];
+    // Lamps only at the first place; shades at both, the second place's first by its priority, and the first's held by a cart.
+    await addBatch({ ref: uniqueId('lamps'), sku: lamp, qty: 1, eta: null, location: first }, repository);
+    await addBatch({ ref: uniqueId('shades'), sku: shade, qty: 1, eta: null, location: first }, repository);
+    await addBatch({ ref: uniqueId('shades'), sku: shade, qty: 1, eta: null, location: second }, repository);
+    await placeHold({ holdid: uniqueId('cart'), lines: [{ sku: shade, qty: 1 }], ttlSeconds: 60 }, repository, { location: first });
+
+    const outcome = await allocateOrder({ orderid: uniqueId('order'), lines: [{ sku: lamp, qty: 1 }, { sku: shade, qty: 1 }] }, repositoryAt(table, NOW + 61_000).repository);
+
+    expect(outcome.lines.map(({ location }) => location)).toEqual([first, first]);
+  });
+});
