@@ -222,13 +222,14 @@ export class HoldGiveBacks {
    */
   private async raiseBound(batch: Batch, to: string | undefined, now: string): Promise<boolean> {
     if (to !== undefined && to <= now) return false;
-    const below = (heldFrom: string | undefined) => heldFrom !== undefined && (to === undefined || heldFrom < to);
+    // An item's count guards its raise, and a write conditioned on no count at all would make an item where there is none.
+    const below = ({ heldFrom, heldTakes }: { heldFrom?: string; heldTakes?: number }) => heldFrom !== undefined && heldTakes !== undefined && (to === undefined || heldFrom < to);
     const update = to === undefined ? 'REMOVE heldFrom' : 'SET heldFrom = :raised';
     const raised = to === undefined ? {} : { ':raised': to };
     const writes: TransactWriteItem[] = [
-      ...(below(batch.heldFrom) ? [{ key: batchWithStockKey(batch.sku, batch.ref), heldTakes: batch.heldTakes, spread: [] as Condition[] }] : []),
+      ...(below(batch) ? [{ key: batchWithStockKey(batch.sku, batch.ref), heldTakes: batch.heldTakes, spread: [] as Condition[] }] : []),
       ...(batch.pieces ?? [])
-        .filter(({ heldFrom }) => below(heldFrom))
+        .filter(below)
         .map(({ piece, heldTakes }) => ({
           key: pieceKey(batch.sku, batch.ref, piece),
           heldTakes,

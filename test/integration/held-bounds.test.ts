@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extendHold, placeHold } from '../../domain/hold-services';
 import { putLocation } from '../../domain/location-services';
@@ -87,6 +87,22 @@ describe("a batch's bound on its holds' expiry", () => {
 
     expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(120) });
     expect(await violationsOn(ref)).toEqual([]);
+  });
+});
+
+describe('the invariant check of the bound', () => {
+  it('names a hold whose units expire before the bound of their batch', async () => {
+    const { sku, ref } = await newBatch(10);
+    const { hold: placed } = await hold(sku, 1, 60);
+    const stored = await itemOf(sku, ref);
+    await table.documentClient.send(new PutCommand({ TableName: table.tableName, Item: { ...stored, heldFrom: at(120) } }));
+
+    expect(await violationsOn(ref)).toEqual([
+      {
+        rule: 'held-units-bounded',
+        message: `batch "${ref}" of sku "${sku}" holds units until ${placed.expiresAt} for hold "${placed.holdid}", before its bound ${at(120)}`,
+      },
+    ]);
   });
 });
 
