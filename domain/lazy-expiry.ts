@@ -14,7 +14,7 @@ import { type Eligibility, eligibleBatches, rankBatchesForLine, routedPreference
  * holds given back; nothing to free; or batches it had to free with no expired units on them now,
  * named with the units they held and had available as read.
  */
-export type ExpiryFound = 'freed' | 'nothing-to-free' | { readonly noneExpiredOn: string };
+export type ExpiryFound = 'freed' | 'nothing-to-free' | 'more-to-read' | { readonly noneExpiredOn: string };
 
 /**
  * The most batches lazy expiry reads the holds of in one round of an order or a hold: an order of
@@ -22,6 +22,13 @@ export type ExpiryFound = 'freed' | 'nothing-to-free' | { readonly noneExpiredOn
  * what this one freed.
  */
 export const MAX_BATCHES_FREED_PER_ROUND = 16;
+
+/**
+ * The most batches one order or hold reads the holds of before it decides on what it has read: four
+ * rounds' worth, so that a request over more batches whose bound has come than that (a drop's carts
+ * all expired at once) answers rather than spends its rounds, and leaves the rest to the sweeper.
+ */
+export const MAX_BATCHES_FREED_PER_REQUEST = 4 * MAX_BATCHES_FREED_PER_ROUND;
 
 /** Gives back the units of expired holds on these batches, as many as a line of `qty` may need on each. */
 const freedOn = async (qty: number, toFree: readonly Batch[], repository: BatchRepository, now: number): Promise<ExpiryFound> => {
@@ -56,11 +63,13 @@ export const freedExpiredHolds = (
  */
 export class LazyExpiry {
   private lastNoneExpired?: string;
+  /** The batches whose holds this request has read: an order's round reads the others first (freedForLines). */
+  readonly readOn = new Set<string>();
 
   readAgain(found: ExpiryFound | readonly ExpiryFound[]): boolean {
     const all = Array.isArray(found) ? (found as readonly ExpiryFound[]) : [found as ExpiryFound];
     const noneExpired = all.flatMap((one) => (typeof one === 'object' ? [one.noneExpiredOn] : [])).join(';');
-    const again = all.includes('freed') || (noneExpired !== '' && noneExpired !== this.lastNoneExpired);
+    const again = all.includes('freed') || all.includes('more-to-read') || (noneExpired !== '' && noneExpired !== this.lastNoneExpired);
     this.lastNoneExpired = noneExpired === '' || all.includes('freed') ? undefined : noneExpired;
     return again;
   }
@@ -97,21 +106,38 @@ export const linesPassOverSpread = (
  * Lazy expiry for the lines of an order or a hold, each of its own SKU: on every batch it may take
  * from that is short for its line and may hold expired holds' units, whichever the plan picked, since
  * a batch freed may let the whole order come from fewer places (domain/routing.ts, planOrder). At
- * most MAX_BATCHES_FREED_PER_ROUND, line by line and by the rule's preference.
+ * most MAX_BATCHES_FREED_PER_ROUND, those the request has not read yet first, then line by line and
+ * by the rule's preference; 'more-to-read' when some were left for the next round, until the request
+ * has read MAX_BATCHES_FREED_PER_REQUEST.
  */
-export const freedForLines = (
+export const freedForLines = async (
   lines: Order['lines'],
   stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
   eligibility: Eligibility,
   repository: BatchRepository,
+  expiry: LazyExpiry,
 ): Promise<ExpiryFound[]> => {
   const preference = routedPreference(eligibility);
   const now = repository.currentTime();
-  let left = MAX_BATCHES_FREED_PER_ROUND;
-  const toFree = lines.map(({ sku, qty }) => {
-    const batches = batchesToFree(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), now).sort(preference).slice(0, left);
-    left -= batches.length;
-    return { qty, batches };
-  });
-  return Promise.all(toFree.map(({ qty, batches }) => freedOn(qty, batches, repository, now)));
+  const candidates = lines.flatMap(({ sku, qty }, line) =>
+    batchesToFree(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), now)
+      .sort(preference)
+      .map((batch) => ({ line, batch })),
+  );
+  const read = candidates.filter(({ batch }) => expiry.readOn.has(batch.ref));
+  // Past the request's most, only batches read already: what it finds there settles, and it decides.
+  const unread = expiry.readOn.size < MAX_BATCHES_FREED_PER_REQUEST ? candidates.filter(({ batch }) => !expiry.readOn.has(batch.ref)) : [];
+  const chosen = [...unread, ...read].slice(0, MAX_BATCHES_FREED_PER_ROUND);
+  for (const { batch } of chosen) expiry.readOn.add(batch.ref);
+  const found = await Promise.all(
+    lines.map(({ qty }, line) =>
+      freedOn(
+        qty,
+        chosen.filter((candidate) => candidate.line === line).map(({ batch }) => batch),
+        repository,
+        now,
+      ),
+    ),
+  );
+  return unread.length > MAX_BATCHES_FREED_PER_ROUND && expiry.readOn.size < MAX_BATCHES_FREED_PER_REQUEST ? [...found, 'more-to-read'] : found;
 };

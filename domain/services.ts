@@ -283,7 +283,7 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     const { stockBySku, eligibility } = routed.routed;
     const plan = planOrder(orderid, pending, stockBySku, eligibility, new Set([...done.values()].map(({ location }) => location)));
     const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
-    if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, repository))) continue;
+    if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, repository, expiry))) continue;
     if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { OutOfStock } from '../../domain/errors';
+import { OrderNotAllocated, OutOfStock } from '../../domain/errors';
 import { type HeldUnits, type Hold, batchesToFree, earliestHeldExpiry, expiryAfter, givenBack, mayHoldExpiredUnits, statusAt } from '../../domain/holds';
 import { type Batch, allocatedOf, hasStockLeft } from '../../domain/model';
 import { eligibilityOf, rankBatchesForLine } from '../../domain/routing';
 import { holdsToEnd } from '../../domain/hold-services';
-import { allocate } from '../../domain/services';
+import { MAX_BATCHES_FREED_PER_REQUEST, MAX_BATCHES_FREED_PER_ROUND } from '../../domain/lazy-expiry';
+import { allocate, allocateOrder } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
 
 const NOW = Date.parse('2026-11-25T10:00:00.000Z');
@@ -100,6 +101,36 @@ describe('lazy expiry', () => {
     expect(earliestHeldExpiry(batch)).toBeUndefined();
     expect(mayHoldExpiredUnits(batch, NOW)).toBe(true);
     expect(mayHoldExpiredUnits({ ...batch, held: undefined, heldFrom: new Date(NOW - 1_000).toISOString() }, NOW)).toBe(false);
+  });
+});
+
+describe('lazy expiry for an order over many batches', () => {
+  /** Batches of a unit each, every unit held: by carts that last on the first `lasting`, by expired ones on the rest. */
+  const heldBatches = (count: number, lasting: number) => {
+    const repository = new FakeRepository();
+    repository.now = NOW;
+    for (let index = 1; index <= count; index++) {
+      const ref = `lamp-${String(index).padStart(3, '0')}`;
+      repository.batches.set(ref, { ref, sku: 'LAMP', qty: 1, available: 0, eta: null, held: 1 });
+      const expiresAt = new Date(index <= lasting ? NOW + 60_000 : NOW - 1).toISOString();
+      repository.held.set(JSON.stringify([`cart-${index}`, ref]), { holdid: `cart-${index}`, qty: 1, expiresAt, ref });
+    }
+    return repository;
+  };
+
+  it('reads the batches a round leaves out in the rounds after it, and takes an expired cart found there', async () => {
+    const repository = heldBatches(MAX_BATCHES_FREED_PER_ROUND + 4, MAX_BATCHES_FREED_PER_ROUND);
+
+    const outcome = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }] }, repository);
+
+    expect(outcome.lines.map(({ batchref }) => batchref)).toEqual([`lamp-0${MAX_BATCHES_FREED_PER_ROUND + 1}`]);
+  });
+
+  it('decides on what it has read once it has read as many batches as a request may', async () => {
+    const repository = heldBatches(MAX_BATCHES_FREED_PER_REQUEST + 1, MAX_BATCHES_FREED_PER_REQUEST);
+
+    await expect(allocateOrder({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }] }, repository)).rejects.toThrow(OrderNotAllocated);
+    expect(repository.batches.get(`lamp-0${MAX_BATCHES_FREED_PER_REQUEST + 1}`)).toMatchObject({ held: 1 });
   });
 });
 
