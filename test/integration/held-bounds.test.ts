@@ -1,9 +1,11 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extendHold, placeHold } from '../../domain/hold-services';
 import { putLocation } from '../../domain/location-services';
 import { addBatch, allocate, allocateOrder } from '../../domain/services';
+import type { Batch } from '../../domain/model';
 import { batchWithStockKey } from '../../functions/store/batches';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import { GATHER_AFTER_MS } from '../../functions/store/spread-batches';
 import { measureExpiryReads } from '../../tools/bench/expiry-reads';
 import { checkInvariants } from '../../tools/invariants';
@@ -72,6 +74,30 @@ describe("a batch's bound on its holds' expiry", () => {
     expect(await allocate({ orderid: uniqueId('order'), sku, qty: 2 }, repository)).toMatchObject({ batchref: ref });
 
     expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(900), heldUnits: 1, available: 0 });
+    expect(await violationsOn(ref)).toEqual([]);
+  });
+
+  it('stays where a hold placed between lazy expiry\'s read of the records and its raise kept it', async () => {
+    const { sku, ref } = await newBatch(3);
+    await hold(sku, 1, 60);
+    await hold(sku, 1, 900);
+    const afterFirst = NOW + 61_000;
+    const read = await table.repository({ clock: () => afterFirst }).batch(ref, sku);
+    // The give-back is the write after the read of the records: a cart of 30 s comes first.
+    let cart: Promise<unknown> | undefined;
+    const sender: DocumentSender = {
+      send: (async (command: object, options?: object) => {
+        if (command instanceof TransactWriteCommand && !cart) {
+          cart = hold(sku, 1, 30, afterFirst);
+          await cart;
+        }
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+
+    await table.repository({ sender, clock: () => afterFirst }).freeExpiredHolds(read as Batch, afterFirst, 1);
+
+    expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(60), heldUnits: 2 });
     expect(await violationsOn(ref)).toEqual([]);
   });
 
