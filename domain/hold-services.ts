@@ -57,7 +57,7 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
     const { stockBySku, eligibility } = await routedStockOf(lines, stocks, locations, routing, repository);
     const plan = planOrder(holdid, lines, stockBySku, eligibility);
     const picks = picksOf(holdid, lines, stockBySku, eligibility, plan);
-    if (expiry.readAgain(await freedForLines(lines, stockBySku, eligibility, repository, expiry))) continue;
+    if (expiry.readAgain(await freedForLines(lines, stockBySku, eligibility, { plan, picks }, repository, expiry))) continue;
     if (!read.settled && linesPassOverSpread(lines, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;

@@ -1,5 +1,5 @@
 import { batchesToFree } from './holds';
-import { type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, heldOf, passesOverSpread } from './model';
+import { type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, heldOf, locationOf, passesOverSpread } from './model';
 import type { BatchRepository } from './ports';
 import { type Eligibility, eligibleBatches, rankBatchesForLine, routedPreference } from './routing';
 
@@ -103,8 +103,10 @@ export const linesPassOverSpread = (
 };
 
 /**
- * Lazy expiry for the lines of an order or a hold, each of its own SKU: on every batch it may take
- * from that is short for its line and may hold expired holds' units, whichever the plan picked, since
+ * Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches it may take
+ * from that are short for their line and may hold expired holds' units. A plan that comes in one
+ * place can be bettered only line by line, so then only on those the rule prefers to each line's
+ * pick (`picks`); a plan of several places, or none, on all of them, whichever the plan picked, since
  * a batch freed may let the whole order come from fewer places (domain/routing.ts, planOrder). At
  * most MAX_BATCHES_FREED_PER_ROUND, those the request has not read yet first, then line by line and
  * by the rule's preference; 'more-to-read' when some were left for the next round, until the request
@@ -114,13 +116,15 @@ export const freedForLines = async (
   lines: Order['lines'],
   stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
   eligibility: Eligibility,
+  { plan, picks, placedAt = new Set() }: { readonly plan: OrderPlan; readonly picks: ReadonlyMap<string, Batch | undefined>; readonly placedAt?: ReadonlySet<string> },
   repository: BatchRepository,
   expiry: LazyExpiry,
 ): Promise<ExpiryFound[]> => {
   const preference = routedPreference(eligibility);
   const now = repository.currentTime();
+  const onePlace = plan.kind === 'placed' && new Set([...placedAt, ...plan.placements.map(({ batch }) => locationOf(batch))]).size <= 1;
   const candidates = lines.flatMap(({ sku, qty }, line) =>
-    batchesToFree(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), now)
+    batchesToFree(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), now, onePlace ? picks.get(sku) : undefined, preference)
       .sort(preference)
       .map((batch) => ({ line, batch })),
   );

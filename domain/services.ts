@@ -281,9 +281,10 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     // Lines of the order found made: the next round answers them, and routes what is left.
     if ('answered' in routed) continue;
     const { stockBySku, eligibility } = routed.routed;
-    const plan = planOrder(orderid, pending, stockBySku, eligibility, new Set([...done.values()].map(({ location }) => location)));
+    const placedAt = new Set([...done.values()].map(({ location }) => location));
+    const plan = planOrder(orderid, pending, stockBySku, eligibility, placedAt);
     const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
-    if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, repository, expiry))) continue;
+    if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, { plan, picks, placedAt }, repository, expiry))) continue;
     if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
       read = { settled: true };
       continue;

@@ -83,27 +83,34 @@ export const parseHeldBound = ({ heldFrom, heldTakes }: Record<string, unknown>)
 
 /**
  * How a write that adds records of held units keeps an item's bound at or below `bound`: `keep` sets
- * it where there is none and keeps it where there is, on condition that it is at or below; `lower`
- * sets it, on condition that it is absent or above. Either counts one take more.
+ * it where there is none (to `whereNone`, `bound` unless the caller knows less) and keeps it where
+ * there is, on condition that it is at or below; `lower` sets it, on condition that it is absent or
+ * above. Either counts one take more.
  */
 export type HeldBoundWrite = 'keep' | 'lower';
 
-export const heldBoundWrite = (how: HeldBoundWrite, bound: string): { readonly set: string; readonly condition: Condition } => {
-  const values = { ':heldBound': bound, ':noTakes': 0, ':oneTake': 1 };
+export const heldBoundWrite = (how: HeldBoundWrite, bound: string, whereNone = bound): { readonly set: string; readonly condition: Condition } => {
   const counted = 'heldTakes = if_not_exists(heldTakes, :noTakes) + :oneTake';
-  return how === 'lower'
-    ? { set: `heldFrom = :heldBound, ${counted}`, condition: { ConditionExpression: '(attribute_not_exists(heldFrom) OR heldFrom >= :heldBound)', ExpressionAttributeValues: values } }
-    : {
-        set: `heldFrom = if_not_exists(heldFrom, :heldBound), ${counted}`,
-        condition: { ConditionExpression: '(attribute_not_exists(heldFrom) OR heldFrom <= :heldBound)', ExpressionAttributeValues: values },
-      };
+  if (how === 'lower') {
+    return {
+      set: `heldFrom = :heldBound, ${counted}`,
+      condition: { ConditionExpression: '(attribute_not_exists(heldFrom) OR heldFrom >= :heldBound)', ExpressionAttributeValues: { ':heldBound': bound, ':noTakes': 0, ':oneTake': 1 } },
+    };
+  }
+  return {
+    set: `heldFrom = if_not_exists(heldFrom, :boundWhereNone), ${counted}`,
+    condition: {
+      ConditionExpression: '(attribute_not_exists(heldFrom) OR heldFrom <= :heldBound)',
+      ExpressionAttributeValues: { ':heldBound': bound, ':boundWhereNone': whereNone, ':noTakes': 0, ':oneTake': 1 },
+    },
+  };
 };
 
 /**
  * The bound of a batch whose units were held before the store kept bounds: the least there is, so
  * that its holds are read until lazy expiry has found them and raised it.
  */
-const BOUND_OF_OLDER_HOLDS = '1970-01-01T00:00:00.000Z';
+export const BOUND_OF_OLDER_HOLDS = '1970-01-01T00:00:00.000Z';
 
 /**
  * What a take for a hold expiring at `heldUntil` writes on the item of `batch` it takes from, whose

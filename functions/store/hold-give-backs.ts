@@ -1,5 +1,5 @@
-import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { StoreUnavailable } from '../../domain/errors';
+import { BatchGetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StoreUnavailable, TransientFailure } from '../../domain/errors';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import type { Batch } from '../../domain/model';
 import type { ConditionalWrite, ExpiredHolds, ExpiredHoldsCursor } from '../../domain/ports';
@@ -22,7 +22,7 @@ import { ACTIVE_HOLD_SHARD, activeHoldShards } from './holds';
 import { parseStoredItem } from './items';
 import { lowerBound, pieceKey } from './pieces';
 import type { KnownPieces } from './spread-batches';
-import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, type StoreCalls, type TransactWriteItem } from './store-calls';
+import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, type StoreCalls } from './store-calls';
 import { activeHoldsIndex } from './table';
 import type { TableReads } from './table-reads';
 import type { World } from './world';
@@ -41,6 +41,9 @@ import type { World } from './world';
  * transaction; those that do not are left for the next give-back (freeExpired sizes the write).
  */
 const HOLDS_FREED_AT_ONCE = 40;
+
+/** What a store answers a raise that leaves its bound as it is: a count of takes not as read, a transaction in flight on the item. */
+const RAISE_LEFT = new Set(['ConditionalCheckFailedException', 'TransactionConflictException']);
 
 /** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
 const MAX_UNPROCESSED_ROUNDS = 4;
@@ -217,30 +220,44 @@ export class HoldGiveBacks {
    * take has counted on the item since the batch was read (its `heldTakes` as read, which is before
    * the records were read): every record a take made since is then among those read, and expires at
    * or after `to`. A piece is raised only in the spread read. A raise that fails, or meets another
-   * write, is left: the bound stays lower, and costs only a read of the records next time. A bound
-   * raised to `now` or before would still say to read them, and is not written. Whether one was.
+   * write, or that the store does not answer, is left: the bound stays lower, and costs only a read
+   * of the records next time. A bound raised to `now` or before would still say to read them, and is
+   * not written. Whether one was.
    */
   private async raiseBound(batch: Batch, to: string | undefined, now: string): Promise<boolean> {
     if (to !== undefined && to <= now) return false;
     // An item's count guards its raise, and a write conditioned on no count at all would make an item where there is none.
     const below = ({ heldFrom, heldTakes }: { heldFrom?: string; heldTakes?: number }) => heldFrom !== undefined && heldTakes !== undefined && (to === undefined || heldFrom < to);
     const update = to === undefined ? 'REMOVE heldFrom' : 'SET heldFrom = :raised';
-    const raised = to === undefined ? {} : { ':raised': to };
-    const writes: TransactWriteItem[] = [
+    const values = to === undefined ? {} : { ':raised': to };
+    const raises = [
       ...(below(batch) ? [{ key: batchWithStockKey(batch.sku, batch.ref), heldTakes: batch.heldTakes, spread: [] as Condition[] }] : []),
-      ...(batch.pieces ?? [])
-        .filter(below)
-        .map(({ piece, heldTakes }) => ({
-          key: pieceKey(batch.sku, batch.ref, piece),
-          heldTakes,
-          spread: [{ ConditionExpression: 'spreadId = :spreadId', ExpressionAttributeValues: { ':spreadId': batch.spreadId } }],
-        })),
-    ].map(({ key, heldTakes, spread }) => ({
-      Update: { TableName: this.tableName, Key: key, UpdateExpression: update, ...withValues(and(heldTakesAre(heldTakes), ...spread), raised) },
-    }));
-    // Once each: a conflict or throttling leaves the bound as it is.
-    const cancellations = await Promise.all(writes.map((write) => this.calls.transactWrite([write], { next: () => undefined, maxAttempts: 2 })));
-    return cancellations.some((cancellation) => cancellation === undefined);
+      ...(batch.pieces ?? []).filter(below).map(({ piece, heldTakes }) => ({
+        key: pieceKey(batch.sku, batch.ref, piece),
+        heldTakes,
+        spread: [{ ConditionExpression: 'spreadId = :spreadId', ExpressionAttributeValues: { ':spreadId': batch.spreadId } }],
+      })),
+    ];
+    // Each a write of its own, outside any transaction (it conflicts with no take for long, and costs
+    // half): one the store refuses, or does not answer, leaves that bound as it is, and the give-back
+    // before it stands.
+    const raised = await Promise.all(
+      raises.map(async ({ key, heldTakes, spread }) => {
+        try {
+          await this.calls.call((options) =>
+            this.client.send(
+              new UpdateCommand({ TableName: this.tableName, Key: key, UpdateExpression: update, ...withValues(and(heldTakesAre(heldTakes), ...spread), values) }),
+              options,
+            ),
+          );
+          return true;
+        } catch (error) {
+          if (error instanceof TransientFailure || (error instanceof Error && RAISE_LEFT.has(error.name))) return false;
+          throw error;
+        }
+      }),
+    );
+    return raised.some(Boolean);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { HeldLine, Hold, HoldStatus, Instant } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { HoldEnding, HoldToEnd } from '../../domain/ports';
-import { batchMoveWrites, batchWithStockKey, heldBoundOf, heldBoundWrite, locationField } from './batches';
+import { BOUND_OF_OLDER_HOLDS, batchMoveWrites, batchWithStockKey, heldBoundOf, heldBoundWrite, locationField } from './batches';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isText, itemKey, shardOf } from './fields';
 import {
@@ -216,7 +216,8 @@ export const holdExtensionWrites = (
     }
     items.push(...heldUnitsRemovals(tableName, hold, line), ...heldUnitsPuts(tableName, { ...hold, expiresAt }, line, sourcesOf(line)));
     if (expiresAt > hold.expiresAt) continue;
-    const bound = heldBoundWrite(lowered.has(line.batchref) ? 'lower' : 'keep', heldBoundOf(expiresAt));
+    // An item with no bound may count holds placed before bounds, of any expiry: it gets the least.
+    const bound = heldBoundWrite(lowered.has(line.batchref) ? 'lower' : 'keep', heldBoundOf(expiresAt), BOUND_OF_OLDER_HOLDS);
     boundsAt.set(items.length, line.batchref);
     items.push({
       Update: {

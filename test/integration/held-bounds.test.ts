@@ -1,10 +1,10 @@
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extendHold, placeHold } from '../../domain/hold-services';
 import { putLocation } from '../../domain/location-services';
 import { addBatch, allocate, allocateOrder } from '../../domain/services';
 import type { Batch } from '../../domain/model';
-import { batchWithStockKey } from '../../functions/store/batches';
+import { BOUND_OF_OLDER_HOLDS, batchWithStockKey } from '../../functions/store/batches';
 import type { DocumentSender } from '../../functions/store/store-calls';
 import { GATHER_AFTER_MS } from '../../functions/store/spread-batches';
 import { measureExpiryReads } from '../../tools/bench/expiry-reads';
@@ -101,6 +101,41 @@ describe("a batch's bound on its holds' expiry", () => {
     expect(await violationsOn(ref)).toEqual([]);
   });
 
+  it('leaves a give-back standing when the store refuses its raise', async () => {
+    const { sku, ref } = await newBatch(2);
+    await hold(sku, 1, 60);
+    await hold(sku, 1, 900);
+    const throttled: DocumentSender = {
+      send: (async (command: object, options?: object) => {
+        if (command instanceof UpdateCommand) throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $retryable: { throttling: true } });
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+
+    const answer = await allocate({ orderid: uniqueId('order'), sku, qty: 1 }, table.repository({ sender: throttled, clock: () => NOW + 61_000 }));
+
+    expect(answer).toMatchObject({ batchref: ref });
+    expect(await itemOf(sku, ref)).toMatchObject({ heldFrom: at(60), heldUnits: 1, available: 0 });
+    expect(await violationsOn(ref)).toEqual([]);
+  });
+
+  it('is the least there is on a batch whose holds were placed before bounds, when a hold is placed on it or extended to end sooner', async () => {
+    const { sku, ref } = await newBatch(10);
+    const { hold: older } = await hold(sku, 1, 100);
+    const { hold: later } = await hold(sku, 1, 3_600);
+    // As a version before bounds left the batch: its holds counted, no bound kept.
+    await table.documentClient.send(new UpdateCommand({ TableName: table.tableName, Key: batchWithStockKey(sku, ref), UpdateExpression: 'REMOVE heldFrom, heldTakes' }));
+
+    await extendHold(later.holdid, 200, repositoryAt(table, NOW).repository);
+    expect((await itemOf(sku, ref))?.heldFrom).toBe(BOUND_OF_OLDER_HOLDS);
+
+    await table.documentClient.send(new UpdateCommand({ TableName: table.tableName, Key: batchWithStockKey(sku, ref), UpdateExpression: 'REMOVE heldFrom, heldTakes' }));
+    await hold(sku, 1, 900);
+    expect((await itemOf(sku, ref))?.heldFrom).toBe(BOUND_OF_OLDER_HOLDS);
+    expect(older.expiresAt < at(200)).toBe(true);
+    expect(await violationsOn(ref)).toEqual([]);
+  });
+
   it("goes to the batch item from its pieces when a spread is gathered, as the lowest of theirs and the item's", async () => {
     const { sku, ref } = await newBatch(12);
     await table.repository({ clock: () => NOW }).spreadBatch(ref, sku);
@@ -156,5 +191,23 @@ describe('lazy expiry, bounded by the batches whose bound has come', () => {
     const outcome = await allocateOrder({ orderid: uniqueId('order'), lines: [{ sku: lamp, qty: 1 }, { sku: shade, qty: 1 }] }, repositoryAt(table, NOW + 61_000).repository);
 
     expect(outcome.lines.map(({ location }) => location)).toEqual([first, first]);
+  });
+
+  it('reads no holds for an order that comes from one place, each line on the batch the rule prefers', async () => {
+    const repository = table.repository({ clock: () => NOW });
+    const [preferred, other] = [uniqueId('place'), uniqueId('place')];
+    await putLocation({ id: preferred, name: preferred, priority: 0, serves: ['*'] }, repository);
+    await putLocation({ id: other, name: other, priority: 1, serves: ['*'] }, repository);
+    const lamp = uniqueId('lamp');
+    await addBatch({ ref: uniqueId('lamps'), sku: lamp, qty: 1, eta: null, location: preferred }, repository);
+    await addBatch({ ref: uniqueId('lamps'), sku: lamp, qty: 1, eta: null, location: other }, repository);
+    await placeHold({ holdid: uniqueId('cart'), lines: [{ sku: lamp, qty: 1 }], ttlSeconds: 60 }, repository, { location: other });
+
+    const { repository: later, calls } = repositoryAt(table, NOW + 61_000);
+    const outcome = await allocateOrder({ orderid: uniqueId('order'), lines: [{ sku: lamp, qty: 1 }] }, later);
+
+    expect(outcome.lines.map(({ location }) => location)).toEqual([preferred]);
+    // The stock and the locations, and the take.
+    expect(calls).toEqual(['Query', 'Query', 'TransactWrite']);
   });
 });

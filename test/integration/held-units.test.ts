@@ -73,7 +73,7 @@ describe('units held on a batch', () => {
 
     // The stock and the locations (a new repository's first read of them); the expired holds' records where they may be (the SKU's
     // partition and its pieces'), their give-back, the batch's bound lifted (no hold is left on it); the stock again (the locations kept), the take.
-    expect(calls).toEqual(['Query', 'Query', ...Array(5).fill('Query'), 'TransactWrite', 'TransactWrite', 'Query', 'TransactWrite']);
+    expect(calls).toEqual(['Query', 'Query', ...Array(5).fill('Query'), 'TransactWrite', 'Update', 'Query', 'TransactWrite']);
     const { held: _, heldFrom: __, ...withoutHolds } = batch;
     expect(await storedBatch(batch.ref)).toEqual({ batch: { ...withoutHolds, available: 3 }, inStockRange: true });
     expect(await violationsOf(batch)).toEqual([]);
