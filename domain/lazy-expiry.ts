@@ -1,5 +1,5 @@
 import { batchesToFree } from './holds';
-import { type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, heldOf, locationOf, passesOverSpread } from './model';
+import { type Batch, type BatchPreference, type Order, type OrderLine, type OrderPlan, byPreference, heldOf, locationOf, passesOverSpread } from './model';
 import type { BatchRepository } from './ports';
 import { type Eligibility, eligibleBatches, rankBatchesForLine, routedPreference } from './routing';
 
@@ -24,9 +24,10 @@ export type ExpiryFound = 'freed' | 'nothing-to-free' | 'more-to-read' | { reado
 export const MAX_BATCHES_FREED_PER_ROUND = 16;
 
 /**
- * The most batches one order or hold reads the holds of before it decides on what it has read: four
- * rounds' worth, so that a request over more batches whose bound has come than that (a drop's carts
- * all expired at once) answers rather than spends its rounds, and leaves the rest to the sweeper.
+ * The most batches one order or hold reads the holds of to better a plan it can place: four rounds'
+ * worth, so that a request over more batches whose bound has come than that (a drop's carts all
+ * expired at once) answers rather than spends its rounds, and leaves the rest to the sweeper. A line
+ * the plan refuses is read for past it.
  */
 export const MAX_BATCHES_FREED_PER_REQUEST = 4 * MAX_BATCHES_FREED_PER_ROUND;
 
@@ -108,9 +109,9 @@ export const linesPassOverSpread = (
  * place can be bettered only line by line, so then only on those the rule prefers to each line's
  * pick (`picks`); a plan of several places, or none, on all of them, whichever the plan picked, since
  * a batch freed may let the whole order come from fewer places (domain/routing.ts, planOrder). At
- * most MAX_BATCHES_FREED_PER_ROUND, those the request has not read yet first, then line by line and
- * by the rule's preference; 'more-to-read' when some were left for the next round, until the request
- * has read MAX_BATCHES_FREED_PER_REQUEST.
+ * most MAX_BATCHES_FREED_PER_ROUND, those the request has not read yet first, each line's best
+ * first; 'more-to-read' when some were left for the next round. Past MAX_BATCHES_FREED_PER_REQUEST
+ * read, a request reads more only for the lines its plan refuses, within its rounds (then 503).
  */
 export const freedForLines = async (
   lines: Order['lines'],
@@ -123,15 +124,22 @@ export const freedForLines = async (
   const preference = routedPreference(eligibility);
   const now = repository.currentTime();
   const onePlace = plan.kind === 'placed' && new Set([...placedAt, ...plan.placements.map(({ batch }) => locationOf(batch))]).size <= 1;
-  const candidates = lines.flatMap(({ sku, qty }, line) =>
-    batchesToFree(qty, eligibleBatches(stockBySku.get(sku) ?? [], eligibility), now, onePlace ? picks.get(sku) : undefined, preference)
-      .sort(preference)
-      .map((batch) => ({ line, batch })),
-  );
-  const read = candidates.filter(({ batch }) => expiry.readOn.has(batch.ref));
-  // Past the request's most, only batches read already: what it finds there settles, and it decides.
-  const unread = expiry.readOn.size < MAX_BATCHES_FREED_PER_REQUEST ? candidates.filter(({ batch }) => !expiry.readOn.has(batch.ref)) : [];
-  const chosen = [...unread, ...read].slice(0, MAX_BATCHES_FREED_PER_ROUND);
+  // In turns: every line's first batch to read (its best, counting those read in rounds before), then
+  // every line's second, and so on, so that a round reads for every line before it reads more for one.
+  const candidates = lines
+    .flatMap(({ sku, qty }, line) => {
+      const eligible = eligibleBatches(stockBySku.get(sku) ?? [], eligibility);
+      const readBefore = eligible.filter(({ ref }) => expiry.readOn.has(ref)).length;
+      return batchesToFree(qty, eligible, now, onePlace ? picks.get(sku) : undefined, preference)
+        .sort(preference)
+        .map((batch, rank) => ({ line, turn: readBefore + rank, batch }));
+    })
+    .sort((a, b) => a.turn - b.turn || a.line - b.line);
+  const refused = new Set(plan.kind === 'refused' ? plan.refusals.map(({ sku }) => sku) : []);
+  // Past the request's most, only for a line the plan refuses: it is never refused while a batch it may take from is unread.
+  const mayRead = ({ line }: { readonly line: number }) => expiry.readOn.size < MAX_BATCHES_FREED_PER_REQUEST || refused.has((lines[line] as OrderLine).sku);
+  const unread = candidates.filter((candidate) => !expiry.readOn.has(candidate.batch.ref) && mayRead(candidate));
+  const chosen = [...unread, ...candidates.filter(({ batch }) => expiry.readOn.has(batch.ref))].slice(0, MAX_BATCHES_FREED_PER_ROUND);
   for (const { batch } of chosen) expiry.readOn.add(batch.ref);
   const found = await Promise.all(
     lines.map(({ qty }, line) =>
@@ -143,5 +151,5 @@ export const freedForLines = async (
       ),
     ),
   );
-  return unread.length > MAX_BATCHES_FREED_PER_ROUND && expiry.readOn.size < MAX_BATCHES_FREED_PER_REQUEST ? [...found, 'more-to-read'] : found;
+  return unread.length > MAX_BATCHES_FREED_PER_ROUND ? [...found, 'more-to-read'] : found;
 };

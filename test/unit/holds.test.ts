@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OrderNotAllocated, OutOfStock } from '../../domain/errors';
+import { OutOfStock } from '../../domain/errors';
 import { type HeldUnits, type Hold, batchesToFree, earliestHeldExpiry, expiryAfter, givenBack, mayHoldExpiredUnits, statusAt } from '../../domain/holds';
 import { type Batch, allocatedOf, hasStockLeft } from '../../domain/model';
 import { eligibilityOf, rankBatchesForLine } from '../../domain/routing';
@@ -126,10 +126,21 @@ describe('lazy expiry for an order over many batches', () => {
     expect(outcome.lines.map(({ batchref }) => batchref)).toEqual([`lamp-0${MAX_BATCHES_FREED_PER_ROUND + 1}`]);
   });
 
-  it('decides on what it has read once it has read as many batches as a request may', async () => {
+  it('reads past the most a request reads for a line its plan would refuse', async () => {
     const repository = heldBatches(MAX_BATCHES_FREED_PER_REQUEST + 1, MAX_BATCHES_FREED_PER_REQUEST);
 
-    await expect(allocateOrder({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }] }, repository)).rejects.toThrow(OrderNotAllocated);
+    const outcome = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }] }, repository);
+
+    expect(outcome.lines.map(({ batchref }) => batchref)).toEqual([`lamp-0${MAX_BATCHES_FREED_PER_REQUEST + 1}`]);
+  });
+
+  it('decides on what it has read, once it has read as many batches as a request may, for a line it can place', async () => {
+    const repository = heldBatches(MAX_BATCHES_FREED_PER_REQUEST + 1, MAX_BATCHES_FREED_PER_REQUEST);
+    repository.batches.set('lamp-ship', { ref: 'lamp-ship', sku: 'LAMP', qty: 1, available: 1, eta: '2026-12-24' });
+
+    const outcome = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }] }, repository);
+
+    expect(outcome.lines.map(({ batchref }) => batchref)).toEqual(['lamp-ship']);
     expect(repository.batches.get(`lamp-0${MAX_BATCHES_FREED_PER_REQUEST + 1}`)).toMatchObject({ held: 1 });
   });
 });

@@ -1,9 +1,11 @@
 /**
  * What lazy expiry reads at scale: 30 locations stocking 25 SKUs, carts holding every unit at the 29
  * preferred ones (active holds, none expired), then one order of a unit of each SKU, routed to every
- * location, and the same order pinned to the 30th. For each: its answer, its time, and its store
- * calls by operation, the reads of held units among them (docs/performance.md, "Lazy expiry at
- * scale"). Run alone: `npx tsx tools/bench/expiry-reads.ts`; it prints its figures as JSON.
+ * location, and the same order pinned to the 30th; then, the clock past the carts' expiry, the routed
+ * order again, twice (the first reads and gives back what it may, the second meets what it left).
+ * For each: its answer, its time, and its store calls by operation, the reads of held units among
+ * them (docs/capacity.md, "Holds: what their cost depends on"). Run alone:
+ * `npx tsx tools/bench/expiry-reads.ts`; it prints its figures as JSON.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,6 +17,7 @@ import type { Routing } from '../../domain/routing';
 import { addBatch, allocateOrder } from '../../domain/services';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
+import { worldAt } from '../../functions/store/world';
 import { startDynamoDbLocal } from '../../local/dynamodb-local';
 import { ensureTable } from '../../local/table';
 import { meterRequestCost } from './request-cost';
@@ -39,13 +42,17 @@ export interface ExpiryReads {
   readonly skus: number;
   readonly routed: OrderReads;
   readonly pinned: OrderReads;
+  /** The routed order once the carts have expired, and the same order after it. */
+  readonly routedAfterExpiry: OrderReads;
+  readonly routedAgainAfterExpiry: OrderReads;
 }
 
 export const measureExpiryReads = async (endpoint: string): Promise<ExpiryReads> => {
   const tableName = `expiry-reads-${randomUUID()}`;
   await ensureTable(createDynamoDbClient(endpoint), tableName);
   const meter = meterRequestCost(createDocumentClient(endpoint));
-  const repository = new DynamoDbBatchRepository(meter.sender, tableName);
+  let expired = 0;
+  const repository = new DynamoDbBatchRepository(meter.sender, tableName, undefined, undefined, undefined, worldAt(() => Date.now() + expired));
   const locations = Array.from({ length: LOCATIONS }, (_, index) => `loc${String(index).padStart(2, '0')}`);
   const skus = Array.from({ length: SKUS }, (_, index) => `sku${String(index).padStart(2, '0')}`);
   for (const [index, id] of locations.entries()) await putLocation({ id, name: id, priority: index, serves: ['*'] }, repository);
@@ -81,7 +88,10 @@ export const measureExpiryReads = async (endpoint: string): Promise<ExpiryReads>
   };
   const pinned = await order({ location: locations.at(-1) });
   const routed = await order({});
-  return { locations: LOCATIONS, skus: SKUS, routed, pinned };
+  expired = (HOLD_SECONDS + 1) * 1_000;
+  const routedAfterExpiry = await order({});
+  const routedAgainAfterExpiry = await order({});
+  return { locations: LOCATIONS, skus: SKUS, routed, pinned, routedAfterExpiry, routedAgainAfterExpiry };
 };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
