@@ -14,6 +14,7 @@ export const tableOperations = [
   Operation.BATCH_GET_ITEM,
   Operation.QUERY,
   Operation.PUT_ITEM,
+  Operation.UPDATE_ITEM,
   Operation.TRANSACT_GET_ITEMS,
   Operation.TRANSACT_WRITE_ITEMS,
 ] as const;
