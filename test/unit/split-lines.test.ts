@@ -1,0 +1,122 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Location } from '../../domain/locations';
+import { type Batch, locationOf } from '../../domain/model';
+import { eligibilityOf, routedPreference } from '../../domain/routing';
+import { type Split, splitLine } from '../../domain/split-lines';
+
+const place = (id: string, priority: number): Location => ({ id, name: id, priority, serves: ['*'], active: true });
+const batch = (ref: string, location: string, available: number, eta: string | null = null): Batch => ({ ref, sku: 'LAMP', qty: available, available, eta, location });
+const parts = (found: ReturnType<typeof splitLine>) => found?.map(({ batch: { ref }, qty }) => [ref, qty]);
+
+const paris = place('paris', 0);
+const lyon = place('lyon', 1);
+const eligibility = eligibilityOf([paris, lyon], {});
+
+describe('a line split over batches', () => {
+  it('goes whole to the batch the one-line rule picks when one batch in stock can take it, whatever its split', () => {
+    const batches = [batch('p-1', 'paris', 20), batch('p-2', 'paris', 30), batch('l-1', 'lyon', 40)];
+    for (const split of ['none', 'batches', 'locations'] as const) expect(parts(splitLine(30, batches, eligibility, split))).toEqual([['p-2', 30]]);
+  });
+
+  it('takes two batches of 20 on one shelf for a line of 30 with `batches`, where `none` refuses it', () => {
+    const batches = [batch('p-1', 'paris', 20), batch('p-2', 'paris', 20)];
+    expect(splitLine(30, batches, eligibility, 'none')).toBeUndefined();
+    expect(parts(splitLine(30, batches, eligibility, 'batches'))).toEqual([
+      ['p-1', 20],
+      ['p-2', 10],
+    ]);
+  });
+
+  it('sends 20 from Paris and 10 from Lyon with `locations`, where `batches` keeps to one place and refuses it', () => {
+    const batches = [batch('p-1', 'paris', 20), batch('l-1', 'lyon', 20)];
+    expect(splitLine(30, batches, eligibility, 'batches')).toBeUndefined();
+    expect(parts(splitLine(30, batches, eligibility, 'locations'))).toEqual([
+      ['p-1', 20],
+      ['l-1', 10],
+    ]);
+  });
+
+  it('prefers parts on the shelf today to the whole line on a shipment next month', () => {
+    const batches = [batch('ship', 'paris', 50, '2027-01-01'), batch('p-1', 'paris', 20), batch('p-2', 'paris', 20)];
+    expect(parts(splitLine(30, batches, eligibility, 'none'))).toEqual([['ship', 30]]);
+    expect(parts(splitLine(30, batches, eligibility, 'batches'))).toEqual([
+      ['p-1', 20],
+      ['p-2', 10],
+    ]);
+  });
+
+  it('prefers one parcel of three picks to two parcels of two', () => {
+    const batches = [batch('p-1', 'paris', 10), batch('p-2', 'paris', 10), batch('p-3', 'paris', 10), batch('l-1', 'lyon', 25)];
+    expect(parts(splitLine(30, batches, eligibility, 'locations'))).toEqual([
+      ['p-1', 10],
+      ['p-2', 10],
+      ['p-3', 10],
+    ]);
+  });
+
+  it('prefers two picks to three at one place, though the third batch is preferred', () => {
+    const batches = [batch('p-1', 'paris', 10), batch('p-2', 'paris', 10), batch('p-3', 'paris', 25)];
+    expect(parts(splitLine(30, batches, eligibility, 'batches'))).toEqual([
+      ['p-1', 10],
+      ['p-3', 20],
+    ]);
+  });
+
+  it('is the best way by the rule, as a search of every set of batches finds it', () => {
+    const places = ['a', 'b', 'c', 'd'];
+    const arbitraryBatch = fc.record({
+      location: fc.constantFrom(...places),
+      available: fc.integer({ min: 0, max: 8 }),
+      eta: fc.constantFrom(null, null, '2027-01-01', '2027-02-01'),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(arbitraryBatch, { minLength: 1, maxLength: 8 }),
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: places.length, maxLength: places.length }),
+        fc.integer({ min: 1, max: 30 }),
+        fc.constantFrom<Split>('none', 'batches', 'locations'),
+        (drawn, priorities, qty, split) => {
+          const routing = eligibilityOf(
+            places.map((id, index) => place(id, priorities[index] as number)),
+            {},
+          );
+          const batches = drawn.map(({ location, available, eta }, index) => batch(`b${index}`, location, available, eta));
+          expect(parts(splitLine(qty, batches, routing, split))).toEqual(parts(bySearchOfEverySet(qty, batches, routing, split)));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/**
+ * The reference: every set of batches with units that holds the line and that the split allows,
+ * ranked by the rule as docs/api.md states it (no part on a shipment, fewest locations, fewest
+ * parts, then the batches in turn by the one-line preference), the best filled in that order.
+ */
+const bySearchOfEverySet = (qty: number, batches: readonly Batch[], routing: ReturnType<typeof eligibilityOf>, split: Split) => {
+  const preference = routedPreference(routing);
+  const pool = batches.filter((candidate) => candidate.available > 0 && routing.locations.has(locationOf(candidate))).sort(preference);
+  let best: { readonly key: number[]; readonly set: Batch[] } | undefined;
+  for (let mask = 1; mask < 2 ** pool.length; mask++) {
+    const set = pool.filter((_, index) => mask & (2 ** index));
+    const places = new Set(set.map(locationOf)).size;
+    if (set.reduce((sum, { available }) => sum + available, 0) < qty) continue;
+    if ((split === 'none' && set.length > 1) || (split === 'batches' && places > 1)) continue;
+    const key = [set.some(({ eta }) => eta !== null) ? 1 : 0, places, set.length, ...set.map((member) => pool.indexOf(member))];
+    if (!best || compareKeys(key, best.key) < 0) best = { key, set };
+  }
+  if (!best) return undefined;
+  let left = qty;
+  return best.set.map((member, index) => {
+    const part = index === (best as { set: Batch[] }).set.length - 1 ? left : Math.min(member.available, left);
+    left -= part;
+    return { batch: member, qty: part };
+  });
+};
+
+const compareKeys = (a: readonly number[], b: readonly number[]): number => {
+  for (let index = 0; index < Math.min(a.length, b.length); index++) if (a[index] !== b[index]) return (a[index] as number) - (b[index] as number);
+  return a.length - b.length;
+};
