@@ -27,7 +27,7 @@ export const MAX_BATCHES_FREED_PER_ROUND = 16;
  * The most batches one order or hold reads the holds of to better a plan it can place: four rounds'
  * worth, so that a request over more batches whose bound has come than that (a drop's carts all
  * expired at once) answers rather than spends its rounds, and leaves the rest to the sweeper. A line
- * the plan refuses is read for past it.
+ * the plan refuses, or puts on a shipment, is read for past it (freedForLines).
  */
 export const MAX_BATCHES_FREED_PER_REQUEST = 4 * MAX_BATCHES_FREED_PER_ROUND;
 
@@ -62,10 +62,30 @@ export const freedExpiredHolds = (
  * holding and offering what the read before it found, whose held units are then active holds'.
  * Each read made again follows a change another request made, and the caller's rounds bound them.
  */
+const countsOf = (batch: Batch) => `${heldOf(batch)}:${batch.available}`;
+
 export class LazyExpiry {
   private lastNoneExpired?: string;
-  /** The batches whose holds this request has read: an order's round reads the others first (freedForLines). */
-  readonly readOn = new Set<string>();
+  /** The batches whose holds this request has read (freedForLines), each with what it held and offered then. */
+  private readonly readOn = new Map<string, string>();
+
+  /** How many batches this request has read the holds of. */
+  get batchesRead(): number {
+    return this.readOn.size;
+  }
+
+  hasRead({ ref }: Batch): boolean {
+    return this.readOn.has(ref);
+  }
+
+  /** Read already, and holding and offering what it did then: its held units are active holds', or ones it cannot free. */
+  knows(batch: Batch): boolean {
+    return this.readOn.get(batch.ref) === countsOf(batch);
+  }
+
+  read(batch: Batch): void {
+    this.readOn.set(batch.ref, countsOf(batch));
+  }
 
   readAgain(found: ExpiryFound | readonly ExpiryFound[]): boolean {
     const all = Array.isArray(found) ? (found as readonly ExpiryFound[]) : [found as ExpiryFound];
@@ -105,13 +125,17 @@ export const linesPassOverSpread = (
 
 /**
  * Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches it may take
- * from that are short for their line and may hold expired holds' units. A plan that comes in one
- * place can be bettered only line by line, so then only on those the rule prefers to each line's
- * pick (`picks`); a plan of several places, or none, on all of them, whichever the plan picked, since
- * a batch freed may let the whole order come from fewer places (domain/routing.ts, planOrder). At
- * most MAX_BATCHES_FREED_PER_ROUND, those the request has not read yet first, each line's best
- * first; 'more-to-read' when some were left for the next round. Past MAX_BATCHES_FREED_PER_REQUEST
- * read, a request reads more only for the lines its plan refuses, within its rounds (then 503).
+ * from that are short for their line and may hold expired holds' units, but those it read already
+ * that hold and offer what they did then (LazyExpiry.knows). Which of them:
+ * - a plan refused: those of the lines it refuses, which nothing else changes;
+ * - a plan from one place, every line on a batch in stock: those the rule prefers to each line's
+ *   pick (`picks`), since only a line's better batch can better it;
+ * - else every one, whichever the plan picked, since a batch freed may let the whole order come
+ *   from fewer places, or a line from a shipment to the shelf (domain/routing.ts, planOrder).
+ * At most MAX_BATCHES_FREED_PER_ROUND, in turns: every line's first (its best, counting those read
+ * before), then every line's second, and so on; 'more-to-read' when some were left for the next
+ * round. Once the request has read MAX_BATCHES_FREED_PER_REQUEST, only for a line its plan refuses,
+ * or puts on a shipment while a batch in stock may free units for it.
  */
 export const freedForLines = async (
   lines: Order['lines'],
@@ -123,24 +147,26 @@ export const freedForLines = async (
 ): Promise<ExpiryFound[]> => {
   const preference = routedPreference(eligibility);
   const now = repository.currentTime();
-  const onePlace = plan.kind === 'placed' && new Set([...placedAt, ...plan.placements.map(({ batch }) => locationOf(batch))]).size <= 1;
-  // In turns: every line's first batch to read (its best, counting those read in rounds before), then
-  // every line's second, and so on, so that a round reads for every line before it reads more for one.
+  const refused = new Set(plan.kind === 'refused' ? plan.refusals.map(({ sku }) => sku) : []);
+  const placements = plan.kind === 'placed' ? plan.placements : [];
+  const lineByLine =
+    placements.length > 0 && placements.every(({ batch }) => batch.eta === null) && new Set([...placedAt, ...placements.map(({ batch }) => locationOf(batch))]).size <= 1;
   const candidates = lines
     .flatMap(({ sku, qty }, line) => {
+      if (refused.size > 0 && !refused.has(sku)) return [];
       const eligible = eligibleBatches(stockBySku.get(sku) ?? [], eligibility);
-      const readBefore = eligible.filter(({ ref }) => expiry.readOn.has(ref)).length;
-      return batchesToFree(qty, eligible, now, onePlace ? picks.get(sku) : undefined, preference)
+      const turnsBefore = eligible.filter((batch) => expiry.hasRead(batch)).length;
+      const onShipment = (picks.get(sku)?.eta ?? null) !== null;
+      return batchesToFree(qty, eligible, now, lineByLine ? picks.get(sku) : undefined, preference)
+        .filter((batch) => !expiry.knows(batch))
         .sort(preference)
-        .map((batch, rank) => ({ line, turn: readBefore + rank, batch }));
+        .map((batch, rank) => ({ line, turn: turnsBefore + rank, batch, pressing: refused.has(sku) || (onShipment && batch.eta === null) }));
     })
     .sort((a, b) => a.turn - b.turn || a.line - b.line);
-  const refused = new Set(plan.kind === 'refused' ? plan.refusals.map(({ sku }) => sku) : []);
-  // Past the request's most, only for a line the plan refuses: it is never refused while a batch it may take from is unread.
-  const mayRead = ({ line }: { readonly line: number }) => expiry.readOn.size < MAX_BATCHES_FREED_PER_REQUEST || refused.has((lines[line] as OrderLine).sku);
-  const unread = candidates.filter((candidate) => !expiry.readOn.has(candidate.batch.ref) && mayRead(candidate));
-  const chosen = [...unread, ...candidates.filter(({ batch }) => expiry.readOn.has(batch.ref))].slice(0, MAX_BATCHES_FREED_PER_ROUND);
-  for (const { batch } of chosen) expiry.readOn.add(batch.ref);
+  let allowed = MAX_BATCHES_FREED_PER_REQUEST - expiry.batchesRead;
+  const toRead = candidates.filter(({ pressing }) => pressing || allowed-- > 0);
+  const chosen = toRead.slice(0, MAX_BATCHES_FREED_PER_ROUND);
+  for (const { batch } of chosen) expiry.read(batch);
   const found = await Promise.all(
     lines.map(({ qty }, line) =>
       freedOn(
@@ -151,5 +177,5 @@ export const freedForLines = async (
       ),
     ),
   );
-  return unread.length > MAX_BATCHES_FREED_PER_ROUND ? [...found, 'more-to-read'] : found;
+  return toRead.length > chosen.length ? [...found, 'more-to-read'] : found;
 };

@@ -220,9 +220,10 @@ export class HoldGiveBacks {
    * take has counted on the item since the batch was read (its `heldTakes` as read, which is before
    * the records were read): every record a take made since is then among those read, and expires at
    * or after `to`. A piece is raised only in the spread read. A raise that fails, or meets another
-   * write, or that the store does not answer, is left: the bound stays lower, and costs only a read
-   * of the records next time. A bound raised to `now` or before would still say to read them, and is
-   * not written. Whether one was.
+   * write, or that the store does not answer, is left: the bound may stay lower, which costs only a
+   * read of the records next time. A bound raised to `now` or before would still say to read them,
+   * and is not written. Whether one was tried: raised or not, the pieces this process remembers may
+   * be older than the store's (a raise refused for its count of takes read them so).
    */
   private async raiseBound(batch: Batch, to: string | undefined, now: string): Promise<boolean> {
     if (to !== undefined && to <= now) return false;
@@ -241,7 +242,7 @@ export class HoldGiveBacks {
     // Each a write of its own, outside any transaction (it conflicts with no take for long, and costs
     // half): one the store refuses, or does not answer, leaves that bound as it is, and the give-back
     // before it stands.
-    const raised = await Promise.all(
+    await Promise.all(
       raises.map(async ({ key, heldTakes, spread }) => {
         try {
           await this.calls.call((options) =>
@@ -250,14 +251,12 @@ export class HoldGiveBacks {
               options,
             ),
           );
-          return true;
         } catch (error) {
-          if (error instanceof TransientFailure || (error instanceof Error && RAISE_LEFT.has(error.name))) return false;
-          throw error;
+          if (!(error instanceof TransientFailure || (error instanceof Error && RAISE_LEFT.has(error.name)))) throw error;
         }
       }),
     );
-    return raised.some(Boolean);
+    return raises.length > 0;
   }
 
   /**

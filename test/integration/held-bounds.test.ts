@@ -176,8 +176,9 @@ describe('lazy expiry, bounded by the batches whose bound has come', () => {
     expect(routed.calls).toEqual({ Query: 25, TransactWriteItems: 1 });
     // The 30th place sold out to the orders before: the carts that expired at the first place make room for every line.
     expect(routedAfterExpiry.answer).toBe('placed at loc00');
-    // Three reads of stock (and one of the locations, an hour old by the clock), each line's best batch
-    // read, given back and its bound raised, 16 a round, and the take; the order after it reads no hold.
+    // Three reads of stock (and one of the locations, an hour old by the clock), the batches of the lines it
+    // cannot place yet read in turns, given back and their bounds raised, 16 a round, and the take; the
+    // order after it reads no hold.
     expect(routedAfterExpiry.calls).toEqual({ Query: 3 * 25 + 1 + 32 * 5, TransactWriteItems: 32 + 1, UpdateItem: 32 });
     expect(routedAgainAfterExpiry).toMatchObject({ answer: 'placed at loc00', calls: { Query: 25, TransactWriteItems: 1 } });
   }, 60_000);
@@ -197,6 +198,27 @@ describe('lazy expiry, bounded by the batches whose bound has come', () => {
     const outcome = await allocateOrder({ orderid: uniqueId('order'), lines: [{ sku: lamp, qty: 1 }, { sku: shade, qty: 1 }] }, repositoryAt(table, NOW + 61_000).repository);
 
     expect(outcome.lines.map(({ location }) => location)).toEqual([first, first]);
+  });
+
+  it('frees a cart on a batch the line would not pick, when that lets another line of its order come off a later shipment', async () => {
+    const repository = table.repository({ clock: () => NOW });
+    const [first, second] = [uniqueId('place'), uniqueId('place')];
+    await putLocation({ id: first, name: first, priority: 0, serves: ['*'] }, repository);
+    await putLocation({ id: second, name: second, priority: 1, serves: ['*'] }, repository);
+    // Tables only on shipments, the earlier one to the second place; chairs on the shelf at both, the second place's held by a cart.
+    const [table_, chair] = [uniqueId('a-table'), uniqueId('b-chair')];
+    await addBatch({ ref: uniqueId('tables'), sku: table_, qty: 1, eta: '2027-02-01', location: first }, repository);
+    const early = uniqueId('tables');
+    await addBatch({ ref: early, sku: table_, qty: 1, eta: '2027-01-01', location: second }, repository);
+    await addBatch({ ref: uniqueId('chairs'), sku: chair, qty: 1, eta: null, location: first }, repository);
+    await addBatch({ ref: uniqueId('chairs'), sku: chair, qty: 1, eta: null, location: second }, repository);
+    await placeHold({ holdid: uniqueId('cart'), lines: [{ sku: chair, qty: 1 }], ttlSeconds: 60 }, repository, { location: second });
+
+    const outcome = await allocateOrder({ orderid: uniqueId('order'), lines: [{ sku: table_, qty: 1 }, { sku: chair, qty: 1 }] }, repositoryAt(table, NOW + 61_000).repository);
+
+    // One place either way: the second, whose table comes a month sooner, once the cart there is given back.
+    expect(outcome.lines.map(({ location }) => location)).toEqual([second, second]);
+    expect(outcome.lines.find(({ sku }) => sku === table_)?.batchref).toBe(early);
   });
 
   it('reads no holds for an order that comes from one place, each line on the batch the rule prefers', async () => {

@@ -134,13 +134,22 @@ describe('lazy expiry for an order over many batches', () => {
     expect(outcome.lines.map(({ batchref }) => batchref)).toEqual([`lamp-0${MAX_BATCHES_FREED_PER_REQUEST + 1}`]);
   });
 
-  it('decides on what it has read, once it has read as many batches as a request may, for a line it can place', async () => {
+  it('reads past the most a request reads for a line its plan would put on a shipment', async () => {
     const repository = heldBatches(MAX_BATCHES_FREED_PER_REQUEST + 1, MAX_BATCHES_FREED_PER_REQUEST);
     repository.batches.set('lamp-ship', { ref: 'lamp-ship', sku: 'LAMP', qty: 1, available: 1, eta: '2026-12-24' });
 
     const outcome = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }] }, repository);
 
-    expect(outcome.lines.map(({ batchref }) => batchref)).toEqual(['lamp-ship']);
+    expect(outcome.lines.map(({ batchref }) => batchref)).toEqual([`lamp-0${MAX_BATCHES_FREED_PER_REQUEST + 1}`]);
+  });
+
+  it('decides on what it has read, once it has read as many batches as a request may, to better a line it can place in stock', async () => {
+    const repository = heldBatches(MAX_BATCHES_FREED_PER_REQUEST + 1, MAX_BATCHES_FREED_PER_REQUEST);
+    repository.batches.set('lamp-zzz', { ref: 'lamp-zzz', sku: 'LAMP', qty: 1, available: 1, eta: null });
+
+    const outcome = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1 }] }, repository);
+
+    expect(outcome.lines.map(({ batchref }) => batchref)).toEqual(['lamp-zzz']);
     expect(repository.batches.get(`lamp-0${MAX_BATCHES_FREED_PER_REQUEST + 1}`)).toMatchObject({ held: 1 });
   });
 });
