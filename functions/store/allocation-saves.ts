@@ -169,6 +169,12 @@ export class AllocationSaves {
    * from (one record per piece or the batch's own units), and the hold's record, which names them.
    */
   async saveHold(hold: Hold, placements: readonly HoldPlacement[], placedAt: Instant): Promise<SaveHoldResult> {
+    // As an allocation's: a batch this process is spreading is waited for, not met on its item.
+    const beingSpread = placements.find(({ batch }) => !batch.pieces && this.knownPieces.isBeingSpread(batch.ref));
+    if (beingSpread) {
+      await this.spreads.spread(beingSpread.batch);
+      return { outcome: 'read-again' };
+    }
     const takes = placements.map(({ line, batch }) => ({
       batch,
       qty: line.qty,

@@ -1,4 +1,6 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { placeHold } from '../../domain/hold-services';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchWithStockKey } from '../../functions/store/batches';
 import { GATHER_AFTER_MS } from '../../functions/store/spread-batches';
@@ -44,6 +46,52 @@ describe('a batch spread on request, as takes that meet on it would spread it', 
     const first = await batchItem(spread.sku, spread.ref);
     await table.repository().spreadBatch(spread.ref, spread.sku);
     expect((await batchItem(spread.sku, spread.ref))?.spreadId).toBe(first?.spreadId);
+  });
+
+  it('makes a hold placed in the process that is spreading the batch wait for the spread, and take from a piece', async () => {
+    const { sku, ref } = await addBatch(100);
+    const sent: string[] = [];
+    let letSpreadGo: () => void = () => undefined;
+    const spreadHeld = new Promise<void>((resolve) => {
+      letSpreadGo = resolve;
+    });
+    let spreadSent: () => void = () => undefined;
+    const spreadStarted = new Promise<void>((resolve) => {
+      spreadSent = resolve;
+    });
+    let holdSent: () => void = () => undefined;
+    const holdStarted = new Promise<void>((resolve) => {
+      holdSent = resolve;
+    });
+    // The spread's transaction is held until the hold's take is sent, or, when the hold waits for the spread as it should, a while.
+    const sender: DocumentSender = {
+      send: (async (command: object, options?: object) => {
+        const items = command instanceof TransactWriteCommand ? (command.input.TransactItems ?? []) : [];
+        if (items.some(({ Put }) => Put?.Item?.type === 'BatchPiece')) {
+          sent.push('spread');
+          spreadSent();
+          await spreadHeld;
+          sent.push('spread made');
+        } else if (items.some(({ Put }) => Put?.Item?.type === 'Hold')) {
+          sent.push('hold');
+          holdSent();
+        }
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+    const repository = table.repository({ sender });
+
+    const spread = repository.spreadBatch(ref, sku);
+    await spreadStarted;
+    const placing = placeHold({ holdid: uniqueId('cart'), lines: [{ sku, qty: 1 }], ttlSeconds: 900 }, repository);
+    await Promise.race([holdStarted, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+    letSpreadGo();
+    await spread;
+    const { hold } = await placing;
+
+    expect(sent).toEqual(['spread', 'spread made', 'hold']);
+    expect((await repository.hold(hold.holdid))?.lines[0]?.sources?.[0]?.piece).toBeDefined();
+    expect(findViolations(await readInventory(table.documentClient, table.tableName))).toEqual([]);
   });
 
   it('gathers a cooled spread on its read, then spreads the batch anew', async () => {
