@@ -343,16 +343,21 @@ class BestSet {
   }
 }
 
-/** Every set of `size` of `items`, in lexicographic order of their positions (at most 924 of 12). */
-const forEachCombination = (items: readonly string[], size: number, visit: (chosen: readonly string[]) => void): void => {
+/**
+ * Every set of `size` of `items`, in lexicographic order of their positions (at most 924 of 12),
+ * until `visit` answers false.
+ */
+export const forEachCombination = (items: readonly string[], size: number, visit: (chosen: readonly string[]) => boolean | void): void => {
   const chosen: string[] = [];
-  const search = (from: number): void => {
-    if (chosen.length === size) return visit(chosen);
+  const search = (from: number): boolean => {
+    if (chosen.length === size) return visit(chosen) !== false;
     for (let index = from; index <= items.length - (size - chosen.length); index++) {
       chosen.push(items[index] as string);
-      search(index + 1);
+      const going = search(index + 1);
       chosen.pop();
+      if (!going) return false;
     }
+    return true;
   };
   search(0);
 };

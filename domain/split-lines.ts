@@ -1,5 +1,5 @@
 import { type Batch, locationOf } from './model';
-import { type Eligibility, eligibleBatches, locationPreference, routedPreference } from './routing';
+import { type Eligibility, eligibleBatches, forEachCombination, locationPreference, routedPreference } from './routing';
 
 /*
  * A line split over several batches, when its request allows it (`split`): how far, and which parts
@@ -70,7 +70,7 @@ const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibili
   let sets = MAX_LOCATION_SETS;
   for (let size = 1; size <= Math.min(maxLocations, locations.length); size++) {
     let best: Batch[] | undefined;
-    forEachSet(locations, size, (chosen) => {
+    forEachCombination(locations, size, (chosen) => {
       if (--sets < 0) return false;
       const found = bestCover(qty, pool.filter((batch) => chosen.includes(locationOf(batch))));
       if (found && (!best || isBetter(found, best, pool))) best = found;
@@ -129,20 +129,4 @@ const bestCover = (qty: number, pool: readonly Batch[]): Batch[] | undefined => 
     }
   }
   return chosen;
-};
-
-/** Every set of `size` of `items`, in lexicographic order of their positions, until `visit` answers false. */
-const forEachSet = (items: readonly string[], size: number, visit: (chosen: readonly string[]) => boolean): void => {
-  const chosen: string[] = [];
-  const search = (from: number): boolean => {
-    if (chosen.length === size) return visit(chosen);
-    for (let index = from; index <= items.length - (size - chosen.length); index++) {
-      chosen.push(items[index] as string);
-      const going = search(index + 1);
-      chosen.pop();
-      if (!going) return false;
-    }
-    return true;
-  };
-  search(0);
 };
