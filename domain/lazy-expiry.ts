@@ -1,5 +1,5 @@
 import { batchesToFree } from './holds';
-import { type Batch, type BatchPreference, type Order, type OrderLine, type OrderPlan, byPreference, heldOf, locationOf, passesOverSpread } from './model';
+import { type Batch, type BatchPreference, type Order, type OrderPlan, byPreference, heldOf, locationOf, passesOverSpread } from './model';
 import type { BatchRepository } from './ports';
 import { type Eligibility, eligibleBatches, rankBatchesForLine, routedPreference } from './routing';
 
@@ -62,12 +62,10 @@ export const freedExpiredHolds = (
  * holding and offering what the read before it found, whose held units are then active holds'.
  * Each read made again follows a change another request made, and the caller's rounds bound them.
  */
-const countsOf = (batch: Batch) => `${heldOf(batch)}:${batch.available}`;
-
 export class LazyExpiry {
   private lastNoneExpired?: string;
-  /** The batches whose holds this request has read (freedForLines), each with what it held and offered then. */
-  private readonly readOn = new Map<string, string>();
+  /** The batches whose holds this request has read (freedForLines): a round reads the others first. */
+  private readonly readOn = new Set<string>();
 
   /** How many batches this request has read the holds of. */
   get batchesRead(): number {
@@ -78,13 +76,8 @@ export class LazyExpiry {
     return this.readOn.has(ref);
   }
 
-  /** Read already, and holding and offering what it did then: its held units are active holds', or ones it cannot free. */
-  knows(batch: Batch): boolean {
-    return this.readOn.get(batch.ref) === countsOf(batch);
-  }
-
-  read(batch: Batch): void {
-    this.readOn.set(batch.ref, countsOf(batch));
+  read({ ref }: Batch): void {
+    this.readOn.add(ref);
   }
 
   readAgain(found: ExpiryFound | readonly ExpiryFound[]): boolean {
@@ -125,17 +118,17 @@ export const linesPassOverSpread = (
 
 /**
  * Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches it may take
- * from that are short for their line and may hold expired holds' units, but those it read already
- * that hold and offer what they did then (LazyExpiry.knows). Which of them:
+ * from that are short for their line and may hold expired holds' units. Which of them:
  * - a plan refused: those of the lines it refuses, which nothing else changes;
  * - a plan from one place, every line on a batch in stock: those the rule prefers to each line's
  *   pick (`picks`), since only a line's better batch can better it;
  * - else every one, whichever the plan picked, since a batch freed may let the whole order come
- *   from fewer places, or a line from a shipment to the shelf (domain/routing.ts, planOrder).
- * At most MAX_BATCHES_FREED_PER_ROUND, in turns: every line's first (its best, counting those read
- * before), then every line's second, and so on; 'more-to-read' when some were left for the next
- * round. Once the request has read MAX_BATCHES_FREED_PER_REQUEST, only for a line its plan refuses,
- * or puts on a shipment while a batch in stock may free units for it.
+ *   from fewer places, or from a place with sooner shipments (domain/routing.ts, planOrder).
+ * At most MAX_BATCHES_FREED_PER_ROUND: first those of the lines its plan refuses or puts on a
+ * shipment (`pressing`), then those it has not read yet, then the others, each in turns (every line's
+ * first, counting those read before, then every line's second, and so on); 'more-to-read' when some
+ * not yet read were left for the next round. Once the request has read
+ * MAX_BATCHES_FREED_PER_REQUEST, only for the pressing lines.
  */
 export const freedForLines = async (
   lines: Order['lines'],
@@ -158,13 +151,12 @@ export const freedForLines = async (
       const turnsBefore = eligible.filter((batch) => expiry.hasRead(batch)).length;
       const onShipment = (picks.get(sku)?.eta ?? null) !== null;
       return batchesToFree(qty, eligible, now, lineByLine ? picks.get(sku) : undefined, preference)
-        .filter((batch) => !expiry.knows(batch))
         .sort(preference)
-        .map((batch, rank) => ({ line, turn: turnsBefore + rank, batch, pressing: refused.has(sku) || (onShipment && batch.eta === null) }));
+        .map((batch, rank) => ({ line, turn: turnsBefore + rank, batch, read: expiry.hasRead(batch), pressing: refused.has(sku) || (onShipment && batch.eta === null) }));
     })
-    .sort((a, b) => a.turn - b.turn || a.line - b.line);
+    .sort((a, b) => Number(b.pressing) - Number(a.pressing) || Number(a.read) - Number(b.read) || a.turn - b.turn || a.line - b.line);
   let allowed = MAX_BATCHES_FREED_PER_REQUEST - expiry.batchesRead;
-  const toRead = candidates.filter(({ pressing }) => pressing || allowed-- > 0);
+  const toRead = candidates.filter(({ pressing, read }) => pressing || read || allowed-- > 0);
   const chosen = toRead.slice(0, MAX_BATCHES_FREED_PER_ROUND);
   for (const { batch } of chosen) expiry.read(batch);
   const found = await Promise.all(
@@ -177,5 +169,6 @@ export const freedForLines = async (
       ),
     ),
   );
-  return toRead.length > chosen.length ? [...found, 'more-to-read'] : found;
+  const unreadLeft = toRead.slice(MAX_BATCHES_FREED_PER_ROUND).some(({ read }) => !read);
+  return unreadLeft ? [...found, 'more-to-read'] : found;
 };

@@ -42,8 +42,8 @@ import type { World } from './world';
  */
 const HOLDS_FREED_AT_ONCE = 40;
 
-/** What a store answers a raise that leaves its bound as it is: a count of takes not as read, a transaction in flight on the item. */
-const RAISE_LEFT = new Set(['ConditionalCheckFailedException', 'TransactionConflictException']);
+/** What a store answers a raise it leaves for now: a transaction in flight on the item, or its throughput spent. */
+const RAISE_LEFT = new Set(['TransactionConflictException', 'ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
 
 /** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
 const MAX_UNPROCESSED_ROUNDS = 4;
@@ -222,8 +222,8 @@ export class HoldGiveBacks {
    * or after `to`. A piece is raised only in the spread read. A raise that fails, or meets another
    * write, or that the store does not answer, is left: the bound may stay lower, which costs only a
    * read of the records next time. A bound raised to `now` or before would still say to read them,
-   * and is not written. Whether one was tried: raised or not, the pieces this process remembers may
-   * be older than the store's (a raise refused for its count of takes read them so).
+   * and is not written. Whether one was raised, or refused for its count of takes: either way the
+   * pieces this process remembers are older than the store's.
    */
   private async raiseBound(batch: Batch, to: string | undefined, now: string): Promise<boolean> {
     if (to !== undefined && to <= now) return false;
@@ -242,7 +242,7 @@ export class HoldGiveBacks {
     // Each a write of its own, outside any transaction (it conflicts with no take for long, and costs
     // half): one the store refuses, or does not answer, leaves that bound as it is, and the give-back
     // before it stands.
-    await Promise.all(
+    const answers = await Promise.all(
       raises.map(async ({ key, heldTakes, spread }) => {
         try {
           await this.calls.call((options) =>
@@ -251,12 +251,15 @@ export class HoldGiveBacks {
               options,
             ),
           );
+          return 'raised';
         } catch (error) {
-          if (!(error instanceof TransientFailure || (error instanceof Error && RAISE_LEFT.has(error.name)))) throw error;
+          if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return 'not-as-read';
+          if (error instanceof TransientFailure || (error instanceof Error && RAISE_LEFT.has(error.name))) return 'left';
+          throw error;
         }
       }),
     );
-    return raises.length > 0;
+    return answers.some((answer) => answer !== 'left');
   }
 
   /**

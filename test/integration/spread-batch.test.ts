@@ -59,11 +59,16 @@ describe('a batch spread on request, as takes that meet on it would spread it', 
     const spreadStarted = new Promise<void>((resolve) => {
       spreadSent = resolve;
     });
-    let holdSent: () => void = () => undefined;
-    const holdStarted = new Promise<void>((resolve) => {
-      holdSent = resolve;
-    });
-    // The spread's transaction is held until the hold's take is sent, or, when the hold waits for the spread as it should, a while.
+    // The spread's transaction is held while the hold reads; once none of its reads is in flight and
+    // what their answers set going has run (two turns of the event loop), the hold has sent its take,
+    // or waits for the spread: then the spread goes.
+    let readsInFlight = 0;
+    const whenTheHoldIsIdle = () =>
+      setImmediate(() =>
+        setImmediate(() => {
+          if (readsInFlight === 0) letSpreadGo();
+        }),
+      );
     const sender: DocumentSender = {
       send: (async (command: object, options?: object) => {
         const items = command instanceof TransactWriteCommand ? (command.input.TransactItems ?? []) : [];
@@ -72,22 +77,25 @@ describe('a batch spread on request, as takes that meet on it would spread it', 
           spreadSent();
           await spreadHeld;
           sent.push('spread made');
-        } else if (items.some(({ Put }) => Put?.Item?.type === 'Hold')) {
-          sent.push('hold');
-          holdSent();
+          return table.documentClient.send(command as never, options);
         }
-        return table.documentClient.send(command as never, options);
+        if (items.some(({ Put }) => Put?.Item?.type === 'Hold')) sent.push('hold');
+        if (command instanceof TransactWriteCommand) return table.documentClient.send(command as never, options);
+        readsInFlight++;
+        try {
+          return await table.documentClient.send(command as never, options);
+        } finally {
+          readsInFlight--;
+          if (readsInFlight === 0) whenTheHoldIsIdle();
+        }
       }) as DocumentSender['send'],
     };
     const repository = table.repository({ sender });
 
     const spread = repository.spreadBatch(ref, sku);
     await spreadStarted;
-    const placing = placeHold({ holdid: uniqueId('cart'), lines: [{ sku, qty: 1 }], ttlSeconds: 900 }, repository);
-    await Promise.race([holdStarted, new Promise((resolve) => setTimeout(resolve, 1_000))]);
-    letSpreadGo();
+    const { hold } = await placeHold({ holdid: uniqueId('cart'), lines: [{ sku, qty: 1 }], ttlSeconds: 900 }, repository);
     await spread;
-    const { hold } = await placing;
 
     expect(sent).toEqual(['spread', 'spread made', 'hold']);
     expect((await repository.hold(hold.holdid))?.lines[0]?.sources?.[0]?.piece).toBeDefined();
