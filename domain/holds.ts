@@ -92,10 +92,10 @@ export const givenBack = (batch: Batch, units: readonly HeldUnits[]): Batch => {
  * lowest bound of its item and its pieces (Batch.heldFrom). Undefined when none of them has one.
  */
 export const earliestHeldExpiry = (batch: Batch): string | undefined =>
-  [batch.heldFrom, ...(batch.pieces ?? []).map(({ heldFrom }) => heldFrom)].reduce<string | undefined>(
-    (earliest, bound) => (bound === undefined || (earliest !== undefined && earliest <= bound) ? earliest : bound),
-    undefined,
-  );
+  [batch.heldFrom, ...(batch.pieces ?? []).map(({ heldFrom }) => heldFrom)].reduce(earlierOf, undefined);
+
+/** The earlier of two instants (ISO 8601, UTC), either of which may be absent. */
+export const earlierOf = (a: string | undefined, b: string | undefined): string | undefined => (a === undefined ? b : b === undefined || a <= b ? a : b);
 
 /**
  * Whether some of the units the batch holds may belong to holds expired by `now`: it holds units, and

@@ -11,8 +11,9 @@ import { type Eligibility, eligibleBatches, rankBatchesForLine, routedPreference
 
 /**
  * What lazy expiry (domain/holds.ts, batchesToFree) found for a line of a read: units of expired
- * holds given back; nothing to free; or batches it had to free with no expired units on them now,
- * named with the units they held and had available as read.
+ * holds given back; nothing to free; batches left unread for the next round (freedForLines); or
+ * batches it had to free with no expired units on them now, named with the units they held and had
+ * available as read.
  */
 export type ExpiryFound = 'freed' | 'nothing-to-free' | 'more-to-read' | { readonly noneExpiredOn: string };
 

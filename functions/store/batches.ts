@@ -115,12 +115,13 @@ export const BOUND_OF_OLDER_HOLDS = '1970-01-01T00:00:00.000Z';
 /**
  * What a take for a hold expiring at `heldUntil` writes on the item of `batch` it takes from, whose
  * bound it read as `read`: the hold's bound (heldBoundOf), or, on a batch that holds units with no
- * bound on any of its items, BOUND_OF_OLDER_HOLDS; lowered to it when the bound read is above, else kept.
+ * bound on any of its items, BOUND_OF_OLDER_HOLDS (heldBoundBelow).
  */
-export const heldBoundKept = (batch: Batch, read: string | undefined, heldUntil: string) => {
-  const bound = heldOf(batch) > 0 && earliestHeldExpiry(batch) === undefined ? BOUND_OF_OLDER_HOLDS : heldBoundOf(heldUntil);
-  return heldBoundWrite(read !== undefined && read > bound ? 'lower' : 'keep', bound);
-};
+export const heldBoundKept = (batch: Batch, read: string | undefined, heldUntil: string) =>
+  heldBoundBelow(read, heldOf(batch) > 0 && earliestHeldExpiry(batch) === undefined ? BOUND_OF_OLDER_HOLDS : heldBoundOf(heldUntil));
+
+/** An item's bound, read as `read`, kept at or below `bound`: lowered to it when the bound read is above, else kept. */
+export const heldBoundBelow = (read: string | undefined, bound: string) => heldBoundWrite(read !== undefined && read > bound ? 'lower' : 'keep', bound);
 
 /** An item's count of the takes that kept its bound is as read: no hold's take has come since. */
 export const heldTakesAre = (heldTakes: number | undefined): Condition =>

@@ -1,6 +1,6 @@
 import { BatchGetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StoreUnavailable, TransientFailure } from '../../domain/errors';
-import type { HeldUnits, Hold, Instant } from '../../domain/holds';
+import { type HeldUnits, type Hold, type Instant, earlierOf } from '../../domain/holds';
 import type { Batch } from '../../domain/model';
 import type { ConditionalWrite, ExpiredHolds, ExpiredHoldsCursor } from '../../domain/ports';
 import { batchWithStockKey, heldBoundOf, heldTakesAre } from './batches';
@@ -20,7 +20,7 @@ import {
 } from './held-units';
 import { ACTIVE_HOLD_SHARD, activeHoldShards } from './holds';
 import { parseStoredItem } from './items';
-import { lowerBound, pieceKey } from './pieces';
+import { pieceKey } from './pieces';
 import type { KnownPieces } from './spread-batches';
 import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, type StoreCalls } from './store-calls';
 import { activeHoldsIndex } from './table';
@@ -124,7 +124,7 @@ export class HoldGiveBacks {
     const given = freeing.length === 0 ? 'saved' : await conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, this.world, (places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
     if (given === 'saved' && complete) {
       const freed = new Set(freeing.map(({ units: { holdid } }) => holdid));
-      const left = records.filter(({ units: { holdid } }) => !freed.has(holdid)).reduce<string | undefined>((earliest, { units: { expiresAt } }) => lowerBound(earliest, expiresAt), undefined);
+      const left = records.filter(({ units: { holdid } }) => !freed.has(holdid)).map(({ units: { expiresAt } }) => expiresAt).reduce(earlierOf, undefined);
       if (await this.raiseBound(batch, left === undefined ? undefined : heldBoundOf(left), expiredBy)) this.knownPieces.forget(batch.ref);
     }
     // Given back to pieces, the units are more than this process remembers of them: its next take reads them.
@@ -199,19 +199,12 @@ export class HoldGiveBacks {
    * earliest of those left once they are given back.
    */
   private async earliestRecords(batch: Batch, now: Instant): Promise<{ readonly records: StoredHeldUnits[]; readonly complete: boolean }> {
-    const range = heldOnBatchRange(batch.ref);
     const limit = HOLDS_FREED_AT_ONCE + 1;
-    const partitions = await Promise.all(heldUnitsPartitions(batch.sku).map((partition) => this.reads.range(partition, range, `${range}~`, { latestFirst: false, limit })));
-    const read = partitions.map((items) =>
-      items.flatMap((item) => {
-        const stored = parseStoredItem(item);
-        return stored.kind === 'held-units' && stored.held.ref === batch.ref ? [stored.held] : [];
-      }),
-    );
+    const partitions = await this.recordsByPartition(batch, `${heldOnBatchRange(batch.ref)}~`, { latestFirst: false, limit });
     const expiredBy = new Date(now).toISOString();
     // A partition read to its limit has more records: later than those read, and expired too when the last read is.
-    const complete = read.every((records, index) => (partitions[index]?.length ?? 0) < limit || (records.at(-1)?.units.expiresAt ?? '') > expiredBy);
-    return { records: read.flat(), complete };
+    const complete = partitions.every(({ items, records }) => items < limit || (records.at(-1)?.units.expiresAt ?? '') > expiredBy);
+    return { records: partitions.flatMap(({ records }) => records), complete };
   }
 
   /**
@@ -272,12 +265,22 @@ export class HoldGiveBacks {
     const range = heldOnBatchRange(batch.ref);
     // ISO instants have one length, and '#' sorts before '$': every key of an expiry at or before the instant sorts before this.
     const last = 'expiredBy' in which ? `${range}${new Date(which.expiredBy).toISOString()}$` : `${range}~`;
-    const partitions = await Promise.all(
-      heldUnitsPartitions(batch.sku).map((partition) => this.reads.range(partition, range, last, { latestFirst: !('expiredBy' in which), limit })),
+    const partitions = await this.recordsByPartition(batch, last, { latestFirst: !('expiredBy' in which), limit });
+    return partitions.flatMap(({ records }) => records);
+  }
+
+  /** The batch's records of held units up to the sort key `last`, partition by partition, with how many items each read found. */
+  private async recordsByPartition(batch: Batch, last: string, order: { latestFirst: boolean; limit: number }) {
+    const range = heldOnBatchRange(batch.ref);
+    return Promise.all(
+      heldUnitsPartitions(batch.sku).map(async (partition) => {
+        const items = await this.reads.range(partition, range, last, order);
+        const records = items.flatMap((item) => {
+          const stored = parseStoredItem(item);
+          return stored.kind === 'held-units' && stored.held.ref === batch.ref ? [stored.held] : [];
+        });
+        return { items: items.length, records };
+      }),
     );
-    return partitions.flat().flatMap((item) => {
-      const stored = parseStoredItem(item);
-      return stored.kind === 'held-units' && stored.held.ref === batch.ref ? [stored.held] : [];
-    });
   }
 }

@@ -1,6 +1,6 @@
-import type { HeldSource } from '../../domain/holds';
+import { type HeldSource, earlierOf } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
-import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, etaAsRead, heldBoundKept, heldBoundWrite, heldTakesAre, heldUnitsAre, parseHeldBound } from './batches';
+import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, etaAsRead, heldBoundBelow, heldBoundKept, heldTakesAre, heldUnitsAre, parseHeldBound } from './batches';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { isAt, isNumber, isText, itemKey } from './fields';
 import type { TransactWriteItem } from './store-calls';
@@ -145,9 +145,6 @@ export const spreadWrites = (tableName: string, batch: Batch, moved: number, pie
   ),
 ];
 
-/** The lower of two bounds of held units, either of which may be absent. */
-export const lowerBound = (a: string | undefined, b: string | undefined): string | undefined => (a === undefined ? b : b === undefined || a <= b ? a : b);
-
 /**
  * A spread batch gathered back: each piece removed on condition that it holds what was read (its
  * units, its held units, and its count of holds' takes, so its bound too), and the sums given to the
@@ -174,10 +171,10 @@ export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem
       },
     }),
   );
-  const piecesBound = pieces.reduce<string | undefined>((lowest, { heldFrom }) => lowerBound(lowest, heldFrom), undefined);
+  const piecesBound = pieces.map(({ heldFrom }) => heldFrom).reduce(earlierOf, undefined);
   const { pieces: _, ...whole } = batch;
   const own = { ...whole, available: batch.available - sum, held: (batch.held ?? 0) - heldSum };
-  const heldFrom = lowerBound(batch.heldFrom, piecesBound);
+  const heldFrom = earlierOf(batch.heldFrom, piecesBound);
   const gathered = {
     ...own,
     available: own.available + sum,
@@ -196,7 +193,7 @@ export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem
   const keepsStock =
     sum > 0 || heldSum > 0 ? [] : (own.held ?? 0) > 0 ? [heldUnitsAre(own.held)] : [{ ConditionExpression: 'available > :none', ExpressionAttributeValues: { ':none': 0 } }];
   // The pieces' bound goes to the item as a hold's take expiring then would keep it.
-  const bound = piecesBound === undefined ? undefined : heldBoundWrite(batch.heldFrom === undefined || batch.heldFrom > piecesBound ? 'lower' : 'keep', piecesBound);
+  const bound = piecesBound === undefined ? undefined : heldBoundBelow(batch.heldFrom, piecesBound);
   return [
     ...pieceRemovals,
     {

@@ -1,9 +1,9 @@
 import { StoreUnavailable } from '../../domain/errors';
-import type { Instant } from '../../domain/holds';
+import { type Instant, earlierOf } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
 import type { SkuStock, StockRead } from '../../domain/ports';
 import { type Spread, heldBoundFields } from './batches';
-import { PIECES_RANGE, type StoredPiece, gatherWrites, lowerBound, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
+import { PIECES_RANGE, type StoredPiece, gatherWrites, parsePieceItem, pieceShares, piecePartitions, piecesOfBatchRange, spreadWrites } from './pieces';
 import { type Cancellation, type ConflictRetryPolicy, type StoreCalls, fullJitter } from './store-calls';
 import type { World } from './world';
 
@@ -93,7 +93,7 @@ const countedWithGivenBack = (first: readonly StoredPiece[], second: readonly St
     if (!now || now.givenBack < piece.givenBack) return undefined;
     const since = now.givenBack - piece.givenBack;
     // Its bound the lower of the two reads': a take between them may have lowered it, a give-back raised it.
-    const heldFrom = lowerBound(piece.heldFrom, now.heldFrom);
+    const heldFrom = earlierOf(piece.heldFrom, now.heldFrom);
     const bounded = heldFrom === piece.heldFrom ? piece : { ...piece, heldFrom };
     counted.push(since === 0 ? bounded : { ...bounded, available: piece.available + since, held: piece.held - since, givenBack: now.givenBack });
   }
