@@ -193,7 +193,7 @@ export interface paths {
         put?: never;
         /**
          * Allocate an order line
-         * @description Allocates the line whole to one batch of its SKU, at an active location the request allows (all of them, unless it names a `destination` or a `location`): in stock before shipments, the earliest `eta` among shipments, then the location's priority, its distance to the destination, its id, and the batch's `ref`. A line is identified by (`orderid`, `sku`): the same line again is a retry, answered with the batch it has.
+         * @description Allocates the line whole to one batch of its SKU, at an active location the request allows (all of them, unless it names a `destination` or a `location`): in stock before shipments, the earliest `eta` among shipments, then the location's priority, its distance to the destination, its id, and the batch's `ref`. With `split`, the line may come from several batches (`batches`: at one location; `locations`: at several): every part in stock first, then the fewest locations, then the fewest parts (at most 10), then the rule above, batch by batch; all parts are taken in one transaction. A line is identified by (`orderid`, `sku`): the same line again is a retry, answered with the batch (or the parts) it has.
          */
         post: operations["allocate"];
         delete?: never;
@@ -413,7 +413,7 @@ export interface components {
          * @example 2026-06-01
          */
         ArrivalDate: string | null;
-        /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. The line records both: a change of its batch moves it only where they allow, and a repeat names them again. Any other field is refused. */
+        /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. `split` allows the line to come from several batches: `batches` at one location (one parcel), `locations` at several; `none`, or absent, puts it whole in one batch. The line records all three: a change of its batch moves it only where they allow, and a repeat names them again. Any other field is refused. */
         OrderLine: {
             orderid: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];
@@ -426,6 +426,8 @@ export interface components {
                 };
             };
             location?: components["schemas"]["LocationId"];
+            /** @enum {string} */
+            split?: "none" | "batches" | "locations";
         };
         /** @description A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Any other field is refused. */
         NewBatch: {
@@ -505,19 +507,35 @@ export interface components {
             /** Format: date */
             eta: string;
         };
-        /** @description The batch the line is allocated to, and its location. */
+        /** @description The batch the line is allocated to, and its location; for a line whose request allowed a `split`, its parts. */
         BatchRef: {
-            batchref: components["schemas"]["Identifier"];
-            /** @description The location of the batch: where the line is taken from. */
-            location: components["schemas"]["LocationId"];
+            /** @description The batch the line is on: absent for a line in several parts. */
+            batchref?: components["schemas"]["Identifier"];
+            /** @description The location of the batch, where the line is taken from: absent for a line in several parts. */
+            location?: components["schemas"]["LocationId"];
+            /** @description Present only for a line whose request allowed a `split`, even in one part: each part's batch, location and units, in the order the rule prefers them. A line in one part names its batch and location beside them too. */
+            parts?: {
+                batchref: components["schemas"]["Identifier"];
+                /** @description The location of the batch. */
+                location: components["schemas"]["LocationId"];
+                qty: number;
+            }[];
         };
-        /** @description A line of an order or a hold, its batch, and where that batch is. */
+        /** @description A line of an order or a hold, its batch, and where that batch is; for a line whose request allowed a `split`, its parts. */
         RoutedLine: {
             sku: components["schemas"]["Identifier"];
             qty: number;
-            batchref: components["schemas"]["Identifier"];
-            /** @description The location of the batch. */
-            location: components["schemas"]["LocationId"];
+            /** @description The batch the line is on: absent for a line in several parts. */
+            batchref?: components["schemas"]["Identifier"];
+            /** @description The location of the batch: absent for a line in several parts. */
+            location?: components["schemas"]["LocationId"];
+            /** @description Present only for a line whose request allowed a `split`, even in one part: each part's batch, location and units, in the order the rule prefers them. A line in one part names its batch and location beside them too. */
+            parts?: {
+                batchref: components["schemas"]["Identifier"];
+                /** @description The location of the batch. */
+                location: components["schemas"]["LocationId"];
+                qty: number;
+            }[];
         };
         /** @description The request's lines, each with its batch and that batch's location. */
         RoutedOrder: {
@@ -701,7 +719,7 @@ export interface components {
          * @description What the error means, for a program to act on; stable, where `message` may be reworded. docs/api.md, "Error codes", says what each means and what to do.
          * @enum {unknown}
          */
-        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
+        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "split_otherwise" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
         /** @description Every error answers JSON with a human-readable `message` and a machine-readable `code`. */
         Error: {
             /** @description Human-readable; safe to show. */
@@ -778,7 +796,19 @@ export interface components {
         OrderLinesRoutedOtherwise: {
             /** @description Human-readable; safe to show. */
             message: string;
-            code: components["schemas"]["ErrorCode"];
+            /** @constant */
+            code: "routed_otherwise";
+            /** @description Every such line. */
+            lines: {
+                sku: components["schemas"]["Identifier"];
+            }[];
+        };
+        /** @description Lines of the order are already allocated for a request that allowed them a `split`, where an order's lines are whole; nothing changes. */
+        OrderLinesSplitOtherwise: {
+            /** @description Human-readable; safe to show. */
+            message: string;
+            /** @constant */
+            code: "split_otherwise";
             /** @description Every such line. */
             lines: {
                 sku: components["schemas"]["Identifier"];
@@ -2184,7 +2214,10 @@ export interface operations {
                     "application/json": components["schemas"]["BatchRef"];
                 };
             };
-            /** @description The line was allocated */
+            /**
+             * @description - The line was allocated
+             *     - A line whose request allowed a `split` was allocated: its parts, each on its batch (a line in one part names its batch and location too)
+             */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2246,6 +2279,7 @@ export interface operations {
             /**
              * @description - The same (`orderid`, `sku`) is allocated with another `qty`; nothing changes
              *     - The same (`orderid`, `sku`) is allocated with the same `qty` for a request that named another `destination` or `location` (one named where the other named none among them); nothing changes
+             *     - The same (`orderid`, `sku`) is allocated with the same `qty` and routing for a request that allowed another `split` (absent counts as `none`); nothing changes
              */
             409: {
                 headers: {
@@ -2412,13 +2446,14 @@ export interface operations {
             /**
              * @description - A line is already allocated with another `qty`; nothing changes. `lines` names each, with the qty it has
              *     - Lines are already allocated with the same `qty` for a request that named another `destination` or `location`; nothing changes. `lines` names each
+             *     - Lines are already allocated for a request that allowed them a `split` (POST /allocate): an order's lines are whole; nothing changes. `lines` names each
              */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderLinesConflict"] | components["schemas"]["OrderLinesRoutedOtherwise"];
+                    "application/json": components["schemas"]["OrderLinesConflict"] | components["schemas"]["OrderLinesRoutedOtherwise"] | components["schemas"]["OrderLinesSplitOtherwise"];
                 };
             };
             /**

@@ -1,10 +1,12 @@
 import { BatchContended } from './errors';
-import { type Batch, type BatchChange, type Reallocation, afterMoves, heldOf, changedBatch, isSameBatch, linesToTakeOff } from './model';
+import { type Batch, type BatchChange, type ListedLine, type Reallocation, afterMoves, heldOf, changedBatch, isSameBatch, linesToTakeOff, partsOf } from './model';
 import { holdsToEnd } from './hold-services';
 import { LazyExpiry, freedExpiredHolds } from './lazy-expiry';
 import { type Instant, givenBack } from './holds';
 import { locationsKnowing } from './location-services';
-import { planLineMoves } from './routing';
+import { type Location, allLocationsOf } from './locations';
+import { eligibleAmong, planLineMoves } from './routing';
+import { movedPart } from './split-lines';
 import type { BatchRepository, HoldToEnd } from './ports';
 import { MAX_BATCH_ROUNDS, asFoundNow, batchOrThrow } from './services';
 
@@ -98,10 +100,11 @@ const endedBeforeTheChange = async (ref: string, ending: readonly HoldToEnd[], n
 };
 
 /**
- * One pass over the newest lines of a batch that holds more than its qty: each taken off goes to the
- * batch the rule for one line picks among the SKU's others at the locations its recorded routing
- * allows now, or leaves its order (planLineMoves), planned against one read (the SKU's stock and
- * the locations) and written in order, as many moves to a write as the store takes. Stops at the
+ * One pass over the newest lines of a batch that holds more than its qty: each whole line taken off
+ * goes to the batch the rule for one line picks among the SKU's others at the locations its recorded
+ * routing allows now, or leaves its order (planLineMoves), planned against one read (the SKU's stock
+ * and the locations) and written in order, as many moves to a write as the store takes; then each
+ * part of a split line taken off moves by its line's rule, a write each (movePartOff). Stops at the
  * first write that finds something changed, for the caller to read again.
  */
 const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
@@ -124,17 +127,60 @@ const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise
   }
   // A line names no location but the one of the batch it is on, `shrunk`'s: read anew, as any batch's, if the process does not know it.
   const locations = await locationsKnowing(routingLocations, [shrunk, ...batches], {}, repository);
-  let pending = planLineMoves(shrunk, lines, batches, locations);
+  let pending = planLineMoves(
+    shrunk,
+    lines.filter(({ isPart }) => !isPart),
+    batches,
+    locations,
+  );
   let from = shrunk;
   const moved: Reallocation[] = [];
   while (pending.length > 0) {
     const result = await repository.moveAllocations(from, pending, batches);
-    if (result.outcome === 'changed') break;
+    if (result.outcome === 'changed') return moved;
     const written = pending.slice(0, result.moved);
     moved.push(...written.map(({ line: { orderid, sku, qty }, to }) => ({ orderid, sku, qty, from: shrunk.ref, batchref: to })));
     ({ from, batches } = afterMoves(from, batches, written));
     pending = pending.slice(result.moved);
   }
+  for (const listed of lines.filter(({ isPart }) => isPart)) {
+    const partMoved = await movePartOff(from, listed, batches, locations, repository);
+    if (partMoved === 'changed') break;
+    if (partMoved === 'gone') continue;
+    moved.push(partMoved.moved);
+    ({ from, batches } = partMoved);
+  }
   return moved;
+};
+
+/**
+ * Moves the part of a split line listed on `from` off it, by the line's rule for that part
+ * (movedPart), or takes the whole line out of its order when no batch can take the part: one write.
+ * `gone` when the line has no part on `from` now (the index listed it a moment late), `changed` when
+ * the write found the line or a batch changed since read, for the caller to read again.
+ */
+const movePartOff = async (
+  from: Batch,
+  listed: ListedLine,
+  batches: readonly Batch[],
+  locations: readonly Location[],
+  repository: BatchRepository,
+): Promise<{ readonly moved: Reallocation; readonly from: Batch; readonly batches: Batch[] } | 'gone' | 'changed'> => {
+  const line = await repository.allocationOf(listed.orderid, listed.sku);
+  const part = line?.split?.parts.find(({ batchref }) => batchref === from.ref);
+  if (!line || !part) return 'gone';
+  const to = movedPart(line, part, batches, eligibleAmong(allLocationsOf(locations), line.routing ?? {}));
+  const otherParts = partsOf(line).filter(({ batchref }) => batchref !== from.ref);
+  // Leaving its order, the line gives every part back: the batches of the others are read, wherever their stock puts them.
+  const others = to ? [] : await Promise.all(otherParts.map(({ batchref }) => batches.find(({ ref }) => ref === batchref) ?? batchOrThrow(batchref, repository, line.sku)));
+  if ((await repository.moveLinePart(line, from, to ?? null, others)) !== 'saved') return 'changed';
+  const { orderid, sku } = line;
+  const given = (batch: Batch) =>
+    to ? (batch.ref === to.ref ? -part.qty : 0) : (otherParts.find(({ batchref }) => batchref === batch.ref)?.qty ?? 0);
+  return {
+    moved: { orderid, sku, qty: to ? part.qty : line.qty, from: from.ref, batchref: to?.ref ?? null },
+    from: { ...from, available: from.available + part.qty },
+    batches: batches.map((batch) => (given(batch) === 0 ? batch : { ...batch, available: batch.available + given(batch) })),
+  };
 };
 

@@ -18,6 +18,7 @@ export const DOMAIN_ERROR_CODES = [
   'transfer_exists',
   'line_exists',
   'routed_otherwise',
+  'split_otherwise',
   'hold_exists',
   'hold_ended',
   'transfer_in_use',
@@ -107,6 +108,21 @@ export class LineRoutedOtherwise extends DomainError {
   }
 }
 
+/**
+ * The (orderid, sku) line is allocated already with the same qty and routing for a request that
+ * allowed another `split` (domain/split-lines.ts): the line stays as that request split it.
+ */
+export class LineSplitOtherwise extends DomainError {
+  override readonly name = 'LineSplitOtherwise';
+  readonly code = 'split_otherwise';
+  constructor(
+    readonly orderid: string,
+    readonly sku: string,
+  ) {
+    super(`Order ${orderid} already has a line for sku ${sku} with another split`);
+  }
+}
+
 /** Some lines of a whole order cannot be allocated: every one of them, with why. Nothing was allocated. */
 export class OrderNotAllocated extends DomainError {
   override readonly name = 'OrderNotAllocated';
@@ -142,6 +158,18 @@ export class OrderLinesRoutedOtherwise extends DomainError {
     readonly lines: readonly { readonly sku: string }[],
   ) {
     super(`Order ${orderid} already has lines with another destination or location`);
+  }
+}
+
+/** Lines of the order are already allocated for a request that allowed another `split` (these); a line is never changed by a repeat. */
+export class OrderLinesSplitOtherwise extends DomainError {
+  override readonly name = 'OrderLinesSplitOtherwise';
+  readonly code = 'split_otherwise';
+  constructor(
+    readonly orderid: string,
+    readonly lines: readonly { readonly sku: string }[],
+  ) {
+    super(`Order ${orderid} already has lines with another split`);
   }
 }
 

@@ -45,6 +45,15 @@ const transfer = {
   ref: text,
 };
 
+/**
+ * What an event of a split line's part adds: the whole line's qty and how far it may be split. Absent
+ * for a whole line, whose event's `qty` is the line's.
+ */
+const splitPart = {
+  line_qty: /* @__PURE__ */ z.optional(quantity),
+  split: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum(['batches', 'locations'])),
+};
+
 /** Every event's `detail` begins with these. */
 const envelope = {
   /** The same for every delivery of one event: a consumer drops an id it has seen. */
@@ -57,18 +66,19 @@ const envelope = {
 /** Each event's description says when it is emitted; it goes into the event's JSON Schema too. */
 export const eventSchemas = {
   Allocated: /* @__PURE__ */ z
-    .object({ ...envelope, orderid: text, sku: text, qty: quantity, batchref: text, location })
+    .object({ ...envelope, orderid: text, sku: text, qty: quantity, batchref: text, location, ...splitPart })
     .check(
       /* @__PURE__ */ z.describe(
-        'An order line was allocated to a batch, at `location`: by POST /allocate, by POST /orders, by the confirm of a hold, or moved there by a change of its batch.',
+        'An order line was allocated to a batch, at `location`: by POST /allocate, by POST /orders, by the confirm of a hold, or moved there by a change of its batch. ' +
+          'A split line has one event for each part: `qty` units on `batchref`, of a line of `line_qty` split as `split` allowed.',
       ),
     ),
   Deallocated: /* @__PURE__ */ z
-    .object({ ...envelope, orderid: text, sku: text, qty: quantity, batchref: text, location, reason: /* @__PURE__ */ z.enum(['cancelled', 'reallocated']) })
+    .object({ ...envelope, orderid: text, sku: text, qty: quantity, batchref: text, location, reason: /* @__PURE__ */ z.enum(['cancelled', 'reallocated']), ...splitPart })
     .check(
       /* @__PURE__ */ z.describe(
         'An order line left a batch, at `location`: `cancelled` by DELETE /allocations/{orderid}/{sku}, or `reallocated` by a change of ' +
-          'the batch (an Allocated to another batch follows, unless no batch had room).',
+          'the batch (an Allocated to another batch follows, unless no batch had room). A split line has one event for each part that left a batch, as Allocated has.',
       ),
     ),
   BatchAdded: /* @__PURE__ */ z

@@ -121,10 +121,11 @@ export const linesPassOverSpread = (
  * Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches it may take
  * from that are short for their line and may hold expired holds' units. Which of them:
  * - a plan refused: those of the lines it refuses, which nothing else changes;
- * - a plan from one place, every line on a batch in stock: those the rule prefers to each line's
- *   pick (`picks`), since only a line's better batch can better it;
+ * - a plan from one place, every line whole on a batch in stock: those the rule prefers to each
+ *   line's pick (`picks`), since only a line's better batch can better it;
  * - else every one, whichever the plan picked, since a batch freed may let the whole order come
- *   from fewer places, or from a place with sooner shipments (domain/routing.ts, planOrder).
+ *   from fewer places, or from a place with sooner shipments (domain/routing.ts, planOrder), or a
+ *   split line in fewer parts (a plan of a line in several parts, one placement each).
  * At most MAX_BATCHES_FREED_PER_ROUND: first those of the lines its plan refuses or puts on a
  * shipment (`pressing`), then those it has not read yet, then the others, each in turns (every line's
  * first, counting those read before, then every line's second, and so on); 'more-to-read' when some
@@ -144,7 +145,9 @@ export const freedForLines = async (
   const refused = new Set(plan.kind === 'refused' ? plan.refusals.map(({ sku }) => sku) : []);
   const placements = plan.kind === 'placed' ? plan.placements : [];
   const lineByLine =
-    placements.length > 0 && placements.every(({ batch }) => batch.eta === null) && new Set([...placedAt, ...placements.map(({ batch }) => locationOf(batch))]).size <= 1;
+    placements.length === lines.length &&
+    placements.every(({ batch }) => batch.eta === null) &&
+    new Set([...placedAt, ...placements.map(({ batch }) => locationOf(batch))]).size <= 1;
   const candidates = lines
     .flatMap(({ sku, qty }, line) => {
       if (refused.size > 0 && !refused.has(sku)) return [];

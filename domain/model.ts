@@ -69,15 +69,46 @@ export interface BatchPiece {
 /** The units of a spread batch that its pieces keep: 0 for a batch kept whole. */
 export const piecesAvailable = (batch: Batch): number => (batch.pieces ?? []).reduce((sum, { available }) => sum + available, 0);
 
+/** How far a line may be split over batches (domain/split-lines.ts): not at all, over batches at one location (one parcel), or over locations. */
+export type Split = 'none' | 'batches' | 'locations';
+
+/** Units of a line on one batch, at that batch's location. */
+export interface LinePart {
+  readonly batchref: string;
+  readonly qty: number;
+  readonly location: string;
+}
+
+/** A line whose request allowed a split: how far, and its parts, one per batch, whose qtys sum to the line's. */
+export interface SplitLine {
+  readonly split: Exclude<Split, 'none'>;
+  readonly parts: readonly LinePart[];
+}
+
 /** An order line placed into a batch. */
 export interface Allocation extends OrderLine {
+  /** Its batch; for a split line, its first part's (`split` names them all). */
   readonly batchref: string;
   /**
    * What its request named of where it may come from (recordedRouting): the locations a change of
    * its batch may move it to, and what a repeat of its request must name again. Absent: neither.
    */
   readonly routing?: Routing;
+  /** Present on a line whose request allowed a split, in one part or several: every rule that gives or moves its units reads its parts. */
+  readonly split?: SplitLine;
 }
+
+/** A line as a batch lists it: a whole line, or one part of a split line (`isPart`: `qty` is the part's, and its order holds the line). */
+export interface ListedLine extends Allocation {
+  readonly isPart?: true;
+}
+
+/** How far the line may be split: `none` for a whole line. */
+export const splitOf = (line: Pick<Allocation, 'split'>): Split => line.split?.split ?? 'none';
+
+/** The line's units on each batch: a whole line's one part is its batch, at `location` (the batch's, when the caller knows it). */
+export const partsOf = (line: Allocation, location = DEFAULT_LOCATION_ID): readonly LinePart[] =>
+  line.split?.parts ?? [{ batchref: line.batchref, qty: line.qty, location }];
 
 /** An order's line and the location of its batch. */
 export interface RoutedAllocation extends Allocation {
@@ -178,8 +209,8 @@ export interface Reallocation extends OrderLine {
 }
 
 /** Lines come off a batch that shrank most recently allocated first: the newest promises are the ones broken. */
-export const linesToTakeOff = (batch: Batch, linesNewestFirst: readonly Allocation[]): Allocation[] => {
-  const taken: Allocation[] = [];
+export const linesToTakeOff = <Line extends Allocation>(batch: Batch, linesNewestFirst: readonly Line[]): Line[] => {
+  const taken: Line[] = [];
   let deficit = -batch.available;
   for (const line of linesNewestFirst) {
     if (deficit <= 0) break;

@@ -1,6 +1,7 @@
 import type { HeldLine, HeldUnits, Hold, Instant } from './holds';
 import type { Location } from './locations';
-import type { Allocation, Batch, LineMove, NewBatch, OrderLine, Placement, RoutedAllocation } from './model';
+import type { Allocation, Batch, LineMove, ListedLine, NewBatch, OrderLine, Placement, RoutedAllocation } from './model';
+import type { Part } from './split-lines';
 import type { Routing } from './routing';
 import type { Transfer } from './transfers';
 
@@ -191,6 +192,11 @@ export interface BatchRepository {
    */
   saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult>;
   /**
+   * Takes each part's qty from its batch, as it was read, and records the split line (`allocation`,
+   * whose `split` names the parts), all or none: one transaction. Answers as saveAllocation does.
+   */
+  saveSplitLine(allocation: Allocation, parts: readonly Part[]): Promise<SaveAllocationResult>;
+  /**
    * Takes each placement's qty from its batch and records its line, all of them or none: one
    * transaction. The placements are of different SKUs, so of different batches.
    */
@@ -219,10 +225,18 @@ export interface BatchRepository {
    * Up to `limit` of the lines on the batch, most recently allocated first. Read through an index
    * that may lag a write by a moment: a line listed may have left since (its move then answers
    * `changed`), and one allocated a moment ago may be missing. The batch's own stock is never stale.
+   * A split line is listed on each batch it has a part on, by that part (ListedLine).
    */
-  linesOn(ref: string, limit: number): Promise<Allocation[]>;
-  /** Removes the line and gives its quantity back to its batch, both or neither. */
-  cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite>;
+  linesOn(ref: string, limit: number): Promise<ListedLine[]>;
+  /** Removes the line and gives each part's qty back to its batch (`batches`, as read, one per part in the order of its parts), all or none. */
+  cancelAllocation(allocation: Allocation, batches: readonly Batch[]): Promise<ConditionalWrite>;
+  /**
+   * Moves the part of the split line on `from` (both as read) to `to`, joining the line's part there
+   * if it has one, or, with `to` null, removes the whole line from its order and gives every part
+   * back (`others`: the batches of its other parts, as read), with its notice: one write, `changed`
+   * when the line or a batch is no longer as read, and then nothing was written.
+   */
+  moveLinePart(line: Allocation, from: Batch, to: Batch | null, others: readonly Batch[]): Promise<ConditionalWrite>;
   /**
    * Writes `changed` (a new qty, eta and available) over `batch`, as it was read, and ends `ending`
    * at `now` in the same write: `changed` no longer records them, and their units on it are

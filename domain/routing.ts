@@ -55,7 +55,7 @@ export const eligibilityOf = (stored: readonly Location[], routing: Routing): El
 };
 
 /** Of every location (`default` among them), those eligible for the routing: none when it names a location not among them. */
-const eligibleAmong = (all: readonly Location[], { destination, location }: Routing): Eligibility => {
+export const eligibleAmong = (all: readonly Location[], { destination, location }: Routing): Eligibility => {
   const eligible = all.filter(
     (candidate) => candidate.active && (location === undefined || candidate.id === location) && (destination === undefined || serves(candidate, destination.country)),
   );

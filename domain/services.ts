@@ -8,8 +8,10 @@ import {
   LineNotFound,
   LocationNotFound,
   LineRoutedOtherwise,
+  LineSplitOtherwise,
   OrderLinesAlreadyAllocated,
   OrderLinesRoutedOtherwise,
+  OrderLinesSplitOtherwise,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
@@ -19,18 +21,24 @@ import {
 import {
   type Allocation,
   type Batch,
+  type LinePart,
   type NewBatch,
   type Order,
   type OrderLine,
+  type OrderPlan,
   type RoutedAllocation,
+  type Split,
   type StockLevels,
   heldOf,
   isSameLine,
   locationOf,
   newBatch,
+  partsOf,
   passesOverSpread,
+  splitOf,
   stockLevels,
 } from './model';
+import { splitLine } from './split-lines';
 import { LazyExpiry, freedExpiredHolds, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 import { batchesToFree, givenBack, mayHoldExpiredUnits } from './holds';
 import { locationsKnowing, routedStockOf, stockAndLocations } from './location-services';
@@ -48,9 +56,12 @@ import {
 import type { BatchRepository, StockRead } from './ports';
 
 export interface AllocationOutcome {
+  /** The line's batch; a split line's first part's. */
   readonly batchref: string;
   /** The location of the batch. */
   readonly location: string;
+  /** A split line's parts, one or more (Allocation.split); absent for a whole line. */
+  readonly parts?: readonly LinePart[];
   /** False when the line was already allocated with the same qty and routing: a retry, answered without taking stock. */
   readonly created: boolean;
 }
@@ -85,7 +96,8 @@ export const addBatch = async (batch: NewBatch, repository: BatchRepository): Pr
  * when no location is eligible, `out_of_stock` when none of the eligible ones has a batch that can
  * take the line.
  */
-export const allocate = async (line: OrderLine, repository: BatchRepository, routing: Routing = {}): Promise<AllocationOutcome> => {
+export const allocate = async (line: OrderLine, repository: BatchRepository, routing: Routing = {}, split: Split = 'none'): Promise<AllocationOutcome> => {
+  if (split !== 'none') return allocateSplitLine(line, repository, routing, split);
   let read: StockRead = { forTake: true };
   const expiry = new LazyExpiry();
   for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
@@ -96,7 +108,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       async () => eligibilityOf(await locationsKnowing(locations, stock.batches, routing, repository), routing),
       async () => {
         const existing = await repository.allocationOf(line.orderid, line.sku);
-        return existing && answerRepeat(existing, line, routing, repository);
+        return existing && answerRepeat(existing, line, routing, 'none', repository);
       },
     );
     if ('answered' in routed) return routed.answered;
@@ -119,7 +131,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       }
       // The line may hold stock already: a retry whose first answer was lost after it committed.
       const existing = await repository.allocationOf(line.orderid, line.sku);
-      if (existing) return answerRepeat(existing, line, routing, repository);
+      if (existing) return answerRepeat(existing, line, routing, 'none', repository);
       // OutOfStock announces a lack of stock; a line no location may take says nothing of the SKU's stock.
       if (eligibility.locations.size === 0) throw new OutOfStock(line.sku, 'no_location', eligibility.noneBecause);
       await repository.recordOutOfStock([line], routing);
@@ -130,7 +142,7 @@ export const allocate = async (line: OrderLine, repository: BatchRepository, rou
       const allocation: Allocation = { ...line, batchref: batch.ref, ...recordedRouting(routing) };
       const result = await repository.saveAllocation(allocation, batch);
       if (result.outcome === 'saved') return { batchref: batch.ref, location: locationOf(batch), created: true };
-      if (result.outcome === 'line-exists') return answerRepeat(result.existing, line, routing, repository);
+      if (result.outcome === 'line-exists') return answerRepeat(result.existing, line, routing, 'none', repository);
       // A batch that may still take the line is read again, never passed over for a later one.
       if (result.outcome === 'read-again') break;
       // The next candidate, on this read, only when the checks made above for the first would pass
@@ -183,11 +195,71 @@ const repeatOrRefused = async <Routed, Answer>(
  * A repeat of an allocated line: the same qty and routing, answered with its batch, and that batch's
  * location, read for it (a line does not record it).
  */
-const answerRepeat = async (existing: Allocation, line: OrderLine, routing: Routing, repository: BatchRepository): Promise<AllocationOutcome> => {
+const answerRepeat = async (existing: Allocation, line: OrderLine, routing: Routing, split: Split, repository: BatchRepository): Promise<AllocationOutcome> => {
   if (!isSameLine(existing, line)) throw new LineAlreadyAllocated(line.orderid, line.sku, existing.qty);
   if (!isSameRouting(existing.routing, routing)) throw new LineRoutedOtherwise(line.orderid, line.sku);
+  if (splitOf(existing) !== split) throw new LineSplitOtherwise(line.orderid, line.sku);
+  if (existing.split) {
+    const parts = existing.split.parts;
+    return { batchref: existing.batchref, location: parts[0]?.location ?? '', parts, created: false };
+  }
   const batch = await batchOrThrow(existing.batchref, repository, existing.sku);
   return { batchref: existing.batchref, location: locationOf(batch), created: false };
+};
+
+/**
+ * Allocates a line its request allows to split (`split`, domain/split-lines.ts): its parts, the
+ * best way the rule finds among the batches the request may take from, taken in one transaction
+ * with the line, as a whole line's batch is; one read round, and lazy expiry and the settled read as
+ * for an order's lines (freedForLines). A refusal says why, as allocate's does.
+ */
+const allocateSplitLine = async (line: OrderLine, repository: BatchRepository, routing: Routing, split: Exclude<Split, 'none'>): Promise<AllocationOutcome> => {
+  let read: StockRead = { forTake: true };
+  const expiry = new LazyExpiry();
+  const repeat = async () => {
+    const existing = await repository.allocationOf(line.orderid, line.sku);
+    return existing && answerRepeat(existing, line, routing, split, repository);
+  };
+  for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
+    const [[stock], locations] = await stockAndLocations([line.sku], read, repository);
+    if (!stock?.known) throw new InvalidSku(line.sku);
+    const routed = await repeatOrRefused(async () => eligibilityOf(await locationsKnowing(locations, stock.batches, routing, repository), routing), repeat);
+    if ('answered' in routed) return routed.answered;
+    const { routed: eligibility } = routed;
+    const batches = eligibleBatches(stock.batches, eligibility);
+    const parts = splitLine(line.qty, batches, eligibility, split);
+    const plan: OrderPlan = parts
+      ? { kind: 'placed', placements: parts.map(({ batch }) => ({ allocation: { ...line, batchref: batch.ref }, batch })) }
+      : { kind: 'refused', refusals: [{ sku: line.sku, reason: 'out_of_stock' }] };
+    const picks = new Map([[line.sku, parts?.[0]?.batch]]);
+    if (expiry.readAgain(await freedForLines([line], new Map([[line.sku, stock.batches]]), eligibility, { plan, picks }, repository, expiry))) continue;
+    // Pieces counted as remembered may hold more than read: a line in several parts, or refused,
+    // might take fewer parts on a settled read, as a whole line might take a better batch.
+    const passesOver = parts?.length === 1 ? passesOverSpread(batches, parts[0]?.batch, routedPreference(eligibility)) : batches.some(({ pieces }) => pieces !== undefined);
+    if (!read.settled && passesOver) {
+      read = { settled: true };
+      continue;
+    }
+    if (!parts) {
+      if (!read.settled && eligibility.locations.size > 0) {
+        read = { settled: true };
+        round--;
+        continue;
+      }
+      const answered = await repeat();
+      if (answered) return answered;
+      if (eligibility.locations.size === 0) throw new OutOfStock(line.sku, 'no_location', eligibility.noneBecause);
+      await repository.recordOutOfStock([line], routing);
+      throw new OutOfStock(line.sku);
+    }
+    const lineParts = parts.map(({ batch, qty }) => ({ batchref: batch.ref, qty, location: locationOf(batch) }));
+    const [first] = lineParts as [LinePart, ...LinePart[]];
+    const allocation: Allocation = { ...line, batchref: first.batchref, ...recordedRouting(routing), split: { split, parts: lineParts } };
+    const result = await repository.saveSplitLine(allocation, parts);
+    if (result.outcome === 'saved') return { batchref: first.batchref, location: first.location, parts: lineParts, created: true };
+    if (result.outcome === 'line-exists') return answerRepeat(result.existing, line, routing, split, repository);
+  }
+  throw new AllocationContended(line.sku, MAX_ALLOCATION_ROUNDS);
 };
 
 /** Rounds of read and conditional write on one batch before giving up with a 503 (a retry continues). */
@@ -200,15 +272,15 @@ export const orderAllocations = async (orderid: string, repository: BatchReposit
   return bySku(lines);
 };
 
-/** Removes the line and gives its stock back to its batch; a line that is not there is LineNotFound. */
+/** Removes the line and gives its stock back to its batch, or each part's to its own; a line that is not there is LineNotFound. */
 export const cancelAllocation = async (orderid: string, sku: string, repository: BatchRepository): Promise<void> => {
   let contended = '';
   for (let round = 0; round < MAX_BATCH_ROUNDS; round++) {
     const line = await repository.allocationOf(orderid, sku);
     if (!line) throw new LineNotFound(orderid, sku);
-    const batch = await batchOrThrow(line.batchref, repository, sku);
-    if ((await repository.cancelAllocation(line, batch)) === 'saved') return;
-    contended = batch.ref;
+    const batches = await Promise.all(partsOf(line).map(({ batchref }) => batchOrThrow(batchref, repository, sku)));
+    if ((await repository.cancelAllocation(line, batches)) === 'saved') return;
+    contended = batches.map(({ ref }) => ref).join(', ');
   }
   throw new BatchContended(contended, MAX_BATCH_ROUNDS);
 };
@@ -332,6 +404,9 @@ const takeExisting = async (
   if (conflicting.length > 0) throw new OrderLinesAlreadyAllocated(orderid, bySku(conflicting).map(({ sku, qty }) => ({ sku, qty })));
   const routedOtherwise = ours.filter((line) => !isSameRouting(line.routing, routing));
   if (routedOtherwise.length > 0) throw new OrderLinesRoutedOtherwise(orderid, bySku(routedOtherwise).map(({ sku }) => ({ sku })));
+  // An order's lines are whole: a line a request allowed to split is another line.
+  const splitOtherwise = ours.filter((line) => splitOf(line) !== 'none');
+  if (splitOtherwise.length > 0) throw new OrderLinesSplitOtherwise(orderid, bySku(splitOtherwise).map(({ sku }) => ({ sku })));
   const located = await Promise.all(
     ours
       .filter(({ sku }) => !done.has(sku))

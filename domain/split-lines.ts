@@ -1,4 +1,4 @@
-import { type Batch, locationOf } from './model';
+import { type Allocation, type Batch, type LinePart, type Split, locationOf, partsOf } from './model';
 import { type Eligibility, eligibleBatches, forEachCombination, locationPreference, routedPreference } from './routing';
 
 /*
@@ -7,14 +7,18 @@ import { type Eligibility, eligibleBatches, forEachCombination, locationPreferen
  * split adds to it.
  */
 
-/** How far a line may be split: not at all (the default), over batches at one location (one parcel), or over locations. */
-export type Split = 'none' | 'batches' | 'locations';
-
 /** Units of a line from one batch. */
 export interface Part {
   readonly batch: Batch;
   readonly qty: number;
 }
+
+/**
+ * The most parts a line is split into: a way that needs more is not taken, and a line that no way
+ * within it holds is refused (`out_of_stock`). Each part is a take and a record of its own in the
+ * line's one transaction (at most 100 items), with room for a spread batch's pieces.
+ */
+export const MAX_PARTS_PER_LINE = 10;
 
 /**
  * Location sets the search for the fewest tries for one line before it takes the best found of the
@@ -73,7 +77,7 @@ const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibili
     forEachCombination(locations, size, (chosen) => {
       if (--sets < 0) return false;
       const found = bestCover(qty, pool.filter((batch) => chosen.includes(locationOf(batch))));
-      if (found && (!best || isBetter(found, best, pool))) best = found;
+      if (found && found.length <= MAX_PARTS_PER_LINE && (!best || isBetter(found, best, pool))) best = found;
       return true;
     });
     if (best) return best;
@@ -82,7 +86,7 @@ const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibili
       const most = [...locations].sort((a, b) => unitsAt(b) - unitsAt(a));
       for (let count = size; count <= Math.min(maxLocations, most.length); count++) {
         const found = bestCover(qty, pool.filter((batch) => most.slice(0, count).includes(locationOf(batch))));
-        if (found) return found;
+        if (found && found.length <= MAX_PARTS_PER_LINE) return found;
       }
       return undefined;
     }
@@ -129,4 +133,34 @@ const bestCover = (qty: number, pool: readonly Batch[]): Batch[] | undefined => 
     }
   }
   return chosen;
+};
+
+/**
+ * Where a part of a split line goes when a change of its batch takes it off (`part`, on a batch not
+ * among `batches`): whole, to one of `batches` (the SKU's others, eligible for the line's recorded
+ * routing) that can take it, at the location of the line's other parts when its split is `batches`,
+ * best by the line's rule for that part: in stock; at no location the line's other parts are not at
+ * (no parcel more); on a batch the line has a part on already (no pick more); then the one-line
+ * preference. Undefined when none can take it: the whole line then leaves its order, as a whole
+ * line does.
+ */
+export const movedPart = (line: Allocation, part: LinePart, batches: readonly Batch[], eligibility: Eligibility): Batch | undefined => {
+  const others = partsOf(line).filter(({ batchref }) => batchref !== part.batchref);
+  const otherLocations = new Set(others.map(({ location }) => location));
+  const onLine = new Set(others.map(({ batchref }) => batchref));
+  const preference = routedPreference(eligibility);
+  const cost = (batch: Batch) => [
+    batch.eta === null ? 0 : 1,
+    otherLocations.size === 0 || otherLocations.has(locationOf(batch)) ? 0 : 1,
+    onLine.has(batch.ref) ? 0 : 1,
+  ];
+  const byCost = (a: Batch, b: Batch) => {
+    const [ca, cb] = [cost(a), cost(b)];
+    const first = ca.findIndex((value, index) => value !== cb[index]);
+    return first === -1 ? preference(a, b) : (ca[first] as number) - (cb[first] as number);
+  };
+  return eligibleBatches(batches, eligibility)
+    .filter((batch) => batch.ref !== part.batchref && batch.sku === line.sku && batch.available >= part.qty)
+    .filter((batch) => line.split?.split !== 'batches' || otherLocations.size === 0 || otherLocations.has(locationOf(batch)))
+    .sort(byCost)[0];
 };

@@ -1,6 +1,6 @@
 import { type LocatedHold, confirmHold, extendHold, holdStatus, placeHold, releaseHold } from '../domain/hold-services';
 import { DEFAULT_HOLD_SECONDS } from '../domain/holds';
-import type { RoutedAllocation } from '../domain/model';
+import type { LinePart, RoutedAllocation } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import type { Destination, Routing } from '../domain/routing';
 import { allocate, allocateOrder, cancelAllocation, orderAllocations } from '../domain/services';
@@ -13,10 +13,25 @@ import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
 /**
+ * Where a line's units are, as every answer shows them: its batch and that batch's location, and, for
+ * a line its request allowed to split, its parts (docs/api.md, "Split lines"), whose batch and
+ * location the line names only when it is in one part.
+ */
+const placeView = ({ batchref, location, parts }: { readonly batchref: string; readonly location: string; readonly parts?: readonly LinePart[] }) => {
+  if (!parts) return { batchref, location };
+  const view = parts.map((part) => ({ batchref: part.batchref, location: part.location, qty: part.qty }));
+  return parts.length === 1 ? { batchref, location, parts: view } : { parts: view };
+};
+
+/**
  * An order's or a hold's line as every answer shows it, with its batch's location; every field
  * named, so that what the store holds beside them (its routing) never reaches a client.
  */
-const routedLineView = ({ sku, qty, batchref, location }: Pick<RoutedAllocation, 'sku' | 'qty' | 'batchref' | 'location'>) => ({ sku, qty, batchref, location });
+const routedLineView = ({ sku, qty, batchref, location, split }: Pick<RoutedAllocation, 'sku' | 'qty' | 'batchref' | 'location' | 'split'>) => ({
+  sku,
+  qty,
+  ...placeView({ batchref, location, ...(split ? { parts: split.parts } : {}) }),
+});
 
 /** What a request says of where its lines may come from, the fields it left out absent. */
 const routingOf = (destination: Destination | undefined, location: string | undefined): Routing => ({
@@ -49,11 +64,11 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
     route('POST /allocate', {
       body: orderLineSchema,
       successOutcomes: { 200: 'AlreadyAllocated', 201: 'Allocated' },
-      // 201 with the batch and its location for a new line, 200 for an exact repeat of an allocated line.
-      run: async ({ body: { destination, location, ...line } }, store, counter) => {
-        const { batchref, location: at, created } = await allocate(line, store, routingOf(destination, location));
+      // 201 with the batch and its location (and a split line's parts) for a new line, 200 for an exact repeat of an allocated line.
+      run: async ({ body: { destination, location, split, ...line } }, store, counter) => {
+        const { created, ...placed } = await allocate(line, store, routingOf(destination, location), split);
         if (created) counter.count(metricNames.linesAllocated);
-        return json(created ? 201 : 200, { batchref, location: at });
+        return json(created ? 201 : 200, placeView(placed));
       },
     }),
     route('POST /orders', {

@@ -1,7 +1,7 @@
 import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { type Hold, type Instant, earliestHeldExpiry, statusAt } from '../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../domain/locations';
-import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf } from '../domain/model';
+import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf, partsOf } from '../domain/model';
 import type { Transfer } from '../domain/transfers';
 import { type Spread, heldBoundFields } from '../functions/store/batches';
 import type { StoredHeldUnits } from '../functions/store/held-units';
@@ -28,6 +28,8 @@ export interface Inventory {
   readonly strayPieces: readonly string[];
   /** Lines whose entry in the linesByBatch index is in a partition that a change of their batch does not read. */
   readonly linesListedUnread: readonly Allocation[];
+  /** A split line's parts without their item, or not as their line names them, or listed where a change of their batch does not read; and part items of no line's part. */
+  readonly partsAstray: readonly string[];
   /** The ids of the locations stored: the built-in `default` only once replaced. */
   readonly locations: readonly string[];
   /** The same locations, as stored, for a reader that routes by them. */
@@ -51,6 +53,7 @@ export type Rule =
   | 'item-recognized'
   | 'pieces-of-their-spread'
   | 'line-listed-where-read'
+  | 'parts-as-their-line-says'
   | 'batch-at-a-location'
   | 'transfer-accounted';
 
@@ -76,6 +79,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const heldUnits: StoredHeldUnits[] = [];
   const unrecognized: { pk: string; sk: string }[] = [];
   const linesListedUnread: Allocation[] = [];
+  const partItems: (Allocation & { readonly listed: boolean })[] = [];
   const storedLocations: Location[] = [];
   const transfers: Transfer[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
@@ -91,7 +95,10 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       else if (stored.kind === 'batch-reference') references.push({ ref: stored.ref, sku: stored.sku });
       else if (stored.kind === 'line') {
         lines.push(stored.allocation);
-        if (!linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH]))) linesListedUnread.push(stored.allocation);
+        // A split line is listed by its parts' items, each under its batch.
+        if (!stored.allocation.split && !linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH]))) linesListedUnread.push(stored.allocation);
+      } else if (stored.kind === 'line-part') {
+        partItems.push({ ...stored.allocation, listed: linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH])) });
       }
       else if (stored.kind === 'hold') holds.push(stored.hold);
       else if (stored.kind === 'held-units') heldUnits.push(stored.held);
@@ -102,7 +109,45 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { ...withTheirPieces(found, pieces), heldUnits, knownSkus, references, lines, holds, unrecognized, linesListedUnread, locations: storedLocations.map(({ id }) => id), storedLocations, transfers };
+  return {
+    ...withTheirPieces(found, pieces),
+    heldUnits,
+    knownSkus,
+    references,
+    lines,
+    holds,
+    unrecognized,
+    linesListedUnread,
+    partsAstray: partsAstray(lines, partItems),
+    locations: storedLocations.map(({ id }) => id),
+    storedLocations,
+    transfers,
+  };
+};
+
+/**
+ * Each part a split line names has its item, of its qty, listed where a change of its batch reads
+ * (a change finds the line there to move the part), and each part item is one a line names.
+ */
+const partsAstray = (lines: readonly Allocation[], partItems: readonly (Allocation & { readonly listed: boolean })[]): string[] => {
+  const key = ({ orderid, sku, batchref }: Pick<Allocation, 'orderid' | 'sku' | 'batchref'>) => JSON.stringify([orderid, sku, batchref]);
+  const items = new Map(partItems.map((part) => [key(part), part]));
+  const named = new Set<string>();
+  const astray: string[] = [];
+  for (const { orderid, sku, split } of lines) {
+    for (const { batchref, qty } of split?.parts ?? []) {
+      named.add(key({ orderid, sku, batchref }));
+      const item = items.get(key({ orderid, sku, batchref }));
+      const name = `part of the line of order ${show(orderid)} for sku ${show(sku)} on batch ${show(batchref)}`;
+      if (!item) astray.push(`${name} has no item`);
+      else if (item.qty !== qty) astray.push(`${name} is of ${qty}, but its item says ${item.qty}`);
+      else if (!item.listed) astray.push(`${name} is listed in no index partition of its batch that a change of it reads`);
+    }
+  }
+  for (const part of partItems) {
+    if (!named.has(key(part))) astray.push(`part item of order ${show(part.orderid)} for sku ${show(part.sku)} on batch ${show(part.batchref)} is of no line's part`);
+  }
+  return astray;
 };
 
 /**
@@ -154,26 +199,29 @@ const show = (value: string) => JSON.stringify(value);
  * has left), and its incoming batch, at its `to`, has them.
  */
 export const findViolations = (
-  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread, locations, transfers }: Inventory,
+  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread, partsAstray, locations, transfers }: Inventory,
   now?: Instant,
 ): Violation[] => {
   const violations: Violation[] = [];
   const batchBySkuAndRef = new Map(batches.map((batch) => [JSON.stringify([batch.sku, batch.ref]), batch]));
   const heldByBatch = new Map<Batch, number>();
 
+  // Each part of a split line counts on its own batch.
   for (const line of lines) {
-    const batch = batchBySkuAndRef.get(JSON.stringify([line.sku, line.batchref]));
-    if (batch) {
-      heldByBatch.set(batch, (heldByBatch.get(batch) ?? 0) + line.qty);
-      continue;
+    for (const { batchref, qty } of partsOf(line)) {
+      const batch = batchBySkuAndRef.get(JSON.stringify([line.sku, batchref]));
+      if (batch) {
+        heldByBatch.set(batch, (heldByBatch.get(batch) ?? 0) + qty);
+        continue;
+      }
+      const elsewhere = batches.find((candidate) => candidate.ref === batchref);
+      violations.push({
+        rule: 'line-in-batch-of-its-sku',
+        message:
+          `line of order ${show(line.orderid)} for sku ${show(line.sku)} points at batch ${show(batchref)}, ` +
+          (elsewhere ? `which holds sku ${show(elsewhere.sku)}` : 'which does not exist'),
+      });
     }
-    const elsewhere = batches.find((candidate) => candidate.ref === line.batchref);
-    violations.push({
-      rule: 'line-in-batch-of-its-sku',
-      message:
-        `line of order ${show(line.orderid)} for sku ${show(line.sku)} points at batch ${show(line.batchref)}, ` +
-        (elsewhere ? `which holds sku ${show(elsewhere.sku)}` : 'which does not exist'),
-    });
   }
 
   for (const batch of batches) {
@@ -344,6 +392,7 @@ export const findViolations = (
       });
     }
   }
+  for (const message of partsAstray) violations.push({ rule: 'parts-as-their-line-says', message });
   for (const { orderid, sku, batchref } of linesListedUnread) {
     violations.push({
       rule: 'line-listed-where-read',

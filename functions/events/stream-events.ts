@@ -1,6 +1,7 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DomainEvent, domainEvent } from '../../domain/events';
 import type { Hold } from '../../domain/holds';
+import type { Allocation, LinePart } from '../../domain/model';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
 import type { Transfer } from '../../domain/transfers';
 import type { BatchDescription } from '../store/batches';
@@ -58,9 +59,13 @@ const changesOf = (eventName: ChangeRecord['eventName'], before: StoredItem | un
 const insertionChanges = (after: StoredItem): Change[] => {
   switch (after.kind) {
     case 'line':
-      return [['Allocated', { time: after.allocatedAt, ...after.allocation, location: locationOf(after) }]];
+      return after.allocation.split
+        ? partsOfLine(after.allocation, after.allocation.split.parts).map((part) => ['Allocated', { time: after.allocatedAt, ...part }])
+        : [['Allocated', { time: after.allocatedAt, ...lineFields(after.allocation), location: locationOf(after) }]];
     case 'deallocation':
-      return [['Deallocated', { time: after.deallocatedAt, ...after.allocation, location: locationOf(after), reason: after.reason }]];
+      return after.allocation.split
+        ? partsOfLine(after.allocation, after.allocation.split.parts).map((part) => ['Deallocated', { time: after.deallocatedAt, ...part, reason: after.reason }])
+        : [['Deallocated', { time: after.deallocatedAt, ...lineFields(after.allocation), location: locationOf(after), reason: after.reason }]];
     case 'out-of-stock': {
       const { line, refusedAt, destination, location } = after;
       return [['OutOfStock', { time: refusedAt, sku: line.sku, orderid: line.orderid, qty: line.qty, ...(destination ? { destination } : {}), ...(location ? { location } : {}) }]];
@@ -79,12 +84,15 @@ const insertionChanges = (after: StoredItem): Change[] => {
 };
 
 const modificationChanges = (before: StoredItem, after: StoredItem): Change[] => {
+  if (before.kind === 'line' && after.kind === 'line' && before.allocation.split && after.allocation.split) {
+    return movedParts(before.allocation, before.allocation.split.parts, after.allocation.split.parts, after.movedAt ?? after.allocatedAt);
+  }
   if (before.kind === 'line' && after.kind === 'line' && before.allocation.batchref !== after.allocation.batchref) {
     // Only a change of its batch moves a line; a move without its time would be a write this code does not make.
     const time = after.movedAt ?? after.allocatedAt;
     return [
-      ['Deallocated', { time, ...before.allocation, location: locationOf(before), reason: 'reallocated' }],
-      ['Allocated', { time, ...after.allocation, location: locationOf(after) }],
+      ['Deallocated', { time, ...lineFields(before.allocation), location: locationOf(before), reason: 'reallocated' }],
+      ['Allocated', { time, ...lineFields(after.allocation), location: locationOf(after) }],
     ];
   }
   if (before.kind === 'batch-reference' && after.kind === 'batch-reference' && after.description) {
@@ -114,6 +122,27 @@ const holdChanges = (before: Hold, after: Extract<StoredItem, { kind: 'hold' }>)
   }
   if (hold.status === 'confirmed') return hold.orderid ? [['HoldConfirmed', { time: endedAt, ...fields, orderid: hold.orderid }]] : [];
   return [['HoldReleased', { time: endedAt, ...fields, reason: hold.status }]];
+};
+
+/** What a line's event says of it: its record's routing and split stay out. */
+const lineFields = ({ orderid, sku, qty, batchref }: Allocation) => ({ orderid, sku, qty, batchref });
+
+/** What each part's event says of a split line: the part's units, batch and location, the line's qty and split. */
+const partsOfLine = ({ orderid, sku, qty, split }: Allocation, parts: readonly LinePart[]) =>
+  parts.map(({ batchref, qty: partQty, location }) => ({ orderid, sku, qty: partQty, batchref, location, line_qty: qty, ...(split ? { split: split.split } : {}) }));
+
+/**
+ * A change of a split line's parts, batch by batch: the units that left a batch (Deallocated, as
+ * `reallocated`: only a change of a batch moves a part) before those that came to one (Allocated).
+ */
+const movedParts = (line: Allocation, before: readonly LinePart[], after: readonly LinePart[], time: string): Change[] => {
+  const qtyOn = (parts: readonly LinePart[], batchref: string) => parts.find((part) => part.batchref === batchref)?.qty ?? 0;
+  const left = before.flatMap((part) => (qtyOn(after, part.batchref) < part.qty ? [{ ...part, qty: part.qty - qtyOn(after, part.batchref) }] : []));
+  const came = after.flatMap((part) => (qtyOn(before, part.batchref) < part.qty ? [{ ...part, qty: part.qty - qtyOn(before, part.batchref) }] : []));
+  return [
+    ...partsOfLine(line, left).map((part): Change => ['Deallocated', { time, ...part, reason: 'reallocated' }]),
+    ...partsOfLine(line, came).map((part): Change => ['Allocated', { time, ...part }]),
+  ];
 };
 
 const holdFields = ({ holdid, expiresAt, lines }: Hold) => ({

@@ -11,9 +11,11 @@ import {
   LineAlreadyAllocated,
   LineNotFound,
   LineRoutedOtherwise,
+  LineSplitOtherwise,
   LocationNotFound,
   OrderLinesAlreadyAllocated,
   OrderLinesRoutedOtherwise,
+  OrderLinesSplitOtherwise,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
@@ -130,9 +132,11 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [DuplicateBatch, 409],
   [LineAlreadyAllocated, 409],
   [LineRoutedOtherwise, 409],
+  [LineSplitOtherwise, 409],
   [OrderNotAllocated, 400],
   [OrderLinesAlreadyAllocated, 409],
   [OrderLinesRoutedOtherwise, 409],
+  [OrderLinesSplitOtherwise, 409],
   [BatchNotFound, 404],
   [OrderNotFound, 404],
   [LineNotFound, 404],
@@ -206,7 +210,11 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
   if (error instanceof DomainError) {
     // An order's refusal names every line it is about, so a client can fix them all at once.
     const lines =
-      error instanceof OrderNotAllocated || error instanceof OrderLinesAlreadyAllocated || error instanceof OrderLinesRoutedOtherwise || error instanceof HoldNotPlaced
+      error instanceof OrderNotAllocated ||
+      error instanceof OrderLinesAlreadyAllocated ||
+      error instanceof OrderLinesRoutedOtherwise ||
+      error instanceof OrderLinesSplitOtherwise ||
+      error instanceof HoldNotPlaced
         ? { lines: error.lines }
         : {};
     // A line's refusal says why, as each line of an order's does.

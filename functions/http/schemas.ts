@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { MAX_HOLD_SECONDS } from '../../domain/holds';
+import type { Split } from '../../domain/model';
 import { ASSIGNED_COUNTRY_CODES } from './countries';
 
 /*
@@ -269,6 +270,9 @@ export const locationSchema = /* @__PURE__ */ objectOf({
  */
 const destination = /* @__PURE__ */ objectOf({ country: /* @__PURE__ */ countryCodeOf(''), position: /* @__PURE__ */ z.optional(position) });
 
+/** How far a line may be split over batches (domain/split-lines.ts): `none` when absent. */
+export const SPLITS = ['none', 'batches', 'locations'] as const satisfies readonly Split[];
+
 /**
  * `destination` and `location` (a location's id: the one place the line is taken from) are optional,
  * and each limits the locations the line may come from. A location id that is well formed but names
@@ -280,6 +284,7 @@ export const orderLineSchema = /* @__PURE__ */ objectOf({
   qty: quantity,
   destination: /* @__PURE__ */ z.optional(destination),
   location: /* @__PURE__ */ z.optional(locationIdSchema),
+  split: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum(SPLITS, refused(`one of ${SPLITS.map((split) => `"${split}"`).join(', ')}`))),
 });
 
 /** A whole order: `destination` and `location` limit where every line may come from, as a single line's do. */

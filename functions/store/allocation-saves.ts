@@ -1,11 +1,12 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HeldSource, Hold, Instant } from '../../domain/holds';
-import type { Allocation, Batch, Placement } from '../../domain/model';
-import type { HoldPlacement, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
+import { type Allocation, type Batch, type Placement, locationOf } from '../../domain/model';
+import type { HoldPlacement, SaveAllocationResult, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
+import type { Part } from '../../domain/split-lines';
 import { heldUnitsPuts } from './held-units';
 import { newHoldWrite } from './holds';
 import { parseStoredItem, storedLine } from './items';
-import { newLineWrite } from './lines';
+import { newLineWrite, newSplitLineWrite, partWrite } from './lines';
 import { type PieceTake, piecesToTake, writesOf } from './pieces';
 import {
   CONFLICTS_BEFORE_SPREAD,
@@ -160,6 +161,38 @@ export class AllocationSaves {
     if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
     const existing = existingLines(sent.cancellation, sent.recordsAt);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
+    return { outcome: await sent.more(sent.cancellation) };
+  }
+
+  /**
+   * Takes each part's qty from its batch and records the split line, its item with the first part's
+   * take and each part's item with its own, all or none, in one transaction of its own
+   * (BatchRepository.saveSplitLine): a part from a spread batch is taken from its pieces as a
+   * line's take is, without waiting in its batch's group, whose transaction carries whole lines.
+   */
+  async saveSplitLine(allocation: Allocation, parts: readonly Part[]): Promise<SaveAllocationResult> {
+    const split = allocation.split;
+    if (!split) throw new Error(`Line ${allocation.orderid}/${allocation.sku} is not split`);
+    const beingSpread = parts.find(({ batch }) => !batch.pieces && this.knownPieces.isBeingSpread(batch.ref));
+    if (beingSpread) {
+      await this.spreads.spread(beingSpread.batch);
+      return { outcome: 'read-again' };
+    }
+    const allocatedAt = new Date(this.world.now()).toISOString();
+    // The line's parts are what it takes, each at its batch's location.
+    const lineParts = parts.map(({ batch, qty }) => ({ batchref: batch.ref, qty, location: locationOf(batch) }));
+    const takes = parts.map(({ batch, qty }, index) => ({
+      batch,
+      qty,
+      records: () => [
+        ...(index === 0 ? [newSplitLineWrite(this.tableName, allocation, { split: split.split, parts: lineParts }, allocatedAt)] : []),
+        ...lineParts.slice(index, index + 1).map((part) => partWrite(this.tableName, allocation, part, allocatedAt)),
+      ],
+    }));
+    const sent = await this.sendTakes(takes, allocatedAt);
+    if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
+    const [existing] = existingLines(sent.cancellation, sent.recordsAt.slice(0, 1));
+    if (existing) return { outcome: 'line-exists', existing };
     return { outcome: await sent.more(sent.cancellation) };
   }
 

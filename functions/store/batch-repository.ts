@@ -1,8 +1,9 @@
-import { BatchGetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, type RoutedAllocation, hasStockLeft, locationOf, piecesAvailable } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, type ListedLine, type OrderLine, type Placement, type RoutedAllocation, hasStockLeft, locationOf, piecesAvailable } from '../../domain/model';
+import type { Part } from '../../domain/split-lines';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -36,11 +37,11 @@ import { batchChangeHoldEndWrites } from './holds';
 import { locatedLine, parseStoredItem, storedLine } from './items';
 import { LocationReads, RoutingLocations } from './location-reads';
 import { locationExistsCheck } from './locations';
-import { ALLOCATED_AT, LINES_RANGE, LINE_BATCH, lineKey, lineMovesWrites, lineRemovalWrites, linesOfBatch, orderPartition, outOfStockItem } from './lines';
+import { LINES_RANGE, lineKey, orderPartition, outOfStockItem } from './lines';
+import { LineWrites } from './line-writes';
 import { writesOf } from './pieces';
 import { type FoundBatch, KnownPieces, SpreadBatches, canSpread } from './spread-batches';
 import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
-import { linesByBatchIndex } from './table';
 import { TableReads } from './table-reads';
 import { TakeGroups } from './take-groups';
 import { TransferSaves, transferKey } from './transfers';
@@ -94,6 +95,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   private readonly holdGiveBacks: HoldGiveBacks;
   private readonly holds: HoldSaves;
   private readonly transfers: TransferSaves;
+  private readonly lines: LineWrites;
 
   constructor(
     private readonly client: DocumentSender,
@@ -115,6 +117,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     this.spreads = new SpreadBatches(this.calls, tableName, conflictRetry, world, queryPartition, knownPieces);
     this.allocations = new AllocationSaves(this.calls, client, tableName, conflictRetry, this.spreads, knownPieces, takeGroups, world);
     this.transfers = new TransferSaves(this.calls, tableName, this.spreads);
+    this.lines = new LineWrites(this.calls, client, this.reads, tableName, this.spreads, world);
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
@@ -192,6 +195,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
     return this.allocations.save(placements);
+  }
+
+  saveSplitLine(allocation: Allocation, parts: readonly Part[]): Promise<SaveAllocationResult> {
+    return this.allocations.saveSplitLine(allocation, parts);
   }
 
   async saveHold(hold: Hold, placements: readonly HoldPlacement[]): Promise<SaveHoldResult> {
@@ -310,36 +317,16 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return (await this.reads.partition(orderPartition(orderid), LINES_RANGE)).map(locatedLine);
   }
 
-  async linesOn(ref: string, limit: number): Promise<Allocation[]> {
-    // The newest `limit` of each index partition of the batch hold its newest `limit` in all.
-    const partitions = await Promise.all(
-      linesOfBatch(ref).map((partition) =>
-        this.calls.call((options) =>
-          this.client.send(
-            new QueryCommand({
-              TableName: this.tableName,
-              IndexName: linesByBatchIndex.name,
-              KeyConditionExpression: `${LINE_BATCH} = :lines`,
-              ExpressionAttributeValues: { ':lines': partition },
-              ScanIndexForward: false,
-              Limit: limit,
-            }),
-            options,
-          ),
-        ),
-      ),
-    );
-    const newestFirst = partitions
-      .flatMap(({ Items }) => Items ?? [])
-      .sort((a, b) => (String(a[ALLOCATED_AT]) < String(b[ALLOCATED_AT]) ? 1 : String(a[ALLOCATED_AT]) > String(b[ALLOCATED_AT]) ? -1 : 0));
-    return newestFirst.slice(0, limit).map(storedLine);
+  linesOn(ref: string, limit: number): Promise<ListedLine[]> {
+    return this.lines.linesOn(ref, limit);
   }
 
-  async cancelAllocation(allocation: Allocation, batch: Batch): Promise<ConditionalWrite> {
-    return this.calls.conditionalWrite([
-      ...lineRemovalWrites(this.tableName, allocation, 'cancelled', batch, this.currentTime(), this.world),
-      ...writesOf(batch).giveBack(this.tableName, batch, allocation.qty),
-    ]);
+  cancelAllocation(allocation: Allocation, batches: readonly Batch[]): Promise<ConditionalWrite> {
+    return this.lines.cancel(allocation, batches);
+  }
+
+  moveLinePart(line: Allocation, from: Batch, to: Batch | null, others: readonly Batch[]): Promise<ConditionalWrite> {
+    return this.lines.movePart(line, from, to, others);
   }
 
   async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime()): Promise<BatchChangeWrite> {
@@ -357,20 +344,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { outcome: await this.holds.write((places) => ends(ending, places)) };
   }
 
-  async moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {
-    const destinations = batches.filter(({ ref }) => moves.some(({ to }) => to === ref));
-    if (!(await this.spreads.keptWhole([from, ...destinations]))) return { outcome: 'changed' };
-    const now = this.currentTime();
-    const writes = (some: readonly LineMove[]) => lineMovesWrites(this.tableName, from, some, batches, now, this.world);
-    // The longest run of moves whose items fit one transaction: a move is 1 or 2 items, a batch 1 or
-    // 2 whichever moves take from it, so the count is known only once the run's writes are made.
-    let moved = Math.min(moves.length, MAX_TRANSACTION_ITEMS);
-    let items = writes(moves.slice(0, moved));
-    while (items.length > MAX_TRANSACTION_ITEMS) {
-      moved--;
-      items = writes(moves.slice(0, moved));
-    }
-    return (await this.calls.conditionalWrite(items)) === 'saved' ? { outcome: 'saved', moved } : { outcome: 'changed' };
+  moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {
+    return this.lines.moveAll(from, moves, batches);
   }
 
   private async skuOfBatch(ref: string): Promise<string | undefined> {

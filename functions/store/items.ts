@@ -32,8 +32,14 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref, location, routing,
  *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt, movedAt
+ *   split line       pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, split, parts [{batchref, qty, location}],
+ *                                                         routing, allocatedAt, movedAt (in no index: its parts are)
+ *   part of a line   pk ORDER#<orderid> sk PART#<len>:<sku>#<batchref>
+ *                                                         orderid, sku, qty, batchref, location,
+ *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt (the line's)
  *   deallocation     pk ORDER#<orderid> sk DEALLOCATED#<sku>#<noticeId>
- *                                                         orderid, sku, qty, batchref, location, reason, deallocatedAt
+ *                                                         orderid, sku, qty, batchref, location, reason, deallocatedAt,
+ *                                                         split, parts (a split line's)
  *   out of stock     pk ORDER#<orderid> sk OUTOFSTOCK#<sku>#<noticeId>
  *                                                         orderid, sku, qty, destination, location, refusedAt
  *   hold             pk HOLD#<holdid>   sk HOLD         holdid, lines [{sku, qty, batchref, location, sources}], routing, status,

@@ -1,5 +1,6 @@
 import type { Instant } from '../../domain/holds';
-import type { Allocation, Batch, LineMove, OrderLine } from '../../domain/model';
+import { DEFAULT_LOCATION_ID } from '../../domain/locations';
+import { type Allocation, type Batch, type LineMove, type LinePart, type OrderLine, type Split, locationOf } from '../../domain/model';
 import type { Destination, Routing } from '../../domain/routing';
 import { availableWrites, locationField } from './batches';
 import { ITEM_IS_NEW } from './conditions';
@@ -21,6 +22,8 @@ export const orderPartition = (orderid: string) => `${partitionKeyPrefix.order}$
 /** The sort keys of an order's partition that hold its lines (the rest are notices). */
 export const LINES_RANGE = 'LINE#';
 export const lineKey = (orderid: string, sku: string) => itemKey(orderPartition(orderid), `${LINES_RANGE}${sku}`);
+/** A part of a split line, beside its line (the SKU's length first, so that no SKU and batch reference make another's key). */
+const partKey = (orderid: string, sku: string, batchref: string) => itemKey(orderPartition(orderid), `PART#${sku.length}:${sku}#${batchref}`);
 const deallocationKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `DEALLOCATED#${sku}#${noticeId}`);
 const outOfStockKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `OUTOFSTOCK#${sku}#${noticeId}`);
 export const LINE_BATCH = linesByBatchIndex.partitionKey.name;
@@ -107,7 +110,12 @@ export type StoredLineItem =
       readonly location?: string;
       readonly routing?: Routing;
     }
-  /** `location`: the batch's the line left, absent at `default` and on a notice written before notices recorded it. */
+  /** A split line's part (`allocation`: its qty on `batchref`), which lists the line under that batch; the line's own item names its parts. */
+  | { readonly kind: 'line-part'; readonly allocation: Allocation; readonly allocatedAt: string; readonly location?: string }
+  /**
+   * `location`: the batch's the line left, absent at `default` and on a notice written before notices
+   * recorded it; a split line's notice names its split and its parts (`allocation.split`), each with its location.
+   */
   | {
       readonly kind: 'deallocation';
       readonly allocation: Allocation;
@@ -128,10 +136,16 @@ export const parseLineItem = (item: Record<string, unknown>): StoredLineItem | u
   const routed = parseRouting(item);
   if (isText(batchref) && listed && isText(allocatedAt) && (movedAt === undefined || isText(movedAt)) && routed) {
     if (isAt(item, lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}), ...at, ...routed };
+    if (isAt(item, partKey(orderid, sku, batchref))) return { kind: 'line-part', allocation: { ...line, batchref }, allocatedAt, ...at };
   }
-  if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason)) {
+  const split = parseSplit(item.split, item.parts, qty);
+  if (split && lineBatch === undefined && isText(allocatedAt) && (movedAt === undefined || isText(movedAt)) && routed && isAt(item, lineKey(orderid, sku))) {
+    const [first] = split.parts as [LinePart, ...LinePart[]];
+    return { kind: 'line', allocation: { ...line, batchref: first.batchref, split }, allocatedAt, ...(movedAt ? { movedAt } : {}), ...locationField(first), ...routed };
+  }
+  if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason) && (item.parts === undefined || split)) {
     if (isAt(item, deallocationKey(orderid, sku, noticeId))) {
-      return { kind: 'deallocation', allocation: { ...line, batchref }, reason: reason as DeallocationReason, deallocatedAt, ...at };
+      return { kind: 'deallocation', allocation: { ...line, batchref, ...(split ? { split } : {}) }, reason: reason as DeallocationReason, deallocatedAt, ...at };
     }
   }
   if (isText(noticeId) && isText(refusedAt) && isAt(item, outOfStockKey(orderid, sku, noticeId))) {
@@ -142,6 +156,31 @@ export const parseLineItem = (item: Record<string, unknown>): StoredLineItem | u
   return undefined;
 };
 
+const SPLITS: readonly unknown[] = ['batches', 'locations'] satisfies Split[];
+
+/** A split line's `split` and `parts` as its item holds them: parts on distinct batches, whose qtys sum to the line's. */
+const parseSplit = (split: unknown, parts: unknown, qty: number) => {
+  const parsed = parseParts(parts, qty);
+  return SPLITS.includes(split) && parsed ? { split: split as Exclude<Split, 'none'>, parts: parsed } : undefined;
+};
+
+const parseParts = (parts: unknown, qty: number): LinePart[] | undefined => {
+  if (!Array.isArray(parts) || parts.length === 0) return undefined;
+  const parsed = parts.map((part) => {
+    const { batchref, qty: partQty, location } = (part ?? {}) as Record<string, unknown>;
+    return isText(batchref) && isNumber(partQty) && partQty > 0 && (location === undefined || isText(location))
+      ? { batchref, qty: partQty, location: location ?? DEFAULT_LOCATION_ID }
+      : undefined;
+  });
+  if (parsed.some((part) => part === undefined)) return undefined;
+  const found = parsed as LinePart[];
+  const distinct = new Set(found.map(({ batchref }) => batchref)).size === found.length;
+  return distinct && found.reduce((sum, part) => sum + part.qty, 0) === qty ? found : undefined;
+};
+
+/** A split line's parts as its items hold them: a location at `default` absent, as a batch's. */
+const partsField = (parts: readonly LinePart[]) => parts.map(({ batchref, qty, location }) => ({ batchref, qty, ...locationField({ location }) }));
+
 /** A refusal's destination as its notice holds it: a country, and its position when the request gave one. */
 const parseDestination = (value: unknown): Destination | undefined => {
   const { country, position } = (value ?? {}) as Record<string, unknown>;
@@ -151,9 +190,14 @@ const parseDestination = (value: unknown): Destination | undefined => {
   return isNumber(lat) && isNumber(lng) ? { country, position: { lat, lng } } : undefined;
 };
 
-/** Guards "the stock a line gives back is the stock it held": the line is still as it was read. */
-const LINE_IS_AS_READ = 'batchref = :batchref AND qty = :lineQty';
-const lineAsRead = ({ batchref, qty }: Allocation) => ({ ':batchref': batchref, ':lineQty': qty });
+/**
+ * Guards "the stock a line gives back is the stock it held": the line is still as it was read, a
+ * whole line on its batch, a split line with its parts.
+ */
+const lineAsRead = ({ batchref, qty, split }: Allocation) =>
+  split
+    ? { ConditionExpression: 'qty = :lineQty AND parts = :parts', ExpressionAttributeValues: { ':lineQty': qty, ':parts': partsField(split.parts) } }
+    : { ConditionExpression: 'batchref = :batchref AND qty = :lineQty', ExpressionAttributeValues: { ':batchref': batchref, ':lineQty': qty } };
 
 /**
  * A new line on a batch at `at`, with the routing it records, on condition that the order has none
@@ -180,6 +224,56 @@ export const newLineWrite = (tableName: string, allocation: Allocation, allocate
   },
 });
 
+/**
+ * A new split line (`allocation.split`), on condition that the order has no line for its SKU; a
+ * failure carries the line there. It names its parts, each on its batch and at that batch's
+ * location, and is listed under no batch: each part's item lists it (partWrite), in the same
+ * transaction, so that a batch's lines are found through the index whichever way they are split.
+ */
+export const newSplitLineWrite = (tableName: string, allocation: Allocation, split: NonNullable<Allocation['split']>, allocatedAt: string): TransactWriteItem => ({
+  Put: {
+    TableName: tableName,
+    Item: {
+      ...lineKey(allocation.orderid, allocation.sku),
+      type: 'Line',
+      orderid: allocation.orderid,
+      sku: allocation.sku,
+      qty: allocation.qty,
+      split: split.split,
+      parts: partsField(split.parts),
+      ...routingFields(allocation.routing),
+      [ALLOCATED_AT]: allocatedAt,
+    },
+    ConditionExpression: ITEM_IS_NEW,
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  },
+});
+
+/**
+ * A split line's part on its batch, listed under it in linesByBatch with the line's allocation time:
+ * written and removed only with its line, whose condition guards both (the line as read names it).
+ */
+export const partWrite = (tableName: string, { orderid, sku }: Allocation, { batchref, qty, location }: LinePart, allocatedAt: string): TransactWriteItem => ({
+  Put: {
+    TableName: tableName,
+    Item: {
+      ...partKey(orderid, sku, batchref),
+      type: 'LinePart',
+      orderid,
+      sku,
+      qty,
+      batchref,
+      ...locationField({ location }),
+      [LINE_BATCH]: lineBatchOf({ orderid, sku, qty, batchref }),
+      [ALLOCATED_AT]: allocatedAt,
+    },
+  },
+});
+
+const partRemoval = (tableName: string, { orderid, sku }: Allocation, { batchref }: LinePart): TransactWriteItem => ({
+  Delete: { TableName: tableName, Key: partKey(orderid, sku, batchref) },
+});
+
 /** The line put on another batch, `to`, and at its location, at `now`, on condition that it is still as read. */
 const lineMoveWrite = (tableName: string, allocation: Allocation, to: Batch, now: Instant): TransactWriteItem => {
   const { location } = locationField(to);
@@ -189,14 +283,14 @@ const lineMoveWrite = (tableName: string, allocation: Allocation, to: Batch, now
       Key: lineKey(allocation.orderid, allocation.sku),
       // The line keeps its allocation time: it was allocated then, and moved now.
       UpdateExpression: `SET batchref = :to, ${LINE_BATCH} = :lines, movedAt = :movedAt${location === undefined ? ' REMOVE #location' : ', #location = :location'}`,
-      ConditionExpression: LINE_IS_AS_READ,
+      ConditionExpression: lineAsRead(allocation).ConditionExpression,
       ExpressionAttributeNames: { '#location': 'location' },
       ExpressionAttributeValues: {
         ':to': to.ref,
         ':lines': lineBatchOf({ ...allocation, batchref: to.ref }),
         ':movedAt': new Date(now).toISOString(),
         ...(location === undefined ? {} : { ':location': location }),
-        ...lineAsRead(allocation),
+        ...lineAsRead(allocation).ExpressionAttributeValues,
       },
     },
   };
@@ -215,23 +309,49 @@ export const lineRemovalWrites = (
   now: Instant,
   world: Pick<World, 'newId'>,
 ): TransactWriteItem[] => {
-  const { orderid, sku, qty, batchref } = allocation;
+  const { orderid, sku, qty, batchref, split } = allocation;
   const notice = noticeFields(now, world);
+  // A split line's notice names its parts, each where its line records it.
+  const where = split ? { ...locationField(split.parts[0] ?? {}), split: split.split, parts: partsField(split.parts) } : locationField(from);
   return [
-    {
-      Delete: {
-        TableName: tableName,
-        Key: lineKey(orderid, sku),
-        ConditionExpression: LINE_IS_AS_READ,
-        ExpressionAttributeValues: lineAsRead(allocation),
-      },
-    },
+    { Delete: { TableName: tableName, Key: lineKey(orderid, sku), ...lineAsRead(allocation) } },
+    ...(split?.parts ?? []).map((part) => partRemoval(tableName, allocation, part)),
     {
       Put: {
         TableName: tableName,
-        Item: { ...deallocationKey(orderid, sku, notice.noticeId), type: 'Deallocation', orderid, sku, qty, batchref, ...locationField(from), reason, deallocatedAt: new Date(now).toISOString(), ...notice },
+        Item: { ...deallocationKey(orderid, sku, notice.noticeId), type: 'Deallocation', orderid, sku, qty, batchref, ...where, reason, deallocatedAt: new Date(now).toISOString(), ...notice },
       },
     },
+  ];
+};
+
+/**
+ * The part of a split line on `from` moved to `to` at `now` (joining the line's part there, when it
+ * has one), on condition that the line is as read: its item names its new parts, the part items
+ * follow, and the two batches' stock moves by the part's qty (availableWrites, each as read).
+ */
+export const partMoveWrites = (tableName: string, line: Allocation, from: Batch, to: Batch, now: Instant, allocatedAt: string): TransactWriteItem[] => {
+  const split = line.split;
+  const moving = split?.parts.find(({ batchref }) => batchref === from.ref);
+  if (!split || !moving) throw new Error(`Line ${line.orderid}/${line.sku} has no part on batch ${from.ref} to move`);
+  const joined = split.parts.find(({ batchref }) => batchref === to.ref);
+  const arrived = { batchref: to.ref, qty: (joined?.qty ?? 0) + moving.qty, location: locationOf(to) };
+  const parts = split.parts.flatMap((part) => (part === moving ? (joined ? [] : [arrived]) : part === joined ? [arrived] : [part]));
+  const asRead = lineAsRead(line);
+  return [
+    {
+      Update: {
+        TableName: tableName,
+        Key: lineKey(line.orderid, line.sku),
+        UpdateExpression: 'SET parts = :moved, movedAt = :movedAt',
+        ConditionExpression: asRead.ConditionExpression,
+        ExpressionAttributeValues: { ...asRead.ExpressionAttributeValues, ':moved': partsField(parts), ':movedAt': new Date(now).toISOString() },
+      },
+    },
+    partRemoval(tableName, line, moving),
+    partWrite(tableName, line, arrived, allocatedAt),
+    ...availableWrites(tableName, from, moving.qty),
+    ...availableWrites(tableName, to, -moving.qty),
   ];
 };
 

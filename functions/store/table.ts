@@ -74,8 +74,11 @@ const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.
 const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack', 'location', 'heldFrom', 'heldTakes'];
 /** A location's item, besides the `type` and `changedAt` a batch's have too (functions/store/locations.ts). */
 const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
-/** A line's; `routing` what its request named (functions/store/routing-fields.ts), which a hold's record names too. */
-const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt', 'routing'];
+/**
+ * A line's; `routing` what its request named (functions/store/routing-fields.ts), which a hold's record
+ * names too; `split` and `parts` a split line's, which its notice names too (functions/store/lines.ts).
+ */
+const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt', 'routing', 'split', 'parts'];
 /** A hold's record, besides the `orderid` and `routing` a line names too and the time to live a notice has too. */
 const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
 /** A transfer's record, besides what a batch or a hold's record names too, and the mark on its incoming batch's reference (functions/store/transfers.ts). */

@@ -84,7 +84,7 @@ describe('the DynamoDB batch repository', () => {
     await repository.saveAllocation(given, batch);
     const read = (await repository.batch(batch.ref))!;
     // Another request gives its unit back between this one's read and its write.
-    await repository.cancelAllocation(given, read);
+    await repository.cancelAllocation(given, [read]);
     const line = lineOf(batch, 5);
 
     expect(await repository.saveAllocation(line, read)).toEqual({ outcome: 'read-again' });
@@ -260,7 +260,7 @@ describe('cancelling a line', () => {
     const line = await allocated(batch, 4);
     expect((await repository.stockOf(batch.sku)).batches).toEqual([]);
 
-    expect(await repository.cancelAllocation(line, { ...batch, available: 0 })).toBe('saved');
+    expect(await repository.cancelAllocation(line, [{ ...batch, available: 0 }])).toBe('saved');
 
     expect(await repository.allocationOf(line.orderid, line.sku)).toBeUndefined();
     expect((await repository.stockOf(batch.sku)).batches).toEqual([batch]);
@@ -270,7 +270,7 @@ describe('cancelling a line', () => {
   it('writes nothing when the line is no longer as read', async () => {
     const batch = await addBatch(10);
     const line = await allocated(batch, 4);
-    expect(await repository.cancelAllocation({ ...line, qty: 5 }, { ...batch, available: 6 })).toBe('changed');
+    expect(await repository.cancelAllocation({ ...line, qty: 5 }, [{ ...batch, available: 6 }])).toBe('changed');
     expect(await repository.allocationOf(line.orderid, line.sku)).toEqual(line);
     expect((await repository.batch(batch.ref))?.available).toBe(6);
   });
@@ -369,7 +369,7 @@ describe('moving lines off a batch that shrank', () => {
     const [c, b, a] = newestFirst as [Allocation, Allocation, Allocation];
     const to = await addBatch(10, { sku });
     // Another request cancels b after the index listed it: the batch read afterwards no longer counts it.
-    expect(await repository.cancelAllocation(b, (await repository.batch(b.batchref))!)).toBe('saved');
+    expect(await repository.cancelAllocation(b, [(await repository.batch(b.batchref))!])).toBe('saved');
     const from = (await repository.batch(c.batchref))!;
     const moves = [c, b, a].map((line) => ({ line, to: to.ref }));
 

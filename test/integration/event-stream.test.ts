@@ -138,6 +138,41 @@ describe("the local server's events", () => {
     expect(new Set(events.map(({ detail }) => detail.id)).size).toBe(events.length);
   });
 
+  it("announces a split line's parts one event each: allocated, a part moved, then the line leaving", async () => {
+    const following = await follow(table.tableName);
+    const lamp = uniqueId('LAMP');
+    const [first, second, third] = [uniqueId('a-shelf'), uniqueId('b-shelf'), uniqueId('c-shelf')];
+    const [moved, cancelled] = [uniqueId('moved'), uniqueId('cancelled')];
+    for (const [ref, qty] of [[first, 4], [second, 4], [third, 2]] as const) expect((await service.addBatch({ ref, sku: lamp, qty, eta: null })).status).toBe(201);
+    expect((await service.allocate({ orderid: moved, sku: lamp, qty: 6, split: 'batches' })).status).toBe(201);
+    await patchBatch(second, { qty: 10 });
+    // The part of 4 on the first batch joins the line's part on the second.
+    await patchBatch(first, { qty: 0 });
+    expect((await service.allocate({ orderid: cancelled, sku: lamp, qty: 5, split: 'locations' })).status).toBe(201);
+    expect((await service.invoke(routeEvent('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: cancelled, sku: lamp } }))).status).toBe(204);
+    const isMarker = await addMarker();
+    await following.until(isMarker);
+    await following.stop();
+
+    const events = following.events.filter((event) => !isMarker(event) && 'orderid' in event.detail);
+    const part = (orderid: string, batchref: string, qty: number, lineQty: number, split: string) => ({ orderid, sku: lamp, qty, batchref, location: 'default', line_qty: lineQty, split });
+    expect(byKey(events)).toEqual({
+      [`${moved} ${lamp}`]: [
+        { name: 'Allocated', ...part(moved, first, 4, 6, 'batches') },
+        { name: 'Allocated', ...part(moved, second, 2, 6, 'batches') },
+        { name: 'Deallocated', ...part(moved, first, 4, 6, 'batches'), reason: 'reallocated' },
+        { name: 'Allocated', ...part(moved, second, 4, 6, 'batches') },
+      ],
+      [`${cancelled} ${lamp}`]: [
+        { name: 'Allocated', ...part(cancelled, second, 4, 5, 'locations') },
+        { name: 'Allocated', ...part(cancelled, third, 1, 5, 'locations') },
+        { name: 'Deallocated', ...part(cancelled, second, 4, 5, 'locations'), reason: 'cancelled' },
+        { name: 'Deallocated', ...part(cancelled, third, 1, 5, 'locations'), reason: 'cancelled' },
+      ],
+    });
+    for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
+  });
+
   it("announces a hold's life at the times of the clock that judged each change, and a hold a shrinking batch ends as released", async () => {
     const following = await follow(table.tableName);
     const start = Date.parse('2030-01-01T10:00:00.000Z');

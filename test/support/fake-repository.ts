@@ -1,6 +1,20 @@
 import { type HeldUnits, type Hold, type Instant, hasExpired } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
-import { type Allocation, type Batch, type LineMove, type OrderLine, type Placement, type RoutedAllocation, hasStockLeft, heldOf, isSameBatch, locationOf } from '../../domain/model';
+import {
+  type Allocation,
+  type Batch,
+  type LineMove,
+  type ListedLine,
+  type OrderLine,
+  type Placement,
+  type RoutedAllocation,
+  hasStockLeft,
+  heldOf,
+  isSameBatch,
+  locationOf,
+  partsOf,
+} from '../../domain/model';
+import type { Part } from '../../domain/split-lines';
 import type { Routing } from '../../domain/routing';
 import type {
   AddBatchResult,
@@ -104,6 +118,15 @@ export class FakeRepository implements BatchRepository {
     const existing = this.lines.get(lineKey(allocation.orderid, allocation.sku));
     if (existing) return { outcome: 'line-exists', existing };
     if (!this.take(batch, allocation.qty)) return { outcome: 'batch-changed' };
+    this.lines.set(lineKey(allocation.orderid, allocation.sku), allocation);
+    return { outcome: 'saved' };
+  }
+
+  async saveSplitLine(allocation: Allocation, parts: readonly Part[]): Promise<SaveAllocationResult> {
+    const existing = this.lines.get(lineKey(allocation.orderid, allocation.sku));
+    if (existing) return { outcome: 'line-exists', existing };
+    if (parts.some(({ batch, qty }) => !this.canTake(batch, qty))) return { outcome: 'batch-changed' };
+    for (const { batch, qty } of parts) this.take(batch, qty);
     this.lines.set(lineKey(allocation.orderid, allocation.sku), allocation);
     return { outcome: 'saved' };
   }
@@ -243,18 +266,50 @@ export class FakeRepository implements BatchRepository {
     return (await this.allocationsOf(orderid)).map((line) => ({ ...line, location: locationOf(this.batches.get(line.batchref) ?? {}) }));
   }
 
-  async linesOn(ref: string, limit: number): Promise<Allocation[]> {
+  /** A split line by each of its parts. */
+  async linesOn(ref: string, limit: number): Promise<ListedLine[]> {
     return [...this.lines.values()]
-      .filter((line) => line.batchref === ref)
+      .flatMap((line): ListedLine[] => {
+        if (!line.split) return line.batchref === ref ? [line] : [];
+        const part = line.split.parts.find(({ batchref }) => batchref === ref);
+        return part ? [{ orderid: line.orderid, sku: line.sku, qty: part.qty, batchref: ref, isPart: true }] : [];
+      })
       .reverse()
       .slice(0, limit);
   }
 
-  async cancelAllocation(allocation: Allocation, { ref }: Batch): Promise<ConditionalWrite> {
-    const batch = this.batches.get(ref);
-    if (!this.hasLineAsRead(allocation) || !batch) return 'changed';
+  async cancelAllocation(allocation: Allocation, batches: readonly Batch[]): Promise<ConditionalWrite> {
+    if (!this.hasLineAsRead(allocation) || batches.some(({ ref }) => !this.batches.has(ref))) return 'changed';
     this.lines.delete(lineKey(allocation.orderid, allocation.sku));
-    this.batches.set(ref, { ...batch, available: batch.available + allocation.qty });
+    for (const { batchref, qty } of partsOf(allocation)) {
+      const batch = this.batches.get(batchref) as Batch;
+      this.batches.set(batchref, { ...batch, available: batch.available + qty });
+    }
+    return 'saved';
+  }
+
+  async moveLinePart(line: Allocation, from: Batch, to: Batch | null, others: readonly Batch[]): Promise<ConditionalWrite> {
+    const part = line.split?.parts.find(({ batchref }) => batchref === from.ref);
+    if (!line.split || !part || !this.hasLineAsRead(line) || !this.keepsItsSide(from, part.qty) || (to && !this.canTake(to, part.qty))) return 'changed';
+    if (!to && others.some(({ ref }) => !this.batches.has(ref))) return 'changed';
+    const source = this.batches.get(from.ref) as Batch;
+    this.batches.set(source.ref, { ...source, available: source.available + part.qty });
+    const key = lineKey(line.orderid, line.sku);
+    if (!to) {
+      for (const other of line.split.parts.filter(({ batchref }) => batchref !== from.ref)) {
+        const batch = this.batches.get(other.batchref) as Batch;
+        this.batches.set(other.batchref, { ...batch, available: batch.available + other.qty });
+      }
+      this.lines.delete(key);
+      return 'saved';
+    }
+    this.take(to, part.qty);
+    const joined = line.split.parts.some(({ batchref }) => batchref === to.ref);
+    const parts = line.split.parts.flatMap((each) => {
+      if (each.batchref === from.ref) return joined ? [] : [{ batchref: to.ref, qty: part.qty, location: locationOf(to) }];
+      return each.batchref === to.ref ? [{ ...each, qty: each.qty + part.qty }] : [each];
+    });
+    this.lines.set(key, { ...line, batchref: parts[0]?.batchref ?? to.ref, split: { ...line.split, parts } });
     return 'saved';
   }
 
@@ -362,7 +417,7 @@ export class FakeRepository implements BatchRepository {
 
   private hasLineAsRead(allocation: Allocation): boolean {
     const stored = this.lines.get(lineKey(allocation.orderid, allocation.sku));
-    return stored?.batchref === allocation.batchref && stored.qty === allocation.qty;
+    return stored?.batchref === allocation.batchref && stored.qty === allocation.qty && JSON.stringify(stored.split) === JSON.stringify(allocation.split);
   }
 }
 

@@ -238,6 +238,24 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
   });
 
+  it("a split line's life gets the documented answer at each step", async () => {
+    const send = serviceOver(new FakeRepository());
+    const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
+      ['POST /add_batch', { body: { ref: 'batch-7', sku: 'SOFA', qty: 3, eta: null } }, 201],
+      ['POST /add_batch', { body: { ref: 'batch-8', sku: 'SOFA', qty: 4, eta: null } }, 201],
+      ['POST /allocate', { body: { orderid: 'order-1', sku: 'SOFA', qty: 5, split: 'batches' } }, 201],
+      ['POST /allocate', { body: { orderid: 'order-1', sku: 'SOFA', qty: 5, split: 'batches' } }, 200],
+      ['POST /allocate', { body: { orderid: 'order-1', sku: 'SOFA', qty: 5 } }, 409],
+      ['POST /allocate', { body: { orderid: 'order-2', sku: 'SOFA', qty: 1, split: 'locations' } }, 201],
+      ['POST /allocate', { body: { orderid: 'order-3', sku: 'SOFA', qty: 1, split: 'parcels' } }, 400],
+      ['POST /orders', { body: { orderid: 'order-1', lines: [{ sku: 'SOFA', qty: 5 }] } }, 409],
+      ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } }, 200],
+      ['PATCH /batches/{ref}', { pathParameters: { ref: 'batch-7' }, body: { qty: 0 } }, 200],
+      ['DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: 'order-2', sku: 'SOFA' } }, 204],
+    ];
+    for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
+  });
+
   it('a batch at a location, and one at a location that does not exist, get the documented answers', async () => {
     const repository = new FakeRepository();
     await repository.saveLocation({ id: 'warehouse-lyon', name: 'Lyon', priority: 1, serves: ['FR'], active: true });

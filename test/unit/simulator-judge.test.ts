@@ -24,6 +24,7 @@ const inventory = (parts: Partial<Inventory> = {}): Inventory => ({
   unrecognized: [],
   strayPieces: [],
   linesListedUnread: [],
+  partsAstray: [],
   locations: [],
   storedLocations: [],
   transfers: [],

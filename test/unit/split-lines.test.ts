@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Location } from '../../domain/locations';
-import { type Batch, locationOf } from '../../domain/model';
+import { type Allocation, type Batch, type LinePart, type Split, locationOf } from '../../domain/model';
 import { eligibilityOf, routedPreference } from '../../domain/routing';
-import { type Split, splitLine } from '../../domain/split-lines';
+import { MAX_PARTS_PER_LINE, movedPart, splitLine } from '../../domain/split-lines';
 
 const place = (id: string, priority: number): Location => ({ id, name: id, priority, serves: ['*'], active: true });
 const batch = (ref: string, location: string, available: number, eta: string | null = null): Batch => ({ ref, sku: 'LAMP', qty: available, available, eta, location });
@@ -63,6 +63,12 @@ describe('a line split over batches', () => {
     ]);
   });
 
+  it(`is refused when no way holds it in ${MAX_PARTS_PER_LINE} parts, however many batches would`, () => {
+    const batches = Array.from({ length: MAX_PARTS_PER_LINE + 1 }, (_, index) => batch(`p-${String(index).padStart(2, '0')}`, 'paris', 1));
+    expect(splitLine(MAX_PARTS_PER_LINE + 1, batches, eligibility, 'batches')).toBeUndefined();
+    expect(splitLine(MAX_PARTS_PER_LINE, batches, eligibility, 'batches')).toHaveLength(MAX_PARTS_PER_LINE);
+  });
+
   it('is the best way by the rule, as a search of every set of batches finds it', () => {
     const places = ['a', 'b', 'c', 'd'];
     const arbitraryBatch = fc.record({
@@ -72,7 +78,7 @@ describe('a line split over batches', () => {
     });
     fc.assert(
       fc.property(
-        fc.array(arbitraryBatch, { minLength: 1, maxLength: 8 }),
+        fc.array(arbitraryBatch, { minLength: 1, maxLength: 12 }),
         fc.array(fc.integer({ min: 0, max: 3 }), { minLength: places.length, maxLength: places.length }),
         fc.integer({ min: 1, max: 30 }),
         fc.constantFrom<Split>('none', 'batches', 'locations'),
@@ -92,8 +98,9 @@ describe('a line split over batches', () => {
 
 /**
  * The reference: every set of batches with units that holds the line and that the split allows,
- * ranked by the rule as docs/api.md states it (no part on a shipment, fewest locations, fewest
- * parts, then the batches in turn by the one-line preference), the best filled in that order.
+ * in at most MAX_PARTS_PER_LINE parts, ranked by the rule as docs/api.md states it (no part on a
+ * shipment, fewest locations, fewest parts, then the batches in turn by the one-line preference),
+ * the best filled in that order.
  */
 const bySearchOfEverySet = (qty: number, batches: readonly Batch[], routing: ReturnType<typeof eligibilityOf>, split: Split) => {
   const preference = routedPreference(routing);
@@ -103,7 +110,7 @@ const bySearchOfEverySet = (qty: number, batches: readonly Batch[], routing: Ret
     const set = pool.filter((_, index) => mask & (2 ** index));
     const places = new Set(set.map(locationOf)).size;
     if (set.reduce((sum, { available }) => sum + available, 0) < qty) continue;
-    if ((split === 'none' && set.length > 1) || (split === 'batches' && places > 1)) continue;
+    if ((split === 'none' && set.length > 1) || (split === 'batches' && places > 1) || set.length > MAX_PARTS_PER_LINE) continue;
     const key = [set.some(({ eta }) => eta !== null) ? 1 : 0, places, set.length, ...set.map((member) => pool.indexOf(member))];
     if (!best || compareKeys(key, best.key) < 0) best = { key, set };
   }
@@ -120,3 +127,40 @@ const compareKeys = (a: readonly number[], b: readonly number[]): number => {
   for (let index = 0; index < Math.min(a.length, b.length); index++) if (a[index] !== b[index]) return (a[index] as number) - (b[index] as number);
   return a.length - b.length;
 };
+
+describe('a part moved off a batch that shrank', () => {
+  const line = (split: 'batches' | 'locations', parts: readonly [string, string, number][]): Allocation => ({
+    orderid: 'o1',
+    sku: 'LAMP',
+    qty: parts.reduce((sum, [, , qty]) => sum + qty, 0),
+    batchref: parts[0]?.[0] ?? '',
+    split: { split, parts: parts.map(([batchref, location, qty]) => ({ batchref, location, qty })) },
+  });
+  const moving = (allocation: Allocation) => allocation.split?.parts[0] as LinePart;
+
+  it('goes to a batch in stock before one on a shipment, whatever else that costs', () => {
+    const split = line('locations', [['p-1', 'paris', 4], ['p-2', 'paris', 2]]);
+    const batches = [batch('p-3', 'paris', 9, '2027-01-01'), batch('l-1', 'lyon', 9)];
+    expect(movedPart(split, moving(split), batches, eligibility)?.ref).toBe('l-1');
+  });
+
+  it('stays at the places its line is at before it adds one, and joins a part of its line before it adds a pick', () => {
+    const split = line('locations', [['p-1', 'paris', 4], ['p-2', 'paris', 2]]);
+    const batches = [batch('a-lyon', 'lyon', 9), batch('p-0', 'paris', 9), batch('p-2', 'paris', 9)];
+    expect(movedPart(split, moving(split), batches, eligibility)?.ref).toBe('p-2');
+    expect(movedPart(split, moving(split), batches.filter(({ ref }) => ref !== 'p-2'), eligibility)?.ref).toBe('p-0');
+    expect(movedPart(split, moving(split), [batch('a-lyon', 'lyon', 9)], eligibility)?.ref).toBe('a-lyon');
+  });
+
+  it('keeps to the place of its line with `batches`, and finds none when no batch there can take it whole', () => {
+    const split = line('batches', [['p-1', 'paris', 4], ['p-2', 'paris', 2]]);
+    expect(movedPart(split, moving(split), [batch('l-1', 'lyon', 9), batch('p-3', 'paris', 3)], eligibility)).toBeUndefined();
+    expect(movedPart(split, moving(split), [batch('l-1', 'lyon', 9), batch('p-3', 'paris', 4)], eligibility)?.ref).toBe('p-3');
+  });
+
+  it('goes anywhere its routing allows when it is its line only part', () => {
+    const split = line('batches', [['p-1', 'paris', 4]]);
+    expect(movedPart(split, moving(split), [batch('l-1', 'lyon', 9)], eligibility)?.ref).toBe('l-1');
+    expect(movedPart(split, moving(split), [batch('l-1', 'lyon', 9)], eligibilityOf([paris, lyon], { location: 'paris' }))).toBeUndefined();
+  });
+});

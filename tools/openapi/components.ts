@@ -122,8 +122,10 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   OrderLine:
     'An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods ' +
     'go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those ' +
-    'at that one location (a pickup in store, a sale at the counter), which must exist. The line records both: a change of ' +
-    'its batch moves it only where they allow, and a repeat names them again. Any other field is refused.',
+    'at that one location (a pickup in store, a sale at the counter), which must exist. `split` allows the line to come ' +
+    'from several batches: `batches` at one location (one parcel), `locations` at several; `none`, or absent, puts it whole ' +
+    'in one batch. The line records all three: a change of its batch moves it only where they allow, and a repeat names them ' +
+    'again. Any other field is refused.',
   NewBatch:
     'A batch: its `ref` is unique across all SKUs. `eta` is required, `null` for a batch in stock. `location`: the id of ' +
     'the location it is at (a shipment: where it will arrive), which must exist; `default` when absent. Any other field is refused.',
@@ -249,14 +251,37 @@ const message = { type: 'string', description: 'Human-readable; safe to show.' }
 const code = ref('ErrorCode');
 const requestId = { type: 'string', description: 'The API Gateway request id, also in the request log line.' } as const;
 
+/** A split line's parts (docs/api.md, "Split lines"). */
+const parts = listOf(
+  closedObject(
+    { batchref: identifier, location: { ...locationId, description: 'The location of the batch.' }, qty: quantity },
+    "Units of the line on one batch, and that batch's location.",
+  ),
+  "Present only for a line whose request allowed a `split`, even in one part: each part's batch, location and units, in the order the rule prefers them. " +
+    'A line in one part names its batch and location beside them too.',
+  1,
+);
+
 const responseSchemas = {
   BatchRef: closedObject(
-    { batchref: identifier, location: { ...locationId, description: 'The location of the batch: where the line is taken from.' } },
-    'The batch the line is allocated to, and its location.',
+    {
+      batchref: { ...identifier, description: 'The batch the line is on: absent for a line in several parts.' },
+      location: { ...locationId, description: 'The location of the batch, where the line is taken from: absent for a line in several parts.' },
+      parts,
+    },
+    'The batch the line is allocated to, and its location; for a line whose request allowed a `split`, its parts.',
+    [],
   ),
   RoutedLine: closedObject(
-    { sku: identifier, qty: quantity, batchref: identifier, location: { ...locationId, description: 'The location of the batch.' } },
-    'A line of an order or a hold, its batch, and where that batch is.',
+    {
+      sku: identifier,
+      qty: quantity,
+      batchref: { ...identifier, description: 'The batch the line is on: absent for a line in several parts.' },
+      location: { ...locationId, description: 'The location of the batch: absent for a line in several parts.' },
+      parts,
+    },
+    'A line of an order or a hold, its batch, and where that batch is; for a line whose request allowed a `split`, its parts.',
+    ['sku', 'qty'],
   ),
   RoutedOrder: closedObject(
     { orderid: identifier, lines: listOf(ref('RoutedLine'), 'Sorted by `sku`.', 1) },
@@ -422,8 +447,12 @@ const responseSchemas = {
     'Lines of the order are already allocated with other quantities; nothing changes.',
   ),
   OrderLinesRoutedOtherwise: closedObject(
-    { message, code, lines: listOf(closedObject({ sku: identifier }, 'A line allocated for another `destination` or `location`.'), 'Every such line.', 1) },
+    { message, code: { const: 'routed_otherwise' }, lines: listOf(closedObject({ sku: identifier }, 'A line allocated for another `destination` or `location`.'), 'Every such line.', 1) },
     'Lines of the order are already allocated for a request that named another `destination` or `location`; nothing changes.',
+  ),
+  OrderLinesSplitOtherwise: closedObject(
+    { message, code: { const: 'split_otherwise' }, lines: listOf(closedObject({ sku: identifier }, 'A line allocated for a request that allowed it a `split`.'), 'Every such line.', 1) },
+    'Lines of the order are already allocated for a request that allowed them a `split`, where an order\'s lines are whole; nothing changes.',
   ),
   Unavailable: closedObject({ message, code, request_id: requestId }, 'Nothing was half-written: repeat the same request after `Retry-After` seconds.'),
   OpenApiDocument: {

@@ -17,8 +17,10 @@ import {
   LocationNotFound,
   LineNotFound,
   LineRoutedOtherwise,
+  LineSplitOtherwise,
   OrderLinesAlreadyAllocated,
   OrderLinesRoutedOtherwise,
+  OrderLinesSplitOtherwise,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
@@ -38,6 +40,7 @@ import {
   UnsupportedMediaType,
   toErrorResponse,
 } from '../../functions/http/errors';
+import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
 import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
@@ -493,8 +496,11 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     description:
       'Allocates the line whole to one batch of its SKU, at an active location the request allows (all of them, unless it ' +
       'names a `destination` or a `location`): in stock before shipments, the earliest `eta` among shipments, then the ' +
-      "location's priority, its distance to the destination, its id, and the batch's `ref`. A line is identified by " +
-      '(`orderid`, `sku`): the same line again is a retry, answered with the batch it has.',
+      "location's priority, its distance to the destination, its id, and the batch's `ref`. With `split`, the line may " +
+      'come from several batches (`batches`: at one location; `locations`: at several): every part in stock first, then ' +
+      `the fewest locations, then the fewest parts (at most ${MAX_PARTS_PER_LINE}), then the rule above, batch by batch; ` +
+      'all parts are taken in one transaction. A line is identified by (`orderid`, `sku`): the same line again is a retry, ' +
+      'answered with the batch (or the parts) it has.',
     requestBody: {
       schema: 'OrderLine',
       example: { orderid: 'order-1', sku: 'LAMP', qty: 3, destination: { country: 'FR', position: { lat: 48.86, lng: 2.35 } } },
@@ -507,6 +513,17 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         when: 'The same line (same `orderid`, `sku`, `qty`, `destination` and `location`) was already allocated: a retry, answered with the batch it has',
         name: 'AlreadyAllocated',
         body: json('BatchRef', { batchref: 'batch-1', location: 'default' }),
+      },
+      {
+        status: 201,
+        when: 'A line whose request allowed a `split` was allocated: its parts, each on its batch (a line in one part names its batch and location too)',
+        name: 'SplitLineAllocated',
+        body: json('BatchRef', {
+          parts: [
+            { batchref: 'batch-7', location: 'default', qty: 3 },
+            { batchref: 'batch-8', location: 'default', qty: 2 },
+          ],
+        }),
       },
       mapped('No batch of that SKU was ever added', new InvalidSku('LAMP')),
       mapped(
@@ -525,6 +542,11 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         'The same (`orderid`, `sku`) is allocated with the same `qty` for a request that named another `destination` or `location` ' +
           '(one named where the other named none among them); nothing changes',
         new LineRoutedOtherwise('order-1', 'LAMP'),
+      ),
+      mapped(
+        'The same (`orderid`, `sku`) is allocated with the same `qty` and routing for a request that allowed another `split` ' +
+          '(absent counts as `none`); nothing changes',
+        new LineSplitOtherwise('order-1', 'LAMP'),
       ),
     ],
   },
@@ -604,6 +626,11 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
           'nothing changes. `lines` names each',
         new OrderLinesRoutedOtherwise('order-2', [{ sku: 'LAMP' }]),
         'OrderLinesRoutedOtherwise',
+      ),
+      mapped(
+        "Lines are already allocated for a request that allowed them a `split` (POST /allocate): an order's lines are whole; nothing changes. `lines` names each",
+        new OrderLinesSplitOtherwise('order-2', [{ sku: 'LAMP' }]),
+        'OrderLinesSplitOtherwise',
       ),
     ],
   },

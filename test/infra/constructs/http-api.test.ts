@@ -22,7 +22,7 @@ describe("the handlers' roles", () => {
   // The items' own attributes (a batch's location among them, which the allocations handler moves between keys too), then those of the notices that exist to put an event on the stream, then a hold's record's, then its units' records'.
   const writtenAttributes = [
     ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack', 'location', 'heldFrom', 'heldTakes'],
-    ...['orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt', 'routing'],
+    ...['orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt', 'routing', 'split', 'parts'],
     ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'destination', 'expiresAt'],
     ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', 'activeHoldShard'],
     ...['sourceQty', 'sources'],
