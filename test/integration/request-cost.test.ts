@@ -94,6 +94,20 @@ describe('the store work of one request on the happy path', () => {
     ]);
   });
 
+  it('allocates a line split over a batch in stock and a shipment with one consistent query and one transaction, and no other call', async () => {
+    const batch = await batchInStock(10);
+    const { meter, allocate } = await meteredHandlers();
+
+    const result = await allocate(postEvent('/allocate', { orderid: uniqueId('order'), sku: batch.sku, qty: 15, split: 'batches' }), lambdaContext());
+
+    expect(result.statusCode).toBe(201);
+    expect(JSON.parse(String(result.body)).parts).toHaveLength(2);
+    expect(meter.takeCalls()).toEqual([
+      { operation: 'Query', capacityUnits: 1 },
+      { operation: 'TransactWriteItems', capacityUnits: expect.any(Number) },
+    ]);
+  });
+
   it("reads the locations with the SKU's stock, at the same time, on a process's first allocation, and not again within 30 s", async () => {
     const batch = await batchInStock(10);
     const { meter, sender, mostInFlight } = meteredWithConcurrency();

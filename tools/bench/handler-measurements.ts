@@ -47,7 +47,7 @@ export type ReadUnitsByHistory = readonly { readonly exhaustedBatches: number; r
 
 export interface HandlerMeasurements {
   readonly warmOverhead: { readonly allocate: WarmOverhead; readonly addBatch: WarmOverhead };
-  readonly requestCost: { readonly allocate: StoreCall[]; readonly addBatch: StoreCall[]; readonly routedAllocate: StoreCall[] };
+  readonly requestCost: { readonly allocate: StoreCall[]; readonly addBatch: StoreCall[]; readonly routedAllocate: StoreCall[]; readonly splitAllocate: StoreCall[] };
   readonly readUnitsByHistory: ReadUnitsByHistory;
   readonly patchMovingLines: PatchCost;
   readonly orders: readonly OrderCost[];
@@ -164,7 +164,10 @@ const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']>
   await repository.routingLocations();
   const routedEvent = postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 1, destination: { country: 'FR', position: { lat: 44, lng: 5 } } });
   const routedAllocate = await callsOf('routed allocate', () => createAllocationsHandler(repository)(routedEvent, lambdaContext()));
-  return { allocate, addBatch, routedAllocate };
+  // A line no one batch holds, split over batches at two of the places.
+  const splitEvent = postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 15, split: 'locations' });
+  const splitAllocate = await callsOf('split allocate', () => createAllocationsHandler(repository)(splitEvent, lambdaContext()));
+  return { allocate, addBatch, routedAllocate, splitAllocate };
 };
 
 const measureReadUnitsByHistory = async (): Promise<ReadUnitsByHistory> => {

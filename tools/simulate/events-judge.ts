@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../../domain/events';
+import { type LinePart, partsOf } from '../../domain/model';
 import type { Inventory } from '../invariants';
 import type { Failure } from './judge';
 
@@ -14,7 +15,12 @@ const rule = 'events-agree';
 export const judgeEvents = (events: readonly DomainEvent[], inventory: Inventory): Failure[] => {
   const failures: Failure[] = [];
   const fail = (message: string) => failures.push({ rule, message });
-  const lines = new Map<string, string>();
+  /** Each line's units on each batch, as its events leave them: a whole line on one, a split line's parts on theirs. */
+  const lines = new Map<string, Map<string, number>>();
+  const shown = (line: string) => {
+    const units = lines.get(line);
+    return units ? `on ${[...units].map(([batchref, qty]) => `${batchref} (${qty})`).join(', ')}` : 'not allocated';
+  };
   const holds = new Map<string, 'active' | 'ended'>();
   const transfers = new Map<string, 'active' | 'cancelled'>();
   const quantities = new Map<string, number>();
@@ -22,15 +28,25 @@ export const judgeEvents = (events: readonly DomainEvent[], inventory: Inventory
   for (const { name, detail } of events) {
     switch (name) {
       case 'Allocated': {
+        // A split line's part adds to the units its line has, never past the line's qty; a whole line comes to none.
         const line = `${detail.orderid}/${detail.sku}`;
-        if (lines.has(line)) fail(`${detail.id}: Allocated ${line} on ${detail.batchref}, while it was on ${lines.get(line)}`);
-        lines.set(line, detail.batchref);
+        const units = lines.get(line) ?? new Map<string, number>();
+        const before = [...units.values()].reduce((sum, qty) => sum + qty, 0);
+        if (detail.line_qty === undefined ? units.size > 0 : before + detail.qty > detail.line_qty) {
+          fail(`${detail.id}: Allocated ${line} on ${detail.batchref} (${detail.qty}), while it was ${shown(line)}`);
+        }
+        units.set(detail.batchref, (units.get(detail.batchref) ?? 0) + detail.qty);
+        lines.set(line, units);
         break;
       }
       case 'Deallocated': {
         const line = `${detail.orderid}/${detail.sku}`;
-        if (lines.get(line) !== detail.batchref) fail(`${detail.id}: Deallocated ${line} from ${detail.batchref}, while it was ${lines.has(line) ? `on ${lines.get(line)}` : 'not allocated'}`);
-        lines.delete(line);
+        const units = lines.get(line);
+        const left = (units?.get(detail.batchref) ?? 0) - detail.qty;
+        if (left < 0 || (detail.line_qty === undefined && units?.size !== 1)) fail(`${detail.id}: Deallocated ${line} from ${detail.batchref} (${detail.qty}), while it was ${shown(line)}`);
+        if (left > 0) units?.set(detail.batchref, left);
+        else units?.delete(detail.batchref);
+        if (units?.size === 0) lines.delete(line);
         break;
       }
       case 'HoldPlaced':
@@ -60,9 +76,13 @@ export const judgeEvents = (events: readonly DomainEvent[], inventory: Inventory
     }
   }
 
-  const stored = new Map(inventory.lines.map(({ orderid, sku, batchref }) => [`${orderid}/${sku}`, batchref]));
-  for (const [line, batchref] of stored) if (lines.get(line) !== batchref) fail(`the line ${line} is stored on ${batchref}, and its events leave it ${lines.has(line) ? `on ${lines.get(line)}` : 'not allocated'}`);
-  for (const [line, batchref] of lines) if (!stored.has(line)) fail(`the events leave the line ${line} on ${batchref}, which is not stored`);
+  const stored = new Map(inventory.lines.map((line) => [`${line.orderid}/${line.sku}`, partsOf(line)]));
+  const sameUnits = (parts: readonly LinePart[], units: ReadonlyMap<string, number> | undefined) =>
+    units?.size === parts.length && parts.every(({ batchref, qty }) => units.get(batchref) === qty);
+  for (const [line, parts] of stored) {
+    if (!sameUnits(parts, lines.get(line))) fail(`the line ${line} is stored on ${parts.map(({ batchref, qty }) => `${batchref} (${qty})`).join(', ')}, and its events leave it ${shown(line)}`);
+  }
+  for (const line of lines.keys()) if (!stored.has(line)) fail(`the events leave the line ${line} ${shown(line)}, which is not stored`);
   for (const hold of inventory.holds) {
     const announced = holds.get(hold.holdid);
     if ((hold.status === 'active') !== (announced === 'active')) fail(`hold ${hold.holdid} is stored ${hold.status}, and its events leave it ${announced ?? 'never placed'}`);

@@ -1,3 +1,4 @@
+import { partsOf } from '../../domain/model';
 import { PK, SK } from '../../functions/store/fields';
 import { batchReferenceKey } from '../../functions/store/batches';
 import { holdKey } from '../../functions/store/holds';
@@ -77,11 +78,15 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
   };
   const lineMayHaveChanged = (answer: Answer, orderid: string, sku: string) => after(answer).some((other) => changesLine(other, orderid, sku));
   const lineOf = (orderid: string, sku: string) => inventory.lines.find((line) => line.orderid === orderid && line.sku === sku);
-  const expectLine = (answer: Answer, orderid: string, sku: string, batchref: string) => {
+  /** The line answered is stored as answered: on its batch, or, a split line's `parts`, each part's units on its batch. */
+  const expectLine = (answer: Answer, orderid: string, sku: string, batchref: string, parts?: readonly { batchref: string; qty: number }[]) => {
     if (lineMayHaveChanged(answer, orderid, sku)) return;
     const line = lineOf(orderid, sku);
-    if (!line) failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${answer.status} for the line ${orderid}/${sku} on ${batchref}, which is not stored` });
-    else if (line.batchref !== batchref) failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${answer.status} for the line ${orderid}/${sku} on ${batchref}, which is stored on ${line.batchref}` });
+    const where = (some: readonly { batchref: string; qty: number }[]) => some.map((part) => `${part.batchref} (${part.qty})`).join(', ');
+    const answered = parts ? where(parts) : batchref;
+    const stored = line && (parts ? where(partsOf(line)) : line.batchref);
+    if (!line) failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${answer.status} for the line ${orderid}/${sku} on ${answered}, which is not stored` });
+    else if (stored !== answered) failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${answer.status} for the line ${orderid}/${sku} on ${answered}, which is stored on ${stored}` });
   };
   /**
    * The commits on `key` of requests that sent the same thing as `answer` which `answer` met: after
@@ -120,7 +125,7 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
     switch (routeOf(answer)) {
       case 'POST /allocate': {
         const { orderid, sku } = answer.send.body as { orderid: string; sku: string };
-        if (ok) expectLine(answer, orderid, sku, field(body, 'batchref'));
+        if (ok) expectLine(answer, orderid, sku, field(body, 'batchref'), body.parts as { batchref: string; qty: number }[] | undefined);
         const first = sameCommittedBefore(answer, lineKey(orderid, sku))[0];
         if ((status === 400 || status === 409) && first && !lineChangedBetween(orderid, sku, first.step, answer.answeredAt ?? 0)) {
           failures.push({ rule: 'repeat-answered-as-repeat', message: `${describe(answer)} answered ${status} ${answer.body}, though the same line was allocated by ${first.actor} at step ${first.step}` });

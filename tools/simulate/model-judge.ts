@@ -1,6 +1,7 @@
 import { DEFAULT_LOCATION, type Location } from '../../domain/locations';
 import { ROUTING_LOCATIONS_MAX_AGE_MS } from '../../domain/ports';
 import type { Batch } from '../../domain/model';
+import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
 import type { Inventory } from '../invariants';
 import type { Failure } from './judge';
 import type { Answer, Reached } from './observed';
@@ -86,19 +87,40 @@ const roomByEveryView = (
   return found.every(Boolean) ? found[0] : undefined;
 };
 
+/**
+ * Whether a line split as `split` allows could be placed at a moment whichever state of the locations
+ * the request routed by: the free units of the eligible batches at one location (`batches`), or at
+ * all of them (`locations`), hold `qty` within MAX_PARTS_PER_LINE batches.
+ */
+const splitRoomByEveryView = ({ inventory, at, views }: { inventory: Inventory; at: number; views: Location[][] }, sku: string, qty: number, routing: Routing, split: 'batches' | 'locations'): boolean =>
+  views.every((view) => {
+    const free = eligible(inventory, view, sku, routing).map((batch) => ({ place: batch.location ?? DEFAULT_LOCATION.id, units: freeAt(inventory, batch, at) }));
+    const holds = (some: readonly { units: number }[]) =>
+      some
+        .map(({ units }) => units)
+        .sort((a, b) => b - a)
+        .slice(0, MAX_PARTS_PER_LINE)
+        .reduce((sum, units) => sum + Math.max(units, 0), 0) >= qty;
+    return split === 'locations' ? holds(free) : [...new Set(free.map(({ place }) => place))].some((place) => holds(free.filter((each) => each.place === place)));
+  });
+
 export const judgeAgainstModel = (answers: readonly Answer[], reached: readonly Reached[], timeline: readonly Moment[]): Failure[] => {
   const failures: Failure[] = [];
   for (const answer of answers) {
     if (answer.send.kind !== 'http' || answer.send.routeKey !== 'POST /allocate' || answer.answeredAt === undefined) continue;
-    const { orderid, sku, qty, ...routing } = answer.send.body as { orderid: string; sku: string; qty: number } & Routing;
+    const { orderid, sku, qty, split = 'none', ...routing } = answer.send.body as { orderid: string; sku: string; qty: number; split?: 'none' | 'batches' | 'locations' } & Routing;
     const body = JSON.parse(answer.body ?? '{}') as { reason?: string; batchref?: string };
     if (answer.status === 400 && body.reason === 'out_of_stock') {
-      const roomEverywhere = momentsOver(timeline, answer.sentAt, answer.answeredAt, answer.sentTime).map((moment) => roomByEveryView(moment, sku, qty, routing, false));
+      const moments = momentsOver(timeline, answer.sentAt, answer.answeredAt, answer.sentTime);
+      const roomEverywhere = moments.map((moment) => roomByEveryView(moment, sku, qty, routing, false));
       if (roomEverywhere.length > 0 && roomEverywhere.every(Boolean)) {
         failures.push({ rule: 'refusal-was-true', message: `${answer.actor} refused ${qty} of ${sku} for ${orderid} as out of stock, though ${roomEverywhere.map((batch) => batch?.ref).join(', then ')} could take it throughout` });
+      } else if (split !== 'none' && moments.length > 0 && moments.every((moment) => splitRoomByEveryView(moment, sku, qty, routing, split))) {
+        failures.push({ rule: 'refusal-was-true', message: `${answer.actor} refused ${qty} of ${sku} for ${orderid} as out of stock, though its batches could hold it split over ${split} throughout` });
       }
     }
-    if (answer.status === 201) {
+    // A split line's parts are judged by the rule's model suite (test/reliability), not here.
+    if (answer.status === 201 && split === 'none') {
       const line = `ORDER#${orderid} LINE#${sku}`;
       const written = reached.find(({ actor, committed, items }) => actor === answer.actor && committed && items.includes(line));
       const after = written && timeline.find(({ step }) => step === written.step);

@@ -132,6 +132,16 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
   const lineSku = () => (places.hotSku && chance.chance(0.7) ? places.hotSku : chance.pick(SKUS));
   const draws: (readonly [() => Draft, number, Family])[] = [
     [() => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid: orderid(), sku: lineSku(), qty: chance.int(1, 3), ...routingOf(chance, places) } }), 24, 'lines'],
+    // A line no one batch may hold, which the request allows to split (docs/api.md, "Split lines").
+    [
+      () => ({
+        kind: 'http',
+        routeKey: 'POST /allocate',
+        body: { orderid: orderid(), sku: lineSku(), qty: chance.int(3, 9), split: chance.pick(['batches', 'locations']), ...routingOf(chance, places) },
+      }),
+      8,
+      'lines',
+    ],
     [() => ({ kind: 'http', routeKey: 'POST /orders', body: { orderid: orderid(), lines: linesOf(chance), ...routingOf(chance, places) } }), 7, 'lines'],
     [() => ({ kind: 'http', routeKey: 'POST /holds', body: { holdid: holdid(), lines: linesOf(chance), ttl_seconds: chance.pick([1, 30, 300, 900]), ...routingOf(chance, places) } }), 10, 'holds'],
     [() => ({ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path: { holdid: holdid() }, body: { ttl_seconds: chance.pick([30, 300]) } }), 3, 'holds'],
