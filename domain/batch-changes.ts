@@ -177,10 +177,12 @@ const movePartOff = async (
   const { orderid, sku } = line;
   const given = (batch: Batch) =>
     to ? (batch.ref === to.ref ? -part.qty : 0) : (otherParts.find(({ batchref }) => batchref === batch.ref)?.qty ?? 0);
+  // A line leaving gives its other parts' batches units, those read out of the stock range among them: the next move may take them.
+  const known = [...batches, ...others.filter(({ ref }) => !batches.some((batch) => batch.ref === ref))];
   return {
     moved: { orderid, sku, qty: to ? part.qty : line.qty, from: from.ref, batchref: to?.ref ?? null },
     from: { ...from, available: from.available + part.qty },
-    batches: batches.map((batch) => (given(batch) === 0 ? batch : { ...batch, available: batch.available + given(batch) })),
+    batches: known.map((batch) => (given(batch) === 0 ? batch : { ...batch, available: batch.available + given(batch) })),
   };
 };
 

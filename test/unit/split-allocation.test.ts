@@ -127,4 +127,17 @@ describe('a change of a batch under a part', () => {
     ]);
     expect(availableOf(repository, 'b-2', 'b-3')).toEqual([0, 0]);
   });
+
+  it('moves a part onto a batch that a line leaving its order before it gave units back, though that batch was empty when read', async () => {
+    const repository = await withBatches(['b-1', 7], ['b-4', 4, '2027-04-20'], ['b-6', 8, '2027-04-20']);
+    await allocate(line(4, 'older'), repository, {}, 'locations');
+    await allocate(line(15, 'newer'), repository, {}, 'batches');
+    expect(availableOf(repository, 'b-1', 'b-4', 'b-6')).toEqual([0, 0, 0]);
+    const { reallocated } = await changeBatch('b-1', { qty: 1 }, repository);
+    expect(reallocated).toEqual([
+      { orderid: 'newer', sku: 'LAMP', qty: 15, from: 'b-1', batchref: null },
+      { orderid: 'older', sku: 'LAMP', qty: 4, from: 'b-1', batchref: 'b-4' },
+    ]);
+    expect(availableOf(repository, 'b-1', 'b-4', 'b-6')).toEqual([1, 0, 8]);
+  });
 });

@@ -119,7 +119,7 @@ export const judgeAgainstModel = (answers: readonly Answer[], reached: readonly 
         failures.push({ rule: 'refusal-was-true', message: `${answer.actor} refused ${qty} of ${sku} for ${orderid} as out of stock, though its batches could hold it split over ${split} throughout` });
       }
     }
-    // A split line's parts are judged by the rule's model suite (test/reliability), not here.
+    // A split line's parts are judged against the rule by test/reliability/split-model.test.ts, not here.
     if (answer.status === 201 && split === 'none') {
       const line = `ORDER#${orderid} LINE#${sku}`;
       const written = reached.find(({ actor, committed, items }) => actor === answer.actor && committed && items.includes(line));
