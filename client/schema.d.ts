@@ -513,7 +513,7 @@ export interface components {
             batchref?: components["schemas"]["Identifier"];
             /** @description The location of the batch, where the line is taken from: absent for a line in several parts. */
             location?: components["schemas"]["LocationId"];
-            /** @description Present only for a line whose request allowed a `split`, even in one part: each part's batch, location and units, in the order the rule prefers them. A line in one part names its batch and location beside them too. */
+            /** @description Present only for a line whose request allowed a `split`, even in one part: each part's batch, location and units, in the order the rule preferred them when the line was placed (a part a change of its batch moved takes the place of the one it left, or joins the line's part on its new batch). A line in one part names its batch and location beside them too. */
             parts?: {
                 batchref: components["schemas"]["Identifier"];
                 /** @description The location of the batch. */
@@ -529,7 +529,7 @@ export interface components {
             batchref?: components["schemas"]["Identifier"];
             /** @description The location of the batch: absent for a line in several parts. */
             location?: components["schemas"]["LocationId"];
-            /** @description Present only for a line whose request allowed a `split`, even in one part: each part's batch, location and units, in the order the rule prefers them. A line in one part names its batch and location beside them too. */
+            /** @description Present only for a line whose request allowed a `split`, even in one part: each part's batch, location and units, in the order the rule preferred them when the line was placed (a part a change of its batch moved takes the place of the one it left, or joins the line's part on its new batch). A line in one part names its batch and location beside them too. */
             parts?: {
                 batchref: components["schemas"]["Identifier"];
                 /** @description The location of the batch. */

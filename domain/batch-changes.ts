@@ -100,12 +100,13 @@ const endedBeforeTheChange = async (ref: string, ending: readonly HoldToEnd[], n
 };
 
 /**
- * One pass over the newest lines of a batch that holds more than its qty: each whole line taken off
- * goes to the batch the rule for one line picks among the SKU's others at the locations its recorded
- * routing allows now, or leaves its order (planLineMoves), planned against one read (the SKU's stock
- * and the locations) and written in order, as many moves to a write as the store takes; then each
- * part of a split line taken off moves by its line's rule, a write each (movePartOff). Stops at the
- * first write that finds something changed, for the caller to read again.
+ * One pass over the newest lines of a batch that holds more than its qty, newest first: each whole
+ * line taken off goes to the batch the rule for one line picks among the SKU's others at the
+ * locations its recorded routing allows now, or leaves its order (planLineMoves), planned against
+ * one read (the SKU's stock and the locations) and written in order, as many moves to a write as the
+ * store takes; each part of a split line taken off moves by its line's rule, a write of its own
+ * (movePartOff), in its place among them. Stops at the first write that finds something changed,
+ * for the caller to read again.
  */
 const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
   const lines = linesToTakeOff(shrunk, await repository.linesOn(shrunk.ref, LINES_READ_AT_ONCE));
@@ -127,28 +128,32 @@ const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise
   }
   // A line names no location but the one of the batch it is on, `shrunk`'s: read anew, as any batch's, if the process does not know it.
   const locations = await locationsKnowing(routingLocations, [shrunk, ...batches], {}, repository);
-  let pending = planLineMoves(
-    shrunk,
-    lines.filter(({ isPart }) => !isPart),
-    batches,
-    locations,
-  );
   let from = shrunk;
   const moved: Reallocation[] = [];
-  while (pending.length > 0) {
-    const result = await repository.moveAllocations(from, pending, batches);
-    if (result.outcome === 'changed') return moved;
-    const written = pending.slice(0, result.moved);
-    moved.push(...written.map(({ line: { orderid, sku, qty }, to }) => ({ orderid, sku, qty, from: shrunk.ref, batchref: to })));
-    ({ from, batches } = afterMoves(from, batches, written));
-    pending = pending.slice(result.moved);
-  }
-  for (const listed of lines.filter(({ isPart }) => isPart)) {
-    const partMoved = await movePartOff(from, listed, batches, locations, repository);
-    if (partMoved === 'changed') break;
-    if (partMoved === 'gone') continue;
-    moved.push(partMoved.moved);
-    ({ from, batches } = partMoved);
+  // Newest first throughout: each run of whole lines planned and written together, each part between them on its own.
+  for (let start = 0; start < lines.length; ) {
+    if (lines[start]?.isPart) {
+      const partMoved = await movePartOff(from, lines[start] as ListedLine, batches, locations, repository);
+      if (partMoved === 'changed') return moved;
+      if (partMoved !== 'gone') {
+        moved.push(partMoved.moved);
+        ({ from, batches } = partMoved);
+      }
+      start++;
+      continue;
+    }
+    const end = lines.findIndex((line, index) => index > start && line.isPart);
+    const whole = lines.slice(start, end === -1 ? lines.length : end);
+    let pending = planLineMoves(from, whole, batches, locations);
+    while (pending.length > 0) {
+      const result = await repository.moveAllocations(from, pending, batches);
+      if (result.outcome === 'changed') return moved;
+      const written = pending.slice(0, result.moved);
+      moved.push(...written.map(({ line: { orderid, sku, qty }, to }) => ({ orderid, sku, qty, from: shrunk.ref, batchref: to })));
+      ({ from, batches } = afterMoves(from, batches, written));
+      pending = pending.slice(result.moved);
+    }
+    start += whole.length;
   }
   return moved;
 };

@@ -231,7 +231,8 @@ const allocateSplitLine = async (line: OrderLine, repository: BatchRepository, r
     const plan: OrderPlan = parts
       ? { kind: 'placed', placements: parts.map(({ batch }) => ({ allocation: { ...line, batchref: batch.ref }, batch })) }
       : { kind: 'refused', refusals: [{ sku: line.sku, reason: 'out_of_stock' }] };
-    const picks = new Map([[line.sku, parts?.[0]?.batch]]);
+    // Its last part stands for the plan: on a shipment when any part is (parts come in stock first), so that lazy expiry presses then.
+    const picks = new Map([[line.sku, parts?.at(-1)?.batch]]);
     if (expiry.readAgain(await freedForLines([line], new Map([[line.sku, stock.batches]]), eligibility, { plan, picks }, repository, expiry))) continue;
     // Pieces counted as remembered may hold more than read: a line in several parts, or refused,
     // might take fewer parts on a settled read, as a whole line might take a better batch.

@@ -117,4 +117,21 @@ describe('a change of a batch under a part', () => {
     expect([await available(refs[0]!), await available(refs[1]!), await available(refs[2]!)]).toEqual([4, 0, 6]);
     await expectNoViolations();
   });
+
+  it('refuses a cancel that read the line before a part moved, whatever it read of the batches since: nothing is given back twice', async () => {
+    const { sku, refs } = await stocked([[4, 'paris'], [4, 'paris'], [3, 'paris']]);
+    const orderid = uniqueId('order');
+    expect((await service.allocate({ orderid, sku, qty: 6, split: 'batches' })).status).toBe(201);
+    const repository = table.repository();
+    const readBefore = await repository.allocationOf(orderid, sku);
+    expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref: refs[1]! }, body: { qty: 10 } })).status).toBe(200);
+    expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref: refs[0]! }, body: { qty: 0 } })).status).toBe(200);
+    // The batches of the parts it read, read after the move: only the line's own condition knows it moved.
+    const batchesNow = await Promise.all([refs[0]!, refs[1]!].map(async (ref) => (await repository.batch(ref, sku))!));
+    expect(await repository.cancelAllocation(readBefore!, batchesNow)).toBe('changed');
+    await expectNoViolations();
+    expect((await invoke('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid, sku } })).status).toBe(204);
+    expect([await available(refs[0]!), await available(refs[1]!)]).toEqual([0, 10]);
+    await expectNoViolations();
+  });
 });

@@ -187,9 +187,9 @@ class ReferenceModel {
   }
 
   /**
-   * A new qty; while the batch's lines take more, lines and parts come off it newest first, whole
-   * lines moved first by the rule for one line, then each part by its line's rule for the part, and
-   * a line that cannot be placed leaves its order.
+   * A new qty; while the batch's lines take more, lines and parts come off it newest first, each in
+   * turn: a whole line by the rule for one line, a part by its line's rule for the part; a line that
+   * cannot be placed leaves its order.
    */
   private change(ref: string, qty: number): Expected {
     const batch = this.batches.get(ref);
@@ -208,7 +208,11 @@ class ReferenceModel {
         taken.push(entry);
         deficit -= entry.part.qty;
       }
-      for (const { line } of taken.filter((entry) => entry.line.split === 'none')) {
+      for (const { line, part } of taken) {
+        if (line.split !== 'none') {
+          reallocated.push(this.movePart(batch, line, part));
+          continue;
+        }
         const to = this.eligible(line.orderid, line.sku).find((other) => other.ref !== ref && other.available >= line.qty);
         batch.available += line.qty;
         if (to) {
@@ -217,7 +221,6 @@ class ReferenceModel {
         } else this.lines.delete(`${line.orderid}/${line.sku}`);
         reallocated.push({ orderid: line.orderid, sku: line.sku, qty: line.qty, from: ref, batchref: to?.ref ?? null });
       }
-      for (const { line, part } of taken.filter((entry) => entry.line.split !== 'none')) reallocated.push(this.movePart(batch, line, part));
     }
     return json(200, { ref, sku: batch.sku, qty: batch.qty, allocated: batch.qty - batch.available, held: 0, available: Math.max(0, batch.available), eta: batch.eta, location: batch.location, reallocated });
   }

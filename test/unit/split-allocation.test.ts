@@ -122,10 +122,22 @@ describe('a change of a batch under a part', () => {
     const { batch, reallocated } = await changeBatch('b-1', { qty: 0 }, repository);
     expect(batch.available).toBe(0);
     expect(reallocated).toEqual([
-      { orderid: 'whole', sku: 'LAMP', qty: 1, from: 'b-1', batchref: 'b-2' },
       { orderid: 'split', sku: 'LAMP', qty: 3, from: 'b-1', batchref: 'b-3' },
+      { orderid: 'whole', sku: 'LAMP', qty: 1, from: 'b-1', batchref: 'b-2' },
     ]);
     expect(availableOf(repository, 'b-2', 'b-3')).toEqual([0, 0]);
+  });
+
+  it('gives the room left to the newest line first, whole or split', async () => {
+    const repository = await withBatches(['a', 20]);
+    await allocate(line(10, 'older-whole'), repository);
+    await allocate(line(10, 'newer-split'), repository, {}, 'batches');
+    await addBatch({ ref: 'c', sku: 'LAMP', qty: 10, eta: null }, repository);
+    const { reallocated } = await changeBatch('a', { qty: 0 }, repository);
+    expect(reallocated).toEqual([
+      { orderid: 'newer-split', sku: 'LAMP', qty: 10, from: 'a', batchref: 'c' },
+      { orderid: 'older-whole', sku: 'LAMP', qty: 10, from: 'a', batchref: null },
+    ]);
   });
 
   it('moves a part onto a batch that a line leaving its order before it gave units back, though that batch was empty when read', async () => {

@@ -257,7 +257,7 @@ const parts = listOf(
     { batchref: identifier, location: { ...locationId, description: 'The location of the batch.' }, qty: quantity },
     "Units of the line on one batch, and that batch's location.",
   ),
-  "Present only for a line whose request allowed a `split`, even in one part: each part's batch, location and units, in the order the rule prefers them. " +
+  "Present only for a line whose request allowed a `split`, even in one part: each part's batch, location and units, in the order the rule preferred them when the line was placed (a part a change of its batch moved takes the place of the one it left, or joins the line's part on its new batch). " +
     'A line in one part names its batch and location beside them too.',
   1,
 );
