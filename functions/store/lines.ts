@@ -200,11 +200,10 @@ const lineAsRead = ({ batchref, qty, split }: Allocation) =>
     : { ConditionExpression: 'batchref = :batchref AND qty = :lineQty', ExpressionAttributeValues: { ':batchref': batchref, ':lineQty': qty } };
 
 /**
- * A new line on a batch at `at`, with the routing it records, on condition that the order has none
- * for its SKU; a failure carries the line there. It names its batch's location as the batch's items
- * do (absent for `default`), for its events: a stream record of a line tells nothing of its batch.
+ * What every new line's item holds, and its put on condition that the order has no line for its
+ * SKU; a failure carries the line there.
  */
-export const newLineWrite = (tableName: string, allocation: Allocation, allocatedAt: string, at: Pick<Batch, 'location'>): TransactWriteItem => ({
+const newLinePut = (tableName: string, allocation: Allocation, allocatedAt: string, fields: Record<string, unknown>): TransactWriteItem => ({
   Put: {
     TableName: tableName,
     Item: {
@@ -213,11 +212,9 @@ export const newLineWrite = (tableName: string, allocation: Allocation, allocate
       orderid: allocation.orderid,
       sku: allocation.sku,
       qty: allocation.qty,
-      batchref: allocation.batchref,
       ...routingFields(allocation.routing),
-      ...locationField(at),
-      [LINE_BATCH]: lineBatchOf(allocation),
       [ALLOCATED_AT]: allocatedAt,
+      ...fields,
     },
     ConditionExpression: ITEM_IS_NEW,
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -225,29 +222,20 @@ export const newLineWrite = (tableName: string, allocation: Allocation, allocate
 });
 
 /**
- * A new split line (`allocation.split`), on condition that the order has no line for its SKU; a
- * failure carries the line there. It names its parts, each on its batch and at that batch's
+ * A new line on a batch at `at`, with the routing it records. It names its batch's location as the
+ * batch's items do (absent for `default`), for its events: a stream record of a line tells nothing
+ * of its batch.
+ */
+export const newLineWrite = (tableName: string, allocation: Allocation, allocatedAt: string, at: Pick<Batch, 'location'>): TransactWriteItem =>
+  newLinePut(tableName, allocation, allocatedAt, { batchref: allocation.batchref, ...locationField(at), [LINE_BATCH]: lineBatchOf(allocation) });
+
+/**
+ * A new split line (`allocation.split`). It names its parts, each on its batch and at that batch's
  * location, and is listed under no batch: each part's item lists it (partWrite), in the same
  * transaction, so that a batch's lines are found through the index whichever way they are split.
  */
-export const newSplitLineWrite = (tableName: string, allocation: Allocation, split: NonNullable<Allocation['split']>, allocatedAt: string): TransactWriteItem => ({
-  Put: {
-    TableName: tableName,
-    Item: {
-      ...lineKey(allocation.orderid, allocation.sku),
-      type: 'Line',
-      orderid: allocation.orderid,
-      sku: allocation.sku,
-      qty: allocation.qty,
-      split: split.split,
-      parts: partsField(split.parts),
-      ...routingFields(allocation.routing),
-      [ALLOCATED_AT]: allocatedAt,
-    },
-    ConditionExpression: ITEM_IS_NEW,
-    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-  },
-});
+export const newSplitLineWrite = (tableName: string, allocation: Allocation, split: NonNullable<Allocation['split']>, allocatedAt: string): TransactWriteItem =>
+  newLinePut(tableName, allocation, allocatedAt, { split: split.split, parts: partsField(split.parts) });
 
 /**
  * A split line's part on its batch, listed under it in linesByBatch with the line's allocation time:

@@ -1,4 +1,3 @@
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestTable, createTestTable } from '../support/dynamodb';
@@ -7,7 +6,7 @@ import { muteTelemetry } from '../support/telemetry';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { seedOr } from './support/seed';
 import { type Answer, type HandlerService, serviceOver } from './support/service';
-import { scanItems } from './support/table-contents';
+import { emptyTable } from './support/table-contents';
 
 /*
  * Stock in many places against a reference model of docs/api.md ("Locations", "Where a line goes",
@@ -364,14 +363,6 @@ describe(`stock in many places against a reference model of the contract (seed $
     await table?.drop();
   });
 
-  const emptyTable = async () => {
-    const items = await scanItems(table.documentClient, table.tableName);
-    for (let start = 0; start < items.length; start += 25) {
-      const deletes = items.slice(start, start + 25).map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } }));
-      await table.documentClient.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: deletes } }));
-    }
-  };
-
   /** The kinds of answer the runs met, so that a run of sequences that never reach a rule does not pass for a check of it. */
   const met = new Map<string, number>();
   const tally = (status: number, body: unknown) => {
@@ -389,7 +380,7 @@ describe(`stock in many places against a reference model of the contract (seed $
 
   /** Every answer held to the model's, and the table at the end to what the model holds. */
   const check = async (requests: readonly Request[]) => {
-    await emptyTable();
+    await emptyTable(table.documentClient, table.tableName);
     const model = new ReferenceModel();
     // A new repository each run: the locations a process keeps for routing are not those of the run before.
     const service = serviceOver(table.repository());

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConflictCounters } from '../../local/conflict-model';
@@ -11,7 +11,7 @@ import { spreadWrites } from '../../functions/store/pieces';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { seedOr } from './support/seed';
 import { type Answer, type HandlerService, serviceOver } from './support/service';
-import { scanItems } from './support/table-contents';
+import { emptyTable } from './support/table-contents';
 
 const SEED = seedOr(7_2026);
 const NUM_RUNS = 15;
@@ -789,17 +789,9 @@ describe(`the service against a reference model of the contract, through the con
     expect(after.committed - before.committed).toBeGreaterThan(0);
   };
 
-  const emptyTable = async () => {
-    const items = await scanItems(table.documentClient, table.tableName);
-    for (let start = 0; start < items.length; start += 25) {
-      const deletes = items.slice(start, start + 25).map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } }));
-      await table.documentClient.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: deletes } }));
-    }
-  };
-
   /** Sends the operations one at a time, each answer held to the model's, and the table at the end to what the model holds. */
   const check = async (operations: readonly Operation[]) => {
-    await emptyTable();
+    await emptyTable(table.documentClient, table.tableName);
     const model = new ReferenceModel();
     let clock = START;
     const service = serviceOver(table.repository({ clock: () => clock }));

@@ -1,4 +1,3 @@
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestTable, createTestTable } from '../support/dynamodb';
@@ -7,7 +6,7 @@ import { muteTelemetry } from '../support/telemetry';
 import { findViolations, readInventory } from '../../tools/invariants';
 import { seedOr } from './support/seed';
 import { type Answer, type HandlerService, serviceOver } from './support/service';
-import { scanItems } from './support/table-contents';
+import { emptyTable } from './support/table-contents';
 
 /*
  * Split lines against a reference model of docs/api.md ("Split lines", "Where a line goes",
@@ -319,14 +318,6 @@ describe(`split lines against a reference model of the contract (seed ${SEED})`,
     await table?.drop();
   });
 
-  const emptyTable = async () => {
-    const items = await scanItems(table.documentClient, table.tableName);
-    for (let start = 0; start < items.length; start += 25) {
-      const deletes = items.slice(start, start + 25).map(({ pk, sk }) => ({ DeleteRequest: { Key: { pk, sk } } }));
-      await table.documentClient.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: deletes } }));
-    }
-  };
-
   /** The kinds of answer the runs met, so that a run of sequences that never reach a rule does not pass for a check of it. */
   const met = new Map<string, number>();
   const tally = (request: Request, status: number, body: unknown) => {
@@ -343,7 +334,7 @@ describe(`split lines against a reference model of the contract (seed ${SEED})`,
 
   /** Every answer held to the model's, and the table at the end to what the model holds. */
   const check = async (requests: readonly Request[]) => {
-    await emptyTable();
+    await emptyTable(table.documentClient, table.tableName);
     const model = new ReferenceModel();
     let now = START;
     const service = serviceOver(table.repository({ clock: () => now }));
