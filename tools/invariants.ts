@@ -79,7 +79,8 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const heldUnits: StoredHeldUnits[] = [];
   const unrecognized: { pk: string; sk: string }[] = [];
   const linesListedUnread: Allocation[] = [];
-  const partItems: (Allocation & { readonly listed: boolean })[] = [];
+  const partItems: PartItem[] = [];
+  const allocatedAtOf = new Map<string, string>();
   const storedLocations: Location[] = [];
   const transfers: Transfer[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
@@ -95,10 +96,12 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       else if (stored.kind === 'batch-reference') references.push({ ref: stored.ref, sku: stored.sku });
       else if (stored.kind === 'line') {
         lines.push(stored.allocation);
+        allocatedAtOf.set(JSON.stringify([stored.allocation.orderid, stored.allocation.sku]), stored.allocatedAt);
         // A split line is listed by its parts' items, each under its batch.
         if (!stored.allocation.split && !linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH]))) linesListedUnread.push(stored.allocation);
       } else if (stored.kind === 'line-part') {
-        partItems.push({ ...stored.allocation, listed: linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH])) });
+        const listed = linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH]));
+        partItems.push({ ...stored.allocation, listed, allocatedAt: stored.allocatedAt, location: stored.location ?? DEFAULT_LOCATION_ID });
       }
       else if (stored.kind === 'hold') holds.push(stored.hold);
       else if (stored.kind === 'held-units') heldUnits.push(stored.held);
@@ -118,29 +121,36 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
     holds,
     unrecognized,
     linesListedUnread,
-    partsAstray: partsAstray(lines, partItems),
+    partsAstray: partsAstray(lines, partItems, allocatedAtOf),
     locations: storedLocations.map(({ id }) => id),
     storedLocations,
     transfers,
   };
 };
 
+/** A split line's part item as read: its own qty and batch, where it is listed, and what it says of its line. */
+type PartItem = Allocation & { readonly listed: boolean; readonly allocatedAt: string; readonly location: string };
+
 /**
- * Each part a split line names has its item, of its qty, listed where a change of its batch reads
- * (a change finds the line there to move the part), and each part item is one a line names.
+ * Each part a split line names has its item, of its qty and at its location, listed where a change of
+ * its batch reads (a change finds the line there to move the part) at its line's allocation time (by
+ * which a change takes the newest lines off first), and each part item is one a line names.
  */
-const partsAstray = (lines: readonly Allocation[], partItems: readonly (Allocation & { readonly listed: boolean })[]): string[] => {
+const partsAstray = (lines: readonly Allocation[], partItems: readonly PartItem[], allocatedAtOf: ReadonlyMap<string, string>): string[] => {
   const key = ({ orderid, sku, batchref }: Pick<Allocation, 'orderid' | 'sku' | 'batchref'>) => JSON.stringify([orderid, sku, batchref]);
   const items = new Map(partItems.map((part) => [key(part), part]));
   const named = new Set<string>();
   const astray: string[] = [];
   for (const { orderid, sku, split } of lines) {
-    for (const { batchref, qty } of split?.parts ?? []) {
+    const allocatedAt = allocatedAtOf.get(JSON.stringify([orderid, sku]));
+    for (const { batchref, qty, location } of split?.parts ?? []) {
       named.add(key({ orderid, sku, batchref }));
       const item = items.get(key({ orderid, sku, batchref }));
       const name = `part of the line of order ${show(orderid)} for sku ${show(sku)} on batch ${show(batchref)}`;
       if (!item) astray.push(`${name} has no item`);
       else if (item.qty !== qty) astray.push(`${name} is of ${qty}, but its item says ${item.qty}`);
+      else if (item.location !== location) astray.push(`${name} is at ${show(location)}, but its item says ${show(item.location)}`);
+      else if (item.allocatedAt !== allocatedAt) astray.push(`${name} was allocated at ${allocatedAt} with its line, but its item says ${item.allocatedAt}`);
       else if (!item.listed) astray.push(`${name} is listed in no index partition of its batch that a change of it reads`);
     }
   }

@@ -151,6 +151,39 @@ describe('the invariant check', () => {
     ]);
   });
 
+  it("reports a split line's part item missing, of another qty or place or time than its line's, listed where no change reads, or of no line", async () => {
+    const service = serviceOver(table.repository());
+    for (const batch of [
+      { ref: 'rug-1', sku: 'RUG', qty: 3, eta: null },
+      { ref: 'rug-2', sku: 'RUG', qty: 3, eta: null },
+    ]) {
+      expect((await service.addBatch(batch)).status).toBe(201);
+    }
+    expect((await service.allocate({ orderid: 'o4', sku: 'RUG', qty: 5, split: 'batches' })).status).toBe(201);
+    expect(await violations()).toEqual([]);
+    const partKey = (ref: string) => keyOf(table, (item) => item.kind === 'line-part' && item.allocation.orderid === 'o4' && item.allocation.batchref === ref);
+    const [first, second] = [await partKey('rug-1'), await partKey('rug-2')];
+    const allocatedAt = (await scanItems(table.documentClient, table.tableName)).find(({ pk, sk }) => pk === first.pk && sk === first.sk)?.allocatedAt;
+    const astray = async () => (await violations()).filter(({ rule }) => rule === 'parts-as-their-line-says').map(({ message }) => message);
+    const part = (ref: string) => `part of the line of order "o4" for sku "RUG" on batch "${ref}"`;
+
+    await set(first, 'qty', 2);
+    await set(second, 'location', 'lyon');
+    expect(await astray()).toEqual([`${part('rug-1')} is of 3, but its item says 2`, `${part('rug-2')} is at "default", but its item says "lyon"`]);
+    await set(first, 'qty', 3);
+    await set(first, 'allocatedAt', '2020-01-01T00:00:00.000Z');
+    expect(await astray()).toEqual([
+      expect.stringMatching(/^part of the line of order "o4" for sku "RUG" on batch "rug-1" was allocated at \S+ with its line, but its item says 2020-01-01T00:00:00.000Z$/),
+      `${part('rug-2')} is at "default", but its item says "lyon"`,
+    ]);
+    await table.documentClient.send(new DeleteCommand({ TableName: table.tableName, Key: second }));
+    await set(first, 'allocatedAt', allocatedAt);
+    await set(first, 'lineBatch', 'LINES9#rug-1');
+    expect(await astray()).toEqual([`${part('rug-1')} is listed in no index partition of its batch that a change of it reads`, `${part('rug-2')} has no item`]);
+    await table.documentClient.send(new DeleteCommand({ TableName: table.tableName, Key: await lineKey(table, 'o4', 'RUG') }));
+    expect(await astray()).toEqual(['part item of order "o4" for sku "RUG" on batch "rug-1" is of no line\'s part']);
+  });
+
   it('reports one batch reference stored for two skus', async () => {
     // Without its reference item, the adapter no longer knows the ref is taken.
     await table.documentClient.send(
