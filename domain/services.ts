@@ -9,10 +9,6 @@ import {
   LocationNotFound,
   LineRoutedOtherwise,
   LineSplitOtherwise,
-  OrderLinesAlreadyAllocated,
-  OrderLinesRoutedOtherwise,
-  OrderLinesSplitOtherwise,
-  OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
   UnknownLocation,
@@ -23,7 +19,6 @@ import {
   type Batch,
   type LinePart,
   type NewBatch,
-  type Order,
   type OrderLine,
   type OrderPlan,
   type RoutedAllocation,
@@ -39,16 +34,15 @@ import {
   stockLevels,
 } from './model';
 import { splitLine } from './split-lines';
-import { LazyExpiry, freedExpiredHolds, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
+import { LazyExpiry, freedExpiredHolds, freedForLines } from './lazy-expiry';
 import { batchesToFree, givenBack, mayHoldExpiredUnits } from './holds';
-import { locationsKnowing, routedStockOf, stockAndLocations } from './location-services';
+import { locationsKnowing, stockAndLocations } from './location-services';
 import { allLocationsOf } from './locations';
 import {
   type Routing,
   eligibilityOf,
   eligibleBatches,
   isSameRouting,
-  planOrder,
   rankBatchesForLine,
   recordedRouting,
   routedPreference,
@@ -177,7 +171,7 @@ export const asFoundNow = async (batches: readonly Batch[], repository: BatchRep
  * process does not know (its list may be a moment old, and is read anew at most once a second) is
  * refused, unless the request was made already by its first send, routing by a list that knew it.
  */
-const repeatOrRefused = async <Routed, Answer>(
+export const repeatOrRefused = async <Routed, Answer>(
   routed: () => Promise<Routed>,
   repeat: () => Promise<Answer | undefined>,
 ): Promise<{ readonly routed: Routed } | { readonly answered: Answer }> => {
@@ -315,106 +309,5 @@ export const batchOrThrow = async (ref: string, repository: BatchRepository, sku
   return batch;
 };
 
-export interface OrderOutcome {
-  /** Every line of the request, sorted by sku, with its batch and that batch's location. */
-  readonly lines: RoutedAllocation[];
-  /**
-   * How many of `lines` this request allocated; the others were already allocated with the same
-   * qty. 0 for a repeat of the whole order, answered without taking stock.
-   */
-  readonly newLines: number;
-}
-
-/**
- * Allocates every line of an order, or none: all lines planned at once among the batches the
- * request may take from (planOrder: fewest lines on shipments, then fewest locations, then each
- * line by the single-line rule), all written in one transaction, each line recording the routing.
- * A line already allocated with the same qty and routing counts as done and keeps its batch; one
- * with another qty, or another routing, refuses the whole order. The lines still to place are then
- * planned again, the locations of those done counting as chosen already, so that they join them
- * where they can rather than make another parcel. When another request takes stock between the
- * read and the write, the order is read and planned again, a bounded number of times.
- */
-export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository, routing: Routing = {}): Promise<OrderOutcome> => {
-  const done = new Map<string, RoutedAllocation>();
-  let read: StockRead = { forTake: true };
-  const expiry = new LazyExpiry();
-  for (let round = 0; round < MAX_ALLOCATION_ROUNDS; round++) {
-    const pending = lines.filter(({ sku }) => !done.has(sku));
-    if (pending.length === 0) return { lines: bySku([...done.values()]), newLines: 0 };
-    const [locations, ...stocks] = await Promise.all([repository.routingLocations(), ...pending.map(({ sku }) => repository.stockOf(sku, read))]);
-    const routed = await repeatOrRefused(
-      () => routedStockOf(pending, stocks, locations, routing, repository),
-      async () => {
-        const before = done.size;
-        await takeExisting(orderid, lines, routing, await repository.allocationsOf(orderid), done, repository);
-        return done.size > before ? 'lines-found' : undefined;
-      },
-    );
-    // Lines of the order found made: the next round answers them, and routes what is left.
-    if ('answered' in routed) continue;
-    const { stockBySku, eligibility } = routed.routed;
-    const placedAt = new Set([...done.values()].map(({ location }) => location));
-    const plan = planOrder(orderid, pending, stockBySku, eligibility, placedAt);
-    const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
-    if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, { plan, picks, placedAt }, repository, expiry))) continue;
-    if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
-      read = { settled: true };
-      continue;
-    }
-    if (plan.kind === 'refused') {
-      // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
-      const allocated = await repository.allocationsOf(orderid);
-      const before = done.size;
-      await takeExisting(orderid, lines, routing, allocated, done, repository);
-      if (done.size > before) continue;
-      const outOfStock = new Set(plan.refusals.flatMap(({ sku, reason }) => (reason === 'out_of_stock' ? [sku] : [])));
-      await repository.recordOutOfStock(
-        pending.filter(({ sku }) => outOfStock.has(sku)).map(({ sku, qty }) => ({ orderid, sku, qty })),
-        routing,
-      );
-      throw new OrderNotAllocated(orderid, plan.refusals, eligibility.noneBecause);
-    }
-    const placements = plan.placements.map(({ allocation, batch }) => ({ allocation: { ...allocation, ...recordedRouting(routing) }, batch }));
-    const result = await repository.saveAllocations(placements);
-    if (result.outcome === 'saved') {
-      const placed = placements.map(({ allocation, batch }) => ({ ...allocation, location: locationOf(batch) }));
-      return { lines: bySku([...done.values(), ...placed]), newLines: plan.placements.length };
-    }
-    if (result.outcome === 'lines-exist') await takeExisting(orderid, lines, routing, result.existing, done, repository);
-  }
-  throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
-};
-
-/**
- * Counts the order's lines already allocated with the asked qty and routing as done, each with its
- * batch's location, read for it (a line records its routing, not where its batch is); any other
- * qty, or then any other routing, refuses the order.
- */
-const takeExisting = async (
-  orderid: string,
-  lines: Order['lines'],
-  routing: Routing,
-  existing: readonly Allocation[],
-  done: Map<string, RoutedAllocation>,
-  repository: BatchRepository,
-): Promise<void> => {
-  const asked = new Map(lines.map(({ sku, qty }) => [sku, qty]));
-  const ours = existing.filter(({ sku }) => asked.has(sku));
-  const conflicting = ours.filter(({ sku, qty }) => asked.get(sku) !== qty);
-  if (conflicting.length > 0) throw new OrderLinesAlreadyAllocated(orderid, bySku(conflicting).map(({ sku, qty }) => ({ sku, qty })));
-  const routedOtherwise = ours.filter((line) => !isSameRouting(line.routing, routing));
-  if (routedOtherwise.length > 0) throw new OrderLinesRoutedOtherwise(orderid, bySku(routedOtherwise).map(({ sku }) => ({ sku })));
-  // An order's lines are whole: a line a request allowed to split is another line.
-  const splitOtherwise = ours.filter((line) => splitOf(line) !== 'none');
-  if (splitOtherwise.length > 0) throw new OrderLinesSplitOtherwise(orderid, bySku(splitOtherwise).map(({ sku }) => ({ sku })));
-  const located = await Promise.all(
-    ours
-      .filter(({ sku }) => !done.has(sku))
-      .map(async (line) => ({ ...line, location: locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
-  );
-  for (const line of located) done.set(line.sku, line);
-};
-
-const bySku = <Line extends { readonly sku: string }>(lines: Line[]): Line[] =>
+export const bySku = <Line extends { readonly sku: string }>(lines: Line[]): Line[] =>
   lines.sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));

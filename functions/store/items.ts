@@ -70,7 +70,7 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  * written; whether an active hold has expired is a matter of `heldUntil` and the time (statusAt).
  * A batch's `available` is below zero only while a change that lowered its qty still has lines to
  * move off it: it then sits out of the stock range, where no allocation reads it, until the lines
- * are moved (domain/services.ts, changeBatch). Its lines are found through the sparse index
+ * are moved (domain/batch-changes.ts, changeBatch). Its lines are found through the sparse index
  * linesByBatch (functions/store/table.ts; lines.ts) on `lineBatch`, newest `allocatedAt` first: an
  * index, not a copy of each line under the batch, because that copy would be one more item in every
  * allocation's transaction (2 WCU), where the index costs 1 WCU and the allocation keeps 2 items.

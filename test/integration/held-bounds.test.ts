@@ -2,7 +2,8 @@ import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aw
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extendHold, placeHold } from '../../domain/hold-services';
 import { putLocation } from '../../domain/location-services';
-import { addBatch, allocate, allocateOrder } from '../../domain/services';
+import { addBatch, allocate } from '../../domain/services';
+import { allocateOrder } from '../../domain/order-services';
 import type { Batch } from '../../domain/model';
 import { BOUND_OF_OLDER_HOLDS, batchWithStockKey } from '../../functions/store/batches';
 import type { DocumentSender } from '../../functions/store/store-calls';

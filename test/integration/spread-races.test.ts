@@ -3,7 +3,8 @@ import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutOfStock } from '../../domain/errors';
 import { confirmHold, placeHold, releaseHold } from '../../domain/hold-services';
-import { allocate, allocateOrder, batchStatus, cancelAllocation } from '../../domain/services';
+import { allocate, batchStatus, cancelAllocation } from '../../domain/services';
+import { allocateOrder } from '../../domain/order-services';
 import { MAX_TRANSACTION_ITEMS, type DocumentSender, StoreCalls, defaultConflictRetryPolicy } from '../../functions/store/store-calls';
 import { gatherWrites, pieceKey, spreadWrites } from '../../functions/store/pieces';
 import { batchWithStockKey } from '../../functions/store/batches';

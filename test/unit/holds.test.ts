@@ -5,7 +5,8 @@ import { type Batch, allocatedOf, hasStockLeft } from '../../domain/model';
 import { eligibilityOf, rankBatchesForLine } from '../../domain/routing';
 import { holdsToEnd } from '../../domain/hold-services';
 import { MAX_BATCHES_FREED_PER_REQUEST, MAX_BATCHES_FREED_PER_ROUND } from '../../domain/lazy-expiry';
-import { allocate, allocateOrder } from '../../domain/services';
+import { allocate } from '../../domain/services';
+import { allocateOrder } from '../../domain/order-services';
 import { FakeRepository } from '../support/fake-repository';
 
 const NOW = Date.parse('2026-11-25T10:00:00.000Z');

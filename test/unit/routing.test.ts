@@ -7,7 +7,8 @@ import { DEFAULT_LOCATION, type Location, type LocationDefinition } from '../../
 import { type Batch, type OrderLine, newBatch } from '../../domain/model';
 import { type Routing, distanceKm, eligibilityOf, planOrder, rankBatchesForLine } from '../../domain/routing';
 import { type BatchChangeOutcome, changeBatch } from '../../domain/batch-changes';
-import { addBatch, allocate, allocateOrder } from '../../domain/services';
+import { addBatch, allocate } from '../../domain/services';
+import { allocateOrder } from '../../domain/order-services';
 import { FakeRepository } from '../support/fake-repository';
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };

@@ -5,7 +5,8 @@ import { placeHold } from '../../domain/hold-services';
 import type { Allocation } from '../../domain/model';
 import type { SaveAllocationResult } from '../../domain/ports';
 import type { Part } from '../../domain/split-lines';
-import { addBatch, allocate, allocateOrder, cancelAllocation, orderAllocations } from '../../domain/services';
+import { addBatch, allocate, cancelAllocation, orderAllocations } from '../../domain/services';
+import { allocateOrder } from '../../domain/order-services';
 import { FakeRepository } from '../support/fake-repository';
 
 /*

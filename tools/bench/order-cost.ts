@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BatchRepository } from '../../domain/ports';
-import { addBatch, allocateOrder } from '../../domain/services';
+import { addBatch } from '../../domain/services';
+import { allocateOrder } from '../../domain/order-services';
 import { type RequestCostMeter, unitsOf } from './request-cost';
 import { median } from './stats';
 
@@ -18,7 +19,7 @@ const ORDERS_PER_SIZE = 15;
 
 /**
  * Whole orders of `lines` lines, each line a SKU of its own with stock to spare, allocated one
- * after the other the way the allocations handler does (domain/services.ts, allocateOrder): the
+ * after the other the way the allocations handler does (domain/order-services.ts, allocateOrder): the
  * median time of one order, and the units and calls of one.
  */
 export const measureOrders = async (repository: BatchRepository, meter: RequestCostMeter, lines: number): Promise<OrderCost> => {

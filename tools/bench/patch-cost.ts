@@ -17,7 +17,7 @@ export interface PatchCost {
 /**
  * A batch holding `lines` lines of 1 unit, and a second batch with room for all of them; then one
  * PATCH to qty 0, which moves every line to the second batch. Timed and metered from the change's
- * first read to its answer, the way the batches handler runs it (domain/services.ts, changeBatch).
+ * first read to its answer, the way the batches handler runs it (domain/batch-changes.ts, changeBatch).
  */
 export const measurePatchMoving = async (repository: BatchRepository, meter: RequestCostMeter, lines: number): Promise<PatchCost> => {
   const sku = `sku-${randomUUID()}`;
