@@ -213,7 +213,7 @@ export interface paths {
         put?: never;
         /**
          * Allocate a whole order
-         * @description Every line allocated, or none, all lines planned at once among the batches at the active locations the request allows (`destination`, `location`, as for one line): as few lines on shipments as can be, then as few locations as can be, then each line by the rule of `POST /allocate`; all the new lines are written in one transaction. Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.
+         * @description Every line allocated, or none, all lines planned at once among the batches at the active locations the request allows (`destination`, `location`, as for one line): as few lines on shipments as can be, then as few locations as can be, then as few parts as can be (a line whose `split` allows it may come from several batches), then each line by the rule of `POST /allocate`; all the new lines are written in one transaction, which holds at most 100 writes: each line's record, and each take from a batch (a whole line's one, a split line's one a part), two when it empties its batch. Idempotent per line: a line already allocated with the same `qty`, routing and `split` counts as done and keeps its batch (or its parts).
          */
         post: operations["allocateOrder"];
         delete?: never;
@@ -442,12 +442,14 @@ export interface components {
             qty?: number;
             eta?: components["schemas"]["ArrivalDate"];
         } | unknown | unknown;
-        /** @description A whole order: every line is allocated, or none. Each SKU at most once (`x-uniqueItemProperties`). `destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Any other field is refused. */
+        /** @description A whole order: every line is allocated, or none. Each SKU at most once (`x-uniqueItemProperties`). `destination` and `location` limit where every line may come from, as for one line (`OrderLine`). `split`, on the order or on a line, allows a line to come from several batches, as for one line: a line's own `split` first, then the order's; `none` when neither names one. Any other field is refused. */
         Order: {
             orderid: components["schemas"]["Identifier"];
             lines: {
                 sku: components["schemas"]["Identifier"];
                 qty: number;
+                /** @enum {string} */
+                split?: "none" | "batches" | "locations";
             }[];
             destination?: {
                 country: string;
@@ -457,6 +459,8 @@ export interface components {
                 };
             };
             location?: components["schemas"]["LocationId"];
+            /** @enum {string} */
+            split?: "none" | "batches" | "locations";
         };
         /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttl_seconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat names them again, and its confirmed lines record them. Any other field is refused. */
         NewHold: {
@@ -719,7 +723,7 @@ export interface components {
          * @description What the error means, for a program to act on; stable, where `message` may be reworded. docs/api.md, "Error codes", says what each means and what to do.
          * @enum {unknown}
          */
-        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "split_otherwise" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
+        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "split_otherwise" | "too_many_parts" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
         /** @description Every error answers JSON with a human-readable `message` and a machine-readable `code`. */
         Error: {
             /** @description Human-readable; safe to show. */
@@ -803,7 +807,7 @@ export interface components {
                 sku: components["schemas"]["Identifier"];
             }[];
         };
-        /** @description Lines of the order are already allocated for a request that allowed them a `split`, where an order's lines are whole; nothing changes. */
+        /** @description Lines of the order are already allocated for a request that allowed them another `split`; nothing changes. */
         OrderLinesSplitOtherwise: {
             /** @description Human-readable; safe to show. */
             message: string;
@@ -2385,7 +2389,10 @@ export interface operations {
                     "application/json": components["schemas"]["RoutedOrder"];
                 };
             };
-            /** @description At least one new line was allocated. The body holds every line of this request (not other lines the same `orderid` got elsewhere), sorted by `sku` */
+            /**
+             * @description - At least one new line was allocated. The body holds every line of this request (not other lines the same `orderid` got elsewhere), sorted by `sku`
+             *     - An order whose `split` allowed a line to come from several batches: that line names its parts
+             */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2402,6 +2409,7 @@ export interface operations {
              *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - Some new line cannot be allocated; nothing was allocated. `lines` names every line that fails, and why: `unknown_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
              *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
+             *     - The plan, its lines split as they allow, needs more than the 100 writes of one transaction; nothing was allocated. Fewer lines allowed a `split`, or fewer lines, fit
              */
             400: {
                 headers: {
@@ -2446,7 +2454,7 @@ export interface operations {
             /**
              * @description - A line is already allocated with another `qty`; nothing changes. `lines` names each, with the qty it has
              *     - Lines are already allocated with the same `qty` for a request that named another `destination` or `location`; nothing changes. `lines` names each
-             *     - Lines are already allocated for a request that allowed them a `split` (POST /allocate): an order's lines are whole; nothing changes. `lines` names each
+             *     - Lines are already allocated for a request that allowed them another `split` (absent counts as `none`); nothing changes. `lines` names each
              */
             409: {
                 headers: {

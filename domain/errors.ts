@@ -19,6 +19,7 @@ export const DOMAIN_ERROR_CODES = [
   'line_exists',
   'routed_otherwise',
   'split_otherwise',
+  'too_many_parts',
   'hold_exists',
   'hold_ended',
   'transfer_in_use',
@@ -170,6 +171,23 @@ export class OrderLinesSplitOtherwise extends DomainError {
     readonly lines: readonly { readonly sku: string }[],
   ) {
     super(`Order ${orderid} already has lines with another split`);
+  }
+}
+
+/**
+ * The order's plan, its lines split as they allow (domain/order-plans.ts), needs more writes than
+ * the one transaction an order is written in holds: nothing was allocated. Fewer lines allowed to
+ * split, or fewer lines, fit.
+ */
+export class OrderTooManyParts extends DomainError {
+  override readonly name = 'OrderTooManyParts';
+  readonly code = 'too_many_parts';
+  constructor(
+    readonly orderid: string,
+    readonly writes: number,
+    readonly maxWrites: number,
+  ) {
+    super(`Order ${orderid} needs ${writes} writes in one transaction, more than ${maxWrites}: allow fewer lines a split, or send fewer lines`);
   }
 }
 

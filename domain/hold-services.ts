@@ -3,7 +3,8 @@ import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant
 import { routedStockOf } from './location-services';
 import { DEFAULT_LOCATION_ID } from './locations';
 import { type Allocation, type Batch, type Order, type RoutedAllocation, heldOf, locationOf } from './model';
-import { type Routing, isSameRouting, planOrder, recordedRouting } from './routing';
+import { planOrder } from './order-plans';
+import { type Routing, isSameRouting, recordedRouting } from './routing';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
 import { LazyExpiry, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 
@@ -58,7 +59,7 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
     const plan = planOrder(holdid, lines, stockBySku, eligibility);
     const picks = picksOf(holdid, lines, stockBySku, eligibility, plan);
     if (expiry.readAgain(await freedForLines(lines, stockBySku, eligibility, { plan, picks }, repository, expiry))) continue;
-    if (!read.settled && linesPassOverSpread(lines, stockBySku, eligibility, picks)) {
+    if (!read.settled && linesPassOverSpread(lines, stockBySku, eligibility, { plan, picks })) {
       read = { settled: true };
       continue;
     }

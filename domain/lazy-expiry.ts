@@ -91,7 +91,8 @@ export class LazyExpiry {
 }
 
 /**
- * The batch the plan put each line on, by SKU; for an order refused, the one the single-line rule
+ * The batch the plan put each line on, by SKU (a split line's last part's: on a shipment when any
+ * part is, since parts come in stock first); for an order refused, the one the single-line rule
  * would pick for each line (none for a line no batch can take): what lazy expiry and the settled
  * read judge the choice by.
  */
@@ -103,29 +104,37 @@ export const picksOf = (
   plan: OrderPlan,
 ): ReadonlyMap<string, Batch | undefined> =>
   plan.kind === 'placed'
-    ? new Map(plan.placements.map(({ allocation: { sku }, batch }) => [sku, batch]))
+    ? new Map(plan.placements.map(({ allocation: { sku }, batch, parts }) => [sku, parts?.at(-1)?.batch ?? batch]))
     : new Map(lines.map(({ sku, qty }) => [sku, rankBatchesForLine(stockBySku.get(sku) ?? [], { orderid, sku, qty }, eligibility)[0]]));
 
-/** Whether the choice, for some line of an order or a hold, passes over a spread batch it may take from (passesOverSpread). */
+/**
+ * Whether the choice, for some line of an order or a hold, passes over a spread batch it may take
+ * from (passesOverSpread). A line in several parts may take fewer on a settled read from any spread
+ * batch, whose pieces may hold more than read, as a whole line may take a better batch.
+ */
 export const linesPassOverSpread = (
   lines: Order['lines'],
   stockBySku: ReadonlyMap<string, readonly Batch[] | undefined>,
   eligibility: Eligibility,
-  picks: ReadonlyMap<string, Batch | undefined>,
+  { plan, picks }: { readonly plan: OrderPlan; readonly picks: ReadonlyMap<string, Batch | undefined> },
 ): boolean => {
   const preference = routedPreference(eligibility);
-  return lines.some(({ sku }) => passesOverSpread(eligibleBatches(stockBySku.get(sku) ?? [], eligibility), picks.get(sku), preference));
+  const inParts = new Set(plan.kind === 'placed' ? plan.placements.flatMap(({ allocation: { sku }, parts }) => ((parts?.length ?? 1) > 1 ? [sku] : [])) : []);
+  return lines.some(({ sku }) => {
+    const batches = eligibleBatches(stockBySku.get(sku) ?? [], eligibility);
+    return inParts.has(sku) ? batches.some(({ pieces }) => pieces !== undefined) : passesOverSpread(batches, picks.get(sku), preference);
+  });
 };
 
 /**
  * Lazy expiry for the lines of an order or a hold, each of its own SKU, on the batches it may take
  * from that are short for their line and may hold expired holds' units. Which of them:
  * - a plan refused: those of the lines it refuses, which nothing else changes;
- * - a plan from one place, every line whole on a batch in stock: those the rule prefers to each
- *   line's pick (`picks`), since only a line's better batch can better it;
+ * - a plan from one place, every line in one part on a batch in stock: those the rule prefers to
+ *   each line's pick (`picks`), since only a line's better batch can better it;
  * - else every one, whichever the plan picked, since a batch freed may let the whole order come
- *   from fewer places, or from a place with sooner shipments (domain/routing.ts, planOrder), or a
- *   split line in fewer parts (a plan of a line in several parts, one placement each).
+ *   from fewer places, or from a place with sooner shipments (domain/order-plans.ts, planOrder), or
+ *   a split line in fewer parts.
  * At most MAX_BATCHES_FREED_PER_ROUND: first those of the lines its plan refuses or puts on a
  * shipment (`pressing`), then those it has not read yet, then the others, each in turns (every line's
  * first, counting those read before, then every line's second, and so on); 'more-to-read' when some
@@ -146,7 +155,7 @@ export const freedForLines = async (
   const placements = plan.kind === 'placed' ? plan.placements : [];
   const lineByLine =
     placements.length === lines.length &&
-    placements.every(({ batch }) => batch.eta === null) &&
+    placements.every(({ batch, parts }) => batch.eta === null && (parts?.length ?? 1) === 1) &&
     new Set([...placedAt, ...placements.map(({ batch }) => locationOf(batch))]).size <= 1;
   const candidates = lines
     .flatMap(({ sku, qty }, line) => {

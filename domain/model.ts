@@ -79,6 +79,12 @@ export interface LinePart {
   readonly location: string;
 }
 
+/** Units of a line from one batch, as that batch was read for the line's take. */
+export interface Part {
+  readonly batch: Batch;
+  readonly qty: number;
+}
+
 /** A line whose request allowed a split: how far, and its parts, one per batch, whose qtys sum to the line's. */
 export interface SplitLine {
   readonly split: Exclude<Split, 'none'>;
@@ -301,17 +307,26 @@ export const stockLevels = (sku: string, batchesWithStock: readonly Batch[], sto
 /** An order of several lines, allocated all or nothing; each SKU appears once. */
 export interface Order {
   readonly orderid: string;
-  readonly lines: readonly { readonly sku: string; readonly qty: number }[];
+  /** Each line with how far it may be split (domain/split-lines.ts): the order's `split` when absent. */
+  readonly lines: readonly { readonly sku: string; readonly qty: number; readonly split?: Split }[];
+  /** How far each line that names no `split` of its own may be split: `none` when absent. */
+  readonly split?: Split;
 }
 
 /** A line of an order or a hold that cannot be placed: its SKU was never added, or as OutOfStock says (RefusalReason). */
 export type LineRefusal = { readonly sku: string; readonly reason: 'unknown_sku' | 'out_of_stock' | 'no_location' };
 
-/** A new line and the batch it goes to, as that batch was read. */
+/** A new line and the batch it goes to, as that batch was read; a split line's parts, each on its batch. */
 export interface Placement {
   readonly allocation: Allocation;
+  /** A split line's first part's batch. */
   readonly batch: Batch;
+  /** Present for a line its request allowed to split (`allocation.split` names the same parts): each part's batch as read, and its units. */
+  readonly parts?: readonly Part[];
 }
+
+/** Where a placement takes its units from: its parts, or its whole line from its batch. */
+export const takesOf = ({ allocation, batch, parts }: Placement): readonly Part[] => parts ?? [{ batch, qty: allocation.qty }];
 
 export type OrderPlan =
   | { readonly kind: 'refused'; readonly refusals: LineRefusal[] }

@@ -1,9 +1,10 @@
-import { OrderLinesAlreadyAllocated, OrderLinesRoutedOtherwise, OrderLinesSplitOtherwise, OrderNotAllocated, AllocationContended } from './errors';
+import { OrderLinesAlreadyAllocated, OrderLinesRoutedOtherwise, OrderLinesSplitOtherwise, OrderNotAllocated, OrderTooManyParts, AllocationContended } from './errors';
 import { LazyExpiry, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 import { routedStockOf } from './location-services';
-import { type Allocation, type Order, type RoutedAllocation, locationOf, splitOf } from './model';
+import { type Allocation, type Order, type RoutedAllocation, locationOf, partsOf, splitOf } from './model';
 import type { BatchRepository, StockRead } from './ports';
-import { type Routing, isSameRouting, planOrder, recordedRouting } from './routing';
+import { planOrder } from './order-plans';
+import { type Routing, isSameRouting, recordedRouting } from './routing';
 import { MAX_ALLOCATION_ROUNDS, batchOrThrow, bySku, repeatOrRefused } from './services';
 
 /*
@@ -31,7 +32,9 @@ export interface OrderOutcome {
  * where they can rather than make another parcel. When another request takes stock between the
  * read and the write, the order is read and planned again, a bounded number of times.
  */
-export const allocateOrder = async ({ orderid, lines }: Order, repository: BatchRepository, routing: Routing = {}): Promise<OrderOutcome> => {
+export const allocateOrder = async (order: Order, repository: BatchRepository, routing: Routing = {}): Promise<OrderOutcome> => {
+  const { orderid } = order;
+  const lines = order.lines.map(({ sku, qty, split = order.split ?? 'none' }) => ({ sku, qty, split }));
   const done = new Map<string, RoutedAllocation>();
   let read: StockRead = { forTake: true };
   const expiry = new LazyExpiry();
@@ -50,11 +53,11 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
     // Lines of the order found made: the next round answers them, and routes what is left.
     if ('answered' in routed) continue;
     const { stockBySku, eligibility } = routed.routed;
-    const placedAt = new Set([...done.values()].map(({ location }) => location));
+    const placedAt = new Set([...done.values()].flatMap((line) => partsOf(line, line.location).map(({ location }) => location)));
     const plan = planOrder(orderid, pending, stockBySku, eligibility, placedAt);
     const picks = picksOf(orderid, pending, stockBySku, eligibility, plan);
     if (expiry.readAgain(await freedForLines(pending, stockBySku, eligibility, { plan, picks, placedAt }, repository, expiry))) continue;
-    if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, picks)) {
+    if (!read.settled && linesPassOverSpread(pending, stockBySku, eligibility, { plan, picks })) {
       read = { settled: true };
       continue;
     }
@@ -71,21 +74,24 @@ export const allocateOrder = async ({ orderid, lines }: Order, repository: Batch
       );
       throw new OrderNotAllocated(orderid, plan.refusals, eligibility.noneBecause);
     }
-    const placements = plan.placements.map(({ allocation, batch }) => ({ allocation: { ...allocation, ...recordedRouting(routing) }, batch }));
+    const placements = plan.placements.map((placement) => ({ ...placement, allocation: { ...placement.allocation, ...recordedRouting(routing) } }));
     const result = await repository.saveAllocations(placements);
     if (result.outcome === 'saved') {
       const placed = placements.map(({ allocation, batch }) => ({ ...allocation, location: locationOf(batch) }));
       return { lines: bySku([...done.values(), ...placed]), newLines: plan.placements.length };
     }
     if (result.outcome === 'lines-exist') await takeExisting(orderid, lines, routing, result.existing, done, repository);
+    // Split lines whose parts need more writes than one transaction holds: the plan, not the stock, is at fault.
+    if (result.outcome === 'too-many-writes') throw new OrderTooManyParts(orderid, result.writes, result.maxWrites);
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
 };
 
 /**
- * Counts the order's lines already allocated with the asked qty and routing as done, each with its
- * batch's location, read for it (a line records its routing, not where its batch is); any other
- * qty, or then any other routing, refuses the order.
+ * Counts the order's lines already allocated with the asked qty, routing and split as done, each
+ * with its batch's location (a whole line's read for it: a line records its routing, not where its
+ * batch is; a split line's parts name theirs); any other qty, or then any other routing, or then any
+ * other split, refuses the order.
  */
 const takeExisting = async (
   orderid: string,
@@ -101,13 +107,13 @@ const takeExisting = async (
   if (conflicting.length > 0) throw new OrderLinesAlreadyAllocated(orderid, bySku(conflicting).map(({ sku, qty }) => ({ sku, qty })));
   const routedOtherwise = ours.filter((line) => !isSameRouting(line.routing, routing));
   if (routedOtherwise.length > 0) throw new OrderLinesRoutedOtherwise(orderid, bySku(routedOtherwise).map(({ sku }) => ({ sku })));
-  // An order's lines are whole: a line a request allowed to split is another line.
-  const splitOtherwise = ours.filter((line) => splitOf(line) !== 'none');
+  const splits = new Map(lines.map(({ sku, split = 'none' }) => [sku, split]));
+  const splitOtherwise = ours.filter((line) => splitOf(line) !== splits.get(line.sku));
   if (splitOtherwise.length > 0) throw new OrderLinesSplitOtherwise(orderid, bySku(splitOtherwise).map(({ sku }) => ({ sku })));
   const located = await Promise.all(
     ours
       .filter(({ sku }) => !done.has(sku))
-      .map(async (line) => ({ ...line, location: locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
+      .map(async (line) => ({ ...line, location: line.split?.parts[0]?.location ?? locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
   );
   for (const line of located) done.set(line.sku, line);
 };

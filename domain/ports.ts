@@ -1,7 +1,6 @@
 import type { HeldLine, HeldUnits, Hold, Instant } from './holds';
 import type { Location } from './locations';
-import type { Allocation, Batch, LineMove, ListedLine, NewBatch, OrderLine, Placement, RoutedAllocation } from './model';
-import type { Part } from './split-lines';
+import type { Allocation, Batch, LineMove, ListedLine, NewBatch, OrderLine, Part, Placement, RoutedAllocation } from './model';
 import type { Routing } from './routing';
 import type { Transfer } from './transfers';
 
@@ -112,7 +111,9 @@ export type SaveAllocationsResult =
   /** A batch is no longer stored as it was read, and may still take its line (SaveAllocationResult). Nothing was written. */
   | { readonly outcome: 'read-again' }
   /** Some of the lines are already allocated (these, as stored). Nothing was written. */
-  | { readonly outcome: 'lines-exist'; readonly existing: Allocation[] };
+  | { readonly outcome: 'lines-exist'; readonly existing: Allocation[] }
+  /** The lines need `writes` in their one transaction, more than the `maxWrites` it holds, with every batch whole. Nothing was written. */
+  | { readonly outcome: 'too-many-writes'; readonly writes: number; readonly maxWrites: number };
 
 export type SaveTransferResult =
   | { readonly outcome: 'saved' }
@@ -197,8 +198,9 @@ export interface BatchRepository {
    */
   saveSplitLine(allocation: Allocation, parts: readonly Part[]): Promise<SaveAllocationResult>;
   /**
-   * Takes each placement's qty from its batch and records its line, all of them or none: one
-   * transaction. The placements are of different SKUs, so of different batches.
+   * Takes each placement's qty from its batch, or each of a split line's parts from its own, and
+   * records its line (and a split line's parts), all of them or none: one transaction. The placements
+   * are of different SKUs, so of different batches.
    */
   saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult>;
   /**

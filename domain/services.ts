@@ -34,7 +34,7 @@ import {
   stockLevels,
 } from './model';
 import { splitLine } from './split-lines';
-import { LazyExpiry, freedExpiredHolds, freedForLines } from './lazy-expiry';
+import { LazyExpiry, freedExpiredHolds, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 import { batchesToFree, givenBack, mayHoldExpiredUnits } from './holds';
 import { locationsKnowing, stockAndLocations } from './location-services';
 import { allLocationsOf } from './locations';
@@ -222,16 +222,14 @@ const allocateSplitLine = async (line: OrderLine, repository: BatchRepository, r
     const { routed: eligibility } = routed;
     const batches = eligibleBatches(stock.batches, eligibility);
     const parts = splitLine(line.qty, batches, eligibility, split);
-    const plan: OrderPlan = parts
-      ? { kind: 'placed', placements: parts.map(({ batch }) => ({ allocation: { ...line, batchref: batch.ref }, batch })) }
+    const [firstPart] = parts ?? [];
+    const plan: OrderPlan = firstPart
+      ? { kind: 'placed', placements: [{ allocation: { ...line, batchref: firstPart.batch.ref }, batch: firstPart.batch, parts }] }
       : { kind: 'refused', refusals: [{ sku: line.sku, reason: 'out_of_stock' }] };
-    // Its last part stands for the plan: on a shipment when any part is (parts come in stock first), so that lazy expiry presses then.
-    const picks = new Map([[line.sku, parts?.at(-1)?.batch]]);
-    if (expiry.readAgain(await freedForLines([line], new Map([[line.sku, stock.batches]]), eligibility, { plan, picks }, repository, expiry))) continue;
-    // Pieces counted as remembered may hold more than read: a line in several parts, or refused,
-    // might take fewer parts on a settled read, as a whole line might take a better batch.
-    const passesOver = parts?.length === 1 ? passesOverSpread(batches, parts[0]?.batch, routedPreference(eligibility)) : batches.some(({ pieces }) => pieces !== undefined);
-    if (!read.settled && passesOver) {
+    const stockBySku = new Map([[line.sku, stock.batches]]);
+    const picks = picksOf(line.orderid, [line], stockBySku, eligibility, plan);
+    if (expiry.readAgain(await freedForLines([line], stockBySku, eligibility, { plan, picks }, repository, expiry))) continue;
+    if (!read.settled && linesPassOverSpread([line], stockBySku, eligibility, { plan, picks })) {
       read = { settled: true };
       continue;
     }

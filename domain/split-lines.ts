@@ -1,4 +1,4 @@
-import { type Allocation, type Batch, type LinePart, type Split, locationOf, partsOf } from './model';
+import { type Allocation, type Batch, type LinePart, type Part, type Split, locationOf, partsOf } from './model';
 import { type Eligibility, eligibleBatches, forEachCombination, locationPreference, routedPreference } from './routing';
 
 /*
@@ -6,12 +6,6 @@ import { type Eligibility, eligibleBatches, forEachCombination, locationPreferen
  * the rule picks. Whole lines stay the rule of domain/routing.ts; this is what a line that may be
  * split adds to it.
  */
-
-/** Units of a line from one batch. */
-export interface Part {
-  readonly batch: Batch;
-  readonly qty: number;
-}
 
 /**
  * The most parts a line is split into: a way that needs more is not taken, and a line that no way
@@ -53,7 +47,7 @@ export const splitLine = (qty: number, batches: readonly Batch[], eligibility: E
 };
 
 /** Each batch, in the order of the preference, gives what it has; the last gives the rest. */
-const filled = (qty: number, chosen: readonly Batch[]): Part[] => {
+export const filled = (qty: number, chosen: readonly Batch[]): Part[] => {
   let left = qty;
   return chosen.map((batch, index) => {
     const part = index === chosen.length - 1 ? left : Math.min(batch.available, left);
@@ -92,6 +86,35 @@ const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibili
     }
   }
   return undefined;
+};
+
+/**
+ * The batches of `pool` (best first, each with units) at the `chosen` locations that hold a line of
+ * `qty` as its `split` allows, best by the rule once the locations are chosen (an order's, whose
+ * lines share them: domain/routing.ts, planOrder): with `none`, the first that holds it whole; with
+ * `batches`, at one of them, in the fewest parts, then best by the preference; with `locations`,
+ * across them, the same. Undefined when they cannot, or only in more than MAX_PARTS_PER_LINE.
+ */
+export const partsWithin = (qty: number, pool: readonly Batch[], chosen: ReadonlySet<string>, split: Split): Batch[] | undefined => {
+  const at = pool.filter((batch) => chosen.has(locationOf(batch)));
+  if (split === 'none') {
+    const whole = at.find(({ available }) => available >= qty);
+    return whole && [whole];
+  }
+  const covers = split === 'locations' ? [bestCover(qty, at)] : [...chosen].map((location) => bestCover(qty, at.filter((batch) => locationOf(batch) === location)));
+  let best: Batch[] | undefined;
+  for (const found of covers) if (found && found.length <= MAX_PARTS_PER_LINE && (!best || isBetter(found, best, pool))) best = found;
+  return best;
+};
+
+/** Whether the batches of `pool` at the `chosen` locations hold `qty` in MAX_PARTS_PER_LINE parts or fewer: its largest ones do. */
+export const holdsAcross = (qty: number, pool: readonly Batch[], chosen: ReadonlySet<string>): boolean => {
+  const largest = pool
+    .filter((batch) => chosen.has(locationOf(batch)))
+    .map(({ available }) => available)
+    .sort((a, b) => b - a)
+    .slice(0, MAX_PARTS_PER_LINE);
+  return largest.reduce((sum, available) => sum + available, 0) >= qty;
 };
 
 /** Fewer parts, then the better batches in turn by their places in `pool` (best first). */

@@ -177,13 +177,21 @@ export const eachSkuOnce = /* @__PURE__ */ z.superRefine((lines: readonly { sku:
   });
 });
 
+/** How far a line may be split over batches (domain/split-lines.ts): `none` when absent. */
+export const SPLITS = ['none', 'batches', 'locations'] as const satisfies readonly Split[];
+
+const split = /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum(SPLITS, refused(`one of ${SPLITS.map((one) => `"${one}"`).join(', ')}`)));
+
 const orderLinesMessage = /* @__PURE__ */ refused(`an array of 1 to ${MAX_ORDER_LINES} lines {sku, qty}, each sku once`);
 
-const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: identifierSchema, qty: quantity }), orderLinesMessage).check(
-  /* @__PURE__ */ z.minLength(1, orderLinesMessage),
-  /* @__PURE__ */ z.maxLength(MAX_ORDER_LINES, orderLinesMessage),
-  eachSkuOnce,
-);
+/** 1 to MAX_ORDER_LINES lines, each SKU once. */
+const linesChecks = [/* @__PURE__ */ z.minLength(1, orderLinesMessage), /* @__PURE__ */ z.maxLength(MAX_ORDER_LINES, orderLinesMessage), eachSkuOnce] as const;
+
+/** An order's lines, each of which may allow a split of its own. */
+const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: identifierSchema, qty: quantity, split }), orderLinesMessage).check(...linesChecks);
+
+/** A hold's lines: whole. */
+const heldLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: identifierSchema, qty: quantity }), orderLinesMessage).check(...linesChecks);
 
 /** How long a hold lasts, from now: a day at most (domain/holds.ts). */
 const holdSeconds = /* @__PURE__ */ integerFrom(1, MAX_HOLD_SECONDS);
@@ -270,8 +278,6 @@ export const locationSchema = /* @__PURE__ */ objectOf({
  */
 const destination = /* @__PURE__ */ objectOf({ country: /* @__PURE__ */ countryCodeOf(''), position: /* @__PURE__ */ z.optional(position) });
 
-/** How far a line may be split over batches (domain/split-lines.ts): `none` when absent. */
-export const SPLITS = ['none', 'batches', 'locations'] as const satisfies readonly Split[];
 
 /**
  * `destination` and `location` (a location's id: the one place the line is taken from) are optional,
@@ -284,15 +290,19 @@ export const orderLineSchema = /* @__PURE__ */ objectOf({
   qty: quantity,
   destination: /* @__PURE__ */ z.optional(destination),
   location: /* @__PURE__ */ z.optional(locationIdSchema),
-  split: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum(SPLITS, refused(`one of ${SPLITS.map((split) => `"${split}"`).join(', ')}`))),
+  split,
 });
 
-/** A whole order: `destination` and `location` limit where every line may come from, as a single line's do. */
+/**
+ * A whole order: `destination` and `location` limit where every line may come from, as a single
+ * line's do; `split` is how far each line may be split that does not say so itself.
+ */
 export const orderSchema = /* @__PURE__ */ objectOf({
   orderid: identifierSchema,
   lines: orderLines,
   destination: /* @__PURE__ */ z.optional(destination),
   location: /* @__PURE__ */ z.optional(locationIdSchema),
+  split,
 });
 
 /**
@@ -301,7 +311,7 @@ export const orderSchema = /* @__PURE__ */ objectOf({
  */
 export const holdSchema = /* @__PURE__ */ objectOf({
   holdid: identifierSchema,
-  lines: orderLines,
+  lines: heldLines,
   ttl_seconds: /* @__PURE__ */ z.optional(holdSeconds),
   destination: /* @__PURE__ */ z.optional(destination),
   location: /* @__PURE__ */ z.optional(locationIdSchema),

@@ -1,8 +1,7 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HeldSource, Hold, Instant } from '../../domain/holds';
-import { type Allocation, type Batch, type Placement, locationOf } from '../../domain/model';
+import { type Allocation, type Batch, type Part, type Placement, locationOf } from '../../domain/model';
 import type { HoldPlacement, SaveAllocationResult, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
-import type { Part } from '../../domain/split-lines';
 import { heldUnitsPuts } from './held-units';
 import { newHoldWrite } from './holds';
 import { parseStoredItem, storedLine } from './items';
@@ -40,10 +39,14 @@ interface Take {
   readonly records: (sources: readonly HeldSource[]) => TransactWriteItem[];
 }
 
-/** A transaction of takes, sent: saved (with where each take's units came from), cancelled, or to be read again. */
+/**
+ * A transaction of takes, sent: saved (with where each take's units came from), cancelled, or to be
+ * read again; or not sent, since it needs more than a transaction's items with every batch whole.
+ */
 type SentTakes =
   | { readonly outcome: 'saved'; readonly sources: readonly HeldSource[][] }
   | { readonly outcome: 'read-again' }
+  | { readonly outcome: 'too-many-writes'; readonly writes: number }
   | { readonly outcome: 'cancelled'; readonly cancellation: Cancellation; readonly recordsAt: readonly number[]; readonly more: (cancellation: Cancellation) => Promise<'read-again' | 'batch-changed'> };
 
 /** What a take waiting in a group comes to: its own outcome, or `alone` when the group's transaction met a conflict, and the take is sent on its own. */
@@ -94,7 +97,7 @@ export class AllocationSaves {
       return { outcome: 'read-again' };
     }
     const [placement] = placements;
-    if (placements.length > 1 || !placement?.batch.pieces) return this.saveInOneTransaction(placements);
+    if (placements.length > 1 || placement?.parts || !placement?.batch.pieces) return this.saveInOneTransaction(placements);
     const { allocation, batch } = placement;
     const grouped = await this.calls.waitFor(
       this.takeGroups.take(
@@ -150,18 +153,42 @@ export class AllocationSaves {
     return [...outcomes, ...alone];
   }
 
+  /** The placements' takes and records in one transaction: a whole line's take and record, or a split line's takes with their records (splitLineTakes). */
   private async saveInOneTransaction(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
     const allocatedAt = new Date(this.world.now()).toISOString();
-    const takes = placements.map(({ allocation, batch }) => ({
-      batch,
-      qty: allocation.qty,
-      records: () => [newLineWrite(this.tableName, allocation, allocatedAt, batch)],
-    }));
+    const takes: Take[] = [];
+    const firstTakes: number[] = [];
+    for (const { allocation, batch, parts } of placements) {
+      firstTakes.push(takes.length);
+      if (parts) takes.push(...this.splitLineTakes(allocation, parts, allocatedAt));
+      else takes.push({ batch, qty: allocation.qty, records: () => [newLineWrite(this.tableName, allocation, allocatedAt, batch)] });
+    }
     const sent = await this.sendTakes(takes, allocatedAt);
+    if (sent.outcome === 'too-many-writes') return { ...sent, maxWrites: MAX_TRANSACTION_ITEMS };
     if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
-    const existing = existingLines(sent.cancellation, sent.recordsAt);
+    // Each line's item is the first record of its first take.
+    const existing = existingLines(sent.cancellation, firstTakes.map((take) => sent.recordsAt[take] as number));
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     return { outcome: await sent.more(sent.cancellation) };
+  }
+
+  /**
+   * A split line's takes, one a part from its batch, and its records: the line's item with the first
+   * part's take, and each part's item with its own.
+   */
+  private splitLineTakes(allocation: Allocation, parts: readonly Part[], allocatedAt: string): Take[] {
+    const split = allocation.split;
+    if (!split) throw new Error(`Line ${allocation.orderid}/${allocation.sku} is not split`);
+    // The line's parts are what it takes, each at its batch's location.
+    const lineParts = parts.map(({ batch, qty }) => ({ batchref: batch.ref, qty, location: locationOf(batch) }));
+    return parts.map(({ batch, qty }, index) => ({
+      batch,
+      qty,
+      records: () => [
+        ...(index === 0 ? [newSplitLineWrite(this.tableName, allocation, { split: split.split, parts: lineParts }, allocatedAt)] : []),
+        ...lineParts.slice(index, index + 1).map((part) => partWrite(this.tableName, allocation, part, allocatedAt)),
+      ],
+    }));
   }
 
   /**
@@ -171,25 +198,15 @@ export class AllocationSaves {
    * line's take is, without waiting in its batch's group, whose transaction carries whole lines.
    */
   async saveSplitLine(allocation: Allocation, parts: readonly Part[]): Promise<SaveAllocationResult> {
-    const split = allocation.split;
-    if (!split) throw new Error(`Line ${allocation.orderid}/${allocation.sku} is not split`);
     const beingSpread = parts.find(({ batch }) => !batch.pieces && this.knownPieces.isBeingSpread(batch.ref));
     if (beingSpread) {
       await this.spreads.spread(beingSpread.batch);
       return { outcome: 'read-again' };
     }
     const allocatedAt = new Date(this.world.now()).toISOString();
-    // The line's parts are what it takes, each at its batch's location.
-    const lineParts = parts.map(({ batch, qty }) => ({ batchref: batch.ref, qty, location: locationOf(batch) }));
-    const takes = parts.map(({ batch, qty }, index) => ({
-      batch,
-      qty,
-      records: () => [
-        ...(index === 0 ? [newSplitLineWrite(this.tableName, allocation, { split: split.split, parts: lineParts }, allocatedAt)] : []),
-        ...lineParts.slice(index, index + 1).map((part) => partWrite(this.tableName, allocation, part, allocatedAt)),
-      ],
-    }));
-    const sent = await this.sendTakes(takes, allocatedAt);
+    const sent = await this.sendTakes(this.splitLineTakes(allocation, parts, allocatedAt), allocatedAt);
+    // At most MAX_PARTS_PER_LINE parts of 3 writes each, and the line's: far within a transaction.
+    if (sent.outcome === 'too-many-writes') throw new Error(`A split line of ${sent.writes} writes`);
     if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
     const [existing] = existingLines(sent.cancellation, sent.recordsAt.slice(0, 1));
     if (existing) return { outcome: 'line-exists', existing };
@@ -223,6 +240,8 @@ export class AllocationSaves {
     // put per line, and per source its record's deletion and at most one count.
     const confirmFits = (sources: readonly HeldSource[][]) => 1 + placements.length + 2 * sources.flat().length <= MAX_TRANSACTION_ITEMS;
     const sent = await this.sendTakes(takes, new Date(placedAt).toISOString(), (sources) => [newHoldWrite(this.tableName, withSources(sources), placedAt)], confirmFits);
+    // A hold's lines are whole: 25 of them, and what confirms them, fit a transaction.
+    if (sent.outcome === 'too-many-writes') throw new Error(`A hold of ${sent.writes} writes`);
     if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
     // The hold's record is the last item: a failed put there carries the hold stored under its holdid.
     const holdReason = sent.cancellation.at(-1);
@@ -254,7 +273,7 @@ export class AllocationSaves {
       return { ...built, items: [...built.items, ...finish(built.sources)] };
     };
     let writes = build();
-    if (writes.items.length > MAX_TRANSACTION_ITEMS || !fits(writes.sources)) return this.gatheredForTakes(takes);
+    if (writes.items.length > MAX_TRANSACTION_ITEMS || !fits(writes.sources)) return this.gatheredForTakes(takes, writes.items.length);
     let taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
     let hot: Batch | undefined;
     const next = (reasons: Cancellation, attempt: number) => {
@@ -303,10 +322,12 @@ export class AllocationSaves {
    * on condition that each piece holds what was read, which pieces remembered (never less than they
    * hold) may fail, and the next round then reads them. A gather that loses to a take in flight
    * leaves the batch spread, and the next round tries again; the rounds are bounded by the service
-   * (then 503).
+   * (then 503). With no take spanning pieces, gathering would not make it fit: its `writes` answer
+   * that it is too large (an order of many split lines, each part a take and a record).
    */
-  private async gatheredForTakes(takes: readonly Take[]): Promise<{ readonly outcome: 'read-again' }> {
+  private async gatheredForTakes(takes: readonly Take[], writes: number): Promise<{ readonly outcome: 'read-again' } | { readonly outcome: 'too-many-writes'; readonly writes: number }> {
     const spanning = takes.filter(({ qty, batch }) => batch.pieces && piecesToTake(batch, qty, () => false, this.world).length > 1);
+    if (spanning.length === 0) return { outcome: 'too-many-writes', writes };
     for (const { batch } of spanning) this.knownPieces.forget(batch.ref);
     await Promise.all(spanning.map(({ batch }) => this.spreads.gather(batch)));
     return { outcome: 'read-again' };

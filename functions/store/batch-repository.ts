@@ -2,8 +2,7 @@ import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
-import { type Allocation, type Batch, type LineMove, type ListedLine, type OrderLine, type Placement, type RoutedAllocation, hasStockLeft, locationOf, piecesAvailable } from '../../domain/model';
-import type { Part } from '../../domain/split-lines';
+import { type Allocation, type Batch, type LineMove, type ListedLine, type OrderLine, type Part, type Placement, type RoutedAllocation, hasStockLeft, locationOf, piecesAvailable } from '../../domain/model';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -187,6 +186,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   async saveAllocation(allocation: Allocation, batch: Batch): Promise<SaveAllocationResult> {
     const result = await this.saveAllocations([{ allocation, batch }]);
+    // One whole line is a take and a record, 3 writes at most.
+    if (result.outcome === 'too-many-writes') throw new Error(`A line of ${result.writes} writes`);
     if (result.outcome !== 'lines-exist') return result;
     const [existing] = result.existing;
     if (!existing) throw new Error('A cancelled allocation named no existing line');

@@ -164,6 +164,19 @@ describe('the store work of a whole order', () => {
     expect(meter.takeCalls().map(({ operation }) => operation)).toEqual(['Query', 'Query', 'Query', 'Query', 'TransactWriteItems']);
     expect(mostInFlight()).toBe(4);
   });
+
+  it('writes an order with split lines in the same one transaction, after the same reads', async () => {
+    const [first, second] = await Promise.all([batchInStock(10), batchInStock(5)]);
+    const { meter, sender } = meteredWithConcurrency();
+    const repository = table.repository({ sender });
+    const order = { orderid: uniqueId('order'), split: 'batches', lines: [{ sku: first!.sku, qty: 15 }, { sku: second!.sku, qty: 1 }] };
+
+    const result = await createAllocationsHandler(repository)(postEvent('/orders', order), lambdaContext());
+
+    expect(result.statusCode).toBe(201);
+    expect(JSON.parse(String(result.body)).lines.map(({ parts }: { parts: unknown[] }) => parts.length).sort()).toEqual([1, 2]);
+    expect(meter.takeCalls().map(({ operation }) => operation)).toEqual(['Query', 'Query', 'Query', 'TransactWriteItems']);
+  });
 });
 
 describe('the store work of a PATCH that moves many lines', () => {

@@ -135,3 +135,47 @@ describe('a change of a batch under a part', () => {
     await expectNoViolations();
   });
 });
+
+describe('an order whose lines may be split', () => {
+  it("takes every line's parts with the order's one write, at the place its other line comes from, and reads back as allocated", async () => {
+    const lamps = await stocked([[20, 'paris'], [20, 'paris'], [15, 'lyon'], [15, 'lyon']]);
+    const vases = await stocked([[5, 'lyon']]);
+    const orderid = uniqueId('order');
+    const order = { orderid, split: 'batches', lines: [{ sku: lamps.sku, qty: 30 }, { sku: vases.sku, qty: 2, split: 'none' }] };
+    const answer = await invoke('POST /orders', { body: order });
+    const lamp = { sku: lamps.sku, qty: 30, parts: [{ batchref: lamps.refs[2], location: 'lyon', qty: 15 }, { batchref: lamps.refs[3], location: 'lyon', qty: 15 }] };
+    const vase = { sku: vases.sku, qty: 2, batchref: vases.refs[0], location: 'lyon' };
+    const lines = [lamp, vase].sort((a, b) => (a.sku < b.sku ? -1 : 1));
+    expect(answer).toMatchObject({ status: 201, body: { orderid, lines } });
+    expect(await invoke('POST /orders', { body: order })).toMatchObject({ status: 200, body: { orderid, lines } });
+    expect(await invoke('GET /allocations/{orderid}', { pathParameters: { orderid } })).toMatchObject({ status: 200, body: { orderid, lines } });
+    expect(await Promise.all([...lamps.refs, ...vases.refs].map(available))).toEqual([20, 20, 0, 0, 3]);
+    await expectNoViolations();
+  });
+
+  it('refuses a repeat with another split, naming the line, and gives every part back when the line is cancelled', async () => {
+    const { sku, refs } = await stocked([[3, 'paris'], [3, 'lyon']]);
+    const orderid = uniqueId('order');
+    expect((await invoke('POST /orders', { body: { orderid, lines: [{ sku, qty: 5, split: 'locations' }] } })).status).toBe(201);
+    expect(await invoke('POST /orders', { body: { orderid, split: 'batches', lines: [{ sku, qty: 5 }] } })).toMatchObject({
+      status: 409,
+      body: { code: 'split_otherwise', lines: [{ sku }] },
+    });
+    expect((await invoke('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid, sku } })).status).toBe(204);
+    expect([await available(refs[0]!), await available(refs[1]!)]).toEqual([3, 3]);
+    await expectNoViolations();
+  });
+
+  it('refuses with 400, writing nothing, an order whose parts need more writes than one transaction holds', async () => {
+    // Lines of six parts, each emptying its batch (a take, the batch's move, a record): 19 writes a line.
+    const skus = await Promise.all(Array.from({ length: 6 }, () => stocked(Array.from({ length: 6 }, () => [1, 'paris'] as const))));
+    const orderid = uniqueId('order');
+    const answer = await invoke('POST /orders', { body: { orderid, split: 'batches', lines: skus.map(({ sku }) => ({ sku, qty: 6 })) } });
+    expect(answer).toMatchObject({ status: 400, body: { code: 'too_many_parts', message: `Order ${orderid} needs 114 writes in one transaction, more than 100: allow fewer lines a split, or send fewer lines` } });
+    expect((await invoke('GET /allocations/{orderid}', { pathParameters: { orderid } })).status).toBe(404);
+    expect(await Promise.all(skus.flatMap(({ refs }) => refs).map(available))).toEqual(Array.from({ length: 36 }, () => 1));
+    const fits = await invoke('POST /orders', { body: { orderid, split: 'batches', lines: skus.slice(0, 5).map(({ sku }) => ({ sku, qty: 6 })) } });
+    expect(fits.status).toBe(201);
+    await expectNoViolations();
+  });
+});

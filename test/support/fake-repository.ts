@@ -6,6 +6,7 @@ import {
   type LineMove,
   type ListedLine,
   type OrderLine,
+  type Part,
   type Placement,
   type RoutedAllocation,
   hasStockLeft,
@@ -13,8 +14,8 @@ import {
   isSameBatch,
   locationOf,
   partsOf,
+  takesOf,
 } from '../../domain/model';
-import type { Part } from '../../domain/split-lines';
 import type { Routing } from '../../domain/routing';
 import type {
   AddBatchResult,
@@ -43,6 +44,8 @@ import { type Transfer, incomingBatchOf } from '../../domain/transfers';
  * every write that the adapter makes on condition checks the same condition against what it holds.
  */
 export class FakeRepository implements BatchRepository {
+  /** The writes of one transaction, DynamoDB's bound. */
+  static readonly MAX_WRITES = 100;
   readonly batches = new Map<string, Batch>();
   /** In the order they were allocated: a moved line keeps its place, as it keeps its allocation time. */
   readonly lines = new Map<string, Allocation>();
@@ -134,9 +137,18 @@ export class FakeRepository implements BatchRepository {
   async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
     const existing = placements.flatMap(({ allocation }) => this.lines.get(lineKey(allocation.orderid, allocation.sku)) ?? []);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
-    const short = placements.some(({ allocation, batch }) => !this.canTake(batch, allocation.qty));
+    const short = placements.some((placement) => takesOf(placement).some(({ batch, qty }) => !this.canTake(batch, qty)));
     if (short) return { outcome: 'batch-changed' };
-    for (const { allocation, batch } of placements) await this.saveAllocation(allocation, batch);
+    // As the store counts them: each line's record and each part's, and each take, two when it empties its batch.
+    const writes = placements.reduce(
+      (sum, placement) => sum + (placement.parts ? 1 : 0) + takesOf(placement).reduce((takes, { batch, qty }) => takes + (hasStockLeft({ ...batch, available: batch.available - qty }) ? 2 : 3), 0),
+      0,
+    );
+    if (writes > FakeRepository.MAX_WRITES) return { outcome: 'too-many-writes', writes, maxWrites: FakeRepository.MAX_WRITES };
+    for (const placement of placements) {
+      if (placement.parts) await this.saveSplitLine(placement.allocation, placement.parts);
+      else await this.saveAllocation(placement.allocation, placement.batch);
+    }
     return { outcome: 'saved' };
   }
 

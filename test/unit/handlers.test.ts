@@ -544,7 +544,7 @@ describe('the issues of a refused body', () => {
     ['sku a number', 'POST /allocate', { ...validLine, sku: 42 }, 'sku', `sku must be an identifier, a string of 1 to 128 characters`],
     ['sku blank', 'POST /allocate', { ...validLine, sku: ' ' }, 'sku', 'sku must not be blank'],
     ['lines missing', 'POST /orders', { orderid: 'order-1' }, 'lines', 'lines is required: an array of 1 to 25 lines {sku, qty}, each sku once'],
-    ['a line null', 'POST /orders', { orderid: 'order-1', lines: [null] }, 'lines.0', 'lines.0 must be an object {sku, qty}'],
+    ['a line null', 'POST /orders', { orderid: 'order-1', lines: [null] }, 'lines.0', 'lines.0 must be an object {sku, qty, split}'],
     ['a line without qty', 'POST /holds', { holdid: 'cart-1', lines: [{ sku: 'LAMP' }] }, 'lines.0.qty', 'lines.0.qty is required: an integer from 1 to 1000000000'],
     ['ttl_seconds missing', 'PATCH /holds/{holdid}', {}, 'ttl_seconds', 'ttl_seconds is required: an integer from 1 to 86400'],
     ['the body an array', 'POST /holds/{holdid}/confirm', [], '', 'the body must be an object {orderid}'],

@@ -256,6 +256,27 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
   });
 
+  it("a split order's life gets the documented answer at each step", async () => {
+    const repository = new FakeRepository();
+    // Eight SKUs of six batches of 1: eight lines of six parts need 8 x (1 + 2 x 6) = 104 writes.
+    const skus = Array.from({ length: 8 }, (_, index) => `SKU-${index}`);
+    for (const sku of skus) for (let index = 0; index < 6; index++) await repository.addBatch({ ref: `${sku}-${index}`, sku, qty: 1, available: 1, eta: null });
+    const send = serviceOver(repository);
+    const order = { orderid: 'order-1', split: 'batches', lines: [{ sku: 'SOFA', qty: 5 }, { sku: 'LAMP', qty: 1, split: 'none' }] };
+    const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
+      ['POST /add_batch', { body: { ref: 'batch-7', sku: 'SOFA', qty: 3, eta: null } }, 201],
+      ['POST /add_batch', { body: { ref: 'batch-8', sku: 'SOFA', qty: 4, eta: null } }, 201],
+      ['POST /add_batch', { body: { ref: 'batch-1', sku: 'LAMP', qty: 4, eta: null } }, 201],
+      ['POST /orders', { body: order }, 201],
+      ['POST /orders', { body: order }, 200],
+      ['POST /orders', { body: { ...order, split: 'locations' } }, 409],
+      ['POST /orders', { body: { ...order, split: 'parcels' } }, 400],
+      ['POST /orders', { body: { orderid: 'order-2', split: 'batches', lines: skus.map((sku) => ({ sku, qty: 6 })) } }, 400],
+      ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } }, 200],
+    ];
+    for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
+  });
+
   it('a batch at a location, and one at a location that does not exist, get the documented answers', async () => {
     const repository = new FakeRepository();
     await repository.saveLocation({ id: 'warehouse-lyon', name: 'Lyon', priority: 1, serves: ['FR'], active: true });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { OrderLinesAlreadyAllocated, OrderNotAllocated } from '../../domain/errors';
 import type { Batch } from '../../domain/model';
-import { eligibilityOf, planOrder } from '../../domain/routing';
+import { planOrder } from '../../domain/order-plans';
+import { eligibilityOf } from '../../domain/routing';
 import { addBatch, allocate } from '../../domain/services';
 import { allocateOrder } from '../../domain/order-services';
 import { createAllocationsHandler } from '../../functions/allocations';

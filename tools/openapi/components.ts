@@ -134,7 +134,9 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     '`available` moves by the difference. Any other field (`ref` and `sku` among them) is refused.',
   Order:
     `A whole order: every line is allocated, or none. Each SKU at most once (\`${uniqueItemPropertiesKeyword.name}\`). ` +
-    '`destination` and `location` limit where every line may come from, as for one line (`OrderLine`). Any other field is refused.',
+    '`destination` and `location` limit where every line may come from, as for one line (`OrderLine`). `split`, on the order ' +
+    'or on a line, allows a line to come from several batches, as for one line: a line\'s own `split` first, then the ' +
+    'order\'s; `none` when neither names one. Any other field is refused.',
   NewHold:
     'A hold: its lines are held all or none, each whole in one batch, as an order\'s are. Each SKU at most once ' +
     `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttl_seconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. ` +
@@ -451,8 +453,8 @@ const responseSchemas = {
     'Lines of the order are already allocated for a request that named another `destination` or `location`; nothing changes.',
   ),
   OrderLinesSplitOtherwise: closedObject(
-    { message, code: { const: 'split_otherwise' }, lines: listOf(closedObject({ sku: identifier }, 'A line allocated for a request that allowed it a `split`.'), 'Every such line.', 1) },
-    'Lines of the order are already allocated for a request that allowed them a `split`, where an order\'s lines are whole; nothing changes.',
+    { message, code: { const: 'split_otherwise' }, lines: listOf(closedObject({ sku: identifier }, 'A line allocated for a request that allowed it another `split`.'), 'Every such line.', 1) },
+    'Lines of the order are already allocated for a request that allowed them another `split`; nothing changes.',
   ),
   Unavailable: closedObject({ message, code, request_id: requestId }, 'Nothing was half-written: repeat the same request after `Retry-After` seconds.'),
   OpenApiDocument: {

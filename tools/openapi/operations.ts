@@ -21,6 +21,7 @@ import {
   OrderLinesAlreadyAllocated,
   OrderLinesRoutedOtherwise,
   OrderLinesSplitOtherwise,
+  OrderTooManyParts,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
@@ -40,6 +41,7 @@ import {
   UnsupportedMediaType,
   toErrorResponse,
 } from '../../functions/http/errors';
+import { MAX_TRANSACTION_ITEMS } from '../../functions/store/store-calls';
 import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
 import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
@@ -556,8 +558,11 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     description:
       'Every line allocated, or none, all lines planned at once among the batches at the active locations the request ' +
       'allows (`destination`, `location`, as for one line): as few lines on shipments as can be, then as few locations ' +
-      'as can be, then each line by the rule of `POST /allocate`; all the new lines are written in one transaction. ' +
-      'Idempotent per line: a line already allocated with the same `qty` counts as done and keeps its batch.',
+      'as can be, then as few parts as can be (a line whose `split` allows it may come from several batches), then each ' +
+      'line by the rule of `POST /allocate`; all the new lines are written in one transaction, which holds at most ' +
+      `${MAX_TRANSACTION_ITEMS} writes: each line's record, and each take from a batch (a whole line's one, a split line's one a part), ` +
+      'two when it empties its batch. ' +
+      'Idempotent per line: a line already allocated with the same `qty`, routing and `split` counts as done and keeps its batch (or its parts).',
     requestBody: {
       schema: 'Order',
       example: {
@@ -587,6 +592,25 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
           lines: [
             { sku: 'LAMP', qty: 1, batchref: 'batch-1', location: 'default' },
             { sku: 'SOFA', qty: 2, batchref: 'batch-7', location: 'default' },
+          ],
+        }),
+      },
+      {
+        status: 201,
+        when: 'An order whose `split` allowed a line to come from several batches: that line names its parts',
+        name: 'SplitOrderAllocated',
+        body: json('RoutedOrder', {
+          orderid: 'order-3',
+          lines: [
+            {
+              sku: 'LAMP',
+              qty: 30,
+              parts: [
+                { batchref: 'batch-1', location: 'default', qty: 20 },
+                { batchref: 'batch-2', location: 'default', qty: 10 },
+              ],
+            },
+            { sku: 'SOFA', qty: 2, batchref: 'batch-7', location: 'default', parts: [{ batchref: 'batch-7', location: 'default', qty: 2 }] },
           ],
         }),
       },
@@ -628,9 +652,14 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         'OrderLinesRoutedOtherwise',
       ),
       mapped(
-        "Lines are already allocated for a request that allowed them a `split` (POST /allocate): an order's lines are whole; nothing changes. `lines` names each",
+        'Lines are already allocated for a request that allowed them another `split` (absent counts as `none`); nothing changes. `lines` names each',
         new OrderLinesSplitOtherwise('order-2', [{ sku: 'LAMP' }]),
         'OrderLinesSplitOtherwise',
+      ),
+      mapped(
+        `The plan, its lines split as they allow, needs more than the ${MAX_TRANSACTION_ITEMS} writes of one transaction; nothing was ` +
+          'allocated. Fewer lines allowed a `split`, or fewer lines, fit',
+        new OrderTooManyParts('order-2', 104, MAX_TRANSACTION_ITEMS),
       ),
     ],
   },
