@@ -9,35 +9,46 @@ import { seedOr } from './support/seed';
 import { type Answer, type LocalService, isRetryLater, sendUntilAnswered, startLocalService } from './support/service';
 
 /*
- * Split lines racing whole ones for scarce stock (docs/api.md, "Split lines"), all sent at once to
- * the local server through the conflict model: every part or none of a line is taken, no batch
- * gives out more than it has, the parts answered are the parts stored, the copies of a line are
- * answered alike, and a refusal is true.
+ * Split lines racing whole ones for scarce stock (docs/api.md, "Split lines"), alone and in whole
+ * orders, all sent at once to the local server through the conflict model: every part or none of a
+ * line is taken, and every line of an order or none, no batch gives out more than it has, the parts
+ * answered are the parts stored, the copies of a line are answered alike, and a refusal is true.
  */
 
 const SEED = seedOr(39_4026);
 const SKUS = ['DESK', 'LAMP'];
+/** The SKUs of the orders, which race one another for them: an order reads more than a line, and would lose every race with lines. */
+const ORDER_SKUS = ['RUG', 'SOFA'];
 const LOCATIONS: readonly LocationDefinition[] = [
   { id: 'north', name: 'North', priority: 1, serves: ['*'] },
   { id: 'south', name: 'South', priority: 2, serves: ['*'] },
 ];
 const PLACES = [DEFAULT_LOCATION_ID, ...LOCATIONS.map(({ id }) => id)];
 const DISTINCT_LINES = 160;
+/** Orders of a line of each SKU, under orderids no single line uses. */
+const ORDERS = 30;
 /** Transactions hold their items 5 ms: takes racing for one batch are cancelled as on AWS, and retried. */
 const CONFLICT_MODEL = { holdMs: 5 };
 
 type Split = 'none' | 'batches' | 'locations';
 type SentLine = OrderLine & { readonly split?: Exclude<Split, 'none'> };
 
+interface SentOrder {
+  readonly orderid: string;
+  readonly split?: Exclude<Split, 'none'>;
+  readonly lines: readonly { readonly sku: string; readonly qty: number; readonly split?: Split }[];
+}
+
 interface Workload {
   readonly batches: readonly NewBatch[];
   readonly requests: readonly SentLine[];
+  readonly orders: readonly SentOrder[];
 }
 
 const workloadArbitrary: fc.Arbitrary<Workload> = fc
   .record({
     batches: fc.tuple(
-      ...SKUS.map((sku) =>
+      ...[...SKUS, ...ORDER_SKUS].map((sku) =>
         fc
           .array(fc.record({ qty: fc.integer({ min: 3, max: 20 }), eta: fc.constantFrom(null, null, '2031-05-01'), location: fc.constantFrom(...PLACES) }), { minLength: 4, maxLength: 8 })
           .map((batches) => batches.map((batch, index): NewBatch => ({ ref: `${sku}-${index}`, sku, ...batch }))),
@@ -54,26 +65,49 @@ const workloadArbitrary: fc.Arbitrary<Workload> = fc
       }),
       { minLength: DISTINCT_LINES, maxLength: DISTINCT_LINES, selector: ({ orderid, sku }) => `${orderid}/${sku}` },
     ),
+    orders: fc.array(
+      fc.record({
+        split: fc.constantFrom<Split>('batches', 'locations'),
+        lines: fc.tuple(...ORDER_SKUS.map((sku) => fc.record({ sku: fc.constant(sku), qty: fc.integer({ min: 4, max: 16 }), split: fc.constantFrom<Split | undefined>(undefined, undefined, 'none', 'locations') }))),
+        copies: fc.constantFrom(1, 1, 1, 2),
+      }),
+      { minLength: ORDERS, maxLength: ORDERS },
+    ),
   })
-  .map(({ batches, lines }) => ({
+  .map(({ batches, lines, orders }) => ({
     batches: batches.flat(),
     requests: lines.flatMap(({ copies, split, ...line }) => Array.from({ length: copies }, () => ({ ...line, ...(split === 'none' ? {} : { split }) }))),
+    orders: orders.flatMap(({ copies, split, lines: orderLines }, index) =>
+      Array.from({ length: copies }, () => ({
+        orderid: `whole-order-${index}`,
+        split: split as Exclude<Split, 'none'>,
+        lines: orderLines.map(({ split: own, ...line }) => ({ ...line, ...(own === undefined ? {} : { split: own }) })),
+      })),
+    ),
   }));
 
 const lineKey = ({ orderid, sku }: { orderid: string; sku: string }) => JSON.stringify([orderid, sku]);
 const isOutOfStock = (answer: Answer) => answer.status === 400 && (answer.body as { reason?: string }).reason === 'out_of_stock';
 
 /** Where an answer puts a line: each batch and its units, in the answer's order. */
-const placedBy = ({ body }: Answer): string => {
+const placedBy = ({ body }: Pick<Answer, 'body'>): string => {
   const { batchref, parts } = body as { batchref?: string; parts?: { batchref: string; qty: number }[] };
   return JSON.stringify(parts ? parts.map((part) => [part.batchref, part.qty]) : [batchref]);
 };
+/** The lines an order's answer places, each as placedBy says, by line. */
+const linesPlacedBy = ({ body }: Answer): [string, string][] =>
+  (body as { orderid: string; lines: { sku: string }[] }).lines.map((line) => [lineKey({ orderid: (body as { orderid: string }).orderid, sku: line.sku }), placedBy({ body: line })]);
+const isOrderRefused = (answer: Answer) => answer.status === 400 && (answer.body as { code?: string }).code === 'order_refused';
+/** How far an order's line may be split: its own `split`, else the order's. */
+const splitOfLine = (order: SentOrder, line: SentOrder['lines'][number]): Split => line.split ?? order.split ?? 'none';
 
 describe(`split lines racing whole ones for scarce stock, sent at once through the conflict model (seed ${SEED})`, () => {
   const [workload] = fc.sample(workloadArbitrary, { seed: SEED, numRuns: 1 }) as [Workload];
   let table: ModelledTable;
   let outcomes: Array<{ line: SentLine; attempts: Answer[] }>;
   let answers: Array<{ line: SentLine; answer: Answer }>;
+  let orderOutcomes: Array<{ order: SentOrder; attempts: Answer[] }>;
+  let orderAnswers: Array<{ order: SentOrder; answer: Answer }>;
   let conflicts: number;
   let inventory: Inventory;
 
@@ -84,12 +118,25 @@ describe(`split lines racing whole ones for scarce stock, sent at once through t
       for (const { id, ...location } of LOCATIONS) expect((await service.request('PUT', `/locations/${id}`, location)).status).toBe(201);
       for (const batch of workload.batches) expect((await service.addBatch(batch)).status).toBe(201);
       const before = table.model.counters().conflicts;
-      outcomes = await Promise.all(workload.requests.map(async (line) => ({ line, attempts: await sendUntilAnswered(() => service.allocate(line)) })));
+      // The orders spread among the lines, in the order sent, so that orders and lines meet the stock alike.
+      const sends = [
+        ...workload.requests.map((line, index) => ({ at: index / workload.requests.length, line })),
+        ...workload.orders.map((order, index) => ({ at: index / workload.orders.length, order })),
+      ].sort((a, b) => a.at - b.at);
+      const answered = sends.map((send) =>
+        'line' in send
+          ? sendUntilAnswered(() => service.allocate(send.line)).then((attempts) => ({ line: send.line, attempts }))
+          : sendUntilAnswered(() => service.request('POST', '/orders', send.order)).then((attempts) => ({ order: send.order, attempts })),
+      );
+      const all = await Promise.all(answered);
+      outcomes = all.flatMap((one) => ('line' in one ? [one] : []));
+      orderOutcomes = all.flatMap((one) => ('order' in one ? [one] : []));
       conflicts = table.model.counters().conflicts - before;
     } finally {
       await service.close();
     }
     answers = outcomes.map(({ line, attempts }) => ({ line, answer: attempts[attempts.length - 1] as Answer }));
+    orderAnswers = orderOutcomes.map(({ order, attempts }) => ({ order, answer: attempts[attempts.length - 1] as Answer }));
     inventory = await readInventory(table.documentClient, table.tableName);
   }, 300_000);
 
@@ -99,6 +146,9 @@ describe(`split lines racing whole ones for scarce stock, sent at once through t
     expect(conflicts).toBeGreaterThan(0);
     expect(answers.filter(({ answer }) => answer.status === 201 && ((answer.body as { parts?: unknown[] }).parts?.length ?? 0) > 1).length).toBeGreaterThan(0);
     expect(answers.filter(({ line, answer }) => answer.status === 201 && line.split === undefined).length).toBeGreaterThan(0);
+    const splitInOrders = orderAnswers.filter(({ answer }) => answer.status === 201 && (answer.body as { lines: { parts?: unknown[] }[] }).lines.some(({ parts }) => (parts?.length ?? 0) > 1));
+    expect(splitInOrders.length).toBeGreaterThan(0);
+    expect(orderAnswers.filter(({ answer }) => isOrderRefused(answer)).length).toBeGreaterThan(0);
   });
 
   it('answers every request with an allocation or "out of stock", or a 503 that a retry then answers so', () => {
@@ -108,6 +158,12 @@ describe(`split lines racing whole ones for scarce stock, sent at once through t
         .map((answer) => ({ line, status: answer.status, body: answer.body })),
     );
     expect(unexpected).toEqual([]);
+    const unexpectedForOrders = orderOutcomes.flatMap(({ order, attempts }) =>
+      attempts
+        .filter((answer, index) => !(answer.status === 201 || answer.status === 200 || isOrderRefused(answer) || (isRetryLater(answer) && index < attempts.length - 1)))
+        .map((answer) => ({ order, status: answer.status, body: answer.body })),
+    );
+    expect(unexpectedForOrders).toEqual([]);
   });
 
   it('leaves every invariant holding: every part counted on its batch, and no batch gave out more than it had', () => {
@@ -115,7 +171,10 @@ describe(`split lines racing whole ones for scarce stock, sent at once through t
   });
 
   it('stores every line allocated as its answer placed it, and no other', () => {
-    const confirmed = new Map(answers.filter(({ answer }) => answer.status === 200 || answer.status === 201).map(({ line, answer }) => [lineKey(line), placedBy(answer)]));
+    const confirmed = new Map([
+      ...answers.filter(({ answer }) => answer.status === 200 || answer.status === 201).map(({ line, answer }): [string, string] => [lineKey(line), placedBy(answer)]),
+      ...orderAnswers.filter(({ answer }) => answer.status === 200 || answer.status === 201).flatMap(({ answer }) => linesPlacedBy(answer)),
+    ]);
     const stored = new Map(
       inventory.lines.map((line) => [lineKey(line), JSON.stringify(line.split ? partsOf(line).map((part) => [part.batchref, part.qty]) : [line.batchref])]),
     );
@@ -152,5 +211,27 @@ describe(`split lines racing whole ones for scarce stock, sent at once through t
     const wronglyRefused = answers.filter(({ answer }) => isOutOfStock(answer)).filter(({ line }) => couldHold(line));
     expect(wronglyRefused).toEqual([]);
     expect(answers.filter(({ answer }) => isOutOfStock(answer)).length).toBeGreaterThan(0);
+    const wronglyRefusedOrders = orderAnswers
+      .filter(({ answer }) => isOrderRefused(answer))
+      .filter(({ order, answer }) =>
+        (answer.body as { lines: { sku: string }[] }).lines.some(({ sku }) => {
+          const line = order.lines.find((each) => each.sku === sku)!;
+          const split = splitOfLine(order, line);
+          return couldHold({ orderid: order.orderid, sku, qty: line.qty, ...(split === 'none' ? {} : { split }) });
+        }),
+      );
+    expect(wronglyRefusedOrders).toEqual([]);
+  });
+
+  it('answers the copies of one order alike: at most one 201, and the same lines for the repeats', () => {
+    const byOrder = new Map<string, Answer[]>();
+    for (const { order, answer } of orderAnswers) byOrder.set(order.orderid, [...(byOrder.get(order.orderid) ?? []), answer]);
+    for (const [orderid, copies] of byOrder) {
+      if (copies.length < 2) continue;
+      const statuses = copies.map(({ status }) => status);
+      const placed = copies.filter(({ status }) => status === 200 || status === 201).map((answer) => JSON.stringify(linesPlacedBy(answer)));
+      const consistent = statuses.every((status) => status === 400) || (statuses.filter((status) => status === 201).length <= 1 && statuses.every((status) => status === 200 || status === 201) && new Set(placed).size === 1);
+      expect(consistent, `copies of order ${orderid}: ${JSON.stringify(copies.map(({ status, body }) => ({ status, body })))}`).toBe(true);
+    }
   });
 });

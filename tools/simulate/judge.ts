@@ -151,7 +151,9 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
         const orderid = field(body, 'orderid');
         // A confirm's repeat answers the lines as the hold confirmed them, not as they are now.
         const describesNow = routeOf(answer) === 'POST /orders' || status === 201;
-        if (describesNow) for (const line of (body.lines ?? []) as { sku: string; batchref: string }[]) expectLine(answer, orderid, line.sku, line.batchref);
+        if (describesNow) {
+          for (const line of (body.lines ?? []) as { sku: string; batchref: string; parts?: { batchref: string; qty: number }[] }[]) expectLine(answer, orderid, line.sku, line.batchref, line.parts);
+        }
         if (routeOf(answer) === 'POST /holds/{holdid}/confirm') {
           const hold = inventory.holds.find(({ holdid }) => holdid === pathOf(answer, 'holdid'));
           if (hold?.status !== 'confirmed' || hold.orderid !== orderid) {

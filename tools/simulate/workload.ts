@@ -71,6 +71,10 @@ const linesOf = (chance: Chance) => {
   return skus.map((sku) => ({ sku, qty: chance.int(1, 3) }));
 };
 
+/** An order's lines, larger than one batch may hold, one of them sometimes whole by its own `split`. */
+const splitLinesOf = (chance: Chance) =>
+  linesOf(chance).map(({ sku }) => ({ sku, qty: chance.int(3, 9), ...(chance.chance(0.2) ? { split: chance.pick(['none', 'batches', 'locations']) } : {}) }));
+
 const locationBody = (chance: Chance, id: string) => ({
   name: id,
   priority: chance.int(0, 3),
@@ -143,6 +147,16 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
       'lines',
     ],
     [() => ({ kind: 'http', routeKey: 'POST /orders', body: { orderid: orderid(), lines: linesOf(chance), ...routingOf(chance, places) } }), 7, 'lines'],
+    // An order whose lines may be split, by its own `split` or a line's.
+    [
+      () => ({
+        kind: 'http',
+        routeKey: 'POST /orders',
+        body: { orderid: orderid(), split: chance.pick(['batches', 'locations']), lines: splitLinesOf(chance), ...routingOf(chance, places) },
+      }),
+      4,
+      'lines',
+    ],
     [() => ({ kind: 'http', routeKey: 'POST /holds', body: { holdid: holdid(), lines: linesOf(chance), ttl_seconds: chance.pick([1, 30, 300, 900]), ...routingOf(chance, places) } }), 10, 'holds'],
     [() => ({ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path: { holdid: holdid() }, body: { ttl_seconds: chance.pick([30, 300]) } }), 3, 'holds'],
     [() => ({ kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid: holdid() }, body: { orderid: orderid() } }), 7, 'holds'],
