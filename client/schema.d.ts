@@ -290,7 +290,7 @@ export interface paths {
         put?: never;
         /**
          * Hold stock through checkout
-         * @description Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order's are, among the batches at the active locations the request allows (`destination`, `location`): what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expires_at` passes. A `holdid` is used once.
+         * @description Sets aside every line, whole, in one batch (or, as far as its `split` allows, in parts over several), or none, in one transaction, the lines planned at once as an order's are, among the batches at the active locations the request allows (`destination`, `location`): what a checkout holds no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a sale: its units are available again the moment `expires_at` passes. A `holdid` is used once.
          */
         post: operations["placeHold"];
         delete?: never;
@@ -462,12 +462,14 @@ export interface components {
             /** @enum {string} */
             split?: "none" | "batches" | "locations";
         };
-        /** @description A hold: its lines are held all or none, each whole in one batch, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttl_seconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat names them again, and its confirmed lines record them. Any other field is refused. */
+        /** @description A hold: its lines are held all or none, each whole in one batch or, as far as its `split` (or the hold's) allows, in parts, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttl_seconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order; the hold records them and each line's `split`, a repeat names them again, and its confirmed lines record them. Any other field is refused. */
         NewHold: {
             holdid: components["schemas"]["Identifier"];
             lines: {
                 sku: components["schemas"]["Identifier"];
                 qty: number;
+                /** @enum {string} */
+                split?: "none" | "batches" | "locations";
             }[];
             ttl_seconds?: number;
             destination?: {
@@ -478,6 +480,8 @@ export interface components {
                 };
             };
             location?: components["schemas"]["LocationId"];
+            /** @enum {string} */
+            split?: "none" | "batches" | "locations";
         };
         /** @description A hold's new lifetime: its `expires_at` becomes now + `ttl_seconds`. Any other field is refused. */
         HoldExtension: {
@@ -2787,7 +2791,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The same `holdid` with the same lines, `destination` and `location`, while the hold is active: a repeat, which does not extend it */
+            /** @description The same `holdid` with the same lines, `destination`, `location` and `split`, while the hold is active: a repeat, which does not extend it */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2796,7 +2800,10 @@ export interface operations {
                     "application/json": components["schemas"]["Hold"];
                 };
             };
-            /** @description Every line is held, until `expires_at` */
+            /**
+             * @description - Every line is held, until `expires_at`
+             *     - A hold whose `split` allowed a line to come from several batches: that line names its parts, which a confirm makes the order line's
+             */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2813,6 +2820,7 @@ export interface operations {
              *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - Some line cannot be held; nothing was held. `lines` names every line that fails, and why: `unknown_sku`, `out_of_stock` (no batch at an eligible location can take it), `no_location` (no location is eligible)
              *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
+             *     - The plan, its lines split as they allow, needs more than the 100 writes of one transaction, to hold its lines or to confirm them; nothing was held. Fewer lines allowed a `split`, or fewer lines, fit
              */
             400: {
                 headers: {
@@ -2854,7 +2862,10 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayError"];
                 };
             };
-            /** @description The `holdid` exists with other lines, or with the same lines for a request that named another `destination` or `location` (`Hold <holdid> already exists with another destination or location`), or has ended (confirmed, released or expired): a holdid is used once */
+            /**
+             * @description - The `holdid` exists with other lines, or with the same lines for a request that named another `destination` or `location` (`Hold <holdid> already exists with another destination or location`), or has ended (confirmed, released or expired): a holdid is used once
+             *     - The `holdid` exists with the same lines and routing for a request that allowed another `split` (absent counts as `none`); nothing changes
+             */
             409: {
                 headers: {
                     [name: string]: unknown;

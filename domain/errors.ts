@@ -175,19 +175,20 @@ export class OrderLinesSplitOtherwise extends DomainError {
 }
 
 /**
- * The order's plan, its lines split as they allow (domain/order-plans.ts), needs more writes than
- * the one transaction an order is written in holds: nothing was allocated. Fewer lines allowed to
- * split, or fewer lines, fit.
+ * The plan of an order or a hold, its lines split as they allow (domain/order-plans.ts), needs more
+ * writes than the one transaction it is written in holds (for a hold, its confirm's too): nothing
+ * was written. Fewer lines allowed to split, or fewer lines, fit.
  */
-export class OrderTooManyParts extends DomainError {
-  override readonly name = 'OrderTooManyParts';
+export class TooManyParts extends DomainError {
+  override readonly name = 'TooManyParts';
   readonly code = 'too_many_parts';
   constructor(
-    readonly orderid: string,
+    readonly kind: 'order' | 'hold',
+    readonly id: string,
     readonly writes: number,
     readonly maxWrites: number,
   ) {
-    super(`Order ${orderid} needs ${writes} writes in one transaction, more than ${maxWrites}: allow fewer lines a split, or send fewer lines`);
+    super(`${kind === 'order' ? 'Order' : 'Hold'} ${id} needs ${writes} writes in one transaction, more than ${maxWrites}: allow fewer lines a split, or send fewer lines`);
   }
 }
 
@@ -359,7 +360,7 @@ export class HoldConflict extends DomainError {
   override readonly name = 'HoldConflict';
   constructor(
     readonly holdid: string,
-    readonly code: Extract<DomainErrorCode, 'hold_exists' | 'hold_ended' | 'routed_otherwise' | 'line_exists'>,
+    readonly code: Extract<DomainErrorCode, 'hold_exists' | 'hold_ended' | 'routed_otherwise' | 'split_otherwise' | 'line_exists'>,
     why: string,
   ) {
     super(`Hold ${holdid} ${why}`);

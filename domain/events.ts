@@ -21,18 +21,6 @@ const arrivalDate = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.date());
 /** The id of the location of the batch an event is about: `default` for a batch added without one. */
 const location = text;
 
-/**
- * What every hold event says of its hold, so that a consumer needs no other event to know what it
- * held: its lines, each on its batch, and the time it lasts (or lasted) until.
- */
-const hold = {
-  holdid: text,
-  expires_at: /* @__PURE__ */ z.iso.datetime(),
-  lines: /* @__PURE__ */ z
-    .array(/* @__PURE__ */ z.object({ sku: text, qty: quantity, batchref: text, location }))
-    .check(/* @__PURE__ */ z.minLength(1)),
-};
-
 /** What both transfer events say of their transfer: what moved, from which batch, to which. */
 const transfer = {
   transferid: text,
@@ -52,6 +40,19 @@ const transfer = {
 const splitPart = {
   line_qty: /* @__PURE__ */ z.optional(quantity),
   split: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum(['batches', 'locations'])),
+};
+
+/**
+ * What every hold event says of its hold, so that a consumer needs no other event to know what it
+ * held: its lines, each on its batch (a split line, each part on its own, with `line_qty` and
+ * `split`), and the time it lasts (or lasted) until.
+ */
+const hold = {
+  holdid: text,
+  expires_at: /* @__PURE__ */ z.iso.datetime(),
+  lines: /* @__PURE__ */ z
+    .array(/* @__PURE__ */ z.object({ sku: text, qty: quantity, batchref: text, location, ...splitPart }))
+    .check(/* @__PURE__ */ z.minLength(1)),
 };
 
 /** Every event's `detail` begins with these. */

@@ -1,8 +1,8 @@
-import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced } from './errors';
-import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, expiryAfter, hasExpired, statusAt } from './holds';
+import { AllocationContended, HoldConflict, HoldContended, HoldNotFound, HoldNotPlaced, TooManyParts } from './errors';
+import { type HeldLine, type HeldUnits, type Hold, type HoldStatus, type Instant, expiryAfter, hasExpired, linesOfHold, requestedLines, statusAt } from './holds';
 import { routedStockOf } from './location-services';
 import { DEFAULT_LOCATION_ID } from './locations';
-import { type Allocation, type Batch, type Order, type RoutedAllocation, heldOf, locationOf } from './model';
+import { type Allocation, type Batch, type Order, type Placement, type RoutedAllocation, type Split, heldOf, locationOf } from './model';
 import { planOrder } from './order-plans';
 import { type Routing, isSameRouting, recordedRouting } from './routing';
 import type { BatchRepository, ConditionalWrite, ExpiredHoldsCursor, HoldEnding, HoldToEnd, StockRead } from './ports';
@@ -17,8 +17,11 @@ import { LazyExpiry, freedForLines, linesPassOverSpread, picksOf } from './lazy-
 
 export interface HoldRequest {
   readonly holdid: string;
+  /** Each line with how far it may be split: the hold's `split` when absent. */
   readonly lines: Order['lines'];
   readonly ttlSeconds: number;
+  /** How far each line that names no `split` of its own may be split: `none` when absent. */
+  readonly split?: Split;
 }
 
 /** A hold as a client reads it, each line naming its batch's location. */
@@ -37,13 +40,16 @@ export interface HoldOutcome {
 const MAX_HOLD_ROUNDS = 8;
 
 /**
- * Holds every line in one batch, or none, the lines planned at once as an order's are (planOrder,
- * among the batches the request may take from): one read round (the hold's record, each SKU's
- * stock, and the locations when the process's are stale) and one transaction. The hold records the
- * routing its request named, and each line its batch's location. A repeat with the same lines and
- * routing while the hold is active answers it as it is, without extending it; a holdid is used once.
+ * Holds every line in one batch, or in parts as far as its `split` allows, or none, the lines planned
+ * at once as an order's are (planOrder, among the batches the request may take from): one read round
+ * (the hold's record, each SKU's stock, and the locations when the process's are stale) and one
+ * transaction. The hold records the routing its request named, and each line its batch's location;
+ * a split line is recorded as its parts (HeldLine.split). A repeat with the same lines, routing and
+ * splits while the hold is active answers it as it is, without extending it; a holdid is used once.
  */
-export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repository: BatchRepository, routing: Routing = {}): Promise<HoldOutcome> => {
+export const placeHold = async (request: HoldRequest, repository: BatchRepository, routing: Routing = {}): Promise<HoldOutcome> => {
+  const { holdid, ttlSeconds } = request;
+  const lines = request.lines.map(({ sku, qty, split = request.split ?? 'none' }) => ({ sku, qty, split }));
   let read: StockRead = { forTake: true };
   const expiry = new LazyExpiry();
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
@@ -64,7 +70,7 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
       continue;
     }
     if (plan.kind === 'refused') throw new HoldNotPlaced(holdid, plan.refusals, eligibility.noneBecause);
-    const placements = plan.placements.map(({ allocation: { sku, qty, batchref }, batch }) => ({ line: { sku, qty, batchref, location: locationOf(batch) }, batch }));
+    const placements = plan.placements.flatMap(heldPlacements);
     const hold: LocatedHold = {
       holdid,
       lines: bySku(placements.map(({ line }) => line)),
@@ -74,19 +80,35 @@ export const placeHold = async ({ holdid, lines, ttlSeconds }: HoldRequest, repo
     };
     const result = await repository.saveHold(hold, placements);
     if (result.outcome === 'saved') return { hold, created: true };
+    // Split lines whose parts, placed or confirmed, need more writes than one transaction holds.
+    if (result.outcome === 'too-many-writes') throw new TooManyParts('hold', holdid, result.writes, result.maxWrites);
     // Placed a moment ago by another request: read again, it is answered as a repeat.
     if (result.outcome === 'hold-exists') continue;
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_HOLD_ROUNDS);
 };
 
-const answerRepeat = async (existing: Hold, lines: Order['lines'], routing: Routing, now: Instant, repository: BatchRepository): Promise<HoldOutcome> => {
+/** The hold's lines a placement makes: a whole line on its batch, or a split line's parts, each on its own, named as parts. */
+const heldPlacements = ({ allocation: { sku, qty, batchref, split }, batch, parts }: Placement): { line: HeldLine & { readonly location: string }; batch: Batch }[] =>
+  split && parts
+    ? parts.map((part) => ({ line: { sku, qty: part.qty, batchref: part.batch.ref, location: locationOf(part.batch), split: split.split }, batch: part.batch }))
+    : [{ line: { sku, qty, batchref, location: locationOf(batch) }, batch }];
+
+const answerRepeat = async (
+  existing: Hold,
+  lines: readonly { readonly sku: string; readonly qty: number; readonly split: Split }[],
+  routing: Routing,
+  now: Instant,
+  repository: BatchRepository,
+): Promise<HoldOutcome> => {
   const status = statusAt(existing, now);
   if (status !== 'active') throw new HoldConflict(existing.holdid, 'hold_ended', `has ended (${status}): a holdid is used once`);
-  const asked = new Map(lines.map(({ sku, qty }) => [sku, qty]));
-  const same = existing.lines.length === asked.size && existing.lines.every(({ sku, qty }) => asked.get(sku) === qty);
+  const asked = new Map(lines.map((line) => [line.sku, line]));
+  const held = requestedLines(existing.lines);
+  const same = held.length === asked.size && held.every(({ sku, qty }) => asked.get(sku)?.qty === qty);
   if (!same) throw new HoldConflict(existing.holdid, 'hold_exists', 'already exists with other lines');
   if (!isSameRouting(existing.routing, routing)) throw new HoldConflict(existing.holdid, 'routed_otherwise', 'already exists with another destination or location');
+  if (held.some(({ sku, split }) => asked.get(sku)?.split !== split)) throw new HoldConflict(existing.holdid, 'split_otherwise', 'already exists with another split');
   return { hold: await withLocations(existing, repository), created: false };
 };
 
@@ -277,8 +299,9 @@ export interface ConfirmOutcome {
 }
 
 /**
- * Turns an active hold's lines into the order's, on the same batches, in one transaction: they take
- * exactly the held units and never compete for stock again, and record the hold's routing. A
+ * Turns an active hold's lines into the order's, on the same batches (a split line onto the same
+ * parts), in one transaction: they take exactly the held units and never compete for stock again,
+ * and record the hold's routing. A
  * confirm that empties a batch takes a second round, which reads the batches to move them out of
  * the stock range.
  */
@@ -287,14 +310,7 @@ export const confirmHold = async (holdid: string, orderid: string, repository: B
   for (let round = 0; round < MAX_HOLD_ROUNDS; round++) {
     // Each line with its location, read for a hold placed before holds recorded it: the order's lines record it too.
     const hold = await withLocations(await holdOrThrow(holdid, repository), repository);
-    const lines = hold.lines.map(({ sku, qty, batchref, location }) => ({
-      orderid,
-      sku,
-      qty,
-      batchref,
-      location,
-      ...(hold.routing ? { routing: hold.routing } : {}),
-    }));
+    const lines = linesOfHold(hold, orderid);
     const now = repository.currentTime();
     const status = statusAt(hold, now);
     if (status === 'confirmed' && hold.orderid === orderid) return { lines, created: false };

@@ -1,4 +1,5 @@
-import { type Batch, type BatchPreference, byPreference, heldOf } from './model';
+import { DEFAULT_LOCATION_ID } from './locations';
+import { type Batch, type BatchPreference, type RoutedAllocation, type Split, byPreference, heldOf } from './model';
 import type { Routing } from './routing';
 
 /*
@@ -52,7 +53,49 @@ export interface HeldLine {
   readonly location?: string;
   /** Where the store keeps its units (HeldSource), once placed; absent on a hold not yet written. */
   readonly sources?: readonly HeldSource[];
+  /**
+   * Present on a part of a line its request allowed to split (domain/split-lines.ts): the hold's
+   * lines of that SKU are the line's parts, each on its own batch, in the order the rule preferred
+   * them. Every rule that holds, gives back or extends units reads a hold's lines batch by batch,
+   * and so reads parts as lines; a confirm makes them one split line.
+   */
+  readonly split?: Exclude<Split, 'none'>;
 }
+
+/** A held line as its request asked for it: its SKU's lines of the hold (one, or a split line's parts) taken together. */
+export interface RequestedLine {
+  readonly sku: string;
+  readonly qty: number;
+  readonly split: Split;
+  readonly parts: readonly HeldLine[];
+}
+
+/** The hold's lines as requested: each SKU once, a split line's parts together, in the hold's order. */
+export const requestedLines = (lines: readonly HeldLine[]): RequestedLine[] => {
+  const bySku = new Map<string, HeldLine[]>();
+  for (const line of lines) bySku.set(line.sku, [...(bySku.get(line.sku) ?? []), line]);
+  return [...bySku].map(([sku, parts]) => ({ sku, qty: parts.reduce((sum, { qty }) => sum + qty, 0), split: parts[0]?.split ?? 'none', parts }));
+};
+
+/**
+ * The hold's lines as an order's lines would be, each on its batch and at its location (`default`
+ * for a line of a hold placed before holds recorded it), a split line with its parts: what the hold's
+ * answers show, and what a confirm writes, to the order `orderid`, with the hold's routing.
+ */
+export const linesOfHold = (hold: Hold, orderid = ''): RoutedAllocation[] =>
+  requestedLines(hold.lines).map(({ sku, qty, split, parts }) => {
+    const located = parts.map(({ batchref, qty: partQty, location = DEFAULT_LOCATION_ID }) => ({ batchref, qty: partQty, location }));
+    const [first] = located as [(typeof located)[number], ...typeof located];
+    return {
+      orderid,
+      sku,
+      qty,
+      batchref: first.batchref,
+      location: first.location,
+      ...(hold.routing ? { routing: hold.routing } : {}),
+      ...(split === 'none' ? {} : { split: { split, parts: located } }),
+    };
+  });
 
 export interface Hold {
   readonly holdid: string;

@@ -1,4 +1,4 @@
-import { OrderLinesAlreadyAllocated, OrderLinesRoutedOtherwise, OrderLinesSplitOtherwise, OrderNotAllocated, OrderTooManyParts, AllocationContended } from './errors';
+import { OrderLinesAlreadyAllocated, OrderLinesRoutedOtherwise, OrderLinesSplitOtherwise, OrderNotAllocated, TooManyParts, AllocationContended } from './errors';
 import { LazyExpiry, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 import { routedStockOf } from './location-services';
 import { type Allocation, type Order, type RoutedAllocation, locationOf, partsOf, splitOf } from './model';
@@ -82,7 +82,7 @@ export const allocateOrder = async (order: Order, repository: BatchRepository, r
     }
     if (result.outcome === 'lines-exist') await takeExisting(orderid, lines, routing, result.existing, done, repository);
     // Split lines whose parts need more writes than one transaction holds: the plan, not the stock, is at fault.
-    if (result.outcome === 'too-many-writes') throw new OrderTooManyParts(orderid, result.writes, result.maxWrites);
+    if (result.outcome === 'too-many-writes') throw new TooManyParts('order', orderid, result.writes, result.maxWrites);
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
 };

@@ -31,6 +31,7 @@ export interface StoredLocation {
 }
 
 /** A line of a hold and the batch it goes to, as that batch was found when the hold was planned. */
+/** A hold's line, or a split line's part, and the batch it takes from, as read. */
 export interface HoldPlacement {
   readonly line: HeldLine;
   readonly batch: Batch;
@@ -43,7 +44,9 @@ export type SaveHoldResult =
   /** A batch is no longer stored as it was read, and may still take its line (SaveAllocationResult). Nothing was written. */
   | { readonly outcome: 'read-again' }
   /** A hold with this holdid exists (as stored): a holdid is used once. Nothing was written. */
-  | { readonly outcome: 'hold-exists'; readonly existing: Hold };
+  | { readonly outcome: 'hold-exists'; readonly existing: Hold }
+  /** Its lines, or their confirm, need `writes` in one transaction, more than the `maxWrites` it holds, with every batch whole. Nothing was written. */
+  | { readonly outcome: 'too-many-writes'; readonly writes: number; readonly maxWrites: number };
 
 export type ConfirmHoldResult =
   | { readonly outcome: 'saved' }

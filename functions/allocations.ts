@@ -1,5 +1,5 @@
 import { type LocatedHold, confirmHold, extendHold, holdStatus, placeHold, releaseHold } from '../domain/hold-services';
-import { DEFAULT_HOLD_SECONDS } from '../domain/holds';
+import { DEFAULT_HOLD_SECONDS, linesOfHold } from '../domain/holds';
 import type { LinePart, RoutedAllocation } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
 import type { Destination, Routing } from '../domain/routing';
@@ -40,13 +40,13 @@ const routingOf = (destination: Destination | undefined, location: string | unde
   ...(location ? { location } : {}),
 });
 
-/** A hold as read at some moment (its status then), each line with its batch's location; `orderid` once confirmed. */
-const holdView = ({ holdid, status, expiresAt, lines, orderid }: LocatedHold) => ({
-  holdid,
-  status,
-  expires_at: expiresAt,
-  lines: lines.map(routedLineView),
-  ...(orderid === undefined ? {} : { orderid }),
+/** A hold as read at some moment (its status then), each line with its batch's location, a split line with its parts; `orderid` once confirmed. */
+const holdView = (hold: LocatedHold) => ({
+  holdid: hold.holdid,
+  status: hold.status,
+  expires_at: hold.expiresAt,
+  lines: linesOfHold(hold).map(routedLineView),
+  ...(hold.orderid === undefined ? {} : { orderid: hold.orderid }),
 });
 
 /**

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DomainEvent, domainEvent } from '../../domain/events';
-import type { Hold } from '../../domain/holds';
+import { type Hold, requestedLines } from '../../domain/holds';
 import type { Allocation, LinePart } from '../../domain/model';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
 import type { Transfer } from '../../domain/transfers';
@@ -145,11 +145,21 @@ const movedParts = (line: Allocation, before: readonly LinePart[], after: readon
   ];
 };
 
-const holdFields = ({ holdid, expiresAt, lines }: Hold) => ({
-  holdid,
-  expires_at: expiresAt,
-  lines: lines.map(({ sku, qty, batchref, location }) => ({ sku, qty, batchref, location: location ?? DEFAULT_LOCATION_ID })),
-});
+const holdFields = ({ holdid, expiresAt, lines }: Hold) => {
+  const lineQty = new Map(requestedLines(lines).map(({ sku, qty }) => [sku, qty]));
+  return {
+    holdid,
+    expires_at: expiresAt,
+    // A split line's parts, each on its batch, with the line's qty and split.
+    lines: lines.map(({ sku, qty, batchref, location, split }) => ({
+      sku,
+      qty,
+      batchref,
+      location: location ?? DEFAULT_LOCATION_ID,
+      ...(split ? { line_qty: lineQty.get(sku), split } : {}),
+    })),
+  };
+};
 
 /**
  * The location an item records of its batch: absent, `default`, as the batch's own items have it, and

@@ -184,14 +184,12 @@ const split = /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum(SPLITS, refused(
 
 const orderLinesMessage = /* @__PURE__ */ refused(`an array of 1 to ${MAX_ORDER_LINES} lines {sku, qty}, each sku once`);
 
-/** 1 to MAX_ORDER_LINES lines, each SKU once. */
-const linesChecks = [/* @__PURE__ */ z.minLength(1, orderLinesMessage), /* @__PURE__ */ z.maxLength(MAX_ORDER_LINES, orderLinesMessage), eachSkuOnce] as const;
-
-/** An order's lines, each of which may allow a split of its own. */
-const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: identifierSchema, qty: quantity, split }), orderLinesMessage).check(...linesChecks);
-
-/** A hold's lines: whole. */
-const heldLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: identifierSchema, qty: quantity }), orderLinesMessage).check(...linesChecks);
+/** An order's lines (or a hold's), 1 to MAX_ORDER_LINES, each SKU once, each of which may allow a split of its own. */
+const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: identifierSchema, qty: quantity, split }), orderLinesMessage).check(
+  /* @__PURE__ */ z.minLength(1, orderLinesMessage),
+  /* @__PURE__ */ z.maxLength(MAX_ORDER_LINES, orderLinesMessage),
+  eachSkuOnce,
+);
 
 /** How long a hold lasts, from now: a day at most (domain/holds.ts). */
 const holdSeconds = /* @__PURE__ */ integerFrom(1, MAX_HOLD_SECONDS);
@@ -306,13 +304,14 @@ export const orderSchema = /* @__PURE__ */ objectOf({
 });
 
 /**
- * A hold's lines are an order's: 1 to 25, each SKU once, and `destination` and `location` limit where
- * they may come from, as an order's do. `ttl_seconds` defaults to DEFAULT_HOLD_SECONDS.
+ * A hold's lines are an order's: 1 to 25, each SKU once, and `destination`, `location` and `split`
+ * say where they may come from, as an order's do. `ttl_seconds` defaults to DEFAULT_HOLD_SECONDS.
  */
 export const holdSchema = /* @__PURE__ */ objectOf({
   holdid: identifierSchema,
-  lines: heldLines,
+  lines: orderLines,
   ttl_seconds: /* @__PURE__ */ z.optional(holdSeconds),
   destination: /* @__PURE__ */ z.optional(destination),
   location: /* @__PURE__ */ z.optional(locationIdSchema),
+  split,
 });

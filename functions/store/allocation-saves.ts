@@ -1,5 +1,5 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { HeldSource, Hold, Instant } from '../../domain/holds';
+import type { HeldLine, HeldSource, Hold, Instant } from '../../domain/holds';
 import { type Allocation, type Batch, type Part, type Placement, locationOf } from '../../domain/model';
 import type { HoldPlacement, SaveAllocationResult, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
 import { heldUnitsPuts } from './held-units';
@@ -231,17 +231,16 @@ export class AllocationSaves {
       heldUntil: hold.expiresAt,
       records: (sources: readonly HeldSource[]) => heldUnitsPuts(this.tableName, hold, line, sources),
     }));
-    // The record notes, of each line, where its units are taken from (its batch's location the line carries).
-    const withSources = (sources: readonly HeldSource[][]): Hold => ({
-      ...hold,
-      lines: hold.lines.map((line) => ({ ...line, sources: sources[placements.findIndex((placement) => placement.line.sku === line.sku)] ?? [] })),
-    });
+    // The record notes, of each line (or part: a split line's are on batches of their own), where its
+    // units are taken from (its batch's location the line carries).
+    const placementOf = ({ sku, batchref }: HeldLine) => placements.findIndex(({ line }) => line.sku === sku && line.batchref === batchref);
+    const withSources = (sources: readonly HeldSource[][]): Hold => ({ ...hold, lines: hold.lines.map((line) => ({ ...line, sources: sources[placementOf(line)] ?? [] })) });
     // What ends the hold must fit one transaction too: a confirm, its largest write, is the record, a
-    // put per line, and per source its record's deletion and at most one count.
-    const confirmFits = (sources: readonly HeldSource[][]) => 1 + placements.length + 2 * sources.flat().length <= MAX_TRANSACTION_ITEMS;
-    const sent = await this.sendTakes(takes, new Date(placedAt).toISOString(), (sources) => [newHoldWrite(this.tableName, withSources(sources), placedAt)], confirmFits);
-    // A hold's lines are whole: 25 of them, and what confirms them, fit a transaction.
-    if (sent.outcome === 'too-many-writes') throw new Error(`A hold of ${sent.writes} writes`);
+    // put per line and per part of a split line, and per source its record's deletion and at most one count.
+    const lineItems = new Set(placements.map(({ line }) => line.sku)).size + placements.filter(({ line }) => line.split).length;
+    const confirmWrites = (sources: readonly HeldSource[][]) => 1 + lineItems + 2 * sources.flat().length;
+    const sent = await this.sendTakes(takes, new Date(placedAt).toISOString(), (sources) => [newHoldWrite(this.tableName, withSources(sources), placedAt)], confirmWrites);
+    if (sent.outcome === 'too-many-writes') return { ...sent, maxWrites: MAX_TRANSACTION_ITEMS };
     if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
     // The hold's record is the last item: a failed put there carries the hold stored under its holdid.
     const holdReason = sent.cancellation.at(-1);
@@ -258,13 +257,14 @@ export class AllocationSaves {
    * came from), retried as a take is: a conflict on a piece goes to another piece, and a batch kept
    * whole that keeps meeting conflicts is spread, after which the caller reads again. A cancellation
    * comes with where each take's records stand, and `more`, which says what it means for the stock
-   * once the caller has seen to its own records.
+   * once the caller has seen to its own records. `laterWrites`: the writes a later transaction of
+   * these takes will need (a hold's confirm), which must fit one too.
    */
   private async sendTakes(
     takes: readonly Take[],
     takenAt: string,
     finish: (sources: readonly HeldSource[][]) => TransactWriteItem[] = () => [],
-    fits: (sources: readonly HeldSource[][]) => boolean = () => true,
+    laterWrites: (sources: readonly HeldSource[][]) => number = () => 0,
   ): Promise<SentTakes> {
     const busyPieces = new Set<string>();
     const isBusy = (key: string) => busyPieces.has(key) || this.knownPieces.isBeingTaken(key);
@@ -273,7 +273,8 @@ export class AllocationSaves {
       return { ...built, items: [...built.items, ...finish(built.sources)] };
     };
     let writes = build();
-    if (writes.items.length > MAX_TRANSACTION_ITEMS || !fits(writes.sources)) return this.gatheredForTakes(takes, writes.items.length);
+    const most = Math.max(writes.items.length, laterWrites(writes.sources));
+    if (most > MAX_TRANSACTION_ITEMS) return this.gatheredForTakes(takes, most);
     let taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
     let hot: Batch | undefined;
     const next = (reasons: Cancellation, attempt: number) => {

@@ -1,4 +1,4 @@
-import type { HeldLine, Hold, HoldStatus, Instant } from '../../domain/holds';
+import { type HeldLine, type Hold, type HoldStatus, type Instant, linesOfHold } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { HoldEnding, HoldToEnd } from '../../domain/ports';
 import { BOUND_OF_OLDER_HOLDS, batchMoveWrites, batchWithStockKey, heldBoundOf, heldBoundWrite, locationField } from './batches';
@@ -16,7 +16,7 @@ import {
   sourceFields,
   sourcesOf,
 } from './held-units';
-import { newLineWrite } from './lines';
+import { newLineWrite, newSplitLineWrite, partWrite } from './lines';
 import { parseRouting, routingFields } from './routing-fields';
 import { MAX_TRANSACTION_ITEMS, type TransactWriteItem } from './store-calls';
 import { activeHoldsIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
@@ -40,12 +40,13 @@ const holdItem = ({ holdid, lines, expiresAt, routing }: Hold, placedAt: Instant
   ...holdKey(holdid),
   type: 'Hold',
   holdid,
-  lines: lines.map(({ sku, qty, batchref, location, sources }) => ({
+  lines: lines.map(({ sku, qty, batchref, location, sources, split }) => ({
     sku,
     qty,
     batchref,
     ...(location === undefined ? {} : { location }),
     ...(sources ? { sources: sources.map(sourceFields) } : {}),
+    ...(split ? { split } : {}),
   })),
   ...routingFields(routing),
   status: 'active',
@@ -93,12 +94,13 @@ const parseHeldLines = (value: unknown): HeldLine[] | undefined => {
   if (!Array.isArray(value)) return undefined;
   const lines: HeldLine[] = [];
   for (const line of value) {
-    const { sku, qty, batchref, location, sources } = (line ?? {}) as Record<string, unknown>;
+    const { sku, qty, batchref, location, sources, split } = (line ?? {}) as Record<string, unknown>;
     if (typeof sku !== 'string' || typeof qty !== 'number' || typeof batchref !== 'string') return undefined;
     if (location !== undefined && !isText(location)) return undefined;
+    if (split !== undefined && split !== 'batches' && split !== 'locations') return undefined;
     const parsed = sources === undefined ? undefined : parseSources(sources);
     if (sources !== undefined && !parsed) return undefined;
-    lines.push({ sku, qty, batchref, ...(location === undefined ? {} : { location }), ...(parsed ? { sources: parsed } : {}) });
+    lines.push({ sku, qty, batchref, ...(location === undefined ? {} : { location }), ...(parsed ? { sources: parsed } : {}), ...(split === undefined ? {} : { split }) });
   }
   return lines;
 };
@@ -238,9 +240,10 @@ const holdConfirmationWrite = (tableName: string, hold: Hold, orderid: string, n
 
 /**
  * A hold confirmed to the order at `now`: its record, and for each held line the order's line, which
- * records the hold's routing (where each line's put stands: a failure there carries a line already stored), and its units become the
- * line's. A batch kept whole, as read (`batches`), that the confirm leaves with no units but its
- * lines' moves out of the stock range in the same transaction.
+ * records the hold's routing (where each line's put stands: a failure there carries a line already
+ * stored), a split line with its parts' items, and its units (each part's) become the line's. A batch
+ * kept whole, as read (`batches`), that the confirm leaves with no units but its lines' moves out of
+ * the stock range in the same transaction.
  */
 export const holdConfirmWrites = (
   tableName: string,
@@ -257,12 +260,16 @@ export const holdConfirmWrites = (
   const linePuts: number[] = [];
   const emptied: string[] = [];
   const leftEmpty: Batch[] = [];
-  for (const line of hold.lines) {
-    const { sku, qty, batchref } = line;
-    const found = batches?.find(({ ref }) => ref === batchref);
+  for (const line of linesOfHold(hold, orderid)) {
     linePuts.push(items.length);
+    const { location, ...allocation } = line;
+    if (line.split) items.push(newSplitLineWrite(tableName, allocation, line.split, confirmedAt), ...line.split.parts.map((part) => partWrite(tableName, allocation, part, confirmedAt)));
     // At its batch's location: as read, when it was, or as the hold noted it.
-    items.push(newLineWrite(tableName, { orderid, sku, qty, batchref, ...(hold.routing ? { routing: hold.routing } : {}) }, confirmedAt, found ?? line));
+    else items.push(newLineWrite(tableName, allocation, confirmedAt, batches?.find(({ ref }) => ref === line.batchref) ?? { location }));
+  }
+  for (const line of hold.lines) {
+    const { qty, batchref } = line;
+    const found = batches?.find(({ ref }) => ref === batchref);
     const left = found && !found.pieces ? withoutHeldUnits(found, qty) : undefined;
     // A batch kept whole that the confirm leaves with no units but its lines' moves out of the stock range.
     const empties = found !== undefined && left !== undefined && !hasStockLeft(left);

@@ -173,6 +173,38 @@ describe("the local server's events", () => {
     for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
   });
 
+  it("announces a split hold's parts on its events, and its confirm as an Allocated for each part", async () => {
+    const following = await follow(table.tableName);
+    const lamp = uniqueId('LAMP');
+    const [first, second] = [uniqueId('a-shelf'), uniqueId('b-shelf')];
+    const [holdid, orderid] = [uniqueId('cart'), uniqueId('order')];
+    for (const ref of [first, second]) expect((await service.addBatch({ ref, sku: lamp, qty: 4, eta: null })).status).toBe(201);
+    expect((await service.invoke(routeEvent('POST /holds', { body: { holdid, split: 'batches', lines: [{ sku: lamp, qty: 6 }] } }))).status).toBe(201);
+    expect((await service.invoke(routeEvent('POST /holds/{holdid}/confirm', { pathParameters: { holdid }, body: { orderid } }))).status).toBe(201);
+    const isMarker = await addMarker();
+    await following.until(isMarker);
+    await following.stop();
+
+    const events = following.events.filter((event) => !isMarker(event) && ('holdid' in event.detail || 'orderid' in event.detail));
+    const heldPart = (batchref: string, qty: number) => ({ sku: lamp, qty, batchref, location: 'default', line_qty: 6, split: 'batches' });
+    const lines = [heldPart(first, 4), heldPart(second, 2)];
+    const byName = (name: string) =>
+      events
+        .filter((event) => event.name === name)
+        .map(({ detail }) => {
+          const { id, version, time, ...fields } = detail as Record<string, unknown>;
+          delete fields.expires_at;
+          return fields;
+        });
+    expect(byName('HoldPlaced')).toEqual([{ holdid, lines }]);
+    expect(byName('HoldConfirmed')).toEqual([{ holdid, lines, orderid }]);
+    expect(byName('Allocated')).toEqual([
+      { orderid, ...heldPart(first, 4) },
+      { orderid, ...heldPart(second, 2) },
+    ]);
+    for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
+  });
+
   it("announces a hold's life at the times of the clock that judged each change, and a hold a shrinking batch ends as released", async () => {
     const following = await follow(table.tableName);
     const start = Date.parse('2030-01-01T10:00:00.000Z');

@@ -179,3 +179,49 @@ describe('an order whose lines may be split', () => {
     await expectNoViolations();
   });
 });
+
+describe('a hold whose lines may be split', () => {
+  it('holds a split line as its parts, extends them, and confirms them onto the same parts', async () => {
+    const lamps = await stocked([[20, 'paris'], [20, 'paris']]);
+    const rugs = await stocked([[5, 'paris']]);
+    const holdid = uniqueId('hold');
+    const body = { holdid, split: 'batches', lines: [{ sku: lamps.sku, qty: 30 }, { sku: rugs.sku, qty: 2, split: 'none' }], ttl_seconds: 60 };
+    const lamp = { sku: lamps.sku, qty: 30, parts: [{ batchref: lamps.refs[0], location: 'paris', qty: 20 }, { batchref: lamps.refs[1], location: 'paris', qty: 10 }] };
+    const rug = { sku: rugs.sku, qty: 2, batchref: rugs.refs[0], location: 'paris' };
+    const lines = [lamp, rug].sort((a, b) => (a.sku < b.sku ? -1 : 1));
+    expect(await invoke('POST /holds', { body })).toMatchObject({ status: 201, body: { holdid, status: 'active', lines } });
+    expect(await invoke('POST /holds', { body })).toMatchObject({ status: 200, body: { holdid, lines } });
+    expect(await invoke('POST /holds', { body: { ...body, split: 'locations' } })).toMatchObject({ status: 409, body: { code: 'split_otherwise' } });
+    expect(await invoke('PATCH /holds/{holdid}', { pathParameters: { holdid }, body: { ttl_seconds: 120 } })).toMatchObject({ status: 200, body: { lines } });
+    expect(await invoke('GET /holds/{holdid}', { pathParameters: { holdid } })).toMatchObject({ status: 200, body: { lines } });
+    await expectNoViolations();
+    const orderid = uniqueId('order');
+    expect(await invoke('POST /holds/{holdid}/confirm', { pathParameters: { holdid }, body: { orderid } })).toMatchObject({ status: 201, body: { orderid, lines } });
+    expect(await invoke('GET /allocations/{orderid}', { pathParameters: { orderid } })).toMatchObject({ status: 200, body: { orderid, lines } });
+    expect(await Promise.all([...lamps.refs, ...rugs.refs].map(available))).toEqual([0, 10, 3]);
+    await expectNoViolations();
+    expect((await invoke('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid, sku: lamps.sku } })).status).toBe(204);
+    expect(await Promise.all(lamps.refs.map(available))).toEqual([20, 20]);
+    await expectNoViolations();
+  });
+
+  it('gives every part back when released', async () => {
+    const { sku, refs } = await stocked([[3, 'paris'], [3, 'lyon']]);
+    const holdid = uniqueId('hold');
+    expect((await invoke('POST /holds', { body: { holdid, lines: [{ sku, qty: 5, split: 'locations' }] } })).status).toBe(201);
+    expect(await Promise.all(refs.map(available))).toEqual([0, 1]);
+    expect((await invoke('DELETE /holds/{holdid}', { pathParameters: { holdid } })).status).toBe(204);
+    expect(await Promise.all(refs.map(available))).toEqual([3, 3]);
+    await expectNoViolations();
+  });
+
+  it('refuses with 400, holding nothing, a hold whose parts, or their confirm, need more writes than one transaction holds', async () => {
+    const skus = await Promise.all(Array.from({ length: 6 }, () => stocked(Array.from({ length: 6 }, () => [1, 'paris'] as const))));
+    const holdid = uniqueId('hold');
+    const answer = await invoke('POST /holds', { body: { holdid, split: 'batches', lines: skus.map(({ sku }) => ({ sku, qty: 6 })) } });
+    expect(answer).toMatchObject({ status: 400, body: { code: 'too_many_parts' } });
+    expect((await invoke('GET /holds/{holdid}', { pathParameters: { holdid } })).status).toBe(404);
+    expect(await Promise.all(skus.flatMap(({ refs }) => refs).map(available))).toEqual(Array.from({ length: 36 }, () => 1));
+    await expectNoViolations();
+  });
+});

@@ -1,4 +1,4 @@
-import { type HeldUnits, type Hold, type Instant, hasExpired } from '../../domain/holds';
+import { type HeldUnits, type Hold, type Instant, hasExpired, linesOfHold } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
 import {
   type Allocation,
@@ -238,12 +238,12 @@ export class FakeRepository implements BatchRepository {
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     const recorded = (batchref: string) => this.held.has(heldKey(hold.holdid, batchref));
     if (!this.lastsAsRead(hold, now) || !hold.lines.every(({ batchref }) => recorded(batchref))) return { outcome: 'changed' };
-    for (const { sku, qty, batchref } of hold.lines) {
+    for (const { qty, batchref } of hold.lines) {
       this.held.delete(heldKey(hold.holdid, batchref));
       const batch = this.batches.get(batchref) as Batch;
       this.batches.set(batchref, withHeld(batch, heldOf(batch) - qty));
-      this.lines.set(lineKey(orderid, sku), { orderid, sku, qty, batchref, ...(hold.routing ? { routing: hold.routing } : {}) });
     }
+    for (const { location: _, ...line } of linesOfHold(hold, orderid)) this.lines.set(lineKey(orderid, line.sku), line);
     this.holds.set(hold.holdid, { ...hold, status: 'confirmed', orderid });
     return { outcome: 'saved' };
   }

@@ -256,7 +256,7 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
   });
 
-  it("a split order's life gets the documented answer at each step", async () => {
+  it("a split order's life, and a split hold's, get the documented answer at each step", async () => {
     const repository = new FakeRepository();
     // Eight SKUs of six batches of 1: eight lines of six parts need 8 x (1 + 2 x 6) = 104 writes.
     const skus = Array.from({ length: 8 }, (_, index) => `SKU-${index}`);
@@ -273,6 +273,15 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
       ['POST /orders', { body: { ...order, split: 'parcels' } }, 400],
       ['POST /orders', { body: { orderid: 'order-2', split: 'batches', lines: skus.map((sku) => ({ sku, qty: 6 })) } }, 400],
       ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } }, 200],
+      ['POST /add_batch', { body: { ref: 'batch-9', sku: 'DESK', qty: 3, eta: null } }, 201],
+      ['POST /add_batch', { body: { ref: 'batch-10', sku: 'DESK', qty: 3, eta: null } }, 201],
+      ['POST /holds', { body: { holdid: 'cart-1', split: 'batches', lines: [{ sku: 'DESK', qty: 5 }] } }, 201],
+      ['POST /holds', { body: { holdid: 'cart-1', split: 'batches', lines: [{ sku: 'DESK', qty: 5 }] } }, 200],
+      ['POST /holds', { body: { holdid: 'cart-1', lines: [{ sku: 'DESK', qty: 5 }] } }, 409],
+      ['GET /holds/{holdid}', { pathParameters: { holdid: 'cart-1' } }, 200],
+      ['PATCH /holds/{holdid}', { pathParameters: { holdid: 'cart-1' }, body: { ttl_seconds: 60 } }, 200],
+      ['POST /holds/{holdid}/confirm', { pathParameters: { holdid: 'cart-1' }, body: { orderid: 'order-3' } }, 201],
+      ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-3' } }, 200],
     ];
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
   });

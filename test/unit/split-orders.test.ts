@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { OrderLinesSplitOtherwise, OrderNotAllocated, OrderTooManyParts } from '../../domain/errors';
+import { OrderLinesSplitOtherwise, OrderNotAllocated, TooManyParts } from '../../domain/errors';
 import type { Location } from '../../domain/locations';
 import { type Batch, type OrderPlan, type Split, locationOf } from '../../domain/model';
 import { planOrder } from '../../domain/order-plans';
@@ -297,7 +297,7 @@ describe('an order allocated with split lines', () => {
     for (const sku of skus) for (let index = 0; index < 6; index++) await addBatch({ ref: `${sku}-${index}`, sku, qty: 1, eta: null }, repository);
     // Lines of six parts, each emptying its batch: 1 + 6 x 3 = 19 writes a line; six lines are 114, five 95.
     const order = (count: number) => ({ orderid: `o${count}`, split: 'batches' as const, lines: skus.slice(0, count).map((sku) => ({ sku, qty: 6 })) });
-    await expect(allocateOrder(order(6), repository)).rejects.toThrow(OrderTooManyParts);
+    await expect(allocateOrder(order(6), repository)).rejects.toThrow(TooManyParts);
     await expect(allocateOrder(order(6), repository)).rejects.toThrow(`needs 114 writes in one transaction, more than ${FakeRepository.MAX_WRITES}`);
     expect([...repository.batches.values()].every(({ available }) => available === 1)).toBe(true);
     expect((await allocateOrder(order(5), repository)).newLines).toBe(5);

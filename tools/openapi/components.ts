@@ -138,10 +138,11 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     'or on a line, allows a line to come from several batches, as for one line: a line\'s own `split` first, then the ' +
     'order\'s; `none` when neither names one. Any other field is refused.',
   NewHold:
-    'A hold: its lines are held all or none, each whole in one batch, as an order\'s are. Each SKU at most once ' +
+    'A hold: its lines are held all or none, each whole in one batch or, as far as its `split` (or the hold\'s) allows, in ' +
+    'parts, as an order\'s are. Each SKU at most once ' +
     `(\`${uniqueItemPropertiesKeyword.name}\`). \`ttl_seconds\`: how long it lasts, from now; ${DEFAULT_HOLD_SECONDS} when absent. ` +
-    '`destination` and `location` limit where every line may come from, as for an order; the hold records them, a repeat ' +
-    'names them again, and its confirmed lines record them. Any other field is refused.',
+    '`destination` and `location` limit where every line may come from, as for an order; the hold records them and each ' +
+    'line\'s `split`, a repeat names them again, and its confirmed lines record them. Any other field is refused.',
   HoldExtension: "A hold's new lifetime: its `expires_at` becomes now + `ttl_seconds`. Any other field is refused.",
   HoldConfirmation: 'The order the hold\'s lines become lines of. Any other field is refused.',
   LocationDefinition:

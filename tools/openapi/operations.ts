@@ -21,7 +21,7 @@ import {
   OrderLinesAlreadyAllocated,
   OrderLinesRoutedOtherwise,
   OrderLinesSplitOtherwise,
-  OrderTooManyParts,
+  TooManyParts,
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
@@ -659,7 +659,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       mapped(
         `The plan, its lines split as they allow, needs more than the ${MAX_TRANSACTION_ITEMS} writes of one transaction; nothing was ` +
           'allocated. Fewer lines allowed a `split`, or fewer lines, fit',
-        new OrderTooManyParts('order-2', 104, MAX_TRANSACTION_ITEMS),
+        new TooManyParts('order', 'order-2', 104, MAX_TRANSACTION_ITEMS),
       ),
     ],
   },
@@ -703,7 +703,8 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     operationId: 'placeHold',
     summary: 'Hold stock through checkout',
     description:
-      'Sets aside every line, whole, in one batch, or none, in one transaction, the lines planned at once as an order\'s are, ' +
+      'Sets aside every line, whole, in one batch (or, as far as its `split` allows, in parts over several), or none, in one ' +
+      'transaction, the lines planned at once as an order\'s are, ' +
       'among the batches at the active locations the request allows (`destination`, `location`): what a checkout holds ' +
       'no one else can allocate or hold until the hold is confirmed, released, or expires. An expired hold never blocks a ' +
       'sale: its units are available again the moment `expires_at` passes. A `holdid` is used once.',
@@ -715,8 +716,26 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     answers: [
       { status: 201, when: 'Every line is held, until `expires_at`', name: 'HoldPlaced', body: json('Hold', HOLD_EXAMPLE) },
       {
+        status: 201,
+        when: 'A hold whose `split` allowed a line to come from several batches: that line names its parts, which a confirm makes the order line\'s',
+        name: 'SplitHoldPlaced',
+        body: json('Hold', {
+          ...HOLD_EXAMPLE,
+          lines: [
+            {
+              sku: 'LAMP',
+              qty: 30,
+              parts: [
+                { batchref: 'batch-1', location: 'default', qty: 20 },
+                { batchref: 'batch-2', location: 'default', qty: 10 },
+              ],
+            },
+          ],
+        }),
+      },
+      {
         status: 200,
-        when: 'The same `holdid` with the same lines, `destination` and `location`, while the hold is active: a repeat, which does not extend it',
+        when: 'The same `holdid` with the same lines, `destination`, `location` and `split`, while the hold is active: a repeat, which does not extend it',
         name: 'HoldAlreadyPlaced',
         body: json('Hold', HOLD_EXAMPLE),
       },
@@ -739,6 +758,17 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
           '`location` (`Hold <holdid> already exists with another destination or location`), or has ended (confirmed, ' +
           'released or expired): a holdid is used once',
         new HoldConflict('cart-7', 'hold_exists', 'already exists with other lines'),
+      ),
+      mapped(
+        'The `holdid` exists with the same lines and routing for a request that allowed another `split` (absent counts as `none`); nothing changes',
+        new HoldConflict('cart-7', 'split_otherwise', 'already exists with another split'),
+        'Error',
+        'HoldSplitOtherwise',
+      ),
+      mapped(
+        `The plan, its lines split as they allow, needs more than the ${MAX_TRANSACTION_ITEMS} writes of one transaction, to hold ` +
+          'its lines or to confirm them; nothing was held. Fewer lines allowed a `split`, or fewer lines, fit',
+        new TooManyParts('hold', 'cart-7', 104, MAX_TRANSACTION_ITEMS),
       ),
     ],
   },

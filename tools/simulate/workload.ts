@@ -158,6 +158,16 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
       'lines',
     ],
     [() => ({ kind: 'http', routeKey: 'POST /holds', body: { holdid: holdid(), lines: linesOf(chance), ttl_seconds: chance.pick([1, 30, 300, 900]), ...routingOf(chance, places) } }), 10, 'holds'],
+    // A hold whose lines may be split, and are confirmed onto the same parts.
+    [
+      () => ({
+        kind: 'http',
+        routeKey: 'POST /holds',
+        body: { holdid: holdid(), split: chance.pick(['batches', 'locations']), lines: splitLinesOf(chance), ttl_seconds: chance.pick([1, 30, 300]), ...routingOf(chance, places) },
+      }),
+      4,
+      'holds',
+    ],
     [() => ({ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path: { holdid: holdid() }, body: { ttl_seconds: chance.pick([30, 300]) } }), 3, 'holds'],
     [() => ({ kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path: { holdid: holdid() }, body: { orderid: orderid() } }), 7, 'holds'],
     [() => ({ kind: 'http', routeKey: 'DELETE /holds/{holdid}', path: { holdid: holdid() } }), 5, 'holds'],
