@@ -251,6 +251,16 @@ const TRANSFER_REQUEST_EXAMPLE = { transferid: 'transfer-1', sku: 'LAMP', qty: 5
 const TRANSFER_MADE_EXAMPLE = { transferid: 'transfer-1', from_batchref: 'batch-1', ref: 'transfer-1' };
 const TRANSFER_EXAMPLE = { ...TRANSFER_REQUEST_EXAMPLE, from_batchref: 'batch-1', ref: 'transfer-1', status: 'active' };
 
+/** A line of 30 split over two batches at one place, as an order's or a hold's answer shows it. */
+const SPLIT_LINE_EXAMPLE = {
+  sku: 'LAMP',
+  qty: 30,
+  parts: [
+    { batchref: 'batch-1', location: 'default', qty: 20 },
+    { batchref: 'batch-2', location: 'default', qty: 10 },
+  ],
+};
+
 const HOLD_EXAMPLE = {
   holdid: 'cart-7',
   status: 'active',
@@ -602,14 +612,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         body: json('RoutedOrder', {
           orderid: 'order-3',
           lines: [
-            {
-              sku: 'LAMP',
-              qty: 30,
-              parts: [
-                { batchref: 'batch-1', location: 'default', qty: 20 },
-                { batchref: 'batch-2', location: 'default', qty: 10 },
-              ],
-            },
+            SPLIT_LINE_EXAMPLE,
             { sku: 'SOFA', qty: 2, batchref: 'batch-7', location: 'default', parts: [{ batchref: 'batch-7', location: 'default', qty: 2 }] },
           ],
         }),
@@ -719,19 +722,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         status: 201,
         when: 'A hold whose `split` allowed a line to come from several batches: that line names its parts, which a confirm makes the order line\'s',
         name: 'SplitHoldPlaced',
-        body: json('Hold', {
-          ...HOLD_EXAMPLE,
-          lines: [
-            {
-              sku: 'LAMP',
-              qty: 30,
-              parts: [
-                { batchref: 'batch-1', location: 'default', qty: 20 },
-                { batchref: 'batch-2', location: 'default', qty: 10 },
-              ],
-            },
-          ],
-        }),
+        body: json('Hold', { ...HOLD_EXAMPLE, lines: [SPLIT_LINE_EXAMPLE] }),
       },
       {
         status: 200,
