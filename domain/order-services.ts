@@ -61,12 +61,15 @@ export const allocateOrder = async (order: Order, repository: BatchRepository, r
       read = { settled: true };
       continue;
     }
-    if (plan.kind === 'refused') {
-      // The refused lines may hold stock already: a repeat whose first answer was lost after it committed.
-      const allocated = await repository.allocationsOf(orderid);
+    // Lines the order has already, read once a plan is refused or too large: a repeat whose first
+    // answer was lost after it committed, planned again on the stock it left, or an order adding lines.
+    const foundMade = async () => {
       const before = done.size;
-      await takeExisting(orderid, lines, routing, allocated, done, repository);
-      if (done.size > before) continue;
+      await takeExisting(orderid, lines, routing, await repository.allocationsOf(orderid), done, repository);
+      return done.size > before;
+    };
+    if (plan.kind === 'refused') {
+      if (await foundMade()) continue;
       const outOfStock = new Set(plan.refusals.flatMap(({ sku, reason }) => (reason === 'out_of_stock' ? [sku] : [])));
       await repository.recordOutOfStock(
         pending.filter(({ sku }) => outOfStock.has(sku)).map(({ sku, qty }) => ({ orderid, sku, qty })),
@@ -82,7 +85,7 @@ export const allocateOrder = async (order: Order, repository: BatchRepository, r
     }
     if (result.outcome === 'lines-exist') await takeExisting(orderid, lines, routing, result.existing, done, repository);
     // Split lines whose parts need more writes than one transaction holds: the plan, not the stock, is at fault.
-    if (result.outcome === 'too-many-writes') throw new TooManyParts('order', orderid, result.writes, result.maxWrites);
+    if (result.outcome === 'too-many-writes' && !(await foundMade())) throw new TooManyParts('order', orderid, result.writes, result.maxWrites);
   }
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
 };

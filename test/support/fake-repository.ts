@@ -135,16 +135,17 @@ export class FakeRepository implements BatchRepository {
   }
 
   async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
-    const existing = placements.flatMap(({ allocation }) => this.lines.get(lineKey(allocation.orderid, allocation.sku)) ?? []);
-    if (existing.length > 0) return { outcome: 'lines-exist', existing };
-    const short = placements.some((placement) => takesOf(placement).some(({ batch, qty }) => !this.canTake(batch, qty)));
-    if (short) return { outcome: 'batch-changed' };
-    // As the store counts them: each line's record and each part's, and each take, two when it empties its batch.
+    // As the store counts them, before it sends anything: each line's record and each part's, and
+    // each take, two when it empties its batch.
     const writes = placements.reduce(
       (sum, placement) => sum + (placement.parts ? 1 : 0) + takesOf(placement).reduce((takes, { batch, qty }) => takes + (hasStockLeft({ ...batch, available: batch.available - qty }) ? 2 : 3), 0),
       0,
     );
     if (writes > FakeRepository.MAX_WRITES) return { outcome: 'too-many-writes', writes, maxWrites: FakeRepository.MAX_WRITES };
+    const existing = placements.flatMap(({ allocation }) => this.lines.get(lineKey(allocation.orderid, allocation.sku)) ?? []);
+    if (existing.length > 0) return { outcome: 'lines-exist', existing };
+    const short = placements.some((placement) => takesOf(placement).some(({ batch, qty }) => !this.canTake(batch, qty)));
+    if (short) return { outcome: 'batch-changed' };
     for (const placement of placements) {
       if (placement.parts) await this.saveSplitLine(placement.allocation, placement.parts);
       else await this.saveAllocation(placement.allocation, placement.batch);
