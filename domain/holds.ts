@@ -99,7 +99,7 @@ export const linesOfHold = (hold: Hold, orderid = ''): RoutedAllocation[] =>
 
 export interface Hold {
   readonly holdid: string;
-  /** Sorted by sku; each SKU once. */
+  /** Sorted by sku; each SKU once, but for a split line's parts (HeldLine.split), one after another. */
   readonly lines: readonly HeldLine[];
   /** As last written: a hold written `active` reads `expired` once its time has passed (statusAt). */
   readonly status: HoldStatus;

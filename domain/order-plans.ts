@@ -1,6 +1,6 @@
 import { type Batch, type LinePart, type LineRefusal, type Order, type OrderLine, type OrderPlan, type Placement, type Split, locationOf } from './model';
 import { type Eligibility, eligibleBatches, forEachCombination, locationPreference, rankBatchesForLine, routedPreference } from './routing';
-import { filled, holdsAcross, partsWithin, splitLine } from './split-lines';
+import { canHold, filled, holderAcross, partsWithin, unitsByLocation } from './split-lines';
 
 /*
  * Where each line of an order (or a hold) goes, all lines at once (docs/api.md, "Where a line goes"
@@ -66,16 +66,16 @@ const optionOf = (line: OrderLine, split: Split, batches: readonly Batch[], elig
     };
     return pool.length === 0 ? undefined : { line, split, pool, at, heldBy: (chosen) => chosen.some((location) => at.has(location)), ranksAt };
   }
-  const alone = splitLine(line.qty, batches, eligibility, split);
-  if (!alone) return undefined;
   const withStock = eligibleBatches(batches, eligibility)
     .filter(({ available }) => available > 0)
     .sort(routedPreference(eligibility));
-  const pool = alone.every(({ batch }) => batch.eta === null) ? withStock.filter(({ eta }) => eta === null) : withStock;
-  const locations = new Set(pool.map(locationOf));
+  const inStock = withStock.filter(({ eta }) => eta === null);
+  const pool = canHold(line.qty, inStock, split) ? inStock : canHold(line.qty, withStock, split) ? withStock : undefined;
+  if (!pool) return undefined;
   const ranksAt = (chosen: readonly string[]) => (partsWithin(line.qty, pool, new Set(chosen), split) ?? []).map((batch) => pool.indexOf(batch));
-  if (split === 'locations') return { line, split, pool, at: locations, heldBy: (chosen) => holdsAcross(line.qty, pool, new Set(chosen)), ranksAt };
-  const at = new Set([...locations].filter((location) => partsWithin(line.qty, pool, new Set([location]), split) !== undefined));
+  if (split === 'locations') return { line, split, pool, at: new Set(pool.map(locationOf)), heldBy: holderAcross(line.qty, pool), ranksAt };
+  // With `batches`, the locations whose largest batches hold it alone.
+  const at = new Set([...unitsByLocation(pool)].flatMap(([location, units]) => (units.reduce((sum, some) => sum + some, 0) >= line.qty ? [location] : [])));
   return { line, split, pool, at, heldBy: (chosen) => chosen.some((location) => at.has(location)), ranksAt };
 };
 
@@ -224,7 +224,8 @@ const fewestLocations = (
  * the better batches: built a location at a time, each one of those of the line with fewest locations
  * among those not yet held, so that a set stops growing once it is `size` or holds them all. Of two
  * sets that tie, the first found. Each set started or grown is a step of `budget`, which it counts
- * down; past them, the best it found so far, if any.
+ * down, and each set that holds every line a step a line, for weighing it; past them, the best it
+ * found so far, if any.
  */
 const bestCoveringSet = (
   each: readonly LineCover[],
@@ -238,6 +239,8 @@ const bestCoveringSet = (
     if (--budget.steps < 0) return false;
     if (uncovered.length === 0) {
       best.offer(chosen);
+      // Weighing a set places every line at it: a step a line.
+      budget.steps -= each.length;
       return true;
     }
     if (chosen.length === size) return true;

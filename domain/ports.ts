@@ -30,8 +30,7 @@ export interface StoredLocation {
   readonly revision: LocationRevision;
 }
 
-/** A line of a hold and the batch it goes to, as that batch was found when the hold was planned. */
-/** A hold's line, or a split line's part, and the batch it takes from, as read. */
+/** A hold's line, or a split line's part, and the batch it takes from, as that batch was found when the hold was planned. */
 export interface HoldPlacement {
   readonly line: HeldLine;
   readonly batch: Batch;

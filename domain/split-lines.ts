@@ -40,10 +40,39 @@ export const splitLine = (qty: number, batches: readonly Batch[], eligibility: E
     .filter(({ available }) => available > 0)
     .sort(preference);
   for (const pool of [withStock.filter(({ eta }) => eta === null), withStock]) {
+    // A pool that no way can hold is passed over before any search of it.
+    if (!canHold(qty, pool, split)) continue;
     const chosen = split === 'none' ? pool.filter(({ available }) => available >= qty).slice(0, 1) : fewestParts(qty, pool, eligibility, split === 'batches' ? 1 : Number.POSITIVE_INFINITY);
     if (chosen && chosen.length > 0) return filled(qty, chosen);
   }
   return undefined;
+};
+
+/** The units of the largest MAX_PARTS_PER_LINE batches of `batches`, largest first. */
+const largestUnits = (batches: readonly Batch[]): number[] =>
+  batches
+    .map(({ available }) => available)
+    .sort((a, b) => b - a)
+    .slice(0, MAX_PARTS_PER_LINE);
+
+const sum = (units: readonly number[]) => units.reduce((total, units) => total + units, 0);
+
+/**
+ * Whether some way `split` allows holds a line of `qty` in `pool`, at once: with `locations`, its
+ * largest MAX_PARTS_PER_LINE batches hold it; with `batches`, those of one location do; with `none`,
+ * one batch does. What the search finds exactly when it may, without searching.
+ */
+export const canHold = (qty: number, pool: readonly Batch[], split: Split): boolean => {
+  if (split === 'none') return pool.some(({ available }) => available >= qty);
+  if (split === 'locations') return sum(largestUnits(pool)) >= qty;
+  return [...unitsByLocation(pool).values()].some((units) => sum(units) >= qty);
+};
+
+/** Of each location of `pool`, the units of its largest MAX_PARTS_PER_LINE batches, largest first. */
+export const unitsByLocation = (pool: readonly Batch[]): Map<string, number[]> => {
+  const byLocation = new Map<string, Batch[]>();
+  for (const batch of pool) byLocation.set(locationOf(batch), [...(byLocation.get(locationOf(batch)) ?? []), batch]);
+  return new Map([...byLocation].map(([location, batches]) => [location, largestUnits(batches)]));
 };
 
 /** Each batch, in the order of the preference, gives what it has; the last gives the rest. */
@@ -107,15 +136,17 @@ export const partsWithin = (qty: number, pool: readonly Batch[], chosen: Readonl
   return best;
 };
 
-/** Whether the batches of `pool` at the `chosen` locations hold `qty` in MAX_PARTS_PER_LINE parts or fewer: its largest ones do. */
-export const holdsAcross = (qty: number, pool: readonly Batch[], chosen: ReadonlySet<string>): boolean => {
-  const largest = pool
-    .filter((batch) => chosen.has(locationOf(batch)))
-    .map(({ available }) => available)
-    .sort((a, b) => b - a)
-    .slice(0, MAX_PARTS_PER_LINE);
-  return largest.reduce((sum, available) => sum + available, 0) >= qty;
+/**
+ * Whether the batches of `pool` at the `chosen` locations hold `qty` in MAX_PARTS_PER_LINE parts or
+ * fewer: their largest ones do. Each location's largest are found once, so that a set costs its
+ * locations, not the pool.
+ */
+export const holderAcross = (qty: number, pool: readonly Batch[]): ((chosen: readonly string[]) => boolean) => {
+  const units = unitsByLocation(pool);
+  return (chosen) => sum(largestOf(chosen.flatMap((location) => units.get(location) ?? []))) >= qty;
 };
+
+const largestOf = (units: readonly number[]): number[] => [...units].sort((a, b) => b - a).slice(0, MAX_PARTS_PER_LINE);
 
 /** Fewer parts, then the better batches in turn by their places in `pool` (best first). */
 const isBetter = (a: readonly Batch[], b: readonly Batch[], pool: readonly Batch[]): boolean => {
@@ -128,34 +159,45 @@ const isBetter = (a: readonly Batch[], b: readonly Batch[], pool: readonly Batch
 };
 
 /**
- * The fewest batches of `pool` (best first) that hold `qty`, best by the preference: their number is
- * what the largest hold first; then, in the order of the preference, each batch is taken when the
- * ones taken, it, and the largest of those after it can still make up `qty` in that number.
+ * The fewest batches of `pool` (best first) that hold `qty`, best by the preference, when they are
+ * MAX_PARTS_PER_LINE or fewer: their number is what the largest hold first; then, in the order of
+ * the preference, each batch is taken when the ones taken, it, and the largest of those after it can
+ * still make up `qty` in that number. The largest after each batch are kept from the end, so that it
+ * costs the pool's length times that number.
  */
 const bestCover = (qty: number, pool: readonly Batch[]): Batch[] | undefined => {
-  const largest = [...pool].sort((a, b) => b.available - a.available);
+  const largest = largestUnits(pool);
   let count = 0;
   for (let held = 0; held < qty; count++) {
     const next = largest[count];
-    if (!next) return undefined;
-    held += next.available;
+    if (next === undefined) return undefined;
+    held += next;
+  }
+  // After each batch, the units of the largest `count` batches that follow it, largest first.
+  const largestAfter: number[][] = new Array(pool.length);
+  let after: number[] = [];
+  for (let index = pool.length - 1; index >= 0; index--) {
+    largestAfter[index] = after;
+    after = insertedLargest(after, (pool[index] as Batch).available, count);
   }
   const chosen: Batch[] = [];
   let held = 0;
   for (const [index, batch] of pool.entries()) {
     if (chosen.length === count) break;
-    const rest = pool
-      .slice(index + 1)
-      .map(({ available }) => available)
-      .sort((a, b) => b - a)
-      .slice(0, count - chosen.length - 1)
-      .reduce((sum, available) => sum + available, 0);
+    const rest = sum((largestAfter[index] as number[]).slice(0, count - chosen.length - 1));
     if (held + batch.available + rest >= qty) {
       chosen.push(batch);
       held += batch.available;
     }
   }
   return chosen;
+};
+
+/** `units` (largest first, at most `keep`) with `one` put in its place, still at most `keep`. */
+const insertedLargest = (units: readonly number[], one: number, keep: number): number[] => {
+  const at = units.findIndex((some) => some < one);
+  const inserted = at === -1 ? [...units, one] : [...units.slice(0, at), one, ...units.slice(at)];
+  return inserted.slice(0, keep);
 };
 
 /**

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HeldLine, HeldSource, Hold, Instant } from '../../domain/holds';
-import { type Allocation, type Batch, type Part, type Placement, locationOf } from '../../domain/model';
+import { type Allocation, type Batch, type Part, type Placement, locationOf, takesOf } from '../../domain/model';
 import type { HoldPlacement, SaveAllocationResult, SaveAllocationsResult, SaveHoldResult } from '../../domain/ports';
 import { heldUnitsPuts } from './held-units';
 import { newHoldWrite } from './holds';
@@ -72,6 +72,9 @@ const mayStillTake = (cancellation: Cancellation, wholeBatches: readonly [number
   return stored.kind === 'batch' && (stored.spread !== undefined || stored.batch.available >= qty);
 };
 
+/** A spread batch as a gather leaves it, kept whole, its units all its own: what its take would write then. */
+const keptWhole = ({ pieces: _, spreadId: __, ...batch }: Batch): Batch => batch;
+
 export class AllocationSaves {
   constructor(
     private readonly calls: StoreCalls,
@@ -91,7 +94,7 @@ export class AllocationSaves {
    * transaction of its own.
    */
   async save(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
-    const beingSpread = placements.find(({ batch }) => !batch.pieces && this.knownPieces.isBeingSpread(batch.ref));
+    const beingSpread = placements.flatMap(takesOf).find(({ batch }) => !batch.pieces && this.knownPieces.isBeingSpread(batch.ref));
     if (beingSpread) {
       await this.spreads.spread(beingSpread.batch);
       return { outcome: 'read-again' };
@@ -268,13 +271,19 @@ export class AllocationSaves {
   ): Promise<SentTakes> {
     const busyPieces = new Set<string>();
     const isBusy = (key: string) => busyPieces.has(key) || this.knownPieces.isBeingTaken(key);
-    const build = () => {
-      const built = this.takesWrites(takes, takenAt, isBusy);
+    const build = (some: readonly Take[] = takes) => {
+      const built = this.takesWrites(some, takenAt, isBusy);
       return { ...built, items: [...built.items, ...finish(built.sources)] };
     };
+    const most = (built: ReturnType<typeof build>) => Math.max(built.items.length, laterWrites(built.sources));
     let writes = build();
-    const most = Math.max(writes.items.length, laterWrites(writes.sources));
-    if (most > MAX_TRANSACTION_ITEMS) return this.gatheredForTakes(takes, most);
+    if (most(writes) > MAX_TRANSACTION_ITEMS) {
+      const spanning = takes.filter(({ qty, batch }) => batch.pieces && piecesToTake(batch, qty, () => false, this.world).length > 1);
+      // As they would be once the batches whose takes span pieces were gathered whole.
+      const asGathered = spanning.length === 0 ? most(writes) : most(build(takes.map((take) => (spanning.includes(take) ? { ...take, batch: keptWhole(take.batch) } : take))));
+      if (asGathered > MAX_TRANSACTION_ITEMS) return { outcome: 'too-many-writes', writes: asGathered };
+      return this.gathered(spanning);
+    }
     let taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));
     let hot: Batch | undefined;
     const next = (reasons: Cancellation, attempt: number) => {
@@ -315,20 +324,18 @@ export class AllocationSaves {
   }
 
   /**
-   * An order or a hold whose takes do not fit one transaction, or a hold whose confirm would not:
-   * near a sale's end a take from a spread batch that no one piece holds spans its own units and many
-   * small pieces, up to 65 items. Its batches
-   * are gathered, so that each take is one write of a batch kept whole (25 lines then need at most 75
-   * items), and the order is read again. The process forgets their pieces first: a gather is made
-   * on condition that each piece holds what was read, which pieces remembered (never less than they
-   * hold) may fail, and the next round then reads them. A gather that loses to a take in flight
-   * leaves the batch spread, and the next round tries again; the rounds are bounded by the service
-   * (then 503). With no take spanning pieces, gathering would not make it fit: its `writes` answer
-   * that it is too large (an order of many split lines, each part a take and a record).
+   * The takes of an order or a hold that do not fit one transaction, or a hold whose confirm would
+   * not, that fit once the batches of those that span pieces are kept whole (`spanning`): near a
+   * sale's end a take from a spread batch that no one piece holds spans its own units and many small
+   * pieces, up to 65 items. Those batches are gathered, so that each take is one write of a batch
+   * kept whole (two when it empties the batch), and the order is read again. The process forgets
+   * their pieces first: a gather is made on condition that each piece holds what was read, which
+   * pieces remembered (never less than they hold) may fail, and the next round then reads them. A
+   * gather that loses to a take in flight leaves the batch spread, and the next round tries again;
+   * the rounds are bounded by the service (then 503). Takes that would not fit even so (an order of
+   * many split lines, each part a take and a record) are answered too large at once, gathering nothing.
    */
-  private async gatheredForTakes(takes: readonly Take[], writes: number): Promise<{ readonly outcome: 'read-again' } | { readonly outcome: 'too-many-writes'; readonly writes: number }> {
-    const spanning = takes.filter(({ qty, batch }) => batch.pieces && piecesToTake(batch, qty, () => false, this.world).length > 1);
-    if (spanning.length === 0) return { outcome: 'too-many-writes', writes };
+  private async gathered(spanning: readonly Take[]): Promise<{ readonly outcome: 'read-again' }> {
     for (const { batch } of spanning) this.knownPieces.forget(batch.ref);
     await Promise.all(spanning.map(({ batch }) => this.spreads.gather(batch)));
     return { outcome: 'read-again' };

@@ -188,6 +188,18 @@ describe('an order whose lines may be split', () => {
     await expectNoViolations();
   });
 
+  it('refuses an order too large for one transaction even with its spread batches gathered at once, gathering none', async () => {
+    // A part takes all of a spread batch, across its pieces; kept whole, the order would still be 114 writes.
+    const skus = await Promise.all(Array.from({ length: 6 }, (_, index) => stocked(index === 0 ? [[20, 'paris'], ...Array.from({ length: 5 }, () => [1, 'paris'] as const)] : Array.from({ length: 6 }, () => [1, 'paris'] as const))));
+    const hot = skus[0]!;
+    await table.repository().spreadBatch(hot.refs[0]!, hot.sku);
+    expect((await table.repository().batch(hot.refs[0]!, hot.sku))?.pieces).toBeDefined();
+    const answer = await invoke('POST /orders', { body: { orderid: uniqueId('order'), split: 'batches', lines: skus.map(({ sku }, index) => ({ sku, qty: index === 0 ? 25 : 6 })) } });
+    expect(answer).toMatchObject({ status: 400, body: { code: 'too_many_parts' } });
+    expect((await table.repository().batch(hot.refs[0]!, hot.sku))?.pieces).toBeDefined();
+    await expectNoViolations();
+  });
+
   it('refuses with 400, writing nothing, an order whose parts need more writes than one transaction holds', async () => {
     // Lines of six parts, each emptying its batch (a take, the batch's move, a record): 19 writes a line.
     const skus = await Promise.all(Array.from({ length: 6 }, () => stocked(Array.from({ length: 6 }, () => [1, 'paris'] as const))));

@@ -570,7 +570,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       'allows (`destination`, `location`, as for one line): as few lines on shipments as can be, then as few locations ' +
       'as can be, then as few parts as can be (a line whose `split` allows it may come from several batches), then each ' +
       'line by the rule of `POST /allocate`; all the new lines are written in one transaction, which holds at most ' +
-      `${MAX_TRANSACTION_ITEMS} writes: each line's record, and each take from a batch (a whole line's one, a split line's one a part), ` +
+      `${MAX_TRANSACTION_ITEMS} writes: each line's record and each part's, and each take from a batch (a whole line's one, a split line's one a part), ` +
       'two when it empties its batch. ' +
       'Idempotent per line: a line already allocated with the same `qty`, routing and `split` counts as done and keeps its batch (or its parts).',
     requestBody: {

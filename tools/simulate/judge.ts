@@ -1,9 +1,11 @@
 import { partsOf } from '../../domain/model';
+import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
 import { PK, SK } from '../../functions/store/fields';
 import { batchReferenceKey } from '../../functions/store/batches';
 import { holdKey } from '../../functions/store/holds';
 import { LOCATIONS_PARTITION } from '../../functions/store/locations';
 import { lineKey } from '../../functions/store/lines';
+import { MAX_TRANSACTION_ITEMS } from '../../functions/store/store-calls';
 import { transferKey } from '../../functions/store/transfers';
 import type { Inventory } from '../invariants';
 import type { Mode } from './functions';
@@ -18,12 +20,18 @@ import type { Answer, FaultMet, Reached } from './observed';
  */
 
 /**
- * The holds on one batch that one change's write always ends with it: beside the change's three
- * items, a hold of two lines, each held from two sources (its batch's own units and a piece), costs
- * at most seven (its record, four records of held units, two counts given back), and thirteen of
- * them fit in 100. A run's hold of 25 lines, each of one source on a batch of its own, costs 53
- * with a change's three.
+ * The most items that ending a hold its request placed writes: its record, and per line (a split
+ * line's, per part: up to MAX_PARTS_PER_LINE) two records of held units, from its batch's own units
+ * and a piece, and a count given back. A hold of two whole lines costs seven, and thirteen of them
+ * fit in 100 beside a change's three items. So when a run placed fewer holds than that, and all of
+ * them would fit beside the change (a split line's count as many parts as it may have), a change of
+ * a batch ends the holds on it in its own write.
  */
+const endingItems = (body: unknown): number => {
+  const { lines = [], split: holdSplit = 'none' } = (body ?? {}) as { lines?: { split?: string }[]; split?: string };
+  return 1 + 3 * lines.reduce((parts, { split = holdSplit }) => parts + (split === 'none' ? 1 : MAX_PARTS_PER_LINE), 0);
+};
+const CHANGE_ITEMS = 3;
 const HOLDS_ONE_CHANGE_ENDS = 13;
 const HOLD_PREFIX = String(holdKey('')[PK]);
 
@@ -254,8 +262,8 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
 
   // A change ends the holds it must in its own write, all of them or none: apart from it only when
   // there are more than that write carries, and the runs that place that many are judged without this.
-  const holdsPlaced = new Set(http.filter((answer) => routeOf(answer) === 'POST /holds').map((answer) => field(answer.send.body, 'holdid')));
-  if (holdsPlaced.size < HOLDS_ONE_CHANGE_ENDS) {
+  const holdsPlaced = new Map(http.filter((answer) => routeOf(answer) === 'POST /holds').map((answer) => [field(answer.send.body, 'holdid'), endingItems(answer.send.body)]));
+  if (holdsPlaced.size < HOLDS_ONE_CHANGE_ENDS && CHANGE_ITEMS + [...holdsPlaced.values()].reduce((sum, items) => sum + items, 0) <= MAX_TRANSACTION_ITEMS) {
     for (const answer of http.filter((other) => routeOf(other) === 'PATCH /batches/{ref}')) {
       const reference = keyText(batchReferenceKey(pathOf(answer, 'ref')));
       const apart = commits.find((commit) => commit.actor === answer.actor && commit.items.some((item) => item.startsWith(HOLD_PREFIX)) && !commit.items.includes(reference));
