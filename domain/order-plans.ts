@@ -17,9 +17,10 @@ export const MAX_LOCATIONS_SEARCHED = 12;
  * sizes, before it takes the best set it found of the size it was at, or, if none, picks greedily.
  * A set is built a location at a time, each one of those of the line with fewest locations left, so
  * the search of the sets of one, two and three among 26 locations takes 19,009 steps at most
- * (3 + 3x26 + 2x26^2 + 26^3), whatever the lines: an order that three parcels or fewer can carry,
- * with its lines at 26 locations or fewer, comes in fewest. A step costs a few microseconds, so the
- * search stays within about a tenth of a second for 25 lines.
+ * (3 + 3x26 + 2x26^2 + 26^3), whatever the lines: an order of whole lines that three parcels or
+ * fewer can carry, with its lines at 26 locations or fewer, comes in fewest. Weighing a set that
+ * holds every line costs a step a line too, so of many such sets the last may go unweighed. A step
+ * costs a few microseconds, so the search stays within about a tenth of a second for 25 lines.
  */
 export const MAX_SEARCH_STEPS = 20_000;
 
@@ -124,12 +125,14 @@ export const planOrder = (
   // Lines by SKU, so that the plan does not depend on the order the request lists them in.
   const bySku = [...options].sort((a, b) => (a.line.sku < b.line.sku ? -1 : a.line.sku > b.line.sku ? 1 : 0));
   const placed = [...placedAt];
-  const withPlaced = (chosen: readonly string[]) => [...placed, ...chosen];
+  // The placed locations and the chosen ones, each once: a location counts its units once.
+  const withPlaced = (chosen: readonly string[]) => [...new Set([...placed, ...chosen])];
   const cover = withPlaced(
     fewestLocations(
       bySku
         .filter(({ heldBy }) => !heldBy(placed))
-        .map(({ at, heldBy }) => ({ at, heldBy: (chosen: readonly string[]) => heldBy(withPlaced(chosen)) })),
+        // Chosen already, a placed location is never a choice: a line split over locations may take from it as well.
+        .map(({ at, heldBy }) => ({ at: new Set([...at].filter((location) => !placedAt.has(location))), heldBy: (chosen: readonly string[]) => heldBy(withPlaced(chosen)) })),
       locationPreference(eligibility),
       (chosen) => bySku.map(({ ranksAt }) => ranksAt(withPlaced(chosen))),
     ),

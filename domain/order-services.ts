@@ -87,6 +87,8 @@ export const allocateOrder = async (order: Order, repository: BatchRepository, r
     // Split lines whose parts need more writes than one transaction holds: the plan, not the stock, is at fault.
     if (result.outcome === 'too-many-writes' && !(await foundMade())) throw new TooManyParts('order', orderid, result.writes, result.maxWrites);
   }
+  // Its last round may have found every line made: a repeat, answered as one.
+  if (lines.every(({ sku }) => done.has(sku))) return { lines: bySku([...done.values()]), newLines: 0 };
   throw new AllocationContended(lines.map(({ sku }) => sku).join(', '), MAX_ALLOCATION_ROUNDS);
 };
 

@@ -70,9 +70,18 @@ export const canHold = (qty: number, pool: readonly Batch[], split: Split): bool
 
 /** Of each location of `pool`, the units of its largest MAX_PARTS_PER_LINE batches, largest first. */
 export const unitsByLocation = (pool: readonly Batch[]): Map<string, number[]> => {
+  return new Map([...batchesByLocation(pool)].map(([location, batches]) => [location, largestUnits(batches)]));
+};
+
+/** The batches of `pool` at each of its locations, in the pool's order. */
+const batchesByLocation = (pool: readonly Batch[]): Map<string, Batch[]> => {
   const byLocation = new Map<string, Batch[]>();
-  for (const batch of pool) byLocation.set(locationOf(batch), [...(byLocation.get(locationOf(batch)) ?? []), batch]);
-  return new Map([...byLocation].map(([location, batches]) => [location, largestUnits(batches)]));
+  for (const batch of pool) {
+    const at = byLocation.get(locationOf(batch));
+    if (at) at.push(batch);
+    else byLocation.set(locationOf(batch), [batch]);
+  }
+  return byLocation;
 };
 
 /** Each batch, in the order of the preference, gives what it has; the last gives the rest. */
@@ -90,8 +99,7 @@ export const filled = (qty: number, chosen: readonly Batch[]): Part[] => {
  * then in the fewest parts, then best by the preference; undefined when none do.
  */
 const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibility, maxLocations: number): Batch[] | undefined => {
-  const byLocation = new Map<string, Batch[]>();
-  for (const batch of pool) byLocation.set(locationOf(batch), [...(byLocation.get(locationOf(batch)) ?? []), batch]);
+  const byLocation = batchesByLocation(pool);
   const locations = [...byLocation.keys()].sort(locationPreference(eligibility));
   const unitsAt = (location: string) => (byLocation.get(location) ?? []).reduce((sum, { available }) => sum + available, 0);
   let sets = MAX_LOCATION_SETS;
@@ -143,7 +151,7 @@ export const partsWithin = (qty: number, pool: readonly Batch[], chosen: Readonl
  */
 export const holderAcross = (qty: number, pool: readonly Batch[]): ((chosen: readonly string[]) => boolean) => {
   const units = unitsByLocation(pool);
-  return (chosen) => sum(largestOf(chosen.flatMap((location) => units.get(location) ?? []))) >= qty;
+  return (chosen) => sum(largestOf([...new Set(chosen)].flatMap((location) => units.get(location) ?? []))) >= qty;
 };
 
 const largestOf = (units: readonly number[]): number[] => [...units].sort((a, b) => b - a).slice(0, MAX_PARTS_PER_LINE);

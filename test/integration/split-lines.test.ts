@@ -136,6 +136,28 @@ describe('a change of a batch under a part', () => {
   });
 });
 
+describe('split lines on a spread batch', () => {
+  it('take parts from its pieces, alone, in an order and in a hold, and give them back, as whole lines do', async () => {
+    const { sku, refs } = await stocked([[30, 'paris'], [6, 'paris']]);
+    const repository = table.repository();
+    await repository.spreadBatch(refs[0]!, sku);
+    expect((await repository.batch(refs[0]!, sku))?.pieces).toBeDefined();
+    const [alone, ordered, holdid] = [uniqueId('order'), uniqueId('order'), uniqueId('hold')];
+    // The line alone takes 20 of the spread batch's 30, from its pieces; the order the 10 left there and 2 of the other batch.
+    expect(await service.allocate({ orderid: alone, sku, qty: 20, split: 'batches' })).toMatchObject({ status: 201, body: { batchref: refs[0], parts: [{ batchref: refs[0], qty: 20 }] } });
+    const order = await invoke('POST /orders', { body: { orderid: ordered, split: 'batches', lines: [{ sku, qty: 12 }] } });
+    expect(order).toMatchObject({ status: 201, body: { lines: [{ sku, parts: [{ batchref: refs[0], qty: 10 }, { batchref: refs[1], qty: 2 }] }] } });
+    expect((await invoke('POST /holds', { body: { holdid, split: 'batches', lines: [{ sku, qty: 4 }] } })).status).toBe(201);
+    expect(await Promise.all(refs.map(available))).toEqual([0, 0]);
+    await expectNoViolations();
+    expect((await invoke('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: ordered, sku } })).status).toBe(204);
+    expect((await invoke('DELETE /holds/{holdid}', { pathParameters: { holdid } })).status).toBe(204);
+    expect((await invoke('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: alone, sku } })).status).toBe(204);
+    expect(await Promise.all(refs.map(available))).toEqual([30, 6]);
+    await expectNoViolations();
+  });
+});
+
 describe('an order whose lines may be split', () => {
   it("takes every line's parts with the order's one write, at the place its other line comes from, and reads back as allocated", async () => {
     const lamps = await stocked([[20, 'paris'], [20, 'paris'], [15, 'lyon'], [15, 'lyon']]);
@@ -185,6 +207,20 @@ describe('an order whose lines may be split', () => {
     const more = await invoke('POST /orders', { body: { orderid, split: 'batches', lines: skus.map(({ sku }) => ({ sku, qty: 6 })) } });
     expect(more.status).toBe(201);
     expect((more.body as { lines: unknown[] }).lines).toHaveLength(6);
+    await expectNoViolations();
+  });
+
+  it('adds a line split over places to an order, the place its line comes from counted once', async () => {
+    const rugs = await stocked([[5, 'lyon']]);
+    const lamps = await stocked([[8, 'lyon'], [10, 'paris']]);
+    const orderid = uniqueId('order');
+    expect((await invoke('POST /orders', { body: { orderid, lines: [{ sku: rugs.sku, qty: 1 }] } })).status).toBe(201);
+    // The rug's line is there, at Lyon, whose 8 lamps alone do not hold 15: Paris's parcel is added,
+    // and the parts come in the one-line preference.
+    const more = await invoke('POST /orders', { body: { orderid, lines: [{ sku: rugs.sku, qty: 1 }, { sku: lamps.sku, qty: 15, split: 'locations' }] } });
+    const lamp = { sku: lamps.sku, qty: 15, parts: [{ batchref: lamps.refs[1], location: 'paris', qty: 10 }, { batchref: lamps.refs[0], location: 'lyon', qty: 5 }] };
+    const rug = { sku: rugs.sku, qty: 1, batchref: rugs.refs[0], location: 'lyon' };
+    expect(more).toMatchObject({ status: 201, body: { lines: [lamp, rug].sort((a, b) => (a.sku < b.sku ? -1 : 1)) } });
     await expectNoViolations();
   });
 

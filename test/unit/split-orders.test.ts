@@ -72,6 +72,12 @@ describe('an order whose lines may be split', () => {
     ]);
   });
 
+  it("counts a place its order's lines come from once, when a line split over places takes from it too", () => {
+    const stock = stockOf(batch('lamp-p', 'LAMP', 'paris', 8), batch('lamp-l', 'LAMP', 'lyon', 10));
+    // Paris is placed already: its 8 lamps do not hold 15 however often it is named, and Lyon's parcel is added.
+    expect(placed(planOrder('o1', [{ sku: 'LAMP', qty: 15, split: 'locations' }], stock, eligibility, new Set(['paris'])))).toEqual(['LAMP: lamp-p 8, lamp-l 7']);
+  });
+
   it('refuses a line that no way its split allows can hold, and names it', () => {
     const stock = stockOf(batch('lamp-p', 'LAMP', 'paris', 20), batch('lamp-l', 'LAMP', 'lyon', 20), batch('rug-p', 'RUG', 'paris', 5));
     expect(placed(planOrder('o1', [{ sku: 'LAMP', qty: 30, split: 'batches' }, { sku: 'RUG', qty: 1 }], stock, eligibility))).toEqual([{ sku: 'LAMP', reason: 'out_of_stock' }]);
