@@ -1,3 +1,4 @@
+import { linesOfHold } from '../../domain/holds';
 import { partsOf } from '../../domain/model';
 import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
 import { PK, SK } from '../../functions/store/fields';
@@ -168,6 +169,18 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
             failures.push({ rule: 'answer-holds', message: `${describe(answer)} confirmed hold ${pathOf(answer, 'holdid')} to ${orderid}, which is stored ${hold ? `${hold.status}${hold.orderid ? ` to ${hold.orderid}` : ''}` : 'nowhere'}` });
           }
         }
+        break;
+      }
+      case 'POST /holds': {
+        if (!ok) break;
+        // A hold's lines never change once placed: the stored hold holds each line as answered, a split line on its parts.
+        const holdid = field(body, 'holdid');
+        const hold = inventory.holds.find((stored) => stored.holdid === holdid);
+        const placed = (lines: readonly { sku: string; qty: number; batchref?: string; parts?: readonly { batchref: string; qty: number }[] }[]) =>
+          JSON.stringify(lines.map(({ sku, qty, batchref, parts }) => [sku, qty, ...(parts ?? [{ batchref, qty }]).map((part) => `${part.batchref} (${part.qty})`)]));
+        const answered = placed((body.lines ?? []) as { sku: string; qty: number; batchref?: string; parts?: { batchref: string; qty: number }[] }[]);
+        const stored = hold && placed(linesOfHold(hold).map(({ sku, qty, batchref, split }) => ({ sku, qty, batchref, ...(split ? { parts: split.parts } : {}) })));
+        if (stored !== answered) failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${status} with the lines ${answered}, where hold ${holdid} is stored ${stored ? `with ${stored}` : 'nowhere'}` });
         break;
       }
       case 'DELETE /holds/{holdid}': {
