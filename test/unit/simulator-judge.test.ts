@@ -75,15 +75,30 @@ describe("the simulator's judge", () => {
 
   it('fails a PATCH that ended a hold in a write without its change, unless the run placed more holds than that write carries', () => {
     const change = answered('r2', http(2, 'PATCH /batches/{ref}', { path: { ref: 'b1' }, body: { qty: 0 } }), 0, 9, 200);
+    const line = { sku: 'LAMP', qty: 1, batchref: 'b1' };
     const placed = (count: number) =>
-      Array.from({ length: count }, (_, index) => answered(`h${index}`, http(10 + index, 'POST /holds', { body: { holdid: `hold${index}`, lines: [{ sku: 'LAMP', qty: 1 }], ttl_seconds: 60 } }), 0, 1, 201));
+      Array.from({ length: count }, (_, index) =>
+        answered(`h${index}`, http(10 + index, 'POST /holds', { body: { holdid: `hold${index}`, lines: [{ sku: 'LAMP', qty: 1 }], ttl_seconds: 60 } }), 0, 1, 201, JSON.stringify({ holdid: `hold${index}`, lines: [line] })),
+      );
+    const stored = (count: number) =>
+      inventory({ holds: Array.from({ length: count }, (_, index) => ({ holdid: `hold${index}`, lines: [line], status: 'released' as const, expiresAt: '2026-06-01T00:01:00.000Z' })) });
     const endedBy = (items: string[]): Reached => ({ step: 3, actor: 'r2', items, committed: true, checks: 0 });
-    const rules = (holds: number, reached: Reached[]) => judge({ answers: [...placed(holds), change], reached, faultsMet: [], inventory: inventory(), mode: 'lambda' }).map(({ rule }) => rule);
+    const rules = (holds: number, reached: Reached[]) => judge({ answers: [...placed(holds), change], reached, faultsMet: [], inventory: stored(holds), mode: 'lambda' }).map(({ rule }) => rule);
     const apart = endedBy(['HOLD#hold0 HOLD', 'SKU#LAMP HELD#b1']);
     const together = endedBy(['BATCHREF#b1 BATCHREF', 'SKU#LAMP STOCK#b1', 'HOLD#hold0 HOLD', 'SKU#LAMP HELD#b1']);
     expect(rules(2, [apart])).toEqual(['holds-end-with-their-change']);
     expect(rules(2, [together])).toEqual([]);
     expect(rules(40, [apart])).toEqual([]);
+  });
+
+  it("fails a hold placed whose stored lines or parts are not the ones its answer named", () => {
+    const place = http(1, 'POST /holds', { body: { holdid: 'cart', split: 'batches', lines: [{ sku: 'LAMP', qty: 5 }] } });
+    const answer = JSON.stringify({ holdid: 'cart', lines: [{ sku: 'LAMP', qty: 5, parts: [{ batchref: 'b1', qty: 3 }, { batchref: 'b2', qty: 2 }] }] });
+    const hold = (parts: { batchref: string; qty: number }[]) => ({ holdid: 'cart', lines: parts.map((part) => ({ sku: 'LAMP', ...part, split: 'batches' as const })), status: 'active' as const, expiresAt: '2026-06-01T00:15:00.000Z' });
+    const rules = (holds: Inventory['holds']) => judge({ answers: [answered('r1', place, 0, 3, 201, answer)], reached: [], faultsMet: [], inventory: inventory({ holds }), mode: 'lambda' }).map(({ rule }) => rule);
+    expect(rules([hold([{ batchref: 'b1', qty: 3 }, { batchref: 'b2', qty: 2 }])])).toEqual([]);
+    expect(rules([hold([{ batchref: 'b1', qty: 5 }])])).toEqual(['answer-holds']);
+    expect(rules([])).toEqual(['answer-holds']);
   });
 
   it('never excuses a 500, and excuses a 503 only where a fault met the request', () => {
