@@ -8,7 +8,6 @@ import type { Batch } from '../../domain/model';
 import { BOUND_OF_OLDER_HOLDS, batchWithStockKey } from '../../functions/store/batches';
 import type { DocumentSender } from '../../functions/store/store-calls';
 import { GATHER_AFTER_MS } from '../../functions/store/spread-batches';
-import { measureExpiryReads } from '../../tools/bench/expiry-reads';
 import { checkInvariants } from '../../tools/invariants';
 import { type TestTable, createTestTable, repositoryAt, uniqueId } from '../support/dynamodb';
 
@@ -169,21 +168,6 @@ describe('the invariant check of the bound', () => {
 });
 
 describe('lazy expiry, bounded by the batches whose bound has come', () => {
-  it('reads no holds for an order routed past 29 places of 30 whose carts all last, 25 SKUs each, and once they expire frees a place for it', async () => {
-    const { routed, routedAfterExpiry, routedAgainAfterExpiry } = await measureExpiryReads(table.endpoint);
-
-    expect(routed.answer).toBe('placed at loc29');
-    // The stock of each SKU (the locations are read with it), and the take: no read of a hold's units.
-    expect(routed.calls).toEqual({ Query: 25, TransactWriteItems: 1 });
-    // The 30th place sold out to the orders before: the carts that expired at the first place make room for every line.
-    expect(routedAfterExpiry.answer).toBe('placed at loc00');
-    // Three reads of stock (and one of the locations, an hour old by the clock), the batches of the lines it
-    // cannot place yet read in turns, given back and their bounds raised, 16 a round, and the take; the
-    // order after it reads no hold.
-    expect(routedAfterExpiry.calls).toEqual({ Query: 3 * 25 + 1 + 32 * 5, TransactWriteItems: 32 + 1, UpdateItem: 32 });
-    expect(routedAgainAfterExpiry).toMatchObject({ answer: 'placed at loc00', calls: { Query: 25, TransactWriteItems: 1 } });
-  }, 60_000);
-
   it('frees an expired cart on a batch the line alone would pass over, when that lets the whole order come from one place', async () => {
     const repository = table.repository({ clock: () => NOW });
     const [first, second] = [uniqueId('place'), uniqueId('place')];

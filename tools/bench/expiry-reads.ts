@@ -10,6 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DomainError, TransientFailure } from '../../domain/errors';
 import { placeHold } from '../../domain/hold-services';
 import { putLocation } from '../../domain/location-services';
@@ -17,7 +19,7 @@ import type { Routing } from '../../domain/routing';
 import { addBatch } from '../../domain/services';
 import { allocateOrder } from '../../domain/order-services';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
-import { createDocumentClient, createDynamoDbClient } from '../../functions/store/client';
+import { createDynamoDbClient } from '../../functions/store/client';
 import { worldAt } from '../../functions/store/world';
 import { startDynamoDbLocal } from '../../local/dynamodb-local';
 import { ensureTable } from '../../local/table';
@@ -48,10 +50,15 @@ export interface ExpiryReads {
   readonly routedAgainAfterExpiry: OrderReads;
 }
 
-export const measureExpiryReads = async (endpoint: string): Promise<ExpiryReads> => {
+/**
+ * `tables`: a client of DynamoDB Local, or of the simulator's memory store, which answers the same
+ * calls in this process (tools/simulate/memory-store), so that a test of these counts does not wait
+ * on a server for a setup of 750 batches.
+ */
+export const measureExpiryReads = async (tables: DynamoDBClient): Promise<ExpiryReads> => {
   const tableName = `expiry-reads-${randomUUID()}`;
-  await ensureTable(createDynamoDbClient(endpoint), tableName);
-  const meter = meterRequestCost(createDocumentClient(endpoint));
+  await ensureTable(tables, tableName);
+  const meter = meterRequestCost(DynamoDBDocumentClient.from(tables));
   let expired = 0;
   const repository = new DynamoDbBatchRepository(meter.sender, tableName, undefined, undefined, undefined, worldAt(() => Date.now() + expired));
   const locations = Array.from({ length: LOCATIONS }, (_, index) => `loc${String(index).padStart(2, '0')}`);
@@ -98,7 +105,7 @@ export const measureExpiryReads = async (endpoint: string): Promise<ExpiryReads>
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const store = await startDynamoDbLocal();
   try {
-    console.log(JSON.stringify(await measureExpiryReads(store.endpoint), null, 2));
+    console.log(JSON.stringify(await measureExpiryReads(createDynamoDbClient(store.endpoint)), null, 2));
   } finally {
     await store.stop();
   }
