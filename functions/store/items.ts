@@ -34,7 +34,7 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt, movedAt
  *   split line       pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, split, parts [{batchref, qty, location}],
  *                                                         routing, allocatedAt, movedAt (in no index: its parts are)
- *   part of a line   pk ORDER#<orderid> sk PART#<len>:<sku>#<batchref>
+ *   part of a line   pk ORDER#<orderid> sk PART#<len>:<sku>#<batchref> (PART#H:<digest> past 1,024 bytes)
  *                                                         orderid, sku, qty, batchref, location,
  *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt (the line's)
  *   deallocation     pk ORDER#<orderid> sk DEALLOCATED#<sku>#<noticeId>

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Instant } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID } from '../../domain/locations';
 import { type Allocation, type Batch, type LineMove, type LinePart, type OrderLine, type Split, locationOf } from '../../domain/model';
@@ -22,8 +23,20 @@ export const orderPartition = (orderid: string) => `${partitionKeyPrefix.order}$
 /** The sort keys of an order's partition that hold its lines (the rest are notices). */
 export const LINES_RANGE = 'LINE#';
 export const lineKey = (orderid: string, sku: string) => itemKey(orderPartition(orderid), `${LINES_RANGE}${sku}`);
-/** A part of a split line, beside its line (the SKU's length first, so that no SKU and batch reference make another's key). */
-const partKey = (orderid: string, sku: string, batchref: string) => itemKey(orderPartition(orderid), `PART#${sku.length}:${sku}#${batchref}`);
+/** DynamoDB's bound on a sort key, in bytes of UTF-8. */
+const MAX_SORT_KEY_BYTES = 1_024;
+
+/**
+ * A part of a split line, beside its line (the SKU's length first, so that no SKU and batch reference
+ * make another's key). A SKU and a ref of the longest ids (128 characters of 4 bytes each) pass
+ * DynamoDB's 1,024 bytes: such a part's key is a digest of the two instead (`PART#H:`, which no
+ * length begins), while every key that fits stays as parts were always written.
+ */
+const partKey = (orderid: string, sku: string, batchref: string) => {
+  const plain = `PART#${sku.length}:${sku}#${batchref}`;
+  if (Buffer.byteLength(plain, 'utf8') <= MAX_SORT_KEY_BYTES) return itemKey(orderPartition(orderid), plain);
+  return itemKey(orderPartition(orderid), `PART#H:${createHash('sha256').update(`${sku}\u0000${batchref}`).digest('base64url')}`);
+};
 const deallocationKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `DEALLOCATED#${sku}#${noticeId}`);
 const outOfStockKey = (orderid: string, sku: string, noticeId: string) => itemKey(orderPartition(orderid), `OUTOFSTOCK#${sku}#${noticeId}`);
 export const LINE_BATCH = linesByBatchIndex.partitionKey.name;
