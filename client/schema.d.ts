@@ -182,6 +182,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/shipments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ship units of an order
+         * @description Records that units of the order's lines left `location`, one parcel: each line's units there, from its parts there in their order (a whole line: its batch). In one transaction, each batch's `qty` falls by the units that left it (its `available` does not change: the units were the line's), each line records them as `shipped`, and the shipment is stored. `location` may be left out when the order's unshipped units are all at one place. The same shipment again is a repeat, answered as stored.
+         */
+        post: operations["ship"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/shipments/{shipmentid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example parcel-1
+                 */
+                shipmentid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a shipment
+         * @description The shipment as made.
+         */
+        get: operations["getShipment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/allocate": {
         parameters: {
             query?: never;
@@ -271,7 +317,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel an order line
-         * @description Removes the line and gives its `qty` back to its batch, in one transaction. After a cancel the same (`orderid`, `sku`) is a new line: `POST /allocate` answers 201 for any `qty`.
+         * @description Removes the line and gives its `qty` back to its batch, in one transaction. After a cancel the same (`orderid`, `sku`) is a new line: `POST /allocate` answers 201 for any `qty`. A line that shipped some of its units gives back only the others and stays, as what it shipped.
          */
         delete: operations["cancelAllocation"];
         options?: never;
@@ -515,6 +561,16 @@ export interface components {
             /** Format: date */
             eta: string;
         };
+        /** @description A shipment: `qty` units of each line named (by `sku`) of order `orderid`, leaving from `location`, one parcel from one place: the line's units there, from its parts there in their order (a whole line: its batch). `location` may be left out when the order's unshipped units are all at one location. Each SKU at most once (`x-uniqueItemProperties`), up to 25 lines. Any other field is refused. */
+        NewShipment: {
+            shipmentid: components["schemas"]["Identifier"];
+            orderid: components["schemas"]["Identifier"];
+            location?: components["schemas"]["LocationId"];
+            lines: {
+                sku: components["schemas"]["Identifier"];
+                qty: number;
+            }[];
+        };
         /** @description The batch the line is allocated to, and its location; for a line whose request allowed a `split`, its parts. */
         BatchRef: {
             /** @description The batch the line is on: absent for a line in several parts. */
@@ -527,11 +583,14 @@ export interface components {
                 /** @description The location of the batch. */
                 location: components["schemas"]["LocationId"];
                 qty: number;
+                /** @description The units of `qty` that shipped: absent while none has. */
+                shipped?: number;
             }[];
         };
         /** @description A line of an order or a hold, its batch, and where that batch is; for a line whose request allowed a `split`, its parts. */
         RoutedLine: {
             sku: components["schemas"]["Identifier"];
+            /** @description The units allocated to the line: those that shipped among them. */
             qty: number;
             /** @description The batch the line is on: absent for a line in several parts. */
             batchref?: components["schemas"]["Identifier"];
@@ -543,7 +602,11 @@ export interface components {
                 /** @description The location of the batch. */
                 location: components["schemas"]["LocationId"];
                 qty: number;
+                /** @description The units of `qty` that shipped: absent while none has. */
+                shipped?: number;
             }[];
+            /** @description The units of `qty` that shipped: absent while none has. */
+            shipped?: number;
         };
         /** @description The request's lines, each with its batch and that batch's location. */
         RoutedOrder: {
@@ -711,6 +774,45 @@ export interface components {
              */
             status: "active" | "cancelled";
         };
+        /** @description A shipment as made: a parcel that left one location. */
+        Shipment: {
+            shipmentid: components["schemas"]["Identifier"];
+            orderid: components["schemas"]["Identifier"];
+            /** @description Where the parcel left from. */
+            location: components["schemas"]["LocationId"];
+            /**
+             * Format: date-time
+             * @description When it shipped: ISO 8601 UTC, milliseconds.
+             */
+            shipped_at: string;
+            /** @description As the request named them. */
+            lines: {
+                sku: components["schemas"]["Identifier"];
+                qty: number;
+                /** @description The batches the units left, in the order of the line's parts. */
+                parts: {
+                    batchref: components["schemas"]["Identifier"];
+                    qty: number;
+                }[];
+            }[];
+        };
+        /** @description Some lines have fewer units not yet shipped at the location than the shipment asks; nothing was shipped. */
+        TooFewUnshipped: {
+            /** @description Human-readable; safe to show. */
+            message: string;
+            /** @constant */
+            code: "too_few_unshipped";
+            /** @description Where the shipment leaves from. */
+            location: components["schemas"]["LocationId"];
+            /** @description Every such line. */
+            lines: {
+                sku: components["schemas"]["Identifier"];
+                /** @description The units the shipment asks. */
+                qty: number;
+                /** @description The units of the line not yet shipped at `location`. */
+                unshipped: number;
+            }[];
+        };
         /** @description Some line of the hold cannot be held; nothing was held. */
         HoldNotPlaced: {
             /** @description Human-readable; safe to show. */
@@ -727,7 +829,7 @@ export interface components {
          * @description What the error means, for a program to act on; stable, where `message` may be reworded. docs/api.md, "Error codes", says what each means and what to do.
          * @enum {unknown}
          */
-        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "split_otherwise" | "too_many_parts" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
+        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "split_otherwise" | "too_many_parts" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "shipment_exists" | "unknown_shipment" | "too_few_unshipped" | "line_shipped" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
         /** @description Every error answers JSON with a human-readable `message` and a machine-readable `code`. */
         Error: {
             /** @description Human-readable; safe to show. */
@@ -2185,6 +2287,292 @@ export interface operations {
             };
         };
     };
+    ship: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A JSON object in UTF-8 (`Content-Type: application/json`, or `application/<type>+json`; a `charset` parameter, if present, must be `utf-8`), at most 16 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "shipmentid": "parcel-1",
+                 *       "orderid": "order-1",
+                 *       "location": "default",
+                 *       "lines": [
+                 *         {
+                 *           "sku": "LAMP",
+                 *           "qty": 2
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewShipment"];
+            };
+        };
+        responses: {
+            /** @description The same shipment (same order, lines and location) was already made: a repeat, which ships nothing more */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Shipment"];
+                };
+            };
+            /** @description The units shipped */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Shipment"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
+             *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
+             *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - `location` is absent and the order's unshipped units are at several locations; nothing is shipped. Answered as the other field errors are, one issue naming `location`
+             *     - The shipment needs more than DynamoDB's 100 writes in one transaction (a line's record, each part it ships from, two for each batch); nothing is shipped
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
+             *     - The order has no line
+             *     - The order has no line for a SKU named
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example POST
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Some lines have fewer units not yet shipped at `location` than asked; nothing is shipped, and each such line is named with what it has there
+             *     - Another shipment has this `shipmentid` (another order, lines or location); nothing changes
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooFewUnshipped"] | components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server
+             *     - The body is over 16 KiB
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    getShipment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example parcel-1
+                 */
+                shipmentid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shipment exists */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Shipment"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
+             *     - No shipment has this `shipmentid`
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
     allocate: {
         parameters: {
             query?: never;
@@ -2664,7 +3052,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The line was removed; no body, and no `Content-Type` */
+            /** @description The line was removed, or gave back the units it had not shipped (or a cancel did before: a repeat); no body, and no `Content-Type` */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -2717,6 +3105,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description The line shipped every unit it was allocated: nothing is left to cancel */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */

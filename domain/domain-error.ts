@@ -36,6 +36,10 @@ export const DOMAIN_ERROR_CODES = [
   'unknown_location',
   'inactive_location',
   'unknown_transfer',
+  'shipment_exists',
+  'unknown_shipment',
+  'too_few_unshipped',
+  'line_shipped',
   'validation_failed',
 ] as const;
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

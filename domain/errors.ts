@@ -8,6 +8,7 @@ export * from './domain-error';
 export * from './allocation-errors';
 export * from './location-errors';
 export * from './hold-errors';
+export * from './shipment-errors';
 
 /** The request cannot complete now, and nothing of it was written: repeating it is safe. */
 export abstract class TransientFailure extends Error {
@@ -71,5 +72,16 @@ export class TransferContended extends TransientFailure {
     rounds: number,
   ) {
     super(`Transfer ${transferid} lost ${rounds} rounds of races for its batches`);
+  }
+}
+
+/** Other requests kept changing the order's lines or their batches between this one's read and its write; a retry continues. */
+export class ShipmentContended extends TransientFailure {
+  override readonly name = 'ShipmentContended';
+  constructor(
+    readonly shipmentid: string,
+    rounds: number,
+  ) {
+    super(`Shipment ${shipmentid} found its lines or batches changed under ${rounds} attempts in a row`);
   }
 }

@@ -94,8 +94,8 @@ export const eventSchemas = {
     .object({ ...envelope, ref: text, sku: text, qty: /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)), eta: arrivalDate, location })
     .check(
       /* @__PURE__ */ z.describe(
-        "PATCH /batches/{ref} changed a batch's qty or eta, or a transfer took units from it or gave them back on its cancel " +
-          '(TransferCreated, TransferCancelled); the detail carries its new values, and its location.',
+        "PATCH /batches/{ref} changed a batch's qty or eta, a transfer took units from it or gave them back on its cancel " +
+          '(TransferCreated, TransferCancelled), or a shipment took units of its lines off it (Shipped); the detail carries its new values, and its location.',
       ),
     ),
   OutOfStock: /* @__PURE__ */ z
@@ -173,6 +173,28 @@ export const eventSchemas = {
       /* @__PURE__ */ z.describe(
         'DELETE /transfers/{transferid} gave the units back to batch `from_batchref` (a BatchChanged of it comes with it) and removed the ' +
           'incoming batch `ref`, from which nothing had been taken.',
+      ),
+    ),
+  Shipped: /* @__PURE__ */ z
+    .object({
+      ...envelope,
+      shipmentid: text,
+      orderid: text,
+      location,
+      lines: /* @__PURE__ */ z
+        .array(
+          /* @__PURE__ */ z.object({
+            sku: text,
+            qty: quantity,
+            parts: /* @__PURE__ */ z.array(/* @__PURE__ */ z.object({ batchref: text, qty: quantity })).check(/* @__PURE__ */ z.minLength(1)),
+          }),
+        )
+        .check(/* @__PURE__ */ z.minLength(1)),
+    })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'POST /shipments shipped units of an order\'s lines from `location`: each line\'s units, and the batches they left (`parts`, ' +
+          "in the order of the line's parts). A BatchChanged of each batch comes with it, its `qty` lower by the units that left it.",
       ),
     ),
 } as const;

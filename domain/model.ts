@@ -91,7 +91,17 @@ export interface SplitLine {
   readonly parts: readonly LinePart[];
 }
 
-/** An order line placed into a batch. */
+/** Units of a line that left the building from one batch (domain/shipments.ts), at that batch's location. */
+export interface ShippedUnits {
+  readonly batchref: string;
+  readonly qty: number;
+  readonly location: string;
+}
+
+/**
+ * An order line placed into a batch. Its `qty` is the units it holds on its batches: those not yet
+ * shipped. What it shipped is `shipped`, so the line was allocated `qty` plus those (orderedQtyOf).
+ */
 export interface Allocation extends OrderLine {
   /** Its batch; for a split line, its first part's (`split` names them all). */
   readonly batchref: string;
@@ -102,6 +112,10 @@ export interface Allocation extends OrderLine {
   readonly routing?: Routing;
   /** Present on a line whose request allowed a split, in one part or several: every rule that gives or moves its units reads its parts. */
   readonly split?: SplitLine;
+  /** The units it shipped, batch by batch, in the order they first shipped; absent: none. A split line's parts no longer count them. */
+  readonly shipped?: readonly ShippedUnits[];
+  /** True once a cancel gave back the units it had not shipped: it stays as what it shipped. */
+  readonly cancelled?: true;
 }
 
 /** A line as a batch lists it: a whole line, or one part of a split line (`isPart`: `qty` is the part's, and its order holds the line). */
@@ -171,8 +185,12 @@ export type BatchPreference = (a: Batch, b: Batch) => number;
 export const passesOverSpread = (batches: readonly Batch[], picked?: Batch, preference: BatchPreference = byPreference): boolean =>
   batches.some((batch) => batch.pieces !== undefined && (picked === undefined || preference(batch, picked) < 0));
 
+/** The line the request asks for: its shipped units count, since they were allocated to it. */
 export const isSameLine = (allocation: Allocation, line: OrderLine): boolean =>
-  allocation.orderid === line.orderid && allocation.sku === line.sku && allocation.qty === line.qty;
+  allocation.orderid === line.orderid && allocation.sku === line.sku && orderedQtyOf(allocation) === line.qty;
+
+/** The units the line was allocated: those it still holds on its batches and those it shipped. */
+export const orderedQtyOf = (line: Pick<Allocation, 'qty' | 'shipped'>): number => line.qty + (line.shipped ?? []).reduce((sum, { qty }) => sum + qty, 0);
 
 /** The units the holds recorded on the batch set aside (Batch.held): 0 when none. */
 export const heldOf = (batch: Batch): number => batch.held ?? 0;

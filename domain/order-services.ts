@@ -1,7 +1,8 @@
 import { OrderLinesAlreadyAllocated, OrderLinesRoutedOtherwise, OrderLinesSplitOtherwise, OrderNotAllocated, TooManyParts, AllocationContended } from './errors';
 import { LazyExpiry, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 import { routedStockOf } from './location-services';
-import { type Allocation, type Order, type RoutedAllocation, locationOf, partsOf, splitOf } from './model';
+import { type Allocation, type Order, type RoutedAllocation, locationOf, orderedQtyOf, partsOf, splitOf } from './model';
+import { placedParts } from './shipments';
 import type { BatchRepository, StockRead } from './ports';
 import { planOrder } from './order-plans';
 import { type Routing, isSameRouting, recordedRouting } from './routing';
@@ -108,8 +109,8 @@ const takeExisting = async (
 ): Promise<void> => {
   const asked = new Map(lines.map(({ sku, qty }) => [sku, qty]));
   const ours = existing.filter(({ sku }) => asked.has(sku));
-  const conflicting = ours.filter(({ sku, qty }) => asked.get(sku) !== qty);
-  if (conflicting.length > 0) throw new OrderLinesAlreadyAllocated(orderid, bySku(conflicting).map(({ sku, qty }) => ({ sku, qty })));
+  const conflicting = ours.filter((line) => asked.get(line.sku) !== orderedQtyOf(line));
+  if (conflicting.length > 0) throw new OrderLinesAlreadyAllocated(orderid, bySku(conflicting).map((line) => ({ sku: line.sku, qty: orderedQtyOf(line) })));
   const routedOtherwise = ours.filter((line) => !isSameRouting(line.routing, routing));
   if (routedOtherwise.length > 0) throw new OrderLinesRoutedOtherwise(orderid, bySku(routedOtherwise).map(({ sku }) => ({ sku })));
   const splits = new Map(lines.map(({ sku, split = 'none' }) => [sku, split]));
@@ -118,7 +119,7 @@ const takeExisting = async (
   const located = await Promise.all(
     ours
       .filter(({ sku }) => !done.has(sku))
-      .map(async (line) => ({ ...line, location: line.split?.parts[0]?.location ?? locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
+      .map(async (line) => ({ ...line, location: (line.split ? placedParts(line)[0]?.location : undefined) ?? locationOf(await batchOrThrow(line.batchref, repository, line.sku)) })),
   );
   for (const line of located) done.set(line.sku, line);
 };

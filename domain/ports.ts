@@ -2,6 +2,7 @@ import type { HeldLine, HeldUnits, Hold, Instant } from './holds';
 import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, ListedLine, NewBatch, OrderLine, Part, Placement, RoutedAllocation } from './model';
 import type { Routing } from './routing';
+import type { LineShipped, Shipment } from './shipments';
 import type { Transfer } from './transfers';
 
 /** How stale the locations that route a request may be: a change of a location routes every request within this (docs/architecture.md, "Locations"). */
@@ -127,6 +128,15 @@ export type SaveTransferResult =
   | { readonly outcome: 'transfer-exists'; readonly existing: Transfer }
   /** A batch already has the transferid as its ref, whatever its SKU: the incoming batch cannot have it. Nothing was written. */
   | { readonly outcome: 'batch-exists' };
+
+export type SaveShipmentResult =
+  | { readonly outcome: 'saved' }
+  /** A line or a batch is no longer as read: another request shipped, moved or cancelled first. Nothing was written. */
+  | { readonly outcome: 'changed' }
+  /** A shipment with this shipmentid exists (as stored): a shipmentid is used once. Nothing was written. */
+  | { readonly outcome: 'shipment-exists'; readonly existing: Shipment }
+  /** The shipment needs `writes` in its one transaction, more than the `maxWrites` it holds. Nothing was written. */
+  | { readonly outcome: 'too-many-writes'; readonly writes: number; readonly maxWrites: number };
 
 /** How a SKU's stock is read (BatchRepository.stockOf): as remembered for a take, plainly, or settled. */
 export interface StockRead {
@@ -327,6 +337,15 @@ export interface BatchRepository {
    * or a PATCH), whatever it reads now: its units are that batch's, never the transfer's to take back.
    */
   cancelTransfer(transfer: Transfer, source: Batch, incoming: Batch): Promise<ConditionalWrite | 'incoming-changed'>;
+  /** The shipment as stored (strongly consistent). */
+  shipment(shipmentid: string): Promise<Shipment | undefined>;
+  /**
+   * Records the shipment and ships its units, all or nothing, in one write: each line as `after`
+   * says, on condition that it is still as read (`before`), and each batch a part left (`batches`,
+   * as read, wherever their stock puts them) its `qty` lowered by the units shipped from it, its
+   * `available` unchanged (the units were the line's). The shipmentid must be new.
+   */
+  saveShipment(shipment: Shipment, lines: readonly LineShipped[], batches: readonly Batch[]): Promise<SaveShipmentResult>;
   /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */
   currentTime(): Instant;
   /**

@@ -6,6 +6,7 @@ import {
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
+  LineShipped,
   LocationNotFound,
   LineRoutedOtherwise,
   LineSplitOtherwise,
@@ -28,11 +29,13 @@ import {
   isSameLine,
   locationOf,
   newBatch,
+  orderedQtyOf,
   partsOf,
   passesOverSpread,
   splitOf,
   stockLevels,
 } from './model';
+import { placedParts } from './shipments';
 import { splitLine } from './split-lines';
 import { LazyExpiry, freedExpiredHolds, freedForLines, linesPassOverSpread, picksOf } from './lazy-expiry';
 import { batchesToFree, givenBack, mayHoldExpiredUnits } from './holds';
@@ -190,11 +193,12 @@ export const repeatOrRefused = async <Routed, Answer>(
  * location, read for it (a line does not record it).
  */
 const answerRepeat = async (existing: Allocation, line: OrderLine, routing: Routing, split: Split, repository: BatchRepository): Promise<AllocationOutcome> => {
-  if (!isSameLine(existing, line)) throw new LineAlreadyAllocated(line.orderid, line.sku, existing.qty);
+  if (!isSameLine(existing, line)) throw new LineAlreadyAllocated(line.orderid, line.sku, orderedQtyOf(existing));
   if (!isSameRouting(existing.routing, routing)) throw new LineRoutedOtherwise(line.orderid, line.sku);
   if (splitOf(existing) !== split) throw new LineSplitOtherwise(line.orderid, line.sku);
   if (existing.split) {
-    const parts = existing.split.parts;
+    // As placed: the units each part shipped since count on it.
+    const parts = placedParts(existing).map(({ batchref, qty, location }) => ({ batchref, qty, location }));
     return { batchref: existing.batchref, location: parts[0]?.location ?? '', parts, created: false };
   }
   const batch = await batchOrThrow(existing.batchref, repository, existing.sku);
@@ -265,12 +269,21 @@ export const orderAllocations = async (orderid: string, repository: BatchReposit
   return bySku(lines);
 };
 
-/** Removes the line and gives its stock back to its batch, or each part's to its own; a line that is not there is LineNotFound. */
+/**
+ * Removes the line and gives its stock back to its batch, or each part's to its own; a line that is
+ * not there is LineNotFound. A line that shipped some of its units gives back only the others, and
+ * stays as what it shipped; one shipped whole is LineShipped, but where a cancel gave back its
+ * last units before (a repeat).
+ */
 export const cancelAllocation = async (orderid: string, sku: string, repository: BatchRepository): Promise<void> => {
   let contended = '';
   for (let round = 0; round < MAX_BATCH_ROUNDS; round++) {
     const line = await repository.allocationOf(orderid, sku);
     if (!line) throw new LineNotFound(orderid, sku);
+    if (line.qty === 0) {
+      if (line.cancelled) return;
+      throw new LineShipped(orderid, sku, orderedQtyOf(line));
+    }
     const batches = await Promise.all(partsOf(line).map(({ batchref }) => batchOrThrow(batchref, repository, sku)));
     if ((await repository.cancelAllocation(line, batches)) === 'saved') return;
     contended = batches.map(({ ref }) => ref).join(', ');

@@ -1,6 +1,7 @@
 import { type LocatedHold, confirmHold, extendHold, holdStatus, placeHold, releaseHold } from '../domain/hold-services';
 import { DEFAULT_HOLD_SECONDS, linesOfHold } from '../domain/holds';
-import type { LinePart, RoutedAllocation } from '../domain/model';
+import { type LinePart, type RoutedAllocation, orderedQtyOf } from '../domain/model';
+import { placedParts, shippedQtyOf } from '../domain/shipments';
 import type { BatchRepository } from '../domain/ports';
 import type { Destination, Routing } from '../domain/routing';
 import { allocate, cancelAllocation, orderAllocations } from '../domain/services';
@@ -18,20 +19,26 @@ import { metricNames } from './telemetry-names';
  * a line its request allowed to split, its parts (docs/api.md, "Split lines"), whose batch and
  * location the line names only when it is in one part.
  */
-const placeView = ({ batchref, location, parts }: { readonly batchref: string; readonly location: string; readonly parts?: readonly LinePart[] }) => {
+const placeView = ({ batchref, location, parts }: { readonly batchref: string; readonly location: string; readonly parts?: readonly (LinePart & { readonly shipped?: number })[] }) => {
   if (!parts) return { batchref, location };
-  const view = parts.map((part) => ({ batchref: part.batchref, location: part.location, qty: part.qty }));
+  const view = parts.map((part) => ({ batchref: part.batchref, location: part.location, qty: part.qty, ...shippedView(part.shipped ?? 0) }));
   return parts.length === 1 ? { batchref, location, parts: view } : { parts: view };
 };
 
+/** The units shipped, where some were (docs/api.md, "Shipments"): absent on a line or a part that shipped none. */
+const shippedView = (shipped: number) => (shipped > 0 ? { shipped } : {});
+
 /**
  * An order's or a hold's line as every answer shows it, with its batch's location; every field
- * named, so that what the store holds beside them (its routing) never reaches a client.
+ * named, so that what the store holds beside them (its routing) never reaches a client. `qty` is
+ * what the line was allocated, and a split line's parts each batch's share of it, shipped units
+ * counted in: `shipped` says how many of them left.
  */
-const routedLineView = ({ sku, qty, batchref, location, split }: Pick<RoutedAllocation, 'sku' | 'qty' | 'batchref' | 'location' | 'split'>) => ({
-  sku,
-  qty,
-  ...placeView({ batchref, location, ...(split ? { parts: split.parts } : {}) }),
+const routedLineView = (line: Pick<RoutedAllocation, 'sku' | 'qty' | 'batchref' | 'location' | 'split' | 'shipped'>) => ({
+  sku: line.sku,
+  qty: orderedQtyOf(line),
+  ...placeView({ batchref: line.batchref, location: line.location, ...(line.split ? { parts: placedParts(line) } : {}) }),
+  ...shippedView(shippedQtyOf(line)),
 });
 
 /** What a request says of where its lines may come from, the fields it left out absent. */

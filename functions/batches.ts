@@ -5,12 +5,14 @@ import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf, l
 import type { BatchRepository } from '../domain/ports';
 import { changeBatch } from '../domain/batch-changes';
 import { addBatch, batchStatus, skuStock } from '../domain/services';
+import { ship, shipmentById } from '../domain/shipment-services';
+import type { Shipment } from '../domain/shipments';
 import { cancelTransfer, createTransfer, transferById } from '../domain/transfer-services';
 import type { Transfer } from '../domain/transfers';
 import { countingHoldEndings } from './hold-endings';
 import { json, noContent, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
-import { batchChangeSchema, batchSchema, locationSchema, stockQuerySchema, transferSchema } from './http/schemas';
+import { batchChangeSchema, batchSchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -71,7 +73,19 @@ const transferView = ({ transferid, sku, qty, from, to, eta, fromBatchref, statu
   status,
 });
 
-/** The batches and their stock: adding a batch, reading and changing one, a SKU's stock levels; the locations batches are at; and the transfers that move stock between them. */
+const shipmentView = ({ shipmentid, orderid, location, shippedAt, lines }: Shipment) => ({
+  shipmentid,
+  orderid,
+  location,
+  shipped_at: shippedAt,
+  lines: lines.map(({ sku, qty, parts }) => ({ sku, qty, parts: parts.map((part) => ({ batchref: part.batchref, qty: part.qty })) })),
+});
+
+/**
+ * The batches and their stock: adding a batch, reading and changing one, a SKU's stock levels; the
+ * locations batches are at; the transfers that move stock between them; and the shipments that take
+ * it out of the building.
+ */
 export const createBatchesHandler = (repository: BatchRepository) =>
   routedHandler<BatchesRouteKey>(repository, [
     route('POST /add_batch', {
@@ -140,6 +154,18 @@ export const createBatchesHandler = (repository: BatchRepository) =>
         await cancelTransfer(transferid, store);
         return noContent();
       },
+    }),
+    route('POST /shipments', {
+      body: shipmentSchema,
+      successOutcomes: { 201: 'Shipped', 200: 'ShipmentRepeated' },
+      run: async ({ body }, store) => {
+        const { shipment, created } = await ship(body, store);
+        return json(created ? 201 : 200, shipmentView(shipment));
+      },
+    }),
+    route('GET /shipments/{shipmentid}', {
+      successOutcomes: { 200: 'ShipmentRead' },
+      run: async ({ pathParameters: { shipmentid } }, store) => json(200, shipmentView(await shipmentById(shipmentid, store))),
     }),
   ]);
 

@@ -121,7 +121,7 @@ export class AllocationStack extends Stack {
     });
     new CfnOutput(this, 'WarehousePolicyArn', {
       value: this.callers.policies.warehouse.managedPolicyArn,
-      description: "Attach to a warehouse's role: batches, transfers, locations, and reading stock.",
+      description: "Attach to a warehouse's role: batches, transfers, shipments, locations, and reading stock.",
     });
     new CfnOutput(this, 'ReaderPolicyArn', {
       value: this.callers.policies.reader.managedPolicyArn,

@@ -2,6 +2,7 @@ import { ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { type Hold, type Instant, earliestHeldExpiry, statusAt } from '../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../domain/locations';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf, partsOf } from '../domain/model';
+import type { Shipment } from '../domain/shipments';
 import type { Transfer } from '../domain/transfers';
 import { type Spread, heldBoundFields } from '../functions/store/batches';
 import type { StoredHeldUnits } from '../functions/store/held-units';
@@ -36,6 +37,7 @@ export interface Inventory {
   readonly storedLocations: readonly Location[];
   /** As last written, cancelled ones among them until their records expire. */
   readonly transfers: readonly Transfer[];
+  readonly shipments: readonly Shipment[];
 }
 
 export type Rule =
@@ -55,7 +57,8 @@ export type Rule =
   | 'line-listed-where-read'
   | 'parts-as-their-line-says'
   | 'batch-at-a-location'
-  | 'transfer-accounted';
+  | 'transfer-accounted'
+  | 'shipped-as-recorded';
 
 export interface Violation {
   readonly rule: Rule;
@@ -83,6 +86,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const allocatedAtOf = new Map<string, string>();
   const storedLocations: Location[] = [];
   const transfers: Transfer[] = [];
+  const shipments: Shipment[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
   do {
     const page: ScanCommandOutput = await client.send(
@@ -97,8 +101,9 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       else if (stored.kind === 'line') {
         lines.push(stored.allocation);
         allocatedAtOf.set(JSON.stringify([stored.allocation.orderid, stored.allocation.sku]), stored.allocatedAt);
-        // A split line is listed by its parts' items, each under its batch.
-        if (!stored.allocation.split && !linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH]))) linesListedUnread.push(stored.allocation);
+        // A split line is listed by its parts' items, each under its batch; a line that holds no unit, under none.
+        const listed = linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH]));
+        if (!stored.allocation.split && listed !== stored.allocation.qty > 0) linesListedUnread.push(stored.allocation);
       } else if (stored.kind === 'line-part') {
         const listed = linesOfBatch(stored.allocation.batchref).includes(String(item[LINE_BATCH]));
         partItems.push({ ...stored.allocation, listed, allocatedAt: stored.allocatedAt, location: stored.location ?? DEFAULT_LOCATION_ID });
@@ -107,6 +112,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       else if (stored.kind === 'held-units') heldUnits.push(stored.held);
       else if (stored.kind === 'location') storedLocations.push(stored.location);
       else if (stored.kind === 'transfer') transfers.push(stored.transfer);
+      else if (stored.kind === 'shipment') shipments.push(stored.shipment);
       else if (stored.kind === 'unrecognized') unrecognized.push({ pk: stored.pk, sk: stored.sk });
       // Notices (a deallocation's reason, a refusal) hold no stock: no invariant is about them.
     }
@@ -125,6 +131,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
     locations: storedLocations.map(({ id }) => id),
     storedLocations,
     transfers,
+    shipments,
   };
 };
 
@@ -209,7 +216,7 @@ const show = (value: string) => JSON.stringify(value);
  * has left), and its incoming batch, at its `to`, has them.
  */
 export const findViolations = (
-  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread, partsAstray, locations, transfers }: Inventory,
+  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread, partsAstray, locations, transfers, shipments }: Inventory,
   now?: Instant,
 ): Violation[] => {
   const violations: Violation[] = [];
@@ -380,7 +387,7 @@ export const findViolations = (
   for (const { pk, sk } of unrecognized) {
     violations.push({
       rule: 'item-recognized',
-      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, piece of a batch, known SKU, batch reference, line, notice, hold, location or transfer`,
+      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, piece of a batch, known SKU, batch reference, line, notice, hold, location, transfer or shipment`,
     });
   }
   for (const message of strayPieces) violations.push({ rule: 'pieces-of-their-spread', message });
@@ -403,10 +410,46 @@ export const findViolations = (
     }
   }
   for (const message of partsAstray) violations.push({ rule: 'parts-as-their-line-says', message });
-  for (const { orderid, sku, batchref } of linesListedUnread) {
+  for (const { orderid, sku, batchref, qty } of linesListedUnread) {
     violations.push({
       rule: 'line-listed-where-read',
-      message: `line of order ${show(orderid)} for sku ${show(sku)} is listed in no index partition of batch ${show(batchref)} that a change of it reads (written with another number of shards?)`,
+      message:
+        qty > 0
+          ? `line of order ${show(orderid)} for sku ${show(sku)} is listed in no index partition of batch ${show(batchref)} that a change of it reads (written with another number of shards?)`
+          : `line of order ${show(orderid)} for sku ${show(sku)} holds no unit, but is listed under batch ${show(batchref)}, where a change of it would read it`,
+    });
+  }
+  violations.push(...shippedAsRecorded(lines, shipments));
+  return violations;
+};
+
+/**
+ * Every unit a line says it shipped from a batch, a shipment of its order took from that batch, and
+ * the other way round: a shipment's write records both, and nothing else changes either.
+ */
+const shippedAsRecorded = (lines: readonly Allocation[], shipments: readonly Shipment[]): Violation[] => {
+  const key = (orderid: string, sku: string, batchref: string) => JSON.stringify([orderid, sku, batchref]);
+  const recorded = new Map<string, number>();
+  for (const { orderid, lines: shipped } of shipments) {
+    for (const { sku, parts } of shipped) for (const { batchref, qty } of parts) recorded.set(key(orderid, sku, batchref), (recorded.get(key(orderid, sku, batchref)) ?? 0) + qty);
+  }
+  const violations: Violation[] = [];
+  for (const { orderid, sku, shipped = [] } of lines) {
+    for (const { batchref, qty } of shipped) {
+      const byShipments = recorded.get(key(orderid, sku, batchref)) ?? 0;
+      recorded.delete(key(orderid, sku, batchref));
+      if (byShipments === qty) continue;
+      violations.push({
+        rule: 'shipped-as-recorded',
+        message: `line of order ${show(orderid)} for sku ${show(sku)} shipped ${qty} from batch ${show(batchref)}, where its order's shipments took ${byShipments}`,
+      });
+    }
+  }
+  for (const [unlined, qty] of recorded) {
+    const [orderid = '', sku = '', batchref = ''] = JSON.parse(unlined) as string[];
+    violations.push({
+      rule: 'shipped-as-recorded',
+      message: `shipments of order ${show(orderid)} took ${qty} of sku ${show(sku)} from batch ${show(batchref)}, which no line of the order says it shipped`,
     });
   }
   return violations;

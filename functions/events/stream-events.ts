@@ -3,6 +3,7 @@ import { type DomainEvent, domainEvent } from '../../domain/events';
 import { type Hold, requestedLines } from '../../domain/holds';
 import type { Allocation, LinePart } from '../../domain/model';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
+import { shippedQtyOf } from '../../domain/shipments';
 import type { Transfer } from '../../domain/transfers';
 import type { BatchDescription } from '../store/batches';
 import { type StoredItem, parseStoredItem } from '../store/items';
@@ -78,12 +79,19 @@ const insertionChanges = (after: StoredItem): Change[] => {
       return [['LocationChanged', locationFields(after)]];
     case 'transfer':
       return [['TransferCreated', { time: after.createdAt, ...transferFields(after.transfer) }]];
+    case 'shipment': {
+      const { shipmentid, orderid, location, shippedAt, lines } = after.shipment;
+      return [['Shipped', { time: shippedAt, shipmentid, orderid, location, lines: lines.map(({ sku, qty, parts }) => ({ sku, qty, parts: parts.map((part) => ({ batchref: part.batchref, qty: part.qty })) })) }]];
+    }
     default:
       return [];
   }
 };
 
 const modificationChanges = (before: StoredItem, after: StoredItem): Change[] => {
+  // A shipment changes a line too (Shipped speaks for it), and so does the removal of a line that
+  // shipped units, which stays holding none (its notice's Deallocated speaks for it); neither moves it.
+  if (before.kind === 'line' && after.kind === 'line' && (shippedQtyOf(before.allocation) !== shippedQtyOf(after.allocation) || after.allocation.qty === 0)) return [];
   if (before.kind === 'line' && after.kind === 'line' && before.allocation.split && after.allocation.split) {
     return movedParts(before.allocation, before.allocation.split.parts, after.allocation.split.parts, after.movedAt ?? after.allocatedAt);
   }

@@ -10,6 +10,7 @@ import {
   InvalidSku,
   LineAlreadyAllocated,
   LineNotFound,
+  LineShipped,
   LineRoutedOtherwise,
   LineSplitOtherwise,
   LocationNotFound,
@@ -21,6 +22,10 @@ import {
   OrderNotFound,
   OutOfStock,
   RefusedField,
+  ShipmentExists,
+  ShipmentNotFound,
+  ShipmentTooLarge,
+  TooFewUnshipped,
   TransferConflict,
   TransferNotFound,
   TransferNotInStock,
@@ -150,6 +155,11 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [TransferNotInStock, 400],
   [TransferNotFound, 404],
   [TransferConflict, 409],
+  [ShipmentExists, 409],
+  [ShipmentNotFound, 404],
+  [ShipmentTooLarge, 400],
+  [TooFewUnshipped, 409],
+  [LineShipped, 409],
 ]);
 
 /**
@@ -221,7 +231,9 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
         : {};
     // A line's refusal says why, as each line of an order's does.
     const reason = error instanceof OutOfStock ? { reason: error.reason } : {};
-    return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, code: error.code, ...lines, ...reason }, outcome: error.name };
+    // A shipment refused names the place and each line short there, with the units it has there.
+    const short = error instanceof TooFewUnshipped ? { location: error.location, lines: error.lines } : {};
+    return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, code: error.code, ...lines, ...reason, ...short }, outcome: error.name };
   }
   if (error instanceof InvalidInput) {
     return { statusCode: 400, body: { message: error.message, code: 'validation_failed' satisfies ErrorCode, issues: oneIssuePerField(error) }, outcome: error.name };

@@ -15,6 +15,8 @@ export const routeKeys = {
     'POST /transfers',
     'GET /transfers/{transferid}',
     'DELETE /transfers/{transferid}',
+    'POST /shipments',
+    'GET /shipments/{shipmentid}',
   ],
   allocations: [
     'POST /allocate',

@@ -315,3 +315,21 @@ export const holdSchema = /* @__PURE__ */ objectOf({
   location: /* @__PURE__ */ z.optional(locationIdSchema),
   split,
 });
+
+const shipmentLinesMessage = /* @__PURE__ */ refused(`an array of 1 to ${MAX_ORDER_LINES} lines {sku, qty}, each sku once`);
+
+/**
+ * A shipment (docs/api.md, "Shipments"): units of up to MAX_ORDER_LINES of an order's lines, each SKU
+ * once, leaving from `location` (absent: where the order's unshipped units are, when that is one
+ * place). That the lines have the units there is the domain's to say.
+ */
+export const shipmentSchema = /* @__PURE__ */ objectOf({
+  shipmentid: identifierSchema,
+  orderid: identifierSchema,
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
+  lines: /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: identifierSchema, qty: quantity }), shipmentLinesMessage).check(
+    /* @__PURE__ */ z.minLength(1, shipmentLinesMessage),
+    /* @__PURE__ */ z.maxLength(MAX_ORDER_LINES, shipmentLinesMessage),
+    eachSkuOnce,
+  ),
+});

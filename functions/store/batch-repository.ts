@@ -1,5 +1,6 @@
 import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
+import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
 import { type Allocation, type Batch, type LineMove, type ListedLine, type OrderLine, type Part, type Placement, type RoutedAllocation, hasStockLeft, locationOf, piecesAvailable } from '../../domain/model';
@@ -19,6 +20,7 @@ import type {
   SaveAllocationResult,
   SaveAllocationsResult,
   SaveHoldResult,
+  SaveShipmentResult,
   SaveTransferResult,
   SkuStock,
   StockRead,
@@ -41,6 +43,7 @@ import { LineWrites } from './line-writes';
 import { writesOf } from './pieces';
 import { type FoundBatch, KnownPieces, SpreadBatches, canSpread } from './spread-batches';
 import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
+import { saveShipment, shipmentKey } from './shipments';
 import { TableReads } from './table-reads';
 import { TakeGroups } from './take-groups';
 import { TransferSaves, transferKey } from './transfers';
@@ -250,6 +253,16 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   cancelTransfer(transfer: Transfer, source: Batch, incoming: Batch): Promise<ConditionalWrite | 'incoming-changed'> {
     return this.transfers.cancel(transfer, source, incoming, this.currentTime());
+  }
+
+  async shipment(shipmentid: string): Promise<Shipment | undefined> {
+    const item = await this.reads.item(shipmentKey(shipmentid));
+    const stored = item && parseStoredItem(item);
+    return stored?.kind === 'shipment' ? stored.shipment : undefined;
+  }
+
+  saveShipment(shipment: Shipment, lines: readonly LineShipped[], batches: readonly Batch[]): Promise<SaveShipmentResult> {
+    return saveShipment(this.calls, this.tableName, shipment, lines, batches);
   }
 
   async recordOutOfStock(lines: readonly OrderLine[], routing?: Routing): Promise<void> {

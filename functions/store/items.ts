@@ -7,6 +7,7 @@ import { type StoredHoldItem, parseHoldItem } from './holds';
 import { type StoredLineItem, parseLineItem } from './lines';
 import { type StoredLocationItem, parseLocationItem } from './locations';
 import { type StoredPieceItem, parsePieceItem } from './pieces';
+import { type StoredShipmentItem, parseShipmentItem } from './shipments';
 import { type StoredTransferItem, parseTransferItem } from './transfers';
 
 /*
@@ -31,9 +32,12 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, location, changedAt
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref, location, routing,
- *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt, movedAt
+ *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt, movedAt,
+ *                                                         shipped [{batchref, qty, location}], cancelledAt
+ *                                                         (qty: the units not yet shipped; none: no lineBatch)
  *   split line       pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, split, parts [{batchref, qty, location}],
- *                                                         routing, allocatedAt, movedAt (in no index: its parts are)
+ *                                                         routing, allocatedAt, movedAt, shipped, cancelledAt
+ *                                                         (in no index: its parts are; a part shipped whole leaves parts)
  *   part of a line   pk ORDER#<orderid> sk PART#<len>:<sku>#<batchref> (PART#H:<digest> past 1,024 bytes)
  *                                                         orderid, sku, qty, batchref, location,
  *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt (the line's)
@@ -48,6 +52,8 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  *                                                         revision, changedAt (none for `default` until replaced)
  *   transfer         pk TRANSFER#<transferid> sk TRANSFER  transferid, sku, qty, fromLocation, toLocation, eta,
  *                                                         fromBatchref, status, createdAt, cancelledAt, expiresAt
+ *   shipment         pk SHIPMENT#<shipmentid> sk SHIPMENT  shipmentid, orderid, location, shippedAt,
+ *                                                         lines [{sku, qty, parts [{batchref, qty}]}]
  * A batch's `location` is absent at `default` (every batch of a table written before there were
  * locations among them), so that no item needs a migration; a batch at any other location carries
  * its id, on its item and on its reference (for BatchAdded), and its location's item was checked to
@@ -128,6 +134,7 @@ export type StoredItem =
   | StoredHoldItem
   | StoredLocationItem
   | StoredTransferItem
+  | StoredShipmentItem
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
   | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
 
@@ -137,7 +144,7 @@ export type StoredItem =
  * the two keys of a batch of its sku and ref. No two kinds' keys meet, so at most one parser knows an
  * item, whatever their order.
  */
-const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem, parseTransferItem];
+const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem, parseTransferItem, parseShipmentItem];
 
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   for (const parse of parsers) {

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Instant } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID } from '../../domain/locations';
-import { type Allocation, type Batch, type LineMove, type LinePart, type OrderLine, type Split, locationOf } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, type LinePart, type OrderLine, type ShippedUnits, type Split, locationOf } from '../../domain/model';
 import type { Destination, Routing } from '../../domain/routing';
 import { availableWrites, locationField } from './batches';
 import { ITEM_IS_NEW } from './conditions';
-import { isAt, isNumber, isText, itemKey, shardOf } from './fields';
+import { PK, isAt, isNumber, isText, itemKey, shardOf } from './fields';
 import { parseRouting, routingFields } from './routing-fields';
 import type { TransactWriteItem } from './store-calls';
 import { linesByBatchIndex, partitionKeyPrefix, timeToLiveAttribute } from './table';
@@ -141,20 +141,32 @@ export type StoredLineItem =
 
 /** A line, a deallocation notice or an out-of-stock notice, read back through its key. */
 export const parseLineItem = (item: Record<string, unknown>): StoredLineItem | undefined => {
-  const { [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, orderid, sku, qty, batchref, movedAt, reason, deallocatedAt, refusedAt, noticeId, location } = item;
+  const { [LINE_BATCH]: lineBatch, [ALLOCATED_AT]: allocatedAt, orderid, sku, qty, batchref, movedAt, reason, deallocatedAt, refusedAt, noticeId, location, cancelledAt } = item;
   if (!isText(orderid) || !isText(sku) || !isNumber(qty) || (location !== undefined && !isText(location))) return undefined;
   const line: OrderLine = { orderid, sku, qty };
   const at = locationField({ location });
-  const listed = isText(batchref) && isText(lineBatch) && listsLinesOf(lineBatch, batchref);
+  const shipped = parseShipped(item.shipped);
+  if (!shipped || (cancelledAt !== undefined && !isText(cancelledAt))) return undefined;
+  // A line that holds no unit (it shipped them all, or shipped some and gave back the rest) is listed under no batch.
+  const settled = qty === 0 && shipped.length > 0 && lineBatch === undefined;
+  const shippedFields = { ...(shipped.length > 0 ? { shipped } : {}), ...(isText(cancelledAt) ? { cancelled: true as const } : {}) };
+  const listed = isText(batchref) && ((isText(lineBatch) && listsLinesOf(lineBatch, batchref)) || settled);
   const routed = parseRouting(item);
   if (isText(batchref) && listed && isText(allocatedAt) && (movedAt === undefined || isText(movedAt)) && routed) {
-    if (isAt(item, lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref }, allocatedAt, ...(movedAt ? { movedAt } : {}), ...at, ...routed };
-    if (isAt(item, partKey(orderid, sku, batchref))) return { kind: 'line-part', allocation: { ...line, batchref }, allocatedAt, ...at };
+    if (isAt(item, lineKey(orderid, sku))) return { kind: 'line', allocation: { ...line, batchref, ...shippedFields }, allocatedAt, ...(movedAt ? { movedAt } : {}), ...at, ...routed };
+    if (!settled && shipped.length === 0 && isAt(item, partKey(orderid, sku, batchref))) return { kind: 'line-part', allocation: { ...line, batchref }, allocatedAt, ...at };
   }
-  const split = parseSplit(item.split, item.parts, qty);
+  const split = parseSplit(item.split, item.parts, qty, shipped.length > 0);
   if (split && lineBatch === undefined && isText(allocatedAt) && (movedAt === undefined || isText(movedAt)) && routed && isAt(item, lineKey(orderid, sku))) {
-    const [first] = split.parts as [LinePart, ...LinePart[]];
-    return { kind: 'line', allocation: { ...line, batchref: first.batchref, split }, allocatedAt, ...(movedAt ? { movedAt } : {}), ...locationField(first), ...routed };
+    const first = (split.parts[0] ?? shipped[0]) as LinePart;
+    return {
+      kind: 'line',
+      allocation: { ...line, batchref: first.batchref, split, ...shippedFields },
+      allocatedAt,
+      ...(movedAt ? { movedAt } : {}),
+      ...locationField(first),
+      ...routed,
+    };
   }
   if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason) && (item.parts === undefined || split)) {
     if (isAt(item, deallocationKey(orderid, sku, noticeId))) {
@@ -171,10 +183,26 @@ export const parseLineItem = (item: Record<string, unknown>): StoredLineItem | u
 
 const SPLITS: readonly unknown[] = ['batches', 'locations'] satisfies Split[];
 
-/** A split line's `split` and `parts` as its item holds them: parts on distinct batches, whose qtys sum to the line's. */
-const parseSplit = (split: unknown, parts: unknown, qty: number) => {
-  const parsed = parseParts(parts, qty);
+/**
+ * A split line's `split` and `parts` as its item holds them: parts on distinct batches, whose qtys
+ * sum to the line's; none only for a line that shipped units and holds none.
+ */
+const parseSplit = (split: unknown, parts: unknown, qty: number, hasShipped = false) => {
+  const parsed = Array.isArray(parts) && parts.length === 0 && qty === 0 && hasShipped ? [] : parseParts(parts, qty);
   return SPLITS.includes(split) && parsed ? { split: split as Exclude<Split, 'none'>, parts: parsed } : undefined;
+};
+
+/** A line's shipped units as its item holds them: absent, or units of distinct batches, each more than none. */
+const parseShipped = (shipped: unknown): ShippedUnits[] | undefined => {
+  if (shipped === undefined) return [];
+  if (!Array.isArray(shipped) || shipped.length === 0) return undefined;
+  const parsed = shipped.map((units) => {
+    const { batchref, qty, location } = (units ?? {}) as Record<string, unknown>;
+    return isText(batchref) && isNumber(qty) && qty > 0 && (location === undefined || isText(location)) ? { batchref, qty, location: location ?? DEFAULT_LOCATION_ID } : undefined;
+  });
+  if (parsed.some((units) => units === undefined)) return undefined;
+  const found = parsed as ShippedUnits[];
+  return new Set(found.map(({ batchref }) => batchref)).size === found.length ? found : undefined;
 };
 
 const parseParts = (parts: unknown, qty: number): LinePart[] | undefined => {
@@ -298,6 +326,67 @@ const lineMoveWrite = (tableName: string, allocation: Allocation, to: Batch, now
 };
 
 /**
+ * A line that shipped units gives back the others and stays, as what it shipped: it holds no unit,
+ * is listed under no batch (a change of its batch has nothing of it to move), and a cancel marks it
+ * (`cancelledAt`), so that a repeat of the cancel finds it done. On condition that it is as read.
+ */
+const lineEmptiedWrite = (tableName: string, allocation: Allocation, reason: DeallocationReason, now: Instant): TransactWriteItem => {
+  const asRead = lineAsRead(allocation);
+  const cancelled = reason === 'cancelled';
+  return {
+    Update: {
+      TableName: tableName,
+      Key: lineKey(allocation.orderid, allocation.sku),
+      UpdateExpression: `SET qty = :none${allocation.split ? ', parts = :noParts' : ''}${cancelled ? ', cancelledAt = :cancelledAt' : ''} REMOVE ${LINE_BATCH}`,
+      ConditionExpression: asRead.ConditionExpression,
+      ExpressionAttributeValues: {
+        ...asRead.ExpressionAttributeValues,
+        ':none': 0,
+        ...(allocation.split ? { ':noParts': [] } : {}),
+        ...(cancelled ? { ':cancelledAt': new Date(now).toISOString() } : {}),
+      },
+    },
+  };
+};
+
+/** A line's shipped units as its item holds them: a location at `default` absent, as a batch's. */
+const shippedField = (shipped: readonly ShippedUnits[]) => shipped.map(({ batchref, qty, location }) => ({ batchref, qty, ...locationField({ location }) }));
+
+/**
+ * A line as a shipment leaves it (`after`: fewer units held, more shipped), on condition that it is
+ * as read (`before`): two shipments, or a shipment and a move or a cancel, never both count the
+ * same units. A line left with none is listed under no batch; a split line's part items follow its
+ * parts (the line's condition guards them): a part's qty lowered, or the part removed once shipped whole.
+ */
+export const lineShipWrites = (tableName: string, before: Allocation, after: Allocation): TransactWriteItem[] => {
+  const asRead = lineAsRead(before);
+  const settled = after.qty === 0;
+  const line: TransactWriteItem = {
+    Update: {
+      TableName: tableName,
+      Key: lineKey(before.orderid, before.sku),
+      UpdateExpression: `SET qty = :qtyLeft, shipped = :shipped${after.split ? ', parts = :partsLeft' : ''}${settled && !before.split ? ` REMOVE ${LINE_BATCH}` : ''}`,
+      ConditionExpression: asRead.ConditionExpression,
+      ExpressionAttributeValues: {
+        ...asRead.ExpressionAttributeValues,
+        ':qtyLeft': after.qty,
+        ':shipped': shippedField(after.shipped ?? []),
+        ...(after.split ? { ':partsLeft': partsField(after.split.parts) } : {}),
+      },
+    },
+  };
+  const partWrites = (before.split?.parts ?? []).flatMap((part): TransactWriteItem[] => {
+    const left = after.split?.parts.find(({ batchref }) => batchref === part.batchref);
+    if (left?.qty === part.qty) return [];
+    const Key = partKey(before.orderid, before.sku, part.batchref);
+    if (!left) return [{ Delete: { TableName: tableName, Key } }];
+    // Guards "a part's item exists only with its part": an update would otherwise make one.
+    return [{ Update: { TableName: tableName, Key, UpdateExpression: 'SET qty = :partLeft', ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: { ':partLeft': left.qty } } }];
+  });
+  return [line, ...partWrites];
+};
+
+/**
  * The line's removal from its batch, `from`, at `now`, and, in the same transaction, the notice that
  * says why it left (for Deallocated) and where from: the batch's location as read, whatever the line
  * records.
@@ -315,7 +404,7 @@ export const lineRemovalWrites = (
   // A split line's notice names its parts, each where its line records it.
   const where = split ? { ...locationField(split.parts[0] ?? {}), split: split.split, parts: partsField(split.parts) } : locationField(from);
   return [
-    { Delete: { TableName: tableName, Key: lineKey(orderid, sku), ...lineAsRead(allocation) } },
+    allocation.shipped ? lineEmptiedWrite(tableName, allocation, reason, now) : { Delete: { TableName: tableName, Key: lineKey(orderid, sku), ...lineAsRead(allocation) } },
     ...(split?.parts ?? []).map((part) => partRemoval(tableName, allocation, part)),
     {
       Put: {

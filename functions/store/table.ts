@@ -68,6 +68,8 @@ export const partitionKeyPrefix = {
   locations: 'LOCATIONS',
   /** A transfer's record: what it moved, from which batch, and whether it was cancelled. */
   transfer: 'TRANSFER#',
+  /** A shipment's record: the units of an order's lines that left, and the batches they left. */
+  shipment: 'SHIPMENT#',
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
@@ -78,11 +80,13 @@ const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'posit
  * A line's; `routing` what its request named (functions/store/routing-fields.ts), which a hold's record
  * names too; `split` and `parts` a split line's, which its notice names too (functions/store/lines.ts).
  */
-const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt', 'routing', 'split', 'parts'];
+const lineAttributes = ['orderid', 'batchref', linesByBatchIndex.partitionKey.name, linesByBatchIndex.sortKey.name, 'movedAt', 'routing', 'split', 'parts', 'shipped', 'cancelledAt'];
 /** A hold's record, besides the `orderid` and `routing` a line names too and the time to live a notice has too. */
 const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', activeHoldsIndex.partitionKey.name];
 /** A transfer's record, besides what a batch or a hold's record names too, and the mark on its incoming batch's reference (functions/store/transfers.ts). */
 const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt', 'incomingOf'];
+/** A shipment's record, besides the `orderid`, `lines` and `location` a line, a hold or a batch names too (functions/store/shipments.ts). */
+const shipmentAttributes = ['shipmentid', 'shippedAt'];
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */
@@ -130,7 +134,7 @@ const WRITES = ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'
 
 /** The allocations handler's items: the SKU's stock, its batches and their pieces, the order's lines, the holds. */
 const allocationsItems = [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.order, partitionKeyPrefix.hold];
-/** The batches handler's items: the allocations handler's, the batch references, the locations and the transfers. */
+/** The batches handler's items: the allocations handler's, the batch references, the locations, the transfers and the shipments. */
 const batchesItems = [
   partitionKeyPrefix.sku,
   partitionKeyPrefix.piece,
@@ -139,6 +143,7 @@ const batchesItems = [
   partitionKeyPrefix.hold,
   partitionKeyPrefix.locations,
   partitionKeyPrefix.transfer,
+  partitionKeyPrefix.shipment,
 ];
 
 export const tableAccess = {
@@ -157,7 +162,8 @@ export const tableAccess = {
   // references, and the lines a shrinking batch moves (found through the index) and the holds it ends;
   // the locations' routes, and the check a new batch's transaction makes that its location exists
   // (ConditionCheckItem: a read of the item's existence, which writes nothing); the transfers, their
-  // records and the batches they take from, add and remove.
+  // records and the batches they take from, add and remove; the shipments, their records, and the
+  // lines and batches whose units they ship.
   batches: {
     reads: [...READS, 'dynamodb:ConditionCheckItem'],
     writes: WRITES,
@@ -172,6 +178,7 @@ export const tableAccess = {
       ...heldUnitsAttributes,
       ...locationAttributes,
       ...transferAttributes,
+      ...shipmentAttributes,
     ],
     indexQueries: [{ index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] }],
   },

@@ -15,7 +15,7 @@ type RouteKey = AllocationsRouteKey | BatchesRouteKey;
 export const CALLER_SCOPES = {
   /** Lines, whole orders and holds through checkout, an order's lines read: the allocations function's routes but the API's description; and a SKU's stock read. */
   storefront: [...routeKeys.allocations.filter((routeKey) => routeKey !== 'GET /openapi.json'), 'GET /skus/{sku}/stock'],
-  /** Batches, a SKU's stock, locations and transfers: the batches function's routes. */
+  /** Batches, a SKU's stock, locations, transfers and shipments: the batches function's routes. */
   warehouse: routeKeys.batches,
   /** Every route that changes nothing. */
   reader: Object.values(routeKeys)
@@ -57,7 +57,7 @@ export class CallerPolicies extends Part {
     };
     this.policies = {
       storefront: policyOf('storefront', 'A storefront: allocate lines and whole orders, hold stock through checkout, read orders and stock.'),
-      warehouse: policyOf('warehouse', 'A warehouse: add and change batches, move stock between locations, keep the locations, read stock.'),
+      warehouse: policyOf('warehouse', 'A warehouse: add and change batches, move stock between locations, ship orders, keep the locations, read stock.'),
       reader: policyOf('reader', 'A reader: every route that changes nothing.'),
     };
   }

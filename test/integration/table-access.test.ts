@@ -281,6 +281,41 @@ describe("each handler's calls to the table stay within what its role is granted
     expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
   });
 
+  it('batches: shipments of a whole line and of a split one (a part shipped whole), repeated, refused and read; then the lines that shipped cancelled and moved', async () => {
+    const [sku, other] = [uniqueId('sku'), uniqueId('sku')];
+    const [shipped, room, first, second] = [uniqueId('batch'), uniqueId('batch'), uniqueId('batch'), uniqueId('batch')];
+    await table.repository().addBatch({ ref: shipped, sku, qty: 5, available: 5, eta: null });
+    await table.repository().addBatch({ ref: room, sku, qty: 5, available: 5, eta: '2030-01-01' });
+    for (const ref of [first, second]) await table.repository().addBatch({ ref, sku: other, qty: 2, available: 2, eta: null });
+    const orderid = uniqueId('order');
+    await allocate({ orderid, sku, qty: 4 }, table.repository());
+    await allocate({ orderid, sku: other, qty: 3 }, table.repository(), {}, 'batches');
+    const { sender, actions } = recording(table.documentClient);
+    const batches = createBatchesHandler(table.repository({ sender }));
+    const cancels = recording(table.documentClient);
+    const allocations = createAllocationsHandler(table.repository({ sender: cancels.sender }));
+    const shipment = { shipmentid: uniqueId('parcel'), orderid, lines: [{ sku, qty: 1 }, { sku: other, qty: 2 }] };
+
+    const statuses = await statusesOf(batches, [
+      postEvent('/shipments', shipment),
+      postEvent('/shipments', shipment),
+      postEvent('/shipments', { ...shipment, shipmentid: uniqueId('parcel'), lines: [{ sku, qty: 9 }] }),
+      routeEvent('GET /shipments/{shipmentid}', { pathParameters: { shipmentid: shipment.shipmentid } }),
+      // The line's 3 units left move to the shipment: its shipped unit stays.
+      routeEvent('PATCH /batches/{ref}', { pathParameters: { ref: shipped }, body: { qty: 1 } }),
+    ]);
+    statuses.push(...(await statusesOf(allocations, [routeEvent('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid, sku: other } })])));
+
+    expect(statuses).toEqual([201, 200, 409, 200, 200, 204]);
+    const done = actions.map(({ action, partitionKey }) => `${action} on ${partitionKey.split('#')[0]}`);
+    for (const action of ['dynamodb:PutItem on SHIPMENT', 'dynamodb:GetItem on SHIPMENT', 'dynamodb:UpdateItem on ORDER', 'dynamodb:DeleteItem on ORDER', 'dynamodb:UpdateItem on BATCHREF']) {
+      expect(done).toContain(action);
+    }
+    expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
+    expect(cancels.actions.map(({ action }) => action)).toContain('dynamodb:UpdateItem');
+    expect(outsideGrant(cancels.actions, tableAccess.allocations)).toEqual([]);
+  });
+
   it('batches: a change that releases a hold on the batch', async () => {
     const sku = uniqueId('sku');
     const ref = uniqueId('batch');

@@ -201,7 +201,7 @@ describe('the invariant check', () => {
   it('reports an item that is no batch, batch reference or line', async () => {
     await table.documentClient.send(new PutCommand({ TableName: table.tableName, Item: { pk: 'SKU#LAMP', sk: 'STRAY', qty: 1 } }));
     expect(await violations()).toEqual([
-      { rule: 'item-recognized', message: 'item pk "SKU#LAMP" sk "STRAY" is not a batch, piece of a batch, known SKU, batch reference, line, notice, hold, location or transfer' },
+      { rule: 'item-recognized', message: 'item pk "SKU#LAMP" sk "STRAY" is not a batch, piece of a batch, known SKU, batch reference, line, notice, hold, location, transfer or shipment' },
     ]);
   });
 

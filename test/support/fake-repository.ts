@@ -17,6 +17,7 @@ import {
   takesOf,
 } from '../../domain/model';
 import type { Routing } from '../../domain/routing';
+import type { LineShipped, Shipment } from '../../domain/shipments';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -33,6 +34,7 @@ import type {
   SaveAllocationResult,
   SaveAllocationsResult,
   SaveHoldResult,
+  SaveShipmentResult,
   SaveTransferResult,
   SkuStock,
   StoredLocation,
@@ -59,6 +61,8 @@ export class FakeRepository implements BatchRepository {
   readonly locationItems = new Map<string, StoredLocation>();
   /** Transfers by transferid, as last written. */
   readonly transfers = new Map<string, Transfer>();
+  /** Shipments by shipmentid. */
+  readonly shipments = new Map<string, Shipment>();
   /** Each hold's units on a batch, by heldKey, as the adapter keeps a record of their own. */
   readonly held = new Map<string, HeldUnits & { readonly ref: string }>();
   /**
@@ -283,7 +287,7 @@ export class FakeRepository implements BatchRepository {
   async linesOn(ref: string, limit: number): Promise<ListedLine[]> {
     return [...this.lines.values()]
       .flatMap((line): ListedLine[] => {
-        if (!line.split) return line.batchref === ref ? [line] : [];
+        if (!line.split) return line.batchref === ref && line.qty > 0 ? [line] : [];
         const part = line.split.parts.find(({ batchref }) => batchref === ref);
         return part ? [{ orderid: line.orderid, sku: line.sku, qty: part.qty, batchref: ref, isPart: true }] : [];
       })
@@ -293,7 +297,7 @@ export class FakeRepository implements BatchRepository {
 
   async cancelAllocation(allocation: Allocation, batches: readonly Batch[]): Promise<ConditionalWrite> {
     if (!this.hasLineAsRead(allocation) || batches.some(({ ref }) => !this.batches.has(ref))) return 'changed';
-    this.lines.delete(lineKey(allocation.orderid, allocation.sku));
+    this.removeLine(allocation, true);
     for (const { batchref, qty } of partsOf(allocation)) {
       const batch = this.batches.get(batchref) as Batch;
       this.batches.set(batchref, { ...batch, available: batch.available + qty });
@@ -313,7 +317,7 @@ export class FakeRepository implements BatchRepository {
         const batch = this.batches.get(other.batchref) as Batch;
         this.batches.set(other.batchref, { ...batch, available: batch.available + other.qty });
       }
-      this.lines.delete(key);
+      this.removeLine(line);
       return 'saved';
     }
     this.take(to, part.qty);
@@ -352,7 +356,7 @@ export class FakeRepository implements BatchRepository {
     for (const { line, to } of written) {
       const key = lineKey(line.orderid, line.sku);
       if (to) this.lines.set(key, { ...line, batchref: to });
-      else this.lines.delete(key);
+      else this.removeLine(line);
     }
     return { outcome: 'saved', moved: written.length };
   }
@@ -426,6 +430,35 @@ export class FakeRepository implements BatchRepository {
   private lastsAsRead(hold: Hold, now: Instant): boolean {
     const stored = this.holds.get(hold.holdid);
     return stored?.status === 'active' && stored.expiresAt === hold.expiresAt && !hasExpired(hold.expiresAt, now);
+  }
+
+  /** The adapter's: a line that shipped units stays, as what it shipped, holding none; a cancel marks it so. */
+  private removeLine(line: Allocation, cancelled = false): void {
+    const key = lineKey(line.orderid, line.sku);
+    if (!line.shipped) this.lines.delete(key);
+    else this.lines.set(key, { ...line, qty: 0, ...(line.split ? { split: { ...line.split, parts: [] } } : {}), ...(cancelled ? { cancelled: true } : {}) });
+  }
+
+  async shipment(shipmentid: string): Promise<Shipment | undefined> {
+    return this.shipments.get(shipmentid);
+  }
+
+  /** The adapter's conditions: a new shipmentid, each line as read, each batch stored; the units leave each batch's qty, its available unchanged. */
+  async saveShipment(shipment: Shipment, lines: readonly LineShipped[], batches: readonly Batch[]): Promise<SaveShipmentResult> {
+    const existing = this.shipments.get(shipment.shipmentid);
+    if (existing) return { outcome: 'shipment-exists', existing };
+    const partsChanged = lines.reduce((sum, { before, after }) => sum + (before.split?.parts.filter((part) => !after.split?.parts.some((left) => left.batchref === part.batchref && left.qty === part.qty)).length ?? 0), 0);
+    const writes = lines.length + partsChanged + 2 * batches.length + 1;
+    if (writes > FakeRepository.MAX_WRITES) return { outcome: 'too-many-writes', writes, maxWrites: FakeRepository.MAX_WRITES };
+    if (!lines.every(({ before }) => this.hasLineAsRead(before)) || batches.some(({ ref }) => !this.batches.has(ref))) return { outcome: 'changed' };
+    for (const { after } of lines) this.lines.set(lineKey(after.orderid, after.sku), after);
+    for (const { ref } of batches) {
+      const shipped = shipment.lines.reduce((sum, line) => sum + line.parts.reduce((partSum, part) => (part.batchref === ref ? partSum + part.qty : partSum), 0), 0);
+      const batch = this.batches.get(ref) as Batch;
+      this.batches.set(ref, { ...batch, qty: batch.qty - shipped });
+    }
+    this.shipments.set(shipment.shipmentid, shipment);
+    return { outcome: 'saved' };
   }
 
   private hasLineAsRead(allocation: Allocation): boolean {

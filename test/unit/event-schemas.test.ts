@@ -45,6 +45,7 @@ const validDetails: { [Name in EventName]: EventDetail<Name> } = {
   LocationChanged: { ...envelope, location: 'lyon', name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 } },
   TransferCreated: { ...envelope, ...transfer },
   TransferCancelled: { ...envelope, ...transfer },
+  Shipped: { ...envelope, shipmentid: 'parcel-1', orderid: 'o1', location: 'lyon', lines: [{ sku: 'LAMP', qty: 3, parts: [{ batchref: 'b1', qty: 3 }] }] },
 };
 
 type Detail = Record<string, unknown>;
@@ -71,7 +72,8 @@ const invalidDetails = (name: EventName): Array<[string, Detail]> => {
   }
   if ('location' in valid) cases.push(['with an empty location', { ...valid, location: '' }]);
   if (name !== 'OutOfStock' && name !== 'LocationChanged' && name !== 'TransferCreated' && name !== 'TransferCancelled') {
-    cases.push(['without the location of its batch', 'lines' in valid ? withLineFields(valid, { location: undefined }) : { ...valid, location: undefined }]);
+    // A hold's lines each name their batch's location; a shipment names the one place it left from.
+    cases.push(['without the location of its batch', 'lines' in valid && name !== 'Shipped' ? withLineFields(valid, { location: undefined }) : { ...valid, location: undefined }]);
   }
   if ('destination' in valid) {
     cases.push(
@@ -89,11 +91,17 @@ const invalidDetails = (name: EventName): Array<[string, Detail]> => {
   }
   if ('eta' in valid) cases.push(['with an eta on 30 February', { ...valid, eta: '2026-02-30' }]);
   if ('reason' in valid) cases.push(['with an unknown reason', { ...valid, reason: 'lost' }]);
-  if ('lines' in valid) {
+  if ('lines' in valid) cases.push(['with no lines', { ...valid, lines: [] }]);
+  if ('holdid' in valid) {
     cases.push(
-      ['with no lines', { ...valid, lines: [] }],
       ['with a line without its batchref', withLineFields(valid, { batchref: undefined })],
       ['with an expires_at not in UTC', { ...valid, expires_at: '2026-03-01T10:45:00+01:00' }],
+    );
+  }
+  if ('shipmentid' in valid) {
+    cases.push(
+      ['with a line that left no batch', withLineFields(valid, { parts: [] })],
+      ['with a part without its batchref', withLineFields(valid, { parts: [{ qty: 3 }] })],
     );
   }
   return cases;

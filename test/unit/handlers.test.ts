@@ -440,6 +440,7 @@ describe('the issues of a refused body', () => {
       pathParameters: { id: 'lyon' },
     },
     'POST /transfers': { body: { transferid: 'transfer-1', sku: 'LAMP', qty: 1, from: 'default', to: 'lyon', eta: '2027-03-01' } },
+    'POST /shipments': { body: { shipmentid: 'parcel-1', orderid: 'order-1', location: 'default', lines: [{ sku: 'LAMP', qty: 1 }] } },
   };
 
   /** Stands for a number JSON.stringify cannot write: `1e400` in the text, which JSON.parse reads as Infinity. */

@@ -100,6 +100,8 @@ describe('docs/openapi.json', () => {
       'POST /transfers': 'createTransfer',
       'GET /transfers/{transferid}': 'getTransfer',
       'DELETE /transfers/{transferid}': 'cancelTransfer',
+      'POST /shipments': 'ship',
+      'GET /shipments/{shipmentid}': 'getShipment',
       'POST /allocate': 'allocate',
       'POST /orders': 'allocateOrder',
       'GET /allocations/{orderid}': 'getOrderAllocations',
@@ -425,6 +427,40 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
     repository.saveTransfer = async () => ({ outcome: 'batch-changed' });
     await expectDocumented('POST /transfers', send('POST /transfers', { body: { ...transfer, transferid: 'transfer-3' } }), 503);
+  });
+
+  it("the shipments' life gets the documented answer at each step, and a shipment that keeps losing its lines a documented 503", async () => {
+    const repository = new FakeRepository();
+    await repository.saveLocation({ id: 'warehouse-lyon', name: 'Lyon', priority: 1, serves: ['FR'], active: true });
+    const send = serviceOver(repository);
+    const shipment = exampleBodyOf('POST /shipments') as Record<string, unknown>;
+    const { location: _, ...anywhere } = shipment;
+    const line = { pathParameters: { orderid: 'order-1', sku: 'LAMP' } };
+    const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
+      ['POST /shipments', { body: shipment }, 404],
+      ['POST /add_batch', { body: { ref: 'batch-1', sku: 'LAMP', qty: 10, eta: null } }, 201],
+      ['POST /add_batch', { body: { ref: 'batch-2', sku: 'CHAIR', qty: 10, eta: null, location: 'warehouse-lyon' } }, 201],
+      ['POST /allocate', { body: { orderid: 'order-1', sku: 'LAMP', qty: 3 } }, 201],
+      ['POST /shipments', { body: { ...shipment, lines: [{ sku: 'CHAIR', qty: 1 }] } }, 404],
+      ['POST /allocate', { body: { orderid: 'order-1', sku: 'CHAIR', qty: 1 } }, 201],
+      ['POST /shipments', { body: anywhere }, 400],
+      ['POST /shipments', { body: { ...shipment, lines: [{ sku: 'LAMP', qty: 4 }] } }, 409],
+      ['POST /shipments', { body: shipment }, 201],
+      ['POST /shipments', { body: shipment }, 200],
+      ['POST /shipments', { body: { ...shipment, lines: [{ sku: 'LAMP', qty: 1 }] } }, 409],
+      ['GET /shipments/{shipmentid}', { pathParameters: { shipmentid: 'parcel-1' } }, 200],
+      ['GET /shipments/{shipmentid}', { pathParameters: { shipmentid: 'parcel-9' } }, 404],
+      ['GET /allocations/{orderid}', { pathParameters: { orderid: 'order-1' } }, 200],
+      ['POST /shipments', { body: { ...shipment, shipmentid: 'parcel-2', lines: [{ sku: 'LAMP', qty: 1 }] } }, 201],
+      ['DELETE /allocations/{orderid}/{sku}', line, 409],
+      ['DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: 'order-1', sku: 'CHAIR' } }, 204],
+    ];
+    for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
+    repository.saveShipment = async () => ({ outcome: 'changed' });
+    await send('POST /allocate', { body: { orderid: 'order-2', sku: 'LAMP', qty: 1 } });
+    await expectDocumented('POST /shipments', send('POST /shipments', { body: { ...shipment, shipmentid: 'parcel-3', orderid: 'order-2', lines: [{ sku: 'LAMP', qty: 1 }] } }), 503);
+    repository.saveShipment = async () => ({ outcome: 'too-many-writes', writes: 101, maxWrites: 100 });
+    await expectDocumented('POST /shipments', send('POST /shipments', { body: { ...shipment, shipmentid: 'parcel-4', orderid: 'order-2', lines: [{ sku: 'LAMP', qty: 1 }] } }), 400);
   });
 
   it("answers a hold's conflicts with documented 409s, and a hold that keeps changing under a write with a documented 503", async () => {

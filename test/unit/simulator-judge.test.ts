@@ -28,6 +28,7 @@ const inventory = (parts: Partial<Inventory> = {}): Inventory => ({
   locations: [],
   storedLocations: [],
   transfers: [],
+  shipments: [],
   ...parts,
 });
 

@@ -25,6 +25,7 @@ import {
   orderSchema,
   pathParameterSchemaOf,
   qtyOrEta,
+  shipmentSchema,
   transferSchema,
 } from '../../functions/http/schemas';
 import { nfcFormat, uniqueItemPropertiesKeyword } from './extensions';
@@ -114,6 +115,7 @@ export const requestBodySchemas = {
   HoldConfirmation: holdConfirmationSchema,
   LocationDefinition: locationSchema,
   NewTransfer: transferSchema,
+  NewShipment: shipmentSchema,
 } as const;
 
 export type RequestBodyName = keyof typeof requestBodySchemas;
@@ -153,6 +155,11 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     'A transfer: `qty` units of `sku` taken from one batch in stock at location `from`, sent to location `to`, where they ' +
     'arrive on `eta` (a date: the incoming batch is a shipment) as a batch whose `ref` is the `transferid`. `from` and `to` ' +
     'must be active locations that exist, and differ. Any other field is refused.',
+  NewShipment:
+    "A shipment: `qty` units of each line named (by `sku`) of order `orderid`, leaving from `location`, one parcel from one " +
+    "place: the line's units there, from its parts there in their order (a whole line: its batch). `location` may be left " +
+    "out when the order's unshipped units are all at one location. Each SKU at most once " +
+    `(\`${uniqueItemPropertiesKeyword.name}\`), up to 25 lines. Any other field is refused.`,
 };
 
 /** The request schemas, exported from zod, by the names the document gives them. */
@@ -254,11 +261,15 @@ const message = { type: 'string', description: 'Human-readable; safe to show.' }
 const code = ref('ErrorCode');
 const requestId = { type: 'string', description: 'The API Gateway request id, also in the request log line.' } as const;
 
+/** Units of a line that shipped (docs/api.md, "Shipments"). */
+const shipped = { type: 'integer', minimum: 1, maximum: MAX_QTY, description: 'The units of `qty` that shipped: absent while none has.' } as const;
+
 /** A split line's parts (docs/api.md, "Split lines"). */
 const parts = listOf(
   closedObject(
-    { batchref: identifier, location: { ...locationId, description: 'The location of the batch.' }, qty: quantity },
-    "Units of the line on one batch, and that batch's location.",
+    { batchref: identifier, location: { ...locationId, description: 'The location of the batch.' }, qty: quantity, shipped },
+    "Units of the line on one batch (those that shipped from it among them), and that batch's location.",
+    ['batchref', 'location', 'qty'],
   ),
   "Present only for a line whose request allowed a `split`, even in one part: each part's batch, location and units, in the order the rule preferred them when the line was placed (a part a change of its batch moved takes the place of the one it left, or joins the line's part on its new batch). " +
     'A line in one part names its batch and location beside them too.',
@@ -278,10 +289,11 @@ const responseSchemas = {
   RoutedLine: closedObject(
     {
       sku: identifier,
-      qty: quantity,
+      qty: { ...quantity, description: 'The units allocated to the line: those that shipped among them.' },
       batchref: { ...identifier, description: 'The batch the line is on: absent for a line in several parts.' },
       location: { ...locationId, description: 'The location of the batch: absent for a line in several parts.' },
       parts,
+      shipped,
     },
     'A line of an order or a hold, its batch, and where that batch is; for a line whose request allowed a `split`, its parts.',
     ['sku', 'qty'],
@@ -398,6 +410,43 @@ const responseSchemas = {
       status: { enum: ['active', 'cancelled'], description: '`cancelled` once `DELETE /transfers/{transferid}` gave its units back.' },
     },
     'A transfer as made, and whether it was cancelled.',
+  ),
+  Shipment: closedObject(
+    {
+      shipmentid: identifier,
+      orderid: identifier,
+      location: { ...locationId, description: 'Where the parcel left from.' },
+      shipped_at: { type: 'string', format: 'date-time', description: 'When it shipped: ISO 8601 UTC, milliseconds.' },
+      lines: listOf(
+        closedObject(
+          {
+            sku: identifier,
+            qty: quantity,
+            parts: listOf(closedObject({ batchref: identifier, qty: quantity }, 'Units that left one batch.'), "The batches the units left, in the order of the line's parts.", 1),
+          },
+          'A line of the shipment: its units, and the batches they left.',
+        ),
+        'As the request named them.',
+        1,
+      ),
+    },
+    'A shipment as made: a parcel that left one location.',
+  ),
+  TooFewUnshipped: closedObject(
+    {
+      message,
+      code: { const: 'too_few_unshipped' },
+      location: { ...locationId, description: 'Where the shipment leaves from.' },
+      lines: listOf(
+        closedObject(
+          { sku: identifier, qty: { ...quantity, description: 'The units the shipment asks.' }, unshipped: units('The units of the line not yet shipped at `location`.') },
+          'A line with fewer units not yet shipped at the location than the shipment asks.',
+        ),
+        'Every such line.',
+        1,
+      ),
+    },
+    'Some lines have fewer units not yet shipped at the location than the shipment asks; nothing was shipped.',
   ),
   HoldNotPlaced: closedObject(
     {

@@ -14,6 +14,7 @@ import {
   HoldNotPlaced,
   InvalidSku,
   LineAlreadyAllocated,
+  LineShipped,
   LocationNotFound,
   LineNotFound,
   LineRoutedOtherwise,
@@ -25,7 +26,12 @@ import {
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
+  ShipmentExists,
+  ShipmentLocationNeeded,
+  ShipmentNotFound,
+  ShipmentTooLarge,
   StoreUnavailable,
+  TooFewUnshipped,
   TransferConflict,
   TransferNotFound,
   TransferNotInStock,
@@ -250,6 +256,15 @@ const LOCATION_EXAMPLE = { id: 'warehouse-lyon', name: 'Lyon warehouse', priorit
 const TRANSFER_REQUEST_EXAMPLE = { transferid: 'transfer-1', sku: 'LAMP', qty: 5, from: 'default', to: 'warehouse-lyon', eta: '2026-06-01' };
 const TRANSFER_MADE_EXAMPLE = { transferid: 'transfer-1', from_batchref: 'batch-1', ref: 'transfer-1' };
 const TRANSFER_EXAMPLE = { ...TRANSFER_REQUEST_EXAMPLE, from_batchref: 'batch-1', ref: 'transfer-1', status: 'active' };
+
+const SHIPMENT_REQUEST_EXAMPLE = { shipmentid: 'parcel-1', orderid: 'order-1', location: 'default', lines: [{ sku: 'LAMP', qty: 2 }] };
+const SHIPMENT_EXAMPLE = {
+  shipmentid: 'parcel-1',
+  orderid: 'order-1',
+  location: 'default',
+  shipped_at: '2026-11-25T10:00:00.000Z',
+  lines: [{ sku: 'LAMP', qty: 2, parts: [{ batchref: 'batch-1', qty: 2 }] }],
+};
 
 /** A line of 30 split over two batches at one place, as an order's or a hold's answer shows it. */
 const SPLIT_LINE_EXAMPLE = {
@@ -502,6 +517,49 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       ),
     ],
   },
+  'POST /shipments': {
+    operationId: 'ship',
+    summary: 'Ship units of an order',
+    description:
+      "Records that units of the order's lines left `location`, one parcel: each line's units there, from its parts there in " +
+      "their order (a whole line: its batch). In one transaction, each batch's `qty` falls by the units that left it (its " +
+      "`available` does not change: the units were the line's), each line records them as `shipped`, and the shipment is " +
+      "stored. `location` may be left out when the order's unshipped units are all at one place. The same shipment again " +
+      'is a repeat, answered as stored.',
+    requestBody: { schema: 'NewShipment', example: SHIPMENT_REQUEST_EXAMPLE, refused: { ...SHIPMENT_REQUEST_EXAMPLE, lines: [] } },
+    answers: [
+      { status: 201, when: 'The units shipped', name: 'Shipped', body: json('Shipment', SHIPMENT_EXAMPLE) },
+      { status: 200, when: 'The same shipment (same order, lines and location) was already made: a repeat, which ships nothing more', name: 'ShipmentRepeated', body: json('Shipment', SHIPMENT_EXAMPLE) },
+      mapped(
+        "`location` is absent and the order's unshipped units are at several locations; nothing is shipped. Answered as the " +
+          'other field errors are, one issue naming `location`',
+        new ShipmentLocationNeeded(['default', 'warehouse-lyon']),
+        'InvalidRequestBody',
+      ),
+      mapped(
+        `The shipment needs more than DynamoDB's ${MAX_TRANSACTION_ITEMS} writes in one transaction (a line's record, each part it ships from, two for each batch); nothing is shipped`,
+        new ShipmentTooLarge('parcel-1', 131, MAX_TRANSACTION_ITEMS),
+      ),
+      mapped('The order has no line', new OrderNotFound('order-1')),
+      mapped('The order has no line for a SKU named', new LineNotFound('order-1', 'LAMP')),
+      mapped(
+        'Some lines have fewer units not yet shipped at `location` than asked; nothing is shipped, and each such line is named with what it has there',
+        new TooFewUnshipped('parcel-1', 'default', [{ sku: 'LAMP', qty: 2, unshipped: 1 }]),
+        'TooFewUnshipped',
+      ),
+      mapped('Another shipment has this `shipmentid` (another order, lines or location); nothing changes', new ShipmentExists('parcel-1')),
+    ],
+  },
+  'GET /shipments/{shipmentid}': {
+    operationId: 'getShipment',
+    summary: 'Read a shipment',
+    description: 'The shipment as made.',
+    pathParameters: { shipmentid: 'parcel-1' },
+    answers: [
+      { status: 200, when: 'The shipment exists', name: 'ShipmentRead', body: json('Shipment', SHIPMENT_EXAMPLE) },
+      mapped('No shipment has this `shipmentid`', new ShipmentNotFound('parcel-1')),
+    ],
+  },
   'POST /allocate': {
     operationId: 'allocate',
     summary: 'Allocate an order line',
@@ -691,10 +749,12 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     summary: 'Cancel an order line',
     description:
       "Removes the line and gives its `qty` back to its batch, in one transaction. After a cancel the same (`orderid`, `sku`) " +
-      'is a new line: `POST /allocate` answers 201 for any `qty`.',
+      'is a new line: `POST /allocate` answers 201 for any `qty`. A line that shipped some of its units gives back only the ' +
+      'others and stays, as what it shipped.',
     pathParameters: { orderid: 'order-1', sku: 'LAMP' },
     answers: [
-      { status: 204, when: 'The line was removed; no body, and no `Content-Type`', name: 'LineCancelled' },
+      { status: 204, when: 'The line was removed, or gave back the units it had not shipped (or a cancel did before: a repeat); no body, and no `Content-Type`', name: 'LineCancelled' },
+      mapped('The line shipped every unit it was allocated: nothing is left to cancel', new LineShipped('order-1', 'LAMP', 3)),
       mapped(
         'The order has no line for this SKU: never allocated, already cancelled (a repeat), or taken off its order by a ' +
           'batch change; nothing changes',

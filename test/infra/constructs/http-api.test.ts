@@ -22,14 +22,15 @@ describe("the handlers' roles", () => {
   // The items' own attributes (a batch's location among them, which the allocations handler moves between keys too), then those of the notices that exist to put an event on the stream, then a hold's record's, then its units' records'.
   const writtenAttributes = [
     ...['pk', 'sk', 'type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack', 'location', 'heldFrom', 'heldTakes'],
-    ...['orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt', 'routing', 'split', 'parts'],
+    ...['orderid', 'batchref', 'lineBatch', 'allocatedAt', 'movedAt', 'routing', 'split', 'parts', 'shipped', 'cancelledAt'],
     ...['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'destination', 'expiresAt'],
     ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', 'activeHoldShard'],
     ...['sourceQty', 'sources'],
   ];
-  // A location's own and a transfer's own, which only the batches handler writes.
+  // A location's own, a transfer's own and a shipment's own, which only the batches handler writes.
   const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
   const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt', 'incomingOf'];
+  const shipmentAttributes = ['shipmentid', 'shippedAt'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -48,12 +49,12 @@ describe("the handlers' roles", () => {
     ];
   };
 
-  it('let the batches handler touch SKU, piece, batch reference, order, hold, location and transfer items, check that a location exists, and query the index only for a batch\'s lines', () => {
+  it('let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer and shipment items, check that a location exists, and query the index only for a batch\'s lines', () => {
     expect(statementsOf(synthesized, 'Batches')).toEqual([
       writesTo(synthesized, 'BatchesLogs'),
       ...itemGrants(
-        ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*', 'TRANSFER#*'],
-        [...writtenAttributes, ...locationAttributes, ...transferAttributes],
+        ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*', 'TRANSFER#*', 'SHIPMENT#*'],
+        [...writtenAttributes, ...locationAttributes, ...transferAttributes, ...shipmentAttributes],
         ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:Query'],
       ),
       {
@@ -91,6 +92,8 @@ describe('the HTTP API', () => {
     ['POST /transfers', 'Batches'],
     ['GET /transfers/{transferid}', 'Batches'],
     ['DELETE /transfers/{transferid}', 'Batches'],
+    ['POST /shipments', 'Batches'],
+    ['GET /shipments/{shipmentid}', 'Batches'],
     ['POST /allocate', 'Allocations'],
     ['POST /orders', 'Allocations'],
     ['GET /allocations/{orderid}', 'Allocations'],

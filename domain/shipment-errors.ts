@@ -1,0 +1,76 @@
+import { DomainError, RefusedField } from './domain-error';
+
+/* Refusals of shipments and of what shipped units forbid (docs/api.md, "Shipments", "Error codes"). */
+
+/** A shipment with this shipmentid was made with other lines, another order or another location; a shipmentid is used once. */
+export class ShipmentExists extends DomainError {
+  override readonly name = 'ShipmentExists';
+  readonly code = 'shipment_exists';
+  constructor(readonly shipmentid: string) {
+    super(`Shipment ${shipmentid} already exists with other lines, order or location`);
+  }
+}
+
+export class ShipmentNotFound extends DomainError {
+  override readonly name = 'ShipmentNotFound';
+  readonly code = 'unknown_shipment';
+  constructor(readonly shipmentid: string) {
+    super(`Shipment ${shipmentid} not found`);
+  }
+}
+
+/** A line of the shipment: what it asked, and the units the order's line has not shipped at the shipment's location. */
+export interface ShortLine {
+  readonly sku: string;
+  readonly qty: number;
+  readonly unshipped: number;
+}
+
+/** Some lines have fewer units not yet shipped at the location than the shipment asks (these, with what they have there). Nothing was shipped. */
+export class TooFewUnshipped extends DomainError {
+  override readonly name = 'TooFewUnshipped';
+  readonly code = 'too_few_unshipped';
+  constructor(
+    readonly shipmentid: string,
+    readonly location: string,
+    readonly lines: readonly ShortLine[],
+  ) {
+    super(`Shipment ${shipmentid} asks more units than its order's lines have not shipped at location ${location}`);
+  }
+}
+
+/** The line shipped every unit it holds: there is nothing left to cancel. */
+export class LineShipped extends DomainError {
+  override readonly name = 'LineShipped';
+  readonly code = 'line_shipped';
+  constructor(
+    readonly orderid: string,
+    readonly sku: string,
+    readonly shippedQty: number,
+  ) {
+    super(`Order ${orderid}'s line for sku ${sku} shipped all its ${shippedQty} units: nothing is left to cancel`);
+  }
+}
+
+/** A shipment that names no location, for an order whose unshipped units are at several: a parcel leaves from one place. */
+export class ShipmentLocationNeeded extends RefusedField {
+  override readonly name = 'ShipmentLocationNeeded';
+  readonly code = 'validation_failed';
+  readonly field = 'location';
+  constructor(readonly locations: readonly string[]) {
+    super(`location is required: the order's unshipped units are at ${locations.length} locations (${locations.join(', ')}), and a shipment leaves from one`);
+  }
+}
+
+/** The shipment needs more writes than its one transaction holds: nothing was shipped. Fewer lines, or lines of fewer parts, fit. */
+export class ShipmentTooLarge extends DomainError {
+  override readonly name = 'ShipmentTooLarge';
+  readonly code = 'too_many_parts';
+  constructor(
+    readonly shipmentid: string,
+    readonly writes: number,
+    readonly maxWrites: number,
+  ) {
+    super(`Shipment ${shipmentid} needs ${writes} writes in one transaction, more than ${maxWrites}: send its lines in several shipments`);
+  }
+}

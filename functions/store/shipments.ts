@@ -1,0 +1,116 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Batch } from '../../domain/model';
+import type { SaveShipmentResult } from '../../domain/ports';
+import type { LineShipped, Shipment, ShipmentLine } from '../../domain/shipments';
+import { INCOMING_OF, batchKey, batchReferenceKey } from './batches';
+import { ITEM_IS_NEW } from './conditions';
+import { PK, isAt, isNumber, isText, itemKey } from './fields';
+import { lineShipWrites } from './lines';
+import { MAX_TRANSACTION_ITEMS, type StoreCalls, type TransactWriteItem } from './store-calls';
+import { partitionKeyPrefix } from './table';
+
+/*
+ * Shipments (domain/shipments.ts; items.ts, "The table's items"): a shipment's record, its key, item
+ * and parser, and its one transaction: each line as the shipment leaves it, on condition that it is
+ * as read; each batch's `qty` and its reference's copy lowered by the units shipped from it; the
+ * record, on condition that its shipmentid is new. A shipment takes units its lines hold, never a
+ * batch's available ones, so no batch's `available` or place in the stock range changes, and no
+ * other request's take is conditioned on what it writes.
+ */
+
+export const shipmentKey = (shipmentid: string) => itemKey(`${partitionKeyPrefix.shipment}${shipmentid}`, 'SHIPMENT');
+
+const shipmentItem = ({ shipmentid, orderid, location, shippedAt, lines }: Shipment) => ({
+  ...shipmentKey(shipmentid),
+  type: 'Shipment',
+  shipmentid,
+  orderid,
+  location,
+  shippedAt,
+  lines: lines.map(({ sku, qty, parts }) => ({ sku, qty, parts: parts.map(({ batchref, qty: partQty }) => ({ batchref, qty: partQty })) })),
+});
+
+export type StoredShipmentItem = { readonly kind: 'shipment'; readonly shipment: Shipment };
+
+const parseShipmentLine = (value: unknown): ShipmentLine | undefined => {
+  const { sku, qty, parts } = (value ?? {}) as Record<string, unknown>;
+  if (!isText(sku) || !isNumber(qty) || !Array.isArray(parts) || parts.length === 0) return undefined;
+  const parsed = parts.map((part) => {
+    const { batchref, qty: partQty } = (part ?? {}) as Record<string, unknown>;
+    return isText(batchref) && isNumber(partQty) && partQty > 0 ? { batchref, qty: partQty } : undefined;
+  });
+  if (parsed.some((part) => part === undefined)) return undefined;
+  const found = parsed as { batchref: string; qty: number }[];
+  return found.reduce((sum, part) => sum + part.qty, 0) === qty ? { sku, qty, parts: found } : undefined;
+};
+
+/** A shipment's record, read back through its key. */
+export const parseShipmentItem = (item: Record<string, unknown>): StoredShipmentItem | undefined => {
+  const { shipmentid, orderid, location, shippedAt, lines } = item;
+  if (!isText(shipmentid) || !isAt(item, shipmentKey(shipmentid))) return undefined;
+  if (!isText(orderid) || !isText(location) || !isText(shippedAt) || !Array.isArray(lines) || lines.length === 0) return undefined;
+  const parsed = lines.map(parseShipmentLine);
+  if (parsed.some((line) => line === undefined)) return undefined;
+  return { kind: 'shipment', shipment: { shipmentid, orderid, location, shippedAt, lines: parsed as ShipmentLine[] } };
+};
+
+/**
+ * A batch's `qty`, and its reference's copy of it (for its BatchChanged), lowered by `shipped`, at
+ * the key its stock says as read. Not conditioned on the batch's stock: the units were the line's,
+ * whose condition guards them, and a write that rebuilds the batch's item (a move across the edge of
+ * the stock range, a gather that empties it) is conditioned on its `qty` as read, so it never copies
+ * a `qty` from before the shipment over it. On condition that the item is where it was read: one
+ * moved since fails, and the shipment reads again.
+ */
+const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shippedAt: string): TransactWriteItem[] => [
+  {
+    Update: {
+      TableName: tableName,
+      Key: batchKey(batch),
+      UpdateExpression: 'SET qty = qty - :shipped',
+      ConditionExpression: `attribute_exists(${PK})`,
+      ExpressionAttributeValues: { ':shipped': shipped },
+    },
+  },
+  {
+    Update: {
+      TableName: tableName,
+      Key: batchReferenceKey(batch.ref),
+      UpdateExpression: `SET qty = qty - :shipped, changedAt = :changedAt REMOVE ${INCOMING_OF}`,
+      // Guards "a reference exists only with its batch": an update would otherwise create one.
+      ConditionExpression: `attribute_exists(${PK})`,
+      ExpressionAttributeValues: { ':shipped': shipped, ':changedAt': shippedAt },
+    },
+  },
+];
+
+/** BatchRepository.saveShipment: the lines' writes, then each batch's two, then the record, last. */
+export const saveShipment = async (
+  calls: StoreCalls,
+  tableName: string,
+  shipment: Shipment,
+  lines: readonly LineShipped[],
+  batches: readonly Batch[],
+): Promise<SaveShipmentResult> => {
+  const shippedFrom = (ref: string) =>
+    shipment.lines.reduce((sum, line) => sum + line.parts.reduce((partSum, part) => (part.batchref === ref ? partSum + part.qty : partSum), 0), 0);
+  const record: TransactWriteItem = {
+    Put: { TableName: tableName, Item: shipmentItem(shipment), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
+  };
+  const items = [
+    ...lines.flatMap(({ before, after }) => lineShipWrites(tableName, before, after)),
+    ...batches.flatMap((batch) => batchShipWrites(tableName, batch, shippedFrom(batch.ref), shipment.shippedAt)),
+    record,
+  ];
+  if (items.length > MAX_TRANSACTION_ITEMS) return { outcome: 'too-many-writes', writes: items.length, maxWrites: MAX_TRANSACTION_ITEMS };
+  const cancellation = await calls.transactWrite(items);
+  if (!cancellation) return { outcome: 'saved' };
+  const recordReason = cancellation.at(-1);
+  if (recordReason?.Code === 'ConditionalCheckFailed' && recordReason.Item) {
+    const existing = parseShipmentItem(unmarshall(recordReason.Item));
+    if (existing?.kind !== 'shipment') throw new Error(`Item at the key of a shipment is not a shipment: ${JSON.stringify(existing)}`);
+    return { outcome: 'shipment-exists', existing: existing.shipment };
+  }
+  calls.raceLost(cancellation);
+  return { outcome: 'changed' };
+};
