@@ -71,7 +71,7 @@ export interface paths {
         };
         /**
          * Read the stock levels of a SKU
-         * @description `in_stock`: units available in batches on the shelf; `incoming`: units available in shipments; `next_eta`: the earliest `eta` among shipments with stock; `batches`: those with stock left, in the order allocation prefers them; `locations`: the same levels at each location that has one of those batches, by the location's `priority`, then its `id` (the totals are their sums). `?location=<id>` limits the answer to that one location: its batches, its levels as the totals, and its one entry in `locations`, at zeros when it has no stock of the SKU.
+         * @description `in_stock`: units available in batches on the shelf; `incoming`: units available in shipments; `next_eta`: the earliest `eta` among shipments with stock; `on_hand`: units on the shelf, available, held or on lines not yet shipped; `committed`: those of them on lines; `batches`: those with stock left, in the order allocation prefers them; `locations`: the same levels at each location that has one of those batches or units on the shelf, by the location's `priority`, then its `id` (the totals are their sums). `?location=<id>` limits the answer to that one location: its batches, its levels as the totals, and its one entry in `locations`, at zeros when it has no stock of the SKU.
          */
         get: operations["getSkuStock"];
         put?: never;
@@ -685,6 +685,10 @@ export interface components {
             held: number;
             /** @description The earliest `eta` among its shipments with stock, or `null`. */
             next_eta: components["schemas"]["ArrivalDate"];
+            /** @description Units on the shelf (in batches with `eta` null): available, held, and those lines hold that have not shipped. */
+            on_hand: number;
+            /** @description Units on the shelf that lines hold and that have not shipped: `on_hand` is `in_stock` + `committed` + the units held on the shelf. */
+            committed: number;
         };
         /** @description A SKU's stock levels, in all (the sums of `locations`) or, with `?location=`, at that location; a SKU whose batches are all empty answers zeros and `[]`. */
         SkuStock: {
@@ -697,6 +701,10 @@ export interface components {
             held: number;
             /** @description The earliest `eta` among shipments with stock, or `null`. */
             next_eta: components["schemas"]["ArrivalDate"];
+            /** @description Units on the shelf (in batches with `eta` null): available, held, and those lines hold that have not shipped. */
+            on_hand: number;
+            /** @description Units on the shelf that lines hold and that have not shipped: `on_hand` is `in_stock` + `committed` + the units held on the shelf. */
+            committed: number;
             /** @description The batches with units available or held, in the order allocation prefers them. */
             batches: components["schemas"]["StockBatch"][];
             /** @description The levels at each location that has one of `batches`, by the location's `priority`, then its `id`; with `?location=`, that location alone, at zeros when it has none. */

@@ -272,6 +272,10 @@ export interface StockTotals {
   readonly held: number;
   /** The earliest arrival among shipments with stock. */
   readonly nextEta: string | null;
+  /** Units on the shelf (batches with eta null): available, held, and those lines hold that have not shipped. */
+  readonly onHand: number;
+  /** Units on the shelf that lines hold and that have not shipped: `onHand` = `inStock` + `committed` + those held on the shelf. */
+  readonly committed: number;
 }
 
 /** A SKU's stock levels at one location. */
@@ -287,8 +291,12 @@ export interface StockLevels extends StockTotals {
   readonly locations: readonly LocationStock[];
 }
 
-/** The totals of batches with stock (available, or held), sorted by preference. */
-const totalsOf = (batches: readonly Batch[]): StockTotals => {
+/**
+ * The totals of batches with stock (available, or held), sorted by preference, and of the batches on
+ * the shelf that lines hold units of (`onShelf`: those with stock among them, and those every unit of
+ * which lines hold).
+ */
+const totalsOf = (batches: readonly Batch[], onShelf: readonly Batch[]): StockTotals => {
   const shipments = batches.filter((batch) => batch.eta !== null);
   const sum = (some: readonly Batch[]) => some.reduce((total, batch) => total + batch.available, 0);
   return {
@@ -296,29 +304,39 @@ const totalsOf = (batches: readonly Batch[]): StockTotals => {
     incoming: sum(shipments),
     held: batches.reduce((total, batch) => total + heldOf(batch), 0),
     nextEta: shipments[0]?.eta ?? null,
+    onHand: onShelf.reduce((total, batch) => total + batch.qty, 0),
+    committed: onShelf.reduce((total, batch) => total + Math.max(0, allocatedOf(batch)), 0),
   };
 };
 
 /**
  * The SKU's stock levels from its batches with stock left, as found at one moment (services.ts,
- * asFoundNow: the units of holds expired and not yet given back count as available): in all, and at
- * each location that has one of the batches with units available or held, ordered as `stored` (every
- * location stored) orders them, by priority then id; a location it does not know after those, by id.
- * `at`, a location's id, limits them to the batches at that one: the totals are then its own, and
- * its entry is there even with no batch, at zeros.
+ * asFoundNow: the units of holds expired and not yet given back count as available), and its batches
+ * out of the stock range whose units its lines hold (`exhausted`): in all, and at each location that
+ * has one of the batches with units available or held, or units on the shelf, ordered as `stored`
+ * (every location stored) orders them, by priority then id; a location it does not know after
+ * those, by id. `at`, a location's id, limits them to the batches at that one: the totals are then
+ * its own, and its entry is there even with no batch, at zeros.
  */
-export const stockLevels = (sku: string, batchesWithStock: readonly Batch[], stored: readonly Location[] = [], at?: string): StockLevels => {
-  const batches = batchesWithStock
-    .filter((batch) => (batch.available > 0 || heldOf(batch) > 0) && (at === undefined || locationOf(batch) === at))
-    .sort(byPreference);
+export const stockLevels = (
+  sku: string,
+  batchesWithStock: readonly Batch[],
+  stored: readonly Location[] = [],
+  at?: string,
+  exhausted: readonly Batch[] = [],
+): StockLevels => {
+  const here = (batch: Batch) => at === undefined || locationOf(batch) === at;
+  const batches = batchesWithStock.filter((batch) => (batch.available > 0 || heldOf(batch) > 0) && here(batch)).sort(byPreference);
+  const onShelf = [...batchesWithStock, ...exhausted].filter((batch) => batch.eta === null && batch.qty > 0 && here(batch));
   const order = allLocationsOf(stored).map(({ id }) => id);
   const rank = (id: string) => (order.includes(id) ? order.indexOf(id) : order.length);
-  const ids = at === undefined ? [...new Set(batches.map(locationOf))].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)) : [at];
+  const ids = at === undefined ? [...new Set([...batches, ...onShelf].map(locationOf))].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)) : [at];
+  const atLocation = (some: readonly Batch[], location: string) => some.filter((batch) => locationOf(batch) === location);
   return {
     sku,
-    ...totalsOf(batches),
+    ...totalsOf(batches, onShelf),
     batches,
-    locations: ids.map((location) => ({ location, ...totalsOf(batches.filter((batch) => locationOf(batch) === location)) })),
+    locations: ids.map((location) => ({ location, ...totalsOf(atLocation(batches, location), atLocation(onShelf, location)) })),
   };
 };
 

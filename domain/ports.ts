@@ -197,6 +197,13 @@ export interface BatchRepository {
    * had at one moment (units given back while it reads are counted in, not waited out).
    */
   stockOf(sku: string, options?: StockRead): Promise<SkuStock>;
+  /**
+   * The SKU's batches out of the stock range that still have units on hand (`qty` above 0): every one
+   * of them its lines' (or owed to them, while a change that lowered its qty has lines to move).
+   * Strongly consistent; what it reads grows with the SKU's exhausted batches, those that shipped
+   * every unit among them, so only a read of the stock levels asks it, never a take.
+   */
+  exhaustedBatchesOf(sku: string): Promise<Batch[]>;
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;
   /**
    * Takes `allocation.qty` from `batch`, as it was read, and records the line, both or neither.

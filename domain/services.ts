@@ -305,13 +305,30 @@ export const batchStatus = async (ref: string, repository: BatchRepository): Pro
  * read anew when a batch or `location` names one they do not know.
  */
 export const skuStock = async (sku: string, repository: BatchRepository, location?: string): Promise<StockLevels> => {
+  // The exhausted batches read before and after the stock range: a batch that crosses between the
+  // two ranges while they are read is in one of the three reads (exhaustedBetween).
+  const exhaustedBefore = await repository.exhaustedBatchesOf(sku);
   const [stock, routing] = await Promise.all([repository.stockOf(sku), repository.routingLocations()]);
   if (!stock.known) throw new UnknownSku(sku);
-  const locations = await locationsKnowing(routing, stock.batches, { location }, repository);
+  const exhaustedAfter = await repository.exhaustedBatchesOf(sku);
+  const exhausted = exhaustedBetween(exhaustedBefore, stock.batches, exhaustedAfter);
+  const locations = await locationsKnowing(routing, [...stock.batches, ...exhausted], { location }, repository);
   if (location !== undefined && !allLocationsOf(locations).some(({ id }) => id === location)) throw new LocationNotFound(location);
   // Only the batches the answer counts: the holds of the others need not be read.
   const counted = location === undefined ? stock.batches : stock.batches.filter((batch) => locationOf(batch) === location);
-  return stockLevels(sku, await asFoundNow(counted, repository), locations, location);
+  return stockLevels(sku, await asFoundNow(counted, repository), locations, location, exhausted);
+};
+
+/**
+ * The exhausted batches a read of the stock range did not find, from reads of the exhausted range
+ * made before it and after it: a batch that left the stock range before it is read by one of them,
+ * one that came into it after it by the first. Each batch once, as the later read found it.
+ */
+const exhaustedBetween = (before: readonly Batch[], withStock: readonly Batch[], after: readonly Batch[]): Batch[] => {
+  const inStock = new Set(withStock.map(({ ref }) => ref));
+  const found = new Map<string, Batch>();
+  for (const batch of [...before, ...after]) if (!inStock.has(batch.ref)) found.set(batch.ref, batch);
+  return [...found.values()];
 };
 
 export const batchOrThrow = async (ref: string, repository: BatchRepository, sku?: string): Promise<Batch> => {

@@ -39,14 +39,24 @@ const batchView = (batch: Batch) => ({
 
 const reallocationView = ({ orderid, sku, qty, from, batchref }: Reallocation) => ({ orderid, sku, qty, from, batchref });
 
-const stockView = ({ sku, inStock, incoming, held, nextEta, batches, locations }: StockLevels) => ({
+const stockView = ({ sku, inStock, incoming, held, nextEta, onHand, committed, batches, locations }: StockLevels) => ({
   sku,
   in_stock: inStock,
   incoming,
   held,
   next_eta: nextEta,
+  on_hand: onHand,
+  committed,
   batches: batches.map((batch) => ({ ref: batch.ref, qty: batch.qty, held: heldOf(batch), available: batch.available, eta: batch.eta })),
-  locations: locations.map((at) => ({ location: at.location, in_stock: at.inStock, incoming: at.incoming, held: at.held, next_eta: at.nextEta })),
+  locations: locations.map((at) => ({
+    location: at.location,
+    in_stock: at.inStock,
+    incoming: at.incoming,
+    held: at.held,
+    next_eta: at.nextEta,
+    on_hand: at.onHand,
+    committed: at.committed,
+  })),
 });
 
 const locationView = ({ id, name, priority, serves, active, position }: Location) => ({

@@ -30,7 +30,7 @@ import type {
 import type { Routing } from '../../domain/routing';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome } from './allocation-saves';
-import { STOCK_RANGE, batchDescriptionWrite, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
+import { EXHAUSTED_RANGE, STOCK_RANGE, batchDescriptionWrite, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
 import { type CountPlaces, sizingPlaces } from './held-units';
 import { HoldGiveBacks, type HeldOnBatch } from './hold-give-backs';
 import { HoldSaves } from './hold-saves';
@@ -180,6 +180,14 @@ export class DynamoDbBatchRepository implements BatchRepository {
       else throw new Error(`Item in the stock range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
     }
     return { known, found };
+  }
+
+  async exhaustedBatchesOf(sku: string): Promise<Batch[]> {
+    return (await this.reads.partition(skuPartition(sku), EXHAUSTED_RANGE)).flatMap((item) => {
+      const stored = parseStoredItem(item);
+      if (stored.kind !== 'batch') throw new Error(`Item in the exhausted range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
+      return stored.batch.qty > 0 ? [stored.batch] : [];
+    });
   }
 
   async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {

@@ -21,7 +21,9 @@ export const STOCK_RANGE = 'STOCK';
 export const skuPartition = (sku: string) => `${partitionKeyPrefix.sku}${sku}`;
 const knownSkuKey = (sku: string) => itemKey(skuPartition(sku), STOCK_RANGE);
 export const batchWithStockKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `${STOCK_RANGE}#${ref}`);
-export const exhaustedBatchKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `EMPTY#${ref}`);
+/** The sort keys of a SKU's partition that hold its batches with no stock left: read only for the stock levels' units on hand. */
+export const EXHAUSTED_RANGE = 'EMPTY#';
+export const exhaustedBatchKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `${EXHAUSTED_RANGE}${ref}`);
 /** Where a batch lives: in the SKU's stock range while it has stock or is spread, out of it once it has none. */
 export const batchKey = (batch: Batch) =>
   batch.pieces !== undefined || hasStockLeft(batch) ? batchWithStockKey(batch.sku, batch.ref) : exhaustedBatchKey(batch.sku, batch.ref);

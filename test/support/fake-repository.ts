@@ -117,6 +117,10 @@ export class FakeRepository implements BatchRepository {
     return { known: batches.length > 0, batches: batches.filter(hasStockLeft) };
   }
 
+  async exhaustedBatchesOf(sku: string): Promise<Batch[]> {
+    return [...this.batches.values()].filter((batch) => batch.sku === sku && !hasStockLeft(batch) && batch.qty > 0);
+  }
+
   async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {
     return this.lines.get(lineKey(orderid, sku));
   }

@@ -853,7 +853,7 @@ describe('GET /skus/{sku}/stock', () => {
     await addBatch({ ref: 'early', sku: 'LAMP', qty: 4, eta: '2027-01-01' });
     await addBatch({ ref: 'a-small', sku: 'LAMP', qty: 2, eta: null });
     await allocate(validLine);
-    // Empties a-small, which is then left out.
+    // Empties a-small, which is then left out of the batches with stock, though its units are on the shelf still.
     await allocate({ orderid: 'order-2', sku: 'LAMP', qty: 2 });
     const result = await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' } });
     expect(result.statusCode).toBe(200);
@@ -863,12 +863,14 @@ describe('GET /skus/{sku}/stock', () => {
       incoming: 9,
       held: 0,
       next_eta: '2027-01-01',
+      on_hand: 12,
+      committed: 5,
       batches: [
         { ref: 'batch-1', qty: 10, held: 0, available: 7, eta: null },
         { ref: 'early', qty: 4, held: 0, available: 4, eta: '2027-01-01' },
         { ref: 'late', qty: 5, held: 0, available: 5, eta: '2027-06-01' },
       ],
-      locations: [{ location: 'default', in_stock: 7, incoming: 9, held: 0, next_eta: '2027-01-01' }],
+      locations: [{ location: 'default', in_stock: 7, incoming: 9, held: 0, next_eta: '2027-01-01', on_hand: 12, committed: 5 }],
     });
   });
 
@@ -907,11 +909,11 @@ describe('GET /skus/{sku}/stock', () => {
   it('answers the levels at each location that has a batch with stock, by priority then id, and the totals as their sums', async () => {
     const { send } = await atThreePlaces();
     const body = jsonBody(await send('GET /skus/{sku}/stock', { pathParameters: { sku: 'LAMP' } }));
-    expect(body).toMatchObject({ in_stock: 15, incoming: 10, held: 0, next_eta: '2027-01-01' });
+    expect(body).toMatchObject({ in_stock: 15, incoming: 10, held: 0, next_eta: '2027-01-01', on_hand: 15, committed: 0 });
     expect(body.locations).toEqual([
-      { location: 'default', in_stock: 10, incoming: 4, held: 0, next_eta: '2027-01-01' },
-      { location: 'lyon', in_stock: 3, incoming: 6, held: 0, next_eta: '2027-02-01' },
-      { location: 'nantes', in_stock: 2, incoming: 0, held: 0, next_eta: null },
+      { location: 'default', in_stock: 10, incoming: 4, held: 0, next_eta: '2027-01-01', on_hand: 10, committed: 0 },
+      { location: 'lyon', in_stock: 3, incoming: 6, held: 0, next_eta: '2027-02-01', on_hand: 3, committed: 0 },
+      { location: 'nantes', in_stock: 2, incoming: 0, held: 0, next_eta: null, on_hand: 2, committed: 0 },
     ]);
   });
 
@@ -925,11 +927,13 @@ describe('GET /skus/{sku}/stock', () => {
       incoming: 6,
       held: 0,
       next_eta: '2027-02-01',
+      on_hand: 3,
+      committed: 0,
       batches: [
         { ref: 'shelf-lyon', qty: 3, held: 0, available: 3, eta: null },
         { ref: 'ship-lyon', qty: 6, held: 0, available: 6, eta: '2027-02-01' },
       ],
-      locations: [{ location: 'lyon', in_stock: 3, incoming: 6, held: 0, next_eta: '2027-02-01' }],
+      locations: [{ location: 'lyon', in_stock: 3, incoming: 6, held: 0, next_eta: '2027-02-01', on_hand: 3, committed: 0 }],
     });
   });
 
@@ -943,8 +947,10 @@ describe('GET /skus/{sku}/stock', () => {
       incoming: 0,
       held: 0,
       next_eta: null,
+      on_hand: 0,
+      committed: 0,
       batches: [],
-      locations: [{ location: 'default', in_stock: 0, incoming: 0, held: 0, next_eta: null }],
+      locations: [{ location: 'default', in_stock: 0, incoming: 0, held: 0, next_eta: null, on_hand: 0, committed: 0 }],
     });
   });
 

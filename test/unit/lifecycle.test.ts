@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ship } from '../../domain/shipment-services';
 import { BatchNotFound, LineNotFound, OrderNotFound, StoreUnavailable, UnknownSku } from '../../domain/errors';
 import { type Allocation, type Batch, afterMoves, allocatedOf, changedBatch, linesToTakeOff, newBatch, stockLevels } from '../../domain/model';
 import { planLineMoves } from '../../domain/routing';
@@ -91,8 +92,10 @@ describe('the rules of a batch that changes', () => {
       incoming: 9,
       held: 0,
       nextEta: '2027-01-01',
+      onHand: 10,
+      committed: 8,
       batches: [batch('shelf', 2, null), batch('soon', 4, '2027-01-01'), batch('late', 5, '2027-03-01')],
-      locations: [{ location: 'default', inStock: 2, incoming: 9, held: 0, nextEta: '2027-01-01' }],
+      locations: [{ location: 'default', inStock: 2, incoming: 9, held: 0, nextEta: '2027-01-01', onHand: 10, committed: 8 }],
     });
   });
 });
@@ -121,12 +124,22 @@ describe('reading and cancelling', () => {
     expect(await allocate({ orderid: 'o1', sku: 'LAMP', qty: 7 }, repository)).toEqual({ batchref: 'b1', location: 'default', created: true });
   });
 
-  it('reads a batch by reference, and the stock of a SKU even when all of it is gone', async () => {
+  it('reads a batch by reference, and the stock of a SKU whose every unit is on lines (on hand and committed), then shipped (none)', async () => {
     const repository = await shop(['b1', 2, null]);
     await allocate({ orderid: 'o1', sku: 'LAMP', qty: 2 }, repository);
     expect(await batchStatus('b1', repository)).toEqual({ ref: 'b1', sku: 'LAMP', qty: 2, available: 0, eta: null });
     await expect(batchStatus('nope', repository)).rejects.toThrow(BatchNotFound);
-    expect(await skuStock('LAMP', repository)).toEqual({ sku: 'LAMP', inStock: 0, incoming: 0, held: 0, nextEta: null, batches: [], locations: [] });
+    const none = { inStock: 0, incoming: 0, held: 0, nextEta: null };
+    expect(await skuStock('LAMP', repository)).toEqual({
+      sku: 'LAMP',
+      ...none,
+      onHand: 2,
+      committed: 2,
+      batches: [],
+      locations: [{ location: 'default', ...none, onHand: 2, committed: 2 }],
+    });
+    await ship({ shipmentid: 'parcel-1', orderid: 'o1', lines: [{ sku: 'LAMP', qty: 2 }] }, repository);
+    expect(await skuStock('LAMP', repository)).toEqual({ sku: 'LAMP', ...none, onHand: 0, committed: 0, batches: [], locations: [] });
     await expect(skuStock('CHAIR', repository)).rejects.toThrow(UnknownSku);
   });
 });

@@ -61,16 +61,25 @@ describe("a SKU's stock by location", () => {
     const batches = [batch('l1', 2, null, 'lyon', 1), batch('d1', 3, '2027-05-01'), batch('x1', 1, null, 'zurich'), batch('p1', 4, '2027-01-01', 'paris')];
     const levels = stockLevels('LAMP', batches, [lyon, paris]);
     expect(levels.locations).toEqual([
-      { location: 'default', inStock: 0, incoming: 3, held: 0, nextEta: '2027-05-01' },
-      { location: 'paris', inStock: 0, incoming: 4, held: 0, nextEta: '2027-01-01' },
-      { location: 'lyon', inStock: 2, incoming: 0, held: 1, nextEta: null },
-      { location: 'zurich', inStock: 1, incoming: 0, held: 0, nextEta: null },
+      { location: 'default', inStock: 0, incoming: 3, held: 0, nextEta: '2027-05-01', onHand: 0, committed: 0 },
+      { location: 'paris', inStock: 0, incoming: 4, held: 0, nextEta: '2027-01-01', onHand: 0, committed: 0 },
+      { location: 'lyon', inStock: 2, incoming: 0, held: 1, nextEta: null, onHand: 10, committed: 7 },
+      { location: 'zurich', inStock: 1, incoming: 0, held: 0, nextEta: null, onHand: 10, committed: 9 },
     ]);
-    expect(levels).toMatchObject({ inStock: 3, incoming: 7, held: 1, nextEta: '2027-01-01' });
+    expect(levels).toMatchObject({ inStock: 3, incoming: 7, held: 1, nextEta: '2027-01-01', onHand: 20, committed: 16 });
   });
 
-  it('leaves out a location whose batches have no unit available or held', () => {
-    expect(stockLevels('LAMP', [batch('l1', 0, null, 'lyon'), batch('d1', 1, null)], [lyon]).locations.map(({ location }) => location)).toEqual(['default']);
+  it('leaves out a location whose batches have no unit available or held, and none on the shelf', () => {
+    expect(stockLevels('LAMP', [batch('l1', 0, '2027-01-01', 'lyon'), batch('d1', 1, null)], [lyon]).locations.map(({ location }) => location)).toEqual(['default']);
+  });
+
+  it('counts on hand and committed the units on the shelf of a batch every unit of which lines hold, out of the stock range', () => {
+    const levels = stockLevels('LAMP', [batch('d1', 1, null)], [lyon], undefined, [batch('l1', 0, null, 'lyon')]);
+    expect(levels.locations).toEqual([
+      { location: 'default', inStock: 1, incoming: 0, held: 0, nextEta: null, onHand: 10, committed: 9 },
+      { location: 'lyon', inStock: 0, incoming: 0, held: 0, nextEta: null, onHand: 10, committed: 10 },
+    ]);
+    expect(levels).toMatchObject({ inStock: 1, onHand: 20, committed: 19, batches: [{ ref: 'd1' }] });
   });
 
   it('counts the units of a hold at its location, and those of an expired hold as available there', async () => {
@@ -79,11 +88,11 @@ describe("a SKU's stock by location", () => {
     await addBatch({ ref: 'l1', sku: 'LAMP', qty: 5, eta: null, location: 'lyon' }, repository);
     await addBatch({ ref: 'd1', sku: 'LAMP', qty: 5, eta: null }, repository);
     await placeHold({ holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 2 }], ttlSeconds: 60 }, repository, { location: 'lyon' });
-    expect((await skuStock('LAMP', repository, 'lyon')).locations).toEqual([{ location: 'lyon', inStock: 3, incoming: 0, held: 2, nextEta: null }]);
+    expect((await skuStock('LAMP', repository, 'lyon')).locations).toEqual([{ location: 'lyon', inStock: 3, incoming: 0, held: 2, nextEta: null, onHand: 5, committed: 0 }]);
     repository.now += 61_000;
     expect((await skuStock('LAMP', repository)).locations).toEqual([
-      { location: 'default', inStock: 5, incoming: 0, held: 0, nextEta: null },
-      { location: 'lyon', inStock: 5, incoming: 0, held: 0, nextEta: null },
+      { location: 'default', inStock: 5, incoming: 0, held: 0, nextEta: null, onHand: 5, committed: 0 },
+      { location: 'lyon', inStock: 5, incoming: 0, held: 0, nextEta: null, onHand: 5, committed: 0 },
     ]);
   });
 
@@ -92,7 +101,7 @@ describe("a SKU's stock by location", () => {
     await addBatch({ ref: 'd1', sku: 'LAMP', qty: 5, eta: null }, repository);
     await repository.saveLocation(lyon);
     repository.routingLocations = async (naming = []) => (naming.length > 0 ? repository.locations() : []);
-    expect((await skuStock('LAMP', repository, 'lyon')).locations).toEqual([{ location: 'lyon', inStock: 0, incoming: 0, held: 0, nextEta: null }]);
+    expect((await skuStock('LAMP', repository, 'lyon')).locations).toEqual([{ location: 'lyon', inStock: 0, incoming: 0, held: 0, nextEta: null, onHand: 0, committed: 0 }]);
     await expect(skuStock('LAMP', repository, 'paris')).rejects.toThrow(LocationNotFound);
   });
 });

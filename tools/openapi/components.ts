@@ -276,6 +276,10 @@ const parts = listOf(
   1,
 );
 
+/** What a stock level says of the shelf (docs/api.md, "GET /skus/{sku}/stock"). */
+const onHand = units('Units on the shelf (in batches with `eta` null): available, held, and those lines hold that have not shipped.');
+const committed = units('Units on the shelf that lines hold and that have not shipped: `on_hand` is `in_stock` + `committed` + the units held on the shelf.');
+
 const responseSchemas = {
   BatchRef: closedObject(
     {
@@ -332,6 +336,8 @@ const responseSchemas = {
       incoming: units('Units available in its shipments.'),
       held: units('Units set aside by active holds, in its batches.'),
       next_eta: { ...arrivalDate, description: 'The earliest `eta` among its shipments with stock, or `null`.' },
+      on_hand: onHand,
+      committed,
     },
     "A SKU's stock levels at one location.",
   ),
@@ -342,6 +348,8 @@ const responseSchemas = {
       incoming: units('Units available in shipments.'),
       held: units('Units set aside by active holds, in every batch.'),
       next_eta: { ...arrivalDate, description: 'The earliest `eta` among shipments with stock, or `null`.' },
+      on_hand: onHand,
+      committed,
       batches: listOf(ref('StockBatch'), 'The batches with units available or held, in the order allocation prefers them.'),
       locations: listOf(
         ref('LocationStock'),

@@ -377,8 +377,9 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     summary: 'Read the stock levels of a SKU',
     description:
       '`in_stock`: units available in batches on the shelf; `incoming`: units available in shipments; `next_eta`: the ' +
-      'earliest `eta` among shipments with stock; `batches`: those with stock left, in the order allocation prefers them; ' +
-      '`locations`: the same levels at each location that has one of those batches, by the location\'s `priority`, then ' +
+      'earliest `eta` among shipments with stock; `on_hand`: units on the shelf, available, held or on lines not yet ' +
+      'shipped; `committed`: those of them on lines; `batches`: those with stock left, in the order allocation prefers them; ' +
+      '`locations`: the same levels at each location that has one of those batches or units on the shelf, by the location\'s `priority`, then ' +
       'its `id` (the totals are their sums). `?location=<id>` limits the answer to that one location: its batches, its ' +
       'levels as the totals, and its one entry in `locations`, at zeros when it has no stock of the SKU.',
     pathParameters: { sku: 'LAMP' },
@@ -398,14 +399,16 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
           incoming: 9,
           held: 2,
           next_eta: '2027-01-01',
+          on_hand: 10,
+          committed: 1,
           batches: [
             { ref: 'batch-1', qty: 10, held: 2, available: 7, eta: null },
             { ref: 'early', qty: 4, held: 0, available: 4, eta: '2027-01-01' },
             { ref: 'late', qty: 5, held: 0, available: 5, eta: '2027-06-01' },
           ],
           locations: [
-            { location: 'default', in_stock: 7, incoming: 4, held: 2, next_eta: '2027-01-01' },
-            { location: 'warehouse-lyon', in_stock: 0, incoming: 5, held: 0, next_eta: '2027-06-01' },
+            { location: 'default', in_stock: 7, incoming: 4, held: 2, next_eta: '2027-01-01', on_hand: 10, committed: 1 },
+            { location: 'warehouse-lyon', in_stock: 0, incoming: 5, held: 0, next_eta: '2027-06-01', on_hand: 0, committed: 0 },
           ],
         }),
       },
