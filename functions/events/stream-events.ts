@@ -1,7 +1,7 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DomainEvent, domainEvent } from '../../domain/events';
 import { type Hold, requestedLines } from '../../domain/holds';
-import type { Allocation, LinePart } from '../../domain/model';
+import { type Allocation, type LinePart, orderedQtyOf } from '../../domain/model';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
 import { shippedQtyOf } from '../../domain/shipments';
 import type { Transfer } from '../../domain/transfers';
@@ -136,8 +136,16 @@ const holdChanges = (before: Hold, after: Extract<StoredItem, { kind: 'hold' }>)
 const lineFields = ({ orderid, sku, qty, batchref }: Allocation) => ({ orderid, sku, qty, batchref });
 
 /** What each part's event says of a split line: the part's units, batch and location, the line's qty and split. */
-const partsOfLine = ({ orderid, sku, qty, split }: Allocation, parts: readonly LinePart[]) =>
-  parts.map(({ batchref, qty: partQty, location }) => ({ orderid, sku, qty: partQty, batchref, location, line_qty: qty, ...(split ? { split: split.split } : {}) }));
+const partsOfLine = (line: Allocation, parts: readonly LinePart[]) =>
+  parts.map(({ batchref, qty: partQty, location }) => ({
+    orderid: line.orderid,
+    sku: line.sku,
+    qty: partQty,
+    batchref,
+    location,
+    line_qty: orderedQtyOf(line),
+    ...(line.split ? { split: line.split.split } : {}),
+  }));
 
 /**
  * A change of a split line's parts, batch by batch: the units that left a batch (Deallocated, as

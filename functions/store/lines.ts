@@ -170,7 +170,7 @@ export const parseLineItem = (item: Record<string, unknown>): StoredLineItem | u
   }
   if (isText(noticeId) && isText(batchref) && isText(deallocatedAt) && DEALLOCATION_REASONS.includes(reason) && (item.parts === undefined || split)) {
     if (isAt(item, deallocationKey(orderid, sku, noticeId))) {
-      return { kind: 'deallocation', allocation: { ...line, batchref, ...(split ? { split } : {}) }, reason: reason as DeallocationReason, deallocatedAt, ...at };
+      return { kind: 'deallocation', allocation: { ...line, batchref, ...(split ? { split } : {}), ...(shipped.length > 0 ? { shipped } : {}) }, reason: reason as DeallocationReason, deallocatedAt, ...at };
     }
   }
   if (isText(noticeId) && isText(refusedAt) && isAt(item, outOfStockKey(orderid, sku, noticeId))) {
@@ -409,7 +409,20 @@ export const lineRemovalWrites = (
     {
       Put: {
         TableName: tableName,
-        Item: { ...deallocationKey(orderid, sku, notice.noticeId), type: 'Deallocation', orderid, sku, qty, batchref, ...where, reason, deallocatedAt: new Date(now).toISOString(), ...notice },
+        Item: {
+          ...deallocationKey(orderid, sku, notice.noticeId),
+          type: 'Deallocation',
+          orderid,
+          sku,
+          qty,
+          batchref,
+          ...where,
+          // What the line shipped, so that its event names the qty it was allocated.
+          ...(allocation.shipped ? { shipped: shippedField(allocation.shipped) } : {}),
+          reason,
+          deallocatedAt: new Date(now).toISOString(),
+          ...notice,
+        },
       },
     },
   ];

@@ -174,6 +174,64 @@ describe("the local server's events", () => {
     for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
   });
 
+  it('announces a shipment as Shipped and a BatchChanged of each batch it left, and a line that shipped by the units it holds when they move or are cancelled', async () => {
+    const following = await follow(table.tableName);
+    const [lamp, vase] = [uniqueId('LAMP'), uniqueId('VASE')];
+    const [shelf, room, first, second] = [uniqueId('a-shelf'), uniqueId('b-room'), uniqueId('a-vases'), uniqueId('b-vases')];
+    const orderid = uniqueId('order');
+    const shipmentid = uniqueId('parcel');
+    for (const [ref, sku, qty] of [[shelf, lamp, 10], [room, lamp, 10], [first, vase, 2], [second, vase, 3]] as const) {
+      expect((await service.addBatch({ ref, sku, qty, eta: null })).status).toBe(201);
+    }
+    expect((await service.allocate({ orderid, sku: lamp, qty: 5 })).status).toBe(201);
+    expect((await service.allocate({ orderid, sku: vase, qty: 4, split: 'batches' })).status).toBe(201);
+    const shipped = await service.invoke(routeEvent('POST /shipments', { body: { shipmentid, orderid, lines: [{ sku: lamp, qty: 2 }, { sku: vase, qty: 3 }] } }));
+    expect(shipped.status).toBe(201);
+    // The lamp line's 3 units left move to the other batch; the vase line's last unit is cancelled.
+    await patchBatch(shelf, { qty: 2 });
+    expect((await service.invoke(routeEvent('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid, sku: vase } }))).status).toBe(204);
+    const isMarker = await addMarker();
+    await following.until(isMarker);
+    await following.stop();
+
+    const events = following.events.filter((event) => !isMarker(event));
+    const vasePart = (batchref: string, qty: number) => ({ orderid, sku: vase, qty, batchref, location: 'default', line_qty: 4, split: 'batches' });
+    expect(byKey(events)).toMatchObject({
+      [shipmentid]: [
+        {
+          name: 'Shipped',
+          shipmentid,
+          orderid,
+          location: 'default',
+          lines: [
+            { sku: lamp, qty: 2, parts: [{ batchref: shelf, qty: 2 }] },
+            { sku: vase, qty: 3, parts: [{ batchref: first, qty: 2 }, { batchref: second, qty: 1 }] },
+          ],
+        },
+      ],
+      [shelf]: [
+        { name: 'BatchAdded', qty: 10 },
+        { name: 'BatchChanged', qty: 8 },
+        { name: 'BatchChanged', qty: 2 },
+      ],
+      [first]: [{ name: 'BatchAdded', qty: 2 }, { name: 'BatchChanged', qty: 0 }],
+      [second]: [{ name: 'BatchAdded', qty: 3 }, { name: 'BatchChanged', qty: 2 }],
+      [`${orderid} ${lamp}`]: [
+        { name: 'Allocated', orderid, sku: lamp, qty: 5, batchref: shelf },
+        { name: 'Deallocated', orderid, sku: lamp, qty: 3, batchref: shelf, reason: 'reallocated' },
+        { name: 'Allocated', orderid, sku: lamp, qty: 3, batchref: room },
+      ],
+      [`${orderid} ${vase}`]: [
+        { name: 'Allocated', ...vasePart(first, 2) },
+        { name: 'Allocated', ...vasePart(second, 2) },
+        { name: 'Deallocated', ...vasePart(second, 1), reason: 'cancelled' },
+      ],
+    });
+    expect(byKey(events)[`${orderid} ${lamp}`]).toHaveLength(3);
+    expect(byKey(events)[`${orderid} ${vase}`]).toHaveLength(3);
+    for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
+  });
+
   it("announces a split hold's parts on its events, and its confirm as an Allocated for each part", async () => {
     const following = await follow(table.tableName);
     const lamp = uniqueId('LAMP');

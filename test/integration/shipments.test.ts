@@ -130,14 +130,23 @@ describe('a shipment', () => {
     await expectNoViolations();
   });
 
-  it('ships from a batch every unit of which its lines hold, which allocations no longer read', async () => {
-    const { sku, refs } = await stocked([[5, 'paris']]);
+  it('ships from a batch every unit of which its lines hold, which allocations no longer read, and the stock levels count on hand until then', async () => {
+    const { sku, refs } = await stocked([[5, 'paris'], [3, 'lyon']]);
     const orderid = uniqueId('order');
     await service.allocate({ orderid, sku, qty: 5 });
+    const levels = async () => (await invoke('GET /skus/{sku}/stock', { pathParameters: { sku } })).body as { locations: object[] };
+    expect(await levels()).toMatchObject({
+      in_stock: 3,
+      on_hand: 8,
+      committed: 5,
+      locations: [{ location: 'paris', in_stock: 0, on_hand: 5, committed: 5 }, { location: 'lyon', in_stock: 3, on_hand: 3, committed: 0 }],
+    });
 
     expect((await ship({ shipmentid: uniqueId('parcel'), orderid, lines: [{ sku, qty: 5 }] })).status).toBe(201);
 
     expect(await batchOf(refs[0]!)).toMatchObject({ qty: 0, allocated: 0, available: 0 });
+    expect(await levels()).toMatchObject({ in_stock: 3, on_hand: 3, committed: 0, locations: [{ location: 'lyon' }] });
+    expect((await levels()).locations).toHaveLength(1);
     await expectNoViolations();
   });
 });
