@@ -104,8 +104,8 @@ const endedBeforeTheChange = async (ref: string, ending: readonly HoldToEnd[], n
  * line taken off goes to the batch the rule for one line picks among the SKU's others at the
  * locations its recorded routing allows now, or leaves its order (planLineMoves), planned against
  * one read (the SKU's stock and the locations) and written in order, as many moves to a write as the
- * store takes; each part of a split line taken off moves by its line's rule, a write of its own
- * (movePartOff), in its place among them. Stops at the first write that finds something changed,
+ * store takes; each part of a split line taken off moves by its line's rule, to one batch or
+ * several, a write of its own (movePartOff), in its place among them. Stops at the first write that finds something changed,
  * for the caller to read again.
  */
 const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise<Reallocation[]> => {
@@ -136,7 +136,7 @@ const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise
       const partMoved = await movePartOff(from, lines[start] as ListedLine, batches, locations, repository);
       if (partMoved === 'changed') return moved;
       if (partMoved !== 'gone') {
-        moved.push(partMoved.moved);
+        moved.push(...partMoved.moved);
         ({ from, batches } = partMoved);
       }
       start++;
@@ -159,10 +159,12 @@ const moveLinesOff = async (shrunk: Batch, repository: BatchRepository): Promise
 };
 
 /**
- * Moves the part of a split line listed on `from` off it, by the line's rule for that part
- * (movedPart), or takes the whole line out of its order when no batch can take the part: one write.
- * `gone` when the line has no part on `from` now (the index listed it a moment late), `changed` when
- * the write found the line or a batch changed since read, for the caller to read again.
+ * Moves the part of a split line listed on `from` off it, its units placed again by the line's rule
+ * for them (movedPart), on one batch or several, or takes the whole line out of its order when no
+ * way its split allows holds them: one write. `moved` lists a move to each batch the units went to,
+ * with the units it took, in the order of the preference; a line that left, with its whole qty.
+ * `gone` when the line has no part on `from` now (the index listed it a moment late), `changed`
+ * when the write found the line or a batch changed since read, for the caller to read again.
  */
 const movePartOff = async (
   from: Batch,
@@ -170,7 +172,7 @@ const movePartOff = async (
   batches: readonly Batch[],
   locations: readonly Location[],
   repository: BatchRepository,
-): Promise<{ readonly moved: Reallocation; readonly from: Batch; readonly batches: Batch[] } | 'gone' | 'changed'> => {
+): Promise<{ readonly moved: Reallocation[]; readonly from: Batch; readonly batches: Batch[] } | 'gone' | 'changed'> => {
   const line = await repository.allocationOf(listed.orderid, listed.sku);
   const part = line?.split?.parts.find(({ batchref }) => batchref === from.ref);
   if (!line || !part) return 'gone';
@@ -181,13 +183,12 @@ const movePartOff = async (
   if ((await repository.moveLinePart(line, from, to ?? null, others)) !== 'saved') return 'changed';
   const { orderid, sku } = line;
   const given = (batch: Batch) =>
-    to ? (batch.ref === to.ref ? -part.qty : 0) : (otherParts.find(({ batchref }) => batchref === batch.ref)?.qty ?? 0);
+    to ? -(to.find((placed) => placed.batch.ref === batch.ref)?.qty ?? 0) : (otherParts.find(({ batchref }) => batchref === batch.ref)?.qty ?? 0);
   // A line leaving gives its other parts' batches units, those read out of the stock range among them: the next move may take them.
   const known = [...batches, ...others.filter(({ ref }) => !batches.some((batch) => batch.ref === ref))];
   return {
-    moved: { orderid, sku, qty: to ? part.qty : line.qty, from: from.ref, batchref: to?.ref ?? null },
+    moved: to ? to.map(({ batch, qty }) => ({ orderid, sku, qty, from: from.ref, batchref: batch.ref })) : [{ orderid, sku, qty: line.qty, from: from.ref, batchref: null }],
     from: { ...from, available: from.available + part.qty },
     batches: known.map((batch) => (given(batch) === 0 ? batch : { ...batch, available: batch.available + given(batch) })),
   };
 };
-

@@ -252,12 +252,13 @@ export interface BatchRepository {
   /** Removes the line and gives each part's qty back to its batch (`batches`, as read, one per part in the order of its parts), all or none. */
   cancelAllocation(allocation: Allocation, batches: readonly Batch[]): Promise<ConditionalWrite>;
   /**
-   * Moves the part of the split line on `from` (both as read) to `to`, joining the line's part there
-   * if it has one, or, with `to` null, removes the whole line from its order and gives every part
-   * back (`others`: the batches of its other parts, as read), with its notice: one write, `changed`
-   * when the line or a batch is no longer as read, and then nothing was written.
+   * Moves the part of the split line on `from` (both as read) to the parts `to` names (each batch as
+   * read, their qtys summing to the part's), each joining the line's part on its batch if it has
+   * one, or, with `to` null, removes the whole line from its order and gives every part back
+   * (`others`: the batches of its other parts, as read), with its notice: one write, `changed` when
+   * the line or a batch is no longer as read, and then nothing was written.
    */
-  moveLinePart(line: Allocation, from: Batch, to: Batch | null, others: readonly Batch[]): Promise<ConditionalWrite>;
+  moveLinePart(line: Allocation, from: Batch, to: readonly Part[] | null, others: readonly Batch[]): Promise<ConditionalWrite>;
   /**
    * Writes `changed` (a new qty, eta and available) over `batch`, as it was read, and ends `ending`
    * at `now` in the same write: `changed` no longer records them, and their units on it are

@@ -1,4 +1,4 @@
-import { type Allocation, type Batch, type LinePart, type Part, type Split, locationOf, partsOf } from './model';
+import { type Allocation, type Batch, type LinePart, type Part, type Split, locationOf, partsOf, splitOf } from './model';
 import { type Eligibility, eligibleBatches, forEachCombination, locationPreference, routedPreference } from './routing';
 
 /*
@@ -48,12 +48,12 @@ export const splitLine = (qty: number, batches: readonly Batch[], eligibility: E
   return undefined;
 };
 
-/** The units of the largest MAX_PARTS_PER_LINE batches of `batches`, largest first. */
-const largestUnits = (batches: readonly Batch[]): number[] =>
+/** The units of the largest `most` batches of `batches` (MAX_PARTS_PER_LINE unless told), largest first. */
+const largestUnits = (batches: readonly Batch[], most = MAX_PARTS_PER_LINE): number[] =>
   batches
     .map(({ available }) => available)
     .sort((a, b) => b - a)
-    .slice(0, MAX_PARTS_PER_LINE);
+    .slice(0, most);
 
 const sum = (units: readonly number[]) => units.reduce((total, units) => total + units, 0);
 
@@ -95,29 +95,48 @@ export const filled = (qty: number, chosen: readonly Batch[]): Part[] => {
 };
 
 /**
- * Of `pool` (best first), the batches that hold `qty` at the fewest locations (at most `maxLocations`),
- * then in the fewest parts, then best by the preference; undefined when none do.
+ * What a search for parts keeps of a line placed already, when the units of one of its parts are
+ * placed again: the locations its other parts are at (`fixed`), which every way counts as its own,
+ * and the batches they are on (`onLine`), where units join a part rather than add one. A new line
+ * has none (NEW_LINE).
  */
-const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibility, maxLocations: number): Batch[] | undefined => {
+interface PlacedBeside {
+  readonly fixed: ReadonlySet<string>;
+  readonly onLine: ReadonlySet<string>;
+}
+
+const NEW_LINE: PlacedBeside = { fixed: new Set(), onLine: new Set() };
+
+/**
+ * Of `pool` (best first), the batches that hold `qty` at the fewest locations, counting those of
+ * `beside.fixed` (at most `maxLocations` in all), then in the fewest parts of the line, then on the
+ * fewest batches, then best by the preference; undefined when none do.
+ */
+const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibility, maxLocations: number, beside: PlacedBeside = NEW_LINE): Batch[] | undefined => {
+  // A pool that holds it at no locations holds it at none of them: passed over before any search.
+  if (!bestCover(qty, pool, beside.onLine)) return undefined;
   const byLocation = batchesByLocation(pool);
-  const locations = [...byLocation.keys()].sort(locationPreference(eligibility));
+  const locations = [...byLocation.keys()].filter((location) => !beside.fixed.has(location)).sort(locationPreference(eligibility));
   const unitsAt = (location: string) => (byLocation.get(location) ?? []).reduce((sum, { available }) => sum + available, 0);
+  const within = (chosen: readonly string[]) => bestCover(qty, pool.filter((batch) => beside.fixed.has(locationOf(batch)) || chosen.includes(locationOf(batch))), beside.onLine);
+  const mostAdded = Math.min(maxLocations - beside.fixed.size, locations.length);
   let sets = MAX_LOCATION_SETS;
-  for (let size = 1; size <= Math.min(maxLocations, locations.length); size++) {
+  // A line placed already is at its locations: a way may add none of them.
+  for (let size = beside.fixed.size === 0 ? 1 : 0; size <= mostAdded; size++) {
     let best: Batch[] | undefined;
     forEachCombination(locations, size, (chosen) => {
       if (--sets < 0) return false;
-      const found = bestCover(qty, pool.filter((batch) => chosen.includes(locationOf(batch))));
-      if (found && found.length <= MAX_PARTS_PER_LINE && (!best || isBetter(found, best, pool))) best = found;
+      const found = within(chosen);
+      if (found && (!best || isBetter(found, best, pool, beside.onLine))) best = found;
       return true;
     });
     if (best) return best;
     if (sets < 0) {
       // Past the budget: the locations with the most units, until they hold the line.
       const most = [...locations].sort((a, b) => unitsAt(b) - unitsAt(a));
-      for (let count = size; count <= Math.min(maxLocations, most.length); count++) {
-        const found = bestCover(qty, pool.filter((batch) => most.slice(0, count).includes(locationOf(batch))));
-        if (found && found.length <= MAX_PARTS_PER_LINE) return found;
+      for (let count = size; count <= mostAdded; count++) {
+        const found = within(most.slice(0, count));
+        if (found) return found;
       }
       return undefined;
     }
@@ -140,7 +159,7 @@ export const partsWithin = (qty: number, pool: readonly Batch[], chosen: Readonl
   }
   const covers = split === 'locations' ? [bestCover(qty, at)] : [...chosen].map((location) => bestCover(qty, at.filter((batch) => locationOf(batch) === location)));
   let best: Batch[] | undefined;
-  for (const found of covers) if (found && found.length <= MAX_PARTS_PER_LINE && (!best || isBetter(found, best, pool))) best = found;
+  for (const found of covers) if (found && (!best || isBetter(found, best, pool))) best = found;
   return best;
 };
 
@@ -156,8 +175,13 @@ export const holderAcross = (qty: number, pool: readonly Batch[]): ((chosen: rea
 
 const largestOf = (units: readonly number[]): number[] => [...units].sort((a, b) => b - a).slice(0, MAX_PARTS_PER_LINE);
 
-/** Fewer parts, then the better batches in turn by their places in `pool` (best first). */
-const isBetter = (a: readonly Batch[], b: readonly Batch[], pool: readonly Batch[]): boolean => {
+/**
+ * Fewer parts of the line (a batch of `onLine` adds none), then fewer batches, then the better
+ * batches in turn by their places in `pool` (best first).
+ */
+const isBetter = (a: readonly Batch[], b: readonly Batch[], pool: readonly Batch[], onLine: ReadonlySet<string> = NO_BATCHES): boolean => {
+  const added = (batches: readonly Batch[]) => batches.filter(({ ref }) => !onLine.has(ref)).length;
+  if (added(a) !== added(b)) return added(a) < added(b);
   if (a.length !== b.length) return a.length < b.length;
   for (const [index, batch] of a.entries()) {
     const [ra, rb] = [pool.indexOf(batch), pool.indexOf(b[index] as Batch)];
@@ -166,39 +190,59 @@ const isBetter = (a: readonly Batch[], b: readonly Batch[], pool: readonly Batch
   return false;
 };
 
+const NO_BATCHES: ReadonlySet<string> = new Set();
+
 /**
- * The fewest batches of `pool` (best first) that hold `qty`, best by the preference, when they are
- * MAX_PARTS_PER_LINE or fewer: their number is what the largest hold first; then, in the order of
- * the preference, each batch is taken when the ones taken, it, and the largest of those after it can
- * still make up `qty` in that number. The largest after each batch are kept from the end, so that it
- * costs the pool's length times that number.
+ * The batches of `pool` (best first) that hold `qty` in the fewest parts of the line, at most
+ * MAX_PARTS_PER_LINE in all, a batch of `onLine` (one the line has a part on) adding none; then on
+ * the fewest batches; then best by the preference. The parts it adds are what the largest of the
+ * others hold beside every batch of `onLine`; then the batches of `onLine` it needs beside those
+ * are what their largest hold. Then, in the order of the preference, each batch is taken when the
+ * ones taken, it, and the largest of each kind after it can still make up `qty` in those numbers.
+ * The largest after each batch are kept from the end, so that it costs the pool's length times
+ * those numbers. Undefined when no such batches hold it.
  */
-const bestCover = (qty: number, pool: readonly Batch[]): Batch[] | undefined => {
-  const largest = largestUnits(pool);
-  let count = 0;
-  for (let held = 0; held < qty; count++) {
-    const next = largest[count];
-    if (next === undefined) return undefined;
+const bestCover = (qty: number, pool: readonly Batch[], onLine: ReadonlySet<string> = NO_BATCHES): Batch[] | undefined => {
+  const isOnLine = (batch: Batch) => onLine.has(batch.ref);
+  const [own, others] = [largestUnits(pool.filter(isOnLine), Number.POSITIVE_INFINITY), largestUnits(pool.filter((batch) => !isOnLine(batch)), Number.POSITIVE_INFINITY)];
+  let added = 0;
+  for (let held = sum(own); held < qty; added++) {
+    const next = others[added];
+    if (next === undefined || onLine.size + added >= MAX_PARTS_PER_LINE) return undefined;
     held += next;
   }
-  // After each batch, the units of the largest `count` batches that follow it, largest first.
+  let joined = 0;
+  for (let held = sum(others.slice(0, added)); held < qty; joined++) held += own[joined] as number;
+  // After each batch, the units of the largest `joined` batches of `onLine`, and of the largest `added` others, that follow it.
+  const ownAfter = largestAfterEach(pool, (batch) => isOnLine(batch), joined);
+  const othersAfter = largestAfterEach(pool, (batch) => !isOnLine(batch), added);
+  const chosen: Batch[] = [];
+  let [held, ownLeft, othersLeft] = [0, joined, added];
+  for (const [index, batch] of pool.entries()) {
+    if (ownLeft + othersLeft === 0) break;
+    const mine = isOnLine(batch);
+    if ((mine ? ownLeft : othersLeft) === 0) continue;
+    const rest = sum((ownAfter[index] as number[]).slice(0, ownLeft - (mine ? 1 : 0))) + sum((othersAfter[index] as number[]).slice(0, othersLeft - (mine ? 0 : 1)));
+    if (held + batch.available + rest >= qty) {
+      chosen.push(batch);
+      held += batch.available;
+      if (mine) ownLeft--;
+      else othersLeft--;
+    }
+  }
+  return chosen;
+};
+
+/** After each batch of `pool`, the units of the largest `keep` batches of a kind that follow it, largest first. */
+const largestAfterEach = (pool: readonly Batch[], isOfKind: (batch: Batch) => boolean, keep: number): number[][] => {
   const largestAfter: number[][] = new Array(pool.length);
   let after: number[] = [];
   for (let index = pool.length - 1; index >= 0; index--) {
     largestAfter[index] = after;
-    after = insertedLargest(after, (pool[index] as Batch).available, count);
+    const batch = pool[index] as Batch;
+    if (isOfKind(batch)) after = insertedLargest(after, batch.available, keep);
   }
-  const chosen: Batch[] = [];
-  let held = 0;
-  for (const [index, batch] of pool.entries()) {
-    if (chosen.length === count) break;
-    const rest = sum((largestAfter[index] as number[]).slice(0, count - chosen.length - 1));
-    if (held + batch.available + rest >= qty) {
-      chosen.push(batch);
-      held += batch.available;
-    }
-  }
-  return chosen;
+  return largestAfter;
 };
 
 /** `units` (largest first, at most `keep`) with `one` put in its place, still at most `keep`. */
@@ -209,31 +253,27 @@ const insertedLargest = (units: readonly number[], one: number, keep: number): n
 };
 
 /**
- * Where a part of a split line goes when a change of its batch takes it off (`part`, on a batch not
- * among `batches`): whole, to one of `batches` (the SKU's others, eligible for the line's recorded
- * routing) that can take it, at the location of the line's other parts when its split is `batches`,
- * best by the line's rule for that part: in stock; at no location the line's other parts are not at
- * (no parcel more); on a batch the line has a part on already (no pick more); then the one-line
- * preference. Undefined when none can take it: the whole line then leaves its order, as a whole
- * line does.
+ * Where the units of a part of a split line go when a change of its batch takes the part off
+ * (`part`, on a batch not among `batches`): the parts they become, on `batches` (the SKU's others,
+ * eligible for the line's recorded routing), never more units than the part's, best by the rule of
+ * splitLine for the line as it then stands: every one in stock, when some way has it; the fewest
+ * locations of the line, those of its other parts counted (with `batches`, theirs alone); the fewest
+ * parts of the line, at most MAX_PARTS_PER_LINE, units joining a part it has on a batch adding none;
+ * the fewest batches; then the one-line preference. So a part that one batch at the line's
+ * locations can take goes whole to it, and the line keeps its order wherever its split allows it to
+ * be placed again. They come in the order of the preference, each taking what its batch has and
+ * the last the rest. Undefined when no way holds them: the whole line then leaves its order, as a
+ * whole line does.
  */
-export const movedPart = (line: Allocation, part: LinePart, batches: readonly Batch[], eligibility: Eligibility): Batch | undefined => {
+export const movedPart = (line: Allocation, part: LinePart, batches: readonly Batch[], eligibility: Eligibility): Part[] | undefined => {
   const others = partsOf(line).filter(({ batchref }) => batchref !== part.batchref);
-  const otherLocations = new Set(others.map(({ location }) => location));
-  const onLine = new Set(others.map(({ batchref }) => batchref));
-  const preference = routedPreference(eligibility);
-  const cost = (batch: Batch) => [
-    batch.eta === null ? 0 : 1,
-    otherLocations.size === 0 || otherLocations.has(locationOf(batch)) ? 0 : 1,
-    onLine.has(batch.ref) ? 0 : 1,
-  ];
-  const byCost = (a: Batch, b: Batch) => {
-    const [ca, cb] = [cost(a), cost(b)];
-    const first = ca.findIndex((value, index) => value !== cb[index]);
-    return first === -1 ? preference(a, b) : (ca[first] as number) - (cb[first] as number);
-  };
-  return eligibleBatches(batches, eligibility)
-    .filter((batch) => batch.ref !== part.batchref && batch.sku === line.sku && batch.available >= part.qty)
-    .filter((batch) => line.split?.split !== 'batches' || otherLocations.size === 0 || otherLocations.has(locationOf(batch)))
-    .sort(byCost)[0];
+  const beside: PlacedBeside = { fixed: new Set(others.map(({ location }) => location)), onLine: new Set(others.map(({ batchref }) => batchref)) };
+  const withStock = eligibleBatches(batches, eligibility)
+    .filter((batch) => batch.ref !== part.batchref && batch.sku === line.sku && batch.available > 0)
+    .sort(routedPreference(eligibility));
+  for (const pool of [withStock.filter(({ eta }) => eta === null), withStock]) {
+    const chosen = fewestParts(part.qty, pool, eligibility, splitOf(line) === 'batches' ? 1 : Number.POSITIVE_INFINITY, beside);
+    if (chosen) return filled(part.qty, chosen);
+  }
+  return undefined;
 };

@@ -347,7 +347,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.lines.cancel(allocation, batches);
   }
 
-  moveLinePart(line: Allocation, from: Batch, to: Batch | null, others: readonly Batch[]): Promise<ConditionalWrite> {
+  moveLinePart(line: Allocation, from: Batch, to: readonly Part[] | null, others: readonly Batch[]): Promise<ConditionalWrite> {
     return this.lines.movePart(line, from, to, others);
   }
 

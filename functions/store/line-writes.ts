@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { Allocation, Batch, LineMove, ListedLine } from '../../domain/model';
+import type { Allocation, Batch, LineMove, ListedLine, Part } from '../../domain/model';
 import type { ConditionalWrite, MoveAllocationsResult } from '../../domain/ports';
 import { parseStoredItem, storedLine } from './items';
 import { ALLOCATED_AT, LINE_BATCH, lineKey, lineMovesWrites, lineRemovalWrites, linesOfBatch, partMoveWrites } from './lines';
@@ -89,15 +89,16 @@ export class LineWrites {
   }
 
   /**
-   * A split line's part moved off `from` to `to`, or, with `to` null, the whole line removed from its
-   * order with its notice and every part given back (`others`: its other parts' batches, as read):
-   * one write, on batches kept whole (a spread one is gathered first, and answers `changed`).
+   * A split line's part moved off `from` to the parts `to` names, or, with `to` null, the whole line
+   * removed from its order with its notice and every part given back (`others`: its other parts'
+   * batches, as read): one write, on batches kept whole (a spread one is gathered first, and answers
+   * `changed`).
    */
-  async movePart(line: Allocation, from: Batch, to: Batch | null, others: readonly Batch[]): Promise<ConditionalWrite> {
-    if (!(await this.spreads.keptWhole([from, ...(to ? [to] : others)]))) return 'changed';
+  async movePart(line: Allocation, from: Batch, to: readonly Part[] | null, others: readonly Batch[]): Promise<ConditionalWrite> {
+    if (!(await this.spreads.keptWhole([from, ...(to ? to.map(({ batch }) => batch) : others)]))) return 'changed';
     const now = this.world.now();
     if (to) {
-      // The part keeps its line's allocation time, as a moved line does: read from the line, whose condition the write checks.
+      // The parts keep their line's allocation time, as a moved line does: read from the line, whose condition the write checks.
       const item = await this.reads.item(lineKey(line.orderid, line.sku));
       const allocatedAt = item?.[ALLOCATED_AT];
       if (typeof allocatedAt !== 'string') return 'changed';

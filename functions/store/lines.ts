@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Instant } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID } from '../../domain/locations';
-import { type Allocation, type Batch, type LineMove, type LinePart, type OrderLine, type ShippedUnits, type Split, locationOf } from '../../domain/model';
+import { type Allocation, type Batch, type LineMove, type LinePart, type OrderLine, type Part, type ShippedUnits, type Split, locationOf } from '../../domain/model';
 import type { Destination, Routing } from '../../domain/routing';
 import { availableWrites, locationField } from './batches';
 import { ITEM_IS_NEW } from './conditions';
@@ -429,17 +429,25 @@ export const lineRemovalWrites = (
 };
 
 /**
- * The part of a split line on `from` moved to `to` at `now` (joining the line's part there, when it
- * has one), on condition that the line is as read: its item names its new parts, the part items
- * follow, and the two batches' stock moves by the part's qty (availableWrites, each as read).
+ * The part of a split line on `from` moved at `now` to the parts `to` names (each joining the line's
+ * part on its batch, when it has one; the others in the moved part's place, in their order), on
+ * condition that the line is as read: its item names its new parts, the part items follow, and the
+ * batches' stock moves by the units each gives or takes (availableWrites, each as read). At most
+ * MAX_PARTS_PER_LINE batches take units, so that it stays well within a transaction's 100 items.
  */
-export const partMoveWrites = (tableName: string, line: Allocation, from: Batch, to: Batch, now: Instant, allocatedAt: string): TransactWriteItem[] => {
+export const partMoveWrites = (tableName: string, line: Allocation, from: Batch, to: readonly Part[], now: Instant, allocatedAt: string): TransactWriteItem[] => {
   const split = line.split;
   const moving = split?.parts.find(({ batchref }) => batchref === from.ref);
   if (!split || !moving) throw new Error(`Line ${line.orderid}/${line.sku} has no part on batch ${from.ref} to move`);
-  const joined = split.parts.find(({ batchref }) => batchref === to.ref);
-  const arrived = { batchref: to.ref, qty: (joined?.qty ?? 0) + moving.qty, location: locationOf(to) };
-  const parts = split.parts.flatMap((part) => (part === moving ? (joined ? [] : [arrived]) : part === joined ? [arrived] : [part]));
+  // The units placed again are the part's, no more, no fewer, on batches other than the one they leave: else the caller erred.
+  if (to.reduce((sum, { qty }) => sum + qty, 0) !== moving.qty || to.some(({ batch }) => batch.ref === from.ref)) {
+    throw new Error(`Line ${line.orderid}/${line.sku} moves ${moving.qty} units off batch ${from.ref} to other parts than its own`);
+  }
+  const heldOn = (batchref: string) => split.parts.find((part) => part.batchref === batchref)?.qty ?? 0;
+  const arrived = to.map(({ batch, qty }) => ({ batchref: batch.ref, qty: heldOn(batch.ref) + qty, location: locationOf(batch) }));
+  const joining = (part: LinePart) => arrived.find(({ batchref }) => batchref === part.batchref);
+  const added = arrived.filter(({ batchref }) => heldOn(batchref) === 0);
+  const parts = split.parts.flatMap((part) => (part === moving ? added : [joining(part) ?? part]));
   const asRead = lineAsRead(line);
   return [
     {
@@ -452,9 +460,9 @@ export const partMoveWrites = (tableName: string, line: Allocation, from: Batch,
       },
     },
     partRemoval(tableName, line, moving),
-    partWrite(tableName, line, arrived, allocatedAt),
+    ...arrived.map((part) => partWrite(tableName, line, part, allocatedAt)),
     ...availableWrites(tableName, from, moving.qty),
-    ...availableWrites(tableName, to, -moving.qty),
+    ...to.flatMap(({ batch, qty }) => availableWrites(tableName, batch, -qty)),
   ];
 };
 

@@ -309,10 +309,11 @@ export class FakeRepository implements BatchRepository {
     return 'saved';
   }
 
-  async moveLinePart(line: Allocation, from: Batch, to: Batch | null, others: readonly Batch[]): Promise<ConditionalWrite> {
+  async moveLinePart(line: Allocation, from: Batch, to: readonly Part[] | null, others: readonly Batch[]): Promise<ConditionalWrite> {
     const part = line.split?.parts.find(({ batchref }) => batchref === from.ref);
-    if (!line.split || !part || !this.hasLineAsRead(line) || !this.keepsItsSide(from, part.qty) || (to && !this.canTake(to, part.qty))) return 'changed';
+    if (!line.split || !part || !this.hasLineAsRead(line) || !this.keepsItsSide(from, part.qty) || (to && !to.every(({ batch, qty }) => this.canTake(batch, qty)))) return 'changed';
     if (!to && others.some(({ ref }) => !this.batches.has(ref))) return 'changed';
+    if (to && to.reduce((sum, { qty }) => sum + qty, 0) !== part.qty) throw new Error(`Moving ${part.qty} units of a part as other units`);
     const source = this.batches.get(from.ref) as Batch;
     this.batches.set(source.ref, { ...source, available: source.available + part.qty });
     const key = lineKey(line.orderid, line.sku);
@@ -324,13 +325,11 @@ export class FakeRepository implements BatchRepository {
       this.removeLine(line);
       return 'saved';
     }
-    this.take(to, part.qty);
-    const joined = line.split.parts.some(({ batchref }) => batchref === to.ref);
-    const parts = line.split.parts.flatMap((each) => {
-      if (each.batchref === from.ref) return joined ? [] : [{ batchref: to.ref, qty: part.qty, location: locationOf(to) }];
-      return each.batchref === to.ref ? [{ ...each, qty: each.qty + part.qty }] : [each];
-    });
-    this.lines.set(key, { ...line, batchref: parts[0]?.batchref ?? to.ref, split: { ...line.split, parts } });
+    for (const { batch, qty } of to) this.take(batch, qty);
+    const brought = (batchref: string) => to.find(({ batch }) => batch.ref === batchref)?.qty ?? 0;
+    const added = to.filter(({ batch }) => !line.split?.parts.some(({ batchref }) => batchref === batch.ref)).map(({ batch, qty }) => ({ batchref: batch.ref, qty, location: locationOf(batch) }));
+    const parts = line.split.parts.flatMap((each) => (each.batchref === from.ref ? added : [{ ...each, qty: each.qty + brought(each.batchref) }]));
+    this.lines.set(key, { ...line, batchref: parts[0]?.batchref ?? line.batchref, split: { ...line.split, parts } });
     return 'saved';
   }
 

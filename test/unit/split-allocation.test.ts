@@ -106,6 +106,32 @@ describe('a change of a batch under a part', () => {
     expect(availableOf(repository, 'b-1', 'b-2', 'b-3')).toEqual([0, 0, 7]);
   });
 
+  it('places the part again over the batches left on its shelf when no one of them can take it, listing each move', async () => {
+    const repository = await withBatches(['b-1', 20], ['b-2', 20], ['b-3', 15]);
+    await allocate(line(30), repository, {}, 'batches');
+    const { reallocated } = await changeBatch('b-1', { qty: 5 }, repository);
+    expect(reallocated).toEqual([
+      { orderid: 'o1', sku: 'LAMP', qty: 10, from: 'b-1', batchref: 'b-2' },
+      { orderid: 'o1', sku: 'LAMP', qty: 10, from: 'b-1', batchref: 'b-3' },
+    ]);
+    const [stored] = await orderAllocations('o1', repository);
+    expect(stored?.qty).toBe(30);
+    // The units new to b-3 take the place of the part they left; those joining b-2 join its part.
+    expect(stored?.split?.parts.map(({ batchref, qty }) => [batchref, qty])).toEqual([['b-3', 10], ['b-2', 20]]);
+    expect(availableOf(repository, 'b-1', 'b-2', 'b-3')).toEqual([5, 0, 5]);
+  });
+
+  it('takes the whole line out of its order when the batches at its one place cannot hold the part, though a batch elsewhere could', async () => {
+    const repository = new FakeRepository();
+    await repository.saveLocation({ id: 'nantes', name: 'Nantes', priority: 1, serves: ['*'], active: true });
+    for (const [ref, qty, location] of [['b-1', 20, 'default'], ['b-2', 20, 'default'], ['n-1', 25, 'nantes']] as const) await addBatch({ ref, sku: 'LAMP', qty, eta: null, location }, repository);
+    await allocate(line(30), repository, {}, 'batches');
+    const { reallocated } = await changeBatch('b-1', { qty: 5 }, repository);
+    expect(reallocated).toEqual([{ orderid: 'o1', sku: 'LAMP', qty: 30, from: 'b-1', batchref: null }]);
+    expect(availableOf(repository, 'b-1', 'b-2', 'n-1')).toEqual([5, 20, 25]);
+    await expect(orderAllocations('o1', repository)).rejects.toThrow();
+  });
+
   it('takes the whole line out of its order, every part given back, when no batch can take the part', async () => {
     const repository = await withBatches(['b-1', 4], ['b-2', 4]);
     await allocate(line(6), repository, {}, 'batches');

@@ -137,30 +137,135 @@ describe('a part moved off a batch that shrank', () => {
     split: { split, parts: parts.map(([batchref, location, qty]) => ({ batchref, location, qty })) },
   });
   const moving = (allocation: Allocation) => allocation.split?.parts[0] as LinePart;
+  const moved = (allocation: Allocation, batches: readonly Batch[], routing = eligibility) => parts(movedPart(allocation, moving(allocation), batches, routing));
 
   it('goes to a batch in stock before one on a shipment, whatever else that costs', () => {
     const split = line('locations', [['p-1', 'paris', 4], ['p-2', 'paris', 2]]);
-    const batches = [batch('p-3', 'paris', 9, '2027-01-01'), batch('l-1', 'lyon', 9)];
-    expect(movedPart(split, moving(split), batches, eligibility)?.ref).toBe('l-1');
+    expect(moved(split, [batch('p-3', 'paris', 9, '2027-01-01'), batch('l-1', 'lyon', 9)])).toEqual([['l-1', 4]]);
   });
 
   it('stays at the places its line is at before it adds one, and joins a part of its line before it adds a pick', () => {
     const split = line('locations', [['p-1', 'paris', 4], ['p-2', 'paris', 2]]);
     const batches = [batch('a-lyon', 'lyon', 9), batch('p-0', 'paris', 9), batch('p-2', 'paris', 9)];
-    expect(movedPart(split, moving(split), batches, eligibility)?.ref).toBe('p-2');
-    expect(movedPart(split, moving(split), batches.filter(({ ref }) => ref !== 'p-2'), eligibility)?.ref).toBe('p-0');
-    expect(movedPart(split, moving(split), [batch('a-lyon', 'lyon', 9)], eligibility)?.ref).toBe('a-lyon');
+    expect(moved(split, batches)).toEqual([['p-2', 4]]);
+    expect(moved(split, batches.filter(({ ref }) => ref !== 'p-2'))).toEqual([['p-0', 4]]);
+    expect(moved(split, [batch('a-lyon', 'lyon', 9)])).toEqual([['a-lyon', 4]]);
   });
 
-  it('keeps to the place of its line with `batches`, and finds none when no batch there can take it whole', () => {
+  it('keeps to the place of its line with `batches`, and finds none when the batches there cannot hold it', () => {
     const split = line('batches', [['p-1', 'paris', 4], ['p-2', 'paris', 2]]);
-    expect(movedPart(split, moving(split), [batch('l-1', 'lyon', 9), batch('p-3', 'paris', 3)], eligibility)).toBeUndefined();
-    expect(movedPart(split, moving(split), [batch('l-1', 'lyon', 9), batch('p-3', 'paris', 4)], eligibility)?.ref).toBe('p-3');
+    expect(moved(split, [batch('l-1', 'lyon', 9), batch('p-3', 'paris', 3)])).toBeUndefined();
+    expect(moved(split, [batch('l-1', 'lyon', 9), batch('p-3', 'paris', 4)])).toEqual([['p-3', 4]]);
   });
 
   it('goes anywhere its routing allows when it is its line only part', () => {
     const split = line('batches', [['p-1', 'paris', 4]]);
-    expect(movedPart(split, moving(split), [batch('l-1', 'lyon', 9)], eligibility)?.ref).toBe('l-1');
-    expect(movedPart(split, moving(split), [batch('l-1', 'lyon', 9)], eligibilityOf([paris, lyon], { location: 'paris' }))).toBeUndefined();
+    expect(moved(split, [batch('l-1', 'lyon', 9)])).toEqual([['l-1', 4]]);
+    expect(moved(split, [batch('l-1', 'lyon', 9)], eligibilityOf([paris, lyon], { location: 'paris' }))).toBeUndefined();
+  });
+
+  it('is split over the batches left on its shelf when no one of them can take it: 20 off a batch, to the 10 and 15 beside it', () => {
+    const split = line('batches', [['a', 'paris', 20], ['b', 'paris', 10]]);
+    expect(moved(split, [batch('b', 'paris', 10), batch('c', 'paris', 15)])).toEqual([
+      ['b', 10],
+      ['c', 10],
+    ]);
+  });
+
+  it('is split at the places its line is at before it goes whole to another', () => {
+    const split = line('locations', [['p-1', 'paris', 4], ['p-2', 'paris', 2]]);
+    expect(moved(split, [batch('l-1', 'lyon', 9), batch('p-3', 'paris', 2), batch('p-4', 'paris', 2)])).toEqual([
+      ['p-3', 2],
+      ['p-4', 2],
+    ]);
+  });
+
+  it('adds the fewest parts, and of ways that add as many, goes to the fewest batches', () => {
+    const split = line('batches', [['p-1', 'paris', 8], ['p-2', 'paris', 2]]);
+    // p-2 beside p-9 adds no part more than p-9 alone, but takes units from one batch more.
+    expect(moved(split, [batch('p-2', 'paris', 5), batch('p-9', 'paris', 10)])).toEqual([['p-9', 8]]);
+    // 5 joining p-2 and 3 on p-3 add one part, where p-3 and p-4, which hold the 8 alone, would add two.
+    expect(moved(split, [batch('p-2', 'paris', 5), batch('p-3', 'paris', 4), batch('p-4', 'paris', 4)])).toEqual([
+      ['p-2', 5],
+      ['p-3', 3],
+    ]);
+  });
+
+  it(`never leaves its line more than ${MAX_PARTS_PER_LINE} parts`, () => {
+    const others = Array.from({ length: MAX_PARTS_PER_LINE - 2 }, (_, index): [string, string, number] => [`own-${index}`, 'paris', 1]);
+    const split = line('batches', [['p-0', 'paris', 3], ...others]);
+    const units = [batch('n-1', 'paris', 1), batch('n-2', 'paris', 1), batch('n-3', 'paris', 1)];
+    expect(moved(split, units)).toBeUndefined();
+    expect(moved(split, [...units, batch('own-0', 'paris', 1)])).toEqual([
+      ['n-1', 1],
+      ['n-2', 1],
+      ['own-0', 1],
+    ]);
+  });
+
+  it('is the best way by the rule for the line as it then stands, as a search of every set of batches finds it', () => {
+    const places = ['a', 'b', 'c'];
+    const arbitraryBatch = fc.record({
+      location: fc.constantFrom(...places),
+      available: fc.integer({ min: 0, max: 6 }),
+      eta: fc.constantFrom(null, null, '2027-01-01'),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(arbitraryBatch, { minLength: 1, maxLength: 10 }),
+        fc.array(fc.integer({ min: 0, max: 2 }), { minLength: places.length, maxLength: places.length }),
+        fc.array(fc.record({ location: fc.constantFrom(...places), qty: fc.integer({ min: 1, max: 4 }), onBatch: fc.nat() }), { maxLength: 4 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.constantFrom<'batches' | 'locations'>('batches', 'locations'),
+        (drawn, priorities, drawnOthers, qty, split) => {
+          const routing = eligibilityOf(
+            places.map((id, index) => place(id, priorities[index] as number)),
+            {},
+          );
+          const batches = drawn.map(({ location, available, eta }, index) => batch(`b${index}`, location, available, eta));
+          // Its other parts: on batches drawn (at their location) or on none of them, one per batch; with `batches`, at the first one's place.
+          const others = new Map<string, [string, string, number]>();
+          for (const { location, qty: partQty, onBatch } of drawnOthers) {
+            const on = batches[onBatch % (batches.length + 2)];
+            const ref = on?.ref ?? `gone-${onBatch}`;
+            const at = split === 'batches' && others.size > 0 ? ([...others.values()][0] as [string, string, number])[1] : (on ? locationOf(on) : location);
+            if ((!on || locationOf(on) === at) && !others.has(ref)) others.set(ref, [ref, at, partQty]);
+          }
+          const allocation = line(split, [['leaving', 'a', qty], ...others.values()]);
+          expect(parts(movedPart(allocation, moving(allocation), batches, routing))).toEqual(bySearchOfEveryMove(allocation, batches, routing));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
+
+/**
+ * The reference for a part moved: every set of batches with units that holds its qty, ranked by the
+ * rule for the line as the move leaves it (no unit on a shipment, fewest locations of the line and
+ * with `batches` one, fewest parts of the line and at most MAX_PARTS_PER_LINE, fewest batches, then
+ * the batches in turn by the one-line preference), the best filled in that order.
+ */
+const bySearchOfEveryMove = (line: Allocation, batches: readonly Batch[], routing: ReturnType<typeof eligibilityOf>) => {
+  const [leaving, ...others] = line.split?.parts ?? [];
+  const preference = routedPreference(routing);
+  const pool = batches.filter((candidate) => candidate.available > 0 && routing.locations.has(locationOf(candidate))).sort(preference);
+  const qty = (leaving as LinePart).qty;
+  let best: { readonly key: number[]; readonly set: Batch[] } | undefined;
+  for (let mask = 1; mask < 2 ** pool.length; mask++) {
+    const set = pool.filter((_, index) => mask & (2 ** index));
+    const places = new Set([...others.map(({ location }) => location), ...set.map(locationOf)]).size;
+    const lineParts = new Set([...others.map(({ batchref }) => batchref), ...set.map(({ ref }) => ref)]).size;
+    if (set.reduce((sum, { available }) => sum + available, 0) < qty) continue;
+    if ((line.split?.split === 'batches' && places > 1) || lineParts > MAX_PARTS_PER_LINE) continue;
+    const key = [set.some(({ eta }) => eta !== null) ? 1 : 0, places, lineParts, set.length, ...set.map((member) => pool.indexOf(member))];
+    if (!best || compareKeys(key, best.key) < 0) best = { key, set };
+  }
+  if (!best) return undefined;
+  let left = qty;
+  return best.set.map((member, index) => {
+    const part = index === (best as { set: Batch[] }).set.length - 1 ? left : Math.min(member.available, left);
+    left -= part;
+    return [member.ref, part];
+  });
+};
