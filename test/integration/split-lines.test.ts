@@ -118,6 +118,48 @@ describe('a change of a batch under a part', () => {
     await expectNoViolations();
   });
 
+  it('places the part again over the batches left at its place when no one of them can take it: 20 off a batch that fell to 5, to the 10 and 15 beside it', async () => {
+    const { sku, refs } = await stocked([[20, 'paris'], [20, 'paris'], [15, 'paris']]);
+    const orderid = uniqueId('order');
+    expect((await service.allocate({ orderid, sku, qty: 30, split: 'batches' })).body).toMatchObject({ parts: [{ batchref: refs[0], qty: 20 }, { batchref: refs[1], qty: 10 }] });
+    await expectNoViolations();
+    const changed = await invoke('PATCH /batches/{ref}', { pathParameters: { ref: refs[0]! }, body: { qty: 5 } });
+    expect(changed).toMatchObject({
+      status: 200,
+      body: {
+        available: 5,
+        reallocated: [
+          { orderid, sku, qty: 10, from: refs[0], batchref: refs[1] },
+          { orderid, sku, qty: 10, from: refs[0], batchref: refs[2] },
+        ],
+      },
+    });
+    await expectNoViolations();
+    expect((await invoke('GET /allocations/{orderid}', { pathParameters: { orderid } })).body).toEqual({
+      orderid,
+      lines: [{ sku, qty: 30, parts: [{ batchref: refs[2], location: 'paris', qty: 10 }, { batchref: refs[1], location: 'paris', qty: 20 }] }],
+    });
+    expect([await available(refs[0]!), await available(refs[1]!), await available(refs[2]!)]).toEqual([5, 0, 5]);
+    // The line is listed under the batches it is on now, and no longer under the one it left.
+    expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref: refs[0]! }, body: { qty: 0 } })).body).toMatchObject({ reallocated: [] });
+    expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref: refs[2]! }, body: { qty: 0 } })).body).toMatchObject({
+      reallocated: [{ orderid, sku, qty: 30, from: refs[2], batchref: null }],
+    });
+    expect([await available(refs[1]!), await available(refs[2]!)]).toEqual([20, 0]);
+    await expectNoViolations();
+  });
+
+  it('takes the whole line out of its order when the batches left at its place cannot hold the part, though a batch elsewhere could', async () => {
+    const { sku, refs } = await stocked([[20, 'paris'], [20, 'paris'], [5, 'paris'], [25, 'lyon']]);
+    const orderid = uniqueId('order');
+    expect((await service.allocate({ orderid, sku, qty: 30, split: 'batches' })).body).toMatchObject({ parts: [{ batchref: refs[0], qty: 20 }, { batchref: refs[1], qty: 10 }] });
+    const changed = await invoke('PATCH /batches/{ref}', { pathParameters: { ref: refs[0]! }, body: { qty: 5 } });
+    expect(changed).toMatchObject({ status: 200, body: { reallocated: [{ orderid, sku, qty: 30, from: refs[0], batchref: null }] } });
+    expect((await invoke('GET /allocations/{orderid}', { pathParameters: { orderid } })).status).toBe(404);
+    expect(await Promise.all(refs.map(available))).toEqual([5, 20, 5, 25]);
+    await expectNoViolations();
+  });
+
   it('refuses a cancel that read the line before a part moved, whatever it read of the batches since: nothing is given back twice', async () => {
     const { sku, refs } = await stocked([[4, 'paris'], [4, 'paris'], [3, 'paris']]);
     const orderid = uniqueId('order');
