@@ -174,6 +174,33 @@ describe("the local server's events", () => {
     for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
   });
 
+  it("announces a part placed again over several batches as its Deallocated, then an Allocated of the units each batch took", async () => {
+    const following = await follow(table.tableName);
+    const lamp = uniqueId('LAMP');
+    const [first, second, third] = [uniqueId('a-shelf'), uniqueId('b-shelf'), uniqueId('c-shelf')];
+    const orderid = uniqueId('order');
+    for (const [ref, qty] of [[first, 4], [second, 4], [third, 3]] as const) expect((await service.addBatch({ ref, sku: lamp, qty, eta: null })).status).toBe(201);
+    expect((await service.allocate({ orderid, sku: lamp, qty: 6, split: 'batches' })).status).toBe(201);
+    // No batch left can take the part of 4 whole: 2 join the line's part on the second, 2 go to the third, in its place.
+    await patchBatch(first, { qty: 0 });
+    const isMarker = await addMarker();
+    await following.until(isMarker);
+    await following.stop();
+
+    const events = following.events.filter((event) => !isMarker(event) && 'orderid' in event.detail);
+    const part = (batchref: string, qty: number) => ({ orderid, sku: lamp, qty, batchref, location: 'default', line_qty: 6, split: 'batches' });
+    expect(byKey(events)).toEqual({
+      [`${orderid} ${lamp}`]: [
+        { name: 'Allocated', ...part(first, 4) },
+        { name: 'Allocated', ...part(second, 2) },
+        { name: 'Deallocated', ...part(first, 4), reason: 'reallocated' },
+        { name: 'Allocated', ...part(third, 2) },
+        { name: 'Allocated', ...part(second, 2) },
+      ],
+    });
+    for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
+  });
+
   it('announces a shipment as Shipped and a BatchChanged of each batch it left, and a line that shipped by the units it holds when they move or are cancelled', async () => {
     const following = await follow(table.tableName);
     const [lamp, vase] = [uniqueId('LAMP'), uniqueId('VASE')];
