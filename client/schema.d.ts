@@ -636,7 +636,7 @@ export interface components {
             /** @description The location the batch is at (a shipment: where it will arrive); `default` for a batch added without one. */
             location: components["schemas"]["LocationId"];
         };
-        /** @description A line this request moved off the batch. */
+        /** @description A line this request moved off the batch; a split line's part placed again over several batches, one for each, `qty` the units that went there. */
         Reallocation: {
             orderid: components["schemas"]["Identifier"];
             sku: components["schemas"]["Identifier"];

@@ -319,7 +319,7 @@ const responseSchemas = {
       from: identifier,
       batchref: { anyOf: [identifier, { type: 'null' }], description: 'The batch the line moved to, or `null` when it left its order.' },
     },
-    'A line this request moved off the batch.',
+    "A line this request moved off the batch; a split line's part placed again over several batches, one for each, `qty` the units that went there.",
   ),
   ChangedBatch: closedObject(
     { ...batchFields, reallocated: listOf(ref('Reallocation'), 'The lines this request moved; `[]` once nothing is left to move.') },
