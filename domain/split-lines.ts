@@ -113,7 +113,7 @@ const NEW_LINE: PlacedBeside = { fixed: new Set(), onLine: new Set() };
  * fewest batches, then best by the preference; undefined when none do.
  */
 const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibility, maxLocations: number, beside: PlacedBeside = NEW_LINE): Batch[] | undefined => {
-  // A pool that holds it at no locations holds it at none of them: passed over before any search.
+  // A pool that cannot hold it over all its locations holds it at no set of them: passed over before any search.
   if (!bestCover(qty, pool, beside.onLine)) return undefined;
   const byLocation = batchesByLocation(pool);
   const locations = [...byLocation.keys()].filter((location) => !beside.fixed.has(location)).sort(locationPreference(eligibility));
