@@ -3,7 +3,7 @@ import type { Instant } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { ConditionalWrite, SaveTransferResult } from '../../domain/ports';
 import { type Transfer, type TransferStatus, incomingBatchOf } from '../../domain/transfers';
-import { INCOMING_OF, batchKey, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
+import { CHANGE_REASON, INCOMING_OF, batchKey, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
 import { ITEM_IS_NEW, and } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
 import type { SpreadBatches } from './spread-batches';
@@ -94,10 +94,10 @@ const sourceReferenceWrite = (tableName: string, batch: Batch, delta: number, no
   Update: {
     TableName: tableName,
     Key: batchReferenceKey(batch.ref),
-    UpdateExpression: `SET qty = :newQty, changedAt = :changedAt REMOVE ${INCOMING_OF}`,
+    UpdateExpression: `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :transferred REMOVE ${INCOMING_OF}`,
     // Guards "a reference exists only with its batch": an update would otherwise create one.
     ConditionExpression: `attribute_exists(${PK})`,
-    ExpressionAttributeValues: { ':newQty': batch.qty + delta, ':changedAt': new Date(now).toISOString() },
+    ExpressionAttributeValues: { ':newQty': batch.qty + delta, ':changedAt': new Date(now).toISOString(), ':transferred': 'transferred' },
   },
 });
 

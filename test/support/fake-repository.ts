@@ -17,6 +17,7 @@ import {
   takesOf,
 } from '../../domain/model';
 import type { Routing } from '../../domain/routing';
+import type { Adjustment, CountBasis } from '../../domain/adjustments';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type {
   AddBatchResult,
@@ -63,6 +64,10 @@ export class FakeRepository implements BatchRepository {
   readonly transfers = new Map<string, Transfer>();
   /** Shipments by shipmentid. */
   readonly shipments = new Map<string, Shipment>();
+  /** Adjustments by adjustmentid. */
+  readonly adjustments = new Map<string, Adjustment>();
+  /** The time of the last count applied to each batch, by ref. */
+  readonly lastCounts = new Map<string, string>();
   /** Each hold's units on a batch, by heldKey, as the adapter keeps a record of their own. */
   readonly held = new Map<string, HeldUnits & { readonly ref: string }>();
   /**
@@ -334,12 +339,18 @@ export class FakeRepository implements BatchRepository {
     return 'saved';
   }
 
-  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime()): Promise<BatchChangeWrite> {
+  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime(), adjustment?: Adjustment): Promise<BatchChangeWrite> {
     const current = this.batches.get(batch.ref);
     const asRead = current !== undefined && isSameBatch(current, batch);
     if (ending.length > this.holdEndingsPerChange) return { outcome: 'too-many-holds', fitting: this.holdEndingsPerChange };
     const withThisBatch = ending.map((toEnd) => ({ ...toEnd, givenBackOn: [batch.ref, ...toEnd.givenBackOn] }));
     if (!asRead || !withThisBatch.every((toEnd) => this.endsAsRead(toEnd, now))) return { outcome: 'changed' };
+    // The adjustment's conditions: a new adjustmentid, and no later count applied to the batch.
+    if (adjustment && this.adjustments.has(adjustment.adjustmentid)) return { outcome: 'changed' };
+    const lastCount = this.lastCounts.get(batch.ref);
+    if (adjustment?.countedAt !== undefined && lastCount !== undefined && lastCount > adjustment.countedAt) return { outcome: 'changed' };
+    if (adjustment) this.adjustments.set(adjustment.adjustmentid, adjustment);
+    if (adjustment?.countedAt !== undefined) this.lastCounts.set(batch.ref, adjustment.countedAt);
     for (const toEnd of withThisBatch) this.end(toEnd, batch.ref);
     this.batches.set(batch.ref, changed);
     this.changedSinceMade.add(batch.ref);
@@ -441,6 +452,20 @@ export class FakeRepository implements BatchRepository {
     const key = lineKey(line.orderid, line.sku);
     if (!line.shipped) this.lines.delete(key);
     else this.lines.set(key, { ...line, qty: 0, ...(line.split ? { split: { ...line.split, parts: [] } } : {}), ...(cancelled ? { cancelled: true } : {}) });
+  }
+
+  async adjustment(adjustmentid: string): Promise<Adjustment | undefined> {
+    return this.adjustments.get(adjustmentid);
+  }
+
+  /** As the adjustment's store keeps them: the batch's last count, and the shipments from it after `countedAt`. */
+  async countBasis(ref: string, countedAt: string): Promise<CountBasis> {
+    const shippedSince = [...this.shipments.values()]
+      .filter(({ shippedAt }) => shippedAt > countedAt)
+      .flatMap(({ lines }) => lines.flatMap(({ parts }) => parts))
+      .reduce((sum, part) => (part.batchref === ref ? sum + part.qty : sum), 0);
+    const lastCountedAt = this.lastCounts.get(ref);
+    return { ...(lastCountedAt === undefined ? {} : { lastCountedAt }), shippedSince };
   }
 
   async shipment(shipmentid: string): Promise<Shipment | undefined> {
