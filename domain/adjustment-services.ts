@@ -36,7 +36,7 @@ const answerRepeat = async (stored: Adjustment, request: AdjustmentRequest, repo
 
 /**
  * Changes the batch's units on hand as the request says, for its reason: `qty` sets them (a count,
- * as of `countedAt`: less what the batch shipped since), `delta` adds or takes some; on the batch as
+ * as of `countedAt`: with every change of the batch since on top), `delta` adds or takes some; on the batch as
  * `expectedQty` says, when it names one. Each round judges the batch as read, and its write is
  * conditioned on that read, so what another request changes in between is judged again.
  */

@@ -2,9 +2,9 @@ import type { Instant } from './holds';
 
 /*
  * Adjustments (docs/api.md, "Adjustments"): a change of one batch's units on hand, with its reason.
- * A count (`countedAt`) says what was on the shelf at a moment: the units that left the batch since
- * (shipped) had left when the count arrives, so the count sets the batch to what it counted less
- * those, and a count older than the last one applied to the batch changes nothing.
+ * A count (`countedAt`) says what was on the shelf at a moment: what changed the batch since (units
+ * shipped or sent away had left, units received had come) is applied on top of it when it arrives,
+ * and a count older than the last one applied to the batch changes nothing.
  */
 
 /** Why the units on hand changed. */
@@ -39,11 +39,20 @@ export interface Adjustment extends AdjustmentRequest {
   readonly adjustedAt: string;
 }
 
-/** What a count of a batch rests on: the last count applied to it, and the units it shipped after the count's moment. */
+/** Why a batch's units on hand changed: an adjustment's reason (a PATCH's is `correction`), or a shipment or a transfer. */
+export type ChangeReason = AdjustmentReason | 'shipped' | 'transferred';
+export const CHANGE_REASONS: readonly ChangeReason[] = [...ADJUSTMENT_REASONS, 'shipped', 'transferred'];
+
+/** What a count of a batch rests on: the last count applied to it, and what every change of its qty after the count's moment added up to. */
 export interface CountBasis {
   readonly lastCountedAt?: string;
-  readonly shippedSince: number;
+  /** Units added since (below zero: taken): shipments and transfers out take, receipts add, a PATCH or another adjustment either. */
+  readonly changedSince: number;
 }
+
+/** When the adjustment says the batch was counted: its `countedAt`, or, for a count that names none, the moment it was made; none for an adjustment that is no count. */
+export const countTimeOf = (adjustment: Adjustment): string | undefined =>
+  adjustment.countedAt ?? (adjustment.reason === 'counted' && adjustment.qty !== undefined ? adjustment.adjustedAt : undefined);
 
 /** The same request again: every field it sent the same (a note among them). */
 export const isSameAdjustment = (stored: Adjustment, request: AdjustmentRequest): boolean =>
@@ -64,10 +73,11 @@ export const countTimeRefused = (countedAt: string, now: Instant): string | unde
 };
 
 /**
- * The batch's `qty` once the adjustment applies to it at `qty` now: a count, less what shipped since
- * it was taken (never below zero: units that left were on the shelf when counted); a delta, added.
+ * The batch's `qty` once the adjustment applies to it at `qty` now: a count, with every change of
+ * the batch since it was taken applied on top (never below zero: units that left were on the shelf
+ * when counted); a delta, added.
  */
 export const adjustedQty = (request: AdjustmentRequest, qty: number, basis?: CountBasis): number => {
-  if (request.qty !== undefined) return Math.max(0, request.qty - (request.countedAt === undefined ? 0 : (basis?.shippedSince ?? 0)));
+  if (request.qty !== undefined) return Math.max(0, request.qty + (request.countedAt === undefined ? 0 : (basis?.changedSince ?? 0)));
   return qty + (request.delta ?? 0);
 };

@@ -265,16 +265,18 @@ export interface BatchRepository {
    * available. When their ends and the change pass one write, nothing is written, and the answer
    * says how many of the last of them fit with it. An `adjustment` is recorded in the same write, new
    * (an adjustmentid is used once), its reason the batch's (a PATCH's: `correction`), and a count's
-   * time the batch's last count, on condition that no later count was applied since its basis was read.
+   * time the batch's last count, on condition that no later count was applied since its basis was
+   * read. The change of qty is recorded too, for the counts (at a count's own moment), on condition
+   * that no count taken at or after its moment was applied.
    */
   changeBatch(batch: Batch, changed: Batch, ending?: readonly HoldToEnd[], now?: Instant, adjustment?: Adjustment): Promise<BatchChangeWrite>;
   /** The adjustment as stored (strongly consistent). */
   adjustment(adjustmentid: string): Promise<Adjustment | undefined>;
   /**
    * What a count of batch `ref` taken at `countedAt` rests on: the time of the last count applied to
-   * the batch, and the units it shipped after `countedAt` (within COUNT_WINDOW_MS of now). Strongly
-   * consistent; a shipment after this read changes the batch's qty, which the change's write is
-   * conditioned on.
+   * the batch, and what its changes of qty after `countedAt` add up to (within COUNT_WINDOW_MS of
+   * now). Strongly consistent; a change after this read changes the batch's qty, which the count's
+   * write is conditioned on.
    */
   countBasis(ref: string, countedAt: string): Promise<CountBasis>;
   /**

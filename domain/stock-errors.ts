@@ -39,7 +39,7 @@ export class TooFewUnshipped extends DomainError {
   }
 }
 
-/** The line shipped every unit it holds: there is nothing left to cancel. */
+/** The line holds no unit (it shipped them all, or shipped some and a change of its batch took the rest off its order): there is nothing left to cancel. */
 export class LineShipped extends DomainError {
   override readonly name = 'LineShipped';
   readonly code = 'line_shipped';
@@ -48,7 +48,7 @@ export class LineShipped extends DomainError {
     readonly sku: string,
     readonly shippedQty: number,
   ) {
-    super(`Order ${orderid}'s line for sku ${sku} shipped all its ${shippedQty} units: nothing is left to cancel`);
+    super(`Order ${orderid}'s line for sku ${sku} holds no unit: it shipped ${shippedQty}, and nothing is left to cancel`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { type Instant, earliestHeldExpiry } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID } from '../../domain/locations';
-import { ADJUSTMENT_REASONS, type AdjustmentReason } from '../../domain/adjustments';
+import { CHANGE_REASONS, type ChangeReason } from '../../domain/adjustments';
 import { type Batch, hasStockLeft, heldOf } from '../../domain/model';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
@@ -134,10 +134,7 @@ export const heldTakesAre = (heldTakes: number | undefined): Condition =>
 
 const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
 
-/** Why a batch's units on hand last changed, for its BatchChanged: an adjustment's reason (a PATCH's is `correction`), or a shipment or a transfer. */
-export type ChangeReason = AdjustmentReason | 'shipped' | 'transferred';
-const CHANGE_REASONS: readonly unknown[] = [...ADJUSTMENT_REASONS, 'shipped', 'transferred'] satisfies ChangeReason[];
-/** The attribute of a batch reference that names its last change's reason. */
+/** The attribute of a batch reference that names its last change's reason, for its BatchChanged (ChangeReason). */
 export const CHANGE_REASON = 'changeReason';
 
 /** What a batch reference says of its batch, as of the batch's last change: `changedAt`. */
@@ -210,7 +207,7 @@ export const parseBatchItem = (item: Record<string, unknown>): StoredBatchItem |
     }
     if (isAt(item, batchReferenceKey(ref))) {
       const reason = item[CHANGE_REASON];
-      const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt) && (reason === undefined || CHANGE_REASONS.includes(reason));
+      const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt) && (reason === undefined || CHANGE_REASONS.includes(reason as ChangeReason));
       return {
         kind: 'batch-reference',
         ref,
@@ -310,16 +307,24 @@ export const batchDescriptionWrite = (tableName: string, changed: Batch, now: In
       Key: batchReferenceKey(ref),
       UpdateExpression:
         `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :reason${counted}` + (eta === null ? ` REMOVE eta, ${INCOMING_OF}` : `, eta = :newEta REMOVE ${INCOMING_OF}`),
-      // Guards "a reference exists only with its batch": an update would otherwise create one; and
-      // "a count older than the last one applied changes nothing", against a count applied since its read.
-      ConditionExpression: `attribute_exists(${PK})` + (countedAt === undefined ? '' : ` AND (attribute_not_exists(${COUNTED_AT}) OR ${COUNTED_AT} <= :countedAt)`),
-      ExpressionAttributeValues: {
-        ':newQty': qty,
-        ':changedAt': new Date(now).toISOString(),
-        ':reason': reason,
-        ...(countedAt === undefined ? {} : { ':countedAt': countedAt }),
-        ...(eta === null ? {} : { ':newEta': eta }),
-      },
+      // Guards "a reference exists only with its batch": an update would otherwise create one; for a
+      // count, "a count older than the last one applied changes nothing", against one applied since
+      // its read; for any other change, "a count applied counts the changes before its moment, and
+      // no other" (stock-changes.ts).
+      ...withValues(
+        and(
+          { ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} },
+          countedAt === undefined
+            ? { ConditionExpression: `(attribute_not_exists(${COUNTED_AT}) OR ${COUNTED_AT} < :changeAt)`, ExpressionAttributeValues: { ':changeAt': new Date(now).toISOString() } }
+            : { ConditionExpression: `(attribute_not_exists(${COUNTED_AT}) OR ${COUNTED_AT} <= :countedAt)`, ExpressionAttributeValues: { ':countedAt': countedAt } },
+        ),
+        {
+          ':newQty': qty,
+          ':changedAt': new Date(now).toISOString(),
+          ':reason': reason,
+          ...(eta === null ? {} : { ':newEta': eta }),
+        },
+      ),
     },
   };
 };

@@ -9,6 +9,7 @@ import { type StoredLineItem, parseLineItem } from './lines';
 import { type StoredLocationItem, parseLocationItem } from './locations';
 import { type StoredPieceItem, parsePieceItem } from './pieces';
 import { type StoredShipmentItem, parseShipmentItem } from './shipments';
+import { type StoredStockChangeItem, parseStockChangeItem } from './stock-changes';
 import { type StoredTransferItem, parseTransferItem } from './transfers';
 
 /*
@@ -55,8 +56,8 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  *                                                         fromBatchref, status, createdAt, cancelledAt, expiresAt
  *   shipment         pk SHIPMENT#<shipmentid> sk SHIPMENT  shipmentid, orderid, location, shippedAt,
  *                                                         lines [{sku, qty, parts [{batchref, qty}]}]
- *   shipped units    pk BATCHREF#<ref>  sk SHIPPED#<shippedAt>#<shipmentid>  ref, qty, shipmentid, shippedAt, expiresAt
- *                                                         (what one shipment took from the batch, kept 31 days)
+ *   stock change     pk BATCHREF#<ref>  sk CHANGE#<at>#<reason>#<id>  ref, sku, location, delta, reason, reference, at, expiresAt
+ *                                                         (each change of the batch's qty, kept 31 days: stock-changes.ts)
  *   adjustment       pk ADJUSTMENT#<adjustmentid> sk ADJUSTMENT  adjustmentid, ref, reason, qty or delta, countedAt,
  *                                                         expectedQty, note, before, after, adjustedAt
  * A batch's `location` is absent at `default` (every batch of a table written before there were
@@ -141,6 +142,7 @@ export type StoredItem =
   | StoredTransferItem
   | StoredShipmentItem
   | StoredAdjustmentItem
+  | StoredStockChangeItem
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
   | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
 
@@ -150,7 +152,7 @@ export type StoredItem =
  * the two keys of a batch of its sku and ref. No two kinds' keys meet, so at most one parser knows an
  * item, whatever their order.
  */
-const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem, parseTransferItem, parseShipmentItem, parseAdjustmentItem];
+const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem, parseTransferItem, parseShipmentItem, parseAdjustmentItem, parseStockChangeItem];
 
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   for (const parse of parsers) {

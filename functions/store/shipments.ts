@@ -1,60 +1,25 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Batch } from '../../domain/model';
 import type { SaveShipmentResult } from '../../domain/ports';
-import { COUNT_WINDOW_MS } from '../../domain/adjustments';
 import type { LineShipped, Shipment, ShipmentLine } from '../../domain/shipments';
-import { CHANGE_REASON, INCOMING_OF, batchKey, batchReferenceKey } from './batches';
-import { ITEM_IS_NEW } from './conditions';
+import { CHANGE_REASON, INCOMING_OF, batchKey, batchReferenceKey, locationField } from './batches';
+import { ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
 import { lineShipWrites } from './lines';
 import { MAX_TRANSACTION_ITEMS, type StoreCalls, type TransactWriteItem } from './store-calls';
-import type { TableReads } from './table-reads';
-import { partitionKeyPrefix, timeToLiveAttribute } from './table';
+import { changeAfterCounts, stockChangeWrite } from './stock-changes';
+import { partitionKeyPrefix } from './table';
 
 /*
  * Shipments (domain/shipments.ts; items.ts, "The table's items"): a shipment's record, its key, item
  * and parser, and its one transaction: each line as the shipment leaves it, on condition that it is
- * as read; each batch's `qty` and its reference's copy lowered by the units shipped from it, and a
- * record of them beside the reference; the shipment's record, on condition that its shipmentid is new. A shipment takes units its lines hold, never a
- * batch's available ones, so no batch's `available` or place in the stock range changes, and no
+ * as read; each batch's `qty` and its reference's copy lowered by the units shipped from it, and the
+ * change recorded (stock-changes.ts); the shipment's record, on condition that its shipmentid is
+ * new. A shipment takes units its lines hold, never a batch's available ones, so no batch's `available` or place in the stock range changes, and no
  * other request's take is conditioned on what it writes.
  */
 
 export const shipmentKey = (shipmentid: string) => itemKey(`${partitionKeyPrefix.shipment}${shipmentid}`, 'SHIPMENT');
-
-/**
- * What a batch shipped, one record a shipment, beside the batch's reference and sorted by time, so
- * that a count taken at some moment reads only the shipments since (shippedSince): a count applied
- * as of its time takes off the units that left after it.
- */
-const SHIPPED_RANGE = 'SHIPPED#';
-const shippedUnitsKey = (ref: string, shippedAt: string, shipmentid: string) =>
-  itemKey(String(batchReferenceKey(ref)[PK]), `${SHIPPED_RANGE}${shippedAt}#${shipmentid}`);
-
-/**
- * How long a batch's shipped records are kept: a count is applied as of its time only within it
- * (COUNT_WINDOW_MS in domain/adjustments.ts, a day shorter, since time to live deletes within about
- * a day of its moment).
- */
-const SHIPPED_UNITS_LIFETIME_SECONDS = (COUNT_WINDOW_MS + 24 * 60 * 60 * 1_000) / 1_000;
-
-const shippedUnitsItem = (ref: string, qty: number, { shipmentid, shippedAt }: Pick<Shipment, 'shipmentid' | 'shippedAt'>) => ({
-  ...shippedUnitsKey(ref, shippedAt, shipmentid),
-  type: 'ShippedUnits',
-  ref,
-  qty,
-  shipmentid,
-  shippedAt,
-  [timeToLiveAttribute]: Math.floor(Date.parse(shippedAt) / 1_000) + SHIPPED_UNITS_LIFETIME_SECONDS,
-});
-
-/** A batch's record of what one shipment took from it. */
-export interface ShippedUnitsRecord {
-  readonly ref: string;
-  readonly qty: number;
-  readonly shipmentid: string;
-  readonly shippedAt: string;
-}
 
 const shipmentItem = ({ shipmentid, orderid, location, shippedAt, lines }: Shipment) => ({
   ...shipmentKey(shipmentid),
@@ -66,7 +31,7 @@ const shipmentItem = ({ shipmentid, orderid, location, shippedAt, lines }: Shipm
   lines: lines.map(({ sku, qty, parts }) => ({ sku, qty, parts: parts.map(({ batchref, qty: partQty }) => ({ batchref, qty: partQty })) })),
 });
 
-export type StoredShipmentItem = { readonly kind: 'shipment'; readonly shipment: Shipment } | { readonly kind: 'shipped-units'; readonly shipped: ShippedUnitsRecord };
+export type StoredShipmentItem = { readonly kind: 'shipment'; readonly shipment: Shipment };
 
 const parseShipmentLine = (value: unknown): ShipmentLine | undefined => {
   const { sku, qty, parts } = (value ?? {}) as Record<string, unknown>;
@@ -82,10 +47,7 @@ const parseShipmentLine = (value: unknown): ShipmentLine | undefined => {
 
 /** A shipment's record, read back through its key. */
 export const parseShipmentItem = (item: Record<string, unknown>): StoredShipmentItem | undefined => {
-  const { shipmentid, orderid, location, shippedAt, lines, ref, qty } = item;
-  if (isText(ref) && isText(shipmentid) && isText(shippedAt) && isNumber(qty) && qty > 0 && isAt(item, shippedUnitsKey(ref, shippedAt, shipmentid))) {
-    return { kind: 'shipped-units', shipped: { ref, qty, shipmentid, shippedAt } };
-  }
+  const { shipmentid, orderid, location, shippedAt, lines } = item;
   if (!isText(shipmentid) || !isAt(item, shipmentKey(shipmentid))) return undefined;
   if (!isText(orderid) || !isText(location) || !isText(shippedAt) || !Array.isArray(lines) || lines.length === 0) return undefined;
   const parsed = lines.map(parseShipmentLine);
@@ -117,26 +79,19 @@ const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shipm
       Key: batchReferenceKey(batch.ref),
       UpdateExpression: `SET qty = qty - :shipped, changedAt = :changedAt, ${CHANGE_REASON} = :shippedReason REMOVE ${INCOMING_OF}`,
       // Guards "a reference exists only with its batch": an update would otherwise create one.
-      ConditionExpression: `attribute_exists(${PK})`,
-      ExpressionAttributeValues: { ':shipped': shipped, ':changedAt': shipment.shippedAt, ':shippedReason': 'shipped' },
+      ...withValues(and({ ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} }, changeAfterCounts(shipment.shippedAt)), {
+        ':shipped': shipped,
+        ':changedAt': shipment.shippedAt,
+        ':shippedReason': 'shipped',
+      }),
     },
   },
-  // The shipmentid is new (the record's condition), so is this key.
-  { Put: { TableName: tableName, Item: shippedUnitsItem(batch.ref, shipped, shipment) } },
+  stockChangeWrite(
+    tableName,
+    { ref: batch.ref, sku: batch.sku, ...locationField(batch), delta: -shipped, reason: 'shipped', reference: shipment.shipmentid, at: shipment.shippedAt },
+    shipment.shipmentid,
+  ),
 ];
-
-/** Units shipped from batch `ref` after `since` (by the records still kept: COUNT_WINDOW_MS). */
-export const shippedSince = async (reads: TableReads, ref: string, since: string): Promise<number> => {
-  const partition = String(batchReferenceKey(ref)[PK]);
-  // After `since` to the millisecond: a shipment at the count's own moment left before it was counted.
-  // `$` sorts right after `#`, whatever a shipmentid holds, and times are ASCII.
-  const records = await reads.range(partition, `${SHIPPED_RANGE}${since}$`, 'SHIPPED$', { latestFirst: false, limit: Number.POSITIVE_INFINITY });
-  return records.reduce((sum, item) => {
-    const stored = parseShipmentItem(item);
-    if (stored?.kind !== 'shipped-units') throw new Error(`Item among batch ${ref}'s shipped records is not one: ${JSON.stringify(item)}`);
-    return sum + stored.shipped.qty;
-  }, 0);
-};
 
 /** BatchRepository.saveShipment: the lines' writes, then each batch's three, then the record, last. */
 export const saveShipment = async (

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DocumentSender } from '../../functions/store/store-calls';
 import { checkInvariants } from '../../tools/invariants';
 import { type HandlerService, serviceOver } from '../reliability/support/service';
 import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
@@ -127,6 +128,56 @@ describe('a count', () => {
       body: { issues: [{ path: 'counted_at' }] },
     });
     expect((await batchOf(ref)).qty).toBe(18);
+  });
+
+  it('applies on top of it every change of the batch since it was taken: a transfer out, a receipt, a PATCH', async () => {
+    const { sku, ref } = await stocked(10);
+    expect((await invoke('PUT /locations/{id}', { pathParameters: { id: 'lyon' }, body: { name: 'lyon', priority: 1, serves: ['*'] } })).status).toBeLessThan(300);
+    const countedAt = ago(60_000);
+    const transferid = uniqueId('transfer');
+    expect((await invoke('POST /transfers', { body: { transferid, sku, qty: 4, from: 'default', to: 'lyon', eta: '2030-01-01' } })).status).toBe(201);
+    expect((await adjust({ adjustmentid: uniqueId('adj'), ref, reason: 'received', delta: 5 })).status).toBe(201);
+    expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref }, body: { qty: 12 } })).status).toBe(200);
+
+    // 10 on the shelf a minute ago; since, 4 left for Lyon, 5 came, and a correction set 12 over 11.
+    expect(await adjust({ adjustmentid: uniqueId('count'), ref, reason: 'counted', qty: 10, counted_at: countedAt })).toMatchObject({ status: 201, body: { before: 12, after: 12 } });
+    expect((await batchOf(transferid)).qty).toBe(4);
+    await expectNoViolations();
+  });
+
+  it('taken now makes an older count stale, as one that names its time does', async () => {
+    const { ref } = await stocked(10);
+    const older = ago(60_000);
+    expect((await adjust({ adjustmentid: uniqueId('count'), ref, reason: 'counted', qty: 7 })).status).toBe(201);
+    expect(await adjust({ adjustmentid: uniqueId('count'), ref, reason: 'counted', qty: 12, counted_at: older })).toMatchObject({ status: 409, body: { code: 'stale_count' } });
+    expect((await batchOf(ref)).qty).toBe(7);
+  });
+
+  it('and a shipment whose write meets it: the shipment, stamped before the count, is recorded again after it, its units taken once', async () => {
+    const { sku, ref } = await stocked(10);
+    const orderid = uniqueId('order');
+    await service.allocate({ orderid, sku, qty: 4 });
+    const stamped = Date.now() - 2_000;
+    let counted: unknown;
+    // The shipment's transaction in flight, stamped before the count's moment: the count arrives and is applied first.
+    const sender: DocumentSender = {
+      send: (async (command: { input: unknown; constructor: { name: string } }, options?: object) => {
+        if (command.constructor.name === 'TransactWriteCommand' && JSON.stringify(command.input).includes('SHIPMENT#') && counted === undefined) {
+          counted = (await adjust({ adjustmentid: uniqueId('count'), ref, reason: 'counted', qty: 8, counted_at: new Date(stamped + 1_000).toISOString() })).body;
+        }
+        return table.documentClient.send(command as never, options);
+      }) as DocumentSender['send'],
+    };
+    let clockReads = 0;
+    const shipper = serviceOver(table.repository({ sender, clock: () => (clockReads++ === 0 ? stamped : Date.now()) }));
+
+    const shipped = await shipper.invoke(routeEvent('POST /shipments', { body: { shipmentid: uniqueId('parcel'), orderid, lines: [{ sku, qty: 2 }] } }));
+
+    expect(counted).toMatchObject({ before: 10, after: 8 });
+    expect(shipped.status).toBe(201);
+    expect(Date.parse((shipped.body as { shipped_at: string }).shipped_at)).toBeGreaterThan(stamped + 1_000);
+    expect(await batchOf(ref)).toMatchObject({ qty: 6, allocated: 2 });
+    await expectNoViolations();
   });
 
   it('answers a repeat written another way as the same count: one moment, one count', async () => {

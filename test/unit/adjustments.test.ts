@@ -60,7 +60,7 @@ describe('a count', () => {
   });
 
   it('never leaves a batch below zero, though more shipped since than it counted', () => {
-    expect(adjustedQty({ adjustmentid: 'c1', ref: 'b1', reason: 'counted', qty: 2, countedAt: '2026-11-25T09:00:00.000Z' }, 10, { shippedSince: 5 })).toBe(0);
+    expect(adjustedQty({ adjustmentid: 'c1', ref: 'b1', reason: 'counted', qty: 2, countedAt: '2026-11-25T09:00:00.000Z' }, 10, { changedSince: -5 })).toBe(0);
   });
 });
 
