@@ -89,8 +89,11 @@ const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'e
 const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt', 'incomingOf'];
 /** A shipment's record, besides the `orderid`, `lines` and `location` a line, a hold or a batch names too (functions/store/shipments.ts). */
 const shipmentAttributes = ['shipmentid', 'shippedAt'];
-/** A batch reference's reason for its last change and its last count's time (functions/store/batches.ts), and an adjustment's record (functions/store/adjustments.ts). */
-const adjustmentAttributes = ['changeReason', 'countedAt', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt'];
+/**
+ * A batch reference's reason for its last change and its last count's time (functions/store/batches.ts),
+ * an adjustment's record (functions/store/adjustments.ts), and a change's (functions/store/stock-changes.ts).
+ */
+const adjustmentAttributes = ['changeReason', 'countedAt', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */
