@@ -228,6 +228,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/adjustments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Adjust a batch's units on hand
+         * @description Sets (`qty`) or changes (`delta`) one batch's units on hand, for a `reason`, in one transaction with its record, as `PATCH /batches/{ref}` changes its `qty`: when the new `qty` leaves fewer units than its lines and holds take, holds end first, then its newest lines (their units not yet shipped) move by their own rule. A count (`counted_at`) is applied as of its time: the units the batch shipped after it are taken off what it counted. `expected_qty` makes it a compare and set. The same adjustment again is a repeat, answered as stored.
+         */
+        post: operations["adjustStock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/allocate": {
         parameters: {
             query?: never;
@@ -571,6 +591,19 @@ export interface components {
                 qty: number;
             }[];
         };
+        /** @description A change of one batch's units on hand, for its `reason`: `qty` sets them, `delta` adds (or, below 0, takes) some; exactly one of the two. `counted_at`, with `qty` only: when the units were counted, within the last 30 days and not in the future; the count is applied as of then (the units the batch shipped since are taken off it), and one older than the last count applied to the batch changes nothing. `expected_qty`: the batch's `qty` as last read; the change applies only to that. `note`: for people. Any other field is refused. */
+        NewAdjustment: {
+            adjustmentid: components["schemas"]["Identifier"];
+            ref: components["schemas"]["Identifier"];
+            /** @enum {string} */
+            reason: "received" | "counted" | "damaged" | "lost" | "found" | "returned" | "correction";
+            qty?: number;
+            delta?: number;
+            /** Format: date-time */
+            counted_at?: string;
+            expected_qty?: number;
+            note?: string & (unknown & unknown);
+        } & (unknown | unknown);
         /** @description The batch the line is allocated to, and its location; for a line whose request allowed a `split`, its parts. */
         BatchRef: {
             /** @description The batch the line is on: absent for a line in several parts. */
@@ -804,6 +837,28 @@ export interface components {
                 }[];
             }[];
         };
+        /** @description The adjustment, the batch's `qty` before and after it, and the lines it moved. */
+        Adjustment: {
+            adjustmentid: components["schemas"]["Identifier"];
+            ref: components["schemas"]["Identifier"];
+            /** @enum {unknown} */
+            reason: "received" | "counted" | "damaged" | "lost" | "found" | "returned" | "correction";
+            /** @description The batch's `qty` before the adjustment. */
+            before: number;
+            /** @description The batch's `qty` after it: a count's, less what the batch shipped since it was taken. */
+            after: number;
+            /** @description The lines this request moved off the batch; `[]` once nothing is left to move. */
+            reallocated: components["schemas"]["Reallocation"][];
+        };
+        /** @description The batch's `qty` is not `expected_qty`; nothing changed. */
+        QtyChanged: {
+            /** @description Human-readable; safe to show. */
+            message: string;
+            /** @constant */
+            code: "qty_changed";
+            /** @description The batch's `qty` now. */
+            qty: number;
+        };
         /** @description Some lines have fewer units not yet shipped at the location than the shipment asks; nothing was shipped. */
         TooFewUnshipped: {
             /** @description Human-readable; safe to show. */
@@ -837,7 +892,7 @@ export interface components {
          * @description What the error means, for a program to act on; stable, where `message` may be reworded. docs/api.md, "Error codes", says what each means and what to do.
          * @enum {unknown}
          */
-        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "split_otherwise" | "too_many_parts" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "shipment_exists" | "unknown_shipment" | "too_few_unshipped" | "line_shipped" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
+        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "split_otherwise" | "too_many_parts" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "shipment_exists" | "unknown_shipment" | "too_few_unshipped" | "line_shipped" | "adjustment_exists" | "qty_changed" | "stale_count" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
         /** @description Every error answers JSON with a human-readable `message` and a machine-readable `code`. */
         Error: {
             /** @description Human-readable; safe to show. */
@@ -2347,7 +2402,7 @@ export interface operations {
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - `location` is absent and the order's unshipped units are at several locations; nothing is shipped. Answered as the other field errors are, one issue naming `location`
-             *     - The shipment needs more than DynamoDB's 100 writes in one transaction (a line's record, each part it ships from, two for each batch); nothing is shipped
+             *     - The shipment needs more than DynamoDB's 100 writes in one transaction (a line's record, each part it ships from, three for each batch); nothing is shipped
              */
             400: {
                 headers: {
@@ -2542,6 +2597,170 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    adjustStock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A JSON object in UTF-8 (`Content-Type: application/json`, or `application/<type>+json`; a `charset` parameter, if present, must be `utf-8`), at most 16 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "adjustmentid": "count-1",
+                 *       "ref": "batch-1",
+                 *       "reason": "counted",
+                 *       "qty": 47,
+                 *       "counted_at": "2026-11-25T08:00:00Z",
+                 *       "expected_qty": 50
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewAdjustment"];
+            };
+        };
+        responses: {
+            /** @description The same adjustment (every field the same) was already made: a repeat, which changes nothing more (but lines it had left to move) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Adjustment"];
+                };
+            };
+            /** @description The adjustment was made: `after` is the batch's new `qty` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Adjustment"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
+             *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
+             *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - `counted_at` is in the future or more than 30 days ago, or a `delta` would take more units than the batch has; nothing changes. Answered as the other field errors are, one issue naming the field
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
+             *     - No batch has this `ref`
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example POST
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - The batch's `qty` is not `expected_qty`; nothing changes, and the body says what it is
+             *     - The batch was counted after `counted_at`; nothing changes
+             *     - Another adjustment has this `adjustmentid` (other fields); nothing changes
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QtyChanged"] | components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server
+             *     - The body is over 16 KiB
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */

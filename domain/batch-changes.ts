@@ -1,3 +1,4 @@
+import type { Adjustment } from './adjustments';
 import { BatchContended } from './errors';
 import { type Batch, type BatchChange, type ListedLine, type Reallocation, afterMoves, heldOf, changedBatch, isSameBatch, linesToTakeOff, partsOf } from './model';
 import { holdsToEnd } from './hold-services';
@@ -39,8 +40,30 @@ export interface BatchChangeOutcome {
  * move, answers an empty `reallocated`). Each write of moves is one transaction, so every state in
  * between keeps the invariant; the deadline bounds one call, and a 503 asks for the repeat that continues.
  */
-export const changeBatch = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<BatchChangeOutcome> => {
-  let batch = await applyChange(ref, change, repository);
+export const changeBatch = (ref: string, change: BatchChange, repository: BatchRepository): Promise<BatchChangeOutcome> =>
+  changeBatchAs(ref, async () => ({ change }), repository);
+
+/**
+ * What a round's read of a batch makes of a request to change it: the change, and the adjustment to
+ * record in its write (domain/adjustment-services.ts), whose fields may depend on the batch as read.
+ */
+export type ChangeOf = (batch: Batch) => Promise<{ readonly change: BatchChange; readonly adjustment?: Adjustment }>;
+
+/** changeBatch, the change made of each round's read of the batch (ChangeOf). */
+export const changeBatchAs = async (ref: string, changeOf: ChangeOf, repository: BatchRepository): Promise<BatchChangeOutcome> =>
+  movedUntilItFits(await applyChange(ref, changeOf, repository), repository);
+
+/**
+ * A change already written, finished: the lines its batch holds past its qty (a change cut off before
+ * it moved them all) moved off, as the change would have. Answers the lines this call moved.
+ */
+export const finishChange = async (ref: string, repository: BatchRepository): Promise<BatchChangeOutcome> =>
+  movedUntilItFits(await batchOrThrow(ref, repository), repository);
+
+/** While the batch holds more than its qty, its newest lines moved off, each round read again. */
+const movedUntilItFits = async (changed: Batch, repository: BatchRepository): Promise<BatchChangeOutcome> => {
+  let batch = changed;
+  const { ref } = batch;
   const reallocated: Reallocation[] = [];
   let fruitlessRounds = 0;
   while (batch.available < 0) {
@@ -62,17 +85,19 @@ export const changeBatch = async (ref: string, change: BatchChange, repository: 
  * write (endedBeforeTheChange). Rounds that lose a race, and rounds in all, are bounded: holds placed
  * as fast as this ends them would otherwise keep it going until its deadline.
  */
-const applyChange = async (ref: string, change: BatchChange, repository: BatchRepository): Promise<Batch> => {
+const applyChange = async (ref: string, changeOf: ChangeOf, repository: BatchRepository): Promise<Batch> => {
   let lostRounds = 0;
   for (let round = 0; round < MAX_CHANGE_ROUNDS && lostRounds < MAX_BATCH_ROUNDS; round++) {
     const batch = await batchOrThrow(ref, repository);
+    const { change, adjustment } = await changeOf(batch);
     const changed = changedBatch(batch, change);
-    if (isSameBatch(changed, batch)) return batch;
+    // An adjustment is recorded even when it changes nothing: its id is used, and a count's time stands.
+    if (isSameBatch(changed, batch) && !adjustment) return batch;
     const now = repository.currentTime();
     const ending = changed.available < 0 && heldOf(batch) > 0 ? await holdsToEnd(batch, -changed.available, now, repository) : [];
     if (ending) {
       const withChange = givenBack(changed, ending.flatMap(({ hold }) => hold.lines.filter(({ batchref }) => batchref === ref).map(({ qty }) => ({ holdid: hold.holdid, qty, expiresAt: hold.expiresAt }))));
-      const written = await repository.changeBatch(batch, withChange, ending, now);
+      const written = await repository.changeBatch(batch, withChange, ending, now, adjustment);
       if (written.outcome === 'saved') return withChange;
       if (written.outcome === 'too-many-holds') {
         lostRounds = (await endedBeforeTheChange(ref, ending.slice(0, ending.length - written.fitting), now, repository)) ? 0 : lostRounds + 1;

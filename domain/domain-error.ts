@@ -40,6 +40,9 @@ export const DOMAIN_ERROR_CODES = [
   'unknown_shipment',
   'too_few_unshipped',
   'line_shipped',
+  'adjustment_exists',
+  'qty_changed',
+  'stale_count',
   'validation_failed',
 ] as const;
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

@@ -8,7 +8,7 @@ export * from './domain-error';
 export * from './allocation-errors';
 export * from './location-errors';
 export * from './hold-errors';
-export * from './shipment-errors';
+export * from './stock-errors';
 
 /** The request cannot complete now, and nothing of it was written: repeating it is safe. */
 export abstract class TransientFailure extends Error {

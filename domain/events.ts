@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { ADJUSTMENT_REASONS } from './adjustments';
 
 /*
  * What the service tells the world, once each thing has happened (docs/events.md). These shapes
@@ -91,11 +92,21 @@ export const eventSchemas = {
       ),
     ),
   BatchChanged: /* @__PURE__ */ z
-    .object({ ...envelope, ref: text, sku: text, qty: /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)), eta: arrivalDate, location })
+    .object({
+      ...envelope,
+      ref: text,
+      sku: text,
+      qty: /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)),
+      eta: arrivalDate,
+      location,
+      reason: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum([...ADJUSTMENT_REASONS, 'shipped', 'transferred'])),
+    })
     .check(
       /* @__PURE__ */ z.describe(
-        "PATCH /batches/{ref} changed a batch's qty or eta, a transfer took units from it or gave them back on its cancel " +
-          '(TransferCreated, TransferCancelled), or a shipment took units of its lines off it (Shipped); the detail carries its new values, and its location.',
+        "PATCH /batches/{ref} changed a batch's qty or eta (`reason` `correction`), POST /adjustments its units on hand (its " +
+          '`reason`), a transfer took units from it or gave them back on its cancel (`transferred`: TransferCreated, TransferCancelled), ' +
+          'or a shipment took units of its lines off it (`shipped`: Shipped); the detail carries its new values, and its location. ' +
+          '`reason` is absent for a change recorded before changes named one.',
       ),
     ),
   OutOfStock: /* @__PURE__ */ z

@@ -305,7 +305,8 @@ const totalsOf = (batches: readonly Batch[], onShelf: readonly Batch[]): StockTo
     held: batches.reduce((total, batch) => total + heldOf(batch), 0),
     nextEta: shipments[0]?.eta ?? null,
     onHand: onShelf.reduce((total, batch) => total + batch.qty, 0),
-    committed: onShelf.reduce((total, batch) => total + Math.max(0, allocatedOf(batch)), 0),
+    // A batch that a lowered qty left owing its lines more than it has counts what it has.
+    committed: onShelf.reduce((total, batch) => total + Math.max(0, Math.min(batch.qty, allocatedOf(batch))), 0),
   };
 };
 

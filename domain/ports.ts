@@ -1,3 +1,4 @@
+import type { Adjustment, CountBasis } from './adjustments';
 import type { HeldLine, HeldUnits, Hold, Instant } from './holds';
 import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, ListedLine, NewBatch, OrderLine, Part, Placement, RoutedAllocation } from './model';
@@ -263,9 +264,22 @@ export interface BatchRepository {
    * Writes `changed` (a new qty, eta and available) over `batch`, as it was read, and ends `ending`
    * at `now` in the same write: `changed` no longer records them, and their units on it are
    * available. When their ends and the change pass one write, nothing is written, and the answer
-   * says how many of the last of them fit with it.
+   * says how many of the last of them fit with it. An `adjustment` is recorded in the same write, new
+   * (an adjustmentid is used once), its reason the batch's (a PATCH's: `correction`), and a count's
+   * time the batch's last count, on condition that no later count was applied since its basis was
+   * read. The change of qty is recorded too, for the counts (at a count's own moment), on condition
+   * that no count taken at or after its moment was applied.
    */
-  changeBatch(batch: Batch, changed: Batch, ending?: readonly HoldToEnd[], now?: Instant): Promise<BatchChangeWrite>;
+  changeBatch(batch: Batch, changed: Batch, ending?: readonly HoldToEnd[], now?: Instant, adjustment?: Adjustment): Promise<BatchChangeWrite>;
+  /** The adjustment as stored (strongly consistent). */
+  adjustment(adjustmentid: string): Promise<Adjustment | undefined>;
+  /**
+   * What a count of batch `ref` taken at `countedAt` rests on: the time of the last count applied to
+   * the batch, and what its changes of qty after `countedAt` add up to (within COUNT_WINDOW_MS of
+   * now). Strongly consistent; a change after this read changes the batch's qty, which the count's
+   * write is conditioned on.
+   */
+  countBasis(ref: string, countedAt: string): Promise<CountBasis>;
   /**
    * Writes the first of the moves of lines off `from` (planLineMoves), as many as one write carries
    * and at least one, all of them or none: each line put on its batch or removed from its order,

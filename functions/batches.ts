@@ -3,6 +3,7 @@ import { allLocations, locationById, putLocation } from '../domain/location-serv
 import type { Location } from '../domain/locations';
 import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf, locationOf } from '../domain/model';
 import type { BatchRepository } from '../domain/ports';
+import { adjustStock } from '../domain/adjustment-services';
 import { changeBatch } from '../domain/batch-changes';
 import { addBatch, batchStatus, skuStock } from '../domain/services';
 import { ship, shipmentById } from '../domain/shipment-services';
@@ -12,7 +13,7 @@ import type { Transfer } from '../domain/transfers';
 import { countingHoldEndings } from './hold-endings';
 import { json, noContent, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
-import { batchChangeSchema, batchSchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
+import { adjustmentSchema, batchChangeSchema, batchSchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -93,8 +94,8 @@ const shipmentView = ({ shipmentid, orderid, location, shippedAt, lines }: Shipm
 
 /**
  * The batches and their stock: adding a batch, reading and changing one, a SKU's stock levels; the
- * locations batches are at; the transfers that move stock between them; and the shipments that take
- * it out of the building.
+ * locations batches are at; the transfers that move stock between them; the shipments that take
+ * it out of the building; and the adjustments that set what is on the shelf.
  */
 export const createBatchesHandler = (repository: BatchRepository) =>
   routedHandler<BatchesRouteKey>(repository, [
@@ -171,6 +172,17 @@ export const createBatchesHandler = (repository: BatchRepository) =>
       run: async ({ body }, store) => {
         const { shipment, created } = await ship(body, store);
         return json(created ? 201 : 200, shipmentView(shipment));
+      },
+    }),
+    route('POST /adjustments', {
+      body: adjustmentSchema,
+      successOutcomes: { 201: 'Adjusted', 200: 'AdjustmentRepeated' },
+      run: async ({ body: { counted_at, expected_qty, ...fields } }, store, counter) => {
+        const request = { ...fields, ...(counted_at === undefined ? {} : { countedAt: counted_at }), ...(expected_qty === undefined ? {} : { expectedQty: expected_qty }) };
+        const { adjustment, reallocated, created } = await adjustStock(request, countingHoldEndings(store, counter));
+        counter.count(metricNames.linesReallocated, reallocated.length);
+        const { adjustmentid, ref, reason, before, after } = adjustment;
+        return json(created ? 201 : 200, { adjustmentid, ref, reason, before, after, reallocated: reallocated.map(reallocationView) });
       },
     }),
     route('GET /shipments/{shipmentid}', {

@@ -3,6 +3,7 @@ import { type Hold, type Instant, earliestHeldExpiry, statusAt } from '../domain
 import { DEFAULT_LOCATION_ID, type Location } from '../domain/locations';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf, partsOf } from '../domain/model';
 import type { Shipment } from '../domain/shipments';
+import type { StockChange } from '../functions/store/stock-changes';
 import type { Transfer } from '../domain/transfers';
 import { type Spread, heldBoundFields } from '../functions/store/batches';
 import type { StoredHeldUnits } from '../functions/store/held-units';
@@ -38,6 +39,8 @@ export interface Inventory {
   /** As last written, cancelled ones among them until their records expire. */
   readonly transfers: readonly Transfer[];
   readonly shipments: readonly Shipment[];
+  /** Each change of a batch's qty, as the batch keeps it for the counts (kept for a while, then expired). */
+  readonly stockChanges: readonly StockChange[];
 }
 
 export type Rule =
@@ -87,6 +90,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const storedLocations: Location[] = [];
   const transfers: Transfer[] = [];
   const shipments: Shipment[] = [];
+  const stockChanges: StockChange[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
   do {
     const page: ScanCommandOutput = await client.send(
@@ -113,6 +117,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       else if (stored.kind === 'location') storedLocations.push(stored.location);
       else if (stored.kind === 'transfer') transfers.push(stored.transfer);
       else if (stored.kind === 'shipment') shipments.push(stored.shipment);
+      else if (stored.kind === 'stock-change') stockChanges.push(stored.change);
       else if (stored.kind === 'unrecognized') unrecognized.push({ pk: stored.pk, sk: stored.sk });
       // Notices (a deallocation's reason, a refusal) hold no stock: no invariant is about them.
     }
@@ -132,6 +137,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
     storedLocations,
     transfers,
     shipments,
+    stockChanges,
   };
 };
 
@@ -216,7 +222,7 @@ const show = (value: string) => JSON.stringify(value);
  * has left), and its incoming batch, at its `to`, has them.
  */
 export const findViolations = (
-  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread, partsAstray, locations, transfers, shipments }: Inventory,
+  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread, partsAstray, locations, transfers, shipments, stockChanges }: Inventory,
   now?: Instant,
 ): Violation[] => {
   const violations: Violation[] = [];
@@ -419,7 +425,7 @@ export const findViolations = (
           : `line of order ${show(orderid)} for sku ${show(sku)} holds no unit, but is listed under batch ${show(batchref)}, where a change of it would read it`,
     });
   }
-  violations.push(...shippedAsRecorded(lines, shipments));
+  violations.push(...shippedAsRecorded(lines, shipments, stockChanges));
   return violations;
 };
 
@@ -427,7 +433,7 @@ export const findViolations = (
  * Every unit a line says it shipped from a batch, a shipment of its order took from that batch, and
  * the other way round: a shipment's write records both, and nothing else changes either.
  */
-const shippedAsRecorded = (lines: readonly Allocation[], shipments: readonly Shipment[]): Violation[] => {
+const shippedAsRecorded = (lines: readonly Allocation[], shipments: readonly Shipment[], changes: readonly StockChange[]): Violation[] => {
   const key = (orderid: string, sku: string, batchref: string) => JSON.stringify([orderid, sku, batchref]);
   const recorded = new Map<string, number>();
   for (const { orderid, lines: shipped } of shipments) {
@@ -444,6 +450,16 @@ const shippedAsRecorded = (lines: readonly Allocation[], shipments: readonly Shi
         message: `line of order ${show(orderid)} for sku ${show(sku)} shipped ${qty} from batch ${show(batchref)}, where its order's shipments took ${byShipments}`,
       });
     }
+  }
+  // A batch's change for a shipment, which a count taken before it applies, says what that shipment took from the batch, and when.
+  for (const { ref, delta, reference = '', at } of changes.filter(({ reason }) => reason === 'shipped')) {
+    const shipment = shipments.find((found) => found.shipmentid === reference);
+    const took = shipment?.lines.flatMap(({ parts }) => parts).reduce((sum, part) => (part.batchref === ref ? sum + part.qty : sum), 0);
+    if (shipment && shipment.shippedAt === at && took === -delta) continue;
+    violations.push({
+      rule: 'shipped-as-recorded',
+      message: `batch ${show(ref)} records ${-delta} shipped at ${at} by shipment ${show(reference)}, ` + (shipment ? `which took ${took} from it at ${shipment.shippedAt}` : 'which does not exist'),
+    });
   }
   for (const [unlined, qty] of recorded) {
     const [orderid = '', sku = '', batchref = ''] = JSON.parse(unlined) as string[];

@@ -190,11 +190,12 @@ const locationFields = ({ location, changedAt }: { location: Location; changedAt
 
 const transferFields = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Transfer) => ({ transferid, sku, qty, from, to, eta, from_batchref: fromBatchref, ref: transferid });
 
-const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt, location }: BatchDescription) => ({
+const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt, location, reason }: BatchDescription) => ({
   time: changedAt,
   ref,
   sku,
   qty,
   eta,
   location: locationOf({ location }),
+  ...(reason === undefined ? {} : { reason }),
 });

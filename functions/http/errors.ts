@@ -1,5 +1,6 @@
 import type * as z from 'zod/mini';
 import {
+  AdjustmentExists,
   BatchNotFound,
   DOMAIN_ERROR_CODES,
   DomainError,
@@ -21,10 +22,12 @@ import {
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
+  QtyChanged,
   RefusedField,
   ShipmentExists,
   ShipmentNotFound,
   ShipmentTooLarge,
+  StaleCount,
   TooFewUnshipped,
   TransferConflict,
   TransferNotFound,
@@ -160,6 +163,9 @@ const DOMAIN_ERROR_STATUS = new Map<Function, number>([
   [ShipmentTooLarge, 400],
   [TooFewUnshipped, 409],
   [LineShipped, 409],
+  [AdjustmentExists, 409],
+  [QtyChanged, 409],
+  [StaleCount, 409],
 ]);
 
 /**
@@ -233,7 +239,9 @@ export const toErrorResponse = (error: unknown, requestId: string): ErrorRespons
     const reason = error instanceof OutOfStock ? { reason: error.reason } : {};
     // A shipment refused names the place and each line short there, with the units it has there.
     const short = error instanceof TooFewUnshipped ? { location: error.location, lines: error.lines } : {};
-    return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, code: error.code, ...lines, ...reason, ...short }, outcome: error.name };
+    // A compare and set refused says what the batch has, for the caller to read it and decide again.
+    const current = error instanceof QtyChanged ? { qty: error.qty } : {};
+    return { statusCode: DOMAIN_ERROR_STATUS.get(error.constructor) ?? 400, body: { message: error.message, code: error.code, ...lines, ...reason, ...short, ...current }, outcome: error.name };
   }
   if (error instanceof InvalidInput) {
     return { statusCode: 400, body: { message: error.message, code: 'validation_failed' satisfies ErrorCode, issues: oneIssuePerField(error) }, outcome: error.name };

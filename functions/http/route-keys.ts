@@ -17,6 +17,7 @@ export const routeKeys = {
     'DELETE /transfers/{transferid}',
     'POST /shipments',
     'GET /shipments/{shipmentid}',
+    'POST /adjustments',
   ],
   allocations: [
     'POST /allocate',

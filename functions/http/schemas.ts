@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { ADJUSTMENT_REASONS } from '../../domain/adjustments';
 import { MAX_HOLD_SECONDS } from '../../domain/holds';
 import type { Split } from '../../domain/model';
 import { ASSIGNED_COUNTRY_CODES } from './countries';
@@ -333,3 +334,40 @@ export const shipmentSchema = /* @__PURE__ */ objectOf({
     eachSkuOnce,
   ),
 });
+
+/** Bounds of an adjustment's note (docs/api.md, "Adjustments"): a line for a person, not a document. */
+export const MAX_NOTE_CHARACTERS = 500;
+
+/** Rules of the whole body that zod's JSON Schema export drops: tools/openapi/components.ts writes them into the document. */
+export const qtyOrDelta = /* @__PURE__ */ z.refine<{ qty?: number; delta?: number }>((adjustment) => (adjustment.qty === undefined) !== (adjustment.delta === undefined), {
+  error: 'must have qty or delta, not both',
+});
+export const countedQty = /* @__PURE__ */ z.refine<{ qty?: number; counted_at?: string }>((adjustment) => adjustment.counted_at === undefined || adjustment.qty !== undefined, {
+  error: 'must have qty with counted_at: a count says how many units there were',
+});
+
+const UNITS_CHANGED = `an integer from -${MAX_QTY} to ${MAX_QTY}, not 0`;
+/** A change of none is no change: JSON Schema says it with `not`, which tools/openapi/components.ts writes for this refinement. */
+export const notZero = /* @__PURE__ */ z.refine<number>((delta) => delta !== 0, refused(UNITS_CHANGED));
+
+/** A change of the units by so many, never none. */
+const unitsChanged = () => {
+  const message = refused(UNITS_CHANGED);
+  return z.number(message).check(z.int(message), z.gte(-MAX_QTY, message), z.lte(MAX_QTY, message), notZero);
+};
+
+/**
+ * An adjustment (docs/api.md, "Adjustments"): one batch's units on hand set (`qty`) or changed
+ * (`delta`), for a reason; a count's time (`counted_at`, ISO 8601 with its offset) and the qty the
+ * caller read (`expected_qty`) are the domain's to judge against the batch.
+ */
+export const adjustmentSchema = /* @__PURE__ */ objectOf({
+  adjustmentid: identifierSchema,
+  ref: identifierSchema,
+  reason: /* @__PURE__ */ z.enum(ADJUSTMENT_REASONS, refused(`one of ${ADJUSTMENT_REASONS.map((one) => `"${one}"`).join(', ')}`)),
+  qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_QTY)),
+  delta: /* @__PURE__ */ z.optional(/* @__PURE__ */ unitsChanged()),
+  counted_at: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.iso.datetime({ offset: true, ...refused('a date and time, ISO 8601 with its offset (2026-11-25T10:00:00Z)') })),
+  expected_qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_QTY)),
+  note: /* @__PURE__ */ z.optional(/* @__PURE__ */ shownName(MAX_NOTE_CHARACTERS)),
+}).check(qtyOrDelta, countedQty);

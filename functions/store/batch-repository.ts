@@ -1,5 +1,6 @@
 import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
+import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
@@ -30,7 +31,7 @@ import type {
 import type { Routing } from '../../domain/routing';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome } from './allocation-saves';
-import { EXHAUSTED_RANGE, STOCK_RANGE, batchDescriptionWrite, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
+import { COUNTED_AT, EXHAUSTED_RANGE, STOCK_RANGE, batchDescriptionWrite, locationField, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
 import { type CountPlaces, sizingPlaces } from './held-units';
 import { HoldGiveBacks, type HeldOnBatch } from './hold-give-backs';
 import { HoldSaves } from './hold-saves';
@@ -44,6 +45,8 @@ import { writesOf } from './pieces';
 import { type FoundBatch, KnownPieces, SpreadBatches, canSpread } from './spread-batches';
 import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
 import { saveShipment, shipmentKey } from './shipments';
+import { changesSince, stockChangeWrite } from './stock-changes';
+import { adjustmentKey, adjustmentWrite } from './adjustments';
 import { TableReads } from './table-reads';
 import { TakeGroups } from './take-groups';
 import { TransferSaves, transferKey } from './transfers';
@@ -263,6 +266,18 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.transfers.cancel(transfer, source, incoming, this.currentTime());
   }
 
+  async adjustment(adjustmentid: string): Promise<Adjustment | undefined> {
+    const item = await this.reads.item(adjustmentKey(adjustmentid));
+    const stored = item && parseStoredItem(item);
+    return stored?.kind === 'adjustment' ? stored.adjustment : undefined;
+  }
+
+  async countBasis(ref: string, countedAt: string): Promise<CountBasis> {
+    const [item, changedSince] = await Promise.all([this.reads.item(batchReferenceKey(ref)), changesSince(this.reads, ref, countedAt)]);
+    const lastCountedAt = item?.[COUNTED_AT];
+    return { ...(typeof lastCountedAt === 'string' ? { lastCountedAt } : {}), changedSince };
+  }
+
   async shipment(shipmentid: string): Promise<Shipment | undefined> {
     const item = await this.reads.item(shipmentKey(shipmentid));
     const stored = item && parseStoredItem(item);
@@ -351,12 +366,22 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.lines.movePart(line, from, to, others);
   }
 
-  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime()): Promise<BatchChangeWrite> {
+  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime(), adjustment?: Adjustment): Promise<BatchChangeWrite> {
     // A spread batch's own units take a change that does not lower its stock past them and ends no
     // hold; else it is gathered first.
     const fall = batch.available - changed.available;
     if ((fall > ownUnits(batch) || ending.length > 0) && !(await this.spreads.keptWhole([batch]))) return { outcome: 'changed' };
-    const change = [batchDescriptionWrite(this.tableName, changed, now), ...writesOf(batch).change(this.tableName, batch, changed)];
+    const countedAt = adjustment && countTimeOf(adjustment);
+    // A count's change happened at its moment: a later count applies only the changes after its own.
+    const at = countedAt ?? new Date(now).toISOString();
+    const reason = adjustment?.reason ?? 'correction';
+    const stockChange = { ref: batch.ref, sku: batch.sku, ...locationField(batch), delta: changed.qty - batch.qty, reason, ...(adjustment ? { reference: adjustment.adjustmentid } : {}), at };
+    const change = [
+      batchDescriptionWrite(this.tableName, changed, now, reason, countedAt),
+      ...writesOf(batch).change(this.tableName, batch, changed),
+      ...(adjustment ? [adjustmentWrite(this.tableName, adjustment)] : []),
+      ...(stockChange.delta === 0 ? [] : [stockChangeWrite(this.tableName, stockChange, adjustment?.adjustmentid ?? this.world.newId())]),
+    ];
     const ends = (some: readonly HoldToEnd[], places: CountPlaces) => batchChangeHoldEndWrites(this.tableName, change, batch.ref, some, now, places);
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.
     let fitting = ending.length;

@@ -1,5 +1,6 @@
 import { type Instant, earliestHeldExpiry } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID } from '../../domain/locations';
+import { CHANGE_REASONS, type ChangeReason } from '../../domain/adjustments';
 import { type Batch, hasStockLeft, heldOf } from '../../domain/model';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
@@ -133,6 +134,9 @@ export const heldTakesAre = (heldTakes: number | undefined): Condition =>
 
 const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
 
+/** The attribute of a batch reference that names its last change's reason, for its BatchChanged (ChangeReason). */
+export const CHANGE_REASON = 'changeReason';
+
 /** What a batch reference says of its batch, as of the batch's last change: `changedAt`. */
 export interface BatchDescription {
   readonly qty: number;
@@ -140,6 +144,8 @@ export interface BatchDescription {
   /** Absent: `default`, as for the batch itself. */
   readonly location?: string;
   readonly changedAt: string;
+  /** Absent on a batch not changed since it was added, and on references written before changes recorded it. */
+  readonly reason?: ChangeReason;
 }
 
 /** A batch reference's copy of its batch's qty, eta and location as of `changedAt`, for the batch's events. */
@@ -200,8 +206,14 @@ export const parseBatchItem = (item: Record<string, unknown>): StoredBatchItem |
       if (wholeOrSpread && (inStockRange || isAt(item, exhaustedBatchKey(sku, ref)))) return { kind: 'batch', batch, inStockRange, ...spread };
     }
     if (isAt(item, batchReferenceKey(ref))) {
-      const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt);
-      return { kind: 'batch-reference', ref, sku, ...(described ? { description: { qty, eta: eta ?? null, ...locationField({ location }), changedAt } } : {}) };
+      const reason = item[CHANGE_REASON];
+      const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt) && (reason === undefined || CHANGE_REASONS.includes(reason as ChangeReason));
+      return {
+        kind: 'batch-reference',
+        ref,
+        sku,
+        ...(described ? { description: { qty, eta: eta ?? null, ...locationField({ location }), changedAt, ...(reason === undefined ? {} : { reason: reason as ChangeReason }) } } : {}),
+      };
     }
   }
   if (isText(sku) && isAt(item, knownSkuKey(sku))) return { kind: 'known-sku', sku };
@@ -279,17 +291,40 @@ export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, in
   ];
 };
 
-/** Keeps the batch reference's copy of qty and eta in step with the batch (for BatchChanged), changed at `now`. */
-export const batchDescriptionWrite = (tableName: string, changed: Batch, now: Instant): TransactWriteItem => {
+/** The attribute of a batch reference that holds the time of the last count applied to the batch. */
+export const COUNTED_AT = 'countedAt';
+
+/**
+ * Keeps the batch reference's copy of qty and eta in step with the batch (for BatchChanged), changed
+ * at `now` for `reason`; a count's time (`countedAt`) becomes the batch's last count.
+ */
+export const batchDescriptionWrite = (tableName: string, changed: Batch, now: Instant, reason: ChangeReason = 'correction', countedAt?: string): TransactWriteItem => {
   const { ref, qty, eta } = changed;
+  const counted = countedAt === undefined ? '' : `, ${COUNTED_AT} = :countedAt`;
   return {
     Update: {
       TableName: tableName,
       Key: batchReferenceKey(ref),
-      UpdateExpression: 'SET qty = :newQty, changedAt = :changedAt' + (eta === null ? ` REMOVE eta, ${INCOMING_OF}` : `, eta = :newEta REMOVE ${INCOMING_OF}`),
-      // Guards "a reference exists only with its batch": an update would otherwise create one.
-      ConditionExpression: `attribute_exists(${PK})`,
-      ExpressionAttributeValues: { ':newQty': qty, ':changedAt': new Date(now).toISOString(), ...(eta === null ? {} : { ':newEta': eta }) },
+      UpdateExpression:
+        `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :reason${counted}` + (eta === null ? ` REMOVE eta, ${INCOMING_OF}` : `, eta = :newEta REMOVE ${INCOMING_OF}`),
+      // Guards "a reference exists only with its batch": an update would otherwise create one; for a
+      // count, "a count older than the last one applied changes nothing", against one applied since
+      // its read; for any other change, "a count applied counts the changes before its moment, and
+      // no other" (stock-changes.ts).
+      ...withValues(
+        and(
+          { ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} },
+          countedAt === undefined
+            ? { ConditionExpression: `(attribute_not_exists(${COUNTED_AT}) OR ${COUNTED_AT} < :changeAt)`, ExpressionAttributeValues: { ':changeAt': new Date(now).toISOString() } }
+            : { ConditionExpression: `(attribute_not_exists(${COUNTED_AT}) OR ${COUNTED_AT} <= :countedAt)`, ExpressionAttributeValues: { ':countedAt': countedAt } },
+        ),
+        {
+          ':newQty': qty,
+          ':changedAt': new Date(now).toISOString(),
+          ':reason': reason,
+          ...(eta === null ? {} : { ':newEta': eta }),
+        },
+      ),
     },
   };
 };

@@ -1,5 +1,6 @@
 import { DEFAULT_LOCATION_ID } from '../../domain/locations';
 import type { Allocation, RoutedAllocation } from '../../domain/model';
+import { type StoredAdjustmentItem, parseAdjustmentItem } from './adjustments';
 import { type StoredBatchItem, parseBatchItem } from './batches';
 import { PK, SK } from './fields';
 import { type StoredHeldUnitsItem, parseHeldUnitsItem } from './held-units';
@@ -8,6 +9,7 @@ import { type StoredLineItem, parseLineItem } from './lines';
 import { type StoredLocationItem, parseLocationItem } from './locations';
 import { type StoredPieceItem, parsePieceItem } from './pieces';
 import { type StoredShipmentItem, parseShipmentItem } from './shipments';
+import { type StoredStockChangeItem, parseStockChangeItem } from './stock-changes';
 import { type StoredTransferItem, parseTransferItem } from './transfers';
 
 /*
@@ -29,7 +31,7 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  *   held units       pk SKU#<sku>, or the partition of the piece they came from
  *                                       sk HELD#<len>:<ref>#<heldUntil>#<digest of holdid>#<source>
  *                                                         holdid, ref, sku, qty, sourceQty, heldUntil, piece, spreadId, sources
- *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, location, changedAt
+ *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, location, changedAt, changeReason, countedAt
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref, location, routing,
  *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt, movedAt,
@@ -54,6 +56,10 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  *                                                         fromBatchref, status, createdAt, cancelledAt, expiresAt
  *   shipment         pk SHIPMENT#<shipmentid> sk SHIPMENT  shipmentid, orderid, location, shippedAt,
  *                                                         lines [{sku, qty, parts [{batchref, qty}]}]
+ *   stock change     pk BATCHREF#<ref>  sk CHANGE#<at>#<reason>#<id>  ref, sku, location, delta, reason, reference, at, expiresAt
+ *                                                         (each change of the batch's qty, kept 31 days: stock-changes.ts)
+ *   adjustment       pk ADJUSTMENT#<adjustmentid> sk ADJUSTMENT  adjustmentid, ref, reason, qty or delta, countedAt,
+ *                                                         expectedQty, note, before, after, adjustedAt
  * A batch's `location` is absent at `default` (every batch of a table written before there were
  * locations among them), so that no item needs a migration; a batch at any other location carries
  * its id, on its item and on its reference (for BatchAdded), and its location's item was checked to
@@ -135,6 +141,8 @@ export type StoredItem =
   | StoredLocationItem
   | StoredTransferItem
   | StoredShipmentItem
+  | StoredAdjustmentItem
+  | StoredStockChangeItem
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
   | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
 
@@ -144,7 +152,7 @@ export type StoredItem =
  * the two keys of a batch of its sku and ref. No two kinds' keys meet, so at most one parser knows an
  * item, whatever their order.
  */
-const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem, parseTransferItem, parseShipmentItem];
+const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem, parseTransferItem, parseShipmentItem, parseAdjustmentItem, parseStockChangeItem];
 
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   for (const parse of parsers) {

@@ -2,19 +2,20 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Batch } from '../../domain/model';
 import type { SaveShipmentResult } from '../../domain/ports';
 import type { LineShipped, Shipment, ShipmentLine } from '../../domain/shipments';
-import { INCOMING_OF, batchKey, batchReferenceKey } from './batches';
-import { ITEM_IS_NEW } from './conditions';
+import { CHANGE_REASON, INCOMING_OF, batchKey, batchReferenceKey, locationField } from './batches';
+import { ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
 import { lineShipWrites } from './lines';
 import { MAX_TRANSACTION_ITEMS, type StoreCalls, type TransactWriteItem } from './store-calls';
+import { changeAfterCounts, stockChangeWrite } from './stock-changes';
 import { partitionKeyPrefix } from './table';
 
 /*
  * Shipments (domain/shipments.ts; items.ts, "The table's items"): a shipment's record, its key, item
  * and parser, and its one transaction: each line as the shipment leaves it, on condition that it is
- * as read; each batch's `qty` and its reference's copy lowered by the units shipped from it; the
- * record, on condition that its shipmentid is new. A shipment takes units its lines hold, never a
- * batch's available ones, so no batch's `available` or place in the stock range changes, and no
+ * as read; each batch's `qty` and its reference's copy lowered by the units shipped from it, and the
+ * change recorded (stock-changes.ts); the shipment's record, on condition that its shipmentid is
+ * new. A shipment takes units its lines hold, never a batch's available ones, so no batch's `available` or place in the stock range changes, and no
  * other request's take is conditioned on what it writes.
  */
 
@@ -62,7 +63,7 @@ export const parseShipmentItem = (item: Record<string, unknown>): StoredShipment
  * a `qty` from before the shipment over it. On condition that the item is where it was read: one
  * moved since fails, and the shipment reads again.
  */
-const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shippedAt: string): TransactWriteItem[] => [
+const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shipment: Shipment): TransactWriteItem[] => [
   {
     Update: {
       TableName: tableName,
@@ -76,15 +77,23 @@ const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shipp
     Update: {
       TableName: tableName,
       Key: batchReferenceKey(batch.ref),
-      UpdateExpression: `SET qty = qty - :shipped, changedAt = :changedAt REMOVE ${INCOMING_OF}`,
+      UpdateExpression: `SET qty = qty - :shipped, changedAt = :changedAt, ${CHANGE_REASON} = :shippedReason REMOVE ${INCOMING_OF}`,
       // Guards "a reference exists only with its batch": an update would otherwise create one.
-      ConditionExpression: `attribute_exists(${PK})`,
-      ExpressionAttributeValues: { ':shipped': shipped, ':changedAt': shippedAt },
+      ...withValues(and({ ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} }, changeAfterCounts(shipment.shippedAt)), {
+        ':shipped': shipped,
+        ':changedAt': shipment.shippedAt,
+        ':shippedReason': 'shipped',
+      }),
     },
   },
+  stockChangeWrite(
+    tableName,
+    { ref: batch.ref, sku: batch.sku, ...locationField(batch), delta: -shipped, reason: 'shipped', reference: shipment.shipmentid, at: shipment.shippedAt },
+    shipment.shipmentid,
+  ),
 ];
 
-/** BatchRepository.saveShipment: the lines' writes, then each batch's two, then the record, last. */
+/** BatchRepository.saveShipment: the lines' writes, then each batch's three, then the record, last. */
 export const saveShipment = async (
   calls: StoreCalls,
   tableName: string,
@@ -99,7 +108,7 @@ export const saveShipment = async (
   };
   const items = [
     ...lines.flatMap(({ before, after }) => lineShipWrites(tableName, before, after)),
-    ...batches.flatMap((batch) => batchShipWrites(tableName, batch, shippedFrom(batch.ref), shipment.shippedAt)),
+    ...batches.flatMap((batch) => batchShipWrites(tableName, batch, shippedFrom(batch.ref), shipment)),
     record,
   ];
   if (items.length > MAX_TRANSACTION_ITEMS) return { outcome: 'too-many-writes', writes: items.length, maxWrites: MAX_TRANSACTION_ITEMS };

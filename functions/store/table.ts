@@ -70,6 +70,8 @@ export const partitionKeyPrefix = {
   transfer: 'TRANSFER#',
   /** A shipment's record: the units of an order's lines that left, and the batches they left. */
   shipment: 'SHIPMENT#',
+  /** An adjustment's record: a change of a batch's units on hand, its reason, the qty before and after. */
+  adjustment: 'ADJUSTMENT#',
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
@@ -87,6 +89,11 @@ const holdAttributes = ['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'e
 const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt', 'incomingOf'];
 /** A shipment's record, besides the `orderid`, `lines` and `location` a line, a hold or a batch names too (functions/store/shipments.ts). */
 const shipmentAttributes = ['shipmentid', 'shippedAt'];
+/**
+ * A batch reference's reason for its last change and its last count's time (functions/store/batches.ts),
+ * an adjustment's record (functions/store/adjustments.ts), and a change's (functions/store/stock-changes.ts).
+ */
+const adjustmentAttributes = ['changeReason', 'countedAt', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */
@@ -134,7 +141,7 @@ const WRITES = ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'
 
 /** The allocations handler's items: the SKU's stock, its batches and their pieces, the order's lines, the holds. */
 const allocationsItems = [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.order, partitionKeyPrefix.hold];
-/** The batches handler's items: the allocations handler's, the batch references, the locations, the transfers and the shipments. */
+/** The batches handler's items: the allocations handler's, the batch references, the locations, the transfers, the shipments and the adjustments. */
 const batchesItems = [
   partitionKeyPrefix.sku,
   partitionKeyPrefix.piece,
@@ -144,6 +151,7 @@ const batchesItems = [
   partitionKeyPrefix.locations,
   partitionKeyPrefix.transfer,
   partitionKeyPrefix.shipment,
+  partitionKeyPrefix.adjustment,
 ];
 
 export const tableAccess = {
@@ -179,6 +187,7 @@ export const tableAccess = {
       ...locationAttributes,
       ...transferAttributes,
       ...shipmentAttributes,
+      ...adjustmentAttributes,
     ],
     indexQueries: [{ index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] }],
   },

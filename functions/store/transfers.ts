@@ -3,8 +3,9 @@ import type { Instant } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { ConditionalWrite, SaveTransferResult } from '../../domain/ports';
 import { type Transfer, type TransferStatus, incomingBatchOf } from '../../domain/transfers';
-import { INCOMING_OF, batchKey, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
-import { ITEM_IS_NEW, and } from './conditions';
+import { CHANGE_REASON, INCOMING_OF, batchKey, locationField, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
+import { ITEM_IS_NEW, and, withValues } from './conditions';
+import { changeAfterCounts, stockChangeWrite } from './stock-changes';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
 import type { SpreadBatches } from './spread-batches';
 import type { StoreCalls, TransactWriteItem } from './store-calls';
@@ -94,12 +95,24 @@ const sourceReferenceWrite = (tableName: string, batch: Batch, delta: number, no
   Update: {
     TableName: tableName,
     Key: batchReferenceKey(batch.ref),
-    UpdateExpression: `SET qty = :newQty, changedAt = :changedAt REMOVE ${INCOMING_OF}`,
-    // Guards "a reference exists only with its batch": an update would otherwise create one.
-    ConditionExpression: `attribute_exists(${PK})`,
-    ExpressionAttributeValues: { ':newQty': batch.qty + delta, ':changedAt': new Date(now).toISOString() },
+    UpdateExpression: `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :transferred REMOVE ${INCOMING_OF}`,
+    // Guards "a reference exists only with its batch": an update would otherwise create one; and the
+    // change's place among the batch's counts (stock-changes.ts).
+    ...withValues(and({ ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} }, changeAfterCounts(new Date(now).toISOString())), {
+      ':newQty': batch.qty + delta,
+      ':changedAt': new Date(now).toISOString(),
+      ':transferred': 'transferred',
+    }),
   },
 });
+
+/** The source batch's change, for a count taken before it (stock-changes.ts): `id` tells a take from its cancel at one moment. */
+const sourceChangeWrite = (tableName: string, transfer: Transfer, source: Batch, delta: number, now: Instant, id: string): TransactWriteItem =>
+  stockChangeWrite(
+    tableName,
+    { ref: source.ref, sku: source.sku, ...locationField(source), delta, reason: 'transferred', reference: transfer.transferid, at: new Date(now).toISOString() },
+    id,
+  );
 
 /**
  * The incoming batch removed, on condition that nothing was taken from it and it was not received:
@@ -159,7 +172,7 @@ export class TransferSaves {
     private readonly spreads: SpreadBatches,
   ) {}
 
-  /** BatchRepository.saveTransfer, made at `now`: at most 7 items, the source batch's take first and the record last. */
+  /** BatchRepository.saveTransfer, made at `now`: at most 8 items, the source batch's take first and the record last. */
   async save(transfer: Transfer, source: Batch, now: Instant): Promise<SaveTransferResult> {
     // One transaction may not write an item twice: the incoming batch's reference would be the source's.
     if (transfer.transferid === source.ref) return { outcome: 'batch-exists' };
@@ -167,7 +180,11 @@ export class TransferSaves {
       await this.spreads.keptWhole([source]);
       return { outcome: 'read-again' };
     }
-    const take = [...sourceWrites(this.tableName, source, -transfer.qty), sourceReferenceWrite(this.tableName, source, -transfer.qty, now)];
+    const take = [
+      ...sourceWrites(this.tableName, source, -transfer.qty),
+      sourceReferenceWrite(this.tableName, source, -transfer.qty, now),
+      sourceChangeWrite(this.tableName, transfer, source, -transfer.qty, now, `${transfer.transferid}#taken`),
+    ];
     const incoming = newBatchWrites(this.tableName, incomingBatchOf(transfer), now, transfer.transferid);
     const record: TransactWriteItem = {
       Put: { TableName: this.tableName, Item: transferItem(transfer, now), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
@@ -188,7 +205,7 @@ export class TransferSaves {
     return { outcome: 'batch-changed' };
   }
 
-  /** BatchRepository.cancelTransfer: at most 6 items; an incoming batch in pieces gathered first (its removal's condition is on the batch whole). */
+  /** BatchRepository.cancelTransfer: at most 7 items; an incoming batch in pieces gathered first (its removal's condition is on the batch whole). */
   async cancel(transfer: Transfer, source: Batch, incoming: Batch, cancelledAt: Instant): Promise<ConditionalWrite | 'incoming-changed'> {
     if (!(await this.spreads.keptWhole([incoming]))) return 'changed';
     const cancellation = await this.calls.transactWrite([
@@ -196,6 +213,7 @@ export class TransferSaves {
       ...incomingRemovalWrites(this.tableName, transfer),
       ...sourceWrites(this.tableName, source, transfer.qty),
       sourceReferenceWrite(this.tableName, source, transfer.qty, cancelledAt),
+      sourceChangeWrite(this.tableName, transfer, source, transfer.qty, cancelledAt, `${transfer.transferid}#given back`),
     ]);
     if (!cancellation) return 'saved';
     // A record no longer active was ended by another cancel, a repeat racing this one, which also

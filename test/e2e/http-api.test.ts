@@ -213,8 +213,10 @@ describe('the routes with path parameters, over HTTP', () => {
       incoming: 0,
       held: 0,
       next_eta: null,
+      on_hand: 10,
+      committed: 3,
       batches: [{ ref: batch.ref, qty: 10, held: 0, available: 7, eta: null }],
-      locations: [{ location: 'default', in_stock: 7, incoming: 0, held: 0, next_eta: null }],
+      locations: [{ location: 'default', in_stock: 7, incoming: 0, held: 0, next_eta: null, on_hand: 10, committed: 3 }],
     });
 
     const emptied = await patch(batch.ref, { qty: 0 });

@@ -114,11 +114,11 @@ describe("the local server's events", () => {
     expect(byKey(events)).toEqual({
       [shelf]: [
         { name: 'BatchAdded', ref: shelf, sku: lamp, qty: 10, eta: null, location: 'default' },
-        { name: 'BatchChanged', ref: shelf, sku: lamp, qty: 4, eta: null, location: 'default' },
+        { name: 'BatchChanged', ref: shelf, sku: lamp, qty: 4, eta: null, location: 'default', reason: 'correction' },
       ],
       [shipment]: [
         { name: 'BatchAdded', ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15', location: 'default' },
-        { name: 'BatchChanged', ref: shipment, sku: lamp, qty: 0, eta: '2027-01-15', location: 'default' },
+        { name: 'BatchChanged', ref: shipment, sku: lamp, qty: 0, eta: '2027-01-15', location: 'default', reason: 'correction' },
       ],
       [chairs]: [{ name: 'BatchAdded', ref: chairs, sku: chair, qty: 5, eta: null, location: 'default' }],
       [`${kept} ${lamp}`]: [
@@ -238,11 +238,11 @@ describe("the local server's events", () => {
       ],
       [shelf]: [
         { name: 'BatchAdded', qty: 10 },
-        { name: 'BatchChanged', qty: 8 },
-        { name: 'BatchChanged', qty: 2 },
+        { name: 'BatchChanged', qty: 8, reason: 'shipped' },
+        { name: 'BatchChanged', qty: 2, reason: 'correction' },
       ],
-      [first]: [{ name: 'BatchAdded', qty: 2 }, { name: 'BatchChanged', qty: 0 }],
-      [second]: [{ name: 'BatchAdded', qty: 3 }, { name: 'BatchChanged', qty: 2 }],
+      [first]: [{ name: 'BatchAdded', qty: 2 }, { name: 'BatchChanged', qty: 0, reason: 'shipped' }],
+      [second]: [{ name: 'BatchAdded', qty: 3 }, { name: 'BatchChanged', qty: 2, reason: 'shipped' }],
       [`${orderid} ${lamp}`]: [
         { name: 'Allocated', orderid, sku: lamp, qty: 5, batchref: shelf },
         { name: 'Deallocated', orderid, sku: lamp, qty: 3, batchref: shelf, reason: 'reallocated' },

@@ -310,7 +310,7 @@ describe("locations' and batches' events, from the table's stream", () => {
         { event: 'Allocated', orderid: order, sku, qty: 1, batchref: atNantes, location: 'nantes' },
         { event: 'Allocated', orderid: moved, sku, qty: 3, batchref: atNantes, location: 'nantes' },
         { event: 'OutOfStock', sku, orderid: refused, qty: 1, location: 'nantes' },
-        { event: 'BatchChanged', ref: atNantes, sku, qty: 1, eta: null, location: 'nantes' },
+        { event: 'BatchChanged', ref: atNantes, sku, qty: 1, eta: null, location: 'nantes', reason: 'correction' },
         { event: 'Deallocated', orderid: moved, sku, qty: 3, batchref: atNantes, location: 'nantes', reason: 'reallocated' },
         { event: 'Allocated', orderid: moved, sku, qty: 3, batchref: atDefault, location: 'default' },
         { event: 'Deallocated', orderid: moved, sku, qty: 3, batchref: atDefault, location: 'default', reason: 'cancelled' },

@@ -68,6 +68,37 @@ const batchInStock = async (qty: number) => {
   return batch;
 };
 
+describe('what a change of the units on hand costs the store', () => {
+  it('ships a whole line in 1 GetItem, 1 Query, 1 BatchGetItem and 1 transaction; adjusts in 3 reads and 1 transaction; counts with 2 reads more', async () => {
+    const meter = meterRequestCost(table.documentClient);
+    const repository = table.repository({ sender: meter.sender });
+    const batches = createBatchesHandler(repository);
+    const [sku, ref, orderid] = [uniqueId('sku'), uniqueId('batch'), uniqueId('order')];
+    await batches(postEvent('/add_batch', { ref, sku, qty: 10, eta: null }), lambdaContext());
+    await createAllocationsHandler(repository)(postEvent('/allocate', { orderid, sku, qty: 2 }), lambdaContext());
+    const countedAt = new Date(Date.now() - 60_000).toISOString();
+    const operations = async (event: Parameters<typeof batches>[0]) => {
+      meter.takeCalls();
+      expect((await batches(event, lambdaContext())).statusCode).toBe(201);
+      return meter.takeCalls().map(({ operation }) => operation).sort();
+    };
+
+    // The shipment's record (a repeat answers it), the order's lines, and each batch a line ships from.
+    expect(await operations(postEvent('/shipments', { shipmentid: uniqueId('parcel'), orderid, lines: [{ sku, qty: 2 }] }))).toEqual(['BatchGetItem', 'GetItem', 'Query', 'TransactWriteItems']);
+    // The adjustment's record, the batch (its reference, then its two keys).
+    expect(await operations(postEvent('/adjustments', { adjustmentid: uniqueId('found'), ref, reason: 'found', delta: 1 }))).toEqual(['BatchGetItem', 'GetItem', 'GetItem', 'TransactWriteItems']);
+    // And the batch's last count (its reference) and its shipped records since the count.
+    expect(await operations(postEvent('/adjustments', { adjustmentid: uniqueId('count'), ref, reason: 'counted', qty: 9, counted_at: countedAt }))).toEqual([
+      'BatchGetItem',
+      'GetItem',
+      'GetItem',
+      'GetItem',
+      'Query',
+      'TransactWriteItems',
+    ]);
+  });
+});
+
 describe('the store work of one request on the happy path', () => {
   it('adds a batch with a single transaction writing the batch, its reference and its known SKU', async () => {
     const { meter, addBatch } = await meteredHandlers();

@@ -281,7 +281,7 @@ describe("each handler's calls to the table stay within what its role is granted
     expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
   });
 
-  it('batches: shipments of a whole line and of a split one (a part shipped whole), repeated, refused and read; then the lines that shipped cancelled and moved', async () => {
+  it('batches: shipments of a whole line and of a split one (a part shipped whole), repeated, refused and read; the lines that shipped moved and cancelled; a count and an adjustment', async () => {
     const [sku, other] = [uniqueId('sku'), uniqueId('sku')];
     const [shipped, room, first, second] = [uniqueId('batch'), uniqueId('batch'), uniqueId('batch'), uniqueId('batch')];
     await table.repository().addBatch({ ref: shipped, sku, qty: 5, available: 5, eta: null });
@@ -295,6 +295,7 @@ describe("each handler's calls to the table stay within what its role is granted
     const cancels = recording(table.documentClient);
     const allocations = createAllocationsHandler(table.repository({ sender: cancels.sender }));
     const shipment = { shipmentid: uniqueId('parcel'), orderid, lines: [{ sku, qty: 1 }, { sku: other, qty: 2 }] };
+    const adjustment = { adjustmentid: uniqueId('found'), ref: room, reason: 'found', delta: 1, expected_qty: 5 };
 
     const statuses = await statusesOf(batches, [
       postEvent('/shipments', shipment),
@@ -303,12 +304,17 @@ describe("each handler's calls to the table stay within what its role is granted
       routeEvent('GET /shipments/{shipmentid}', { pathParameters: { shipmentid: shipment.shipmentid } }),
       // The line's 3 units left move to the shipment: its shipped unit stays.
       routeEvent('PATCH /batches/{ref}', { pathParameters: { ref: shipped }, body: { qty: 1 } }),
+      // A count as of a moment before the shipment, a delta, and a repeat.
+      postEvent('/adjustments', { adjustmentid: uniqueId('count'), ref: shipped, reason: 'counted', qty: 4, counted_at: new Date(Date.now() - 60_000).toISOString() }),
+      postEvent('/adjustments', adjustment),
+      postEvent('/adjustments', adjustment),
     ]);
     statuses.push(...(await statusesOf(allocations, [routeEvent('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid, sku: other } })])));
 
-    expect(statuses).toEqual([201, 200, 409, 200, 200, 204]);
+    expect(statuses).toEqual([201, 200, 409, 200, 200, 201, 201, 200, 204]);
     const done = actions.map(({ action, partitionKey }) => `${action} on ${partitionKey.split('#')[0]}`);
-    for (const action of ['dynamodb:PutItem on SHIPMENT', 'dynamodb:GetItem on SHIPMENT', 'dynamodb:UpdateItem on ORDER', 'dynamodb:DeleteItem on ORDER', 'dynamodb:UpdateItem on BATCHREF']) {
+    const shipping = ['dynamodb:PutItem on SHIPMENT', 'dynamodb:GetItem on SHIPMENT', 'dynamodb:UpdateItem on ORDER', 'dynamodb:DeleteItem on ORDER', 'dynamodb:UpdateItem on BATCHREF', 'dynamodb:PutItem on BATCHREF'];
+    for (const action of [...shipping, 'dynamodb:Query on BATCHREF', 'dynamodb:PutItem on ADJUSTMENT', 'dynamodb:GetItem on ADJUSTMENT']) {
       expect(done).toContain(action);
     }
     expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);

@@ -10,6 +10,7 @@ import { pieceItem, pieceKey, spreadWrites } from '../../functions/store/pieces'
 import { freePort } from '../../local/dynamodb-local';
 import { checkInvariants } from '../../tools/invariants';
 import { type TestTable, createTestTable } from '../support/dynamodb';
+import { routeEvent } from '../support/events';
 import { serviceOver } from './support/service';
 import { scanItems, tableContents } from './support/table-contents';
 
@@ -196,6 +197,20 @@ describe('the invariant check', () => {
     expect(await violations()).toEqual(
       expect.arrayContaining([{ rule: 'batch-ref-unique', message: 'batch "sofa-1" exists for 2 skus: "SOFA", "LAMP"' }]),
     );
+  });
+
+  it('finds nothing wrong with a shipment, and names a line that says it shipped what no shipment took, and a batch record of a shipment that took other units', async () => {
+    const service = serviceOver(table.repository());
+    const shipped = await service.invoke(routeEvent('POST /shipments', { body: { shipmentid: 'p1', orderid: 'o1', lines: [{ sku: 'LAMP', qty: 3 }] } }));
+    expect(shipped.status).toBe(201);
+    expect(await violations()).toEqual([]);
+
+    await set(await lineKey(table, 'o2', 'LAMP'), 'shipped', [{ batchref: 'lamp-1', qty: 1 }]);
+    await set(await keyOf(table, (item) => item.kind === 'stock-change' && item.change.reference === 'p1'), 'delta', -2);
+    expect((await violations()).map(({ rule, message }) => `${rule}: ${message}`)).toEqual([
+      'shipped-as-recorded: line of order "o2" for sku "LAMP" shipped 1 from batch "lamp-1", where its order\'s shipments took 0',
+      `shipped-as-recorded: batch "lamp-1" records 2 shipped at ${(shipped.body as { shipped_at: string }).shipped_at} by shipment "p1", which took 3 from it at ${(shipped.body as { shipped_at: string }).shipped_at}`,
+    ]);
   });
 
   it('reports an item that is no batch, batch reference or line', async () => {

@@ -248,18 +248,22 @@ class ReferenceModel {
       .sort(byPreference);
     const shipments = withStock.filter((batch) => batch.eta !== null);
     const sum = (batches: ModelBatch[]) => batches.reduce((total, batch) => total + batch.available, 0);
+    // On the shelf: every batch in stock with units, its lines' among them (what they hold, up to the batch's qty).
+    const onShelf = this.batchesOf(sku).filter((batch) => batch.eta === null && batch.qty > 0);
     const levels = {
       in_stock: sum(withStock.filter((batch) => batch.eta === null)),
       incoming: sum(shipments),
       held: withStock.reduce((total, batch) => total + this.heldOn(batch.ref), 0),
       next_eta: shipments[0]?.eta ?? null,
+      on_hand: onShelf.reduce((total, batch) => total + batch.qty, 0),
+      committed: onShelf.reduce((total, batch) => total + Math.max(0, Math.min(batch.qty, batch.qty - batch.available - this.heldOn(batch.ref))), 0),
     };
     return json(200, {
       sku,
       ...levels,
       batches: withStock.map(({ ref, qty, available, eta }) => ({ ref, qty, held: this.heldOn(ref), available, eta })),
       // Every batch of the model is at `default`: its one location, once it has a batch with stock.
-      locations: withStock.length === 0 ? [] : [{ location: 'default', ...levels }],
+      locations: withStock.length === 0 && onShelf.length === 0 ? [] : [{ location: 'default', ...levels }],
     });
   }
 

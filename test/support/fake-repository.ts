@@ -17,6 +17,7 @@ import {
   takesOf,
 } from '../../domain/model';
 import type { Routing } from '../../domain/routing';
+import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type {
   AddBatchResult,
@@ -63,6 +64,12 @@ export class FakeRepository implements BatchRepository {
   readonly transfers = new Map<string, Transfer>();
   /** Shipments by shipmentid. */
   readonly shipments = new Map<string, Shipment>();
+  /** Adjustments by adjustmentid. */
+  readonly adjustments = new Map<string, Adjustment>();
+  /** The time of the last count applied to each batch, by ref. */
+  readonly lastCounts = new Map<string, string>();
+  /** Each change of a batch's qty, as the adapter records them for the counts. */
+  readonly stockChanges: { readonly ref: string; readonly delta: number; readonly at: string }[] = [];
   /** Each hold's units on a batch, by heldKey, as the adapter keeps a record of their own. */
   readonly held = new Map<string, HeldUnits & { readonly ref: string }>();
   /**
@@ -333,12 +340,22 @@ export class FakeRepository implements BatchRepository {
     return 'saved';
   }
 
-  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime()): Promise<BatchChangeWrite> {
+  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime(), adjustment?: Adjustment): Promise<BatchChangeWrite> {
     const current = this.batches.get(batch.ref);
     const asRead = current !== undefined && isSameBatch(current, batch);
     if (ending.length > this.holdEndingsPerChange) return { outcome: 'too-many-holds', fitting: this.holdEndingsPerChange };
     const withThisBatch = ending.map((toEnd) => ({ ...toEnd, givenBackOn: [batch.ref, ...toEnd.givenBackOn] }));
     if (!asRead || !withThisBatch.every((toEnd) => this.endsAsRead(toEnd, now))) return { outcome: 'changed' };
+    // The adjustment's conditions: a new adjustmentid, and no later count applied to the batch; any other change, none at or after its moment.
+    if (adjustment && this.adjustments.has(adjustment.adjustmentid)) return { outcome: 'changed' };
+    const countedAt = adjustment && countTimeOf(adjustment);
+    const lastCount = this.lastCounts.get(batch.ref);
+    if (countedAt !== undefined && lastCount !== undefined && lastCount > countedAt) return { outcome: 'changed' };
+    const at = countedAt ?? new Date(now).toISOString();
+    if (countedAt === undefined && !this.changesAfterCounts(batch.ref, at)) return { outcome: 'changed' };
+    if (adjustment) this.adjustments.set(adjustment.adjustmentid, adjustment);
+    if (countedAt !== undefined) this.lastCounts.set(batch.ref, countedAt);
+    if (changed.qty !== batch.qty) this.stockChanges.push({ ref: batch.ref, delta: changed.qty - batch.qty, at });
     for (const toEnd of withThisBatch) this.end(toEnd, batch.ref);
     this.batches.set(batch.ref, changed);
     this.changedSinceMade.add(batch.ref);
@@ -373,9 +390,12 @@ export class FakeRepository implements BatchRepository {
     const existing = this.transfers.get(transfer.transferid);
     if (existing) return { outcome: 'transfer-exists', existing };
     if (this.batches.has(transfer.transferid)) return { outcome: 'batch-exists' };
+    const at = new Date(this.now).toISOString();
+    if (!this.changesAfterCounts(source.ref, at)) return { outcome: 'batch-changed' };
     if (!this.take(source, transfer.qty)) return { outcome: 'batch-changed' };
     const taken = this.batches.get(source.ref) as Batch;
     this.batches.set(source.ref, { ...taken, qty: taken.qty - transfer.qty });
+    this.stockChanges.push({ ref: source.ref, delta: -transfer.qty, at });
     this.changedSinceMade.add(source.ref);
     this.batches.set(transfer.transferid, incomingBatchOf(transfer));
     this.transfers.set(transfer.transferid, transfer);
@@ -393,7 +413,9 @@ export class FakeRepository implements BatchRepository {
     const stored = this.batches.get(source.ref);
     const untouched = incoming !== undefined && incoming.eta !== null && incoming.qty === transfer.qty && incoming.available === transfer.qty && heldOf(incoming) === 0;
     if (this.transfers.get(transfer.transferid)?.status !== 'active' || !untouched || stored?.qty !== source.qty) return 'changed';
+    if (!this.changesAfterCounts(source.ref, new Date(this.now).toISOString())) return 'changed';
     this.batches.set(source.ref, { ...stored, qty: stored.qty + transfer.qty, available: stored.available + transfer.qty });
+    this.stockChanges.push({ ref: source.ref, delta: transfer.qty, at: new Date(this.now).toISOString() });
     this.batches.delete(transfer.transferid);
     this.transfers.set(transfer.transferid, { ...transfer, status: 'cancelled' });
     return 'saved';
@@ -442,6 +464,24 @@ export class FakeRepository implements BatchRepository {
     else this.lines.set(key, { ...line, qty: 0, ...(line.split ? { split: { ...line.split, parts: [] } } : {}), ...(cancelled ? { cancelled: true } : {}) });
   }
 
+  async adjustment(adjustmentid: string): Promise<Adjustment | undefined> {
+    return this.adjustments.get(adjustmentid);
+  }
+
+  /** As the adjustment's store keeps them: the batch's last count, and the shipments from it after `countedAt`. */
+  /** As the adapter keeps them: the batch's last count, and its changes after `countedAt`. */
+  async countBasis(ref: string, countedAt: string): Promise<CountBasis> {
+    const changedSince = this.stockChanges.filter((change) => change.ref === ref && change.at > countedAt).reduce((sum, { delta }) => sum + delta, 0);
+    const lastCountedAt = this.lastCounts.get(ref);
+    return { ...(lastCountedAt === undefined ? {} : { lastCountedAt }), changedSince };
+  }
+
+  /** The adapter's record of a change of a batch's qty, on its condition that no count at or after its moment was applied. */
+  private changesAfterCounts(ref: string, at: string): boolean {
+    const lastCount = this.lastCounts.get(ref);
+    return lastCount === undefined || lastCount < at;
+  }
+
   async shipment(shipmentid: string): Promise<Shipment | undefined> {
     return this.shipments.get(shipmentid);
   }
@@ -454,11 +494,13 @@ export class FakeRepository implements BatchRepository {
     const writes = lines.length + partsChanged + 2 * batches.length + 1;
     if (writes > FakeRepository.MAX_WRITES) return { outcome: 'too-many-writes', writes, maxWrites: FakeRepository.MAX_WRITES };
     if (!lines.every(({ before }) => this.hasLineAsRead(before)) || batches.some(({ ref }) => !this.batches.has(ref))) return { outcome: 'changed' };
+    if (batches.some(({ ref }) => !this.changesAfterCounts(ref, shipment.shippedAt))) return { outcome: 'changed' };
     for (const { after } of lines) this.lines.set(lineKey(after.orderid, after.sku), after);
     for (const { ref } of batches) {
       const shipped = shipment.lines.reduce((sum, line) => sum + line.parts.reduce((partSum, part) => (part.batchref === ref ? partSum + part.qty : partSum), 0), 0);
       const batch = this.batches.get(ref) as Batch;
       this.batches.set(ref, { ...batch, qty: batch.qty - shipped });
+      this.stockChanges.push({ ref, delta: -shipped, at: shipment.shippedAt });
     }
     this.shipments.set(shipment.shipmentid, shipment);
     return { outcome: 'saved' };

@@ -59,10 +59,20 @@ const operationOf = (routeKey: string) => {
 };
 
 /** The fields the request body's component lists as required. */
-const requiredFieldsOf = (routeKey: string): string[] => {
+/**
+ * The fields a body must have: those its schema requires, those of its `oneOf` (exactly one of them,
+ * NewAdjustment's `qty` or `delta`), and those its `dependentRequired` asks of a field it has.
+ */
+const requiredFieldsOf = (routeKey: string, example: Record<string, unknown> = {}): string[] => {
   const reference = (operationOf(routeKey)?.requestBody?.content['application/json']?.schema as { $ref: string }).$ref;
-  const component = document.components.schemas[reference.split('/').pop() ?? ''] as { required?: string[] };
-  return component.required ?? [];
+  const component = document.components.schemas[reference.split('/').pop() ?? ''] as {
+    required?: string[];
+    oneOf?: { required: string[] }[];
+    dependentRequired?: Record<string, string[]>;
+  };
+  const oneOf = (component.oneOf ?? []).flatMap(({ required }) => required.filter((field) => field in example));
+  const dependent = Object.entries(component.dependentRequired ?? {}).flatMap(([field, needs]) => (field in example ? needs : []));
+  return [...(component.required ?? []), ...oneOf, ...dependent];
 };
 
 const exampleBodyOf = (routeKey: string) => operationOf(routeKey)?.requestBody?.content['application/json']?.example as Record<string, unknown>;
@@ -102,6 +112,7 @@ describe('docs/openapi.json', () => {
       'DELETE /transfers/{transferid}': 'cancelTransfer',
       'POST /shipments': 'ship',
       'GET /shipments/{shipmentid}': 'getShipment',
+      'POST /adjustments': 'adjustStock',
       'POST /allocate': 'allocate',
       'POST /orders': 'allocateOrder',
       'GET /allocations/{orderid}': 'getOrderAllocations',
@@ -375,7 +386,7 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
       const accepted = await send(routeKey, { pathParameters: validParameters, body: example });
       expect(accepted.body ?? '').not.toContain('Invalid request body');
       // A body that names no field as required needs some (BatchChange: qty or eta), and its example has just one.
-      const required = requiredFieldsOf(routeKey);
+      const required = requiredFieldsOf(routeKey, example);
       const mustHave = required.length > 0 ? required : Object.keys(example);
       for (const field of Object.keys(example)) {
         const { [field]: _, ...without } = example;
@@ -461,6 +472,27 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     await expectDocumented('POST /shipments', send('POST /shipments', { body: { ...shipment, shipmentid: 'parcel-3', orderid: 'order-2', lines: [{ sku: 'LAMP', qty: 1 }] } }), 503);
     repository.saveShipment = async () => ({ outcome: 'too-many-writes', writes: 101, maxWrites: 100 });
     await expectDocumented('POST /shipments', send('POST /shipments', { body: { ...shipment, shipmentid: 'parcel-4', orderid: 'order-2', lines: [{ sku: 'LAMP', qty: 1 }] } }), 400);
+  });
+
+  it("the adjustments' life gets the documented answer at each step, and one that keeps losing its batch a documented 503", async () => {
+    const repository = new FakeRepository();
+    const send = serviceOver(repository);
+    const adjustment = exampleBodyOf('POST /adjustments') as Record<string, unknown>;
+    const { counted_at: _, ...uncounted } = adjustment;
+    const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
+      ['POST /adjustments', { body: adjustment }, 404],
+      ['POST /add_batch', { body: { ref: 'batch-1', sku: 'LAMP', qty: 50, eta: null } }, 201],
+      ['POST /adjustments', { body: { ...adjustment, expected_qty: 49 } }, 409],
+      ['POST /adjustments', { body: { ...adjustment, counted_at: '2099-01-01T00:00:00Z' } }, 400],
+      ['POST /adjustments', { body: { ...uncounted, adjustmentid: 'lost-1', reason: 'lost', qty: undefined, delta: -60, expected_qty: undefined } }, 400],
+      ['POST /adjustments', { body: adjustment }, 201],
+      ['POST /adjustments', { body: adjustment }, 200],
+      ['POST /adjustments', { body: { ...adjustment, qty: 40 } }, 409],
+      ['POST /adjustments', { body: { ...adjustment, adjustmentid: 'count-0', counted_at: '2026-11-25T07:00:00Z', expected_qty: 47 } }, 409],
+    ];
+    for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
+    repository.changeBatch = async () => ({ outcome: 'changed' });
+    await expectDocumented('POST /adjustments', send('POST /adjustments', { body: { ...uncounted, adjustmentid: 'count-2', expected_qty: 47 } }), 503);
   });
 
   it("answers a hold's conflicts with documented 409s, and a hold that keeps changing under a write with a documented 503", async () => {

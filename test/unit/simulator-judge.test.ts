@@ -29,6 +29,7 @@ const inventory = (parts: Partial<Inventory> = {}): Inventory => ({
   storedLocations: [],
   transfers: [],
   shipments: [],
+  stockChanges: [],
   ...parts,
 });
 

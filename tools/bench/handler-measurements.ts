@@ -47,7 +47,16 @@ export type ReadUnitsByHistory = readonly { readonly exhaustedBatches: number; r
 
 export interface HandlerMeasurements {
   readonly warmOverhead: { readonly allocate: WarmOverhead; readonly addBatch: WarmOverhead };
-  readonly requestCost: { readonly allocate: StoreCall[]; readonly addBatch: StoreCall[]; readonly routedAllocate: StoreCall[]; readonly splitAllocate: StoreCall[] };
+  readonly requestCost: {
+    readonly allocate: StoreCall[];
+    readonly addBatch: StoreCall[];
+    readonly routedAllocate: StoreCall[];
+    readonly splitAllocate: StoreCall[];
+    /** A shipment of the allocated line, whole; an adjustment by a delta; a count as of a minute before the shipment. */
+    readonly shipment: StoreCall[];
+    readonly adjustment: StoreCall[];
+    readonly count: StoreCall[];
+  };
   readonly readUnitsByHistory: ReadUnitsByHistory;
   readonly patchMovingLines: PatchCost;
   readonly orders: readonly OrderCost[];
@@ -144,12 +153,21 @@ const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']>
   // A shipment too, so the allocation's query returns more than one batch.
   await repository.addBatch({ ref: `shipment-${randomUUID()}`, sku, qty: 10, available: 10, eta: '2030-01-01' });
 
-  const addBatchEvent = postEvent('/add_batch', { ref: `batch-${randomUUID()}`, sku, qty: 10, eta: null });
+  const ref = `batch-${randomUUID()}`;
+  const addBatchEvent = postEvent('/add_batch', { ref, sku, qty: 10, eta: null });
   const addBatch = await callsOf('add_batch', () => createBatchesHandler(repository)(addBatchEvent, lambdaContext()));
-  const allocateEvent = postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 1 });
+  const orderid = `order-${randomUUID()}`;
+  const allocateEvent = postEvent('/allocate', { orderid, sku, qty: 1 });
   // A warm process, which read the locations it routes by within 30 s, as every allocation but one in 30 s finds it.
   await repository.routingLocations();
   const allocate = await callsOf('allocate', () => createAllocationsHandler(repository)(allocateEvent, lambdaContext()));
+  const countedAt = new Date(Date.now() - 60_000).toISOString();
+  const shipmentEvent = postEvent('/shipments', { shipmentid: `parcel-${randomUUID()}`, orderid, lines: [{ sku, qty: 1 }] });
+  const shipment = await callsOf('shipment', () => createBatchesHandler(repository)(shipmentEvent, lambdaContext()));
+  const adjustmentEvent = postEvent('/adjustments', { adjustmentid: `found-${randomUUID()}`, ref, reason: 'found', delta: 1 });
+  const adjustment = await callsOf('adjustment', () => createBatchesHandler(repository)(adjustmentEvent, lambdaContext()));
+  const countEvent = postEvent('/adjustments', { adjustmentid: `count-${randomUUID()}`, ref, reason: 'counted', qty: 10, counted_at: countedAt });
+  const count = await callsOf('count', () => createBatchesHandler(repository)(countEvent, lambdaContext()));
 
   // The same SKU at two more places, and a line sent to a destination one of them serves nearest.
   const places = [
@@ -167,7 +185,7 @@ const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']>
   // A line no one batch holds, split over batches at two of the places.
   const splitEvent = postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 15, split: 'locations' });
   const splitAllocate = await callsOf('split allocate', () => createAllocationsHandler(repository)(splitEvent, lambdaContext()));
-  return { allocate, addBatch, routedAllocate, splitAllocate };
+  return { allocate, addBatch, routedAllocate, splitAllocate, shipment, adjustment, count };
 };
 
 const measureReadUnitsByHistory = async (): Promise<ReadUnitsByHistory> => {

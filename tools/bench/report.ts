@@ -236,6 +236,9 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     verdict(targets, TARGET.splitAllocateCalls),
   ]);
   rows.push(['store calls per add_batch', callsWithCapacity(requestCost.addBatch), 'TransactWriteItems', '', verdict(targets, TARGET.addBatchCalls)]);
+  rows.push(['store calls per shipment of one whole line', callsWithCapacity(requestCost.shipment), callsWithCapacity(requestCost.allocate), '', '']);
+  rows.push(['store calls per adjustment by a delta', callsWithCapacity(requestCost.adjustment), callsWithCapacity(requestCost.allocate), '', '']);
+  rows.push(['store calls per count as of a minute ago, a shipment since', callsWithCapacity(requestCost.count), callsWithCapacity(requestCost.allocate), '', '']);
   rows.push([
     'store calls per allocate routed to a destination, the SKU at 3 locations',
     callsWithCapacity(requestCost.routedAllocate),

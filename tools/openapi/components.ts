@@ -24,6 +24,10 @@ import {
   orderLineSchema,
   orderSchema,
   pathParameterSchemaOf,
+  adjustmentSchema,
+  countedQty,
+  notZero,
+  qtyOrDelta,
   qtyOrEta,
   shipmentSchema,
   transferSchema,
@@ -62,6 +66,24 @@ const REFINEMENTS = new Map<object, (schema: JsonSchema) => void>([
     qtyOrEta,
     (schema) => {
       schema.anyOf = [{ required: ['qty'] }, { required: ['eta'] }];
+    },
+  ],
+  [
+    qtyOrDelta,
+    (schema) => {
+      schema.oneOf = [{ required: ['qty'] }, { required: ['delta'] }];
+    },
+  ],
+  [
+    countedQty,
+    (schema) => {
+      schema.dependentRequired = { counted_at: ['qty'] };
+    },
+  ],
+  [
+    notZero,
+    (schema) => {
+      schema.not = { const: 0 };
     },
   ],
 ]);
@@ -116,6 +138,7 @@ export const requestBodySchemas = {
   LocationDefinition: locationSchema,
   NewTransfer: transferSchema,
   NewShipment: shipmentSchema,
+  NewAdjustment: adjustmentSchema,
 } as const;
 
 export type RequestBodyName = keyof typeof requestBodySchemas;
@@ -160,6 +183,12 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     "place: the line's units there, from its parts there in their order (a whole line: its batch). `location` may be left " +
     "out when the order's unshipped units are all at one location. Each SKU at most once " +
     `(\`${uniqueItemPropertiesKeyword.name}\`), up to 25 lines. Any other field is refused.`,
+  NewAdjustment:
+    "A change of one batch's units on hand, for its `reason`: `qty` sets them, `delta` adds (or, below 0, takes) some; " +
+    'exactly one of the two. `counted_at`, with `qty` only: when the units were counted, within the last 30 days and not ' +
+    'in the future; the count is applied as of then (the units the batch shipped since are taken off it), and one older ' +
+    'than the last count applied to the batch changes nothing. `expected_qty`: the batch\'s `qty` as last read; the change ' +
+    'applies only to that. `note`: for people. Any other field is refused.',
 };
 
 /** The request schemas, exported from zod, by the names the document gives them. */
@@ -439,6 +468,21 @@ const responseSchemas = {
       ),
     },
     'A shipment as made: a parcel that left one location.',
+  ),
+  Adjustment: closedObject(
+    {
+      adjustmentid: identifier,
+      ref: identifier,
+      reason: { enum: ['received', 'counted', 'damaged', 'lost', 'found', 'returned', 'correction'] },
+      before: units("The batch's `qty` before the adjustment."),
+      after: units("The batch's `qty` after it: a count's, less what the batch shipped since it was taken."),
+      reallocated: listOf(ref('Reallocation'), 'The lines this request moved off the batch; `[]` once nothing is left to move.'),
+    },
+    "The adjustment, the batch's `qty` before and after it, and the lines it moved.",
+  ),
+  QtyChanged: closedObject(
+    { message, code: { const: 'qty_changed' }, qty: units("The batch's `qty` now.") },
+    "The batch's `qty` is not `expected_qty`; nothing changed.",
   ),
   TooFewUnshipped: closedObject(
     {

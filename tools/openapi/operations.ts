@@ -7,6 +7,8 @@
  */
 import type * as z from 'zod/mini';
 import {
+  AdjustmentExists,
+  AdjustmentRefused,
   BatchNotFound,
   DuplicateBatch,
   HoldConflict,
@@ -26,10 +28,12 @@ import {
   OrderNotAllocated,
   OrderNotFound,
   OutOfStock,
+  QtyChanged,
   ShipmentExists,
   ShipmentLocationNeeded,
   ShipmentNotFound,
   ShipmentTooLarge,
+  StaleCount,
   StoreUnavailable,
   TooFewUnshipped,
   TransferConflict,
@@ -265,6 +269,9 @@ const SHIPMENT_EXAMPLE = {
   shipped_at: '2026-11-25T10:00:00.000Z',
   lines: [{ sku: 'LAMP', qty: 2, parts: [{ batchref: 'batch-1', qty: 2 }] }],
 };
+
+const ADJUSTMENT_REQUEST_EXAMPLE = { adjustmentid: 'count-1', ref: 'batch-1', reason: 'counted', qty: 47, counted_at: '2026-11-25T08:00:00Z', expected_qty: 50 };
+const ADJUSTMENT_EXAMPLE = { adjustmentid: 'count-1', ref: 'batch-1', reason: 'counted', before: 50, after: 45, reallocated: [] };
 
 /** A line of 30 split over two batches at one place, as an order's or a hold's answer shows it. */
 const SPLIT_LINE_EXAMPLE = {
@@ -540,7 +547,7 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         'InvalidRequestBody',
       ),
       mapped(
-        `The shipment needs more than DynamoDB's ${MAX_TRANSACTION_ITEMS} writes in one transaction (a line's record, each part it ships from, two for each batch); nothing is shipped`,
+        `The shipment needs more than DynamoDB's ${MAX_TRANSACTION_ITEMS} writes in one transaction (a line's record, each part it ships from, three for each batch); nothing is shipped`,
         new ShipmentTooLarge('parcel-1', 131, MAX_TRANSACTION_ITEMS),
       ),
       mapped('The order has no line', new OrderNotFound('order-1')),
@@ -551,6 +558,31 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         'TooFewUnshipped',
       ),
       mapped('Another shipment has this `shipmentid` (another order, lines or location); nothing changes', new ShipmentExists('parcel-1')),
+    ],
+  },
+  'POST /adjustments': {
+    operationId: 'adjustStock',
+    summary: "Adjust a batch's units on hand",
+    description:
+      "Sets (`qty`) or changes (`delta`) one batch's units on hand, for a `reason`, in one transaction with its record, as " +
+      '`PATCH /batches/{ref}` changes its `qty`: when the new `qty` leaves fewer units than its lines and holds take, holds ' +
+      'end first, then its newest lines (their units not yet shipped) move by their own rule. A count (`counted_at`) is ' +
+      'applied as of its time: the units the batch shipped after it are taken off what it counted. `expected_qty` makes it ' +
+      "a compare and set. The same adjustment again is a repeat, answered as stored.",
+    requestBody: { schema: 'NewAdjustment', example: ADJUSTMENT_REQUEST_EXAMPLE, refused: { ...ADJUSTMENT_REQUEST_EXAMPLE, delta: 2 } },
+    answers: [
+      { status: 201, when: 'The adjustment was made: `after` is the batch\'s new `qty`', name: 'Adjusted', body: json('Adjustment', ADJUSTMENT_EXAMPLE) },
+      { status: 200, when: 'The same adjustment (every field the same) was already made: a repeat, which changes nothing more (but lines it had left to move)', name: 'AdjustmentRepeated', body: json('Adjustment', ADJUSTMENT_EXAMPLE) },
+      mapped(
+        '`counted_at` is in the future or more than 30 days ago, or a `delta` would take more units than the batch has; nothing changes. ' +
+          'Answered as the other field errors are, one issue naming the field',
+        new AdjustmentRefused('counted_at', 'must not be in the future: it is 2026-11-25T12:00:00.000Z, and now is 2026-11-25T10:00:00.000Z'),
+        'InvalidRequestBody',
+      ),
+      mapped('No batch has this `ref`', new BatchNotFound('batch-1')),
+      mapped("The batch's `qty` is not `expected_qty`; nothing changes, and the body says what it is", new QtyChanged('batch-1', 50, 48), 'QtyChanged'),
+      mapped('The batch was counted after `counted_at`; nothing changes', new StaleCount('batch-1', '2026-11-25T08:00:00.000Z', '2026-11-25T09:00:00.000Z')),
+      mapped('Another adjustment has this `adjustmentid` (other fields); nothing changes', new AdjustmentExists('count-1')),
     ],
   },
   'GET /shipments/{shipmentid}': {

@@ -27,10 +27,11 @@ describe("the handlers' roles", () => {
     ...['holdid', 'lines', 'status', 'heldUntil', 'placedAt', 'extendedAt', 'endedAt', 'activeHoldShard'],
     ...['sourceQty', 'sources'],
   ];
-  // A location's own, a transfer's own and a shipment's own, which only the batches handler writes.
+  // A location's own, a transfer's own, a shipment's own and an adjustment's own (and a batch reference's reason and count), which only the batches handler writes.
   const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
   const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt', 'incomingOf'];
   const shipmentAttributes = ['shipmentid', 'shippedAt'];
+  const adjustmentAttributes = ['changeReason', 'countedAt', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -49,12 +50,12 @@ describe("the handlers' roles", () => {
     ];
   };
 
-  it('let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer and shipment items, check that a location exists, and query the index only for a batch\'s lines', () => {
+  it('let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer, shipment and adjustment items, check that a location exists, and query the index only for a batch\'s lines', () => {
     expect(statementsOf(synthesized, 'Batches')).toEqual([
       writesTo(synthesized, 'BatchesLogs'),
       ...itemGrants(
-        ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*', 'TRANSFER#*', 'SHIPMENT#*'],
-        [...writtenAttributes, ...locationAttributes, ...transferAttributes, ...shipmentAttributes],
+        ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*', 'TRANSFER#*', 'SHIPMENT#*', 'ADJUSTMENT#*'],
+        [...writtenAttributes, ...locationAttributes, ...transferAttributes, ...shipmentAttributes, ...adjustmentAttributes],
         ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:Query'],
       ),
       {
@@ -94,6 +95,7 @@ describe('the HTTP API', () => {
     ['DELETE /transfers/{transferid}', 'Batches'],
     ['POST /shipments', 'Batches'],
     ['GET /shipments/{shipmentid}', 'Batches'],
+    ['POST /adjustments', 'Batches'],
     ['POST /allocate', 'Allocations'],
     ['POST /orders', 'Allocations'],
     ['GET /allocations/{orderid}', 'Allocations'],

@@ -1,6 +1,6 @@
 import { DomainError, RefusedField } from './domain-error';
 
-/* Refusals of shipments and of what shipped units forbid (docs/api.md, "Shipments", "Error codes"). */
+/* Refusals of what changes the units on hand: shipments, what shipped units forbid, and adjustments (docs/api.md, "Shipments", "Adjustments", "Error codes"). */
 
 /** A shipment with this shipmentid was made with other lines, another order or another location; a shipmentid is used once. */
 export class ShipmentExists extends DomainError {
@@ -39,7 +39,7 @@ export class TooFewUnshipped extends DomainError {
   }
 }
 
-/** The line shipped every unit it holds: there is nothing left to cancel. */
+/** The line holds no unit (it shipped them all, or shipped some and a change of its batch took the rest off its order): there is nothing left to cancel. */
 export class LineShipped extends DomainError {
   override readonly name = 'LineShipped';
   readonly code = 'line_shipped';
@@ -48,7 +48,7 @@ export class LineShipped extends DomainError {
     readonly sku: string,
     readonly shippedQty: number,
   ) {
-    super(`Order ${orderid}'s line for sku ${sku} shipped all its ${shippedQty} units: nothing is left to cancel`);
+    super(`Order ${orderid}'s line for sku ${sku} holds no unit: it shipped ${shippedQty}, and nothing is left to cancel`);
   }
 }
 
@@ -72,5 +72,52 @@ export class ShipmentTooLarge extends DomainError {
     readonly maxWrites: number,
   ) {
     super(`Shipment ${shipmentid} needs ${writes} writes in one transaction, more than ${maxWrites}: send its lines in several shipments`);
+  }
+}
+
+/** An adjustment with this adjustmentid was made with other fields; an adjustmentid is used once. */
+export class AdjustmentExists extends DomainError {
+  override readonly name = 'AdjustmentExists';
+  readonly code = 'adjustment_exists';
+  constructor(readonly adjustmentid: string) {
+    super(`Adjustment ${adjustmentid} already exists with other fields`);
+  }
+}
+
+/** The batch's qty is not the one the caller read (`expected_qty`): nothing changed. */
+export class QtyChanged extends DomainError {
+  override readonly name = 'QtyChanged';
+  readonly code = 'qty_changed';
+  constructor(
+    readonly ref: string,
+    readonly expectedQty: number,
+    readonly qty: number,
+  ) {
+    super(`Batch ${ref} has qty ${qty}, not the ${expectedQty} expected: nothing changed`);
+  }
+}
+
+/** A count taken before the last count applied to the batch: the later one stands, and nothing changed. */
+export class StaleCount extends DomainError {
+  override readonly name = 'StaleCount';
+  readonly code = 'stale_count';
+  constructor(
+    readonly ref: string,
+    readonly countedAt: string,
+    readonly lastCountedAt: string,
+  ) {
+    super(`Batch ${ref} was counted at ${lastCountedAt}, after this count's ${countedAt}: nothing changed`);
+  }
+}
+
+/** A field of an adjustment that the batch as it is refuses: a count's time, or a delta that takes more than it has. */
+export class AdjustmentRefused extends RefusedField {
+  override readonly name = 'AdjustmentRefused';
+  readonly code = 'validation_failed';
+  constructor(
+    readonly field: 'counted_at' | 'delta',
+    why: string,
+  ) {
+    super(`${field} ${why}`);
   }
 }
