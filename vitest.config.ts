@@ -2,7 +2,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 /** The suites that race in real time or hold the service to a time: see the second project below. */
-const REAL_TIME_SUITES = ['contention', 'holds-contention', 'model', 'fuzz', 'faults'].map((name) => `test/reliability/${name}.test.ts`);
+const REAL_TIME_SUITES = ['contention', 'holds-contention', 'model', 'stock-model', 'fuzz', 'faults'].map((name) => `test/reliability/${name}.test.ts`);
 
 /**
  * The files that take longest, longest first (a run's JSON report gives each file's time): started
@@ -64,8 +64,8 @@ export default defineConfig({
       // The suites that race in real time, after the rest and one file at a time: the contention
       // suites send bursts of requests at once through the conflict model, and beside the rest on two
       // cores their requests passed the function's deadline ten times over; the faults suite waits
-      // out a Retry-After. The model and fuzz suites send one request after another, with no pause:
-      // beside the rest, sharing a DynamoDB Local, they made every other file several times slower.
+      // out a Retry-After. The model, stock model and fuzz suites send one request after another, with
+      // no pause: beside the rest, sharing a DynamoDB Local, they made every other file several times slower.
       {
         extends: true,
         test: { name: 'real-time races', include: REAL_TIME_SUITES, fileParallelism: false, sequence: { groupOrder: 1 } },
