@@ -54,6 +54,10 @@ export const ship = async (request: ShipmentRequest, repository: BatchRepository
     const batches = await Promise.all(batchesOf.map(({ batchref, sku }) => repository.batch(batchref, sku)));
     // A line's batch is never removed while it holds the line's units: one not found was read between two writes that moved it.
     if (batches.some((batch) => batch === undefined)) continue;
+    // A batch a change left with fewer units than its lines hold (their moves under way) has not the
+    // units to ship: read again, for the lines where the change puts them.
+    const shortOf = (batch: Batch) => shipped.reduce((sum, { parts }) => sum + parts.reduce((partSum, part) => (part.batchref === batch.ref ? partSum + part.qty : partSum), 0), 0);
+    if ((batches as Batch[]).some((batch) => batch.qty < shortOf(batch))) continue;
     const shipment: Shipment = {
       shipmentid: request.shipmentid,
       orderid: request.orderid,

@@ -57,8 +57,8 @@ export const parseShipmentItem = (item: Record<string, unknown>): StoredShipment
 
 /**
  * A batch's `qty`, and its reference's copy of it (for its BatchChanged), lowered by `shipped`, at
- * the key its stock says as read. Not conditioned on the batch's stock: the units were the line's,
- * whose condition guards them, and a write that rebuilds the batch's item (a move across the edge of
+ * the key its stock says as read. Not conditioned on the batch's available stock: the units were the
+ * line's, whose condition guards them, and a write that rebuilds the batch's item (a move across the edge of
  * the stock range, a gather that empties it) is conditioned on its `qty` as read, so it never copies
  * a `qty` from before the shipment over it. On condition that the item is where it was read: one
  * moved since fails, and the shipment reads again.
@@ -69,7 +69,9 @@ const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shipm
       TableName: tableName,
       Key: batchKey(batch),
       UpdateExpression: 'SET qty = qty - :shipped',
-      ConditionExpression: `attribute_exists(${PK})`,
+      // Guards "a shipment never takes a batch below zero": a change that lowered the batch's qty
+      // under what its lines hold, its lines not yet moved off, leaves it fewer units than they ship.
+      ConditionExpression: `attribute_exists(${PK}) AND qty >= :shipped`,
       ExpressionAttributeValues: { ':shipped': shipped },
     },
   },

@@ -495,6 +495,8 @@ export class FakeRepository implements BatchRepository {
     if (writes > FakeRepository.MAX_WRITES) return { outcome: 'too-many-writes', writes, maxWrites: FakeRepository.MAX_WRITES };
     if (!lines.every(({ before }) => this.hasLineAsRead(before)) || batches.some(({ ref }) => !this.batches.has(ref))) return { outcome: 'changed' };
     if (batches.some(({ ref }) => !this.changesAfterCounts(ref, shipment.shippedAt))) return { outcome: 'changed' };
+    const shippedFrom = (ref: string) => shipment.lines.reduce((sum, line) => sum + line.parts.reduce((partSum, part) => (part.batchref === ref ? partSum + part.qty : partSum), 0), 0);
+    if (batches.some(({ ref }) => (this.batches.get(ref)?.qty ?? 0) < shippedFrom(ref))) return { outcome: 'changed' };
     for (const { after } of lines) this.lines.set(lineKey(after.orderid, after.sku), after);
     for (const { ref } of batches) {
       const shipped = shipment.lines.reduce((sum, line) => sum + line.parts.reduce((partSum, part) => (part.batchref === ref ? partSum + part.qty : partSum), 0), 0);
