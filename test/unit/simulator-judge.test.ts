@@ -206,4 +206,40 @@ describe("the simulator's judge", () => {
     expect(rules(1, [moment(-1, 3), moment(3, 3)])).toEqual(['refusal-was-true']);
     expect(rules(1, [moment(-1, 3), moment(3, 1)])).toEqual([]);
   });
+
+  it('follows units shipped off a line in its events, and fails a shipment of units its events never gave the line', () => {
+    const allocated = domainEvent('Allocated', { id: 'e1', time: '2026-06-01T00:00:00.000Z', orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1', location: 'default' });
+    const shipped = (id: string, qty: number) =>
+      domainEvent('Shipped', { id, time: '2026-06-01T00:00:01.000Z', shipmentid: 'parcel1', orderid: 'o1', location: 'default', lines: [{ sku: 'LAMP', qty, parts: [{ batchref: 'b1', qty }] }] });
+    const stored = inventory({ lines: [{ orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'b1', shipped: [{ batchref: 'b1', qty: 2, location: 'default' }] }] });
+    expect(judgeEvents([allocated, shipped('e2', 2)], stored)).toEqual([]);
+    expect(judgeEvents([allocated, shipped('e2', 2), shipped('e3', 2)], stored).map(({ rule }) => rule)).toContain('events-agree');
+  });
+
+  it("holds a split line's answer to its parts with the units shipped since counted in", () => {
+    const allocate = http(1, 'POST /allocate', { body: { orderid: 'o1', sku: 'LAMP', qty: 5, split: 'batches' } });
+    const answer = JSON.stringify({ parts: [{ batchref: 'b1', location: 'default', qty: 3 }, { batchref: 'b2', location: 'default', qty: 2 }] });
+    const line = (shipped: number) => ({
+      orderid: 'o1',
+      sku: 'LAMP',
+      qty: 5 - shipped,
+      batchref: 'b1',
+      split: { split: 'batches' as const, parts: [{ batchref: 'b1', qty: 3 - shipped, location: 'default' }, { batchref: 'b2', qty: 2, location: 'default' }] },
+      ...(shipped > 0 ? { shipped: [{ batchref: 'b1', qty: shipped, location: 'default' }] } : {}),
+    });
+    const rules = (stored: Inventory['lines'][number]) =>
+      judge({ answers: [answered('r1', allocate, 0, 3, 201, answer)], reached: [], faultsMet: [], inventory: inventory({ lines: [stored] }), mode: 'lambda' }).map(({ rule }) => rule);
+    expect(rules(line(1))).toEqual([]);
+    expect(rules({ ...line(1), shipped: undefined })).toEqual(['answer-holds']);
+  });
+
+  it('fails a shipment answered with other fields than the one stored under its id, and passes it answered as stored', () => {
+    const read = http(1, 'GET /shipments/{shipmentid}', { path: { shipmentid: 'parcel1' } });
+    const shipment = { shipmentid: 'parcel1', orderid: 'o1', location: 'default', shippedAt: '2026-06-01T00:00:00.002Z', lines: [{ sku: 'LAMP', qty: 2, parts: [{ batchref: 'b1', qty: 2 }] }] };
+    const timeline = [{ step: -1, at: 0, inventory: inventory({ shipments: [shipment] }) }];
+    const body = (shippedAt: string) => JSON.stringify({ shipmentid: 'parcel1', orderid: 'o1', location: 'default', shipped_at: shippedAt, lines: shipment.lines });
+    const rules = (shippedAt: string) => judgeFields([answered('r1', read, 0, 2, 200, body(shippedAt))], [], timeline).map(({ rule }) => rule);
+    expect(rules('2026-06-01T00:00:09.000Z')).toEqual(['shipment-as-stored']);
+    expect(rules(shipment.shippedAt)).toEqual([]);
+  });
 });

@@ -92,7 +92,12 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
   const expectLine = (answer: Answer, orderid: string, sku: string, batchref: string, parts?: readonly { batchref: string; qty: number }[]) => {
     if (lineMayHaveChanged(answer, orderid, sku)) return;
     const line = lineOf(orderid, sku);
-    const where = (some: readonly { batchref: string; qty: number }[]) => some.map((part) => `${part.batchref} (${part.qty})`).join(', ');
+    // A part that shipped all its units is shown after the rest: parts are compared in any order.
+    const where = (some: readonly { batchref: string; qty: number }[]) =>
+      some
+        .map((part) => `${part.batchref} (${part.qty})`)
+        .sort()
+        .join(', ');
     const answered = parts ? where(parts) : batchref;
     // Units that shipped since are still the line's, as its answer counted them.
     const stored = line && (parts ? where(line.split ? placedParts(line) : partsOf(line)) : line.batchref);
