@@ -3,6 +3,7 @@ import { domainEvent } from '../../domain/events';
 import type { Batch } from '../../domain/model';
 import type { Inventory } from '../../tools/invariants';
 import { judgeEvents } from '../../tools/simulate/events-judge';
+import { judgeFields } from '../../tools/simulate/fields-judge';
 import { judge } from '../../tools/simulate/judge';
 import { judgeAgainstModel } from '../../tools/simulate/model-judge';
 import type { Answer, Reached } from '../../tools/simulate/simulation';
@@ -133,5 +134,113 @@ describe("the simulator's judge", () => {
     const moment = (step: number, available: number) => ({ step, at: step, inventory: inventory({ batches: [batch('b1', available)] }) });
     expect(judgeAgainstModel([refusal], [], [moment(-1, 5), moment(3, 4)]).map(({ rule }) => rule)).toEqual(['refusal-was-true']);
     expect(judgeAgainstModel([refusal], [], [moment(-1, 5), moment(3, 1)])).toEqual([]);
+  });
+
+  it('fails a read of a hold that answers it active after its release committed, and passes one that answers it released', () => {
+    const line = { sku: 'LAMP', qty: 1, batchref: 'b1' };
+    const hold = (status: 'active' | 'released') => ({ holdid: 'cart', lines: [line], status, expiresAt: '2026-06-01T00:15:00.000Z' });
+    const timeline = [
+      { step: -1, at: 0, inventory: inventory({ batches: [batch('b1', 9)], holds: [hold('active')] }) },
+      { step: 3, at: 3, inventory: inventory({ batches: [batch('b1', 10)], holds: [hold('released')] }) },
+    ];
+    const read = http(2, 'GET /holds/{holdid}', { path: { holdid: 'cart' } });
+    const answer = (status: string) => JSON.stringify({ holdid: 'cart', status, expires_at: '2026-06-01T00:15:00.000Z', lines: [{ ...line, location: 'default' }] });
+    const rules = (status: string) => judgeFields([answered('r2', read, 5, 7, 200, answer(status))], [], timeline).map(({ rule }) => rule);
+    expect(rules('active')).toEqual(['read-was-true']);
+    expect(rules('released')).toEqual([]);
+  });
+
+  it('fails a new line answered 200, as a repeat is, and passes it answered 201, or a repeat of a line another request made answered 200', () => {
+    const allocate = http(1, 'POST /allocate', { body: { orderid: 'o1', sku: 'LAMP', qty: 1 } });
+    const timeline = [
+      { step: -1, at: 0, inventory: inventory({ batches: [batch('b1', 10)] }) },
+      { step: 2, at: 2, inventory: inventory({ batches: [batch('b1', 9)], lines: [{ orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'b1' }] }) },
+    ];
+    const madeBy = (actor: string): Reached[] => [{ step: 2, actor, items: ['SKU#LAMP STOCK#b1', 'ORDER#o1 LINE#LAMP'], committed: true, checks: 0 }];
+    const place = '{"batchref":"b1","location":"default"}';
+    const rules = (answers: Answer[], reached: Reached[]) => judgeFields(answers, reached, timeline).map(({ rule }) => rule);
+    expect(rules([answered('r1', allocate, 0, 3, 200, place)], madeBy('r1'))).toEqual(['created-answers-201', 'created-answers-201']);
+    expect(rules([answered('r1', allocate, 0, 3, 201, place)], madeBy('r1'))).toEqual([]);
+    expect(rules([answered('r1', allocate, 0, 3, 201, place), answered('r2', allocate, 1, 5, 200, place)], madeBy('r1'))).toEqual([]);
+  });
+
+  it('fails a line answered at another location than its batch is at, and passes it answered where the batch is', () => {
+    const allocate = http(1, 'POST /allocate', { body: { orderid: 'o1', sku: 'LAMP', qty: 1 } });
+    const north = { ...batch('b1', 9), location: 'north' };
+    const timeline = [
+      { step: -1, at: 0, inventory: inventory({ batches: [{ ...north, available: 10 }] }) },
+      { step: 2, at: 2, inventory: inventory({ batches: [north], lines: [{ orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'b1' }] }) },
+    ];
+    const reached: Reached[] = [{ step: 2, actor: 'r1', items: ['SKU#LAMP STOCK#b1', 'ORDER#o1 LINE#LAMP'], committed: true, checks: 0 }];
+    const rules = (location: string) => judgeFields([answered('r1', allocate, 0, 3, 201, JSON.stringify({ batchref: 'b1', location }))], reached, timeline).map(({ rule }) => rule);
+    expect(rules('default')).toEqual(['location-as-stored']);
+    expect(rules('north')).toEqual([]);
+  });
+
+  it('fails a shipment that took units from a batch whose qty had none of them, and passes one from a batch that had them', () => {
+    const ship = http(1, 'POST /shipments', { body: { shipmentid: 'parcel1', orderid: 'o1', lines: [{ sku: 'LAMP', qty: 2 }] } });
+    const shipment = { shipmentid: 'parcel1', orderid: 'o1', location: 'default', shippedAt: '2026-06-01T00:00:00.002Z', lines: [{ sku: 'LAMP', qty: 2, parts: [{ batchref: 'b1', qty: 2 }] }] };
+    const body = JSON.stringify({ shipmentid: 'parcel1', orderid: 'o1', location: 'default', shipped_at: shipment.shippedAt, lines: shipment.lines });
+    const timelineFrom = (qty: number) => [
+      { step: -1, at: 0, inventory: inventory({ batches: [{ ...batch('b1', 0), qty }], lines: [{ orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1' }] }) },
+      {
+        step: 2,
+        at: 2,
+        inventory: inventory({
+          batches: [{ ...batch('b1', 0), qty: qty - 2 }],
+          lines: [{ orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'b1', shipped: [{ batchref: 'b1', qty: 2, location: 'default' }] }],
+          shipments: [shipment],
+        }),
+      },
+    ];
+    const reached: Reached[] = [{ step: 2, actor: 'r1', items: ['ORDER#o1 LINE#LAMP', 'SKU#LAMP STOCK#b1', 'BATCHREF#b1 BATCHREF', 'SHIPMENT#parcel1 SHIPMENT'], committed: true, checks: 0 }];
+    const rules = (qty: number) => judgeFields([answered('r1', ship, 0, 3, 201, body)], reached, timelineFrom(qty)).map(({ rule }) => rule);
+    expect(rules(0)).toEqual(['shipped-once']);
+    expect(rules(3)).toEqual([]);
+  });
+
+  it("fails a shipment refused as too few unshipped while its line had the units throughout, and passes one refused at a moment it had fewer", () => {
+    const ship = http(1, 'POST /shipments', { body: { shipmentid: 'parcel1', orderid: 'o1', lines: [{ sku: 'LAMP', qty: 2 }] } });
+    const refusal = (unshipped: number) => JSON.stringify({ code: 'too_few_unshipped', location: 'default', lines: [{ sku: 'LAMP', qty: 2, unshipped }] });
+    const moment = (step: number, qty: number) => ({ step, at: step, inventory: inventory({ batches: [batch('b1', 5)], lines: [{ orderid: 'o1', sku: 'LAMP', qty, batchref: 'b1' }] }) });
+    const rules = (unshipped: number, timeline: ReturnType<typeof moment>[]) => judgeFields([answered('r1', ship, 1, 5, 409, refusal(unshipped))], [], timeline).map(({ rule }) => rule);
+    expect(rules(1, [moment(-1, 3), moment(3, 3)])).toEqual(['refusal-was-true']);
+    expect(rules(1, [moment(-1, 3), moment(3, 1)])).toEqual([]);
+  });
+
+  it('follows units shipped off a line in its events, and fails a shipment of units its events never gave the line', () => {
+    const allocated = domainEvent('Allocated', { id: 'e1', time: '2026-06-01T00:00:00.000Z', orderid: 'o1', sku: 'LAMP', qty: 3, batchref: 'b1', location: 'default' });
+    const shipped = (id: string, qty: number) =>
+      domainEvent('Shipped', { id, time: '2026-06-01T00:00:01.000Z', shipmentid: 'parcel1', orderid: 'o1', location: 'default', lines: [{ sku: 'LAMP', qty, parts: [{ batchref: 'b1', qty }] }] });
+    const stored = inventory({ lines: [{ orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'b1', shipped: [{ batchref: 'b1', qty: 2, location: 'default' }] }] });
+    expect(judgeEvents([allocated, shipped('e2', 2)], stored)).toEqual([]);
+    expect(judgeEvents([allocated, shipped('e2', 2), shipped('e3', 2)], stored).map(({ rule }) => rule)).toContain('events-agree');
+  });
+
+  it("holds a split line's answer to its parts with the units shipped since counted in", () => {
+    const allocate = http(1, 'POST /allocate', { body: { orderid: 'o1', sku: 'LAMP', qty: 5, split: 'batches' } });
+    const answer = JSON.stringify({ parts: [{ batchref: 'b1', location: 'default', qty: 3 }, { batchref: 'b2', location: 'default', qty: 2 }] });
+    const line = (shipped: number) => ({
+      orderid: 'o1',
+      sku: 'LAMP',
+      qty: 5 - shipped,
+      batchref: 'b1',
+      split: { split: 'batches' as const, parts: [{ batchref: 'b1', qty: 3 - shipped, location: 'default' }, { batchref: 'b2', qty: 2, location: 'default' }] },
+      ...(shipped > 0 ? { shipped: [{ batchref: 'b1', qty: shipped, location: 'default' }] } : {}),
+    });
+    const rules = (stored: Inventory['lines'][number]) =>
+      judge({ answers: [answered('r1', allocate, 0, 3, 201, answer)], reached: [], faultsMet: [], inventory: inventory({ lines: [stored] }), mode: 'lambda' }).map(({ rule }) => rule);
+    expect(rules(line(1))).toEqual([]);
+    expect(rules({ ...line(1), shipped: undefined })).toEqual(['answer-holds']);
+  });
+
+  it('fails a shipment answered with other fields than the one stored under its id, and passes it answered as stored', () => {
+    const read = http(1, 'GET /shipments/{shipmentid}', { path: { shipmentid: 'parcel1' } });
+    const shipment = { shipmentid: 'parcel1', orderid: 'o1', location: 'default', shippedAt: '2026-06-01T00:00:00.002Z', lines: [{ sku: 'LAMP', qty: 2, parts: [{ batchref: 'b1', qty: 2 }] }] };
+    const timeline = [{ step: -1, at: 0, inventory: inventory({ shipments: [shipment] }) }];
+    const body = (shippedAt: string) => JSON.stringify({ shipmentid: 'parcel1', orderid: 'o1', location: 'default', shipped_at: shippedAt, lines: shipment.lines });
+    const rules = (shippedAt: string) => judgeFields([answered('r1', read, 0, 2, 200, body(shippedAt))], [], timeline).map(({ rule }) => rule);
+    expect(rules('2026-06-01T00:00:09.000Z')).toEqual(['shipment-as-stored']);
+    expect(rules(shipment.shippedAt)).toEqual([]);
   });
 });

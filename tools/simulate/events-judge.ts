@@ -5,8 +5,9 @@ import type { Failure } from './judge';
 
 /*
  * The events a run published, held against what it stored: replayed in the stream's order into a
- * ledger of lines, holds, transfers and batches' quantities, they must never allocate a line twice,
- * end a hold twice or cancel a transfer twice, and must end where the table ends. So every change
+ * ledger of lines (their units leaving with shipments), holds, transfers and batches' quantities,
+ * they must never allocate a line twice, ship units a line does not hold, end a hold twice or
+ * cancel a transfer twice, and must end where the table ends. So every change
  * was announced once, and nothing was announced that did not happen.
  */
 
@@ -49,6 +50,20 @@ export const judgeEvents = (events: readonly DomainEvent[], inventory: Inventory
         if (units?.size === 0) lines.delete(line);
         break;
       }
+      case 'Shipped':
+        // Units that left with a shipment leave their line's batches: the line stays, as what it shipped.
+        for (const { sku, parts } of detail.lines) {
+          const line = `${detail.orderid}/${sku}`;
+          const units = lines.get(line) ?? new Map<string, number>();
+          for (const { batchref, qty } of parts) {
+            const left = (units.get(batchref) ?? 0) - qty;
+            if (left < 0) fail(`${detail.id}: Shipped ${line} from ${batchref} (${qty}), while it was ${shown(line)}`);
+            if (left > 0) units.set(batchref, left);
+            else units.delete(batchref);
+          }
+          lines.set(line, units);
+        }
+        break;
       case 'HoldPlaced':
         if (holds.has(detail.holdid)) fail(`${detail.id}: HoldPlaced ${detail.holdid} a second time`);
         holds.set(detail.holdid, 'active');
@@ -76,13 +91,14 @@ export const judgeEvents = (events: readonly DomainEvent[], inventory: Inventory
     }
   }
 
-  const stored = new Map(inventory.lines.map((line) => [`${line.orderid}/${line.sku}`, partsOf(line)]));
+  // A line that shipped its units, or gave back the rest, stays holding none.
+  const stored = new Map(inventory.lines.map((line) => [`${line.orderid}/${line.sku}`, partsOf(line).filter(({ qty }) => qty > 0)]));
   const sameUnits = (parts: readonly LinePart[], units: ReadonlyMap<string, number> | undefined) =>
-    units?.size === parts.length && parts.every(({ batchref, qty }) => units.get(batchref) === qty);
+    (units?.size ?? 0) === parts.length && parts.every(({ batchref, qty }) => units?.get(batchref) === qty);
   for (const [line, parts] of stored) {
     if (!sameUnits(parts, lines.get(line))) fail(`the line ${line} is stored on ${parts.map(({ batchref, qty }) => `${batchref} (${qty})`).join(', ')}, and its events leave it ${shown(line)}`);
   }
-  for (const line of lines.keys()) if (!stored.has(line)) fail(`the events leave the line ${line} ${shown(line)}, which is not stored`);
+  for (const [line, units] of lines) if (!stored.has(line) && units.size > 0) fail(`the events leave the line ${line} ${shown(line)}, which is not stored`);
   for (const hold of inventory.holds) {
     const announced = holds.get(hold.holdid);
     if ((hold.status === 'active') !== (announced === 'active')) fail(`hold ${hold.holdid} is stored ${hold.status}, and its events leave it ${announced ?? 'never placed'}`);

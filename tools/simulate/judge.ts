@@ -1,5 +1,6 @@
 import { linesOfHold } from '../../domain/holds';
 import { partsOf } from '../../domain/model';
+import { placedParts } from '../../domain/shipments';
 import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
 import { PK, SK } from '../../functions/store/fields';
 import { batchReferenceKey } from '../../functions/store/batches';
@@ -91,9 +92,15 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
   const expectLine = (answer: Answer, orderid: string, sku: string, batchref: string, parts?: readonly { batchref: string; qty: number }[]) => {
     if (lineMayHaveChanged(answer, orderid, sku)) return;
     const line = lineOf(orderid, sku);
-    const where = (some: readonly { batchref: string; qty: number }[]) => some.map((part) => `${part.batchref} (${part.qty})`).join(', ');
+    // A part that shipped all its units is shown after the rest: parts are compared in any order.
+    const where = (some: readonly { batchref: string; qty: number }[]) =>
+      some
+        .map((part) => `${part.batchref} (${part.qty})`)
+        .sort()
+        .join(', ');
     const answered = parts ? where(parts) : batchref;
-    const stored = line && (parts ? where(partsOf(line)) : line.batchref);
+    // Units that shipped since are still the line's, as its answer counted them.
+    const stored = line && (parts ? where(line.split ? placedParts(line) : partsOf(line)) : line.batchref);
     if (!line) failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${answer.status} for the line ${orderid}/${sku} on ${answered}, which is not stored` });
     else if (stored !== answered) failures.push({ rule: 'answer-holds', message: `${describe(answer)} answered ${answer.status} for the line ${orderid}/${sku} on ${answered}, which is stored on ${stored}` });
   };

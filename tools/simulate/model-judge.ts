@@ -8,7 +8,7 @@ import type { Answer, Reached } from './observed';
 
 /*
  * What a sequential reference model can judge of a run: its answers against the stock as it stood
- * between the run's commits (the run reads the table after each commit of stock, at rest). A single
+ * between the run's commits (the run reads the table after each commit, at rest). A single
  * line's rule is simple enough to judge here: a refusal ("out of stock") must have been true at some
  * moment while the request ran, and a line put on a shipment must have found, at some moment before
  * it was written, no batch in stock that could take it. Units of a hold that has expired count as

@@ -14,6 +14,8 @@ export interface Answer {
   /** The run's clock when it was sent. */
   readonly sentTime: number;
   answeredAt?: number;
+  /** The run's clock when it was answered. */
+  answeredTime?: number;
   status?: number;
   body?: string;
   /** Its instance died before it answered. */

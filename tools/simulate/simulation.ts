@@ -8,6 +8,7 @@ import { findViolations, readInventory } from '../invariants';
 import { Chance } from './chance';
 import { Functions, type Instance, type Mode, contextOf, functionOf, httpEvent } from './functions';
 import { judgeEvents } from './events-judge';
+import { judgeFields } from './fields-judge';
 import { type Failure, judge } from './judge';
 import { type Moment, judgeAgainstModel } from './model-judge';
 import type { Answer, FaultMet, Reached } from './observed';
@@ -110,9 +111,6 @@ const strategyOf = ({ seed, settings, workload, follow }: Plan): Strategy => {
   const chance = Chance.stream(seed, 'schedule');
   return settings.strategy.kind === 'pct' ? new PriorityChangePoints(chance, settings.strategy.depth, workload.length * 6) : new RandomWalk(chance);
 };
-
-/** A write to these partitions changes what a line could take: batches, their pieces, held units, locations. */
-const changesStock = (item: string) => /^(SKU#|PIECES#|LOCATIONS)/.test(item);
 
 const isTransaction = (call: PendingCall) => call.shape.operation === 'TransactWrite' || call.shape.operation === 'TransactGet';
 
@@ -257,7 +255,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     waiting.ended();
     if (answer.died) return;
     over.add(answer.send.id);
-    Object.assign(answer, { answeredAt: step, status, body });
+    Object.assign(answer, { answeredAt: step, answeredTime: clock.now(), status, body });
     story.push(`${padded(step, answer.actor)}answers ${status}${body ? ` ${body}` : ''}`);
     if (status >= 500) retryLater(answer);
   };
@@ -384,7 +382,8 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
         reached.push({ step, actor: call.actor, items: call.shape.items, committed: failed === undefined && call.shape.writes, checks: call.shape.checks });
         recent.push({ call, at: clock.now() });
         if (recent.length > 64) recent.shift();
-        if (failed === undefined && call.shape.writes && call.shape.items.some(changesStock)) {
+        // The table after every commit: what a line could take, and what a read could answer, at each moment.
+        if (failed === undefined && call.shape.writes) {
           timeline.push({ step, at: clock.now(), inventory: await readInventory(store, tableName) });
         }
         if (fault?.kind === 'lost-reply') {
@@ -433,6 +432,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const events = await streamEvents(storeOfRecord, tableName, changed);
   failures.push(...judgeEvents(events, inventory));
   failures.push(...judgeAgainstModel(answers, reached, timeline));
+  failures.push(...judgeFields(answers, reached, timeline));
   failures.push(...judge({ answers, reached, faultsMet, inventory, mode: settings.mode }));
   return { plan, story, order, faults, delays, answers, reached, failures, calls: order.length, events: events.length, conflictOrders: conflictOrdersOf(released, answers) };
   };

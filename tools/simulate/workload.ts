@@ -30,6 +30,8 @@ const SKUS = ['s1', 's2'] as const;
 const ORDERS = ['o1', 'o2', 'o3', 'o4', 'o5', 'o6'] as const;
 const HOLDS = ['h1', 'h2', 'h3', 'h4'] as const;
 const TRANSFERS = ['t1', 't2', 't3'] as const;
+/** Few enough that a shipment's id is often one used already, for the same parcel or another. */
+const SHIPMENTS = ['parcel1', 'parcel2', 'parcel3'] as const;
 const COUNTRIES = ['FR', 'DE'] as const;
 const SHIPMENT_ETAS = ['2027-03-01', '2027-04-01'] as const;
 const TRANSFER_ETA = '2027-05-01';
@@ -70,6 +72,16 @@ const linesOf = (chance: Chance) => {
   const skus = chance.chance(0.5) ? [...SKUS] : [chance.pick(SKUS)];
   return skus.map((sku) => ({ sku, qty: chance.int(1, 3) }));
 };
+
+/**
+ * Units of an order's lines leaving in one parcel: of one SKU or both, a few units each (at times
+ * more than the line has left), from a place named or left to the order.
+ */
+const shipmentOf = (chance: Chance, { locations }: Places, orderid: string, skus: readonly string[] = chance.chance(0.3) ? [...SKUS] : [chance.pick(SKUS)]): Draft => ({
+  kind: 'http',
+  routeKey: 'POST /shipments',
+  body: { shipmentid: chance.pick(SHIPMENTS), orderid, ...(chance.chance(0.4) ? { location: chance.pick(locations) } : {}), lines: skus.map((sku) => ({ sku, qty: chance.int(1, 4) })) },
+});
 
 /** An order's lines, larger than one batch may hold, one of them sometimes whole by its own `split`. */
 const splitLinesOf = (chance: Chance) =>
@@ -191,6 +203,10 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
     ],
     [() => ({ kind: 'http', routeKey: 'GET /batches/{ref}', path: { ref: ref() } }), 3, 'other'],
     [() => ({ kind: 'http', routeKey: 'GET /skus/{sku}/stock', path: { sku: chance.pick(SKUS) } }), 1, 'other'],
+    [() => ({ kind: 'http', routeKey: 'GET /holds/{holdid}', path: { holdid: holdid() } }), 2, 'holds'],
+    [() => ({ kind: 'http', routeKey: 'GET /allocations/{orderid}', path: { orderid: orderid() } }), 2, 'lines'],
+    [() => shipmentOf(chance, places, orderid()), 5, 'lines'],
+    [() => ({ kind: 'http', routeKey: 'GET /shipments/{shipmentid}', path: { shipmentid: chance.pick(SHIPMENTS) } }), 1, 'other'],
     [() => transfer(chance, places, transferid()), places.locations.length > 1 ? 7 : 0, 'transfers'],
     [() => ({ kind: 'http', routeKey: 'DELETE /transfers/{transferid}', path: { transferid: transferid() } }), places.locations.length > 1 ? 6 : 0, 'transfers'],
     [
@@ -208,10 +224,15 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
   return chance.weighted(draws.map(([draw, weight, family]) => [draw, family === focus ? weight * FOCUS_WEIGHT : weight] as const))();
 };
 
-/** What a client does next with what it just made: cancels or receives the transfer, ends the hold, cancels the line. */
-const followUp = (chance: Chance, draft: Draft): Draft | undefined => {
+const isRead = (draft: Draft) => draft.kind === 'http' && draft.routeKey.startsWith('GET ');
+
+/**
+ * What a client does next with what it just made or ended: cancels or receives the transfer, ends
+ * or reads the hold, ships or cancels the line, reads what it changed.
+ */
+const followUp = (chance: Chance, places: Places, draft: Draft): Draft | undefined => {
   if (draft.kind !== 'http') return undefined;
-  const body = draft.body as Record<string, unknown>;
+  const body = (draft.body ?? {}) as Record<string, unknown>;
   switch (draft.routeKey) {
     case 'POST /transfers': {
       // Its incoming batch (ref: the transferid) received, or made a shipment again, or the transfer cancelled.
@@ -228,10 +249,30 @@ const followUp = (chance: Chance, draft: Draft): Draft | undefined => {
         [{ kind: 'http', routeKey: 'POST /holds/{holdid}/confirm', path, body: { orderid: chance.pick(ORDERS) } }, 3],
         [{ kind: 'http', routeKey: 'DELETE /holds/{holdid}', path }, 2],
         [{ kind: 'http', routeKey: 'PATCH /holds/{holdid}', path, body: { ttl_seconds: chance.pick([30, 300]) } }, 1],
+        [{ kind: 'http', routeKey: 'GET /holds/{holdid}', path }, 1],
       ]);
     }
-    case 'POST /allocate':
-      return { kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid: String(body.orderid), sku: String(body.sku) } };
+    case 'POST /allocate': {
+      const { orderid, sku } = { orderid: String(body.orderid), sku: String(body.sku) };
+      return chance.weighted<Draft>([
+        [{ kind: 'http', routeKey: 'DELETE /allocations/{orderid}/{sku}', path: { orderid, sku } }, 3],
+        [shipmentOf(chance, places, orderid, [sku]), 2],
+      ]);
+    }
+    case 'POST /orders':
+      return chance.chance(0.5) ? shipmentOf(chance, places, String(body.orderid)) : undefined;
+    case 'POST /shipments':
+      return chance.weighted<Draft>([
+        [{ kind: 'http', routeKey: 'GET /shipments/{shipmentid}', path: { shipmentid: String(body.shipmentid) } }, 1],
+        [{ kind: 'http', routeKey: 'GET /allocations/{orderid}', path: { orderid: String(body.orderid) } }, 1],
+      ]);
+    case 'DELETE /holds/{holdid}':
+    case 'POST /holds/{holdid}/confirm':
+      return { kind: 'http', routeKey: 'GET /holds/{holdid}', path: { holdid: String(draft.path?.holdid) } };
+    case 'DELETE /allocations/{orderid}/{sku}':
+      return { kind: 'http', routeKey: 'GET /allocations/{orderid}', path: { orderid: String(draft.path?.orderid) } };
+    case 'PATCH /batches/{ref}':
+      return { kind: 'http', routeKey: 'GET /batches/{ref}', path: { ref: String(draft.path?.ref) } };
     default:
       return undefined;
   }
@@ -603,13 +644,19 @@ export const drawWorkload = (chance: Chance): Workload => {
   for (let index = 0; index < middle; index++) {
     const at = chance.int(1, span);
     const draft = drawRequest(chance, places, focus);
-    const next = chance.chance(0.5) ? followUp(chance, draft) : undefined;
+    const next = chance.chance(0.5) ? followUp(chance, places, draft) : undefined;
     const nextAt = at + chance.int(1, 12);
-    // An ending (a cancel, a release, a confirm) is sent twice more often: a client unsure it
-    // landed sends it again, and two of one ending race for the same record.
-    for (const [sent, sentAt, twice] of [[draft, at, 0.2], ...(next ? [[next, nextAt, 0.4] as const] : [])] as const) {
-      drafts.push({ at: sentAt, draft: sent });
-      if (sent.kind === 'http' && chance.chance(twice)) drafts.push({ at: sentAt + chance.int(0, 2), draft: sent });
+    const first: Step = { at, draft };
+    drafts.push(first);
+    if (draft.kind === 'http' && chance.chance(0.2)) drafts.push({ at: at + chance.int(0, 2), draft });
+    if (!next) continue;
+    // A read of what the request made or ended is sent once it has its answer, so that it reads what
+    // the answer told; an ending (a cancel, a release, a confirm) is sent twice more often: a client
+    // unsure it landed sends it again, and two of one ending race for the same record.
+    if (isRead(next)) drafts.push({ at: nextAt, draft: next, after: first });
+    else {
+      drafts.push({ at: nextAt, draft: next });
+      if (next.kind === 'http' && chance.chance(0.4)) drafts.push({ at: nextAt + chance.int(0, 2), draft: next });
     }
   }
   const sorted = drafts.map((step, order) => ({ step, order })).sort((one, other) => one.step.at - other.step.at || one.order - other.order);
