@@ -1,4 +1,5 @@
 import { LineNotFound, OrderNotFound, ShipmentContended, ShipmentExists, ShipmentLocationNeeded, ShipmentNotFound, ShipmentTooLarge, TooFewUnshipped } from './errors';
+import { finishChange } from './batch-changes';
 import type { Batch } from './model';
 import type { BatchRepository } from './ports';
 import { type Shipment, type ShipmentRequest, isSameShipment, shipFromLine, shipmentLocationOf, unshippedAt, unshippedParts } from './shipments';
@@ -54,10 +55,15 @@ export const ship = async (request: ShipmentRequest, repository: BatchRepository
     const batches = await Promise.all(batchesOf.map(({ batchref, sku }) => repository.batch(batchref, sku)));
     // A line's batch is never removed while it holds the line's units: one not found was read between two writes that moved it.
     if (batches.some((batch) => batch === undefined)) continue;
-    // A batch a change left with fewer units than its lines hold (their moves under way) has not the
-    // units to ship: read again, for the lines where the change puts them.
-    const shortOf = (batch: Batch) => shipped.reduce((sum, { parts }) => sum + parts.reduce((partSum, part) => (part.batchref === batch.ref ? partSum + part.qty : partSum), 0), 0);
-    if ((batches as Batch[]).some((batch) => batch.qty < shortOf(batch))) continue;
+    // A batch a change left with fewer units than its lines hold (their moves not yet written) has
+    // not the units to ship: the change is finished here, as its repeat would finish it, and the
+    // lines are read again where it put them.
+    const shippedFrom = (batch: Batch) => shipped.reduce((sum, { parts }) => sum + parts.reduce((partSum, part) => (part.batchref === batch.ref ? partSum + part.qty : partSum), 0), 0);
+    const lacking = (batches as Batch[]).filter((batch) => batch.qty < shippedFrom(batch));
+    if (lacking.length > 0) {
+      for (const batch of lacking) await finishChange(batch.ref, repository);
+      continue;
+    }
     const shipment: Shipment = {
       shipmentid: request.shipmentid,
       orderid: request.orderid,
