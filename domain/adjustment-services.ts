@@ -1,4 +1,4 @@
-import { type Adjustment, type AdjustmentRequest, type CountBasis, adjustedQty, countTimeRefused, isSameAdjustment } from './adjustments';
+import { type Adjustment, type AdjustmentRequest, type CountBasis, adjustedQty, countTimeOf, countTimeRefused, isSameAdjustment } from './adjustments';
 import { changeBatchAs, finishChange } from './batch-changes';
 import { AdjustmentExists, AdjustmentRefused, QtyChanged, StaleCount } from './errors';
 import type { Batch, Reallocation } from './model';
@@ -59,11 +59,13 @@ export const adjustStock = async (asked: AdjustmentRequest, repository: BatchRep
         const madeMeanwhile = rounds++ > 0 ? await repository.adjustment(request.adjustmentid) : undefined;
         if (madeMeanwhile) throw new AdjustedMeanwhile(madeMeanwhile);
         if (request.expectedQty !== undefined && batch.qty !== request.expectedQty) throw new QtyChanged(request.ref, request.expectedQty, batch.qty);
-        const basis = request.countedAt === undefined ? undefined : await countBasisOf(request, request.countedAt, repository);
+        const adjustedAt = new Date(repository.currentTime()).toISOString();
+        const countedAt = countTimeOf({ ...request, before: batch.qty, after: batch.qty, adjustedAt });
+        const basis = countedAt === undefined ? undefined : await countBasisOf(request, countedAt, repository);
         const after = adjustedQty(request, batch.qty, basis);
         if (after < 0) throw new AdjustmentRefused('delta', `must not take more than batch ${request.ref} has: its qty is ${batch.qty}`);
-        recorded = { ...request, before: batch.qty, after, adjustedAt: new Date(repository.currentTime()).toISOString() };
-        return { change: { qty: after }, adjustment: recorded };
+        recorded = { ...request, before: batch.qty, after, adjustedAt };
+        return { change: { qty: after }, adjustment: recorded, ...(basis ? { changesRead: basis.changesRead } : {}) };
       },
       repository,
     );

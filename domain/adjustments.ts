@@ -48,6 +48,8 @@ export interface CountBasis {
   readonly lastCountedAt?: string;
   /** Units added since (below zero: taken): shipments and transfers out take, receipts add, a PATCH or another adjustment either. */
   readonly changedSince: number;
+  /** How many changes the batch had recorded when they were read: the count applies only while no other came. */
+  readonly changesRead: number;
 }
 
 /** When the adjustment says the batch was counted: its `countedAt`, or, for a count that names none, the moment it was made; none for an adjustment that is no count. */

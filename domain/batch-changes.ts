@@ -47,7 +47,7 @@ export const changeBatch = (ref: string, change: BatchChange, repository: BatchR
  * What a round's read of a batch makes of a request to change it: the change, and the adjustment to
  * record in its write (domain/adjustment-services.ts), whose fields may depend on the batch as read.
  */
-export type ChangeOf = (batch: Batch) => Promise<{ readonly change: BatchChange; readonly adjustment?: Adjustment }>;
+export type ChangeOf = (batch: Batch) => Promise<{ readonly change: BatchChange; readonly adjustment?: Adjustment; readonly changesRead?: number }>;
 
 /** changeBatch, the change made of each round's read of the batch (ChangeOf). */
 export const changeBatchAs = async (ref: string, changeOf: ChangeOf, repository: BatchRepository): Promise<BatchChangeOutcome> =>
@@ -89,7 +89,7 @@ const applyChange = async (ref: string, changeOf: ChangeOf, repository: BatchRep
   let lostRounds = 0;
   for (let round = 0; round < MAX_CHANGE_ROUNDS && lostRounds < MAX_BATCH_ROUNDS; round++) {
     const batch = await batchOrThrow(ref, repository);
-    const { change, adjustment } = await changeOf(batch);
+    const { change, adjustment, changesRead } = await changeOf(batch);
     const changed = changedBatch(batch, change);
     // An adjustment is recorded even when it changes nothing: its id is used, and a count's time stands.
     if (isSameBatch(changed, batch) && !adjustment) return batch;
@@ -97,7 +97,7 @@ const applyChange = async (ref: string, changeOf: ChangeOf, repository: BatchRep
     const ending = changed.available < 0 && heldOf(batch) > 0 ? await holdsToEnd(batch, -changed.available, now, repository) : [];
     if (ending) {
       const withChange = givenBack(changed, ending.flatMap(({ hold }) => hold.lines.filter(({ batchref }) => batchref === ref).map(({ qty }) => ({ holdid: hold.holdid, qty, expiresAt: hold.expiresAt }))));
-      const written = await repository.changeBatch(batch, withChange, ending, now, adjustment);
+      const written = await repository.changeBatch(batch, withChange, ending, now, adjustment, changesRead);
       if (written.outcome === 'saved') return withChange;
       if (written.outcome === 'too-many-holds') {
         lostRounds = (await endedBeforeTheChange(ref, ending.slice(0, ending.length - written.fitting), now, repository)) ? 0 : lostRounds + 1;

@@ -267,10 +267,11 @@ export interface BatchRepository {
    * says how many of the last of them fit with it. An `adjustment` is recorded in the same write, new
    * (an adjustmentid is used once), its reason the batch's (a PATCH's: `correction`), and a count's
    * time the batch's last count, on condition that no later count was applied since its basis was
-   * read. The change of qty is recorded too, for the counts (at a count's own moment), on condition
-   * that no count taken at or after its moment was applied.
+   * read and that the batch recorded no change since `changesRead` (CountBasis). The change of qty is
+   * recorded too, for the counts (at a count's own moment), on condition that no count taken at or
+   * after its moment was applied.
    */
-  changeBatch(batch: Batch, changed: Batch, ending?: readonly HoldToEnd[], now?: Instant, adjustment?: Adjustment): Promise<BatchChangeWrite>;
+  changeBatch(batch: Batch, changed: Batch, ending?: readonly HoldToEnd[], now?: Instant, adjustment?: Adjustment, changesRead?: number): Promise<BatchChangeWrite>;
   /** The adjustment as stored (strongly consistent). */
   adjustment(adjustmentid: string): Promise<Adjustment | undefined>;
   /**

@@ -31,7 +31,7 @@ import type {
 import type { Routing } from '../../domain/routing';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome } from './allocation-saves';
-import { COUNTED_AT, EXHAUSTED_RANGE, STOCK_RANGE, batchDescriptionWrite, locationField, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
+import { CHANGE_COUNT, COUNTED_AT, EXHAUSTED_RANGE, STOCK_RANGE, batchDescriptionWrite, locationField, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
 import { type CountPlaces, sizingPlaces } from './held-units';
 import { HoldGiveBacks, type HeldOnBatch } from './hold-give-backs';
 import { HoldSaves } from './hold-saves';
@@ -138,7 +138,14 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const location = locationOf(batch);
     // The built-in `default` needs no item; any other location is checked in the batch's own transaction, last.
     const locationCheck = location === DEFAULT_LOCATION_ID ? [] : [locationExistsCheck(this.tableName, location)];
-    const writes = [...newBatchWrites(this.tableName, batch, this.currentTime()), ...locationCheck];
+    const now = this.currentTime();
+    // Its units arrived with it: the change a count taken before it applies (stock-changes.ts).
+    const arrived = stockChangeWrite(
+      this.tableName,
+      { ref, sku: batch.sku, ...locationField(batch), delta: batch.qty, reason: 'received', at: new Date(now).toISOString() },
+      'added',
+    );
+    const writes = [...newBatchWrites(this.tableName, batch, now), ...(batch.qty > 0 ? [arrived] : []), ...locationCheck];
     const cancellation = await this.calls.transactWrite(writes);
     if (!cancellation) return { outcome: 'added' };
     if (!cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
@@ -273,9 +280,12 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   async countBasis(ref: string, countedAt: string): Promise<CountBasis> {
-    const [item, changedSince] = await Promise.all([this.reads.item(batchReferenceKey(ref)), changesSince(this.reads, ref, countedAt)]);
+    // The count of changes first: one recorded after it makes the count's write fail, whether or not the Query below saw it.
+    const item = await this.reads.item(batchReferenceKey(ref));
+    const changedSince = await changesSince(this.reads, ref, countedAt);
     const lastCountedAt = item?.[COUNTED_AT];
-    return { ...(typeof lastCountedAt === 'string' ? { lastCountedAt } : {}), changedSince };
+    const changesRead = item?.[CHANGE_COUNT];
+    return { ...(typeof lastCountedAt === 'string' ? { lastCountedAt } : {}), changedSince, changesRead: typeof changesRead === 'number' ? changesRead : 0 };
   }
 
   async shipment(shipmentid: string): Promise<Shipment | undefined> {
@@ -366,7 +376,14 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.lines.movePart(line, from, to, others);
   }
 
-  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime(), adjustment?: Adjustment): Promise<BatchChangeWrite> {
+  async changeBatch(
+    batch: Batch,
+    changed: Batch,
+    ending: readonly HoldToEnd[] = [],
+    now = this.currentTime(),
+    adjustment?: Adjustment,
+    changesRead = 0,
+  ): Promise<BatchChangeWrite> {
     // A spread batch's own units take a change that does not lower its stock past them and ends no
     // hold; else it is gathered first.
     const fall = batch.available - changed.available;
@@ -377,7 +394,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const reason = adjustment?.reason ?? 'correction';
     const stockChange = { ref: batch.ref, sku: batch.sku, ...locationField(batch), delta: changed.qty - batch.qty, reason, ...(adjustment ? { reference: adjustment.adjustmentid } : {}), at };
     const change = [
-      batchDescriptionWrite(this.tableName, changed, now, reason, countedAt),
+      batchDescriptionWrite(this.tableName, changed, now, reason, countedAt === undefined ? undefined : { countedAt, changesRead }),
       ...writesOf(batch).change(this.tableName, batch, changed),
       ...(adjustment ? [adjustmentWrite(this.tableName, adjustment)] : []),
       ...(stockChange.delta === 0 ? [] : [stockChangeWrite(this.tableName, stockChange, adjustment?.adjustmentid ?? this.world.newId())]),

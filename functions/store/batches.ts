@@ -282,7 +282,8 @@ export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, in
     {
       Put: {
         TableName: tableName,
-        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch, now), ...(incomingOf === undefined ? {} : { [INCOMING_OF]: incomingOf }) },
+        // Its qty arrived with it: the change a count taken before it applies (stock-changes.ts).
+        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch, now), [CHANGE_COUNT]: 1, ...(incomingOf === undefined ? {} : { [INCOMING_OF]: incomingOf }) },
         ConditionExpression: ITEM_IS_NEW,
       },
     },
@@ -295,18 +296,36 @@ export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, in
 export const COUNTED_AT = 'countedAt';
 
 /**
+ * The attribute of a batch reference that counts the changes of the batch's qty recorded
+ * (stock-changes.ts): one more with each, so that a count, conditioned on it as read before it read
+ * the changes, is made again when one came between, whether or not it moved the qty.
+ */
+export const CHANGE_COUNT = 'changes';
+/** What every write that records a change of the batch's qty adds on its reference. */
+export const ONE_CHANGE_MORE = `${CHANGE_COUNT} :oneChange`;
+
+/**
  * Keeps the batch reference's copy of qty and eta in step with the batch (for BatchChanged), changed
  * at `now` for `reason`; a count's time (`countedAt`) becomes the batch's last count.
  */
-export const batchDescriptionWrite = (tableName: string, changed: Batch, now: Instant, reason: ChangeReason = 'correction', countedAt?: string): TransactWriteItem => {
+export const batchDescriptionWrite = (
+  tableName: string,
+  changed: Batch,
+  now: Instant,
+  reason: ChangeReason = 'correction',
+  count?: { readonly countedAt: string; readonly changesRead: number },
+): TransactWriteItem => {
   const { ref, qty, eta } = changed;
+  const countedAt = count?.countedAt;
   const counted = countedAt === undefined ? '' : `, ${COUNTED_AT} = :countedAt`;
   return {
     Update: {
       TableName: tableName,
       Key: batchReferenceKey(ref),
       UpdateExpression:
-        `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :reason${counted}` + (eta === null ? ` REMOVE eta, ${INCOMING_OF}` : `, eta = :newEta REMOVE ${INCOMING_OF}`),
+        `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :reason${counted}` +
+        (eta === null ? ` REMOVE eta, ${INCOMING_OF}` : `, eta = :newEta REMOVE ${INCOMING_OF}`) +
+        ` ADD ${ONE_CHANGE_MORE}`,
       // Guards "a reference exists only with its batch": an update would otherwise create one; for a
       // count, "a count older than the last one applied changes nothing", against one applied since
       // its read; for any other change, "a count applied counts the changes before its moment, and
@@ -314,11 +333,18 @@ export const batchDescriptionWrite = (tableName: string, changed: Batch, now: In
       ...withValues(
         and(
           { ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} },
-          countedAt === undefined
+          count === undefined
             ? { ConditionExpression: `(attribute_not_exists(${COUNTED_AT}) OR ${COUNTED_AT} < :changeAt)`, ExpressionAttributeValues: { ':changeAt': new Date(now).toISOString() } }
-            : { ConditionExpression: `(attribute_not_exists(${COUNTED_AT}) OR ${COUNTED_AT} <= :countedAt)`, ExpressionAttributeValues: { ':countedAt': countedAt } },
+            : and(
+                { ConditionExpression: `(attribute_not_exists(${COUNTED_AT}) OR ${COUNTED_AT} <= :countedAt)`, ExpressionAttributeValues: { ':countedAt': count.countedAt } },
+                // Guards "a count applies every change after its moment": none recorded since it read them.
+                count.changesRead === 0
+                  ? { ConditionExpression: `(attribute_not_exists(${CHANGE_COUNT}) OR ${CHANGE_COUNT} = :noChanges)`, ExpressionAttributeValues: { ':noChanges': 0 } }
+                  : { ConditionExpression: `${CHANGE_COUNT} = :changesRead`, ExpressionAttributeValues: { ':changesRead': count.changesRead } },
+              ),
         ),
         {
+          ':oneChange': 1,
           ':newQty': qty,
           ':changedAt': new Date(now).toISOString(),
           ':reason': reason,

@@ -2,7 +2,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Batch } from '../../domain/model';
 import type { SaveShipmentResult } from '../../domain/ports';
 import type { LineShipped, Shipment, ShipmentLine } from '../../domain/shipments';
-import { CHANGE_REASON, INCOMING_OF, batchKey, batchReferenceKey, locationField } from './batches';
+import { CHANGE_REASON, INCOMING_OF, ONE_CHANGE_MORE, batchKey, batchReferenceKey, locationField } from './batches';
 import { ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
 import { lineShipWrites } from './lines';
@@ -79,12 +79,13 @@ const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shipm
     Update: {
       TableName: tableName,
       Key: batchReferenceKey(batch.ref),
-      UpdateExpression: `SET qty = qty - :shipped, changedAt = :changedAt, ${CHANGE_REASON} = :shippedReason REMOVE ${INCOMING_OF}`,
+      UpdateExpression: `SET qty = qty - :shipped, changedAt = :changedAt, ${CHANGE_REASON} = :shippedReason REMOVE ${INCOMING_OF} ADD ${ONE_CHANGE_MORE}`,
       // Guards "a reference exists only with its batch": an update would otherwise create one.
       ...withValues(and({ ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} }, changeAfterCounts(shipment.shippedAt)), {
         ':shipped': shipped,
         ':changedAt': shipment.shippedAt,
         ':shippedReason': 'shipped',
+        ':oneChange': 1,
       }),
     },
   },

@@ -93,7 +93,7 @@ const shipmentAttributes = ['shipmentid', 'shippedAt'];
  * A batch reference's reason for its last change and its last count's time (functions/store/batches.ts),
  * an adjustment's record (functions/store/adjustments.ts), and a change's (functions/store/stock-changes.ts).
  */
-const adjustmentAttributes = ['changeReason', 'countedAt', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
+const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */

@@ -3,7 +3,7 @@ import type { Instant } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { ConditionalWrite, SaveTransferResult } from '../../domain/ports';
 import { type Transfer, type TransferStatus, incomingBatchOf } from '../../domain/transfers';
-import { CHANGE_REASON, INCOMING_OF, batchKey, locationField, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
+import { CHANGE_REASON, INCOMING_OF, ONE_CHANGE_MORE, batchKey, locationField, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
 import { ITEM_IS_NEW, and, withValues } from './conditions';
 import { changeAfterCounts, stockChangeWrite } from './stock-changes';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
@@ -95,13 +95,14 @@ const sourceReferenceWrite = (tableName: string, batch: Batch, delta: number, no
   Update: {
     TableName: tableName,
     Key: batchReferenceKey(batch.ref),
-    UpdateExpression: `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :transferred REMOVE ${INCOMING_OF}`,
+    UpdateExpression: `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :transferred REMOVE ${INCOMING_OF} ADD ${ONE_CHANGE_MORE}`,
     // Guards "a reference exists only with its batch": an update would otherwise create one; and the
     // change's place among the batch's counts (stock-changes.ts).
     ...withValues(and({ ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} }, changeAfterCounts(new Date(now).toISOString())), {
       ':newQty': batch.qty + delta,
       ':changedAt': new Date(now).toISOString(),
       ':transferred': 'transferred',
+      ':oneChange': 1,
     }),
   },
 });
@@ -185,7 +186,16 @@ export class TransferSaves {
       sourceReferenceWrite(this.tableName, source, -transfer.qty, now),
       sourceChangeWrite(this.tableName, transfer, source, -transfer.qty, now, `${transfer.transferid}#taken`),
     ];
-    const incoming = newBatchWrites(this.tableName, incomingBatchOf(transfer), now, transfer.transferid);
+    const incomingBatch = incomingBatchOf(transfer);
+    const incoming = [
+      ...newBatchWrites(this.tableName, incomingBatch, now, transfer.transferid),
+      // Its units arrived with it, for a count taken before it (stock-changes.ts).
+      stockChangeWrite(
+        this.tableName,
+        { ref: incomingBatch.ref, sku: incomingBatch.sku, ...locationField(incomingBatch), delta: incomingBatch.qty, reason: 'transferred', reference: transfer.transferid, at: new Date(now).toISOString() },
+        `${transfer.transferid}#arrived`,
+      ),
+    ];
     const record: TransactWriteItem = {
       Put: { TableName: this.tableName, Item: transferItem(transfer, now), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
     };

@@ -14,9 +14,12 @@ import { routeEvent } from '../support/events';
 
 let table: TestTable;
 let service: HandlerService;
+/** The service an hour behind: batches added through it were there long before the counts, which then count them as they were. */
+let anHourAgo: HandlerService;
 beforeAll(async () => {
   table = await createTestTable();
   service = serviceOver(table.repository());
+  anHourAgo = serviceOver(table.repository({ clock: () => Date.now() - 3_600_000 }));
 });
 afterAll(() => table.drop());
 
@@ -28,7 +31,7 @@ const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
 const stocked = async (qty: number) => {
   const [sku, ref] = [uniqueId('LAMP'), uniqueId('batch')];
-  expect((await service.addBatch({ ref, sku, qty, eta: null })).status).toBe(201);
+  expect((await anHourAgo.addBatch({ ref, sku, qty, eta: null })).status).toBe(201);
   return { sku, ref };
 };
 
@@ -177,6 +180,39 @@ describe('a count', () => {
     expect(shipped.status).toBe(201);
     expect(Date.parse((shipped.body as { shipped_at: string }).shipped_at)).toBeGreaterThan(stamped + 1_000);
     expect(await batchOf(ref)).toMatchObject({ qty: 6, allocated: 2 });
+    await expectNoViolations();
+  });
+
+  it('applies the units a batch was added with after it was taken, as any change since', async () => {
+    const [sku, ref] = [uniqueId('LAMP'), uniqueId('batch')];
+    const countedAt = ago(60_000);
+    expect((await service.addBatch({ ref, sku, qty: 50, eta: null })).status).toBe(201);
+    expect(await adjust({ adjustmentid: uniqueId('count'), ref, reason: 'counted', qty: 0, counted_at: countedAt })).toMatchObject({ status: 201, body: { before: 50, after: 50 } });
+  });
+
+  it('counts every change after its moment, though two of them, one each side of its read of the changes, leave the qty as it read it', async () => {
+    const { sku, ref } = await stocked(10);
+    const orderid = uniqueId('order');
+    await service.allocate({ orderid, sku, qty: 4 });
+    const countedAt = ago(60_000);
+    let reads = 0;
+    // Around the count's Query of the batch's changes: 3 units ship before it, 3 are found after it.
+    const sender: DocumentSender = {
+      send: (async (command: { input: unknown; constructor: { name: string } }, options?: object) => {
+        const isChangesRead = command.constructor.name === 'QueryCommand' && JSON.stringify(command.input).includes('CHANGE#');
+        if (isChangesRead && reads === 0) expect((await invoke('POST /shipments', { body: { shipmentid: uniqueId('parcel'), orderid, lines: [{ sku, qty: 3 }] } })).status).toBe(201);
+        const answer = await table.documentClient.send(command as never, options);
+        if (isChangesRead && reads++ === 0) expect((await adjust({ adjustmentid: uniqueId('found'), ref, reason: 'found', delta: 3 })).status).toBe(201);
+        return answer;
+      }) as DocumentSender['send'],
+    };
+    const counter = serviceOver(table.repository({ sender }));
+
+    const counted = await counter.invoke(routeEvent('POST /adjustments', { body: { adjustmentid: uniqueId('count'), ref, reason: 'counted', qty: 10, counted_at: countedAt } }));
+
+    // 10 counted, 3 shipped and 3 found since.
+    expect(counted).toMatchObject({ status: 201, body: { after: 10 } });
+    expect((await batchOf(ref)).qty).toBe(10);
     await expectNoViolations();
   });
 

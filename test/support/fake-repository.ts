@@ -68,8 +68,9 @@ export class FakeRepository implements BatchRepository {
   readonly adjustments = new Map<string, Adjustment>();
   /** The time of the last count applied to each batch, by ref. */
   readonly lastCounts = new Map<string, string>();
-  /** Each change of a batch's qty, as the adapter records them for the counts. */
+  /** Each change of a batch's qty, as the adapter records them for the counts, and how many each batch has recorded. */
   readonly stockChanges: { readonly ref: string; readonly delta: number; readonly at: string }[] = [];
+  private readonly changeCounts = new Map<string, number>();
   /** Each hold's units on a batch, by heldKey, as the adapter keeps a record of their own. */
   readonly held = new Map<string, HeldUnits & { readonly ref: string }>();
   /**
@@ -94,6 +95,7 @@ export class FakeRepository implements BatchRepository {
     const existing = this.batches.get(batch.ref);
     if (existing) return { outcome: 'exists', existing };
     this.batches.set(batch.ref, batch);
+    if (batch.qty > 0) this.recordChange(batch.ref, batch.qty, new Date(this.now).toISOString());
     return { outcome: 'added' };
   }
 
@@ -340,7 +342,7 @@ export class FakeRepository implements BatchRepository {
     return 'saved';
   }
 
-  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime(), adjustment?: Adjustment): Promise<BatchChangeWrite> {
+  async changeBatch(batch: Batch, changed: Batch, ending: readonly HoldToEnd[] = [], now = this.currentTime(), adjustment?: Adjustment, changesRead = 0): Promise<BatchChangeWrite> {
     const current = this.batches.get(batch.ref);
     const asRead = current !== undefined && isSameBatch(current, batch);
     if (ending.length > this.holdEndingsPerChange) return { outcome: 'too-many-holds', fitting: this.holdEndingsPerChange };
@@ -351,11 +353,12 @@ export class FakeRepository implements BatchRepository {
     const countedAt = adjustment && countTimeOf(adjustment);
     const lastCount = this.lastCounts.get(batch.ref);
     if (countedAt !== undefined && lastCount !== undefined && lastCount > countedAt) return { outcome: 'changed' };
+    if (countedAt !== undefined && (this.changeCounts.get(batch.ref) ?? 0) !== changesRead) return { outcome: 'changed' };
     const at = countedAt ?? new Date(now).toISOString();
     if (countedAt === undefined && !this.changesAfterCounts(batch.ref, at)) return { outcome: 'changed' };
     if (adjustment) this.adjustments.set(adjustment.adjustmentid, adjustment);
     if (countedAt !== undefined) this.lastCounts.set(batch.ref, countedAt);
-    if (changed.qty !== batch.qty) this.stockChanges.push({ ref: batch.ref, delta: changed.qty - batch.qty, at });
+    if (changed.qty !== batch.qty) this.recordChange(batch.ref, changed.qty - batch.qty, at);
     for (const toEnd of withThisBatch) this.end(toEnd, batch.ref);
     this.batches.set(batch.ref, changed);
     this.changedSinceMade.add(batch.ref);
@@ -395,9 +398,10 @@ export class FakeRepository implements BatchRepository {
     if (!this.take(source, transfer.qty)) return { outcome: 'batch-changed' };
     const taken = this.batches.get(source.ref) as Batch;
     this.batches.set(source.ref, { ...taken, qty: taken.qty - transfer.qty });
-    this.stockChanges.push({ ref: source.ref, delta: -transfer.qty, at });
+    this.recordChange(source.ref, -transfer.qty, at);
     this.changedSinceMade.add(source.ref);
     this.batches.set(transfer.transferid, incomingBatchOf(transfer));
+    this.recordChange(transfer.transferid, transfer.qty, at);
     this.transfers.set(transfer.transferid, transfer);
     return { outcome: 'saved' };
   }
@@ -415,7 +419,7 @@ export class FakeRepository implements BatchRepository {
     if (this.transfers.get(transfer.transferid)?.status !== 'active' || !untouched || stored?.qty !== source.qty) return 'changed';
     if (!this.changesAfterCounts(source.ref, new Date(this.now).toISOString())) return 'changed';
     this.batches.set(source.ref, { ...stored, qty: stored.qty + transfer.qty, available: stored.available + transfer.qty });
-    this.stockChanges.push({ ref: source.ref, delta: transfer.qty, at: new Date(this.now).toISOString() });
+    this.recordChange(source.ref, transfer.qty, new Date(this.now).toISOString());
     this.batches.delete(transfer.transferid);
     this.transfers.set(transfer.transferid, { ...transfer, status: 'cancelled' });
     return 'saved';
@@ -473,10 +477,16 @@ export class FakeRepository implements BatchRepository {
   async countBasis(ref: string, countedAt: string): Promise<CountBasis> {
     const changedSince = this.stockChanges.filter((change) => change.ref === ref && change.at > countedAt).reduce((sum, { delta }) => sum + delta, 0);
     const lastCountedAt = this.lastCounts.get(ref);
-    return { ...(lastCountedAt === undefined ? {} : { lastCountedAt }), changedSince };
+    return { ...(lastCountedAt === undefined ? {} : { lastCountedAt }), changedSince, changesRead: this.changeCounts.get(ref) ?? 0 };
   }
 
-  /** The adapter's record of a change of a batch's qty, on its condition that no count at or after its moment was applied. */
+  /** The adapter's record of a change of a batch's qty, and its count of them on the batch's reference. */
+  private recordChange(ref: string, delta: number, at: string): void {
+    this.stockChanges.push({ ref, delta, at });
+    this.changeCounts.set(ref, (this.changeCounts.get(ref) ?? 0) + 1);
+  }
+
+  /** The adapter's condition on a change of a batch's qty: no count at or after its moment was applied. */
   private changesAfterCounts(ref: string, at: string): boolean {
     const lastCount = this.lastCounts.get(ref);
     return lastCount === undefined || lastCount < at;
@@ -502,7 +512,7 @@ export class FakeRepository implements BatchRepository {
       const shipped = shipment.lines.reduce((sum, line) => sum + line.parts.reduce((partSum, part) => (part.batchref === ref ? partSum + part.qty : partSum), 0), 0);
       const batch = this.batches.get(ref) as Batch;
       this.batches.set(ref, { ...batch, qty: batch.qty - shipped });
-      this.stockChanges.push({ ref, delta: -shipped, at: shipment.shippedAt });
+      this.recordChange(ref, -shipped, shipment.shippedAt);
     }
     this.shipments.set(shipment.shipmentid, shipment);
     return { outcome: 'saved' };

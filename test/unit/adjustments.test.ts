@@ -11,11 +11,13 @@ import { FakeRepository } from '../support/fake-repository';
  * time, compare and set, repeats, and the room a lower qty makes, as a PATCH makes it.
  */
 
-/** LAMP in stock: b1 of `qty`, and a shipment s1 of 20 for the lines a shrink moves. */
+/** LAMP in stock: b1 of `qty`, and a shipment s1 of 20 for the lines a shrink moves, added an hour before now. */
 const stocked = async (qty = 50) => {
   const repository = new FakeRepository();
+  repository.now -= 3_600_000;
   await addBatch({ ref: 'b1', sku: 'LAMP', qty, eta: null }, repository);
   await addBatch({ ref: 's1', sku: 'LAMP', qty: 20, eta: '2027-01-01' }, repository);
+  repository.now += 3_600_000;
   return repository;
 };
 
@@ -60,7 +62,7 @@ describe('a count', () => {
   });
 
   it('never leaves a batch below zero, though more shipped since than it counted', () => {
-    expect(adjustedQty({ adjustmentid: 'c1', ref: 'b1', reason: 'counted', qty: 2, countedAt: '2026-11-25T09:00:00.000Z' }, 10, { changedSince: -5 })).toBe(0);
+    expect(adjustedQty({ adjustmentid: 'c1', ref: 'b1', reason: 'counted', qty: 2, countedAt: '2026-11-25T09:00:00.000Z' }, 10, { changedSince: -5, changesRead: 1 })).toBe(0);
   });
 });
 
@@ -112,6 +114,13 @@ describe('an adjustment', () => {
 
     expect(repeat).toMatchObject({ created: false, adjustment: { before: 10, after: 4 }, reallocated: [{ orderid: 'newer', qty: 3, batchref: 's1' }] });
     expect(repository.batches.get('b1')).toMatchObject({ qty: 4, available: 0 });
+  });
+
+  it('counts the units a batch was added with after the count was taken, as any change since', async () => {
+    const repository = new FakeRepository();
+    const countedAt = new Date(repository.now - 60_000).toISOString();
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 50, eta: null }, repository);
+    expect((await adjustStock({ adjustmentid: 'c1', ref: 'b1', reason: 'counted', qty: 0, countedAt }, repository)).adjustment).toMatchObject({ before: 50, after: 50 });
   });
 
   it('names a batch that does not exist', async () => {

@@ -31,7 +31,7 @@ describe("the handlers' roles", () => {
   const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
   const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt', 'incomingOf'];
   const shipmentAttributes = ['shipmentid', 'shippedAt'];
-  const adjustmentAttributes = ['changeReason', 'countedAt', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
+  const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
