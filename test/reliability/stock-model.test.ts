@@ -180,6 +180,8 @@ class ReferenceModel {
 
   private addBatch(body: { ref: string; sku: string; qty: number }): Expected {
     this.batches.set(body.ref, { ref: body.ref, sku: body.sku, qty: body.qty, available: body.qty });
+    // A batch's first units arrived with it: a change that a count taken before applies.
+    if (body.qty > 0) this.changeLog.push({ ref: body.ref, delta: body.qty, at: this.clock });
     return json(201, 'OK');
   }
 
