@@ -5,7 +5,7 @@ import type { LineShipped, Shipment, ShipmentLine } from '../../domain/shipments
 import { CHANGE_REASON, INCOMING_OF, ONE_CHANGE_MORE, batchKey, batchReferenceKey, locationField } from './batches';
 import { ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
-import { lineShipWrites } from './lines';
+import { lineShipWrites } from './line-changes';
 import { MAX_TRANSACTION_ITEMS, type StoreCalls, type TransactWriteItem } from './store-calls';
 import { changeAfterCounts, stockChangeWrite } from './stock-changes';
 import { partitionKeyPrefix } from './table';
