@@ -234,6 +234,18 @@ describe("the simulator's judge", () => {
     expect(rules({ ...line(1), shipped: undefined })).toEqual(['answer-holds']);
   });
 
+  it('passes a cancel whose line stays as what it shipped, holding none, and fails one whose line still holds units', () => {
+    const cancel = answered('r1', http(1, 'DELETE /allocations/{orderid}/{sku}', { path: { orderid: 'o1', sku: 'LAMP' } }), 0, 3, 204);
+    const line = (qty: number) => ({ orderid: 'o1', sku: 'LAMP', qty, batchref: 'b1', shipped: [{ batchref: 'b1', qty: 1, location: 'default' }], cancelled: true as const });
+    // The line's own allocation is not in this run: only what the judge says of the cancel counts here.
+    const rules = (stored: Inventory['lines'][number]) =>
+      judge({ answers: [cancel], reached: [], faultsMet: [], inventory: inventory({ lines: [stored] }), mode: 'lambda' })
+        .map(({ rule }) => rule)
+        .filter((rule) => rule === 'answer-holds');
+    expect(rules(line(0))).toEqual([]);
+    expect(rules(line(1))).toEqual(['answer-holds']);
+  });
+
   it('fails a shipment answered with other fields than the one stored under its id, and passes it answered as stored', () => {
     const read = http(1, 'GET /shipments/{shipmentid}', { path: { shipmentid: 'parcel1' } });
     const shipment = { shipmentid: 'parcel1', orderid: 'o1', location: 'default', shippedAt: '2026-06-01T00:00:00.002Z', lines: [{ sku: 'LAMP', qty: 2, parts: [{ batchref: 'b1', qty: 2 }] }] };

@@ -206,8 +206,10 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
         const mayBeBack = after(answer).some((other) =>
           ['POST /allocate', 'POST /orders', 'POST /holds/{holdid}/confirm'].includes(routeOf(other)) && JSON.stringify(other.send.body ?? {}).includes(`"${orderid}"`),
         );
-        if (status === 204 && !mayBeBack && lineOf(orderid, sku)) {
-          failures.push({ rule: 'answer-holds', message: `${describe(answer)} cancelled the line ${orderid}/${sku}, which is still stored` });
+        // A line that shipped units stays once cancelled, as what it shipped: it holds none.
+        const stored = lineOf(orderid, sku);
+        if (status === 204 && !mayBeBack && stored && !(stored.qty === 0 && stored.shipped !== undefined)) {
+          failures.push({ rule: 'answer-holds', message: `${describe(answer)} cancelled the line ${orderid}/${sku}, which is still stored holding ${stored.qty}` });
         }
         break;
       }
