@@ -96,7 +96,15 @@ const applyChange = async (ref: string, changeOf: ChangeOf, repository: BatchRep
     const now = repository.currentTime();
     const ending = changed.available < 0 && heldOf(batch) > 0 ? await holdsToEnd(batch, -changed.available, now, repository) : [];
     if (ending) {
-      const withChange = givenBack(changed, ending.flatMap(({ hold }) => hold.lines.filter(({ batchref }) => batchref === ref).map(({ qty }) => ({ holdid: hold.holdid, qty, expiresAt: hold.expiresAt }))));
+      const endingHere = ending.flatMap(({ hold }) => hold.lines.filter(({ batchref }) => batchref === ref).map(({ qty }) => ({ holdid: hold.holdid, qty, expiresAt: hold.expiresAt })));
+      // Holds that hold more here than the batch as read counts were placed since that read (units a
+      // cancel gave back meanwhile, taken again, leave `available` as read): read the batch again, so
+      // that the change takes their units off the count it writes.
+      if (endingHere.reduce((sum, { qty }) => sum + qty, 0) > heldOf(batch)) {
+        lostRounds++;
+        continue;
+      }
+      const withChange = givenBack(changed, endingHere);
       const written = await repository.changeBatch(batch, withChange, ending, now, adjustment, changesRead);
       if (written.outcome === 'saved') return withChange;
       if (written.outcome === 'too-many-holds') {
