@@ -164,6 +164,26 @@ describe("the simulator's judge", () => {
     expect(rules([answered('r1', allocate, 0, 3, 201, place), answered('r2', allocate, 1, 5, 200, place)], madeBy('r1'))).toEqual([]);
   });
 
+  it("passes a confirm answered 200 after a commit of it whose answer was lost, though the hold's placing was never answered either, and fails one answered 200 that only it or nothing wrote", () => {
+    const place = http(1, 'POST /holds', { body: { holdid: 'cart', lines: [{ sku: 'LAMP', qty: 1 }], ttl_seconds: 900 } });
+    const confirm = http(2, 'POST /holds/{holdid}/confirm', { path: { holdid: 'cart' }, body: { orderid: 'o1' } });
+    const lost = (actor: string, send: Send, sentAt: number, attempt = 1): Answer => ({ actor, send, attempt, sentAt, sentTime: sentAt, died: true, faultsAt: [] });
+    const timeline = [
+      { step: -1, at: 0, inventory: inventory({ batches: [batch('b1', 10)] }) },
+      { step: 1, at: 1, inventory: inventory({ batches: [batch('b1', 9)] }) },
+      { step: 4, at: 4, inventory: inventory({ batches: [batch('b1', 9)], lines: [{ orderid: 'o1', sku: 'LAMP', qty: 1, batchref: 'b1' }] }) },
+    ];
+    const placedBy = (actor: string): Reached => ({ step: 1, actor, items: ['SKU#LAMP STOCK#b1', 'HOLD#cart HOLD'], committed: true, checks: 0 });
+    const confirmedBy = (actor: string): Reached => ({ step: 4, actor, items: ['HOLD#cart HOLD', 'ORDER#o1 LINE#LAMP', 'SKU#LAMP STOCK#b1'], committed: true, checks: 0 });
+    const lines = JSON.stringify({ orderid: 'o1', lines: [{ sku: 'LAMP', qty: 1, batchref: 'b1', location: 'default' }] });
+    const retry = { ...answered('r2.2', confirm, 6, 8, 200, lines), attempt: 2 };
+    const rules = (answers: Answer[], reached: Reached[]) => judgeFields(answers, reached, timeline).map(({ rule }) => rule);
+    expect(rules([lost('r1', place, 0), lost('r2', confirm, 3), retry], [placedBy('r1'), confirmedBy('r2')])).toEqual([]);
+    expect(rules([lost('r1', place, 0), answered('r3', confirm, 3, 5, 201, lines), answered('r2', confirm, 3, 8, 200, lines)], [placedBy('r1'), confirmedBy('r3')])).toEqual([]);
+    expect(rules([lost('r1', place, 0), answered('r2', confirm, 3, 5, 200, lines)], [placedBy('r1'), confirmedBy('r2')])).toEqual(['created-answers-201', 'created-answers-201']);
+    expect(rules([lost('r1', place, 0), lost('r2', confirm, 3), retry], [placedBy('r1')])).toEqual(['created-answers-201']);
+  });
+
   it('fails a line answered at another location than its batch is at, and passes it answered where the batch is', () => {
     const allocate = http(1, 'POST /allocate', { body: { orderid: 'o1', sku: 'LAMP', qty: 1 } });
     const north = { ...batch('b1', 9), location: 'north' };

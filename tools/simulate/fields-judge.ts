@@ -110,8 +110,11 @@ export const judgeFields = (answers: readonly Answer[], reached: readonly Reache
 
   // Whether a request sent by an actor could make the item: a line, a hold, a transfer, a batch, a shipment.
   const makersOf = (key: string): Set<string> => {
+    // Every placing of the hold, answered or not: one whose answer was lost may be the one that stored it.
     const heldSkus = (holdid: string) =>
-      http.filter((other) => other.send.routeKey === 'POST /holds' && (other.send.body as Body).holdid === holdid).flatMap((other) => ((other.send.body as { lines: { sku: string }[] }).lines ?? []).map(({ sku }) => sku));
+      answers
+        .flatMap(({ send }) => (send.kind === 'http' && send.routeKey === 'POST /holds' && (send.body as Body).holdid === holdid ? ((send.body as { lines?: { sku: string }[] }).lines ?? []) : []))
+        .map(({ sku }) => sku);
     return new Set(
       answers
         .filter(({ send }) => {
