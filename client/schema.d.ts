@@ -82,6 +82,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/skus/{sku}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example LAMP
+                 */
+                sku: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a SKU's history of on-hand stock
+         * @description Every change of a batch's `qty`, and every batch's arrival, newest first: a batch added, arrived, shipped, adjusted, transferred out or in, a transfer cancelled, a PATCH. Allocations and holds change what is available, not what is on hand: they are in the events, not here. A count is listed at its `counted_at`, which may be before changes listed above it. Pages: `limit` entries at most, and a `cursor` while more may remain (a page may hold fewer, or none, and still have one). Every entry is on one page only, whatever is written meanwhile; an entry is listed a moment (under a second) after its change, and kept as long as the history is set to keep it (90 days unless the stack says otherwise).
+         */
+        get: operations["getSkuHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/locations": {
         parameters: {
             query?: never;
@@ -474,6 +500,13 @@ export interface components {
          */
         LocationId: string;
         /**
+         * @description How many entries a page of the history has at most: 1 to 100, 50 when absent.
+         * @example 20
+         */
+        HistoryLimit: string;
+        /** @description The `cursor` of the page before, as the service answered it: opaque. One it did not make is refused. */
+        HistoryCursor: string;
+        /**
          * @description `null` for a batch in stock, or the day a shipment arrives: a real calendar date `YYYY-MM-DD` (2026-02-30 is refused).
          * @example null
          * @example 2026-06-01
@@ -836,6 +869,40 @@ export interface components {
                     qty: number;
                 }[];
             }[];
+        };
+        /** @description A page of a SKU's history of on-hand stock. */
+        History: {
+            sku: components["schemas"]["Identifier"];
+            /** @description Newest first. */
+            entries: {
+                /**
+                 * Format: date-time
+                 * @description When the change happened: ISO 8601 UTC, milliseconds; a count's, when it was counted.
+                 */
+                at: string;
+                /**
+                 * @description `added`: the batch was added; `arrived`: its `eta` was set to null (with a change of `qty` in the same PATCH, if any); `shipped`; `adjusted`: by `POST /adjustments`, for its `reason`; `transferred_out`: a transfer took units from it; `transferred_in`: it is a transfer's incoming batch; `transfer_cancelled`: a cancel gave units back to it, or took its incoming batch away; `patched`: a `PATCH /batches/{ref}`.
+                 * @enum {unknown}
+                 */
+                kind: "added" | "arrived" | "shipped" | "adjusted" | "transferred_out" | "transferred_in" | "transfer_cancelled" | "patched";
+                /**
+                 * @description Why: an adjustment's reason (a PATCH's is `correction`, a batch added's `received`), or `shipped`, `transferred`.
+                 * @enum {unknown}
+                 */
+                reason: "received" | "counted" | "damaged" | "lost" | "found" | "returned" | "correction" | "shipped" | "transferred";
+                batchref: components["schemas"]["Identifier"];
+                location: components["schemas"]["LocationId"];
+                /** @description How the batch's `qty` changed: below 0 for units that left; 0 for an arrival alone. */
+                delta: number;
+                /** @description The batch's `qty` as the change left it. */
+                qty_after: number;
+                /** @description The `shipmentid`, `adjustmentid` or `transferid` behind it; absent for a PATCH and a batch added. */
+                reference?: components["schemas"]["Identifier"];
+                /** @description Who made it: the caller's IAM principal (its ARN) on AWS, `anonymous` on a public API, `local` on the local server. */
+                actor: string;
+            }[];
+            /** @description Where the next page starts: send it back as `?cursor=`. Absent on the last page. */
+            cursor?: string;
         };
         /** @description The adjustment, the batch's `qty` before and after it, and the lines it moved. */
         Adjustment: {
@@ -1463,6 +1530,141 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SkuStock"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A query parameter breaks a rule of what it names, or the route does not take it: one issue per parameter, named by its name. A name sent twice is one value, the two joined by a comma (as API Gateway passes them), which no parameter takes
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
+             *     - No batch of this SKU was ever added (whatever `location` names)
+             *     - The `location` named is a location id, but no location has it
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    getSkuHistory: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The one location whose changes to list, which must exist (404 otherwise); every location when absent.
+                 * @example warehouse-lyon
+                 */
+                location?: components["schemas"]["LocationId"];
+                /**
+                 * @description The most entries on the page: 1 to 100; 50 when absent.
+                 * @example 20
+                 */
+                limit?: components["schemas"]["HistoryLimit"];
+                /**
+                 * @description The `cursor` of the page before: the page after it.
+                 * @example WyJiYXRjaC0xIiwiMjAyNi0xMi0wMVQwOTozMDowMC4wMDBaIiwic2hpcHBlZCIsInNoaXBtZW50LTEiXQ
+                 */
+                cursor?: components["schemas"]["HistoryCursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example LAMP
+                 */
+                sku: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A batch of the SKU was ever added */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["History"];
                 };
             };
             /**

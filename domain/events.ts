@@ -65,6 +65,9 @@ const envelope = {
   time: /* @__PURE__ */ z.iso.datetime(),
 };
 
+/** Who made a change of stock (domain/stock-history.ts): absent on changes recorded before they were named. */
+const actor = { actor: /* @__PURE__ */ z.optional(text) };
+
 /** Each event's description says when it is emitted; it goes into the event's JSON Schema too. */
 export const eventSchemas = {
   Allocated: /* @__PURE__ */ z
@@ -84,11 +87,11 @@ export const eventSchemas = {
       ),
     ),
   BatchAdded: /* @__PURE__ */ z
-    .object({ ...envelope, ref: text, sku: text, qty: quantity, eta: arrivalDate, location })
+    .object({ ...envelope, ref: text, sku: text, qty: quantity, eta: arrivalDate, location, ...actor })
     .check(
       /* @__PURE__ */ z.describe(
         'A batch was registered by POST /add_batch, at `location` (`default` when the request named none; for a shipment, where it will arrive), ' +
-          "or by POST /transfers, as the transfer's incoming batch at its `to` (a TransferCreated comes with it).",
+          "or by POST /transfers, as the transfer's incoming batch at its `to` (a TransferCreated comes with it). `actor`: who added it, as the history names them.",
       ),
     ),
   BatchChanged: /* @__PURE__ */ z
@@ -100,13 +103,14 @@ export const eventSchemas = {
       eta: arrivalDate,
       location,
       reason: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum([...ADJUSTMENT_REASONS, 'shipped', 'transferred'])),
+      ...actor,
     })
     .check(
       /* @__PURE__ */ z.describe(
         "PATCH /batches/{ref} changed a batch's qty or eta (`reason` `correction`), POST /adjustments its units on hand (its " +
           '`reason`), a transfer took units from it or gave them back on its cancel (`transferred`: TransferCreated, TransferCancelled), ' +
           'or a shipment took units of its lines off it (`shipped`: Shipped); the detail carries its new values, and its location. ' +
-          '`reason` is absent for a change recorded before changes named one.',
+          '`reason` is absent for a change recorded before changes named one. `actor`: who made the change, as the history names them.',
       ),
     ),
   OutOfStock: /* @__PURE__ */ z
@@ -201,6 +205,7 @@ export const eventSchemas = {
           }),
         )
         .check(/* @__PURE__ */ z.minLength(1)),
+      ...actor,
     })
     .check(
       /* @__PURE__ */ z.describe(

@@ -4,6 +4,7 @@ import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, ListedLine, NewBatch, OrderLine, Part, Placement, RoutedAllocation } from './model';
 import type { Routing } from './routing';
 import type { LineShipped, Shipment } from './shipments';
+import type { HistoryPage, HistoryRequest } from './stock-history';
 import type { Transfer } from './transfers';
 
 /** How stale the locations that route a request may be: a change of a location routes every request within this (docs/architecture.md, "Locations"). */
@@ -205,6 +206,15 @@ export interface BatchRepository {
    * every unit among them, so only a read of the stock levels asks it, never a take.
    */
   exhaustedBatchesOf(sku: string): Promise<Batch[]>;
+  /** Whether a batch of the SKU was ever added. Strongly consistent. */
+  skuKnown(sku: string): Promise<boolean>;
+  /**
+   * A page of the SKU's changes of on-hand stock (domain/stock-history.ts), newest first, `limit` at
+   * most, only those at `request.location` when it names one, after `request.after` when it names a
+   * position. A page may hold fewer than `limit` while more remain (`next`): what one page reads is
+   * bounded. Eventually consistent: a change is listed a moment after its write.
+   */
+  stockHistory(sku: string, request: HistoryRequest): Promise<HistoryPage>;
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;
   /**
    * Takes `allocation.qty` from `batch`, as it was read, and records the line, both or neither.
@@ -374,9 +384,10 @@ export interface BatchRepository {
   /**
    * This repository for one request that must be answered by a deadline: once `deadline` aborts,
    * no call starts and a call in flight is abandoned, with StoreUnavailable. `observer`, when given,
-   * hears what the store did for the request beyond what the answers show.
+   * hears what the store did for the request beyond what the answers show. `actor` is who makes the
+   * request: every change of stock it writes names them (LOCAL_ACTOR when none is given).
    */
-  withDeadline(deadline: AbortSignal, observer?: StoreObserver): BatchRepository;
+  withDeadline(deadline: AbortSignal, observer?: StoreObserver, actor?: string): BatchRepository;
 }
 
 /**

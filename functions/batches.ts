@@ -7,13 +7,15 @@ import { adjustStock } from '../domain/adjustment-services';
 import { changeBatch } from '../domain/batch-changes';
 import { addBatch, batchStatus, skuStock } from '../domain/services';
 import { ship, shipmentById } from '../domain/shipment-services';
+import { stockHistory } from '../domain/history-services';
+import { DEFAULT_HISTORY_LIMIT, type HistoryEntry, cursorOf, positionOf } from '../domain/stock-history';
 import type { Shipment } from '../domain/shipments';
 import { cancelTransfer, createTransfer, transferById } from '../domain/transfer-services';
 import type { Transfer } from '../domain/transfers';
 import { countingHoldEndings } from './hold-endings';
 import { json, noContent, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
-import { adjustmentSchema, batchChangeSchema, batchSchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
+import { adjustmentSchema, batchChangeSchema, batchSchema, historyQuerySchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -58,6 +60,18 @@ const stockView = ({ sku, inStock, incoming, held, nextEta, onHand, committed, b
     on_hand: at.onHand,
     committed: at.committed,
   })),
+});
+
+const historyEntryView = ({ at, kind, reason, batchref, location, delta, qtyAfter, reference, actor }: HistoryEntry) => ({
+  at,
+  kind,
+  reason,
+  batchref,
+  location,
+  delta,
+  qty_after: qtyAfter,
+  ...(reference === undefined ? {} : { reference }),
+  actor,
 });
 
 const locationView = ({ id, name, priority, serves, active, position }: Location) => ({
@@ -127,6 +141,16 @@ export const createBatchesHandler = (repository: BatchRepository) =>
       query: stockQuerySchema,
       successOutcomes: { 200: 'StockRead' },
       run: async ({ pathParameters: { sku }, query: { location } }, store) => json(200, stockView(await skuStock(sku, store, location))),
+    }),
+    route('GET /skus/{sku}/history', {
+      query: historyQuerySchema,
+      successOutcomes: { 200: 'HistoryRead' },
+      run: async ({ pathParameters: { sku }, query: { location, limit, cursor } }, store) => {
+        // The schema let only a cursor that names a position through.
+        const after = cursor === undefined ? undefined : positionOf(cursor);
+        const page = await stockHistory(sku, { ...(location === undefined ? {} : { location }), limit: limit === undefined ? DEFAULT_HISTORY_LIMIT : Number(limit), ...(after ? { after } : {}) }, store);
+        return json(200, { sku, entries: page.entries.map(historyEntryView), ...(page.next ? { cursor: cursorOf(page.next) } : {}) });
+      },
     }),
     route('GET /locations', {
       successOutcomes: { 200: 'LocationsRead' },

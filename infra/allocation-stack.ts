@@ -8,6 +8,7 @@ import { Monitoring } from './constructs/monitoring';
 import { Part } from './constructs/part';
 import { AllocationTable } from './constructs/table';
 import { CallerPolicies } from './constructs/caller-policies';
+import { DEFAULT_HISTORY_RETENTION_DAYS } from '../functions/store/stock-changes';
 
 export interface AllocationStackProps extends StackProps {
   /**
@@ -59,6 +60,13 @@ export interface AllocationStackProps extends StackProps {
    * @default - no subscription: subscribe to the topic of the AlarmTopicArn output yourself
    */
   readonly alarmEmail?: string;
+  /**
+   * How many days the history keeps each change of stock (docs/api.md, "History"), at least 31: a
+   * count is applied as of its time for 30 days, from the same records. Set with
+   * `-c historyRetentionDays=<days>`; it applies to the changes written after it.
+   * @default 90
+   */
+  readonly historyRetentionDays?: number;
 }
 
 /**
@@ -83,6 +91,7 @@ export class AllocationStack extends Stack {
       publicApi: props.publicApi ?? false,
       throttling: { rateLimit: props.throttlingRateLimit ?? 100, burstLimit: props.throttlingBurstLimit ?? 200 },
       localDynamoDbEndpoint: props.localDynamoDbEndpoint,
+      historyRetentionDays: props.historyRetentionDays ?? DEFAULT_HISTORY_RETENTION_DAYS,
       logSettings,
     });
     this.events = new DomainEvents(this, 'DomainEvents', { table: this.table, logSettings });

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { HttpEvent } from '../functions/http/route';
+import { type HttpEvent, LOCAL_API_ID } from '../functions/http/route';
 import { LOCAL_ACCOUNT_ID } from './function-instances';
 
 /* An HTTP request as API Gateway's HTTP API hands it to Lambda: a payload format 2.0 event. */
@@ -79,7 +79,7 @@ export const toEvent = (request: IncomingMessage, arrival: Arrival, { routeKey, 
     ...(Object.keys(pathParameters).length > 0 ? { pathParameters: { ...pathParameters } } : {}),
     requestContext: {
       accountId: LOCAL_ACCOUNT_ID,
-      apiId: 'local',
+      apiId: LOCAL_API_ID,
       domainName,
       domainPrefix: domainName.split('.')[0] ?? domainName,
       http: {

@@ -12,7 +12,7 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { activeHoldsIndex, linesByBatchIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../functions/store/table';
+import { activeHoldsIndex, linesByBatchIndex, stockHistoryIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../functions/store/table';
 
 const UPDATE_POLL_MS = 250;
 const UPDATE_WAIT_MS = 60_000;
@@ -25,8 +25,10 @@ const attributeDefinitions = [
   linesByBatchIndex.sortKey,
   activeHoldsIndex.partitionKey,
   activeHoldsIndex.sortKey,
+  stockHistoryIndex.partitionKey,
+  stockHistoryIndex.sortKey,
 ].map(({ name, type }) => ({ AttributeName: name, AttributeType: type }));
-const keySchemaOf = (index: typeof linesByBatchIndex | typeof activeHoldsIndex) => [
+const keySchemaOf = (index: typeof linesByBatchIndex | typeof activeHoldsIndex | typeof stockHistoryIndex) => [
   { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
   { AttributeName: index.sortKey.name, KeyType: 'RANGE' as const },
 ];
@@ -38,6 +40,7 @@ const indexes = [
     KeySchema: keySchemaOf(activeHoldsIndex),
     Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: ['holdid'] },
   },
+  { IndexName: stockHistoryIndex.name, KeySchema: keySchemaOf(stockHistoryIndex), Projection: { ProjectionType: 'ALL' as const } },
 ];
 const stream = { StreamEnabled: true, StreamViewType: tableStreamViewType };
 

@@ -81,7 +81,8 @@ const insertionChanges = (after: StoredItem): Change[] => {
       return [['TransferCreated', { time: after.createdAt, ...transferFields(after.transfer) }]];
     case 'shipment': {
       const { shipmentid, orderid, location, shippedAt, lines } = after.shipment;
-      return [['Shipped', { time: shippedAt, shipmentid, orderid, location, lines: lines.map(({ sku, qty, parts }) => ({ sku, qty, parts: parts.map((part) => ({ batchref: part.batchref, qty: part.qty })) })) }]];
+      const shippedLines = lines.map(({ sku, qty, parts }) => ({ sku, qty, parts: parts.map((part) => ({ batchref: part.batchref, qty: part.qty })) }));
+      return [['Shipped', { time: shippedAt, shipmentid, orderid, location, lines: shippedLines, ...(after.actor === undefined ? {} : { actor: after.actor }) }]];
     }
     default:
       return [];
@@ -190,7 +191,7 @@ const locationFields = ({ location, changedAt }: { location: Location; changedAt
 
 const transferFields = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Transfer) => ({ transferid, sku, qty, from, to, eta, from_batchref: fromBatchref, ref: transferid });
 
-const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt, location, reason }: BatchDescription) => ({
+const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, changedAt, location, reason, actor }: BatchDescription) => ({
   time: changedAt,
   ref,
   sku,
@@ -198,4 +199,5 @@ const batchFields = ({ ref, sku }: { ref: string; sku: string }, { qty, eta, cha
   eta,
   location: locationOf({ location }),
   ...(reason === undefined ? {} : { reason }),
+  ...(actor === undefined ? {} : { actor }),
 });

@@ -112,16 +112,10 @@ export class InvalidUtf8Body extends Error {
 
 /**
  * Every error body's `code` (docs/api.md, "Error codes"): the domain's refusals, and what the HTTP
- * edge refuses or cannot answer itself.
+ * edge refuses or cannot answer itself. Built when read, so that the handlers' bundles, which only
+ * name its type, leave it out (table.ts, tableAccess, says why).
  */
-export const ERROR_CODES = [
-  ...DOMAIN_ERROR_CODES,
-  'malformed_json',
-  'unsupported_media_type',
-  'body_too_large',
-  'unavailable',
-  'internal_error',
-] as const;
+export const ERROR_CODES = /* @__PURE__ */ (() => [...DOMAIN_ERROR_CODES, 'malformed_json', 'unsupported_media_type', 'body_too_large', 'unavailable', 'internal_error'] as const)();
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export interface ErrorResponse {

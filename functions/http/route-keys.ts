@@ -9,6 +9,7 @@ export const routeKeys = {
     'GET /batches/{ref}',
     'PATCH /batches/{ref}',
     'GET /skus/{sku}/stock',
+    'GET /skus/{sku}/history',
     'GET /locations',
     'GET /locations/{id}',
     'PUT /locations/{id}',

@@ -5,6 +5,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import type { BatchRepository } from '../../domain/ports';
+import { LOCAL_ACTOR } from '../../domain/stock-history';
 import { logger } from '../telemetry';
 import {
   BodyTooLarge,
@@ -180,12 +181,27 @@ export const routedHandler = <RouteKey extends string>(repository: BatchReposito
         const deadline = startDeadline(context);
         try {
           const measures = telemetry.measuresOf(event);
-          return await route.run({ pathParameters, query, body }, repository.withDeadline(deadline.signal, measures), measures);
+          return await route.run({ pathParameters, query, body }, repository.withDeadline(deadline.signal, measures, actorOf(event)), measures);
         } finally {
           deadline.clear();
         }
       })
   );
+};
+
+/** The API id the local server's events carry (local/api-gateway-event.ts). */
+export const LOCAL_API_ID = 'local';
+
+/**
+ * Who makes the request, for the history of what it changes (docs/api.md, "History"): the caller's
+ * IAM principal, which API Gateway's IAM authorizer puts in the request's context; on a public API,
+ * which has none, `anonymous`; on the local server, `local`.
+ */
+const actorOf = (event: HttpEvent): string => {
+  const { authorizer, apiId } = event.requestContext as HttpEvent['requestContext'] & { authorizer?: { iam?: { userArn?: unknown } } };
+  const principal = authorizer?.iam?.userArn;
+  if (typeof principal === 'string' && principal !== '') return principal;
+  return apiId === LOCAL_API_ID ? LOCAL_ACTOR : 'anonymous';
 };
 
 const requestIdOf = (request: HttpRequest): string =>

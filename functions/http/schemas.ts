@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { ADJUSTMENT_REASONS } from '../../domain/adjustments';
 import { MAX_HOLD_SECONDS } from '../../domain/holds';
+import { MAX_CURSOR_CHARACTERS, MAX_HISTORY_LIMIT, positionOf } from '../../domain/stock-history';
 import type { Split } from '../../domain/model';
 import { ASSIGNED_COUNTRY_CODES } from './countries';
 
@@ -117,6 +118,24 @@ export const pathParametersSchema = (names: readonly string[]) => z.object(Objec
  * that is well formed but names no location is the domain's to refuse (LocationNotFound).
  */
 export const stockQuerySchema = /* @__PURE__ */ objectOf({ location: /* @__PURE__ */ z.optional(locationIdSchema) });
+
+const HISTORY_LIMIT = `a whole number from 1 to ${MAX_HISTORY_LIMIT}`;
+/** How many entries a page of the history may have: a query parameter, so digits. */
+export const historyLimitSchema = /* @__PURE__ */ z.string(refused(HISTORY_LIMIT)).check(/* @__PURE__ */ z.regex(/^(100|[1-9][0-9]?)$/, refused(HISTORY_LIMIT)));
+
+const HISTORY_CURSOR = 'the cursor of a page of this history, as the service answered it';
+/** A cursor names a change the service wrote: what a client makes up is refused, not read as some other place. */
+export const namesAPosition = /* @__PURE__ */ z.refine<string>((cursor) => positionOf(cursor) !== undefined, refused(HISTORY_CURSOR));
+export const historyCursorSchema = /* @__PURE__ */ z
+  .string(refused(HISTORY_CURSOR))
+  .check(/* @__PURE__ */ z.regex(new RegExp(`^[A-Za-z0-9_-]{1,${MAX_CURSOR_CHARACTERS}}$`), refused(HISTORY_CURSOR)), namesAPosition);
+
+/** `GET /skus/{sku}/history`'s query: the one location whose changes to list, how many, and from where. */
+export const historyQuerySchema = /* @__PURE__ */ objectOf({
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
+  limit: /* @__PURE__ */ z.optional(historyLimitSchema),
+  cursor: /* @__PURE__ */ z.optional(historyCursorSchema),
+});
 
 /*
  * Each handler uses its own body schemas, and building a schema is a good part of a cold

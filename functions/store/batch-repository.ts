@@ -29,9 +29,10 @@ import type {
   StoredLocation,
 } from '../../domain/ports';
 import type { Routing } from '../../domain/routing';
+import { type HistoryPage, type HistoryRequest, LOCAL_ACTOR } from '../../domain/stock-history';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome } from './allocation-saves';
-import { CHANGE_COUNT, COUNTED_AT, EXHAUSTED_RANGE, STOCK_RANGE, batchDescriptionWrite, locationField, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, newBatchWrites, skuPartition } from './batches';
+import { CHANGE_COUNT, COUNTED_AT, EXHAUSTED_RANGE, STOCK_RANGE, batchDescriptionWrite, locationField, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, knownSkuKey, newBatchWrites, skuPartition } from './batches';
 import { type CountPlaces, sizingPlaces } from './held-units';
 import { HoldGiveBacks, type HeldOnBatch } from './hold-give-backs';
 import { HoldSaves } from './hold-saves';
@@ -45,7 +46,7 @@ import { writesOf } from './pieces';
 import { type FoundBatch, KnownPieces, SpreadBatches, canSpread } from './spread-batches';
 import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
 import { saveShipment, shipmentKey } from './shipments';
-import { changesSince, stockChangeWrite } from './stock-changes';
+import { type StockChange, changesSince, stockChangeWrite, stockHistoryPage } from './stock-changes';
 import { adjustmentKey, adjustmentWrite } from './adjustments';
 import { TableReads } from './table-reads';
 import { TakeGroups } from './take-groups';
@@ -112,6 +113,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     private readonly knownPieces = new KnownPieces(),
     private readonly takeGroups = new TakeGroups<Placement, GroupedTakeOutcome>(),
     private readonly routing = new RoutingLocations(world),
+    /** Who the changes of stock it writes are made by (domain/stock-history.ts). */
+    private readonly actor = LOCAL_ACTOR,
   ) {
     this.calls = new StoreCalls(client, conflictRetry, world, deadline, observer);
     this.reads = new TableReads(this.calls, client, tableName);
@@ -121,12 +124,12 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const queryPartition = (partition: string, prefix?: string) => this.reads.partition(partition, prefix);
     this.spreads = new SpreadBatches(this.calls, tableName, conflictRetry, world, queryPartition, knownPieces);
     this.allocations = new AllocationSaves(this.calls, client, tableName, conflictRetry, this.spreads, knownPieces, takeGroups, world);
-    this.transfers = new TransferSaves(this.calls, tableName, this.spreads);
+    this.transfers = new TransferSaves(this.calls, tableName, this.spreads, actor);
     this.lines = new LineWrites(this.calls, client, this.reads, tableName, this.spreads, world);
   }
 
-  withDeadline(deadline: AbortSignal, observer?: StoreObserver): DynamoDbBatchRepository {
-    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.world, this.knownPieces, this.takeGroups, this.routing);
+  withDeadline(deadline: AbortSignal, observer?: StoreObserver, actor = this.actor): DynamoDbBatchRepository {
+    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.world, this.knownPieces, this.takeGroups, this.routing, actor);
   }
 
   currentTime(): Instant {
@@ -139,13 +142,13 @@ export class DynamoDbBatchRepository implements BatchRepository {
     // The built-in `default` needs no item; any other location is checked in the batch's own transaction, last.
     const locationCheck = location === DEFAULT_LOCATION_ID ? [] : [locationExistsCheck(this.tableName, location)];
     const now = this.currentTime();
-    // Its units arrived with it: the change a count taken before it applies (stock-changes.ts).
-    const arrived = stockChangeWrite(
+    // Its units arrived with it: the change a count taken before it applies (stock-changes.ts), and its history's first entry.
+    const added = stockChangeWrite(
       this.tableName,
-      { ref, sku: batch.sku, ...locationField(batch), delta: batch.qty, reason: 'received', at: new Date(now).toISOString() },
+      { ref, sku: batch.sku, ...locationField(batch), kind: 'added', delta: batch.qty, qtyAfter: batch.qty, reason: 'received', at: new Date(now).toISOString(), actor: this.actor },
       'added',
     );
-    const writes = [...newBatchWrites(this.tableName, batch, now), ...(batch.qty > 0 ? [arrived] : []), ...locationCheck];
+    const writes = [...newBatchWrites(this.tableName, batch, now, this.actor), added, ...locationCheck];
     const cancellation = await this.calls.transactWrite(writes);
     if (!cancellation) return { outcome: 'added' };
     if (!cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
@@ -295,7 +298,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   saveShipment(shipment: Shipment, lines: readonly LineShipped[], batches: readonly Batch[]): Promise<SaveShipmentResult> {
-    return saveShipment(this.calls, this.tableName, shipment, lines, batches);
+    return saveShipment(this.calls, this.tableName, shipment, lines, batches, this.actor);
   }
 
   async recordOutOfStock(lines: readonly OrderLine[], routing?: Routing): Promise<void> {
@@ -356,6 +359,14 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return firstBatch(settled.flatMap((item) => (item ? [item] : [])));
   }
 
+  async skuKnown(sku: string): Promise<boolean> {
+    return (await this.reads.item(knownSkuKey(sku))) !== undefined;
+  }
+
+  stockHistory(sku: string, request: HistoryRequest): Promise<HistoryPage> {
+    return stockHistoryPage(this.calls, this.client, this.tableName, sku, request);
+  }
+
   async allocationsOf(orderid: string): Promise<Allocation[]> {
     return (await this.reads.partition(orderPartition(orderid), LINES_RANGE)).map(storedLine);
   }
@@ -392,12 +403,25 @@ export class DynamoDbBatchRepository implements BatchRepository {
     // A count's change happened at its moment: a later count applies only the changes after its own.
     const at = countedAt ?? new Date(now).toISOString();
     const reason = adjustment?.reason ?? 'correction';
-    const stockChange = { ref: batch.ref, sku: batch.sku, ...locationField(batch), delta: changed.qty - batch.qty, reason, ...(adjustment ? { reference: adjustment.adjustmentid } : {}), at };
+    const arrived = batch.eta !== null && changed.eta === null;
+    const stockChange: StockChange = {
+      ref: batch.ref,
+      sku: batch.sku,
+      ...locationField(batch),
+      kind: arrived ? 'arrived' : adjustment ? 'adjusted' : 'patched',
+      delta: changed.qty - batch.qty,
+      qtyAfter: changed.qty,
+      reason,
+      ...(adjustment ? { reference: adjustment.adjustmentid } : {}),
+      at,
+      actor: this.actor,
+    };
     const change = [
-      batchDescriptionWrite(this.tableName, changed, now, reason, countedAt === undefined ? undefined : { countedAt, changesRead }),
+      batchDescriptionWrite(this.tableName, changed, now, this.actor, reason, countedAt === undefined ? undefined : { countedAt, changesRead }),
       ...writesOf(batch).change(this.tableName, batch, changed),
       ...(adjustment ? [adjustmentWrite(this.tableName, adjustment)] : []),
-      ...(stockChange.delta === 0 ? [] : [stockChangeWrite(this.tableName, stockChange, adjustment?.adjustmentid ?? this.world.newId())]),
+      // An arrival changes no qty, and is in the history all the same: its units are on the shelf from then.
+      ...(stockChange.delta === 0 && !arrived ? [] : [stockChangeWrite(this.tableName, stockChange, adjustment?.adjustmentid ?? this.world.newId())]),
     ];
     const ends = (some: readonly HoldToEnd[], places: CountPlaces) => batchChangeHoldEndWrites(this.tableName, change, batch.ref, some, now, places);
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.

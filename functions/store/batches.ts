@@ -20,7 +20,7 @@ import { partitionKeyPrefix } from './table';
 export const STOCK_RANGE = 'STOCK';
 
 export const skuPartition = (sku: string) => `${partitionKeyPrefix.sku}${sku}`;
-const knownSkuKey = (sku: string) => itemKey(skuPartition(sku), STOCK_RANGE);
+export const knownSkuKey = (sku: string) => itemKey(skuPartition(sku), STOCK_RANGE);
 export const batchWithStockKey = (sku: string, ref: string) => itemKey(skuPartition(sku), `${STOCK_RANGE}#${ref}`);
 /** The sort keys of a SKU's partition that hold its batches with no stock left: read only for the stock levels' units on hand. */
 export const EXHAUSTED_RANGE = 'EMPTY#';
@@ -146,14 +146,20 @@ export interface BatchDescription {
   readonly changedAt: string;
   /** Absent on a batch not changed since it was added, and on references written before changes recorded it. */
   readonly reason?: ChangeReason;
+  /** Who made the last change (domain/stock-history.ts); absent on references written before changes recorded it. */
+  readonly actor?: string;
 }
 
+/** The attribute of a batch reference, a change's record and a shipment's record that names who made it. */
+export const ACTOR = 'actor';
+
 /** A batch reference's copy of its batch's qty, eta and location as of `changedAt`, for the batch's events. */
-const batchDescription = (batch: Batch, changedAt: Instant) => ({
+const batchDescription = (batch: Batch, changedAt: Instant, actor: string) => ({
   qty: batch.qty,
   ...(batch.eta === null ? {} : { eta: batch.eta }),
   ...locationField(batch),
   changedAt: new Date(changedAt).toISOString(),
+  [ACTOR]: actor,
 });
 
 /** What the Query of a SKU's stock range reads, for a stub store to answer as the table would. */
@@ -207,12 +213,16 @@ export const parseBatchItem = (item: Record<string, unknown>): StoredBatchItem |
     }
     if (isAt(item, batchReferenceKey(ref))) {
       const reason = item[CHANGE_REASON];
-      const described = isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt) && (reason === undefined || CHANGE_REASONS.includes(reason as ChangeReason));
+      const actor = item[ACTOR];
+      const described =
+        isNumber(qty) && (eta === undefined || isText(eta)) && isText(changedAt) && (reason === undefined || CHANGE_REASONS.includes(reason as ChangeReason)) && (actor === undefined || isText(actor));
       return {
         kind: 'batch-reference',
         ref,
         sku,
-        ...(described ? { description: { qty, eta: eta ?? null, ...locationField({ location }), changedAt, ...(reason === undefined ? {} : { reason: reason as ChangeReason }) } } : {}),
+        ...(described
+          ? { description: { qty, eta: eta ?? null, ...locationField({ location }), changedAt, ...(reason === undefined ? {} : { reason: reason as ChangeReason }), ...(actor === undefined ? {} : { actor }) } }
+          : {}),
       };
     }
   }
@@ -275,7 +285,7 @@ export const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Con
 export const INCOMING_OF = 'incomingOf';
 
 /** The items of a new batch, made at `now`: the batch, its reference (which makes a ref unique across SKUs) and its SKU's known-SKU item. */
-export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, incomingOf?: string): TransactWriteItem[] => {
+export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, actor: string, incomingOf?: string): TransactWriteItem[] => {
   const { ref, sku } = batch;
   return [
     { Put: { TableName: tableName, Item: batchItem(batch), ConditionExpression: ITEM_IS_NEW } },
@@ -283,7 +293,7 @@ export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, in
       Put: {
         TableName: tableName,
         // Its qty arrived with it: the change a count taken before it applies (stock-changes.ts).
-        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch, now), [CHANGE_COUNT]: 1, ...(incomingOf === undefined ? {} : { [INCOMING_OF]: incomingOf }) },
+        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch, now, actor), [CHANGE_COUNT]: 1, ...(incomingOf === undefined ? {} : { [INCOMING_OF]: incomingOf }) },
         ConditionExpression: ITEM_IS_NEW,
       },
     },
@@ -312,6 +322,7 @@ export const batchDescriptionWrite = (
   tableName: string,
   changed: Batch,
   now: Instant,
+  actor: string,
   reason: ChangeReason = 'correction',
   count?: { readonly countedAt: string; readonly changesRead: number },
 ): TransactWriteItem => {
@@ -323,7 +334,7 @@ export const batchDescriptionWrite = (
       TableName: tableName,
       Key: batchReferenceKey(ref),
       UpdateExpression:
-        `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :reason${counted}` +
+        `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :reason, ${ACTOR} = :actor${counted}` +
         (eta === null ? ` REMOVE eta, ${INCOMING_OF}` : `, eta = :newEta REMOVE ${INCOMING_OF}`) +
         ` ADD ${ONE_CHANGE_MORE}`,
       // Guards "a reference exists only with its batch": an update would otherwise create one; for a
@@ -348,6 +359,7 @@ export const batchDescriptionWrite = (
           ':newQty': qty,
           ':changedAt': new Date(now).toISOString(),
           ':reason': reason,
+          ':actor': actor,
           ...(eta === null ? {} : { ':newEta': eta }),
         },
       ),

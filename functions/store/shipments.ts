@@ -2,7 +2,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Batch } from '../../domain/model';
 import type { SaveShipmentResult } from '../../domain/ports';
 import type { LineShipped, Shipment, ShipmentLine } from '../../domain/shipments';
-import { CHANGE_REASON, INCOMING_OF, ONE_CHANGE_MORE, batchKey, batchReferenceKey, locationField } from './batches';
+import { ACTOR, CHANGE_REASON, INCOMING_OF, ONE_CHANGE_MORE, batchKey, batchReferenceKey, locationField } from './batches';
 import { ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
 import { lineShipWrites } from './line-changes';
@@ -21,7 +21,7 @@ import { partitionKeyPrefix } from './table';
 
 export const shipmentKey = (shipmentid: string) => itemKey(`${partitionKeyPrefix.shipment}${shipmentid}`, 'SHIPMENT');
 
-const shipmentItem = ({ shipmentid, orderid, location, shippedAt, lines }: Shipment) => ({
+const shipmentItem = ({ shipmentid, orderid, location, shippedAt, lines }: Shipment, actor: string) => ({
   ...shipmentKey(shipmentid),
   type: 'Shipment',
   shipmentid,
@@ -29,9 +29,11 @@ const shipmentItem = ({ shipmentid, orderid, location, shippedAt, lines }: Shipm
   location,
   shippedAt,
   lines: lines.map(({ sku, qty, parts }) => ({ sku, qty, parts: parts.map(({ batchref, qty: partQty }) => ({ batchref, qty: partQty })) })),
+  [ACTOR]: actor,
 });
 
-export type StoredShipmentItem = { readonly kind: 'shipment'; readonly shipment: Shipment };
+/** `actor`: who shipped it; absent on shipments recorded before the history named them. */
+export type StoredShipmentItem = { readonly kind: 'shipment'; readonly shipment: Shipment; readonly actor?: string };
 
 const parseShipmentLine = (value: unknown): ShipmentLine | undefined => {
   const { sku, qty, parts } = (value ?? {}) as Record<string, unknown>;
@@ -47,51 +49,62 @@ const parseShipmentLine = (value: unknown): ShipmentLine | undefined => {
 
 /** A shipment's record, read back through its key. */
 export const parseShipmentItem = (item: Record<string, unknown>): StoredShipmentItem | undefined => {
-  const { shipmentid, orderid, location, shippedAt, lines } = item;
+  const { shipmentid, orderid, location, shippedAt, lines, [ACTOR]: actor } = item;
   if (!isText(shipmentid) || !isAt(item, shipmentKey(shipmentid))) return undefined;
-  if (!isText(orderid) || !isText(location) || !isText(shippedAt) || !Array.isArray(lines) || lines.length === 0) return undefined;
+  if (!isText(orderid) || !isText(location) || !isText(shippedAt) || !Array.isArray(lines) || lines.length === 0 || (actor !== undefined && !isText(actor))) return undefined;
   const parsed = lines.map(parseShipmentLine);
   if (parsed.some((line) => line === undefined)) return undefined;
-  return { kind: 'shipment', shipment: { shipmentid, orderid, location, shippedAt, lines: parsed as ShipmentLine[] } };
+  return { kind: 'shipment', shipment: { shipmentid, orderid, location, shippedAt, lines: parsed as ShipmentLine[] }, ...(actor === undefined ? {} : { actor }) };
 };
 
 /**
- * A batch's `qty`, and its reference's copy of it (for its BatchChanged), lowered by `shipped`, at
- * the key its stock says as read. Not conditioned on the batch's available stock: the units were the
- * line's, whose condition guards them, and a write that rebuilds the batch's item (a move across the edge of
- * the stock range, a gather that empties it) is conditioned on its `qty` as read, so it never copies
- * a `qty` from before the shipment over it. On condition that the item is where it was read: one
- * moved since fails, and the shipment reads again.
+ * A batch's `qty`, and its reference's copy of it (for its BatchChanged), lowered by `shipped` from
+ * the qty read, at the key its stock says as read. Not conditioned on the batch's available stock:
+ * the units were the line's, whose condition guards them. On condition that the item is where it was
+ * read, its qty as read: one moved or changed since fails, and the shipment reads again.
  */
-const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shipment: Shipment): TransactWriteItem[] => [
+const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shipment: Shipment, actor: string): TransactWriteItem[] => [
   {
     Update: {
       TableName: tableName,
       Key: batchKey(batch),
-      UpdateExpression: 'SET qty = qty - :shipped',
-      // Guards "a shipment never takes a batch below zero": a change that lowered the batch's qty
-      // under what its lines hold, its lines not yet moved off, leaves it fewer units than they ship.
-      ConditionExpression: `attribute_exists(${PK}) AND qty >= :shipped`,
-      ExpressionAttributeValues: { ':shipped': shipped },
+      UpdateExpression: 'SET qty = :qtyAfter',
+      // Guards "a shipment never takes a batch below zero" (the shipment ships only units a batch's
+      // qty as read covers), and "the history's qty after each change is the batch's" (the write
+      // sets it from the qty as read: another change since would be written over).
+      ConditionExpression: `attribute_exists(${PK}) AND qty = :qtyRead`,
+      ExpressionAttributeValues: { ':qtyRead': batch.qty, ':qtyAfter': batch.qty - shipped },
     },
   },
   {
     Update: {
       TableName: tableName,
       Key: batchReferenceKey(batch.ref),
-      UpdateExpression: `SET qty = qty - :shipped, changedAt = :changedAt, ${CHANGE_REASON} = :shippedReason REMOVE ${INCOMING_OF} ADD ${ONE_CHANGE_MORE}`,
+      UpdateExpression: `SET qty = :qtyAfter, changedAt = :changedAt, ${CHANGE_REASON} = :shippedReason, ${ACTOR} = :actor REMOVE ${INCOMING_OF} ADD ${ONE_CHANGE_MORE}`,
       // Guards "a reference exists only with its batch": an update would otherwise create one.
       ...withValues(and({ ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} }, changeAfterCounts(shipment.shippedAt)), {
-        ':shipped': shipped,
+        ':qtyAfter': batch.qty - shipped,
         ':changedAt': shipment.shippedAt,
         ':shippedReason': 'shipped',
+        ':actor': actor,
         ':oneChange': 1,
       }),
     },
   },
   stockChangeWrite(
     tableName,
-    { ref: batch.ref, sku: batch.sku, ...locationField(batch), delta: -shipped, reason: 'shipped', reference: shipment.shipmentid, at: shipment.shippedAt },
+    {
+      ref: batch.ref,
+      sku: batch.sku,
+      ...locationField(batch),
+      kind: 'shipped',
+      delta: -shipped,
+      qtyAfter: batch.qty - shipped,
+      reason: 'shipped',
+      reference: shipment.shipmentid,
+      at: shipment.shippedAt,
+      actor,
+    },
     shipment.shipmentid,
   ),
 ];
@@ -103,15 +116,16 @@ export const saveShipment = async (
   shipment: Shipment,
   lines: readonly LineShipped[],
   batches: readonly Batch[],
+  actor: string,
 ): Promise<SaveShipmentResult> => {
   const shippedFrom = (ref: string) =>
     shipment.lines.reduce((sum, line) => sum + line.parts.reduce((partSum, part) => (part.batchref === ref ? partSum + part.qty : partSum), 0), 0);
   const record: TransactWriteItem = {
-    Put: { TableName: tableName, Item: shipmentItem(shipment), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
+    Put: { TableName: tableName, Item: shipmentItem(shipment, actor), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
   };
   const items = [
     ...lines.flatMap(({ before, after }) => lineShipWrites(tableName, before, after)),
-    ...batches.flatMap((batch) => batchShipWrites(tableName, batch, shippedFrom(batch.ref), shipment)),
+    ...batches.flatMap((batch) => batchShipWrites(tableName, batch, shippedFrom(batch.ref), shipment, actor)),
     record,
   ];
   if (items.length > MAX_TRANSACTION_ITEMS) return { outcome: 'too-many-writes', writes: items.length, maxWrites: MAX_TRANSACTION_ITEMS };

@@ -1,10 +1,13 @@
+import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { CHANGE_REASONS, COUNT_WINDOW_MS, type ChangeReason } from '../../domain/adjustments';
+import { DEFAULT_LOCATION_ID } from '../../domain/locations';
+import { CHANGE_KINDS, MAX_HISTORY_LIMIT, type ChangeKind, type HistoryEntry, type HistoryPage, type HistoryPosition, type HistoryRequest } from '../../domain/stock-history';
 import { COUNTED_AT, batchReferenceKey, locationField } from './batches';
 import { ITEM_IS_NEW, type Condition } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
-import type { TransactWriteItem } from './store-calls';
+import type { DocumentSender, StoreCalls, TransactWriteItem } from './store-calls';
 import type { TableReads } from './table-reads';
-import { timeToLiveAttribute } from './table';
+import { partitionKeyPrefix, stockHistoryIndex, timeToLiveAttribute } from './table';
 
 /*
  * A batch's changes of its units on hand (items.ts, "The table's items"): one record for each write
@@ -19,27 +22,43 @@ import { timeToLiveAttribute } from './table';
 
 const CHANGE_RANGE = 'CHANGE#';
 
-/** One change of a batch's qty: by `delta`, for `reason`, at `at`; `reference` names what made it (a shipmentid, an adjustmentid, a transferid). */
+/** One change of a batch's qty (or its arrival): by `delta` to `qtyAfter`, for `reason`, at `at`, by `actor`; `reference` names what made it (a shipmentid, an adjustmentid, a transferid). */
 export interface StockChange {
   readonly ref: string;
   readonly sku: string;
   /** Absent: `default`. */
   readonly location?: string;
+  readonly kind: ChangeKind;
   readonly delta: number;
+  readonly qtyAfter: number;
   readonly reason: ChangeReason;
   readonly reference?: string;
   readonly at: string;
+  readonly actor: string;
 }
+
+/** The attribute that puts a change in its SKU's history: the partition key of the history's index. */
+const HISTORY_OF = stockHistoryIndex.partitionKey.name;
+const historyPartition = (sku: string) => `${partitionKeyPrefix.history}${sku}`;
 
 /** `id`: what tells two changes of one batch at one moment apart; a change's reference where it has one. */
 const changeKey = (ref: string, at: string, reason: ChangeReason, id: string) => itemKey(String(batchReferenceKey(ref)[PK]), `${CHANGE_RANGE}${at}#${reason}#${id}`);
 
-/** How long a change is kept: a count is applied as of its time only within COUNT_WINDOW_MS, and time to live deletes within about a day of its moment. */
-const CHANGE_LIFETIME_SECONDS = (COUNT_WINDOW_MS + 24 * 60 * 60 * 1_000) / 1_000;
+const DAY_MS = 24 * 60 * 60 * 1_000;
+/** The fewest days a change is kept: a count is applied as of its time only within COUNT_WINDOW_MS, and time to live deletes within about a day of its moment. */
+export const MIN_HISTORY_RETENTION_DAYS = COUNT_WINDOW_MS / DAY_MS + 1;
+/** How long the history keeps a change when HISTORY_RETENTION_DAYS does not say (docs/api.md, "History"). */
+export const DEFAULT_HISTORY_RETENTION_DAYS = 90;
+
+/**
+ * How many days a change is kept: HISTORY_RETENTION_DAYS, which the stack checks at synth
+ * (infra/constructs/http-api.ts); never fewer than the counts need.
+ */
+const retentionDays = (): number => Math.max(MIN_HISTORY_RETENTION_DAYS, Number(process.env.HISTORY_RETENTION_DAYS) || DEFAULT_HISTORY_RETENTION_DAYS);
 
 /** The record of `change`, new: its key names its moment and `id`. */
 export const stockChangeWrite = (tableName: string, change: StockChange, id: string): TransactWriteItem => {
-  const { ref, sku, location, delta, reason, reference, at } = change;
+  const { ref, sku, location, kind, delta, qtyAfter, reason, reference, at, actor } = change;
   return {
     Put: {
       TableName: tableName,
@@ -49,11 +68,15 @@ export const stockChangeWrite = (tableName: string, change: StockChange, id: str
         ref,
         sku,
         ...locationField({ location }),
+        kind,
         delta,
+        qtyAfter,
         reason,
         ...(reference === undefined ? {} : { reference }),
         at,
-        [timeToLiveAttribute]: Math.floor(Date.parse(at) / 1_000) + CHANGE_LIFETIME_SECONDS,
+        actor,
+        [HISTORY_OF]: historyPartition(sku),
+        [timeToLiveAttribute]: Math.floor(Date.parse(at) / 1_000) + retentionDays() * (DAY_MS / 1_000),
       },
       // Guards "each change is recorded once": two changes at one moment of one kind and id would be one.
       ConditionExpression: ITEM_IS_NEW,
@@ -74,12 +97,24 @@ export type StoredStockChangeItem = { readonly kind: 'stock-change'; readonly ch
 
 /** A change's record, read back through its key. */
 export const parseStockChangeItem = (item: Record<string, unknown>): StoredStockChangeItem | undefined => {
-  const { ref, sku, location, delta, reason, reference, at, sk } = item;
-  if (!isText(ref) || !isText(sku) || !isNumber(delta) || !isText(at) || !CHANGE_REASONS.includes(reason as ChangeReason) || !isText(sk)) return undefined;
+  const { ref, sku, location, kind, delta, qtyAfter, reason, reference, at, actor, sk } = item;
+  if (!isText(ref) || !isText(sku) || !isNumber(delta) || !isNumber(qtyAfter) || !isText(at) || !isText(actor) || !isText(sk)) return undefined;
+  if (!CHANGE_REASONS.includes(reason as ChangeReason) || !CHANGE_KINDS.includes(kind as ChangeKind)) return undefined;
   if ((location !== undefined && !isText(location)) || (reference !== undefined && !isText(reference))) return undefined;
   const id = sk.slice(`${CHANGE_RANGE}${at}#${String(reason)}#`.length);
   if (!isAt(item, changeKey(ref, at, reason as ChangeReason, id))) return undefined;
-  const change: StockChange = { ref, sku, ...locationField({ location }), delta, reason: reason as ChangeReason, ...(reference === undefined ? {} : { reference }), at };
+  const change: StockChange = {
+    ref,
+    sku,
+    ...locationField({ location }),
+    kind: kind as ChangeKind,
+    delta,
+    qtyAfter,
+    reason: reason as ChangeReason,
+    ...(reference === undefined ? {} : { reference }),
+    at,
+    actor,
+  };
   return { kind: 'stock-change', change, id };
 };
 
@@ -97,4 +132,68 @@ export const changesSince = async (reads: TableReads, ref: string, since: string
     if (!stored) throw new Error(`Item among batch ${ref}'s changes is not one: ${JSON.stringify(item)}`);
     return sum + stored.change.delta;
   }, 0);
+};
+
+/** The most records one read of the index takes for a page at one location. */
+const MAX_HISTORY_PAGE = MAX_HISTORY_LIMIT;
+/**
+ * The most reads of the index one page makes: a page at one location skips the SKU's changes at the
+ * others, and ends with a cursor after this many, however few it found.
+ */
+const HISTORY_PAGE_READS = 4;
+
+const historyEntryOf = (item: Record<string, unknown>): HistoryEntry => {
+  const stored = parseStockChangeItem(item);
+  if (!stored) throw new Error(`Item in the history's index is not a change of stock: ${JSON.stringify(item)}`);
+  const { change, id } = stored;
+  return {
+    at: change.at,
+    kind: change.kind,
+    reason: change.reason,
+    batchref: change.ref,
+    location: change.location ?? DEFAULT_LOCATION_ID,
+    delta: change.delta,
+    qtyAfter: change.qtyAfter,
+    ...(change.reference === undefined ? {} : { reference: change.reference }),
+    actor: change.actor,
+    position: { ref: change.ref, at: change.at, reason: change.reason, id },
+  };
+};
+
+/**
+ * BatchRepository.stockHistory: the SKU's partition of the history's index, newest first, from the
+ * change after `request.after` (its key in the index: the SKU's, its moment, and the record's own).
+ * Each read is of up to `limit` records, or of MAX_HISTORY_PAGE at one location, whose entries are
+ * picked from what the index holds there; at most HISTORY_PAGE_READS of them.
+ */
+export const stockHistoryPage = async (calls: StoreCalls, client: DocumentSender, tableName: string, sku: string, request: HistoryRequest): Promise<HistoryPage> => {
+  const { location, limit, after } = request;
+  const keyOf = ({ ref, at, reason, id }: HistoryPosition) => ({ ...changeKey(ref, at, reason, id), [HISTORY_OF]: historyPartition(sku), at });
+  const entries: HistoryEntry[] = [];
+  let lastRead = after;
+  for (let round = 0; round < HISTORY_PAGE_READS; round++) {
+    const page: QueryCommandOutput = await calls.call((options) =>
+      client.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: stockHistoryIndex.name,
+          KeyConditionExpression: `${HISTORY_OF} = :history`,
+          ExpressionAttributeValues: { ':history': historyPartition(sku) },
+          ScanIndexForward: false,
+          Limit: location === undefined ? limit - entries.length : MAX_HISTORY_PAGE,
+          ...(lastRead ? { ExclusiveStartKey: keyOf(lastRead) } : {}),
+        }),
+        options,
+      ),
+    );
+    const read = (page.Items ?? []).map(historyEntryOf);
+    for (const [index, entry] of read.entries()) {
+      if (location !== undefined && entry.location !== location) continue;
+      entries.push(entry);
+      if (entries.length === limit) return index === read.length - 1 && !page.LastEvaluatedKey ? { entries } : { entries, next: entry.position };
+    }
+    lastRead = read.at(-1)?.position;
+    if (!page.LastEvaluatedKey || !lastRead) return { entries };
+  }
+  return { entries, ...(lastRead ? { next: lastRead } : {}) };
 };

@@ -8,7 +8,7 @@ export const tableKeySchema = {
 } as const;
 
 /**
- * The one secondary index: an allocated line's batch and when it was allocated, so that a batch
+ * An allocated line's batch and when it was allocated, so that a batch
  * that shrinks finds its lines, newest first. Only lines carry these attributes (a sparse index).
  * Global, since an index local to the table's partitions would have to be made with the table; its
  * reads lag writes by a moment, which the batch's own stock count, always read from the table,
@@ -30,6 +30,17 @@ export const activeHoldsIndex = {
   partitionKey: { name: 'activeHoldShard', type: 'S' },
   sortKey: { name: 'heldUntil', type: 'S' },
   shards: 4,
+} as const;
+
+/**
+ * Each SKU's changes of on-hand stock by their moment, newest first, for its history
+ * (functions/store/stock-changes.ts): only the records of those changes carry the partition key (a
+ * sparse index), written in each change's own transaction. Its reads lag the writes by a moment.
+ */
+export const stockHistoryIndex = {
+  name: 'stockHistory',
+  partitionKey: { name: 'historyOf', type: 'S' },
+  sortKey: { name: 'at', type: 'S' },
 } as const;
 
 /**
@@ -72,6 +83,8 @@ export const partitionKeyPrefix = {
   shipment: 'SHIPMENT#',
   /** An adjustment's record: a change of a batch's units on hand, its reason, the qty before and after. */
   adjustment: 'ADJUSTMENT#',
+  /** A SKU's changes of stock, in the history's index: `HISTORY#<sku>`. */
+  history: 'HISTORY#',
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
@@ -94,31 +107,12 @@ const shipmentAttributes = ['shipmentid', 'shippedAt'];
  * an adjustment's record (functions/store/adjustments.ts), and a change's (functions/store/stock-changes.ts).
  */
 const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
+/** Who made a change (on a change's record, a batch's reference and a shipment's), and what a change's record says besides for the history (functions/store/stock-changes.ts). */
+const historyAttributes = ['actor', 'kind', 'qtyAfter', stockHistoryIndex.partitionKey.name];
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */
 const noticeAttributes = ['noticeId', 'reason', 'deallocatedAt', 'refusedAt', 'destination', timeToLiveAttribute];
-/**
- * What ending a hold names in its writes (functions/store/holds.ts: holdEndWrite on the hold's
- * record; held-units.ts: givingBackWrites on its units' records and the items that count them): the
- * keys; an item's stock, its count of held units and the spread its condition compares; the record's
- * status, the expiry its condition compares, when it ended, its time to live, and its key in the
- * active holds' index, which the write removes.
- */
-const holdEndingAttributes = [
-  ...keyAttributes,
-  'available',
-  'heldUnits',
-  'givenBack',
-  'spreadId',
-  'pieces',
-  'status',
-  'heldUntil',
-  'endedAt',
-  timeToLiveAttribute,
-  activeHoldsIndex.partitionKey.name,
-];
-
 /**
  * What each handler may do to the table: its read and write actions, the partition key prefixes of
  * the items it reads and of those it writes (and of the index entries it queries), and the
@@ -154,55 +148,86 @@ const batchesItems = [
   partitionKeyPrefix.adjustment,
 ];
 
-export const tableAccess = {
-  // POST /allocate, GET /allocations/{orderid}, DELETE /allocations/{orderid}/{sku}, the holds'
-  // routes: the SKU's stock, its batches and their pieces, the order's lines, the holds; never a
-  // batch reference. It reads the locations, to route lines by them, and never writes one.
-  allocations: {
-    reads: READS,
-    writes: WRITES,
-    readPartitionKeyPrefixes: [...allocationsItems, partitionKeyPrefix.locations],
-    writtenPartitionKeyPrefixes: allocationsItems,
-    writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes, ...heldUnitsAttributes],
-    indexQueries: [],
-  },
-  // POST /add_batch, GET and PATCH /batches/{ref}, GET /skus/{sku}/stock: batches and their
-  // references, and the lines a shrinking batch moves (found through the index) and the holds it ends;
-  // the locations' routes, and the check a new batch's transaction makes that its location exists
-  // (ConditionCheckItem: a read of the item's existence, which writes nothing); the transfers, their
-  // records and the batches they take from, add and remove; the shipments, their records, and the
-  // lines and batches whose units they ship.
-  batches: {
-    reads: [...READS, 'dynamodb:ConditionCheckItem'],
-    writes: WRITES,
-    readPartitionKeyPrefixes: batchesItems,
-    writtenPartitionKeyPrefixes: batchesItems,
-    writtenAttributes: [
-      ...keyAttributes,
-      ...batchAttributes,
-      ...lineAttributes,
-      ...noticeAttributes,
-      ...holdAttributes,
-      ...heldUnitsAttributes,
-      ...locationAttributes,
-      ...transferAttributes,
-      ...shipmentAttributes,
-      ...adjustmentAttributes,
-    ],
-    indexQueries: [{ index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] }],
-  },
-  // The hold sweeper: the active holds' index, the holds it ends, their units' records, which it
-  // deletes, and the items it gives their units back to (a batch's own, or a piece); never an
-  // order's line or a batch reference.
-  sweeper: {
-    reads: READS,
-    writes: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
-    readPartitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.hold],
-    writtenPartitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.hold],
-    writtenAttributes: holdEndingAttributes,
-    indexQueries: [{ index: activeHoldsIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.activeHolds] }],
-  },
-} as const satisfies Record<string, TableAccess>;
+/**
+ * Built when read: the bundles of the handlers, which never read it, leave it out (esbuild keeps a
+ * top-level array built by spreading others, which it cannot prove free of effects).
+ */
+export const tableAccess = /* @__PURE__ */ (() => {
+  /**
+   * What ending a hold names in its writes (functions/store/holds.ts: holdEndWrite on the hold's
+   * record; held-units.ts: givingBackWrites on its units' records and the items that count them): the
+   * keys; an item's stock, its count of held units and the spread its condition compares; the record's
+   * status, the expiry its condition compares, when it ended, its time to live, and its key in the
+   * active holds' index, which the write removes.
+   */
+  const holdEndingAttributes = [
+    ...keyAttributes,
+    'available',
+    'heldUnits',
+    'givenBack',
+    'spreadId',
+    'pieces',
+    'status',
+    'heldUntil',
+    'endedAt',
+    timeToLiveAttribute,
+    activeHoldsIndex.partitionKey.name,
+  ];
+
+  return {
+    // POST /allocate, GET /allocations/{orderid}, DELETE /allocations/{orderid}/{sku}, the holds'
+    // routes: the SKU's stock, its batches and their pieces, the order's lines, the holds; never a
+    // batch reference. It reads the locations, to route lines by them, and never writes one.
+    allocations: {
+      reads: READS,
+      writes: WRITES,
+      readPartitionKeyPrefixes: [...allocationsItems, partitionKeyPrefix.locations],
+      writtenPartitionKeyPrefixes: allocationsItems,
+      writtenAttributes: [...keyAttributes, ...batchAttributes, ...lineAttributes, ...noticeAttributes, ...holdAttributes, ...heldUnitsAttributes],
+      indexQueries: [],
+    },
+    // POST /add_batch, GET and PATCH /batches/{ref}, GET /skus/{sku}/stock: batches and their
+    // references, and the lines a shrinking batch moves (found through the index) and the holds it ends;
+    // the locations' routes, and the check a new batch's transaction makes that its location exists
+    // (ConditionCheckItem: a read of the item's existence, which writes nothing); the transfers, their
+    // records and the batches they take from, add and remove; the shipments, their records, and the
+    // lines and batches whose units they ship; the SKUs' histories, in their index.
+    batches: {
+      reads: [...READS, 'dynamodb:ConditionCheckItem'],
+      writes: WRITES,
+      readPartitionKeyPrefixes: batchesItems,
+      writtenPartitionKeyPrefixes: batchesItems,
+      writtenAttributes: [
+        ...keyAttributes,
+        ...batchAttributes,
+        ...lineAttributes,
+        ...noticeAttributes,
+        ...holdAttributes,
+        ...heldUnitsAttributes,
+        ...locationAttributes,
+        ...transferAttributes,
+        ...shipmentAttributes,
+        ...adjustmentAttributes,
+        ...historyAttributes,
+      ],
+      indexQueries: [
+        { index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] },
+        { index: stockHistoryIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.history] },
+      ],
+    },
+    // The hold sweeper: the active holds' index, the holds it ends, their units' records, which it
+    // deletes, and the items it gives their units back to (a batch's own, or a piece); never an
+    // order's line or a batch reference.
+    sweeper: {
+      reads: READS,
+      writes: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+      readPartitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.hold],
+      writtenPartitionKeyPrefixes: [partitionKeyPrefix.sku, partitionKeyPrefix.piece, partitionKeyPrefix.hold],
+      writtenAttributes: holdEndingAttributes,
+      indexQueries: [{ index: activeHoldsIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.activeHolds] }],
+    },
+  } as const satisfies Record<string, TableAccess>;
+})();
 
 /** The table name the local server and tests use when `TABLE_NAME` is not set. */
 const defaultLocalTableName = 'allocations';

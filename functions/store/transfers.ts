@@ -1,9 +1,10 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Instant } from '../../domain/holds';
+import type { ChangeKind } from '../../domain/stock-history';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { ConditionalWrite, SaveTransferResult } from '../../domain/ports';
 import { type Transfer, type TransferStatus, incomingBatchOf } from '../../domain/transfers';
-import { CHANGE_REASON, INCOMING_OF, ONE_CHANGE_MORE, batchKey, locationField, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
+import { ACTOR, CHANGE_REASON, INCOMING_OF, ONE_CHANGE_MORE, batchKey, locationField, batchMoveWrites, batchReferenceKey, batchWithStockKey, newBatchWrites, staysOnItsSide } from './batches';
 import { ITEM_IS_NEW, and, withValues } from './conditions';
 import { changeAfterCounts, stockChangeWrite } from './stock-changes';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
@@ -91,27 +92,42 @@ const sourceWrites = (tableName: string, batch: Batch, delta: number): TransactW
 };
 
 /** The source batch's reference's copy of its qty, as the transfer leaves it at `now` (for its BatchChanged); its eta is the batch's own to change. */
-const sourceReferenceWrite = (tableName: string, batch: Batch, delta: number, now: Instant): TransactWriteItem => ({
+const sourceReferenceWrite = (tableName: string, batch: Batch, delta: number, now: Instant, actor: string): TransactWriteItem => ({
   Update: {
     TableName: tableName,
     Key: batchReferenceKey(batch.ref),
-    UpdateExpression: `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :transferred REMOVE ${INCOMING_OF} ADD ${ONE_CHANGE_MORE}`,
+    UpdateExpression: `SET qty = :newQty, changedAt = :changedAt, ${CHANGE_REASON} = :transferred, ${ACTOR} = :actor REMOVE ${INCOMING_OF} ADD ${ONE_CHANGE_MORE}`,
     // Guards "a reference exists only with its batch": an update would otherwise create one; and the
     // change's place among the batch's counts (stock-changes.ts).
     ...withValues(and({ ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: {} }, changeAfterCounts(new Date(now).toISOString())), {
       ':newQty': batch.qty + delta,
       ':changedAt': new Date(now).toISOString(),
       ':transferred': 'transferred',
+      ':actor': actor,
       ':oneChange': 1,
     }),
   },
 });
 
-/** The source batch's change, for a count taken before it (stock-changes.ts): `id` tells a take from its cancel at one moment. */
-const sourceChangeWrite = (tableName: string, transfer: Transfer, source: Batch, delta: number, now: Instant, id: string): TransactWriteItem =>
+/**
+ * A change a transfer makes of one batch, for a count taken before it and for the history
+ * (stock-changes.ts): `id` tells a take from its cancel at one moment.
+ */
+const transferChangeWrite = (tableName: string, transfer: Transfer, batch: Batch, change: { kind: ChangeKind; delta: number; now: Instant; actor: string }, id: string): TransactWriteItem =>
   stockChangeWrite(
     tableName,
-    { ref: source.ref, sku: source.sku, ...locationField(source), delta, reason: 'transferred', reference: transfer.transferid, at: new Date(now).toISOString() },
+    {
+      ref: batch.ref,
+      sku: batch.sku,
+      ...locationField(batch),
+      kind: change.kind,
+      delta: change.delta,
+      qtyAfter: batch.qty + change.delta,
+      reason: 'transferred',
+      reference: transfer.transferid,
+      at: new Date(change.now).toISOString(),
+      actor: change.actor,
+    },
     id,
   );
 
@@ -171,6 +187,7 @@ export class TransferSaves {
     private readonly calls: StoreCalls,
     private readonly tableName: string,
     private readonly spreads: SpreadBatches,
+    private readonly actor: string,
   ) {}
 
   /** BatchRepository.saveTransfer, made at `now`: at most 8 items, the source batch's take first and the record last. */
@@ -181,20 +198,17 @@ export class TransferSaves {
       await this.spreads.keptWhole([source]);
       return { outcome: 'read-again' };
     }
+    const { actor } = this;
     const take = [
       ...sourceWrites(this.tableName, source, -transfer.qty),
-      sourceReferenceWrite(this.tableName, source, -transfer.qty, now),
-      sourceChangeWrite(this.tableName, transfer, source, -transfer.qty, now, `${transfer.transferid}#taken`),
+      sourceReferenceWrite(this.tableName, source, -transfer.qty, now, actor),
+      transferChangeWrite(this.tableName, transfer, source, { kind: 'transferred_out', delta: -transfer.qty, now, actor }, `${transfer.transferid}#taken`),
     ];
     const incomingBatch = incomingBatchOf(transfer);
     const incoming = [
-      ...newBatchWrites(this.tableName, incomingBatch, now, transfer.transferid),
-      // Its units arrived with it, for a count taken before it (stock-changes.ts).
-      stockChangeWrite(
-        this.tableName,
-        { ref: incomingBatch.ref, sku: incomingBatch.sku, ...locationField(incomingBatch), delta: incomingBatch.qty, reason: 'transferred', reference: transfer.transferid, at: new Date(now).toISOString() },
-        `${transfer.transferid}#arrived`,
-      ),
+      ...newBatchWrites(this.tableName, incomingBatch, now, actor, transfer.transferid),
+      // Its units came with it, for a count taken before it (stock-changes.ts).
+      transferChangeWrite(this.tableName, transfer, { ...incomingBatch, qty: 0 }, { kind: 'transferred_in', delta: incomingBatch.qty, now, actor }, `${transfer.transferid}#arrived`),
     ];
     const record: TransactWriteItem = {
       Put: { TableName: this.tableName, Item: transferItem(transfer, now), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
@@ -215,15 +229,18 @@ export class TransferSaves {
     return { outcome: 'batch-changed' };
   }
 
-  /** BatchRepository.cancelTransfer: at most 7 items; an incoming batch in pieces gathered first (its removal's condition is on the batch whole). */
+  /** BatchRepository.cancelTransfer: at most 8 items; an incoming batch in pieces gathered first (its removal's condition is on the batch whole). */
   async cancel(transfer: Transfer, source: Batch, incoming: Batch, cancelledAt: Instant): Promise<ConditionalWrite | 'incoming-changed'> {
     if (!(await this.spreads.keptWhole([incoming]))) return 'changed';
+    const { actor } = this;
     const cancellation = await this.calls.transactWrite([
       transferCancelWrite(this.tableName, transfer, cancelledAt),
       ...incomingRemovalWrites(this.tableName, transfer),
       ...sourceWrites(this.tableName, source, transfer.qty),
-      sourceReferenceWrite(this.tableName, source, transfer.qty, cancelledAt),
-      sourceChangeWrite(this.tableName, transfer, source, transfer.qty, cancelledAt, `${transfer.transferid}#given back`),
+      sourceReferenceWrite(this.tableName, source, transfer.qty, cancelledAt, actor),
+      transferChangeWrite(this.tableName, transfer, source, { kind: 'transfer_cancelled', delta: transfer.qty, now: cancelledAt, actor }, `${transfer.transferid}#given back`),
+      // The incoming batch's units leave the history with it.
+      transferChangeWrite(this.tableName, transfer, incoming, { kind: 'transfer_cancelled', delta: -incoming.qty, now: cancelledAt, actor }, `${transfer.transferid}#cancelled`),
     ]);
     if (!cancellation) return 'saved';
     // A record no longer active was ended by another cancel, a repeat racing this one, which also

@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, HttpNoneAuthorizer, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { MIN_HISTORY_RETENTION_DAYS } from '../../functions/store/stock-changes';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { BundlingOptions, NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -71,6 +72,8 @@ export interface ServiceApiProps {
   readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
   /** Declares DYNAMODB_ENDPOINT on the handlers, for `sam local` only (AllocationStackProps). */
   readonly localDynamoDbEndpoint?: string;
+  /** How many days the history keeps each change of stock: HISTORY_RETENTION_DAYS, which the batches handler writes with each change. */
+  readonly historyRetentionDays: number;
   readonly logSettings: LogSettings;
 }
 
@@ -83,10 +86,17 @@ export class ServiceApi extends Part {
   readonly stage: HttpStage;
   readonly handlers: readonly RouteHandler[];
 
-  constructor(scope: Construct, id: string, { table, publicApi, throttling, localDynamoDbEndpoint, logSettings }: ServiceApiProps) {
+  constructor(scope: Construct, id: string, { table, publicApi, throttling, localDynamoDbEndpoint, historyRetentionDays, logSettings }: ServiceApiProps) {
     super(scope, id);
+    // Refused at synth: the functions would keep changes for the counts' window at least, whatever it says.
+    if (!Number.isSafeInteger(historyRetentionDays) || historyRetentionDays < MIN_HISTORY_RETENTION_DAYS) {
+      throw new Error(
+        `historyRetentionDays must be a whole number of days, at least ${MIN_HISTORY_RETENTION_DAYS} (counts are applied as of their time for ${MIN_HISTORY_RETENTION_DAYS - 1}), not ${historyRetentionDays}`,
+      );
+    }
     const environment: Record<string, string> = {
       TABLE_NAME: table.tableName,
+      HISTORY_RETENTION_DAYS: String(historyRetentionDays),
       // Stack traces point at the TypeScript source; the price is a slower cold start (the source
       // maps are parsed at load) and a slower `error.stack`, which only errors pay.
       NODE_OPTIONS: '--enable-source-maps',

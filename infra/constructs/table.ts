@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import { activeHoldsIndex, linesByBatchIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../../functions/store/table';
+import { activeHoldsIndex, linesByBatchIndex, stockHistoryIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../../functions/store/table';
 
 const attributeType = { S: AttributeType.STRING, N: AttributeType.NUMBER, B: AttributeType.BINARY } as const;
 
@@ -44,6 +44,13 @@ export class AllocationTable extends Table {
       // The sweeper needs only which holds expired: it reads each hold's record before ending it.
       projectionType: ProjectionType.INCLUDE,
       nonKeyAttributes: ['holdid'],
+    });
+    this.addGlobalSecondaryIndex({
+      indexName: stockHistoryIndex.name,
+      partitionKey: { name: stockHistoryIndex.partitionKey.name, type: attributeType[stockHistoryIndex.partitionKey.type] },
+      sortKey: { name: stockHistoryIndex.sortKey.name, type: attributeType[stockHistoryIndex.sortKey.type] },
+      // A page of the history answers every field of its entries from the index alone.
+      projectionType: ProjectionType.ALL,
     });
   }
 }

@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createDynamoDbClient } from '../../functions/store/client';
-import { activeHoldsIndex, linesByBatchIndex } from '../../functions/store/table';
+import { activeHoldsIndex, linesByBatchIndex, stockHistoryIndex } from '../../functions/store/table';
 import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
 import { createTableAsFirstReleased, dynamoDbEndpoint, uniqueId } from '../support/dynamodb';
 import {
@@ -266,7 +266,7 @@ describe('npm start', { timeout: 150_000 }, () => {
     }
   });
 
-  it('adds the lines-by-batch and active holds indexes to a table made before them, keeping what the table holds', async () => {
+  it('adds the lines-by-batch, active holds and stock history indexes to a table made before them, keeping what the table holds', async () => {
     const endpoint = dynamoDbEndpoint();
     const tableName = uniqueId('before-index');
     const client = createDynamoDbClient(endpoint);
@@ -282,9 +282,10 @@ describe('npm start', { timeout: 150_000 }, () => {
         expect.arrayContaining([
           { IndexName: linesByBatchIndex.name, IndexStatus: 'ACTIVE' },
           { IndexName: activeHoldsIndex.name, IndexStatus: 'ACTIVE' },
+          { IndexName: stockHistoryIndex.name, IndexStatus: 'ACTIVE' },
         ]),
       );
-      expect(Table?.GlobalSecondaryIndexes).toHaveLength(2);
+      expect(Table?.GlobalSecondaryIndexes).toHaveLength(3);
       const response = await fetchDocumented(`http://127.0.0.1:${port}/batches/${batch.ref}`);
       expect(await response.json()).toEqual({ ref: batch.ref, sku: 'LAMP', qty: 5, allocated: 0, held: 0, available: 5, eta: null, location: 'default' });
     } finally {

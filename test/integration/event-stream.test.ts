@@ -113,14 +113,14 @@ describe("the local server's events", () => {
     const events = following.events.filter((event) => !isMarker(event));
     expect(byKey(events)).toEqual({
       [shelf]: [
-        { name: 'BatchAdded', ref: shelf, sku: lamp, qty: 10, eta: null, location: 'default' },
-        { name: 'BatchChanged', ref: shelf, sku: lamp, qty: 4, eta: null, location: 'default', reason: 'correction' },
+        { name: 'BatchAdded', ref: shelf, sku: lamp, qty: 10, eta: null, location: 'default', actor: 'anonymous' },
+        { name: 'BatchChanged', ref: shelf, sku: lamp, qty: 4, eta: null, location: 'default', reason: 'correction', actor: 'anonymous' },
       ],
       [shipment]: [
-        { name: 'BatchAdded', ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15', location: 'default' },
-        { name: 'BatchChanged', ref: shipment, sku: lamp, qty: 0, eta: '2027-01-15', location: 'default', reason: 'correction' },
+        { name: 'BatchAdded', ref: shipment, sku: lamp, qty: 10, eta: '2027-01-15', location: 'default', actor: 'anonymous' },
+        { name: 'BatchChanged', ref: shipment, sku: lamp, qty: 0, eta: '2027-01-15', location: 'default', reason: 'correction', actor: 'anonymous' },
       ],
-      [chairs]: [{ name: 'BatchAdded', ref: chairs, sku: chair, qty: 5, eta: null, location: 'default' }],
+      [chairs]: [{ name: 'BatchAdded', ref: chairs, sku: chair, qty: 5, eta: null, location: 'default', actor: 'anonymous' }],
       [`${kept} ${lamp}`]: [
         { name: 'Allocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf, location: 'default' },
         { name: 'Deallocated', orderid: kept, sku: lamp, qty: 4, batchref: shelf, location: 'default', reason: 'cancelled' },

@@ -265,8 +265,8 @@ describe("locations' and batches' events, from the table's stream", () => {
         { event: 'LocationChanged', location: 'lyon', ...lyon, active: true },
         { event: 'LocationChanged', location: 'lyon', ...lyon, active: false },
         { event: 'LocationChanged', location: 'default', name: 'Main', priority: 0, serves: ['*'], active: true },
-        { event: 'BatchAdded', ref: atLyon, sku: 'LAMP', qty: 3, eta: null, location: 'lyon' },
-        { event: 'BatchAdded', ref: atDefault, sku: 'LAMP', qty: 2, eta: '2027-01-01', location: 'default' },
+        { event: 'BatchAdded', ref: atLyon, sku: 'LAMP', qty: 3, eta: null, location: 'lyon', actor: 'anonymous' },
+        { event: 'BatchAdded', ref: atDefault, sku: 'LAMP', qty: 2, eta: '2027-01-01', location: 'default', actor: 'anonymous' },
       ]);
     } finally {
       await stream.stop();
@@ -303,14 +303,14 @@ describe("locations' and batches' events, from the table's stream", () => {
 
       const about = events.filter(({ detail }) => JSON.stringify(detail).includes(sku));
       expect(about.map(({ name, detail: { id, version, time, ...fields } }) => ({ event: name, ...fields }))).toEqual([
-        { event: 'BatchAdded', ref: atNantes, sku, qty: 4, eta: null, location: 'nantes' },
-        { event: 'BatchAdded', ref: atDefault, sku, qty: 5, eta: '2027-01-01', location: 'default' },
+        { event: 'BatchAdded', ref: atNantes, sku, qty: 4, eta: null, location: 'nantes', actor: 'anonymous' },
+        { event: 'BatchAdded', ref: atDefault, sku, qty: 5, eta: '2027-01-01', location: 'default', actor: 'anonymous' },
         { event: 'HoldPlaced', holdid: cart, expires_at: expect.any(String), lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }] },
         { event: 'HoldConfirmed', holdid: cart, expires_at: expect.any(String), lines: [{ sku, qty: 1, batchref: atNantes, location: 'nantes' }], orderid: order },
         { event: 'Allocated', orderid: order, sku, qty: 1, batchref: atNantes, location: 'nantes' },
         { event: 'Allocated', orderid: moved, sku, qty: 3, batchref: atNantes, location: 'nantes' },
         { event: 'OutOfStock', sku, orderid: refused, qty: 1, location: 'nantes' },
-        { event: 'BatchChanged', ref: atNantes, sku, qty: 1, eta: null, location: 'nantes', reason: 'correction' },
+        { event: 'BatchChanged', ref: atNantes, sku, qty: 1, eta: null, location: 'nantes', reason: 'correction', actor: 'anonymous' },
         { event: 'Deallocated', orderid: moved, sku, qty: 3, batchref: atNantes, location: 'nantes', reason: 'reallocated' },
         { event: 'Allocated', orderid: moved, sku, qty: 3, batchref: atDefault, location: 'default' },
         { event: 'Deallocated', orderid: moved, sku, qty: 3, batchref: atDefault, location: 'default', reason: 'cancelled' },

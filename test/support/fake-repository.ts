@@ -19,6 +19,7 @@ import {
 import type { Routing } from '../../domain/routing';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
 import type { LineShipped, Shipment } from '../../domain/shipments';
+import type { HistoryEntry, HistoryPage, HistoryRequest } from '../../domain/stock-history';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -128,6 +129,21 @@ export class FakeRepository implements BatchRepository {
 
   async exhaustedBatchesOf(sku: string): Promise<Batch[]> {
     return [...this.batches.values()].filter((batch) => batch.sku === sku && !hasStockLeft(batch) && batch.qty > 0);
+  }
+
+  async skuKnown(sku: string): Promise<boolean> {
+    return (await this.stockOf(sku)).known;
+  }
+
+  /** Each SKU's history, newest first, as a test puts it there: the adapter's is its records of changes. */
+  readonly histories = new Map<string, HistoryEntry[]>();
+
+  async stockHistory(sku: string, { location, limit, after }: HistoryRequest): Promise<HistoryPage> {
+    const all = (this.histories.get(sku) ?? []).filter((entry) => location === undefined || entry.location === location);
+    const from = after === undefined ? 0 : all.findIndex(({ position }) => JSON.stringify(position) === JSON.stringify(after)) + 1;
+    const entries = all.slice(from, from + limit);
+    const last = entries.at(-1);
+    return from + limit < all.length && last ? { entries, next: last.position } : { entries };
   }
 
   async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {

@@ -1136,7 +1136,7 @@ describe('the route table', () => {
     await allocate(validLine);
     const withDeadline = vi.spyOn(repository, 'withDeadline');
     await send(routeKey, options);
-    expect(withDeadline.mock.calls).toEqual([[expect.any(AbortSignal), expect.anything()]]);
+    expect(withDeadline.mock.calls).toEqual([[expect.any(AbortSignal), expect.anything(), expect.any(String)]]);
   });
 
   it('answers 503 with Retry-After when the store outlasts the time a read has left', async () => {

@@ -104,6 +104,7 @@ describe('docs/openapi.json', () => {
       'GET /batches/{ref}': 'getBatch',
       'PATCH /batches/{ref}': 'changeBatch',
       'GET /skus/{sku}/stock': 'getSkuStock',
+      'GET /skus/{sku}/history': 'getSkuHistory',
       'GET /locations': 'getLocations',
       'GET /locations/{id}': 'getLocation',
       'PUT /locations/{id}': 'putLocation',

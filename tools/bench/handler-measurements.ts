@@ -56,6 +56,8 @@ export interface HandlerMeasurements {
     readonly shipment: StoreCall[];
     readonly adjustment: StoreCall[];
     readonly count: StoreCall[];
+    /** A page of the SKU's history, after the changes above. */
+    readonly history: StoreCall[];
   };
   readonly readUnitsByHistory: ReadUnitsByHistory;
   readonly patchMovingLines: PatchCost;
@@ -168,6 +170,10 @@ const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']>
   const adjustment = await callsOf('adjustment', () => createBatchesHandler(repository)(adjustmentEvent, lambdaContext()));
   const countEvent = postEvent('/adjustments', { adjustmentid: `count-${randomUUID()}`, ref, reason: 'counted', qty: 10, counted_at: countedAt });
   const count = await callsOf('count', () => createBatchesHandler(repository)(countEvent, lambdaContext()));
+  meter.takeCalls();
+  const historyEvent = routeEvent('GET /skus/{sku}/history', { pathParameters: { sku } });
+  expectStatus(await createBatchesHandler(repository)(historyEvent, lambdaContext()), 200, 'history');
+  const history = meter.takeCalls();
 
   // The same SKU at two more places, and a line sent to a destination one of them serves nearest.
   const places = [
@@ -185,7 +191,7 @@ const measureRequestCost = async (): Promise<HandlerMeasurements['requestCost']>
   // A line no one batch holds, split over batches at two of the places.
   const splitEvent = postEvent('/allocate', { orderid: `order-${randomUUID()}`, sku, qty: 15, split: 'locations' });
   const splitAllocate = await callsOf('split allocate', () => createAllocationsHandler(repository)(splitEvent, lambdaContext()));
-  return { allocate, addBatch, routedAllocate, splitAllocate, shipment, adjustment, count };
+  return { allocate, addBatch, routedAllocate, splitAllocate, shipment, adjustment, count, history };
 };
 
 const measureReadUnitsByHistory = async (): Promise<ReadUnitsByHistory> => {

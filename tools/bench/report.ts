@@ -239,6 +239,7 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
   rows.push(['store calls per shipment of one whole line', callsWithCapacity(requestCost.shipment), callsWithCapacity(requestCost.allocate), '', '']);
   rows.push(['store calls per adjustment by a delta', callsWithCapacity(requestCost.adjustment), callsWithCapacity(requestCost.allocate), '', '']);
   rows.push(['store calls per count as of a minute ago, a shipment since', callsWithCapacity(requestCost.count), callsWithCapacity(requestCost.allocate), '', '']);
+  rows.push(["store calls per page of a SKU's history", callsWithCapacity(requestCost.history), callsWithCapacity(requestCost.allocate), '', '']);
   rows.push([
     'store calls per allocate routed to a destination, the SKU at 3 locations',
     callsWithCapacity(requestCost.routedAllocate),

@@ -4,7 +4,9 @@
  * build by hand (their views, and errors.ts's mapping), so they are written here as JSON Schema.
  */
 import * as z from 'zod/mini';
+import { CHANGE_REASONS } from '../../domain/adjustments';
 import { DEFAULT_HOLD_SECONDS } from '../../domain/holds';
+import { CHANGE_KINDS, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT } from '../../domain/stock-history';
 import { ERROR_CODES, InvalidPathParameters, InvalidRequestBody } from '../../functions/http/errors';
 import {
   MAX_IDENTIFIER_CHARACTERS,
@@ -14,6 +16,8 @@ import {
   batchSchema,
   eachCountryOnce,
   eachSkuOnce,
+  historyCursorSchema,
+  historyLimitSchema,
   holdConfirmationSchema,
   holdExtensionSchema,
   holdSchema,
@@ -21,6 +25,7 @@ import {
   inNfc,
   locationIdSchema,
   locationSchema,
+  namesAPosition,
   orderLineSchema,
   orderSchema,
   pathParameterSchemaOf,
@@ -86,6 +91,8 @@ const REFINEMENTS = new Map<object, (schema: JsonSchema) => void>([
       schema.not = { const: 0 };
     },
   ],
+  // Opaque to clients: the pattern is all a schema can say, and the component's description says the rest.
+  [namesAPosition, () => {}],
 ]);
 
 const writeRefinements = ({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodType; jsonSchema: JsonSchema }) => {
@@ -209,6 +216,15 @@ const requestSchemas = () => {
     id: 'LocationId',
     description: "A location's id: 1 to 64 letters (a-z, A-Z), digits, `-` and `_`. `default` names the built-in location.",
     examples: ['default', 'warehouse-lyon', 'store_12'],
+  });
+  registry.add(historyLimitSchema, {
+    id: 'HistoryLimit',
+    description: `How many entries a page of the history has at most: 1 to ${MAX_HISTORY_LIMIT}, ${DEFAULT_HISTORY_LIMIT} when absent.`,
+    examples: ['20'],
+  });
+  registry.add(historyCursorSchema, {
+    id: 'HistoryCursor',
+    description: 'The `cursor` of the page before, as the service answered it: opaque. One it did not make is refused.',
   });
   registry.add(arrivalDateSchema, {
     id: 'ArrivalDate',
@@ -469,6 +485,38 @@ const responseSchemas = {
     },
     'A shipment as made: a parcel that left one location.',
   ),
+  History: closedObject(
+    {
+      sku: identifier,
+      entries: listOf(
+        closedObject(
+          {
+            at: { type: 'string', format: 'date-time', description: "When the change happened: ISO 8601 UTC, milliseconds; a count's, when it was counted." },
+            kind: {
+              enum: [...CHANGE_KINDS],
+              description:
+                '`added`: the batch was added; `arrived`: its `eta` was set to null (with a change of `qty` in the same PATCH, if any); `shipped`; ' +
+                '`adjusted`: by `POST /adjustments`, for its `reason`; `transferred_out`: a transfer took units from it; `transferred_in`: it is a ' +
+                "transfer's incoming batch; `transfer_cancelled`: a cancel gave units back to it, or took its incoming batch away; `patched`: a `PATCH /batches/{ref}`.",
+            },
+            reason: { enum: [...CHANGE_REASONS], description: "Why: an adjustment's reason (a PATCH's is `correction`, a batch added's `received`), or `shipped`, `transferred`." },
+            batchref: identifier,
+            location: locationId,
+            delta: { type: 'integer', description: "How the batch's `qty` changed: below 0 for units that left; 0 for an arrival alone." },
+            qty_after: units("The batch's `qty` as the change left it."),
+            reference: { ...identifier, description: 'The `shipmentid`, `adjustmentid` or `transferid` behind it; absent for a PATCH and a batch added.' },
+            actor: { type: 'string', description: "Who made it: the caller's IAM principal (its ARN) on AWS, `anonymous` on a public API, `local` on the local server." },
+          },
+          'One change of a batch\'s units on hand.',
+          ['at', 'kind', 'reason', 'batchref', 'location', 'delta', 'qty_after', 'actor'],
+        ),
+        'Newest first.',
+      ),
+      cursor: { type: 'string', description: 'Where the next page starts: send it back as `?cursor=`. Absent on the last page.' },
+    },
+    "A page of a SKU's history of on-hand stock.",
+    ['sku', 'entries'],
+  ),
   Adjustment: closedObject(
     {
       adjustmentid: identifier,
@@ -576,7 +624,7 @@ const responseSchemas = {
   ),
 } satisfies Record<string, JsonSchema>;
 
-export type ComponentName = 'Identifier' | 'LocationId' | 'ArrivalDate' | RequestBodyName | keyof typeof responseSchemas;
+export type ComponentName = 'Identifier' | 'LocationId' | 'ArrivalDate' | 'HistoryLimit' | 'HistoryCursor' | RequestBodyName | keyof typeof responseSchemas;
 
 export const schemaRef = (name: ComponentName): JsonSchema => ref(name);
 
@@ -584,6 +632,8 @@ export const schemaRef = (name: ComponentName): JsonSchema => ref(name);
 const PARAMETER_COMPONENTS = new Map<object, ComponentName>([
   [identifierSchema, 'Identifier'],
   [locationIdSchema, 'LocationId'],
+  [historyLimitSchema, 'HistoryLimit'],
+  [historyCursorSchema, 'HistoryCursor'],
 ]);
 
 /** A route's query parameters as its handler checks them: an object of optional parameters (functions/http/schemas.ts). */

@@ -56,7 +56,8 @@ import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
 import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
-import { noQuerySchema, pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
+import { historyQuerySchema, noQuerySchema, pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
+import { cursorOf } from '../../domain/stock-history';
 import { type ComponentName, type JsonSchema, OPENAPI_VERSION, type QuerySchema, type RequestBodyName, requestBodySchemas, schemaRef } from './components';
 
 export type RouteKey = BatchesRouteKey | AllocationsRouteKey;
@@ -416,6 +417,43 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
           locations: [
             { location: 'default', in_stock: 7, incoming: 4, held: 2, next_eta: '2027-01-01', on_hand: 10, committed: 1 },
             { location: 'warehouse-lyon', in_stock: 0, incoming: 5, held: 0, next_eta: '2027-06-01', on_hand: 0, committed: 0 },
+          ],
+        }),
+      },
+      mapped('No batch of this SKU was ever added (whatever `location` names)', new UnknownSku('LAMP')),
+      mapped('The `location` named is a location id, but no location has it', new LocationNotFound('warehouse-lyon')),
+    ],
+  },
+  'GET /skus/{sku}/history': {
+    operationId: 'getSkuHistory',
+    summary: "Read a SKU's history of on-hand stock",
+    description:
+      "Every change of a batch's `qty`, and every batch's arrival, newest first: a batch added, arrived, shipped, adjusted, " +
+      'transferred out or in, a transfer cancelled, a PATCH. Allocations and holds change what is available, not what is on hand: ' +
+      'they are in the events, not here. A count is listed at its `counted_at`, which may be before changes listed above it. ' +
+      'Pages: `limit` entries at most, and a `cursor` while more may remain (a page may hold fewer, or none, and still have one). ' +
+      'Every entry is on one page only, whatever is written meanwhile; an entry is listed a moment (under a second) after its ' +
+      'change, and kept as long as the history is set to keep it (90 days unless the stack says otherwise).',
+    pathParameters: { sku: 'LAMP' },
+    query: {
+      schema: historyQuerySchema,
+      parameters: {
+        location: { description: 'The one location whose changes to list, which must exist (404 otherwise); every location when absent.', example: 'warehouse-lyon' },
+        limit: { description: 'The most entries on the page: 1 to 100; 50 when absent.', example: '20' },
+        cursor: { description: 'The `cursor` of the page before: the page after it.', example: cursorOf({ ref: 'batch-1', at: '2026-12-01T09:30:00.000Z', reason: 'shipped', id: 'shipment-1' }) },
+      },
+      refused: { limit: '0' },
+    },
+    answers: [
+      {
+        status: 200,
+        when: 'A batch of the SKU was ever added',
+        name: 'HistoryRead',
+        body: json('History', {
+          sku: 'LAMP',
+          entries: [
+            { at: '2026-12-01T09:30:00.000Z', kind: 'shipped', reason: 'shipped', batchref: 'batch-1', location: 'default', delta: -2, qty_after: 8, reference: 'shipment-1', actor: 'arn:aws:iam::123456789012:role/warehouse' },
+            { at: '2026-12-01T08:00:00.000Z', kind: 'added', reason: 'received', batchref: 'batch-1', location: 'default', delta: 10, qty_after: 10, actor: 'arn:aws:iam::123456789012:role/warehouse' },
           ],
         }),
       },

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { linesByBatchIndex } from '../../../functions/store/table';
+import { linesByBatchIndex, stockHistoryIndex } from '../../../functions/store/table';
 import { AllocationStack } from '../../../infra/allocation-stack';
 import { cdkApp, logicalIdOf } from '../cdk-app';
 import { type Synthesized, functionNamed, statementsOf, synthesize, tableArnOf, telemetryNames, writesTo } from '../synthesized';
@@ -11,9 +11,9 @@ const { stack, template } = synthesized;
 const tableArn = tableArnOf(synthesized);
 
 describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name function', ({ name }) => {
-  it('is given the table name and source-mapped stack traces, and no DynamoDB endpoint', () => {
+  it("is given the table name, the history's retention and source-mapped stack traces, and no DynamoDB endpoint", () => {
     expect(functionNamed(synthesized, name).Properties.Environment).toEqual({
-      Variables: { TABLE_NAME: { Ref: logicalIdOf(stack, 'Table') }, NODE_OPTIONS: '--enable-source-maps', ...telemetryNames },
+      Variables: { TABLE_NAME: { Ref: logicalIdOf(stack, 'Table') }, HISTORY_RETENTION_DAYS: '90', NODE_OPTIONS: '--enable-source-maps', ...telemetryNames },
     });
   });
 });
@@ -32,6 +32,7 @@ describe("the handlers' roles", () => {
   const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt', 'incomingOf'];
   const shipmentAttributes = ['shipmentid', 'shippedAt'];
   const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
+  const historyAttributes = ['actor', 'kind', 'qtyAfter', 'historyOf'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -50,12 +51,12 @@ describe("the handlers' roles", () => {
     ];
   };
 
-  it('let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer, shipment and adjustment items, check that a location exists, and query the index only for a batch\'s lines', () => {
+  it("let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer, shipment and adjustment items, check that a location exists, and query the indexes only for a batch's lines and a SKU's history", () => {
     expect(statementsOf(synthesized, 'Batches')).toEqual([
       writesTo(synthesized, 'BatchesLogs'),
       ...itemGrants(
         ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*', 'TRANSFER#*', 'SHIPMENT#*', 'ADJUSTMENT#*'],
-        [...writtenAttributes, ...locationAttributes, ...transferAttributes, ...shipmentAttributes, ...adjustmentAttributes],
+        [...writtenAttributes, ...locationAttributes, ...transferAttributes, ...shipmentAttributes, ...adjustmentAttributes, ...historyAttributes],
         ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:Query'],
       ),
       {
@@ -63,6 +64,12 @@ describe("the handlers' roles", () => {
         Action: ['dynamodb:Query'],
         Resource: [{ 'Fn::Join': ['', [tableArn, `/index/${linesByBatchIndex.name}`]] }],
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['LINES*'] } },
+      },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:Query'],
+        Resource: [{ 'Fn::Join': ['', [tableArn, `/index/${stockHistoryIndex.name}`]] }],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['HISTORY#*'] } },
       },
     ]);
   });
@@ -87,6 +94,7 @@ describe('the HTTP API', () => {
     ['GET /batches/{ref}', 'Batches'],
     ['PATCH /batches/{ref}', 'Batches'],
     ['GET /skus/{sku}/stock', 'Batches'],
+    ['GET /skus/{sku}/history', 'Batches'],
     ['GET /locations', 'Batches'],
     ['GET /locations/{id}', 'Batches'],
     ['PUT /locations/{id}', 'Batches'],
@@ -193,7 +201,7 @@ describe('running under sam local', () => {
     ['Batches', 'Allocations'].map((name) => Object.keys(functionNamed(withContext, name).Properties.Environment.Variables).sort());
 
   it('declares DYNAMODB_ENDPOINT only when synthesized with -c localDynamoDbEndpoint', () => {
-    const withoutEndpoint = ['NODE_OPTIONS', ...Object.keys(telemetryNames), 'TABLE_NAME'].sort();
+    const withoutEndpoint = ['HISTORY_RETENTION_DAYS', 'NODE_OPTIONS', ...Object.keys(telemetryNames), 'TABLE_NAME'].sort();
     expect(declaredVariables(synthesized)).toEqual([withoutEndpoint, withoutEndpoint]);
     const withEndpoint = ['DYNAMODB_ENDPOINT', ...withoutEndpoint].sort();
     expect(declaredVariables(synthesize({ localDynamoDbEndpoint: 'http://host.docker.internal:8000' }))).toEqual([withEndpoint, withEndpoint]);

@@ -85,7 +85,7 @@ const description = ({ table, createdAt, attributeDefinitions, keySchema, indexe
   ...(indexes.length > 0
     ? {
         GlobalSecondaryIndexes: [...indexes]
-          .sort((a, b) => (a.IndexName < b.IndexName ? -1 : 1))
+          .sort((a, b) => hashMapBucket(a.IndexName) - hashMapBucket(b.IndexName))
           .map(({ IndexName, KeySchema, Projection }) => {
             const { itemCount, sizeBytes } = table.indexSizes(IndexName);
             return {
@@ -135,4 +135,15 @@ export const updateTimeToLive = (catalog: Catalog, request: Request) => {
   if (stored.timeToLiveAttribute !== undefined) throw validation('TimeToLive is already enabled');
   stored.timeToLiveAttribute = specification.AttributeName;
   return { TimeToLiveSpecification: specification };
+};
+
+/**
+ * Where a name falls among the 16 buckets of a Java HashMap, whose order DynamoDB Local lists a
+ * table's indexes in (a HashMap of a few entries has 16; the names here fall in different ones):
+ * String.hashCode, its high half folded into the low, the low four bits.
+ */
+const hashMapBucket = (name: string): number => {
+  let hash = 0;
+  for (let index = 0; index < name.length; index++) hash = (Math.imul(31, hash) + name.charCodeAt(index)) | 0;
+  return (hash ^ (hash >>> 16)) & 15;
 };
