@@ -4,6 +4,7 @@ import { DEFAULT_LOCATION_ID, type Location } from '../domain/locations';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf, partsOf } from '../domain/model';
 import type { Shipment } from '../domain/shipments';
 import type { StockChange } from '../functions/store/stock-changes';
+import { changesRecorded } from './changes-recorded';
 import type { Transfer } from '../domain/transfers';
 import { type Spread, heldBoundFields } from '../functions/store/batches';
 import type { StoredHeldUnits } from '../functions/store/held-units';
@@ -61,7 +62,8 @@ export type Rule =
   | 'parts-as-their-line-says'
   | 'batch-at-a-location'
   | 'transfer-accounted'
-  | 'shipped-as-recorded';
+  | 'shipped-as-recorded'
+  | 'changes-recorded';
 
 export interface Violation {
   readonly rule: Rule;
@@ -426,6 +428,7 @@ export const findViolations = (
     });
   }
   violations.push(...shippedAsRecorded(lines, shipments, stockChanges));
+  violations.push(...changesRecorded(batches, stockChanges, now ?? Date.now()));
   return violations;
 };
 

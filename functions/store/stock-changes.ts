@@ -54,7 +54,7 @@ export const DEFAULT_HISTORY_RETENTION_DAYS = 90;
  * How many days a change is kept: HISTORY_RETENTION_DAYS, which the stack checks at synth
  * (infra/constructs/http-api.ts); never fewer than the counts need.
  */
-const retentionDays = (): number => Math.max(MIN_HISTORY_RETENTION_DAYS, Number(process.env.HISTORY_RETENTION_DAYS) || DEFAULT_HISTORY_RETENTION_DAYS);
+export const retentionDays = (): number => Math.max(MIN_HISTORY_RETENTION_DAYS, Number(process.env.HISTORY_RETENTION_DAYS) || DEFAULT_HISTORY_RETENTION_DAYS);
 
 /** The record of `change`, new: its key names its moment and `id`. */
 export const stockChangeWrite = (tableName: string, change: StockChange, id: string): TransactWriteItem => {
@@ -127,10 +127,10 @@ export const changesSince = async (reads: TableReads, ref: string, since: string
   // After `since` to the millisecond: a change at the count's own moment happened before it was counted.
   // `$` sorts right after `#`, and times are ASCII.
   const records = await reads.range(partition, `${CHANGE_RANGE}${since}$`, 'CHANGE$', { latestFirst: false, limit: Number.POSITIVE_INFINITY });
+  // Its delta alone: a record written before the history named its kind, qty after and actor counts as well.
   return records.reduce((sum, item) => {
-    const stored = parseStockChangeItem(item);
-    if (!stored) throw new Error(`Item among batch ${ref}'s changes is not one: ${JSON.stringify(item)}`);
-    return sum + stored.change.delta;
+    if (!isNumber(item.delta)) throw new Error(`Item among batch ${ref}'s changes is not one: ${JSON.stringify(item)}`);
+    return sum + item.delta;
   }, 0);
 };
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { placeHold } from '../../domain/hold-services';
 import { cancelTransfer, createTransfer } from '../../domain/transfer-services';
@@ -210,7 +210,23 @@ describe('the invariant check', () => {
     expect((await violations()).map(({ rule, message }) => `${rule}: ${message}`)).toEqual([
       'shipped-as-recorded: line of order "o2" for sku "LAMP" shipped 1 from batch "lamp-1", where its order\'s shipments took 0',
       `shipped-as-recorded: batch "lamp-1" records 2 shipped at ${(shipped.body as { shipped_at: string }).shipped_at} by shipment "p1", which took 3 from it at ${(shipped.body as { shipped_at: string }).shipped_at}`,
+      'changes-recorded: batch "lamp-1" of sku "LAMP" has qty 7, and its 2 changes recorded add up to 8',
     ]);
+  });
+
+  it("finds nothing wrong with a batch's adjustments, arrival, PATCHes and transfers, and names a batch whose qty changed with no change recorded", async () => {
+    const service = serviceOver(table.repository());
+    expect((await service.invoke(routeEvent('POST /adjustments', { body: { adjustmentid: 'a1', ref: 'lamp-2', reason: 'found', delta: 2 } }))).status).toBe(201);
+    expect((await service.invoke(routeEvent('PATCH /batches/{ref}', { pathParameters: { ref: 'lamp-2' }, body: { qty: 30, eta: null } }))).status).toBe(200);
+    expect((await service.invoke(routeEvent('PUT /locations/{id}', { pathParameters: { id: 'annex' }, body: { name: 'Annex', priority: 1, serves: ['*'] } }))).status).toBe(201);
+    expect((await service.invoke(routeEvent('POST /transfers', { body: { transferid: 't1', sku: 'LAMP', qty: 4, from: 'default', to: 'annex', eta: '2027-01-01' } }))).status).toBe(201);
+    expect(await violations()).toEqual([]);
+
+    const key = await batchKey(table, 'lamp-2');
+    const { Item } = await table.documentClient.send(new GetCommand({ TableName: table.tableName, Key: key }));
+    await set(key, 'qty', Number(Item?.qty) + 1);
+    await set(key, 'available', Number(Item?.available) + 1);
+    expect((await violations()).map(({ rule }) => rule)).toEqual(['changes-recorded']);
   });
 
   it('reports an item that is no batch, batch reference or line', async () => {
