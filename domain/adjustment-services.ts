@@ -58,12 +58,19 @@ export const adjustStock = async (asked: AdjustmentRequest, repository: BatchRep
         // A round after a write that found something changed: another send of this adjustment may be what changed it.
         const madeMeanwhile = rounds++ > 0 ? await repository.adjustment(request.adjustmentid) : undefined;
         if (madeMeanwhile) throw new AdjustedMeanwhile(madeMeanwhile);
-        if (request.expectedQty !== undefined && batch.qty !== request.expectedQty) throw new QtyChanged(request.ref, request.expectedQty, batch.qty);
+        // Another send of this adjustment, made since this one last looked for it, leaves the batch as
+        // a refusal reads it (its qty set, its units taken, a later count applied after it): a refusal
+        // looks again first, and the repeat answers.
+        const refuse = async (refusal: Error): Promise<never> => {
+          const made = await repository.adjustment(request.adjustmentid);
+          throw made ? new AdjustedMeanwhile(made) : refusal;
+        };
+        if (request.expectedQty !== undefined && batch.qty !== request.expectedQty) return refuse(new QtyChanged(request.ref, request.expectedQty, batch.qty));
         const adjustedAt = new Date(repository.currentTime()).toISOString();
         const countedAt = countTimeOf({ ...request, before: batch.qty, after: batch.qty, adjustedAt });
-        const basis = countedAt === undefined ? undefined : await countBasisOf(request, countedAt, repository);
+        const basis = countedAt === undefined ? undefined : await countBasisOf(request, countedAt, repository).catch((error: unknown) => (error instanceof StaleCount ? refuse(error) : Promise.reject(error)));
         const after = adjustedQty(request, batch.qty, basis);
-        if (after < 0) throw new AdjustmentRefused('delta', `must not take more than batch ${request.ref} has: its qty is ${batch.qty}`);
+        if (after < 0) return refuse(new AdjustmentRefused('delta', `must not take more than batch ${request.ref} has: its qty is ${batch.qty}`));
         recorded = { ...request, before: batch.qty, after, adjustedAt };
         return { change: { qty: after }, adjustment: recorded, ...(basis ? { changesRead: basis.changesRead } : {}) };
       },

@@ -7,6 +7,8 @@
  * `npm run simulate -- --seed S`: replays that run, printing its story (shrunk when it fails); the
  * same seed tells the same story every time. Exit 1 when it fails. `--keep FILE --defect TEXT` writes
  * the shrunk run to FILE, for the suite to replay (test/reliability/simulations/).
+ * `--plant NAME` (either use) plants a defect in the service (./simulate/planted-defects.ts), to show
+ * that the judge finds it; a run of it is kept with its plant, never among the service's own.
  * Against the memory store (./simulate/memory-store, held to DynamoDB Local by
  * test/reliability/memory-store.test.ts), or with `--store local` against DynamoDB Local: at
  * DYNAMODB_ENDPOINT when set, else an embedded one it starts and stops.
@@ -14,7 +16,7 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 
-const USAGE = 'usage: npm run simulate -- (--seconds N [--explorers N] [--quiet] | --seed S [--keep FILE --defect TEXT]) [--store memory|local]';
+const USAGE = 'usage: npm run simulate -- (--seconds N [--explorers N] [--quiet] | --seed S [--keep FILE --defect TEXT]) [--plant NAME] [--store memory|local]';
 
 // Set before the functions' modules load: their logger and metrics read them once.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -25,9 +27,9 @@ process.env.TABLE_NAME ??= 'simulated';
 process.env.DYNAMODB_REQUEST_TIMEOUT_MS ??= '30000';
 
 const main = async (): Promise<number> => {
-  let options: { seconds?: string; explorers?: string; store?: string; seed?: string; quiet?: boolean; keep?: string; defect?: string };
+  let options: { seconds?: string; explorers?: string; store?: string; seed?: string; quiet?: boolean; keep?: string; defect?: string; plant?: string };
   try {
-    ({ values: options } = parseArgs({ options: { seconds: { type: 'string' }, explorers: { type: 'string' }, store: { type: 'string', default: 'memory' }, seed: { type: 'string' }, quiet: { type: 'boolean' }, keep: { type: 'string' }, defect: { type: 'string' } } }));
+    ({ values: options } = parseArgs({ options: { seconds: { type: 'string' }, explorers: { type: 'string' }, store: { type: 'string', default: 'memory' }, seed: { type: 'string' }, quiet: { type: 'boolean' }, keep: { type: 'string' }, defect: { type: 'string' }, plant: { type: 'string' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -39,6 +41,12 @@ const main = async (): Promise<number> => {
     console.error(USAGE);
     return 2;
   }
+  const { PLANTED_DEFECTS, isPlantedDefect } = await import('./simulate/planted-defects');
+  const { plant } = options;
+  if (plant !== undefined && (!isPlantedDefect(plant) || options.keep?.includes('test/reliability/simulations'))) {
+    console.error(`${USAGE}\n--plant: one of ${PLANTED_DEFECTS.join(', ')}; a run of a planted defect is kept apart from the service's (test/unit/fixtures/planted-runs/)`);
+    return 2;
+  }
   const { storeOfRecord } = await import('./simulate/store-of-record');
   const { memoryStoreOfRecord } = await import('./simulate/memory-store');
   const { replay, storyOf } = await import('./simulate/explore');
@@ -48,7 +56,7 @@ const main = async (): Promise<number> => {
   const store = endpoint === undefined ? memoryStoreOfRecord() : storeOfRecord(endpoint);
   try {
     if (seed !== undefined) {
-      const { run, shrunk } = await replay(seed, store);
+      const { run, shrunk } = await replay(seed, store, plant);
       console.log(storyOf(shrunk ?? run));
       if (shrunk) console.log(`\nseed ${seed}: fails (the story above is shrunk from ${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults, ${run.delays.size} slow calls)`);
       if (shrunk && options.keep && options.defect) {
@@ -58,7 +66,7 @@ const main = async (): Promise<number> => {
       return shrunk ? 1 : 0;
     }
     const { exploreInProcesses } = await import('./simulate/explorers');
-    const found = await exploreInProcesses(seconds as number, explorers, endpoint, options.quiet ? () => {} : (line) => console.log(line));
+    const found = await exploreInProcesses(seconds as number, explorers, endpoint, options.quiet ? () => {} : (line) => console.log(line), plant);
     const perSecond = (count: number) => (count / found.seconds).toFixed(1);
     console.log(
       `${found.runs} runs in ${found.seconds.toFixed(0)} s (a schedule each): ${perSecond(found.runs)} runs, ${perSecond(found.calls)} calls, ${perSecond(found.faults)} faults a second; ` +

@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import type { Adjustment } from '../../domain/adjustments';
 import { domainEvent } from '../../domain/events';
 import type { Batch } from '../../domain/model';
 import type { Inventory } from '../../tools/invariants';
+import { judgeAdjustments } from '../../tools/simulate/adjustments-judge';
 import { judgeEvents } from '../../tools/simulate/events-judge';
 import { judgeFields } from '../../tools/simulate/fields-judge';
 import { judge } from '../../tools/simulate/judge';
-import { judgeAgainstModel } from '../../tools/simulate/model-judge';
-import type { Answer, Reached } from '../../tools/simulate/simulation';
+import { keptRuns } from '../../tools/simulate/kept-runs';
+import { memoryStoreOfRecord } from '../../tools/simulate/memory-store';
+import { type Moment, judgeAgainstModel } from '../../tools/simulate/model-judge';
+import { type Answer, type Reached, runPlan } from '../../tools/simulate/simulation';
+import { storyOf } from '../../tools/simulate/story';
 import type { Send } from '../../tools/simulate/workload';
 
 /*
@@ -49,6 +54,32 @@ const answered = (actor: string, send: Send, sentAt: number, answeredAt: number,
 });
 
 const batch = (ref: string, available: number, eta: string | null = null): Batch => ({ ref, sku: 'LAMP', qty: 10, available, eta });
+
+/** A moment of a run's clock as the service writes it: the judges' runs by hand start at 0. */
+const time = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * A batch of 10 whose line shipped 3 at 2 ms, then counted as of 1 ms (9 on the shelf) by `k1`,
+ * written at step 5 and left at `after`: as of its time, the 3 that left since come off, 6.
+ */
+const countedRun = (after: number) => {
+  const received = { ref: 'b1', sku: 'LAMP', delta: 10, reason: 'received' as const, at: time(0) };
+  const shipped = { ref: 'b1', sku: 'LAMP', delta: -3, reason: 'shipped' as const, reference: 'parcel1', at: time(2) };
+  const counted = { ref: 'b1', sku: 'LAMP', delta: after - 7, reason: 'counted' as const, reference: 'k1', at: time(1) };
+  const timeline: Moment[] = [
+    { step: -1, at: 0, inventory: inventory({ batches: [{ ...batch('b1', 10), qty: 10 }], stockChanges: [received] }) },
+    { step: 2, at: 2, inventory: inventory({ batches: [{ ...batch('b1', 7), qty: 7 }], stockChanges: [received, shipped] }) },
+    { step: 5, at: 5, inventory: inventory({ batches: [{ ...batch('b1', after), qty: after }], stockChanges: [received, shipped, ...(after === 7 ? [] : [counted])] }) },
+  ];
+  const count = http(2, 'POST /adjustments', { body: { adjustmentid: 'k1', ref: 'b1', reason: 'counted', qty: 9, counted_at: time(1) } });
+  const stored: Adjustment = { adjustmentid: 'k1', ref: 'b1', reason: 'counted', qty: 9, countedAt: time(1), before: 7, after, adjustedAt: time(4) };
+  const reached: Reached[] = [
+    { step: 2, actor: 'r1', items: ['SKU#LAMP STOCK#b1', 'BATCHREF#b1 BATCHREF', 'SHIPMENT#parcel1 SHIPMENT'], committed: true, checks: 0 },
+    { step: 5, actor: 'r2', items: ['BATCHREF#b1 BATCHREF', 'SKU#LAMP STOCK#b1', 'ADJUSTMENT#k1 ADJUSTMENT'], committed: true, checks: 0 },
+  ];
+  const body = JSON.stringify({ adjustmentid: 'k1', ref: 'b1', reason: 'counted', before: 7, after, reallocated: [] });
+  return { timeline, count, stored, reached, body };
+};
 
 const transfer = { transferid: 't1', sku: 'LAMP', qty: 1, from: 'default', to: 'north', eta: '2027-05-01', fromBatchref: 'b1' };
 
@@ -274,5 +305,85 @@ describe("the simulator's judge", () => {
     const rules = (shippedAt: string) => judgeFields([answered('r1', read, 0, 2, 200, body(shippedAt))], [], timeline).map(({ rule }) => rule);
     expect(rules('2026-06-01T00:00:09.000Z')).toEqual(['shipment-as-stored']);
     expect(rules(shipment.shippedAt)).toEqual([]);
+  });
+
+  it('fails a count that overwrote the changes recorded since its moment, and passes one that applied them on top', () => {
+    const rules = (after: number) => {
+      const { timeline, count, stored, reached, body } = countedRun(after);
+      return judgeAdjustments([answered('r2', count, 3, 6, 201, body)], reached, timeline, [stored]).map(({ rule }) => rule);
+    };
+    expect(rules(9)).toEqual(['count-as-of-its-time']);
+    expect(rules(6)).toEqual([]);
+  });
+
+  it('fails a change committed after a count that is recorded at or before its moment', () => {
+    const { timeline, count, stored, reached, body } = countedRun(6);
+    const late = { ref: 'b1', sku: 'LAMP', delta: -1, reason: 'lost' as const, reference: 'a1', at: time(1) };
+    const last = timeline[2] as Moment;
+    const after: Moment = { step: 7, at: 7, inventory: inventory({ batches: [{ ...batch('b1', 5), qty: 5 }], stockChanges: [...last.inventory.stockChanges, late] }) };
+    const lost: Adjustment = { adjustmentid: 'a1', ref: 'b1', reason: 'lost', delta: -1, before: 6, after: 5, adjustedAt: time(1) };
+    const loss = answered('r3', http(3, 'POST /adjustments', { body: { adjustmentid: 'a1', ref: 'b1', reason: 'lost', delta: -1 } }), 1, 8, 201, JSON.stringify({ adjustmentid: 'a1', ref: 'b1', reason: 'lost', before: 6, after: 5, reallocated: [] }));
+    const writes: Reached[] = [...reached, { step: 7, actor: 'r3', items: ['BATCHREF#b1 BATCHREF', 'ADJUSTMENT#a1 ADJUSTMENT'], committed: true, checks: 0 }];
+    const rules = judgeAdjustments([answered('r2', count, 3, 6, 201, body), loss], writes, [...timeline, after], [stored, lost]).map(({ rule }) => rule);
+    expect(rules).toEqual(['change-after-count']);
+  });
+
+  it('passes a stale_count only once a count taken after its moment was applied to the batch', () => {
+    // k1 counts 7 as of `countedAt`: none of the shipment comes off past 2 ms, all of it before.
+    const rules = (countedAt: number) => {
+      const { timeline, reached } = countedRun(7);
+      const stored: Adjustment = { adjustmentid: 'k1', ref: 'b1', reason: 'counted', qty: countedAt < 2 ? 10 : 7, countedAt: time(countedAt), before: 7, after: 7, adjustedAt: time(4) };
+      const first = answered('r2', http(2, 'POST /adjustments', { body: { adjustmentid: 'k1', ref: 'b1', reason: 'counted', qty: stored.qty, counted_at: time(countedAt) } }), 3, 6, 201, JSON.stringify({ adjustmentid: 'k1', ref: 'b1', reason: 'counted', before: 7, after: 7, reallocated: [] }));
+      const older = answered('r3', http(3, 'POST /adjustments', { body: { adjustmentid: 'k2', ref: 'b1', reason: 'counted', qty: 4, counted_at: time(1) } }), 6, 8, 409, JSON.stringify({ message: 'stale', code: 'stale_count' }));
+      return judgeAdjustments([first, older], reached, timeline, [stored]).map(({ rule }) => rule);
+    };
+    expect(rules(3)).toEqual([]);
+    expect(rules(1)).toEqual(['refusal-was-true']);
+    expect(rules(0)).toEqual(['refusal-was-true']);
+  });
+
+  it("passes a count's retry answered as a repeat when its first attempt committed and lost its answer, and fails it answered 201", () => {
+    const { timeline, count, stored, reached, body } = countedRun(6);
+    const first: Answer = { ...answered('r2', count, 3, 6, 503, '{"message":"unavailable"}'), faultsAt: [5] };
+    const retry = (status: number): Answer => ({ ...answered('r2.2', count, 8, 10, status, body), attempt: 2 });
+    const rules = (answers: Answer[]) => judgeAdjustments(answers, reached, timeline, [stored]).map(({ rule }) => rule);
+    expect(rules([first, retry(200)])).toEqual([]);
+    expect(rules([first, retry(201)])).toEqual(['adjustment-answered-as-stored']);
+    // One that got the answer of its own commit answers 201, never as a repeat.
+    expect(rules([answered('r2', count, 3, 6, 200, body)])).toEqual(['adjustment-has-an-author', 'adjustment-answered-as-stored']);
+  });
+
+  it('fails a copy of an adjustment refused on the qty its first send set, after it read what that send wrote', () => {
+    const take = http(1, 'POST /adjustments', { body: { adjustmentid: 'a1', ref: 'b1', reason: 'lost', delta: -1, expected_qty: 10 } });
+    const timeline: Moment[] = [
+      { step: -1, at: 0, inventory: inventory({ batches: [{ ...batch('b1', 10), qty: 10 }] }) },
+      { step: 3, at: 3, inventory: inventory({ batches: [{ ...batch('b1', 9), qty: 9 }], stockChanges: [{ ref: 'b1', sku: 'LAMP', delta: -1, reason: 'lost', reference: 'a1', at: time(2) }] }) },
+    ];
+    const stored: Adjustment = { adjustmentid: 'a1', ref: 'b1', reason: 'lost', delta: -1, expectedQty: 10, before: 10, after: 9, adjustedAt: time(1) };
+    const first = answered('r1', take, 0, 4, 201, JSON.stringify({ adjustmentid: 'a1', ref: 'b1', reason: 'lost', before: 10, after: 9, reallocated: [] }));
+    const copy = answered('r2', take, 1, 6, 409, JSON.stringify({ message: 'changed', code: 'qty_changed', qty: 9 }));
+    const rules = (readAt: number) => {
+      const reached: Reached[] = [
+        { step: readAt, actor: 'r2', items: ['SKU#LAMP STOCK#b1'], committed: false, checks: 0 },
+        { step: 3, actor: 'r1', items: ['BATCHREF#b1 BATCHREF', 'SKU#LAMP STOCK#b1', 'ADJUSTMENT#a1 ADJUSTMENT'], committed: true, checks: 0 },
+      ];
+      return judgeAdjustments([first, copy], reached, timeline, [stored]).map(({ rule }) => rule);
+    };
+    expect(rules(5)).toEqual(['repeat-answered-as-repeat']);
+    expect(rules(2)).toEqual([]);
+  });
+
+  it.each(keptRuns(new URL('./fixtures/planted-runs', import.meta.url).pathname))('fails the run kept of a defect planted for counts ($file), which passes without it', async ({ plan }) => {
+    const store = memoryStoreOfRecord();
+    try {
+      const rule = ({ 'count-ignores-changes-since': 'count-as-of-its-time', 'count-stale-at-the-same-moment': 'refusal-was-true', 'count-unguarded-by-its-read': 'count-as-of-its-time' } as const)[plan.plant ?? 'count-ignores-changes-since'];
+      expect(plan.plant).toBeDefined();
+      expect((await runPlan(plan, store)).failures.map((failure) => failure.rule)).toContain(rule);
+      const { plant: _planted, ...unplanted } = plan;
+      const clean = await runPlan(unplanted, store);
+      expect(clean.failures, storyOf(clean)).toEqual([]);
+    } finally {
+      store.destroy();
+    }
   });
 });

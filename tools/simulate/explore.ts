@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { shrink } from './shrink';
+import type { PlantedDefect } from './planted-defects';
 import { type RunRecord, planOf, runPlan } from './simulation';
 import type { StoreOfRecord } from './store-of-record';
 import { describeSettings, storyOf } from './story';
@@ -16,8 +17,8 @@ export interface Replay {
   readonly shrunk?: RunRecord;
 }
 
-export const replay = async (seed: number, store: StoreOfRecord): Promise<Replay> => {
-  const run = await runPlan(planOf(seed), store);
+export const replay = async (seed: number, store: StoreOfRecord, plant?: PlantedDefect): Promise<Replay> => {
+  const run = await runPlan(planOf(seed, plant), store);
   if (run.failures.length === 0) return { run };
   return { run, shrunk: await shrink(run, (plan) => runPlan(plan, store)) };
 };
@@ -44,7 +45,8 @@ export interface Explored {
 /**
  * Runs fresh seeds until `seconds` have passed or one fails; `report` hears of each run. Seeds go
  * from `firstSeed` by `stride`, so that explorers started at the next seeds with the same stride
- * never run one seed twice; `failing` hears of the first run that fails before it is shrunk.
+ * never run one seed twice; `failing` hears of the first run that fails before it is shrunk. With
+ * `plant`, every run has that defect planted in the service (./planted-defects.ts).
  */
 export const explore = async (
   seconds: number,
@@ -53,12 +55,13 @@ export const explore = async (
   firstSeed = randomInt(2 ** 31),
   stride = 1,
   failing: (seed: number, foundAfterSeconds: number) => void = () => {},
+  plant?: PlantedDefect,
 ): Promise<Exploration> => {
   const started = performance.now();
   const conflictOrders = new Set<string>();
   let [runs, calls, faults] = [0, 0, 0];
   for (let seed = firstSeed; (performance.now() - started) / 1000 < seconds; seed = (seed + stride) % 2 ** 31) {
-    const run = await runPlan(planOf(seed), store);
+    const run = await runPlan(planOf(seed, plant), store);
     runs++;
     calls += run.calls;
     faults += run.faults.size;

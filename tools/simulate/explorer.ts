@@ -8,9 +8,9 @@ import { storyOf } from './story';
 
 const tell = (message: ExplorerMessage): Promise<void> => new Promise((done) => process.send?.(message, () => done()));
 
-process.once('message', async ({ seconds, endpoint, firstSeed, stride }: ExplorerOrders) => {
+process.once('message', async ({ seconds, endpoint, firstSeed, stride, plant }: ExplorerOrders) => {
   const store = endpoint === undefined ? memoryStoreOfRecord() : storeOfRecord(endpoint);
-  const found = await explore(seconds, store, (explored) => void tell({ kind: 'ran', explored }), firstSeed, stride, (seed, foundAfterSeconds) => void tell({ kind: 'failing', seed, foundAfterSeconds }));
+  const found = await explore(seconds, store, (explored) => void tell({ kind: 'ran', explored }), firstSeed, stride, (seed, foundAfterSeconds) => void tell({ kind: 'failing', seed, foundAfterSeconds }), plant);
   if (found.failed) {
     const { seed, run, shrunk, foundAfterSeconds } = found.failed;
     await tell({ kind: 'failed', seed, foundAfterSeconds, sizes: `${run.plan.workload.length} sends, ${run.calls} calls, ${run.faults.size} faults, ${run.delays.size} slow calls`, story: storyOf(shrunk ?? run) });

@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import type { Explored } from './explore';
+import type { PlantedDefect } from './planted-defects';
 
 /*
  * Exploring on every core. A run sends one store call at a time by design, so a lone explorer
@@ -24,6 +25,7 @@ export interface ExplorerOrders {
   readonly endpoint: string | undefined;
   readonly firstSeed: number;
   readonly stride: number;
+  readonly plant?: PlantedDefect;
 }
 
 export interface ExplorersFound {
@@ -35,7 +37,7 @@ export interface ExplorersFound {
   readonly failed?: { readonly seed: number; readonly foundAfterSeconds: number; readonly sizes: string; readonly story: string };
 }
 
-export const exploreInProcesses = (seconds: number, explorers: number, endpoint: string | undefined, report: (line: string) => void): Promise<ExplorersFound> =>
+export const exploreInProcesses = (seconds: number, explorers: number, endpoint: string | undefined, report: (line: string) => void, plant?: PlantedDefect): Promise<ExplorersFound> =>
   new Promise((resolve, reject) => {
     const started = performance.now();
     const firstSeed = randomInt(2 ** 31);
@@ -86,7 +88,7 @@ export const exploreInProcesses = (seconds: number, explorers: number, endpoint:
         stopAllBut();
         reject(new Error(`explorer ${index} ended (${signal ?? `exit code ${code}`}) before it finished`));
       });
-      const orders: ExplorerOrders = { seconds, endpoint, firstSeed: (firstSeed + index) % 2 ** 31, stride: explorers };
+      const orders: ExplorerOrders = { seconds, endpoint, firstSeed: (firstSeed + index) % 2 ** 31, stride: explorers, ...(plant ? { plant } : {}) };
       child.send(orders);
       return child;
     });

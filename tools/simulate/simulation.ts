@@ -1,17 +1,21 @@
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
+import type { Adjustment } from '../../domain/adjustments';
 import { StoreUnavailable } from '../../domain/errors';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { parseStoredItem } from '../../functions/store/items';
 import { defaultConflictRetryPolicy } from '../../functions/store/store-calls';
 import { ensureTable } from '../../local/table';
 import { findViolations, readInventory } from '../invariants';
 import { Chance } from './chance';
 import { Functions, type Instance, type Mode, contextOf, functionOf, httpEvent } from './functions';
+import { judgeAdjustments } from './adjustments-judge';
 import { judgeEvents } from './events-judge';
 import { judgeFields } from './fields-judge';
 import { type Failure, judge } from './judge';
 import { type Moment, judgeAgainstModel } from './model-judge';
 import type { Answer, FaultMet, Reached } from './observed';
+import { type PlantedDefect, planted } from './planted-defects';
 import { type CallShape, FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, type Strategy, Waiting, actorNow, currentActor } from './scheduler';
 import { SimulatedClock, simulatedWorld } from './simulated-world';
 import type { StoreOfRecord } from './store-of-record';
@@ -57,6 +61,8 @@ export interface Plan {
   readonly workload: Workload;
   /** A replay follows the order of calls, the faults and the slow calls of an earlier run; an exploring run draws them. */
   readonly follow?: { readonly order: readonly string[]; readonly faults: ReadonlyMap<string, Fault>; readonly delays: ReadonlyMap<string, SlowCall> };
+  /** A defect planted in the service for the run (./planted-defects.ts), to show that the judge finds it. */
+  readonly plant?: PlantedDefect;
 }
 
 /** A call slow to reach the store: the operation it was (a replay whose call of that number is another one makes none of it slow), and how late. */
@@ -104,7 +110,7 @@ export const drawSettings = (seed: number): Settings => {
 };
 
 /** The plan a seed makes: its settings and its workload. */
-export const planOf = (seed: number): Plan => ({ seed, settings: drawSettings(seed), workload: drawWorkload(Chance.stream(seed, 'workload')) });
+export const planOf = (seed: number, plant?: PlantedDefect): Plan => ({ seed, settings: drawSettings(seed), workload: drawWorkload(Chance.stream(seed, 'workload')), ...(plant ? { plant } : {}) });
 
 const strategyOf = ({ seed, settings, workload, follow }: Plan): Strategy => {
   if (follow) return new FollowSchedule(follow.order);
@@ -223,7 +229,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const strategy = strategyOf(plan);
   const faultFor = faultSource(plan);
   const sender = scheduledSender(waiting);
-  const functions = new Functions(settings.mode, () => new DynamoDbBatchRepository(sender, tableName, defaultConflictRetryPolicy, undefined, undefined, world));
+  const functions = new Functions(settings.mode, () => planted(plan.plant, new DynamoDbBatchRepository(sender, tableName, defaultConflictRetryPolicy, undefined, undefined, world)));
 
   const order: string[] = [];
   const released: PendingCall[] = [];
@@ -260,13 +266,31 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     if (status >= 500) retryLater(answer);
   };
 
-  const start = ({ send, attempt }: { readonly send: Send; readonly attempt: number }) => {
-    if (send.kind === 'clock') {
-      over.add(send.id);
-      clock.advance(send.advanceMs);
-      story.push(`${padded(step, `r${send.id}`)}${describeSend(send)}`);
+  // The moments of the run's stocktakes, and each count as first sent, with the moment it names:
+  // its retries and its copies name the same one.
+  const stocktakes = new Map<number, number>();
+  const countsSent = new Map<number, Send>();
+  const asSent = <Sent extends Send>(send: Sent): Sent => {
+    if (send.kind !== 'http' || send.countedAtOf === undefined) return send;
+    const made = countsSent.get(send.id) as Sent | undefined;
+    if (made) return made;
+    const moment = stocktakes.get(send.countedAtOf) ?? clock.now();
+    stocktakes.set(send.countedAtOf, moment);
+    const { countedAtOf: _of, countedAtOffset, ...rest } = send;
+    const resolved = { ...rest, body: { ...(send.body as object), counted_at: writtenAt(moment, countedAtOffset) } } as unknown as Sent;
+    countsSent.set(send.id, resolved);
+    return resolved;
+  };
+
+  const start = ({ send: drawn, attempt }: { readonly send: Send; readonly attempt: number }) => {
+    if (drawn.kind === 'clock' || drawn.kind === 'stocktake') {
+      over.add(drawn.id);
+      if (drawn.kind === 'clock') clock.advance(drawn.advanceMs);
+      else if (!stocktakes.has(drawn.id)) stocktakes.set(drawn.id, clock.now());
+      story.push(`${padded(step, `r${drawn.id}`)}${describeSend(drawn)}${drawn.kind === 'stocktake' ? ` at ${new Date(stocktakes.get(drawn.id) ?? 0).toISOString()}` : ''}`);
       return;
     }
+    const send = asSent(drawn);
     const actor = attempt === 1 ? `r${send.id}` : `r${send.id}.${attempt}`;
     const answer: Answer = { actor, send, attempt, sentAt: step, sentTime: clock.now(), faultsAt: [] };
     answers.push(answer);
@@ -412,7 +436,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   settling = true;
   const lastAttempts = new Map(answers.map((answer) => [answer.send.id, answer]));
   for (const last of lastAttempts.values()) {
-    if (last.send.kind === 'http' && last.send.routeKey === 'PATCH /batches/{ref}' && (last.died || (last.status ?? 0) >= 500)) {
+    if (last.send.kind === 'http' && ['PATCH /batches/{ref}', 'POST /adjustments'].includes(last.send.routeKey) && (last.died || (last.status ?? 0) >= 500)) {
       arrivals.push({ send: last.send, attempt: last.attempt + 1, at: step });
     }
   }
@@ -432,11 +456,35 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const events = await streamEvents(storeOfRecord, tableName, changed);
   failures.push(...judgeEvents(events, inventory));
   failures.push(...judgeAgainstModel(answers, reached, timeline));
+  failures.push(...judgeAdjustments(answers, reached, timeline, await storedAdjustments(store, tableName)));
   failures.push(...judgeFields(answers, reached, timeline));
   failures.push(...judge({ answers, reached, faultsMet, inventory, mode: settings.mode }));
   return { plan, story, order, faults, delays, answers, reached, failures, calls: order.length, events: events.length, conflictOrders: conflictOrdersOf(released, answers) };
   };
   return run();
+};
+
+/** A moment as a count's `counted_at` writes it: in UTC, or at an offset from it of so many minutes. */
+const writtenAt = (moment: number, offsetMinutes?: number): string => {
+  if (offsetMinutes === undefined) return new Date(moment).toISOString();
+  const local = new Date(moment + offsetMinutes * 60_000).toISOString().slice(0, -1);
+  const minutes = Math.abs(offsetMinutes);
+  return `${local}${offsetMinutes < 0 ? '-' : '+'}${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+};
+
+/** The adjustments stored at the end: each written once, and kept (docs/api.md), so the end's are every one the run made. */
+const storedAdjustments = async (store: DynamoDBDocumentClient, tableName: string): Promise<Adjustment[]> => {
+  const adjustments: Adjustment[] = [];
+  let startKey: ScanCommandOutput['LastEvaluatedKey'];
+  do {
+    const page: ScanCommandOutput = await store.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: startKey }));
+    for (const item of page.Items ?? []) {
+      const stored = parseStoredItem(item);
+      if (stored.kind === 'adjustment') adjustments.push(stored.adjustment);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return adjustments;
 };
 
 /** The kinds of conflicting pairs the run ordered: for two calls of different requests on one item, one a write, which came first. */

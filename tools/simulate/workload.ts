@@ -1,30 +1,15 @@
 import type { Chance } from './chance';
+import { STOCK_EPISODES, drawAdjustment } from './stock-workload';
+import { type Draft, type Episode, type Places, type Send, type StartingBatch, type Step, type Workload, inTurn, twice } from './workload-steps';
 
 /*
  * What the clients of a run send, drawn from its seed: a few dozen requests over two SKUs, a few
  * batches and up to three locations (and the SKUs and batches of its episodes), sized so that they meet at a batch's last units; and, where
- * an episode needs one, a spread. A send goes at a step of the run (the number of store calls made
+ * an episode needs one, a spread, or a stocktake that a count reported later names (./stock-workload.ts). A send goes at a step of the run (the number of store calls made
  * before it); identical requests are a client's retry, sent while the first may still be in flight.
  */
 
-/**
- * One thing a client does at a step: an HTTP request, a run of the hold sweeper, or time passing;
- * or a batch spread over pieces, as takes that the run does not send would spread it by meeting
- * there (docs/capacity.md), so that an episode can place a spread where it needs one.
- */
-export type Send = (
-  | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Readonly<Record<string, string>>; readonly body?: unknown }
-  | { readonly kind: 'sweep' }
-  | { readonly kind: 'clock'; readonly advanceMs: number }
-  | { readonly kind: 'spread'; readonly sku: string; readonly ref: string }
-) & {
-  readonly id: number;
-  readonly at: number;
-  /** Sent once the send of this id has an answer, or its instance died (a client that does one thing, then the next), and not before `at`. */
-  readonly after?: number;
-};
-
-export type Workload = readonly Send[];
+export type { Send, Workload } from './workload-steps';
 
 const SKUS = ['s1', 's2'] as const;
 const ORDERS = ['o1', 'o2', 'o3', 'o4', 'o5', 'o6'] as const;
@@ -39,27 +24,6 @@ const TRANSFER_ETA = '2027-05-01';
 const BURST_ORDERS = Array.from({ length: 10 }, (_, index) => `q${index + 1}`);
 /** Time passing: past a short hold, a long one, a spread batch's cooling, everything. */
 const ADVANCES_MS = [5_000, 60_000, 180_000, 1_000_000] as const;
-
-type Draft =
-  | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Record<string, string>; readonly body?: unknown }
-  | { readonly kind: 'sweep' }
-  | { readonly kind: 'clock'; readonly advanceMs: number }
-  | { readonly kind: 'spread'; readonly sku: string; readonly ref: string };
-
-interface StartingBatch {
-  readonly ref: string;
-  readonly sku: string;
-  readonly qty: number;
-  readonly eta: string | null;
-  readonly location: string;
-}
-
-interface Places {
-  readonly locations: readonly string[];
-  readonly batches: readonly StartingBatch[];
-  /** The SKU of a batch large enough to spread, which most lines then ask for. */
-  readonly hotSku?: string;
-}
 
 const routingOf = (chance: Chance, { locations }: Places) =>
   chance.weighted<object>([
@@ -134,7 +98,7 @@ const transfer = (chance: Chance, { locations, batches }: Places, transferid: st
  * races within one family (two cancels of a transfer, a confirm and a release of one hold) meet
  * often, while every run still draws from every family.
  */
-export type Focus = 'everything' | 'lines' | 'holds' | 'transfers';
+export type Focus = 'everything' | 'lines' | 'holds' | 'transfers' | 'stock';
 type Family = Exclude<Focus, 'everything'> | 'other';
 const FOCUS_WEIGHT = 4;
 
@@ -201,6 +165,7 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
       9,
       'lines',
     ],
+    [() => drawAdjustment(chance, places), 8, 'stock'],
     [() => ({ kind: 'http', routeKey: 'GET /batches/{ref}', path: { ref: ref() } }), 3, 'other'],
     [() => ({ kind: 'http', routeKey: 'GET /skus/{sku}/stock', path: { sku: chance.pick(SKUS) } }), 1, 'other'],
     [() => ({ kind: 'http', routeKey: 'GET /holds/{holdid}', path: { holdid: holdid() } }), 2, 'holds'],
@@ -273,6 +238,8 @@ const followUp = (chance: Chance, places: Places, draft: Draft): Draft | undefin
       return { kind: 'http', routeKey: 'GET /allocations/{orderid}', path: { orderid: String(draft.path?.orderid) } };
     case 'PATCH /batches/{ref}':
       return { kind: 'http', routeKey: 'GET /batches/{ref}', path: { ref: String(draft.path?.ref) } };
+    case 'POST /adjustments':
+      return { kind: 'http', routeKey: 'GET /batches/{ref}', path: { ref: String(body.ref) } };
     default:
       return undefined;
   }
@@ -286,8 +253,6 @@ const followUp = (chance: Chance, places: Places, draft: Draft): Draft | undefin
  * source, an incoming batch received, taken from, made a shipment again and cancelled, and lines
  * racing for a batch whose hold has just expired.
  */
-type Step = { readonly at: number; readonly draft: Draft; readonly after?: Step };
-type Episode = (chance: Chance, places: Places, at: number) => Step[];
 
 const inStockBatches = ({ batches }: Places) => batches.filter(({ eta }) => eta === null);
 
@@ -331,19 +296,6 @@ const transferOf = (transferid: string, { sku, location }: StartingBatch, qty: n
   body: { transferid, sku, qty, from: location, to, eta: TRANSFER_ETA },
 });
 const lineAt = (orderid: string, sku: string, qty: number, location: string): Draft => ({ kind: 'http', routeKey: 'POST /allocate', body: { orderid, sku, qty, location } });
-
-/** Steps one after another: each sent once the one before it has its answer, a few steps on; the first once `after` has its own. */
-const inTurn = (chance: Chance, at: number, drafts: readonly Draft[], after?: Step): Step[] => {
-  const steps: Step[] = [];
-  for (const draft of drafts) {
-    const before = steps.at(-1);
-    steps.push(before ? { at: before.at + chance.int(0, 2), draft, after: before } : { at, draft, ...(after ? { after } : {}) });
-  }
-  return steps;
-};
-
-/** The same step again as a client unsure it landed sends it, racing the first. */
-const twice = (chance: Chance, step: Step): Step[] => [step, { ...step, at: step.at + chance.int(0, 1) }];
 
 /** The most lines an order or a hold may have (docs/api.md). */
 const MOST_LINES = 25;
@@ -614,11 +566,11 @@ const OWN_BATCH_EPISODES: readonly (readonly [Episode, number])[] = [
  * may race what follows), then the rest at steps drawn over about three a request, so that many
  * are in flight at once, half of them followed by what a client does next with what it made; some
  * sent twice, as a client that timed out sends again; up to two episodes among them, and in four
- * runs in ten one with batches of its own. The run dwells on one family of requests, or on none
+ * runs in ten one with batches of its own; up to two of counts reported late (./stock-workload.ts). The run dwells on one family of requests, or on none
  * (Focus).
  */
 export const drawWorkload = (chance: Chance): Workload => {
-  const focus = chance.weighted<Focus>([['everything', 2], ['lines', 1], ['holds', 1], ['transfers', 1]]);
+  const focus = chance.weighted<Focus>([['everything', 2], ['lines', 1], ['holds', 1], ['transfers', 1], ['stock', 1]]);
   const others = ['north', 'south'].filter(() => chance.chance(0.6));
   // A transfer goes from one location to another: a run about transfers has two at least.
   const locations = ['default', ...(others.length === 0 && focus === 'transfers' ? ['north'] : others)];
@@ -641,6 +593,9 @@ export const drawWorkload = (chance: Chance): Workload => {
     drafts.push(...chance.weighted(EPISODES)(chance, places, chance.int(1, span)));
   }
   if (chance.chance(0.4)) drafts.push(...chance.weighted(OWN_BATCH_EPISODES)(chance, places, chance.int(1, span)));
+  for (let count = chance.weighted(focus === 'stock' ? [[1, 1], [2, 2]] : [[0, 2], [1, 2], [2, 1]]); count > 0; count--) {
+    drafts.push(...chance.weighted(STOCK_EPISODES)(chance, places, chance.int(1, span)));
+  }
   for (let index = 0; index < middle; index++) {
     const at = chance.int(1, span);
     const draft = drawRequest(chance, places, focus);
@@ -661,7 +616,17 @@ export const drawWorkload = (chance: Chance): Workload => {
   }
   const sorted = drafts.map((step, order) => ({ step, order })).sort((one, other) => one.step.at - other.step.at || one.order - other.order);
   const ids = new Map(sorted.map(({ step }, index) => [step, index + 1]));
-  return sorted.map(({ step: { at, draft, after } }, index) => ({ ...draft, id: index + 1, at, ...(after ? { after: ids.get(after) } : {}) }) as Send);
+  return sorted.map(
+    ({ step: { at, draft, after, countedAtOf, countedAtOffset } }, index) =>
+      ({
+        ...draft,
+        id: index + 1,
+        at,
+        ...(after ? { after: ids.get(after) } : {}),
+        ...(countedAtOf ? { countedAtOf: ids.get(countedAtOf) } : {}),
+        ...(countedAtOffset === undefined ? {} : { countedAtOffset }),
+      }) as Send,
+  );
 };
 
 /** How the story names a send. */
@@ -673,6 +638,8 @@ export const describeSend = (send: Send): string => {
       return `clock +${send.advanceMs / 1000}s`;
     case 'spread':
       return `spread batch ${send.ref} of ${send.sku}`;
+    case 'stocktake':
+      return `stocktake: batch ${send.ref} counted`;
     case 'http': {
       const path = send.routeKey.replace(/\{([^}]+)\}/g, (_, name: string) => send.path?.[name] ?? '');
       return `${path}${send.body === undefined ? '' : ` ${JSON.stringify(send.body)}`}`;
