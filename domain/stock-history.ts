@@ -58,6 +58,9 @@ export const DEFAULT_HISTORY_LIMIT = 50;
 /** The most characters a cursor has: a position names at most a few ids of MAX_IDENTIFIER_CHARACTERS and a time. */
 export const MAX_CURSOR_CHARACTERS = 4_096;
 
+/** An identifier's most bytes in UTF-8: 128 code points of 4 bytes. */
+const MAX_ID_BYTES = 512;
+
 /** A moment as the store writes them, to the millisecond in UTC. */
 const MOMENT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -76,5 +79,7 @@ export const positionOf = (cursor: string): HistoryPosition | undefined => {
   if (!Array.isArray(parsed) || parsed.length !== 4 || !parsed.every((part) => typeof part === 'string' && part !== '')) return undefined;
   const [ref, at, reason, id] = parsed as string[];
   if (!MOMENT.test(at as string) || !CHANGE_REASONS.includes(reason as ChangeReason)) return undefined;
+  // No longer than the service writes them (an identifier, and a reference with a few characters more): a key past DynamoDB's bounds is refused there.
+  if (new TextEncoder().encode(ref).length > MAX_ID_BYTES || new TextEncoder().encode(id).length > MAX_ID_BYTES + 32) return undefined;
   return { ref: ref as string, at: at as string, reason: reason as ChangeReason, id: id as string };
 };

@@ -3,7 +3,7 @@ import { type Hold, type Instant, earliestHeldExpiry, statusAt } from '../domain
 import { DEFAULT_LOCATION_ID, type Location } from '../domain/locations';
 import { type Allocation, type Batch, allocatedOf, hasStockLeft, heldOf, locationOf, partsOf } from '../domain/model';
 import type { Shipment } from '../domain/shipments';
-import type { StockChange } from '../functions/store/stock-changes';
+import type { RecordedStockChange } from '../functions/store/stock-changes';
 import { changesRecorded } from './changes-recorded';
 import type { Transfer } from '../domain/transfers';
 import { type Spread, heldBoundFields } from '../functions/store/batches';
@@ -41,7 +41,7 @@ export interface Inventory {
   readonly transfers: readonly Transfer[];
   readonly shipments: readonly Shipment[];
   /** Each change of a batch's qty, as the batch keeps it for the counts (kept for a while, then expired). */
-  readonly stockChanges: readonly StockChange[];
+  readonly stockChanges: readonly RecordedStockChange[];
 }
 
 export type Rule =
@@ -92,7 +92,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const storedLocations: Location[] = [];
   const transfers: Transfer[] = [];
   const shipments: Shipment[] = [];
-  const stockChanges: StockChange[] = [];
+  const stockChanges: RecordedStockChange[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
   do {
     const page: ScanCommandOutput = await client.send(
@@ -436,7 +436,7 @@ export const findViolations = (
  * Every unit a line says it shipped from a batch, a shipment of its order took from that batch, and
  * the other way round: a shipment's write records both, and nothing else changes either.
  */
-const shippedAsRecorded = (lines: readonly Allocation[], shipments: readonly Shipment[], changes: readonly StockChange[]): Violation[] => {
+const shippedAsRecorded = (lines: readonly Allocation[], shipments: readonly Shipment[], changes: readonly RecordedStockChange[]): Violation[] => {
   const key = (orderid: string, sku: string, batchref: string) => JSON.stringify([orderid, sku, batchref]);
   const recorded = new Map<string, number>();
   for (const { orderid, lines: shipped } of shipments) {

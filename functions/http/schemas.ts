@@ -119,16 +119,21 @@ export const pathParametersSchema = (names: readonly string[]) => z.object(Objec
  */
 export const stockQuerySchema = /* @__PURE__ */ objectOf({ location: /* @__PURE__ */ z.optional(locationIdSchema) });
 
-const HISTORY_LIMIT = `a whole number from 1 to ${MAX_HISTORY_LIMIT}`;
-/** How many entries a page of the history may have: a query parameter, so digits. */
-export const historyLimitSchema = /* @__PURE__ */ z.string(refused(HISTORY_LIMIT)).check(/* @__PURE__ */ z.regex(/^(100|[1-9][0-9]?)$/, refused(HISTORY_LIMIT)));
+/**
+ * How many entries a page of the history may have: a query parameter, so digits. Built in a function
+ * marked pure, as the cursor's are: esbuild keeps a chained call and a template of imports, and
+ * only the batches handler reads a history.
+ */
+export const historyLimitSchema = /* @__PURE__ */ (() => {
+  const accepts = refused(`a whole number from 1 to ${MAX_HISTORY_LIMIT}`);
+  return z.string(accepts).check(z.regex(/^(100|[1-9][0-9]?)$/, accepts));
+})();
 
 const HISTORY_CURSOR = 'the cursor of a page of this history, as the service answered it';
 /** A cursor names a change the service wrote: what a client makes up is refused, not read as some other place. */
-export const namesAPosition = /* @__PURE__ */ z.refine<string>((cursor) => positionOf(cursor) !== undefined, refused(HISTORY_CURSOR));
-export const historyCursorSchema = /* @__PURE__ */ z
-  .string(refused(HISTORY_CURSOR))
-  .check(/* @__PURE__ */ z.regex(new RegExp(`^[A-Za-z0-9_-]{1,${MAX_CURSOR_CHARACTERS}}$`), refused(HISTORY_CURSOR)), namesAPosition);
+export const namesAPosition = /* @__PURE__ */ (() => z.refine<string>((cursor) => positionOf(cursor) !== undefined, refused(HISTORY_CURSOR)))();
+export const historyCursorSchema = /* @__PURE__ */ (() =>
+  z.string(refused(HISTORY_CURSOR)).check(z.regex(new RegExp(`^[A-Za-z0-9_-]{1,${MAX_CURSOR_CHARACTERS}}$`), refused(HISTORY_CURSOR)), namesAPosition))();
 
 /** `GET /skus/{sku}/history`'s query: the one location whose changes to list, how many, and from where. */
 export const historyQuerySchema = /* @__PURE__ */ objectOf({

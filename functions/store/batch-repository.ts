@@ -364,7 +364,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   stockHistory(sku: string, request: HistoryRequest): Promise<HistoryPage> {
-    return stockHistoryPage(this.calls, this.client, this.tableName, sku, request);
+    return stockHistoryPage(this.calls, this.client, this.tableName, sku, request, this.currentTime());
   }
 
   async allocationsOf(orderid: string): Promise<Allocation[]> {
@@ -420,8 +420,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
       batchDescriptionWrite(this.tableName, changed, now, this.actor, reason, countedAt === undefined ? undefined : { countedAt, changesRead }),
       ...writesOf(batch).change(this.tableName, batch, changed),
       ...(adjustment ? [adjustmentWrite(this.tableName, adjustment)] : []),
-      // An arrival changes no qty, and is in the history all the same: its units are on the shelf from then.
-      ...(stockChange.delta === 0 && !arrived ? [] : [stockChangeWrite(this.tableName, stockChange, adjustment?.adjustmentid ?? this.world.newId())]),
+      // A change of eta alone changes no qty, and is in the history all the same: the units come onto the shelf, or leave it.
+      ...(stockChange.delta === 0 && batch.eta === changed.eta ? [] : [stockChangeWrite(this.tableName, stockChange, adjustment?.adjustmentid ?? this.world.newId())]),
     ];
     const ends = (some: readonly HoldToEnd[], places: CountPlaces) => batchChangeHoldEndWrites(this.tableName, change, batch.ref, some, now, places);
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.

@@ -405,7 +405,7 @@ export const batchChangeWrites = (tableName: string, batch: Batch, changed: Batc
   if (hasStockLeft(batch) !== hasStockLeft(changed)) return batchMoveWrites(tableName, batch, changed);
   const delta = changed.available - batch.available;
   const ended = heldOf(batch) - heldOf(changed);
-  const { ConditionExpression, ExpressionAttributeValues } = staysOnItsSide(batch, delta, -ended);
+  const { ConditionExpression, ExpressionAttributeValues } = etaChangedAsRead(batch, changed, staysOnItsSide(batch, delta, -ended));
   return [
     {
       Update: {
@@ -467,3 +467,10 @@ export const availableWrites = (tableName: string, batch: Batch, delta: number, 
  */
 export const etaAsRead = ({ eta }: Batch): Condition =>
   eta === null ? { ConditionExpression: 'attribute_not_exists(eta)', ExpressionAttributeValues: {} } : { ConditionExpression: 'eta = :readEta', ExpressionAttributeValues: { ':readEta': eta } };
+
+/**
+ * Guards "each arrival (and each batch taken off the shelf) is recorded once, and only one that
+ * happened" (stock-changes.ts): a change of a batch's eta is made on the eta as read, so two that set
+ * it at once, or one that races another eta, are not both recorded.
+ */
+export const etaChangedAsRead = (batch: Batch, changed: Batch, condition: Condition): Condition => (batch.eta === changed.eta ? condition : and(condition, etaAsRead(batch)));

@@ -1,6 +1,6 @@
 import { type HeldSource, earlierOf } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
-import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, etaAsRead, heldBoundBelow, heldBoundKept, heldTakesAre, heldUnitsAre, parseHeldBound } from './batches';
+import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, etaAsRead, etaChangedAsRead, heldBoundBelow, heldBoundKept, heldTakesAre, heldUnitsAre, parseHeldBound } from './batches';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { isAt, isNumber, isText, itemKey } from './fields';
 import type { TransactWriteItem } from './store-calls';
@@ -215,17 +215,20 @@ export const gatherWrites = (tableName: string, batch: Batch): TransactWriteItem
  */
 const spreadBatchChangeWrite = (tableName: string, batch: Batch, changed: Batch): TransactWriteItem => {
   const delta = changed.available - batch.available;
+  const { ConditionExpression, ExpressionAttributeValues } = etaChangedAsRead(batch, changed, {
+    ConditionExpression: 'qty = :qty AND attribute_exists(pieces) AND available >= :fall',
+    ExpressionAttributeValues: { ':qty': batch.qty, ':fall': Math.max(0, -delta) },
+  });
   return {
     Update: {
       TableName: tableName,
       Key: batchWithStockKey(batch.sku, batch.ref),
       UpdateExpression: 'SET qty = :newQty, available = available + :delta' + (changed.eta === null ? ' REMOVE eta' : ', eta = :newEta'),
-      ConditionExpression: 'qty = :qty AND attribute_exists(pieces) AND available >= :fall',
+      ConditionExpression,
       ExpressionAttributeValues: {
-        ':qty': batch.qty,
+        ...ExpressionAttributeValues,
         ':newQty': changed.qty,
         ':delta': delta,
-        ':fall': Math.max(0, -delta),
         ...(changed.eta === null ? {} : { ':newEta': changed.eta }),
       },
     },

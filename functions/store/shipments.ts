@@ -74,6 +74,8 @@ const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shipm
       // sets it from the qty as read: another change since would be written over).
       ConditionExpression: `attribute_exists(${PK}) AND qty = :qtyRead`,
       ExpressionAttributeValues: { ':qtyRead': batch.qty, ':qtyAfter': batch.qty - shipped },
+      // What it has now, when another change came first: the shipment is made again on it (saveShipment).
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   },
   {
@@ -109,7 +111,18 @@ const batchShipWrites = (tableName: string, batch: Batch, shipped: number, shipm
   ),
 ];
 
-/** BatchRepository.saveShipment: the lines' writes, then each batch's three, then the record, last. */
+/** How many times a shipment is made again on its batches' qty as another change left it, before it reads everything again. */
+const MAX_QTY_RACES = 8;
+/** Where a batch's writes start among a shipment's items, and how many each batch has (batchShipWrites). */
+const WRITES_PER_BATCH = 3;
+
+/**
+ * BatchRepository.saveShipment: the lines' writes, then each batch's three, then the record, last.
+ * A shipment that finds only its batches' qty moved since its read (another shipment from them, a
+ * transfer, an adjustment) is made again at once on the qty each has now, as the cancellation tells
+ * it, so that shipments from one batch at once do not each read everything again; one that finds a
+ * batch with fewer units than it ships, or anything else changed, reads again.
+ */
 export const saveShipment = async (
   calls: StoreCalls,
   tableName: string,
@@ -123,20 +136,33 @@ export const saveShipment = async (
   const record: TransactWriteItem = {
     Put: { TableName: tableName, Item: shipmentItem(shipment, actor), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
   };
-  const items = [
-    ...lines.flatMap(({ before, after }) => lineShipWrites(tableName, before, after)),
-    ...batches.flatMap((batch) => batchShipWrites(tableName, batch, shippedFrom(batch.ref), shipment, actor)),
-    record,
-  ];
-  if (items.length > MAX_TRANSACTION_ITEMS) return { outcome: 'too-many-writes', writes: items.length, maxWrites: MAX_TRANSACTION_ITEMS };
-  const cancellation = await calls.transactWrite(items);
-  if (!cancellation) return { outcome: 'saved' };
-  const recordReason = cancellation.at(-1);
-  if (recordReason?.Code === 'ConditionalCheckFailed' && recordReason.Item) {
-    const existing = parseShipmentItem(unmarshall(recordReason.Item));
-    if (existing?.kind !== 'shipment') throw new Error(`Item at the key of a shipment is not a shipment: ${JSON.stringify(existing)}`);
-    return { outcome: 'shipment-exists', existing: existing.shipment };
+  const lineWrites = lines.flatMap(({ before, after }) => lineShipWrites(tableName, before, after));
+  let current = batches;
+  for (let race = 0; race <= MAX_QTY_RACES; race++) {
+    const items = [...lineWrites, ...current.flatMap((batch) => batchShipWrites(tableName, batch, shippedFrom(batch.ref), shipment, actor)), record];
+    if (items.length > MAX_TRANSACTION_ITEMS) return { outcome: 'too-many-writes', writes: items.length, maxWrites: MAX_TRANSACTION_ITEMS };
+    const cancellation = await calls.transactWrite(items);
+    if (!cancellation) return { outcome: 'saved' };
+    const recordReason = cancellation.at(-1);
+    if (recordReason?.Code === 'ConditionalCheckFailed' && recordReason.Item) {
+      const existing = parseShipmentItem(unmarshall(recordReason.Item));
+      if (existing?.kind !== 'shipment') throw new Error(`Item at the key of a shipment is not a shipment: ${JSON.stringify(existing)}`);
+      return { outcome: 'shipment-exists', existing: existing.shipment };
+    }
+    const qtyNow = current.map((_, index) => {
+      const reason = cancellation[lineWrites.length + index * WRITES_PER_BATCH];
+      const found = reason?.Code === 'ConditionalCheckFailed' && reason.Item ? unmarshall(reason.Item).qty : undefined;
+      return typeof found === 'number' ? found : undefined;
+    });
+    const failedElsewhere = cancellation.some(
+      (reason, index) => reason.Code !== 'None' && !(index >= lineWrites.length && (index - lineWrites.length) % WRITES_PER_BATCH === 0 && qtyNow[(index - lineWrites.length) / WRITES_PER_BATCH] !== undefined),
+    );
+    const moved = current.map((batch, index) => ({ ...batch, qty: qtyNow[index] ?? batch.qty }));
+    if (failedElsewhere || moved.some((batch) => batch.qty < shippedFrom(batch.ref))) {
+      calls.raceLost(cancellation);
+      return { outcome: 'changed' };
+    }
+    current = moved;
   }
-  calls.raceLost(cancellation);
   return { outcome: 'changed' };
 };

@@ -1,5 +1,6 @@
 import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { CHANGE_REASONS, COUNT_WINDOW_MS, type ChangeReason } from '../../domain/adjustments';
+import type { Instant } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID } from '../../domain/locations';
 import { CHANGE_KINDS, MAX_HISTORY_LIMIT, type ChangeKind, type HistoryEntry, type HistoryPage, type HistoryPosition, type HistoryRequest } from '../../domain/stock-history';
 import { COUNTED_AT, batchReferenceKey, locationField } from './batches';
@@ -54,7 +55,7 @@ export const DEFAULT_HISTORY_RETENTION_DAYS = 90;
  * How many days a change is kept: HISTORY_RETENTION_DAYS, which the stack checks at synth
  * (infra/constructs/http-api.ts); never fewer than the counts need.
  */
-export const retentionDays = (): number => Math.max(MIN_HISTORY_RETENTION_DAYS, Number(process.env.HISTORY_RETENTION_DAYS) || DEFAULT_HISTORY_RETENTION_DAYS);
+const retentionDays = (): number => Math.max(MIN_HISTORY_RETENTION_DAYS, Number(process.env.HISTORY_RETENTION_DAYS) || DEFAULT_HISTORY_RETENTION_DAYS);
 
 /** The record of `change`, new: its key names its moment and `id`. */
 export const stockChangeWrite = (tableName: string, change: StockChange, id: string): TransactWriteItem => {
@@ -93,27 +94,30 @@ export const changeAfterCounts = (at: string): Condition => ({
   ExpressionAttributeValues: { ':changeAt': at },
 });
 
-export type StoredStockChangeItem = { readonly kind: 'stock-change'; readonly change: StockChange; readonly id: string };
+/** A change as read back: one recorded before the history named its kind, qty after and actor has none of them. */
+export type RecordedStockChange = Omit<StockChange, 'kind' | 'qtyAfter' | 'actor'> & Partial<Pick<StockChange, 'kind' | 'qtyAfter' | 'actor'>>;
+
+export type StoredStockChangeItem = { readonly kind: 'stock-change'; readonly change: RecordedStockChange; readonly id: string };
 
 /** A change's record, read back through its key. */
 export const parseStockChangeItem = (item: Record<string, unknown>): StoredStockChangeItem | undefined => {
   const { ref, sku, location, kind, delta, qtyAfter, reason, reference, at, actor, sk } = item;
-  if (!isText(ref) || !isText(sku) || !isNumber(delta) || !isNumber(qtyAfter) || !isText(at) || !isText(actor) || !isText(sk)) return undefined;
-  if (!CHANGE_REASONS.includes(reason as ChangeReason) || !CHANGE_KINDS.includes(kind as ChangeKind)) return undefined;
+  if (!isText(ref) || !isText(sku) || !isNumber(delta) || !isText(at) || !isText(sk) || !CHANGE_REASONS.includes(reason as ChangeReason)) return undefined;
   if ((location !== undefined && !isText(location)) || (reference !== undefined && !isText(reference))) return undefined;
+  // All three, or none: a record written before the history.
+  const named = kind !== undefined || qtyAfter !== undefined || actor !== undefined;
+  if (named && (!CHANGE_KINDS.includes(kind as ChangeKind) || !isNumber(qtyAfter) || !isText(actor))) return undefined;
   const id = sk.slice(`${CHANGE_RANGE}${at}#${String(reason)}#`.length);
   if (!isAt(item, changeKey(ref, at, reason as ChangeReason, id))) return undefined;
-  const change: StockChange = {
+  const change: RecordedStockChange = {
     ref,
     sku,
     ...locationField({ location }),
-    kind: kind as ChangeKind,
+    ...(named ? { kind: kind as ChangeKind, qtyAfter: qtyAfter as number, actor: actor as string } : {}),
     delta,
-    qtyAfter,
     reason: reason as ChangeReason,
     ...(reference === undefined ? {} : { reference }),
     at,
-    actor,
   };
   return { kind: 'stock-change', change, id };
 };
@@ -144,8 +148,8 @@ const HISTORY_PAGE_READS = 4;
 
 const historyEntryOf = (item: Record<string, unknown>): HistoryEntry => {
   const stored = parseStockChangeItem(item);
-  if (!stored) throw new Error(`Item in the history's index is not a change of stock: ${JSON.stringify(item)}`);
-  const { change, id } = stored;
+  const change = stored?.change;
+  if (!stored || !change?.kind || change.qtyAfter === undefined || change.actor === undefined) throw new Error(`Item in the history's index is not a change of stock: ${JSON.stringify(item)}`);
   return {
     at: change.at,
     kind: change.kind,
@@ -156,7 +160,7 @@ const historyEntryOf = (item: Record<string, unknown>): HistoryEntry => {
     qtyAfter: change.qtyAfter,
     ...(change.reference === undefined ? {} : { reference: change.reference }),
     actor: change.actor,
-    position: { ref: change.ref, at: change.at, reason: change.reason, id },
+    position: { ref: change.ref, at: change.at, reason: change.reason, id: stored.id },
   };
 };
 
@@ -166,7 +170,7 @@ const historyEntryOf = (item: Record<string, unknown>): HistoryEntry => {
  * Each read is of up to `limit` records, or of MAX_HISTORY_PAGE at one location, whose entries are
  * picked from what the index holds there; at most HISTORY_PAGE_READS of them.
  */
-export const stockHistoryPage = async (calls: StoreCalls, client: DocumentSender, tableName: string, sku: string, request: HistoryRequest): Promise<HistoryPage> => {
+export const stockHistoryPage = async (calls: StoreCalls, client: DocumentSender, tableName: string, sku: string, request: HistoryRequest, now: Instant): Promise<HistoryPage> => {
   const { location, limit, after } = request;
   const keyOf = ({ ref, at, reason, id }: HistoryPosition) => ({ ...changeKey(ref, at, reason, id), [HISTORY_OF]: historyPartition(sku), at });
   const entries: HistoryEntry[] = [];
@@ -186,9 +190,12 @@ export const stockHistoryPage = async (calls: StoreCalls, client: DocumentSender
         options,
       ),
     );
-    const read = (page.Items ?? []).map(historyEntryOf);
+    const items = page.Items ?? [];
+    const read = items.map(historyEntryOf);
     for (const [index, entry] of read.entries()) {
-      if (location !== undefined && entry.location !== location) continue;
+      // Past its retention: time to live deletes it some days later, and until then it is not listed.
+      const expired = Number(items[index]?.[timeToLiveAttribute]) * 1_000 < now;
+      if (expired || (location !== undefined && entry.location !== location)) continue;
       entries.push(entry);
       if (entries.length === limit) return index === read.length - 1 && !page.LastEvaluatedKey ? { entries } : { entries, next: entry.position };
     }

@@ -107,6 +107,20 @@ describe("a SKU's history", () => {
     ]);
   });
 
+  it('records an arrival once when two are sent at once, and a batch taken off the shelf by its eta', async () => {
+    const [sku, ref] = [uniqueId('LAMP'), uniqueId('batch')];
+    expect((await invoke('POST /add_batch', { body: { ref, sku, qty: 4, eta: '2027-01-01' } })).status).toBe(201);
+    const arrivals = await Promise.all([1, 2, 3].map(() => invoke('PATCH /batches/{ref}', { pathParameters: { ref }, body: { eta: null } })));
+    expect(arrivals.map(({ status }) => status)).toEqual([200, 200, 200]);
+    expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref }, body: { eta: '2027-02-01' } })).status).toBe(200);
+
+    expect((await entriesOf(sku)).map(({ kind, delta, qty_after }) => [kind, delta, qty_after])).toEqual([
+      ['patched', 0, 4],
+      ['arrived', 0, 4],
+      ['added', 4, 4],
+    ]);
+  });
+
   it('names the local server as `local` and an unsigned caller as `anonymous`', async () => {
     const [sku, ref] = [uniqueId('LAMP'), uniqueId('batch')];
     const local = routeEvent('POST /add_batch', { body: { ref, sku, qty: 1, eta: null } });

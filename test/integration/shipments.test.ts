@@ -57,6 +57,20 @@ describe('a shipment', () => {
     await expectNoViolations();
   });
 
+  it('ships every one of many orders sent at once from one batch, each with the qty it left in the history', async () => {
+    const { sku, refs } = await stocked([[100, 'paris']]);
+    const orders = Array.from({ length: 20 }, () => uniqueId('order'));
+    for (const orderid of orders) expect((await service.allocate({ orderid, sku, qty: 1 })).status).toBe(201);
+
+    const answers = await Promise.all(orders.map((orderid) => ship({ shipmentid: uniqueId('parcel'), orderid, lines: [{ sku, qty: 1 }] })));
+
+    expect(answers.map(({ status }) => status)).toEqual(orders.map(() => 201));
+    expect(await batchOf(refs[0]!)).toMatchObject({ qty: 80, allocated: 0, available: 80 });
+    const { entries } = (await invoke('GET /skus/{sku}/history', { pathParameters: { sku }, queryStringParameters: { limit: '100' } })).body as { entries: { kind: string; qty_after: number }[] };
+    expect(entries.filter(({ kind }) => kind === 'shipped').map(({ qty_after }) => qty_after).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, index) => 80 + index));
+    await expectNoViolations();
+  });
+
   it('answers a repeat as stored, shipping nothing more, and another shipment under its id with 409', async () => {
     const { sku, refs } = await stocked([[10, 'paris']]);
     const orderid = uniqueId('order');

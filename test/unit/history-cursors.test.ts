@@ -28,6 +28,8 @@ describe("a history page's cursor", () => {
       made(['', '2026-12-01T09:30:00.000Z', 'shipped', 'parcel-1']),
       made(['batch-1', '2026-12-01T09:30:00.000Z', 'shipped', 7]),
       'A'.repeat(4_097),
+      made(['📦'.repeat(129), '2026-12-01T09:30:00.000Z', 'shipped', 'parcel-1']),
+      made(['batch-1', '2026-12-01T09:30:00.000Z', 'shipped', 'é'.repeat(300)]),
     ]) {
       expect(positionOf(cursor), cursor).toBeUndefined();
     }

@@ -63,9 +63,9 @@ const time = (ms: number) => new Date(ms).toISOString();
  * written at step 5 and left at `after`: as of its time, the 3 that left since come off, 6.
  */
 const countedRun = (after: number) => {
-  const received = { ref: 'b1', sku: 'LAMP', delta: 10, reason: 'received' as const, at: time(0) };
-  const shipped = { ref: 'b1', sku: 'LAMP', delta: -3, reason: 'shipped' as const, reference: 'parcel1', at: time(2) };
-  const counted = { ref: 'b1', sku: 'LAMP', delta: after - 7, reason: 'counted' as const, reference: 'k1', at: time(1) };
+  const received = { ref: 'b1', sku: 'LAMP', kind: 'added' as const, delta: 10, qtyAfter: 10, reason: 'received' as const, at: time(0), actor: 'anonymous' };
+  const shipped = { ref: 'b1', sku: 'LAMP', kind: 'shipped' as const, delta: -3, qtyAfter: 7, reason: 'shipped' as const, reference: 'parcel1', at: time(2), actor: 'anonymous' };
+  const counted = { ref: 'b1', sku: 'LAMP', kind: 'adjusted' as const, delta: after - 7, qtyAfter: after, reason: 'counted' as const, reference: 'k1', at: time(1), actor: 'anonymous' };
   const timeline: Moment[] = [
     { step: -1, at: 0, inventory: inventory({ batches: [{ ...batch('b1', 10), qty: 10 }], stockChanges: [received] }) },
     { step: 2, at: 2, inventory: inventory({ batches: [{ ...batch('b1', 7), qty: 7 }], stockChanges: [received, shipped] }) },
@@ -318,7 +318,7 @@ describe("the simulator's judge", () => {
 
   it('fails a change committed after a count that is recorded at or before its moment', () => {
     const { timeline, count, stored, reached, body } = countedRun(6);
-    const late = { ref: 'b1', sku: 'LAMP', delta: -1, reason: 'lost' as const, reference: 'a1', at: time(1) };
+    const late = { ref: 'b1', sku: 'LAMP', kind: 'adjusted' as const, delta: -1, qtyAfter: 5, reason: 'lost' as const, reference: 'a1', at: time(1), actor: 'anonymous' };
     const last = timeline[2] as Moment;
     const after: Moment = { step: 7, at: 7, inventory: inventory({ batches: [{ ...batch('b1', 5), qty: 5 }], stockChanges: [...last.inventory.stockChanges, late] }) };
     const lost: Adjustment = { adjustmentid: 'a1', ref: 'b1', reason: 'lost', delta: -1, before: 6, after: 5, adjustedAt: time(1) };
@@ -357,7 +357,7 @@ describe("the simulator's judge", () => {
     const take = http(1, 'POST /adjustments', { body: { adjustmentid: 'a1', ref: 'b1', reason: 'lost', delta: -1, expected_qty: 10 } });
     const timeline: Moment[] = [
       { step: -1, at: 0, inventory: inventory({ batches: [{ ...batch('b1', 10), qty: 10 }] }) },
-      { step: 3, at: 3, inventory: inventory({ batches: [{ ...batch('b1', 9), qty: 9 }], stockChanges: [{ ref: 'b1', sku: 'LAMP', delta: -1, reason: 'lost', reference: 'a1', at: time(2) }] }) },
+      { step: 3, at: 3, inventory: inventory({ batches: [{ ...batch('b1', 9), qty: 9 }], stockChanges: [{ ref: 'b1', sku: 'LAMP', kind: 'adjusted', delta: -1, qtyAfter: 9, reason: 'lost', reference: 'a1', at: time(2), actor: 'anonymous' }] }) },
     ];
     const stored: Adjustment = { adjustmentid: 'a1', ref: 'b1', reason: 'lost', delta: -1, expectedQty: 10, before: 10, after: 9, adjustedAt: time(1) };
     const first = answered('r1', take, 0, 4, 201, JSON.stringify({ adjustmentid: 'a1', ref: 'b1', reason: 'lost', before: 10, after: 9, reallocated: [] }));
@@ -373,10 +373,18 @@ describe("the simulator's judge", () => {
     expect(rules(2)).toEqual([]);
   });
 
-  it.each(keptRuns(new URL('./fixtures/planted-runs', import.meta.url).pathname))('fails the run kept of a defect planted for counts ($file), which passes without it', async ({ plan }) => {
+  it.each(keptRuns(new URL('./fixtures/planted-runs', import.meta.url).pathname))('fails the run kept of a planted defect ($file), which passes without it', async ({ plan }) => {
     const store = memoryStoreOfRecord();
     try {
-      const rule = ({ 'count-ignores-changes-since': 'count-as-of-its-time', 'count-stale-at-the-same-moment': 'refusal-was-true', 'count-unguarded-by-its-read': 'count-as-of-its-time' } as const)[plan.plant ?? 'count-ignores-changes-since'];
+      const rule = (
+        {
+          'count-ignores-changes-since': 'count-as-of-its-time',
+          'count-stale-at-the-same-moment': 'refusal-was-true',
+          'count-unguarded-by-its-read': 'count-as-of-its-time',
+          'history-page-skips-its-last': 'history-complete',
+          'history-qty-after-as-now': 'history-as-recorded',
+        } as const
+      )[plan.plant ?? 'count-ignores-changes-since'];
       expect(plan.plant).toBeDefined();
       expect((await runPlan(plan, store)).failures.map((failure) => failure.rule)).toContain(rule);
       const { plant: _planted, ...unplanted } = plan;

@@ -1,7 +1,7 @@
 import { type Adjustment, type AdjustmentRequest, type AdjustmentReason, countTimeOf, countTimeRefused, isSameAdjustment } from '../../domain/adjustments';
 import { adjustmentKey } from '../../functions/store/adjustments';
 import { PK, SK } from '../../functions/store/fields';
-import type { StockChange } from '../../functions/store/stock-changes';
+import type { RecordedStockChange } from '../../functions/store/stock-changes';
 import type { Inventory } from '../invariants';
 import type { Failure } from './judge';
 import type { Moment } from './model-judge';
@@ -59,7 +59,7 @@ const qtyOf = (inventory: Inventory, ref: string) => inventory.batches.find((bat
 const shown = ({ adjustmentid, ref, reason, before, after }: Adjustment) => JSON.stringify({ adjustmentid, ref, reason, before, after });
 
 /** The changes recorded in `now` and not in `was`: a commit's own (records are never changed, and no run lasts long enough for one to expire). */
-const recordedBetween = (was: readonly StockChange[], now: readonly StockChange[]): StockChange[] => {
+const recordedBetween = (was: readonly RecordedStockChange[], now: readonly RecordedStockChange[]): RecordedStockChange[] => {
   const left = new Map<string, number>();
   for (const change of was) left.set(JSON.stringify(change), (left.get(JSON.stringify(change)) ?? 0) + 1);
   return now.filter((change) => {

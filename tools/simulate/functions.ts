@@ -107,16 +107,23 @@ export class Functions {
 }
 
 /** An API Gateway (payload 2.0) event for a route, as the HTTP API sends it; its request id the actor's. */
-export const httpEvent = (routeKey: string, pathParameters: Readonly<Record<string, string>> | undefined, body: unknown, actor: string): HttpEvent => {
+export const httpEvent = (
+  routeKey: string,
+  pathParameters: Readonly<Record<string, string>> | undefined,
+  body: unknown,
+  actor: string,
+  query?: Readonly<Record<string, string>>,
+): HttpEvent => {
   const { method, path: template } = splitRouteKey(routeKey);
   const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(pathParameters?.[name] ?? ''));
   return {
     version: '2.0',
     routeKey,
     rawPath: path,
-    rawQueryString: '',
+    rawQueryString: query ? new URLSearchParams(query).toString() : '',
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     ...(pathParameters ? { pathParameters: { ...pathParameters } } : {}),
+    ...(query ? { queryStringParameters: { ...query } } : {}),
     requestContext: {
       accountId: '000000000000',
       apiId: 'simulated',

@@ -36,6 +36,23 @@ const DEFECTS = {
       return changeBatch(batch, changed, ending, now, adjustment, current);
     };
   },
+  /** A page of a history that ends before its last entry but answers a cursor past it: that entry is on no page. */
+  'history-page-skips-its-last': (repository: DynamoDbBatchRepository) => {
+    const stockHistory = repository.stockHistory.bind(repository);
+    repository.stockHistory = async (sku, request) => {
+      const page = await stockHistory(sku, request);
+      return page.next && page.entries.length > 1 ? { ...page, entries: page.entries.slice(0, -1) } : page;
+    };
+  },
+  /** A history whose entries say the qty of the batch as it is now, not as each change left it. */
+  'history-qty-after-as-now': (repository: DynamoDbBatchRepository) => {
+    const stockHistory = repository.stockHistory.bind(repository);
+    repository.stockHistory = async (sku, request) => {
+      const page = await stockHistory(sku, request);
+      const entries = await Promise.all(page.entries.map(async (entry) => ({ ...entry, qtyAfter: (await repository.batch(entry.batchref, sku))?.qty ?? entry.qtyAfter })));
+      return { ...page, entries };
+    };
+  },
 } as const;
 
 export type PlantedDefect = keyof typeof DEFECTS;

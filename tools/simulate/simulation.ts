@@ -12,6 +12,7 @@ import { Functions, type Instance, type Mode, contextOf, functionOf, httpEvent }
 import { judgeAdjustments } from './adjustments-judge';
 import { judgeEvents } from './events-judge';
 import { judgeFields } from './fields-judge';
+import { judgeHistory } from './history-judge';
 import { type Failure, judge } from './judge';
 import { type Moment, judgeAgainstModel } from './model-judge';
 import type { Answer, FaultMet, Reached } from './observed';
@@ -270,7 +271,26 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   // its retries and its copies name the same one.
   const stocktakes = new Map<number, number>();
   const countsSent = new Map<number, Send>();
+  // Each page of a history as first sent, with the cursor the page before it was answered: its retries read the same page.
+  const pagesSent = new Map<number, Send>();
+  const cursorAnswered = (id: number): string | undefined => {
+    const answered = answers.filter((answer) => answer.send.id === id && answer.status === 200).at(-1);
+    try {
+      const { cursor } = JSON.parse(answered?.body ?? '{}') as { cursor?: unknown };
+      return typeof cursor === 'string' ? cursor : undefined;
+    } catch {
+      return undefined;
+    }
+  };
   const asSent = <Sent extends Send>(send: Sent): Sent => {
+    if (send.kind === 'http' && send.cursorOf !== undefined) {
+      const made = pagesSent.get(send.id) as Sent | undefined;
+      if (made) return made;
+      const cursor = cursorAnswered(send.cursorOf);
+      const resolved = (cursor === undefined ? send : { ...send, query: { ...send.query, cursor } }) as Sent;
+      pagesSent.set(send.id, resolved);
+      return resolved;
+    }
     if (send.kind !== 'http' || send.countedAtOf === undefined) return send;
     const made = countsSent.get(send.id) as Sent | undefined;
     if (made) return made;
@@ -311,7 +331,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
                   throw error;
                 },
               )
-            : instance.http(httpEvent(send.routeKey, send.path, send.body, actor), contextOf(actor));
+            : instance.http(httpEvent(send.routeKey, send.path, send.body, actor, send.query), contextOf(actor));
       invoked.then(
         ({ statusCode = 200, body = '' }) => finish(instance, answer, statusCode, body),
         (error: unknown) => finish(instance, answer, 500, `the function failed: ${(error as Error).name}: ${(error as Error).message}`),
@@ -458,6 +478,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   failures.push(...judgeAgainstModel(answers, reached, timeline));
   failures.push(...judgeAdjustments(answers, reached, timeline, await storedAdjustments(store, tableName)));
   failures.push(...judgeFields(answers, reached, timeline));
+  failures.push(...judgeHistory(answers, timeline));
   failures.push(...judge({ answers, reached, faultsMet, inventory, mode: settings.mode }));
   return { plan, story, order, faults, delays, answers, reached, failures, calls: order.length, events: events.length, conflictOrders: conflictOrdersOf(released, answers) };
   };

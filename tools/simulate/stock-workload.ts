@@ -69,7 +69,7 @@ const lineOn = (orderid: string, { sku, location }: StartingBatch, qty: number):
  * on it shipped, units sent away to another place, an adjustment, or its qty set; each a step or
  * two of its own, in turn after `after`.
  */
-const changesOf = (chance: Chance, places: Places, batch: StartingBatch, at: number, after: Step): Step[] => {
+const changesOf = (chance: Chance, places: Places, batch: StartingBatch, at: number, after?: Step): Step[] => {
   const others = places.locations.filter((id) => id !== batch.location);
   const draws: (readonly [() => Draft[], number])[] = [
     [
@@ -149,7 +149,30 @@ const countRacingChanges: Episode = (chance, places, at) => {
   return [taken, ...changes, ...twice(chance, count)];
 };
 
+/** A read of a SKU's history: of one of the run's SKUs, at one of its places or all, a page of a few entries or of many. */
+export const historyRead = (chance: Chance, places: Places, sku = chance.pick(places.batches).sku): Draft => {
+  const location = chance.chance(0.3) ? chance.pick(['default', ...places.locations]) : undefined;
+  const limit = chance.pick([undefined, '1', '2', '3']);
+  const query = { ...(location === undefined ? {} : { location }), ...(limit === undefined ? {} : { limit }) };
+  return { kind: 'http', routeKey: 'GET /skus/{sku}/history', path: { sku }, ...(Object.keys(query).length > 0 ? { query } : {}) };
+};
+
+/** Changes of a batch, and its SKU's history read a page after another while they are made, each page from the cursor the one before answered. */
+const historyPaged: Episode = (chance, places, at) => {
+  const batch = chance.pick(places.batches);
+  const changes = changesOf(chance, places, batch, at);
+  const read = historyRead(chance, places, batch.sku);
+  const first: Step = { at: at + chance.int(0, 3), draft: read };
+  const pages = [first];
+  for (let page = chance.int(2, 6); page > 0; page--) {
+    const before = pages.at(-1) as Step;
+    pages.push({ at: before.at + chance.int(0, 2), draft: read, after: before, cursorOf: before });
+  }
+  return [...changes, ...pages];
+};
+
 export const STOCK_EPISODES: readonly (readonly [Episode, number])[] = [
+  [historyPaged, 2],
   [lateCount, 3],
   [countsOutOfOrder, 2],
   [countRacingChanges, 2],

@@ -13,7 +13,7 @@ import type { Chance } from './chance';
  * so that a count can name a moment that changes came after.
  */
 export type Send = (
-  | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Readonly<Record<string, string>>; readonly body?: unknown }
+  | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Readonly<Record<string, string>>; readonly query?: Readonly<Record<string, string>>; readonly body?: unknown }
   | { readonly kind: 'sweep' }
   | { readonly kind: 'clock'; readonly advanceMs: number }
   | { readonly kind: 'spread'; readonly sku: string; readonly ref: string }
@@ -30,12 +30,14 @@ export type Send = (
   readonly countedAtOf?: number;
   /** The offset from UTC, in minutes, that `counted_at` is written in; absent, `Z`. */
   readonly countedAtOffset?: number;
+  /** A page of a history: the `cursor` the send of this id was answered, written into the query as it is first sent (none: the first page). */
+  readonly cursorOf?: number;
 };
 
 export type Workload = readonly Send[];
 
 export type Draft =
-  | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Record<string, string>; readonly body?: unknown }
+  | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Record<string, string>; readonly query?: Record<string, string>; readonly body?: unknown }
   | { readonly kind: 'sweep' }
   | { readonly kind: 'clock'; readonly advanceMs: number }
   | { readonly kind: 'spread'; readonly sku: string; readonly ref: string }
@@ -57,7 +59,14 @@ export interface Places {
 }
 
 /** A draft placed at a step, maybe once another has its answer, and for a count, as of a stocktake. */
-export type Step = { readonly at: number; readonly draft: Draft; readonly after?: Step; readonly countedAtOf?: Step; readonly countedAtOffset?: number };
+export type Step = {
+  readonly at: number;
+  readonly draft: Draft;
+  readonly after?: Step;
+  readonly countedAtOf?: Step;
+  readonly countedAtOffset?: number;
+  readonly cursorOf?: Step;
+};
 export type Episode = (chance: Chance, places: Places, at: number) => Step[];
 
 /** Steps one after another: each sent once the one before it has its answer, a few steps on; the first once `after` has its own. */

@@ -1,5 +1,5 @@
 import type { Chance } from './chance';
-import { STOCK_EPISODES, drawAdjustment } from './stock-workload';
+import { STOCK_EPISODES, drawAdjustment, historyRead } from './stock-workload';
 import { type Draft, type Episode, type Places, type Send, type StartingBatch, type Step, type Workload, inTurn, twice } from './workload-steps';
 
 /*
@@ -166,6 +166,7 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
       'lines',
     ],
     [() => drawAdjustment(chance, places), 8, 'stock'],
+    [() => historyRead(chance, places), 2, 'stock'],
     [() => ({ kind: 'http', routeKey: 'GET /batches/{ref}', path: { ref: ref() } }), 3, 'other'],
     [() => ({ kind: 'http', routeKey: 'GET /skus/{sku}/stock', path: { sku: chance.pick(SKUS) } }), 1, 'other'],
     [() => ({ kind: 'http', routeKey: 'GET /holds/{holdid}', path: { holdid: holdid() } }), 2, 'holds'],
@@ -617,7 +618,7 @@ export const drawWorkload = (chance: Chance): Workload => {
   const sorted = drafts.map((step, order) => ({ step, order })).sort((one, other) => one.step.at - other.step.at || one.order - other.order);
   const ids = new Map(sorted.map(({ step }, index) => [step, index + 1]));
   return sorted.map(
-    ({ step: { at, draft, after, countedAtOf, countedAtOffset } }, index) =>
+    ({ step: { at, draft, after, countedAtOf, countedAtOffset, cursorOf } }, index) =>
       ({
         ...draft,
         id: index + 1,
@@ -625,6 +626,7 @@ export const drawWorkload = (chance: Chance): Workload => {
         ...(after ? { after: ids.get(after) } : {}),
         ...(countedAtOf ? { countedAtOf: ids.get(countedAtOf) } : {}),
         ...(countedAtOffset === undefined ? {} : { countedAtOffset }),
+        ...(cursorOf ? { cursorOf: ids.get(cursorOf) } : {}),
       }) as Send,
   );
 };
@@ -642,7 +644,9 @@ export const describeSend = (send: Send): string => {
       return `stocktake: batch ${send.ref} counted`;
     case 'http': {
       const path = send.routeKey.replace(/\{([^}]+)\}/g, (_, name: string) => send.path?.[name] ?? '');
-      return `${path}${send.body === undefined ? '' : ` ${JSON.stringify(send.body)}`}`;
+      const query = send.query ? `?${new URLSearchParams(send.query).toString()}` : '';
+      const page = send.cursorOf === undefined ? '' : ` (the page after r${send.cursorOf}'s)`;
+      return `${path}${query}${page}${send.body === undefined ? '' : ` ${JSON.stringify(send.body)}`}`;
     }
   }
 };
