@@ -1,11 +1,10 @@
 import { type Adjustment, type AdjustmentRequest, type AdjustmentReason, countTimeOf, countTimeRefused, isSameAdjustment } from '../../domain/adjustments';
 import { adjustmentKey } from '../../functions/store/adjustments';
-import { PK, SK } from '../../functions/store/fields';
 import type { RecordedStockChange } from '../../functions/store/stock-changes';
 import type { Inventory } from '../invariants';
 import type { Failure } from './judge';
 import type { Moment } from './model-judge';
-import type { Answer, Reached } from './observed';
+import { type Answer, type Reached, bodyOf, keyText } from './observed';
 import { itemsMeet } from './store-seam';
 
 /*
@@ -46,14 +45,6 @@ const requestOf = ({ adjustmentid, ref, reason, qty, delta, counted_at, expected
   ...(note === undefined ? {} : { note }),
 });
 
-const keyText = (key: Record<string, unknown>) => `${String(key[PK])} ${String(key[SK])}`;
-const bodyOf = (answer: Answer): Record<string, unknown> => {
-  try {
-    return JSON.parse(answer.body ?? '') as Record<string, unknown>;
-  } catch {
-    return {};
-  }
-};
 const iso = (time: number) => new Date(time).toISOString();
 const qtyOf = (inventory: Inventory, ref: string) => inventory.batches.find((batch) => batch.ref === ref)?.qty;
 const shown = ({ adjustmentid, ref, reason, before, after }: Adjustment) => JSON.stringify({ adjustmentid, ref, reason, before, after });

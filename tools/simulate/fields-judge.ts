@@ -1,7 +1,6 @@
 import { type Hold, linesOfHold, statusAt } from '../../domain/holds';
 import { type Allocation, locationOf, orderedQtyOf, partsOf } from '../../domain/model';
 import { type Shipment, isSameShipment, placedParts, shippedQtyOf } from '../../domain/shipments';
-import { PK, SK } from '../../functions/store/fields';
 import { batchReferenceKey } from '../../functions/store/batches';
 import { holdKey } from '../../functions/store/holds';
 import { lineKey } from '../../functions/store/lines';
@@ -10,7 +9,7 @@ import { transferKey } from '../../functions/store/transfers';
 import type { Inventory } from '../invariants';
 import type { Failure } from './judge';
 import type { Moment } from './model-judge';
-import type { Answer, Reached } from './observed';
+import { type Answer, type Reached, bodyOf, keyText } from './observed';
 
 /*
  * Every field of an answer that the table can say: what a read answered, the table held at some
@@ -36,14 +35,6 @@ interface LineView {
   readonly shipped?: number;
 }
 
-const bodyOf = (answer: Answer): Body => {
-  try {
-    return JSON.parse(answer.body ?? '') as Body;
-  } catch {
-    return {};
-  }
-};
-const keyText = (key: Record<string, unknown>) => `${String(key[PK])} ${String(key[SK])}`;
 const describe = (answer: HttpAnswer) => `${answer.actor} (${answer.send.routeKey})`;
 const same = (one: unknown, other: unknown) => JSON.stringify(one) === JSON.stringify(other);
 

@@ -12,7 +12,7 @@ import { transferKey } from '../../functions/store/transfers';
 import type { Inventory } from '../invariants';
 import type { Mode } from './functions';
 import { itemsMeet } from './store-seam';
-import type { Answer, FaultMet, Reached } from './observed';
+import { type Answer, type FaultMet, type Reached, bodyOf, keyText } from './observed';
 
 /*
  * What a run's clients were told, held against the table at its end and the commits the run made:
@@ -52,14 +52,6 @@ interface Verdict {
 
 type HttpAnswer = Answer & { readonly send: Extract<Answer['send'], { kind: 'http' }> };
 
-const keyText = (key: Record<string, unknown>) => `${String(key[PK])} ${String(key[SK])}`;
-const bodyOf = (answer: Answer): Record<string, unknown> => {
-  try {
-    return JSON.parse(answer.body ?? '') as Record<string, unknown>;
-  } catch {
-    return {};
-  }
-};
 const field = (value: unknown, name: string): string => String((value as Record<string, unknown> | undefined)?.[name] ?? '');
 const describe = (answer: Answer) => `${answer.actor} (${answer.send.kind === 'http' ? answer.send.routeKey : answer.send.kind})`;
 

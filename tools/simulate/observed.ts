@@ -1,3 +1,4 @@
+import { PK, SK } from '../../functions/store/fields';
 import type { Send } from './workload';
 
 /*
@@ -40,3 +41,15 @@ export interface Reached {
   /** Items it only checked. */
   readonly checks: number;
 }
+
+/** An item's key as the judges name it. */
+export const keyText = (key: Record<string, unknown>) => `${String(key[PK])} ${String(key[SK])}`;
+
+/** An answer's body, or none for one that is not JSON. */
+export const bodyOf = (answer: Answer): Record<string, unknown> => {
+  try {
+    return JSON.parse(answer.body ?? '') as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+};
