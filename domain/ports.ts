@@ -132,7 +132,8 @@ export type SaveTransferResult =
   | { readonly outcome: 'batch-exists' };
 
 export type SaveShipmentResult =
-  | { readonly outcome: 'saved' }
+  /** Written at `shippedAt`: the shipment's, or a later moment when it was written again on its batches' qty as another change left them. */
+  | { readonly outcome: 'saved'; readonly shippedAt: string }
   /** A line or a batch is no longer as read: another request shipped, moved or cancelled first. Nothing was written. */
   | { readonly outcome: 'changed' }
   /** A shipment with this shipmentid exists (as stored): a shipmentid is used once. Nothing was written. */

@@ -72,7 +72,7 @@ export const ship = async (request: ShipmentRequest, repository: BatchRepository
       lines: shipped.map(({ line, qty, parts }) => ({ sku: line.sku, qty, parts })),
     };
     const result = await repository.saveShipment(shipment, shipped.map(({ line, after }) => ({ before: line, after })), batches as Batch[]);
-    if (result.outcome === 'saved') return { shipment, created: true };
+    if (result.outcome === 'saved') return { shipment: { ...shipment, shippedAt: result.shippedAt }, created: true };
     if (result.outcome === 'shipment-exists') return answerRepeat(result.existing, request);
     if (result.outcome === 'too-many-writes') throw new ShipmentTooLarge(request.shipmentid, result.writes, result.maxWrites);
   }

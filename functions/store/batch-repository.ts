@@ -298,7 +298,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   saveShipment(shipment: Shipment, lines: readonly LineShipped[], batches: readonly Batch[]): Promise<SaveShipmentResult> {
-    return saveShipment(this.calls, this.tableName, shipment, lines, batches, this.actor);
+    return saveShipment(this.calls, this.tableName, shipment, lines, batches, this.actor, () => this.currentTime());
   }
 
   async recordOutOfStock(lines: readonly OrderLine[], routing?: Routing): Promise<void> {
@@ -420,8 +420,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
       batchDescriptionWrite(this.tableName, changed, now, this.actor, reason, countedAt === undefined ? undefined : { countedAt, changesRead }),
       ...writesOf(batch).change(this.tableName, batch, changed),
       ...(adjustment ? [adjustmentWrite(this.tableName, adjustment)] : []),
-      // A change of eta alone changes no qty, and is in the history all the same: the units come onto the shelf, or leave it.
-      ...(stockChange.delta === 0 && batch.eta === changed.eta ? [] : [stockChangeWrite(this.tableName, stockChange, adjustment?.adjustmentid ?? this.world.newId())]),
+      // A batch that comes onto the shelf (its eta set to null), or leaves it for a date, changes no qty, and is in the history all the same; a shipment given another date is not.
+      ...(stockChange.delta === 0 && (batch.eta === null) === (changed.eta === null) ? [] : [stockChangeWrite(this.tableName, stockChange, adjustment?.adjustmentid ?? this.world.newId())]),
     ];
     const ends = (some: readonly HoldToEnd[], places: CountPlaces) => batchChangeHoldEndWrites(this.tableName, change, batch.ref, some, now, places);
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.

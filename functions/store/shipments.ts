@@ -1,4 +1,5 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Instant } from '../../domain/holds';
 import type { Batch } from '../../domain/model';
 import type { SaveShipmentResult } from '../../domain/ports';
 import type { LineShipped, Shipment, ShipmentLine } from '../../domain/shipments';
@@ -130,19 +131,21 @@ export const saveShipment = async (
   lines: readonly LineShipped[],
   batches: readonly Batch[],
   actor: string,
+  now: () => Instant,
 ): Promise<SaveShipmentResult> => {
   const shippedFrom = (ref: string) =>
     shipment.lines.reduce((sum, line) => sum + line.parts.reduce((partSum, part) => (part.batchref === ref ? partSum + part.qty : partSum), 0), 0);
-  const record: TransactWriteItem = {
-    Put: { TableName: tableName, Item: shipmentItem(shipment, actor), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
-  };
   const lineWrites = lines.flatMap(({ before, after }) => lineShipWrites(tableName, before, after));
   let current = batches;
+  let stamped = shipment;
   for (let race = 0; race <= MAX_QTY_RACES; race++) {
-    const items = [...lineWrites, ...current.flatMap((batch) => batchShipWrites(tableName, batch, shippedFrom(batch.ref), shipment, actor)), record];
+    const record: TransactWriteItem = {
+      Put: { TableName: tableName, Item: shipmentItem(stamped, actor), ConditionExpression: ITEM_IS_NEW, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
+    };
+    const items = [...lineWrites, ...current.flatMap((batch) => batchShipWrites(tableName, batch, shippedFrom(batch.ref), stamped, actor)), record];
     if (items.length > MAX_TRANSACTION_ITEMS) return { outcome: 'too-many-writes', writes: items.length, maxWrites: MAX_TRANSACTION_ITEMS };
     const cancellation = await calls.transactWrite(items);
-    if (!cancellation) return { outcome: 'saved' };
+    if (!cancellation) return { outcome: 'saved', shippedAt: stamped.shippedAt };
     const recordReason = cancellation.at(-1);
     if (recordReason?.Code === 'ConditionalCheckFailed' && recordReason.Item) {
       const existing = parseShipmentItem(unmarshall(recordReason.Item));
@@ -163,6 +166,9 @@ export const saveShipment = async (
       return { outcome: 'changed' };
     }
     current = moved;
+    // At a moment after the changes it is written on top of: the batch's changes stay in the order of their writes.
+    stamped = { ...shipment, shippedAt: new Date(Math.max(now(), Date.parse(stamped.shippedAt) + 1)).toISOString() };
+    if (race === MAX_QTY_RACES) calls.raceLost(cancellation);
   }
   return { outcome: 'changed' };
 };

@@ -531,7 +531,7 @@ export class FakeRepository implements BatchRepository {
       this.recordChange(ref, -shipped, shipment.shippedAt);
     }
     this.shipments.set(shipment.shipmentid, shipment);
-    return { outcome: 'saved' };
+    return { outcome: 'saved', shippedAt: shipment.shippedAt };
   }
 
   private hasLineAsRead(allocation: Allocation): boolean {
