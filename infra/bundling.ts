@@ -26,6 +26,8 @@ const MAIN_FIELDS = ['module', 'main'];
  */
 const ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': './infra/lambda-credentials.ts',
+  // The event-stream codec, which the SDK's HTTP protocol imports for operations that stream: DynamoDB has none (./no-event-streams).
+  '@smithy/core/event-streams': './infra/no-event-streams.ts',
 };
 
 /**
