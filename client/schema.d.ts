@@ -108,6 +108,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/skus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every SKU with its stock
+         * @description Every SKU a batch of which was ever added, with its stock levels in all, a page at a time. Pages: `limit` SKUs at most, and a `cursor` while more may remain (a page may hold fewer, or none, and still have one). Each SKU is on one page only, whatever is written meanwhile; a SKU is listed a moment (under a second) after its first batch. A page costs a read of the list and, for each SKU on it, the reads of `GET /skus/{sku}/stock`: never a scan of the table.
+         */
+        get: operations["listSkus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/locations": {
         parameters: {
             query?: never;
@@ -151,6 +171,32 @@ export interface paths {
          * @description Creates the location, or replaces it whole: `active` absent is `true`, `position` absent is none. An inactive location takes no new line or hold; what it has stays, and batches may still be added there. The same location again is a repeat, which writes nothing and announces nothing.
          */
         put: operations["putLocation"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locations/{id}/stock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A location's id, as it is written: its characters need no percent-encoding.
+                 * @example warehouse-lyon
+                 */
+                id: components["schemas"]["LocationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a location's SKUs with their stock there
+         * @description Every SKU a batch of which was ever at the location (an incoming batch among them), with its stock levels there, a page at a time. Pages: `limit` SKUs at most, and a `cursor` while more may remain (a page may hold fewer, or none, and still have one). Each SKU is on one page only, whatever is written meanwhile; a SKU is listed a moment (under a second) after its first batch. A page costs a read of the list and, for each SKU on it, the reads of `GET /skus/{sku}/stock`: never a scan of the table.
+         */
+        get: operations["listLocationStock"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -507,6 +553,13 @@ export interface components {
         /** @description The `cursor` of the page before, as the service answered it: opaque. One it did not make is refused. */
         HistoryCursor: string;
         /**
+         * @description How many SKUs a page of a list has at most: 1 to 100, 50 when absent.
+         * @example 20
+         */
+        ListLimit: string;
+        /** @description The `cursor` of the page before, as the service answered it: opaque. One it did not make is refused. */
+        ListCursor: string;
+        /**
          * @description `null` for a batch in stock, or the day a shipment arrives: a real calendar date `YYYY-MM-DD` (2026-02-30 is refused).
          * @example null
          * @example 2026-06-01
@@ -775,6 +828,39 @@ export interface components {
             batches: components["schemas"]["StockBatch"][];
             /** @description The levels at each location that has one of `batches`, by the location's `priority`, then its `id`; with `?location=`, that location alone, at zeros when it has none. */
             locations: components["schemas"]["LocationStock"][];
+        };
+        /** @description A SKU's stock levels on a page of a list, as `GET /skus/{sku}/stock` reads them: in all, or at the list's location. */
+        ListedSku: {
+            sku: components["schemas"]["Identifier"];
+            /** @description Units on the shelf (in batches with `eta` null): available, held, and those lines hold that have not shipped. */
+            on_hand: number;
+            /** @description Units on the shelf that lines hold and that have not shipped: `on_hand` is `in_stock` + `committed` + the units held on the shelf. */
+            committed: number;
+            /** @description Units set aside by active holds, in its batches. */
+            held: number;
+            /** @description Units neither on a line nor held, on the shelf and in shipments: `in_stock` + `incoming`. */
+            available: number;
+            /** @description Units available in batches on the shelf (`eta` null). */
+            in_stock: number;
+            /** @description Units available in shipments. */
+            incoming: number;
+            /** @description The earliest `eta` among shipments with stock, or `null`. */
+            next_eta: components["schemas"]["ArrivalDate"];
+        };
+        /** @description A page of every SKU ever added, with its stock levels in all. */
+        SkuList: {
+            /** @description Each SKU once across the pages, in the order the service keeps them (not sorted across pages). */
+            skus: components["schemas"]["ListedSku"][];
+            /** @description Where the next page starts: send it back as `?cursor=`. Absent on the last page. */
+            cursor?: string;
+        };
+        /** @description A page of the SKUs a batch of which was ever at the location, with their stock levels there. */
+        LocationSkuList: {
+            location: components["schemas"]["LocationId"];
+            /** @description Each SKU once across the pages, in the order the service keeps them (not sorted across pages). */
+            skus: components["schemas"]["ListedSku"][];
+            /** @description Where the next page starts: send it back as `?cursor=`. Absent on the last page. */
+            cursor?: string;
         };
         /** @description A hold and its status as of the moment it was read. */
         Hold: {
@@ -1762,6 +1848,125 @@ export interface operations {
             };
         };
     };
+    listSkus: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The most SKUs on the page: 1 to 100; 50 when absent.
+                 * @example 20
+                 */
+                limit?: components["schemas"]["ListLimit"];
+                /**
+                 * @description The `cursor` of the page before: the page after it.
+                 * @example WzAsIkxBTVAiXQ
+                 */
+                cursor?: components["schemas"]["ListCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the SKUs (none on the last page of an empty list) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkuList"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A query parameter breaks a rule of what it names, or the route does not take it: one issue per parameter, named by its name. A name sent twice is one value, the two joined by a comma (as API Gateway passes them), which no parameter takes
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
     getLocations: {
         parameters: {
             query?: never;
@@ -2108,6 +2313,135 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    listLocationStock: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The most SKUs on the page: 1 to 100; 50 when absent.
+                 * @example 20
+                 */
+                limit?: components["schemas"]["ListLimit"];
+                /**
+                 * @description The `cursor` of the page before: the page after it.
+                 * @example WzAsIkxBTVAiXQ
+                 */
+                cursor?: components["schemas"]["ListCursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A location's id, as it is written: its characters need no percent-encoding.
+                 * @example warehouse-lyon
+                 */
+                id: components["schemas"]["LocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The location exists (`default` always does) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LocationSkuList"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A query parameter breaks a rule of what it names, or the route does not take it: one issue per parameter, named by its name. A name sent twice is one value, the two joined by a comma (as API Gateway passes them), which no parameter takes
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
+             *     - No location has this `id`
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */

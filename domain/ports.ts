@@ -5,6 +5,7 @@ import type { Allocation, Batch, LineMove, ListedLine, OrderLine, Part, Placemen
 import type { Routing } from './routing';
 import type { LineShipped, Shipment } from './shipments';
 import type { HistoryPage, HistoryRequest } from './stock-history';
+import type { ListRequest, ListedSkus, SkuList } from './stock-listings';
 import type { Transfer } from './transfers';
 import type { ConditionalWrite, AddBatchResult, LocationRevision, StoredLocation, HoldPlacement, SaveHoldResult, ConfirmHoldResult, ExpiredHoldsCursor, ExpiredHolds, HoldEnding, HoldToEnd, BatchChangeWrite, SaveAllocationResult, MoveAllocationsResult, SaveAllocationsResult, SaveTransferResult, SaveShipmentResult, StockRead, SkuStock } from './port-outcomes';
 
@@ -69,6 +70,13 @@ export interface BatchRepository {
    * bounded. Eventually consistent: a change is listed a moment after its write.
    */
   stockHistory(sku: string, request: HistoryRequest): Promise<HistoryPage>;
+  /**
+   * A page of the list's SKUs (domain/stock-listings.ts), `limit` at most, after `request.after` when
+   * it names a position: each SKU once across the pages, in the store's order, whatever changes
+   * between them. A page may hold fewer than `limit` while more remain (`next`). Eventually
+   * consistent: a SKU is listed a moment after the write that made it known there.
+   */
+  listedSkus(list: SkuList, request: ListRequest): Promise<ListedSkus>;
   allocationOf(orderid: string, sku: string): Promise<Allocation | undefined>;
   /**
    * Takes `allocation.qty` from `batch`, as it was read, and records the line, both or neither.

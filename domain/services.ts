@@ -305,11 +305,18 @@ export const batchStatus = async (ref: string, repository: BatchRepository): Pro
  * read anew when a batch or `location` names one they do not know.
  */
 export const skuStock = async (sku: string, repository: BatchRepository, location?: string): Promise<StockLevels> => {
+  const levels = await stockLevelsRead(sku, repository, location);
+  if (!levels) throw new UnknownSku(sku);
+  return levels;
+};
+
+/** The SKU's stock levels as skuStock answers them; undefined for a SKU never added. */
+export const stockLevelsRead = async (sku: string, repository: BatchRepository, location?: string): Promise<StockLevels | undefined> => {
   // The exhausted batches read before and after the stock range: a batch that crosses between the
   // two ranges while they are read is in one of the three reads (exhaustedBetween).
   const exhaustedBefore = await repository.exhaustedBatchesOf(sku);
   const [stock, routing] = await Promise.all([repository.stockOf(sku), repository.routingLocations()]);
-  if (!stock.known) throw new UnknownSku(sku);
+  if (!stock.known) return undefined;
   const exhaustedAfter = await repository.exhaustedBatchesOf(sku);
   const exhausted = exhaustedBetween(exhaustedBefore, stock.batches, exhaustedAfter);
   const locations = await locationsKnowing(routing, [...stock.batches, ...exhausted], { location }, repository);

@@ -8,6 +8,8 @@ import { changeBatch } from '../domain/batch-changes';
 import { addBatch, batchStatus, skuStock } from '../domain/services';
 import { ship, shipmentById } from '../domain/shipment-services';
 import { stockHistory } from '../domain/history-services';
+import { stockList } from '../domain/listing-services';
+import { DEFAULT_LIST_LIMIT, type ListedStock, type SkuList, listCursorOf, listPositionOf } from '../domain/stock-listings';
 import { DEFAULT_HISTORY_LIMIT, type HistoryEntry, cursorOf, positionOf } from '../domain/stock-history';
 import type { Shipment } from '../domain/shipments';
 import { cancelTransfer, createTransfer, transferById } from '../domain/transfer-services';
@@ -15,7 +17,7 @@ import type { Transfer } from '../domain/transfers';
 import { countingHoldEndings } from './hold-endings';
 import { json, noContent, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
-import { adjustmentSchema, batchChangeSchema, batchSchema, historyQuerySchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
+import { adjustmentSchema, batchChangeSchema, batchSchema, historyQuerySchema, listQuerySchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -73,6 +75,25 @@ const historyEntryView = ({ at, kind, reason, batchref, location, delta, qtyAfte
   ...(reference === undefined ? {} : { reference }),
   actor,
 });
+
+const listedStockView = ({ sku, inStock, incoming, held, nextEta, onHand, committed, available }: ListedStock) => ({
+  sku,
+  on_hand: onHand,
+  committed,
+  held,
+  available,
+  in_stock: inStock,
+  incoming,
+  next_eta: nextEta,
+});
+
+/** A page of a list's SKUs with their levels, and the cursor of the next page while more may remain. */
+const stockListPage = async (list: SkuList, { limit, cursor }: { limit?: string; cursor?: string }, store: BatchRepository) => {
+  // The schema let only a cursor that names a position through.
+  const after = cursor === undefined ? undefined : listPositionOf(cursor);
+  const page = await stockList(list, { limit: limit === undefined ? DEFAULT_LIST_LIMIT : Number(limit), ...(after ? { after } : {}) }, store);
+  return { skus: page.entries.map(listedStockView), ...(page.next ? { cursor: listCursorOf(page.next) } : {}) };
+};
 
 const locationView = ({ id, name, priority, serves, active, position }: Location) => ({
   id,
@@ -152,6 +173,11 @@ export const createBatchesHandler = (repository: BatchRepository) =>
         return json(200, { sku, entries: page.entries.map(historyEntryView), ...(page.next ? { cursor: cursorOf(page.next) } : {}) });
       },
     }),
+    route('GET /skus', {
+      query: listQuerySchema,
+      successOutcomes: { 200: 'SkusListed' },
+      run: async ({ query }, store) => json(200, await stockListPage({ kind: 'all' }, query, store)),
+    }),
     route('GET /locations', {
       successOutcomes: { 200: 'LocationsRead' },
       run: async (_, store) => json(200, { locations: (await allLocations(store)).map(locationView) }),
@@ -159,6 +185,11 @@ export const createBatchesHandler = (repository: BatchRepository) =>
     route('GET /locations/{id}', {
       successOutcomes: { 200: 'LocationRead' },
       run: async ({ pathParameters: { id } }, store) => json(200, locationView(await locationById(id, store))),
+    }),
+    route('GET /locations/{id}/stock', {
+      query: listQuerySchema,
+      successOutcomes: { 200: 'LocationStockListed' },
+      run: async ({ pathParameters: { id }, query }, store) => json(200, { location: id, ...(await stockListPage({ kind: 'location', location: id }, query, store)) }),
     }),
     route('PUT /locations/{id}', {
       body: locationSchema,

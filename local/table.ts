@@ -12,7 +12,7 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { activeHoldsIndex, linesByBatchIndex, stockHistoryIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../functions/store/table';
+import { activeHoldsIndex, linesByBatchIndex, skuListsIndex, stockHistoryIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../functions/store/table';
 
 const UPDATE_POLL_MS = 250;
 const UPDATE_WAIT_MS = 60_000;
@@ -27,8 +27,10 @@ const attributeDefinitions = [
   activeHoldsIndex.sortKey,
   stockHistoryIndex.partitionKey,
   stockHistoryIndex.sortKey,
+  skuListsIndex.partitionKey,
+  skuListsIndex.sortKey,
 ].map(({ name, type }) => ({ AttributeName: name, AttributeType: type }));
-const keySchemaOf = (index: typeof linesByBatchIndex | typeof activeHoldsIndex | typeof stockHistoryIndex) => [
+const keySchemaOf = (index: typeof linesByBatchIndex | typeof activeHoldsIndex | typeof stockHistoryIndex | typeof skuListsIndex) => [
   { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
   { AttributeName: index.sortKey.name, KeyType: 'RANGE' as const },
 ];
@@ -41,6 +43,7 @@ const indexes = [
     Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: ['holdid'] },
   },
   { IndexName: stockHistoryIndex.name, KeySchema: keySchemaOf(stockHistoryIndex), Projection: { ProjectionType: 'ALL' as const } },
+  { IndexName: skuListsIndex.name, KeySchema: keySchemaOf(skuListsIndex), Projection: { ProjectionType: 'KEYS_ONLY' as const } },
 ];
 const stream = { StreamEnabled: true, StreamViewType: tableStreamViewType };
 

@@ -22,6 +22,8 @@ export interface Inventory {
   readonly batchesOutOfPlace: readonly Batch[];
   /** The SKUs whose known-SKU item exists. */
   readonly knownSkus: readonly string[];
+  /** The SKUs each location's list names: a SKU's item at the location exists. */
+  readonly listedAt: readonly { readonly sku: string; readonly location: string }[];
   readonly references: readonly { readonly ref: string; readonly sku: string }[];
   readonly lines: readonly Allocation[];
   /** As last written: an active one may have expired since, its units free for the next line. */
@@ -56,6 +58,7 @@ export type Rule =
   | 'batch-ref-reserved'
   | 'batch-where-its-stock-says'
   | 'sku-known-with-batches'
+  | 'sku-listed-where-its-batches-are'
   | 'item-recognized'
   | 'pieces-of-their-spread'
   | 'line-listed-where-read'
@@ -81,6 +84,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
   const found: { batch: Batch; inStockRange: boolean; spread?: Spread }[] = [];
   const pieces: StoredPiece[] = [];
   const knownSkus: string[] = [];
+  const listedAt: { sku: string; location: string }[] = [];
   const references: { ref: string; sku: string }[] = [];
   const lines: Allocation[] = [];
   const holds: Hold[] = [];
@@ -103,6 +107,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
       if (stored.kind === 'batch') found.push(stored);
       else if (stored.kind === 'piece') pieces.push(stored.piece);
       else if (stored.kind === 'known-sku') knownSkus.push(stored.sku);
+      else if (stored.kind === 'sku-at-location') listedAt.push({ sku: stored.sku, location: stored.location });
       else if (stored.kind === 'batch-reference') references.push({ ref: stored.ref, sku: stored.sku });
       else if (stored.kind === 'line') {
         lines.push(stored.allocation);
@@ -129,6 +134,7 @@ export const readInventory = async (client: DocumentSender, tableName: string): 
     ...withTheirPieces(found, pieces),
     heldUnits,
     knownSkus,
+    listedAt,
     references,
     lines,
     holds,
@@ -224,7 +230,7 @@ const show = (value: string) => JSON.stringify(value);
  * has left), and its incoming batch, at its `to`, has them.
  */
 export const findViolations = (
-  { batches, heldUnits, batchesOutOfPlace, knownSkus, references, lines, holds, unrecognized, strayPieces, linesListedUnread, partsAstray, locations, transfers, shipments, stockChanges }: Inventory,
+  { batches, heldUnits, batchesOutOfPlace, knownSkus, listedAt, references, lines, holds, unrecognized, strayPieces, linesListedUnread, partsAstray, locations, transfers, shipments, stockChanges }: Inventory,
   now?: Instant,
 ): Violation[] => {
   const violations: Violation[] = [];
@@ -392,10 +398,17 @@ export const findViolations = (
     }
   }
 
+  const listed = new Set(listedAt.map(({ sku, location }) => JSON.stringify([sku, location])));
+  for (const batch of batches) {
+    if (!listed.has(JSON.stringify([batch.sku, locationOf(batch)]))) {
+      violations.push({ rule: 'sku-listed-where-its-batches-are', message: `sku ${show(batch.sku)} has batch ${show(batch.ref)} at ${show(locationOf(batch))} but is not in that location's list` });
+    }
+  }
+
   for (const { pk, sk } of unrecognized) {
     violations.push({
       rule: 'item-recognized',
-      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, piece of a batch, known SKU, batch reference, line, notice, hold, location, transfer or shipment`,
+      message: `item pk ${show(pk)} sk ${show(sk)} is not a batch, piece of a batch, known SKU, SKU at a location, batch reference, line, notice, hold, location, transfer or shipment`,
     });
   }
   for (const message of strayPieces) violations.push({ rule: 'pieces-of-their-spread', message });

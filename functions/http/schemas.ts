@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { ADJUSTMENT_REASONS } from '../../domain/adjustments';
 import { MAX_HOLD_SECONDS } from '../../domain/holds';
 import { MAX_CURSOR_CHARACTERS, MAX_HISTORY_LIMIT, positionOf } from '../../domain/stock-history';
+import { MAX_LIST_CURSOR_CHARACTERS, MAX_LIST_LIMIT, listPositionOf } from '../../domain/stock-listings';
 import type { Split } from '../../domain/model';
 import { ASSIGNED_COUNTRY_CODES } from './countries';
 
@@ -140,6 +141,24 @@ export const historyQuerySchema = /* @__PURE__ */ objectOf({
   location: /* @__PURE__ */ z.optional(locationIdSchema),
   limit: /* @__PURE__ */ z.optional(historyLimitSchema),
   cursor: /* @__PURE__ */ z.optional(historyCursorSchema),
+});
+
+/** How many SKUs a page of a list may have: a query parameter, so digits, as the history's limit. */
+export const listLimitSchema = /* @__PURE__ */ (() => {
+  const accepts = refused(`a whole number from 1 to ${MAX_LIST_LIMIT}`);
+  return z.string(accepts).check(z.regex(/^(100|[1-9][0-9]?)$/, accepts));
+})();
+
+const LIST_CURSOR = 'the cursor of a page of this list, as the service answered it';
+/** A cursor names a place in a list the service read: what a client makes up is refused. */
+export const namesAListPosition = /* @__PURE__ */ (() => z.refine<string>((cursor) => listPositionOf(cursor) !== undefined, refused(LIST_CURSOR)))();
+export const listCursorSchema = /* @__PURE__ */ (() =>
+  z.string(refused(LIST_CURSOR)).check(z.regex(new RegExp(`^[A-Za-z0-9_-]{1,${MAX_LIST_CURSOR_CHARACTERS}}$`), refused(LIST_CURSOR)), namesAListPosition))();
+
+/** `GET /skus`' and `GET /locations/{id}/stock`'s query: how many, and from where. */
+export const listQuerySchema = /* @__PURE__ */ objectOf({
+  limit: /* @__PURE__ */ z.optional(listLimitSchema),
+  cursor: /* @__PURE__ */ z.optional(listCursorSchema),
 });
 
 /*

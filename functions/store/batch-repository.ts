@@ -30,6 +30,7 @@ import type {
 } from '../../domain/ports';
 import type { Routing } from '../../domain/routing';
 import { type HistoryPage, type HistoryRequest, LOCAL_ACTOR } from '../../domain/stock-history';
+import type { ListRequest, ListedSkus, SkuList } from '../../domain/stock-listings';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome } from './allocation-saves';
 import { CHANGE_COUNT, COUNTED_AT, EXHAUSTED_RANGE, STOCK_RANGE, batchDescriptionWrite, locationField, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, knownSkuKey, newBatchWrites, skuPartition } from './batches';
@@ -46,6 +47,7 @@ import { writesOf } from './pieces';
 import { type FoundBatch, KnownPieces, SpreadBatches, canSpread } from './spread-batches';
 import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
 import { saveShipment, shipmentKey } from './shipments';
+import { listedSkusPage } from './sku-lists';
 import { type StockChange, changesSince, stockChangeWrite, stockHistoryPage } from './stock-changes';
 import { adjustmentKey, adjustmentWrite } from './adjustments';
 import { TableReads } from './table-reads';
@@ -365,6 +367,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   stockHistory(sku: string, request: HistoryRequest): Promise<HistoryPage> {
     return stockHistoryPage(this.calls, this.client, this.tableName, sku, request, this.currentTime());
+  }
+
+  listedSkus(list: SkuList, request: ListRequest): Promise<ListedSkus> {
+    return listedSkusPage(this.calls, this.client, this.tableName, list, request);
   }
 
   async allocationsOf(orderid: string): Promise<Allocation[]> {

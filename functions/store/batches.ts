@@ -1,9 +1,10 @@
 import { type Instant, earliestHeldExpiry } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID } from '../../domain/locations';
 import { CHANGE_REASONS, type ChangeReason } from '../../domain/adjustments';
-import { type Batch, hasStockLeft, heldOf } from '../../domain/model';
+import { type Batch, hasStockLeft, heldOf, locationOf } from '../../domain/model';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isNumber, isText, itemKey } from './fields';
+import { LISTED_IN, listedIn } from './sku-lists';
 import type { TransactWriteItem } from './store-calls';
 import { partitionKeyPrefix } from './table';
 
@@ -132,7 +133,14 @@ export const heldTakesAre = (heldTakes: number | undefined): Condition =>
     ? { ConditionExpression: 'attribute_not_exists(heldTakes)', ExpressionAttributeValues: {} }
     : { ConditionExpression: 'heldTakes = :heldTakes', ExpressionAttributeValues: { ':heldTakes': heldTakes } };
 
-const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku });
+/** In the list of every SKU (sku-lists.ts). */
+const knownSkuItem = (sku: string) => ({ ...knownSkuKey(sku), type: 'Sku', sku, [LISTED_IN]: listedIn({ kind: 'all' }, sku) });
+
+/** The sort keys of a SKU's partition that say where its batches were: one for each location, out of the stock range. */
+const AT_LOCATION_RANGE = 'PLACE#';
+export const skuAtLocationKey = (sku: string, location: string) => itemKey(skuPartition(sku), `${AT_LOCATION_RANGE}${location}`);
+/** That a batch of the SKU was at the location, in that location's list of SKUs (sku-lists.ts): `default` is named, as every other. */
+const skuAtLocationItem = (sku: string, location: string) => ({ ...skuAtLocationKey(sku, location), type: 'SkuAtLocation', sku, location, [LISTED_IN]: listedIn({ kind: 'location', location }, sku) });
 
 /** The attribute of a batch reference that names its last change's reason, for its BatchChanged (ChangeReason). */
 export const CHANGE_REASON = 'changeReason';
@@ -180,6 +188,7 @@ export type StoredBatchItem =
    */
   | { readonly kind: 'batch'; readonly batch: Batch; readonly inStockRange: boolean; readonly spread?: Spread }
   | { readonly kind: 'known-sku'; readonly sku: string }
+  | { readonly kind: 'sku-at-location'; readonly sku: string; readonly location: string }
   /** `qty`, `eta` and `changedAt` are absent from references written before the batch's events existed. */
   | { readonly kind: 'batch-reference'; readonly ref: string; readonly sku: string; readonly description?: BatchDescription };
 
@@ -227,6 +236,7 @@ export const parseBatchItem = (item: Record<string, unknown>): StoredBatchItem |
     }
   }
   if (isText(sku) && isAt(item, knownSkuKey(sku))) return { kind: 'known-sku', sku };
+  if (isText(sku) && isText(location) && isAt(item, skuAtLocationKey(sku, location))) return { kind: 'sku-at-location', sku, location };
   return undefined;
 };
 
@@ -284,7 +294,11 @@ export const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Con
  */
 export const INCOMING_OF = 'incomingOf';
 
-/** The items of a new batch, made at `now`: the batch, its reference (which makes a ref unique across SKUs) and its SKU's known-SKU item. */
+/**
+ * The items of a new batch, made at `now`: the batch, its reference (which makes a ref unique across
+ * SKUs), its SKU's known-SKU item and the SKU's item at the batch's location, which put the SKU in
+ * the lists of SKUs (sku-lists.ts).
+ */
 export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, actor: string, incomingOf?: string): TransactWriteItem[] => {
   const { ref, sku } = batch;
   return [
@@ -297,8 +311,10 @@ export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, ac
         ConditionExpression: ITEM_IS_NEW,
       },
     },
-    // Unconditional: every batch of the SKU writes the same item.
+    // Unconditional: every batch of the SKU (at the location) writes the same item, whose index
+    // keys a repeat does not change, so that only the first write of it writes the index.
     { Put: { TableName: tableName, Item: knownSkuItem(sku) } },
+    { Put: { TableName: tableName, Item: skuAtLocationItem(sku, locationOf(batch)) } },
   ];
 };
 

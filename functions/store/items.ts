@@ -22,7 +22,9 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  * The table's items (one table, keys `pk`/`sk` as tableKeySchema names them; batches.ts: known SKU,
  * batches and their references; pieces.ts: pieces; held-units.ts: held units; holds.ts: holds;
  * lines.ts: lines and their notices; locations.ts: locations):
- *   known SKU        pk SKU#<sku>       sk STOCK         sku        (written with the SKU's first batch)
+ *   known SKU        pk SKU#<sku>       sk STOCK         sku, listedIn SKUS#<shard>  (written with each batch of the SKU)
+ *   SKU at a location pk SKU#<sku>      sk PLACE#<location>  sku, location, listedIn PLACE#<location>#<shard>
+ *                                                         (written with each batch of the SKU at the location: sku-lists.ts)
  *   batch with stock pk SKU#<sku>       sk STOCK#<ref>   ref, sku, qty, available, eta, heldUnits, location
  *   exhausted batch  pk SKU#<sku>       sk EMPTY#<ref>   ref, sku, qty, available, eta, location
  *   spread batch     pk SKU#<sku>       sk STOCK#<ref>   as a batch with stock, and pieces, spreadId, spreadAt

@@ -44,6 +44,21 @@ export const stockHistoryIndex = {
 } as const;
 
 /**
+ * The lists of SKUs, for the listings (functions/store/sku-lists.ts): every SKU's known-SKU item is
+ * in the list of all SKUs, and an item beside it for each location a batch of it was at is in that
+ * location's list (a sparse index: no other item carries the partition key). Each list is spread
+ * over a few shards by SKU, so that a feed of new SKUs does not write one index partition alone;
+ * a list is read shard after shard, each sorted by SKU. Keys only: a page reads each SKU's stock
+ * from the table. Its reads lag the writes by a moment.
+ */
+export const skuListsIndex = {
+  name: 'skuLists',
+  partitionKey: { name: 'listedIn', type: 'S' },
+  sortKey: { name: 'sku', type: 'S' },
+  shards: 4,
+} as const;
+
+/**
  * The table's stream carries each item as it was and as it became, for the stream consumer
  * (functions/publish-events.ts) and the local server to turn committed changes into events.
  */
@@ -85,6 +100,10 @@ export const partitionKeyPrefix = {
   adjustment: 'ADJUSTMENT#',
   /** A SKU's changes of stock, in the history's index: `HISTORY#<sku>`. */
   history: 'HISTORY#',
+  /** A shard of the list of every SKU, in the lists' index: `SKUS#<shard>`. */
+  allSkus: 'SKUS#',
+  /** A shard of the list of a location's SKUs, in the lists' index: `PLACE#<location>#<shard>`. */
+  locationSkus: 'PLACE#',
 } as const;
 
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
@@ -109,6 +128,8 @@ const shipmentAttributes = ['shipmentid', 'shippedAt'];
 const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
 /** Who made a change (on a change's record, a batch's reference and a shipment's), and what a change's record says besides for the history (functions/store/stock-changes.ts). */
 const historyAttributes = ['actor', 'kind', 'qtyAfter', stockHistoryIndex.partitionKey.name];
+/** The list a known-SKU item or a SKU's item at a location is in (functions/store/sku-lists.ts). */
+const listAttributes = [skuListsIndex.partitionKey.name];
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */
@@ -191,7 +212,7 @@ export const tableAccess = /* @__PURE__ */ (() => {
     // the locations' routes, and the check a new batch's transaction makes that its location exists
     // (ConditionCheckItem: a read of the item's existence, which writes nothing); the transfers, their
     // records and the batches they take from, add and remove; the shipments, their records, and the
-    // lines and batches whose units they ship; the SKUs' histories, in their index.
+    // lines and batches whose units they ship; the SKUs' histories and the lists of SKUs, in their indexes.
     batches: {
       reads: [...READS, 'dynamodb:ConditionCheckItem'],
       writes: WRITES,
@@ -209,10 +230,12 @@ export const tableAccess = /* @__PURE__ */ (() => {
         ...shipmentAttributes,
         ...adjustmentAttributes,
         ...historyAttributes,
+        ...listAttributes,
       ],
       indexQueries: [
         { index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] },
         { index: stockHistoryIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.history] },
+        { index: skuListsIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.allSkus, partitionKeyPrefix.locationSkus] },
       ],
     },
     // The hold sweeper: the active holds' index, the holds it ends, their units' records, which it

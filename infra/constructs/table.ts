@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import { activeHoldsIndex, linesByBatchIndex, stockHistoryIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../../functions/store/table';
+import { activeHoldsIndex, linesByBatchIndex, skuListsIndex, stockHistoryIndex, tableKeySchema, tableStreamViewType, timeToLiveAttribute } from '../../functions/store/table';
 
 const attributeType = { S: AttributeType.STRING, N: AttributeType.NUMBER, B: AttributeType.BINARY } as const;
 
@@ -51,6 +51,13 @@ export class AllocationTable extends Table {
       sortKey: { name: stockHistoryIndex.sortKey.name, type: attributeType[stockHistoryIndex.sortKey.type] },
       // A page of the history answers every field of its entries from the index alone.
       projectionType: ProjectionType.ALL,
+    });
+    this.addGlobalSecondaryIndex({
+      indexName: skuListsIndex.name,
+      partitionKey: { name: skuListsIndex.partitionKey.name, type: attributeType[skuListsIndex.partitionKey.type] },
+      sortKey: { name: skuListsIndex.sortKey.name, type: attributeType[skuListsIndex.sortKey.type] },
+      // A page reads each SKU's stock from the table: the index need only name the SKUs.
+      projectionType: ProjectionType.KEYS_ONLY,
     });
   }
 }

@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { createDynamoDbClient } from '../../functions/store/client';
-import { activeHoldsIndex, linesByBatchIndex, stockHistoryIndex } from '../../functions/store/table';
+import { activeHoldsIndex, linesByBatchIndex, skuListsIndex, stockHistoryIndex } from '../../functions/store/table';
 import { freePort, startDynamoDbLocal } from '../../local/dynamodb-local';
 import { createTableAsFirstReleased, dynamoDbEndpoint, uniqueId } from '../support/dynamodb';
 import {
@@ -283,9 +283,10 @@ describe('npm start', { timeout: 150_000 }, () => {
           { IndexName: linesByBatchIndex.name, IndexStatus: 'ACTIVE' },
           { IndexName: activeHoldsIndex.name, IndexStatus: 'ACTIVE' },
           { IndexName: stockHistoryIndex.name, IndexStatus: 'ACTIVE' },
+          { IndexName: skuListsIndex.name, IndexStatus: 'ACTIVE' },
         ]),
       );
-      expect(Table?.GlobalSecondaryIndexes).toHaveLength(3);
+      expect(Table?.GlobalSecondaryIndexes).toHaveLength(4);
       const response = await fetchDocumented(`http://127.0.0.1:${port}/batches/${batch.ref}`);
       expect(await response.json()).toEqual({ ref: batch.ref, sku: 'LAMP', qty: 5, allocated: 0, held: 0, available: 5, eta: null, location: 'default' });
     } finally {

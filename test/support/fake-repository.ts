@@ -20,6 +20,7 @@ import type { Routing } from '../../domain/routing';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { HistoryEntry, HistoryPage, HistoryRequest } from '../../domain/stock-history';
+import type { ListRequest, ListedSkus, SkuList } from '../../domain/stock-listings';
 import type {
   AddBatchResult,
   BatchChangeWrite,
@@ -144,6 +145,15 @@ export class FakeRepository implements BatchRepository {
     const entries = all.slice(from, from + limit);
     const last = entries.at(-1);
     return from + limit < all.length && last ? { entries, next: last.position } : { entries };
+  }
+
+  /** In one part, sorted by SKU: the adapter's parts are its own to test (test/integration/listings.test.ts). */
+  async listedSkus(list: SkuList, { limit, after }: ListRequest): Promise<ListedSkus> {
+    const listed = [...this.batches.values()].filter((batch) => list.kind === 'all' || locationOf(batch) === list.location).map(({ sku }) => sku);
+    const skus = [...new Set(listed)].sort().filter((sku) => after === undefined || sku > after.sku);
+    const page = skus.slice(0, limit);
+    const last = page.at(-1);
+    return skus.length > limit && last !== undefined ? { skus: page, next: { part: 0, sku: last } } : { skus: page };
   }
 
   async allocationOf(orderid: string, sku: string): Promise<Allocation | undefined> {

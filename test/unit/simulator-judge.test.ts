@@ -24,6 +24,7 @@ const inventory = (parts: Partial<Inventory> = {}): Inventory => ({
   heldUnits: [],
   batchesOutOfPlace: [],
   knownSkus: [],
+  listedAt: [],
   references: [],
   lines: [],
   holds: [],

@@ -7,6 +7,7 @@ import * as z from 'zod/mini';
 import { CHANGE_REASONS } from '../../domain/adjustments';
 import { DEFAULT_HOLD_SECONDS } from '../../domain/holds';
 import { CHANGE_KINDS, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT } from '../../domain/stock-history';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../domain/stock-listings';
 import { ERROR_CODES, InvalidPathParameters, InvalidRequestBody } from '../../functions/http/errors';
 import {
   MAX_IDENTIFIER_CHARACTERS,
@@ -18,6 +19,8 @@ import {
   eachSkuOnce,
   historyCursorSchema,
   historyLimitSchema,
+  listCursorSchema,
+  listLimitSchema,
   holdConfirmationSchema,
   holdExtensionSchema,
   holdSchema,
@@ -25,6 +28,7 @@ import {
   inNfc,
   locationIdSchema,
   locationSchema,
+  namesAListPosition,
   namesAPosition,
   orderLineSchema,
   orderSchema,
@@ -93,6 +97,7 @@ const REFINEMENTS = new Map<object, (schema: JsonSchema) => void>([
   ],
   // Opaque to clients: the pattern is all a schema can say, and the component's description says the rest.
   [namesAPosition, () => {}],
+  [namesAListPosition, () => {}],
 ]);
 
 const writeRefinements = ({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodType; jsonSchema: JsonSchema }) => {
@@ -226,6 +231,15 @@ const requestSchemas = () => {
     id: 'HistoryCursor',
     description: 'The `cursor` of the page before, as the service answered it: opaque. One it did not make is refused.',
   });
+  registry.add(listLimitSchema, {
+    id: 'ListLimit',
+    description: `How many SKUs a page of a list has at most: 1 to ${MAX_LIST_LIMIT}, ${DEFAULT_LIST_LIMIT} when absent.`,
+    examples: ['20'],
+  });
+  registry.add(listCursorSchema, {
+    id: 'ListCursor',
+    description: 'The `cursor` of the page before, as the service answered it: opaque. One it did not make is refused.',
+  });
   registry.add(arrivalDateSchema, {
     id: 'ArrivalDate',
     description: '`null` for a batch in stock, or the day a shipment arrives: a real calendar date `YYYY-MM-DD` (2026-02-30 is refused).',
@@ -325,6 +339,8 @@ const parts = listOf(
 const onHand = units('Units on the shelf (in batches with `eta` null): available, held, and those lines hold that have not shipped.');
 const committed = units('Units on the shelf that lines hold and that have not shipped: `on_hand` is `in_stock` + `committed` + the units held on the shelf.');
 
+const listCursor = { type: 'string', description: 'Where the next page starts: send it back as `?cursor=`. Absent on the last page.' } as const;
+
 const responseSchemas = {
   BatchRef: closedObject(
     {
@@ -403,6 +419,36 @@ const responseSchemas = {
       ),
     },
     "A SKU's stock levels, in all (the sums of `locations`) or, with `?location=`, at that location; a SKU whose batches are all empty answers zeros and `[]`.",
+  ),
+  ListedSku: closedObject(
+    {
+      sku: identifier,
+      on_hand: onHand,
+      committed,
+      held: units('Units set aside by active holds, in its batches.'),
+      available: units('Units neither on a line nor held, on the shelf and in shipments: `in_stock` + `incoming`.'),
+      in_stock: units('Units available in batches on the shelf (`eta` null).'),
+      incoming: units('Units available in shipments.'),
+      next_eta: { ...arrivalDate, description: 'The earliest `eta` among shipments with stock, or `null`.' },
+    },
+    "A SKU's stock levels on a page of a list, as `GET /skus/{sku}/stock` reads them: in all, or at the list's location.",
+  ),
+  SkuList: closedObject(
+    {
+      skus: listOf(ref('ListedSku'), 'Each SKU once across the pages, in the order the service keeps them (not sorted across pages).'),
+      cursor: listCursor,
+    },
+    'A page of every SKU ever added, with its stock levels in all.',
+    ['skus'],
+  ),
+  LocationSkuList: closedObject(
+    {
+      location: locationId,
+      skus: listOf(ref('ListedSku'), 'Each SKU once across the pages, in the order the service keeps them (not sorted across pages).'),
+      cursor: listCursor,
+    },
+    'A page of the SKUs a batch of which was ever at the location, with their stock levels there.',
+    ['location', 'skus'],
   ),
   Hold: closedObject(
     {
@@ -624,7 +670,7 @@ const responseSchemas = {
   ),
 } satisfies Record<string, JsonSchema>;
 
-export type ComponentName = 'Identifier' | 'LocationId' | 'ArrivalDate' | 'HistoryLimit' | 'HistoryCursor' | RequestBodyName | keyof typeof responseSchemas;
+export type ComponentName = 'Identifier' | 'LocationId' | 'ArrivalDate' | 'HistoryLimit' | 'HistoryCursor' | 'ListLimit' | 'ListCursor' | RequestBodyName | keyof typeof responseSchemas;
 
 export const schemaRef = (name: ComponentName): JsonSchema => ref(name);
 
@@ -634,6 +680,8 @@ const PARAMETER_COMPONENTS = new Map<object, ComponentName>([
   [locationIdSchema, 'LocationId'],
   [historyLimitSchema, 'HistoryLimit'],
   [historyCursorSchema, 'HistoryCursor'],
+  [listLimitSchema, 'ListLimit'],
+  [listCursorSchema, 'ListCursor'],
 ]);
 
 /** A route's query parameters as its handler checks them: an object of optional parameters (functions/http/schemas.ts). */

@@ -56,8 +56,9 @@ import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
 import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
-import { historyQuerySchema, noQuerySchema, pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
+import { historyQuerySchema, listQuerySchema, noQuerySchema, pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
 import { cursorOf } from '../../domain/stock-history';
+import { listCursorOf } from '../../domain/stock-listings';
 import { type ComponentName, type JsonSchema, OPENAPI_VERSION, type QuerySchema, type RequestBodyName, requestBodySchemas, schemaRef } from './components';
 
 export type RouteKey = BatchesRouteKey | AllocationsRouteKey;
@@ -461,6 +462,26 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       mapped('The `location` named is a location id, but no location has it', new LocationNotFound('warehouse-lyon')),
     ],
   },
+  'GET /skus': {
+    operationId: 'listSkus',
+    summary: 'List every SKU with its stock',
+    description:
+      'Every SKU a batch of which was ever added, with its stock levels in all, a page at a time. ' +
+      'Pages: `limit` SKUs at most, and a `cursor` while more may remain (a page may hold fewer, or none, and still have one). ' +
+      'Each SKU is on one page only, whatever is written meanwhile; a SKU is listed a moment (under a second) after its first batch. ' +
+      'A page costs a read of the list and, for each SKU on it, the reads of `GET /skus/{sku}/stock`: never a scan of the table.',
+    query: {
+      schema: listQuerySchema,
+      parameters: {
+        limit: { description: 'The most SKUs on the page: 1 to 100; 50 when absent.', example: '20' },
+        cursor: { description: 'The `cursor` of the page before: the page after it.', example: listCursorOf({ part: 0, sku: 'LAMP' }) },
+      },
+      refused: { limit: '0' },
+    },
+    answers: [
+      { status: 200, when: 'A page of the SKUs (none on the last page of an empty list)', name: 'SkusListed', body: json('SkuList', { skus: [{ sku: 'LAMP', on_hand: 8, committed: 2, held: 1, available: 15, in_stock: 5, incoming: 10, next_eta: '2027-03-01' }] }) },
+    ],
+  },
   'GET /locations': {
     operationId: 'getLocations',
     summary: 'Read every location',
@@ -481,6 +502,28 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     pathParameters: { id: 'warehouse-lyon' },
     answers: [
       { status: 200, when: 'The location exists (`default` always does)', name: 'LocationRead', body: json('Location', LOCATION_EXAMPLE) },
+      mapped('No location has this `id`', new LocationNotFound('warehouse-lyon')),
+    ],
+  },
+  'GET /locations/{id}/stock': {
+    operationId: 'listLocationStock',
+    summary: "List a location's SKUs with their stock there",
+    description:
+      'Every SKU a batch of which was ever at the location (an incoming batch among them), with its stock levels there, a page at a time. ' +
+      'Pages: `limit` SKUs at most, and a `cursor` while more may remain (a page may hold fewer, or none, and still have one). ' +
+      'Each SKU is on one page only, whatever is written meanwhile; a SKU is listed a moment (under a second) after its first batch. ' +
+      'A page costs a read of the list and, for each SKU on it, the reads of `GET /skus/{sku}/stock`: never a scan of the table.',
+    pathParameters: { id: 'warehouse-lyon' },
+    query: {
+      schema: listQuerySchema,
+      parameters: {
+        limit: { description: 'The most SKUs on the page: 1 to 100; 50 when absent.', example: '20' },
+        cursor: { description: 'The `cursor` of the page before: the page after it.', example: listCursorOf({ part: 0, sku: 'LAMP' }) },
+      },
+      refused: { limit: '0' },
+    },
+    answers: [
+      { status: 200, when: 'The location exists (`default` always does)', name: 'LocationStockListed', body: json('LocationSkuList', { location: 'warehouse-lyon', skus: [{ sku: 'LAMP', on_hand: 8, committed: 2, held: 1, available: 15, in_stock: 5, incoming: 10, next_eta: '2027-03-01' }] }) },
       mapped('No location has this `id`', new LocationNotFound('warehouse-lyon')),
     ],
   },

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { linesByBatchIndex, stockHistoryIndex } from '../../../functions/store/table';
+import { linesByBatchIndex, skuListsIndex, stockHistoryIndex } from '../../../functions/store/table';
 import { AllocationStack } from '../../../infra/allocation-stack';
 import { cdkApp, logicalIdOf } from '../cdk-app';
 import { type Synthesized, functionNamed, statementsOf, synthesize, tableArnOf, telemetryNames, writesTo } from '../synthesized';
@@ -33,6 +33,7 @@ describe("the handlers' roles", () => {
   const shipmentAttributes = ['shipmentid', 'shippedAt'];
   const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
   const historyAttributes = ['actor', 'kind', 'qtyAfter', 'historyOf'];
+  const listAttributes = ['listedIn'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -51,12 +52,12 @@ describe("the handlers' roles", () => {
     ];
   };
 
-  it("let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer, shipment and adjustment items, check that a location exists, and query the indexes only for a batch's lines and a SKU's history", () => {
+  it("let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer, shipment and adjustment items, check that a location exists, and query the indexes only for a batch's lines, a SKU's history and the lists of SKUs", () => {
     expect(statementsOf(synthesized, 'Batches')).toEqual([
       writesTo(synthesized, 'BatchesLogs'),
       ...itemGrants(
         ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*', 'TRANSFER#*', 'SHIPMENT#*', 'ADJUSTMENT#*'],
-        [...writtenAttributes, ...locationAttributes, ...transferAttributes, ...shipmentAttributes, ...adjustmentAttributes, ...historyAttributes],
+        [...writtenAttributes, ...locationAttributes, ...transferAttributes, ...shipmentAttributes, ...adjustmentAttributes, ...historyAttributes, ...listAttributes],
         ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:Query'],
       ),
       {
@@ -70,6 +71,12 @@ describe("the handlers' roles", () => {
         Action: ['dynamodb:Query'],
         Resource: [{ 'Fn::Join': ['', [tableArn, `/index/${stockHistoryIndex.name}`]] }],
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['HISTORY#*'] } },
+      },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:Query'],
+        Resource: [{ 'Fn::Join': ['', [tableArn, `/index/${skuListsIndex.name}`]] }],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKUS#*', 'PLACE#*'] } },
       },
     ]);
   });
@@ -95,8 +102,10 @@ describe('the HTTP API', () => {
     ['PATCH /batches/{ref}', 'Batches'],
     ['GET /skus/{sku}/stock', 'Batches'],
     ['GET /skus/{sku}/history', 'Batches'],
+    ['GET /skus', 'Batches'],
     ['GET /locations', 'Batches'],
     ['GET /locations/{id}', 'Batches'],
+    ['GET /locations/{id}/stock', 'Batches'],
     ['PUT /locations/{id}', 'Batches'],
     ['POST /transfers', 'Batches'],
     ['GET /transfers/{transferid}', 'Batches'],
