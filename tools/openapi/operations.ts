@@ -292,6 +292,21 @@ const HOLD_EXAMPLE = {
   lines: [{ sku: 'LAMP', qty: 1, batchref: 'batch-1', location: 'default' }],
 };
 
+/** What the two listings say of their pages, take as query parameters, and show of a SKU (docs/api.md, "Listings"). */
+const LIST_PAGES =
+  'Pages: `limit` SKUs at most, and a `cursor` while more may remain (a page may hold fewer, or none, and still have one). ' +
+  'Each SKU is on one page only, whatever is written meanwhile; a SKU is listed a moment (under a second) after its first batch. ' +
+  'A page costs a read of the list and, for each SKU on it, the reads of `GET /skus/{sku}/stock`: never a scan of the table.';
+const LIST_QUERY = {
+  schema: listQuerySchema,
+  parameters: {
+    limit: { description: 'The most SKUs on the page: 1 to 100; 50 when absent.', example: '20' },
+    cursor: { description: 'The `cursor` of the page before: the page after it.', example: listCursorOf({ part: 0, sku: 'LAMP' }) },
+  },
+  refused: { limit: '0' },
+};
+const LISTED_SKU_EXAMPLE = { sku: 'LAMP', on_hand: 8, committed: 2, held: 1, available: 15, in_stock: 5, incoming: 10, next_eta: '2027-03-01' };
+
 export const operations: Readonly<Record<RouteKey, Operation>> = {
   'POST /add_batch': {
     operationId: 'addBatch',
@@ -467,19 +482,10 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     summary: 'List every SKU with its stock',
     description:
       'Every SKU a batch of which was ever added, with its stock levels in all, a page at a time. ' +
-      'Pages: `limit` SKUs at most, and a `cursor` while more may remain (a page may hold fewer, or none, and still have one). ' +
-      'Each SKU is on one page only, whatever is written meanwhile; a SKU is listed a moment (under a second) after its first batch. ' +
-      'A page costs a read of the list and, for each SKU on it, the reads of `GET /skus/{sku}/stock`: never a scan of the table.',
-    query: {
-      schema: listQuerySchema,
-      parameters: {
-        limit: { description: 'The most SKUs on the page: 1 to 100; 50 when absent.', example: '20' },
-        cursor: { description: 'The `cursor` of the page before: the page after it.', example: listCursorOf({ part: 0, sku: 'LAMP' }) },
-      },
-      refused: { limit: '0' },
-    },
+      LIST_PAGES,
+    query: LIST_QUERY,
     answers: [
-      { status: 200, when: 'A page of the SKUs (none on the last page of an empty list)', name: 'SkusListed', body: json('SkuList', { skus: [{ sku: 'LAMP', on_hand: 8, committed: 2, held: 1, available: 15, in_stock: 5, incoming: 10, next_eta: '2027-03-01' }] }) },
+      { status: 200, when: 'A page of the SKUs (none on the last page of an empty list)', name: 'SkusListed', body: json('SkuList', { skus: [LISTED_SKU_EXAMPLE] }) },
     ],
   },
   'GET /locations': {
@@ -510,20 +516,11 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     summary: "List a location's SKUs with their stock there",
     description:
       'Every SKU a batch of which was ever at the location (an incoming batch among them), with its stock levels there, a page at a time. ' +
-      'Pages: `limit` SKUs at most, and a `cursor` while more may remain (a page may hold fewer, or none, and still have one). ' +
-      'Each SKU is on one page only, whatever is written meanwhile; a SKU is listed a moment (under a second) after its first batch. ' +
-      'A page costs a read of the list and, for each SKU on it, the reads of `GET /skus/{sku}/stock`: never a scan of the table.',
+      LIST_PAGES,
     pathParameters: { id: 'warehouse-lyon' },
-    query: {
-      schema: listQuerySchema,
-      parameters: {
-        limit: { description: 'The most SKUs on the page: 1 to 100; 50 when absent.', example: '20' },
-        cursor: { description: 'The `cursor` of the page before: the page after it.', example: listCursorOf({ part: 0, sku: 'LAMP' }) },
-      },
-      refused: { limit: '0' },
-    },
+    query: LIST_QUERY,
     answers: [
-      { status: 200, when: 'The location exists (`default` always does)', name: 'LocationStockListed', body: json('LocationSkuList', { location: 'warehouse-lyon', skus: [{ sku: 'LAMP', on_hand: 8, committed: 2, held: 1, available: 15, in_stock: 5, incoming: 10, next_eta: '2027-03-01' }] }) },
+      { status: 200, when: 'The location exists (`default` always does)', name: 'LocationStockListed', body: json('LocationSkuList', { location: 'warehouse-lyon', skus: [LISTED_SKU_EXAMPLE] }) },
       mapped('No location has this `id`', new LocationNotFound('warehouse-lyon')),
     ],
   },
