@@ -320,6 +320,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a feed of batches and counts
+         * @description Applies each row of the feed through the change its own request would make: a batch row adds the batch (as `POST /add_batch`), or, for a batch of the same SKU at the same place, sets its `qty` by a count taken now (reason `counted`) and its `eta` (as `PATCH /batches/{ref}`); a count row (one with `counted_at`) is applied as of its time (as `POST /adjustments`). Rows are applied 25 at a time, in order, and each row's change is made once, by the import and the row: the same import again runs what a send cut off left undone, and changes nothing more. A row that would leave stock as it is writes nothing. With `validate_first` (the default), one row its schema or an unknown location refuses fails the import with nothing applied. With `dry_run`, each row is judged and counted as if applied, and no stock is written. The answer is the import once its rows are run: its counts, and the first 10 rows that did not apply.
+         */
+        post: operations["importRows"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{importid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example feed-2026-11-25
+                 */
+                importid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read an import
+         * @description The import as it stands: its status, its counts, and the first 10 rows that did not apply, by row number.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/allocate": {
         parameters: {
             query?: never;
@@ -565,6 +611,23 @@ export interface components {
          * @example 2026-06-01
          */
         ArrivalDate: string | null;
+        /** @description A batch, as `POST /add_batch` takes one: added when no batch has its `ref`; for a batch of the same `sku` at the same `location`, its `qty` set by a count taken now (reason `counted`) and its `eta` changed, each where it differs. `expected_qty`: the batch's `qty` as the feed last read it (0 for a batch it adds); the row applies only to that. */
+        ImportBatchRow: {
+            ref: components["schemas"]["Identifier"];
+            sku: components["schemas"]["Identifier"];
+            qty: number;
+            eta: components["schemas"]["ArrivalDate"];
+            location?: components["schemas"]["LocationId"];
+            expected_qty?: number;
+        };
+        /** @description A count of a batch's units on hand, as `POST /adjustments` takes one with reason `counted`: applied as of `counted_at`, on the `qty` that `expected_qty` names, if any. */
+        ImportCountRow: {
+            ref: components["schemas"]["Identifier"];
+            qty: number;
+            /** Format: date-time */
+            counted_at: string;
+            expected_qty?: number;
+        };
         /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. `split` allows the line to come from several batches: `batches` at one location (one parcel), `locations` at several; `none`, or absent, puts it whole in one batch. The line records all three: a change of its batch moves it only where they allow, and a repeat names them again. Any other field is refused. */
         OrderLine: {
             orderid: components["schemas"]["Identifier"];
@@ -690,6 +753,15 @@ export interface components {
             expected_qty?: number;
             note?: string & (unknown & unknown);
         } & (unknown | unknown);
+        /** @description An import: its `importid`, and its `rows` (1 to 100), numbered from 1 in their order. Each row is checked on its own, as an `ImportCountRow` when it has `counted_at` and as an `ImportBatchRow` otherwise, so that a row refused is counted and named by its number rather than refusing the request. `dry_run` (default false): judge each row, write no stock. `validate_first` (default true): one refused row fails the import before any is applied. Any other field is refused. */
+        NewImport: {
+            importid: components["schemas"]["Identifier"];
+            rows: {
+                [key: string]: unknown;
+            }[];
+            dry_run?: boolean;
+            validate_first?: boolean;
+        };
         /** @description The batch the line is allocated to, and its location; for a line whose request allowed a `split`, its parts. */
         BatchRef: {
             /** @description The batch the line is on: absent for a line in several parts. */
@@ -1003,6 +1075,56 @@ export interface components {
             /** @description The lines this request moved off the batch; `[]` once nothing is left to move. */
             reallocated: components["schemas"]["Reallocation"][];
         };
+        /** @description An import as it stands. */
+        Import: {
+            importid: components["schemas"]["Identifier"];
+            /**
+             * @description `running` while rows are applied; `completed` once every row is done; `failed` when it validated first and a row was refused, with nothing applied.
+             * @enum {unknown}
+             */
+            status: "running" | "completed" | "failed";
+            /** @description Rows judged, no stock written. */
+            dry_run: boolean;
+            /** @description Every row checked before any was applied. */
+            validate_first: boolean;
+            /** @description The rows, and what those run did. */
+            counts: {
+                /** @description The rows of the feed. */
+                total: number;
+                /** @description The rows run so far. */
+                done: number;
+                /** @description Rows that changed stock (in a dry run: that would). */
+                applied: number;
+                /** @description Rows that found stock as they say it: nothing written. */
+                unchanged: number;
+                /** @description Rows whose `expected_qty` was not the batch's `qty`. */
+                conflicted: number;
+                /** @description Counts older than one already applied to their batch. */
+                stale: number;
+                /** @description Rows their schema, or an unknown location, refused. */
+                invalid: number;
+                /** @description Rows the rules refused: another SKU under their `ref`, a count of no batch. */
+                failed: number;
+            };
+            /** Format: date-time */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description Absent while it runs.
+             */
+            finished_at?: string;
+            /** @description The first 10 rows that did not apply, by row number. */
+            errors: {
+                /** @description The row, numbered from 1. */
+                row: number;
+                /** @enum {unknown} */
+                outcome: "conflicted" | "stale" | "invalid" | "failed";
+                /** @description The code its own request would have had. */
+                code: components["schemas"]["ErrorCode"];
+                /** @description Human-readable; safe to show. */
+                message: string;
+            }[];
+        };
         /** @description The batch's `qty` is not `expected_qty`; nothing changed. */
         QtyChanged: {
             /** @description Human-readable; safe to show. */
@@ -1045,7 +1167,7 @@ export interface components {
          * @description What the error means, for a program to act on; stable, where `message` may be reworded. docs/api.md, "Error codes", says what each means and what to do.
          * @enum {unknown}
          */
-        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "split_otherwise" | "too_many_parts" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "shipment_exists" | "unknown_shipment" | "too_few_unshipped" | "line_shipped" | "adjustment_exists" | "qty_changed" | "stale_count" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
+        ErrorCode: "unknown_sku" | "out_of_stock" | "no_location" | "order_refused" | "hold_refused" | "batch_exists" | "transfer_exists" | "line_exists" | "routed_otherwise" | "split_otherwise" | "too_many_parts" | "hold_exists" | "hold_ended" | "transfer_in_use" | "unknown_batch" | "unknown_order" | "unknown_line" | "unknown_hold" | "unknown_location" | "inactive_location" | "unknown_transfer" | "shipment_exists" | "unknown_shipment" | "too_few_unshipped" | "line_shipped" | "adjustment_exists" | "qty_changed" | "stale_count" | "import_exists" | "unknown_import" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "body_too_large" | "unavailable" | "internal_error";
         /** @description Every error answers JSON with a human-readable `message` and a machine-readable `code`. */
         Error: {
             /** @description Human-readable; safe to show. */
@@ -3297,6 +3419,296 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    importRows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A JSON object in UTF-8 (`Content-Type: application/json`, or `application/<type>+json`; a `charset` parameter, if present, must be `utf-8`), at most 16 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "importid": "feed-2026-11-25",
+                 *       "rows": [
+                 *         {
+                 *           "ref": "batch-1",
+                 *           "sku": "LAMP",
+                 *           "qty": 50,
+                 *           "eta": null
+                 *         },
+                 *         {
+                 *           "ref": "batch-2",
+                 *           "sku": "LAMP",
+                 *           "qty": 20,
+                 *           "eta": "2026-12-01",
+                 *           "location": "warehouse-lyon",
+                 *           "expected_qty": 0
+                 *         },
+                 *         {
+                 *           "ref": "batch-1",
+                 *           "qty": 47,
+                 *           "counted_at": "2026-11-25T08:00:00Z"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewImport"];
+            };
+        };
+        responses: {
+            /** @description The same import (the same rows and options) was sent before: a repeat, which runs only what that send left undone */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description The import ran: `status` is `completed` (some rows may not have applied: see `counts` and `errors`), or `failed` when it validated first and a row was refused */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
+             *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
+             *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example POST
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description Another import has this `importid` (other rows or options); nothing runs */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server
+             *     - The body is over 16 KiB
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example feed-2026-11-25
+                 */
+                importid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import exists */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
+             *     - No import has this `importid`
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */

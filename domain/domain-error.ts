@@ -43,6 +43,8 @@ export const DOMAIN_ERROR_CODES = [
   'adjustment_exists',
   'qty_changed',
   'stale_count',
+  'import_exists',
+  'unknown_import',
   'validation_failed',
 ] as const;
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

@@ -9,6 +9,7 @@ export * from './allocation-errors';
 export * from './location-errors';
 export * from './hold-errors';
 export * from './stock-errors';
+export * from './import-errors';
 
 /** The request cannot complete now, and nothing of it was written: repeating it is safe. */
 export abstract class TransientFailure extends Error {

@@ -56,6 +56,10 @@ const hold = {
     .check(/* @__PURE__ */ z.minLength(1)),
 };
 
+const rows = /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0));
+/** An import's rows, and what those done did (docs/api.md, "Imports"). */
+const importCounts = { total: rows, done: rows, applied: rows, unchanged: rows, conflicted: rows, stale: rows, invalid: rows, failed: rows };
+
 /** Every event's `detail` begins with these. */
 const envelope = {
   /** The same for every delivery of one event: a consumer drops an id it has seen. */
@@ -211,6 +215,21 @@ export const eventSchemas = {
       /* @__PURE__ */ z.describe(
         'POST /shipments shipped units of an order\'s lines from `location`: each line\'s units, and the batches they left (`parts`, ' +
           "in the order of the line's parts). A BatchChanged of each batch comes with it, its `qty` lower by the units that left it.",
+      ),
+    ),
+  ImportCompleted: /* @__PURE__ */ z
+    .object({
+      ...envelope,
+      importid: text,
+      status: /* @__PURE__ */ z.enum(['completed', 'failed']),
+      dry_run: /* @__PURE__ */ z.boolean(),
+      ...importCounts,
+    })
+    .check(
+      /* @__PURE__ */ z.describe(
+        'POST /imports ran every row of an import (`completed`: some may not have applied), or refused a row before applying any ' +
+          '(`failed`); the detail carries its counts. Its rows\' changes are announced as their own routes\' are (BatchAdded, ' +
+          'BatchChanged); a row that changed nothing announces nothing.',
       ),
     ),
 } as const;

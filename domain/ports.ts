@@ -1,5 +1,6 @@
 import type { Adjustment, CountBasis } from './adjustments';
 import type { HeldUnits, Hold, Instant } from './holds';
+import type { ImportChunk, ImportRecord, RowError } from './imports';
 import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, ListedLine, OrderLine, Part, Placement, RoutedAllocation } from './model';
 import type { Routing } from './routing';
@@ -24,7 +25,9 @@ export interface BatchRepository {
    * it names is stored (a batch at `default`, named or not, needs none stored): one write, which
    * checks the location without reading it.
    */
-  addBatch(batch: Batch): Promise<AddBatchResult>;
+  addBatch(batch: Batch, addedBy?: string): Promise<AddBatchResult>;
+  /** The import row that added the batch (`addedBy` of addBatch), when one did (strongly consistent). */
+  batchAddedBy(ref: string): Promise<string | undefined>;
   /** Every location stored, in no particular order (the built-in `default` only once replaced). Strongly consistent. */
   locations(): Promise<Location[]>;
   /**
@@ -241,6 +244,23 @@ export interface BatchRepository {
    * `available` unchanged (the units were the line's). The shipmentid must be new.
    */
   saveShipment(shipment: Shipment, lines: readonly LineShipped[], batches: readonly Batch[]): Promise<SaveShipmentResult>;
+  /** Stores the import unless one with its importid exists: answers that one instead (strongly consistent), or nothing when this one was stored. */
+  createImport(record: ImportRecord): Promise<ImportRecord | undefined>;
+  /** The import as stored, its counts as its chunks recorded them (strongly consistent). */
+  importRecord(importid: string): Promise<ImportRecord | undefined>;
+  /** Whether the import's chunk `index` is recorded (strongly consistent). */
+  importChunkRecorded(importid: string, index: number): Promise<boolean>;
+  /**
+   * Records the chunk and adds its outcomes to the import's counts, in one write, once: a chunk
+   * recorded before is left as it is, and counted once. The import must be running.
+   */
+  recordImportChunk(importid: string, chunk: ImportChunk): Promise<void>;
+  /** Ends the running import as failed before any row was applied: `invalid` rows refused, the first of them `errors`. */
+  failImport(importid: string, invalid: number, errors: readonly RowError[], finishedAt: string): Promise<void>;
+  /** Ends the running import as completed, once every row of it is done. */
+  completeImport(importid: string, finishedAt: string): Promise<void>;
+  /** The first `limit` rows of the import that did not apply, by row number. */
+  importErrors(importid: string, limit: number): Promise<RowError[]>;
   /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */
   currentTime(): Instant;
   /**

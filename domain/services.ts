@@ -74,10 +74,10 @@ export const MAX_ALLOCATION_ROUNDS = 8;
  * inactive location is added all the same, since stock arriving at a closed place is still stock
  * (though it takes no new line or hold while the location is inactive: domain/routing.ts). The same batch again (same ref,
  * sku, qty, eta and location as it is now) is a repeat, which changes nothing; another batch under
- * that reference is DuplicateBatch.
+ * that reference is DuplicateBatch. `addedBy` names the import row that adds it (domain/imports.ts).
  */
-export const addBatch = async (batch: NewBatch, repository: BatchRepository): Promise<{ readonly created: boolean }> => {
-  const result = await repository.addBatch(newBatch(batch));
+export const addBatch = async (batch: NewBatch, repository: BatchRepository, addedBy?: string): Promise<{ readonly created: boolean }> => {
+  const result = await repository.addBatch(newBatch(batch), addedBy);
   if (result.outcome === 'added') return { created: true };
   if (result.outcome === 'unknown-location') throw new UnknownLocation(locationOf(batch));
   const { existing } = result;

@@ -1,4 +1,6 @@
 import { LocationIdNotThePath } from '../domain/errors';
+import { importById, importRows } from '../domain/import-services';
+import type { ImportReport } from '../domain/imports';
 import { allLocations, locationById, putLocation } from '../domain/location-services';
 import type { Location } from '../domain/locations';
 import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf, locationOf } from '../domain/model';
@@ -17,7 +19,8 @@ import type { Transfer } from '../domain/transfers';
 import { countingHoldEndings } from './hold-endings';
 import { json, noContent, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
-import { adjustmentSchema, batchChangeSchema, batchSchema, historyQuerySchema, listQuerySchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
+import { adjustmentSchema, batchChangeSchema, batchSchema, historyQuerySchema, importSchema, listQuerySchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
+import { readRow, rowsDigest } from './imports/rows';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -127,10 +130,31 @@ const shipmentView = ({ shipmentid, orderid, location, shippedAt, lines }: Shipm
   lines: lines.map(({ sku, qty, parts }) => ({ sku, qty, parts: parts.map((part) => ({ batchref: part.batchref, qty: part.qty })) })),
 });
 
+const importView = ({ importid, status, dryRun, validateFirst, counts, startedAt, finishedAt, errors }: ImportReport) => ({
+  importid,
+  status,
+  dry_run: dryRun,
+  validate_first: validateFirst,
+  counts: {
+    total: counts.total,
+    done: counts.done,
+    applied: counts.applied,
+    unchanged: counts.unchanged,
+    conflicted: counts.conflicted,
+    stale: counts.stale,
+    invalid: counts.invalid,
+    failed: counts.failed,
+  },
+  started_at: startedAt,
+  ...(finishedAt === undefined ? {} : { finished_at: finishedAt }),
+  errors: errors.map(({ row, outcome, code, message }) => ({ row, outcome, code, message })),
+});
+
 /**
  * The batches and their stock: adding a batch, reading and changing one, a SKU's stock levels; the
  * locations batches are at; the transfers that move stock between them; the shipments that take
- * it out of the building; and the adjustments that set what is on the shelf.
+ * it out of the building; the adjustments that set what is on the shelf; and the imports that
+ * bring a feed of batches and counts through the same changes.
  */
 export const createBatchesHandler = (repository: BatchRepository) =>
   routedHandler<BatchesRouteKey>(repository, [
@@ -239,6 +263,19 @@ export const createBatchesHandler = (repository: BatchRepository) =>
         const { adjustmentid, ref, reason, before, after } = adjustment;
         return json(created ? 201 : 200, { adjustmentid, ref, reason, before, after, reallocated: reallocated.map(reallocationView) });
       },
+    }),
+    route('POST /imports', {
+      body: importSchema,
+      successOutcomes: { 201: 'ImportRan', 200: 'ImportRepeated' },
+      run: async ({ body: { importid, rows, dry_run = false, validate_first = true } }, store) => {
+        const read = rows.map((fields, index) => readRow(fields, index + 1));
+        const { report, created } = await importRows({ importid, dryRun: dry_run, validateFirst: validate_first, digest: rowsDigest(rows) }, read, store);
+        return json(created ? 201 : 200, importView(report));
+      },
+    }),
+    route('GET /imports/{importid}', {
+      successOutcomes: { 200: 'ImportRead' },
+      run: async ({ pathParameters: { importid } }, store) => json(200, importView(await importById(importid, store))),
     }),
     route('GET /shipments/{shipmentid}', {
       successOutcomes: { 200: 'ShipmentRead' },

@@ -21,6 +21,8 @@ export const routeKeys = {
     'POST /shipments',
     'GET /shipments/{shipmentid}',
     'POST /adjustments',
+    'POST /imports',
+    'GET /imports/{importid}',
   ],
   allocations: [
     'POST /allocate',

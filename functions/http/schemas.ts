@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { ADJUSTMENT_REASONS } from '../../domain/adjustments';
 import { MAX_HOLD_SECONDS } from '../../domain/holds';
+import { MAX_INLINE_ROWS } from '../../domain/imports';
 import { MAX_CURSOR_CHARACTERS, MAX_HISTORY_LIMIT, positionOf } from '../../domain/stock-history';
 import { MAX_LIST_CURSOR_CHARACTERS, MAX_LIST_LIMIT, listPositionOf } from '../../domain/stock-listings';
 import type { Split } from '../../domain/model';
@@ -171,13 +172,14 @@ export const listQuerySchema = /* @__PURE__ */ objectOf({
 export const arrivalDateSchema = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.date(refused('a date YYYY-MM-DD, or null')));
 
 /** `location` absent: the `default` location. A location id that is well formed but names no location is the domain's to refuse (UnknownLocation). */
-export const batchSchema = /* @__PURE__ */ objectOf({
+const batchFields = {
   ref: identifierSchema,
   sku: identifierSchema,
   qty: quantity,
   eta: arrivalDateSchema,
   location: /* @__PURE__ */ z.optional(locationIdSchema),
-});
+};
+export const batchSchema = /* @__PURE__ */ objectOf(batchFields);
 
 /** A rule of the whole body: zod's JSON Schema export drops a refinement, so tools/openapi/components.ts writes it into the document. */
 export const qtyOrEta = /* @__PURE__ */ z.refine<{ qty?: number; eta?: string | null }>(
@@ -393,6 +395,9 @@ const UNITS_CHANGED = `an integer from -${MAX_QTY} to ${MAX_QTY}, not 0`;
 /** A change of none is no change: JSON Schema says it with `not`, which tools/openapi/components.ts writes for this refinement. */
 export const notZero = /* @__PURE__ */ z.refine<number>((delta) => delta !== 0, refused(UNITS_CHANGED));
 
+/** A count's time: ISO 8601 with its offset. */
+const countTime = () => z.iso.datetime({ offset: true, ...refused('a date and time, ISO 8601 with its offset (2026-11-25T10:00:00Z)') });
+
 /** A change of the units by so many, never none. */
 const unitsChanged = () => {
   const message = refused(UNITS_CHANGED);
@@ -410,7 +415,36 @@ export const adjustmentSchema = /* @__PURE__ */ objectOf({
   reason: /* @__PURE__ */ z.enum(ADJUSTMENT_REASONS, refused(`one of ${ADJUSTMENT_REASONS.map((one) => `"${one}"`).join(', ')}`)),
   qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_QTY)),
   delta: /* @__PURE__ */ z.optional(/* @__PURE__ */ unitsChanged()),
-  counted_at: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.iso.datetime({ offset: true, ...refused('a date and time, ISO 8601 with its offset (2026-11-25T10:00:00Z)') })),
+  counted_at: /* @__PURE__ */ z.optional(/* @__PURE__ */ countTime()),
   expected_qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_QTY)),
   note: /* @__PURE__ */ z.optional(/* @__PURE__ */ shownName(MAX_NOTE_CHARACTERS)),
 }).check(qtyOrDelta, countedQty);
+
+/**
+ * An import's rows (docs/api.md, "Imports"): a batch, as POST /add_batch takes one, with the qty the
+ * feed read of it; or a count of a batch, as POST /adjustments takes one. A row with `counted_at` is
+ * a count, any other a batch.
+ */
+export const batchRowSchema = /* @__PURE__ */ objectOf({
+  ...batchFields,
+  expected_qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_QTY)),
+});
+export const countRowSchema = /* @__PURE__ */ objectOf({
+  ref: identifierSchema,
+  qty: /* @__PURE__ */ integerFrom(0, MAX_QTY),
+  counted_at: /* @__PURE__ */ countTime(),
+  expected_qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_QTY)),
+});
+
+const INLINE_ROWS = `an array of 1 to ${MAX_INLINE_ROWS} rows, each an object`;
+
+/** An import of rows sent inline: each row is checked on its own (functions/import-rows.ts), so that one refused is the import's to count. */
+export const importSchema = /* @__PURE__ */ objectOf({
+  importid: identifierSchema,
+  rows: /* @__PURE__ */ z.array(/* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown(), refused('an object')), refused(INLINE_ROWS)).check(
+    /* @__PURE__ */ z.minLength(1, refused(INLINE_ROWS)),
+    /* @__PURE__ */ z.maxLength(MAX_INLINE_ROWS, refused(INLINE_ROWS)),
+  ),
+  dry_run: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean(refused('true or false'))),
+  validate_first: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean(refused('true or false'))),
+});

@@ -1,6 +1,7 @@
 import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
+import type { ImportChunk, ImportRecord, RowError } from '../../domain/imports';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
@@ -33,7 +34,7 @@ import { type HistoryPage, type HistoryRequest, LOCAL_ACTOR } from '../../domain
 import type { ListRequest, ListedSkus, SkuList } from '../../domain/stock-listings';
 import { describeError, logger } from '../telemetry';
 import { AllocationSaves, type GroupedTakeOutcome } from './allocation-saves';
-import { CHANGE_COUNT, COUNTED_AT, EXHAUSTED_RANGE, STOCK_RANGE, batchDescriptionWrite, locationField, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, knownSkuKey, newBatchWrites, skuPartition } from './batches';
+import { ADDED_BY, CHANGE_COUNT, COUNTED_AT, EXHAUSTED_RANGE, STOCK_RANGE, batchDescriptionWrite, locationField, emptiedBatchMoveWrites, batchReferenceKey, batchWithStockKey, exhaustedBatchKey, knownSkuKey, newBatchWrites, skuPartition } from './batches';
 import { type CountPlaces, sizingPlaces } from './held-units';
 import { HoldGiveBacks, type HeldOnBatch } from './hold-give-backs';
 import { HoldSaves } from './hold-saves';
@@ -50,6 +51,7 @@ import { saveShipment, shipmentKey } from './shipments';
 import { listedSkusPage } from './sku-lists';
 import { type StockChange, changesSince, stockChangeWrite, stockHistoryPage } from './stock-changes';
 import { adjustmentKey, adjustmentWrite } from './adjustments';
+import { ImportWrites } from './imports';
 import { TableReads } from './table-reads';
 import { TakeGroups } from './take-groups';
 import { TransferSaves, transferKey } from './transfers';
@@ -104,6 +106,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
   private readonly holds: HoldSaves;
   private readonly transfers: TransferSaves;
   private readonly lines: LineWrites;
+  private readonly imports: ImportWrites;
 
   constructor(
     private readonly client: DocumentSender,
@@ -128,6 +131,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     this.allocations = new AllocationSaves(this.calls, client, tableName, conflictRetry, this.spreads, knownPieces, takeGroups, world);
     this.transfers = new TransferSaves(this.calls, tableName, this.spreads, actor);
     this.lines = new LineWrites(this.calls, client, this.reads, tableName, this.spreads, world);
+    this.imports = new ImportWrites(this.calls, this.reads, tableName);
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver, actor = this.actor): DynamoDbBatchRepository {
@@ -138,7 +142,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.world.now();
   }
 
-  async addBatch(batch: Batch): Promise<AddBatchResult> {
+  async addBatch(batch: Batch, addedBy?: string): Promise<AddBatchResult> {
     const { ref } = batch;
     const location = locationOf(batch);
     // The built-in `default` needs no item; any other location is checked in the batch's own transaction, last.
@@ -150,7 +154,7 @@ export class DynamoDbBatchRepository implements BatchRepository {
       { ref, sku: batch.sku, ...locationField(batch), kind: 'added', delta: batch.qty, qtyAfter: batch.qty, reason: 'received', at: new Date(now).toISOString(), actor: this.actor },
       'added',
     );
-    const writes = [...newBatchWrites(this.tableName, batch, now, this.actor), added, ...locationCheck];
+    const writes = [...newBatchWrites(this.tableName, batch, now, this.actor, addedBy === undefined ? {} : { addedBy }), added, ...locationCheck];
     const cancellation = await this.calls.transactWrite(writes);
     if (!cancellation) return { outcome: 'added' };
     if (!cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
@@ -291,6 +295,34 @@ export class DynamoDbBatchRepository implements BatchRepository {
     const lastCountedAt = item?.[COUNTED_AT];
     const changesRead = item?.[CHANGE_COUNT];
     return { ...(typeof lastCountedAt === 'string' ? { lastCountedAt } : {}), changedSince, changesRead: typeof changesRead === 'number' ? changesRead : 0 };
+  }
+
+  createImport(record: ImportRecord): Promise<ImportRecord | undefined> {
+    return this.imports.create(record);
+  }
+
+  importRecord(importid: string): Promise<ImportRecord | undefined> {
+    return this.imports.record(importid);
+  }
+
+  importChunkRecorded(importid: string, index: number): Promise<boolean> {
+    return this.imports.chunkRecorded(importid, index);
+  }
+
+  recordImportChunk(importid: string, chunk: ImportChunk): Promise<void> {
+    return this.imports.recordChunk(importid, chunk);
+  }
+
+  failImport(importid: string, invalid: number, errors: readonly RowError[], finishedAt: string): Promise<void> {
+    return this.imports.fail(importid, invalid, errors, finishedAt);
+  }
+
+  completeImport(importid: string, finishedAt: string): Promise<void> {
+    return this.imports.complete(importid, finishedAt);
+  }
+
+  importErrors(importid: string, limit: number): Promise<RowError[]> {
+    return this.imports.errors(importid, limit);
   }
 
   async shipment(shipmentid: string): Promise<Shipment | undefined> {
@@ -440,6 +472,11 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {
     return this.lines.moveAll(from, moves, batches);
+  }
+
+  async batchAddedBy(ref: string): Promise<string | undefined> {
+    const addedBy = (await this.reads.item(batchReferenceKey(ref)))?.[ADDED_BY];
+    return typeof addedBy === 'string' ? addedBy : undefined;
   }
 
   private async skuOfBatch(ref: string): Promise<string | undefined> {

@@ -295,11 +295,18 @@ export const staysOnItsSide = (stored: Batch, delta: number, heldDelta = 0): Con
 export const INCOMING_OF = 'incomingOf';
 
 /**
+ * The attribute of a batch's reference that names the import row that added the batch (its change
+ * id: domain/imports.ts), kept as long as the reference: a row applied again finds it and knows
+ * that it added the batch, and changes it no more.
+ */
+export const ADDED_BY = 'addedBy';
+
+/**
  * The items of a new batch, made at `now`: the batch, its reference (which makes a ref unique across
  * SKUs), its SKU's known-SKU item and the SKU's item at the batch's location, which put the SKU in
  * the lists of SKUs (sku-lists.ts).
  */
-export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, actor: string, incomingOf?: string): TransactWriteItem[] => {
+export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, actor: string, { incomingOf, addedBy }: { readonly incomingOf?: string; readonly addedBy?: string } = {}): TransactWriteItem[] => {
   const { ref, sku } = batch;
   return [
     { Put: { TableName: tableName, Item: batchItem(batch), ConditionExpression: ITEM_IS_NEW } },
@@ -307,7 +314,7 @@ export const newBatchWrites = (tableName: string, batch: Batch, now: Instant, ac
       Put: {
         TableName: tableName,
         // Its qty arrived with it: the change a count taken before it applies (stock-changes.ts).
-        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch, now, actor), [CHANGE_COUNT]: 1, ...(incomingOf === undefined ? {} : { [INCOMING_OF]: incomingOf }) },
+        Item: { ...batchReferenceKey(ref), type: 'BatchReference', ref, sku, ...batchDescription(batch, now, actor), [CHANGE_COUNT]: 1, ...(incomingOf === undefined ? {} : { [INCOMING_OF]: incomingOf }), ...(addedBy === undefined ? {} : { [ADDED_BY]: addedBy }) },
         ConditionExpression: ITEM_IS_NEW,
       },
     },

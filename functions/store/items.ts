@@ -5,6 +5,7 @@ import { type StoredBatchItem, parseBatchItem } from './batches';
 import { PK, SK } from './fields';
 import { type StoredHeldUnitsItem, parseHeldUnitsItem } from './held-units';
 import { type StoredHoldItem, parseHoldItem } from './holds';
+import { type StoredImportItem, parseImportItem } from './imports';
 import { type StoredLineItem, parseLineItem } from './lines';
 import { type StoredLocationItem, parseLocationItem } from './locations';
 import { type StoredPieceItem, parsePieceItem } from './pieces';
@@ -33,7 +34,8 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  *   held units       pk SKU#<sku>, or the partition of the piece they came from
  *                                       sk HELD#<len>:<ref>#<heldUntil>#<digest of holdid>#<source>
  *                                                         holdid, ref, sku, qty, sourceQty, heldUntil, piece, spreadId, sources
- *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, location, changedAt, changeReason, countedAt
+ *   batch reference  pk BATCHREF#<ref>  sk BATCHREF      ref, sku, qty, eta, location, changedAt, changeReason, countedAt,
+ *                                                         addedBy (the import row that added it)
  *                                                         (makes a ref unique across SKUs)
  *   allocated line   pk ORDER#<orderid> sk LINE#<sku>    orderid, sku, qty, batchref, location, routing,
  *                                                         lineBatch LINES<shard>#<batchref>, allocatedAt, movedAt,
@@ -62,6 +64,10 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  *                                                         (each change of the batch's qty, kept 31 days: stock-changes.ts)
  *   adjustment       pk ADJUSTMENT#<adjustmentid> sk ADJUSTMENT  adjustmentid, ref, reason, qty or delta, countedAt,
  *                                                         expectedQty, note, before, after, adjustedAt
+ *   import           pk IMPORT#<importid> sk IMPORT    importid, dryRun, validateFirst, digest, status, total, done,
+ *                                                         applied, unchanged, conflicted, stale, invalid, failed, startedAt, finishedAt
+ *   chunk of an import pk IMPORT#<importid> sk CHUNK#<index> importid, outcomes (imports.ts)
+ *   errors of a chunk pk IMPORT#<importid> sk ERRORS#<index> importid, errors [{row, outcome, code, message}]
  * A batch's `location` is absent at `default` (every batch of a table written before there were
  * locations among them), so that no item needs a migration; a batch at any other location carries
  * its id, on its item and on its reference (for BatchAdded), and its location's item was checked to
@@ -145,6 +151,7 @@ export type StoredItem =
   | StoredShipmentItem
   | StoredAdjustmentItem
   | StoredStockChangeItem
+  | StoredImportItem
   /** Its key is not the one the adapter would write for its attributes, or an attribute is missing. */
   | { readonly kind: 'unrecognized'; readonly pk: string; readonly sk: string };
 
@@ -154,7 +161,7 @@ export type StoredItem =
  * the two keys of a batch of its sku and ref. No two kinds' keys meet, so at most one parser knows an
  * item, whatever their order.
  */
-const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem, parseTransferItem, parseShipmentItem, parseAdjustmentItem, parseStockChangeItem];
+const parsers = [parseBatchItem, parsePieceItem, parseHeldUnitsItem, parseHoldItem, parseLineItem, parseLocationItem, parseTransferItem, parseShipmentItem, parseAdjustmentItem, parseStockChangeItem, parseImportItem];
 
 export const parseStoredItem = (item: Record<string, unknown>): StoredItem => {
   for (const parse of parsers) {

@@ -98,6 +98,8 @@ export const partitionKeyPrefix = {
   shipment: 'SHIPMENT#',
   /** An adjustment's record: a change of a batch's units on hand, its reason, the qty before and after. */
   adjustment: 'ADJUSTMENT#',
+  /** An import's record, and its chunks' records and errors. */
+  import: 'IMPORT#',
   /** A SKU's changes of stock, in the history's index: `HISTORY#<sku>`. */
   history: 'HISTORY#',
   /** A shard of the list of every SKU, in the lists' index: `SKUS#<shard>`. */
@@ -130,6 +132,8 @@ const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmen
 const historyAttributes = ['actor', 'kind', 'qtyAfter', stockHistoryIndex.partitionKey.name];
 /** The list a known-SKU item or a SKU's item at a location is in (functions/store/sku-lists.ts). */
 const listAttributes = [skuListsIndex.partitionKey.name];
+/** The import row a batch's reference names as the one that added it (functions/store/batches.ts), an import's record, its chunks' records and their errors (functions/store/imports.ts), besides the `status` and time to live others name too. */
+const importAttributes = ['addedBy', 'importid', 'dryRun', 'validateFirst', 'digest', 'startedAt', 'total', 'done', 'applied', 'unchanged', 'conflicted', 'stale', 'invalid', 'failed', 'finishedAt', 'outcomes', 'errors'];
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */
@@ -167,6 +171,7 @@ const batchesItems = [
   partitionKeyPrefix.transfer,
   partitionKeyPrefix.shipment,
   partitionKeyPrefix.adjustment,
+  partitionKeyPrefix.import,
 ];
 
 /**
@@ -231,6 +236,7 @@ export const tableAccess = /* @__PURE__ */ (() => {
         ...adjustmentAttributes,
         ...historyAttributes,
         ...listAttributes,
+        ...importAttributes,
       ],
       indexQueries: [
         { index: linesByBatchIndex.name, partitionKeyPrefixes: [partitionKeyPrefix.linesOfBatch] },

@@ -206,7 +206,7 @@ export class TransferSaves {
     ];
     const incomingBatch = incomingBatchOf(transfer);
     const incoming = [
-      ...newBatchWrites(this.tableName, incomingBatch, now, actor, transfer.transferid),
+      ...newBatchWrites(this.tableName, incomingBatch, now, actor, { incomingOf: transfer.transferid }),
       // Its units came with it, for a count taken before it (stock-changes.ts).
       transferChangeWrite(this.tableName, transfer, { ...incomingBatch, qty: 0 }, { kind: 'transferred_in', delta: incomingBatch.qty, now, actor }, `${transfer.transferid}#arrived`),
     ];

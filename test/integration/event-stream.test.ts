@@ -64,9 +64,10 @@ const addMarker = async () => {
   return (event: DomainEvent) => event.name === 'BatchAdded' && event.detail.ref === ref;
 };
 
-/** Whose events these are: a hold's (holdid), a shipment's (shipmentid), a line's (orderid and sku), a batch's (ref), or a location's. */
+/** Whose events these are: a hold's (holdid), a shipment's (shipmentid), an import's (importid), a line's (orderid and sku), a batch's (ref), or a location's. */
 const keyOf = ({ detail }: DomainEvent) => {
   if ('holdid' in detail) return detail.holdid;
+  if ('importid' in detail) return detail.importid;
   if ('shipmentid' in detail) return detail.shipmentid;
   if ('orderid' in detail) return `${detail.orderid} ${detail.sku}`;
   return 'ref' in detail ? detail.ref : detail.location;

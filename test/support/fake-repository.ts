@@ -18,6 +18,7 @@ import {
 } from '../../domain/model';
 import type { Routing } from '../../domain/routing';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
+import { type ImportChunk, type ImportCounts, type ImportRecord, type RowCounts, type RowError, countsOf } from '../../domain/imports';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { HistoryEntry, HistoryPage, HistoryRequest } from '../../domain/stock-history';
 import type { ListRequest, ListedSkus, SkuList } from '../../domain/stock-listings';
@@ -91,14 +92,22 @@ export class FakeRepository implements BatchRepository {
     return this.now;
   }
 
-  async addBatch(batch: Batch): Promise<AddBatchResult> {
+  /** The import row that added each batch an import row added, by ref. */
+  readonly addedBy = new Map<string, string>();
+
+  async addBatch(batch: Batch, addedBy?: string): Promise<AddBatchResult> {
     const location = locationOf(batch);
     if (location !== DEFAULT_LOCATION_ID && !this.locationItems.has(location)) return { outcome: 'unknown-location' };
     const existing = this.batches.get(batch.ref);
     if (existing) return { outcome: 'exists', existing };
     this.batches.set(batch.ref, batch);
+    if (addedBy !== undefined) this.addedBy.set(batch.ref, addedBy);
     if (batch.qty > 0) this.recordChange(batch.ref, batch.qty, new Date(this.now).toISOString());
     return { outcome: 'added' };
+  }
+
+  async batchAddedBy(ref: string): Promise<string | undefined> {
+    return this.addedBy.get(ref);
   }
 
   async locations(): Promise<Location[]> {
@@ -542,6 +551,56 @@ export class FakeRepository implements BatchRepository {
     }
     this.shipments.set(shipment.shipmentid, shipment);
     return { outcome: 'saved', shippedAt: shipment.shippedAt };
+  }
+
+  /** Imports by importid, and each one's recorded chunks by index. */
+  readonly imports = new Map<string, ImportRecord>();
+  readonly importChunks = new Map<string, Map<number, ImportChunk>>();
+  /** Rows refused before any was applied, by importid (failImport). */
+  private readonly importRefusals = new Map<string, readonly RowError[]>();
+
+  async createImport(record: ImportRecord): Promise<ImportRecord | undefined> {
+    const existing = this.imports.get(record.importid);
+    if (!existing) this.imports.set(record.importid, record);
+    return existing;
+  }
+
+  async importRecord(importid: string): Promise<ImportRecord | undefined> {
+    return this.imports.get(importid);
+  }
+
+  async importChunkRecorded(importid: string, index: number): Promise<boolean> {
+    return this.importChunks.get(importid)?.has(index) ?? false;
+  }
+
+  /** The adapter's conditions: a chunk new to a running import; its outcomes added to the counts. */
+  async recordImportChunk(importid: string, chunk: ImportChunk): Promise<void> {
+    const record = this.imports.get(importid);
+    const chunks = this.importChunks.get(importid) ?? new Map<number, ImportChunk>();
+    if (record?.status !== 'running' || chunks.has(chunk.index)) return;
+    chunks.set(chunk.index, chunk);
+    this.importChunks.set(importid, chunks);
+    const added = countsOf(chunk.outcomes);
+    const counts = Object.fromEntries(Object.entries(record.counts).map(([name, count]) => [name, count + (added[name as keyof RowCounts] ?? 0)]));
+    this.imports.set(importid, { ...record, counts: counts as ImportCounts });
+  }
+
+  async failImport(importid: string, invalid: number, errors: readonly RowError[], finishedAt: string): Promise<void> {
+    const record = this.imports.get(importid);
+    if (record?.status !== 'running') return;
+    this.imports.set(importid, { ...record, status: 'failed', counts: { ...record.counts, invalid }, finishedAt });
+    this.importRefusals.set(importid, errors);
+  }
+
+  async completeImport(importid: string, finishedAt: string): Promise<void> {
+    const record = this.imports.get(importid);
+    if (record?.status !== 'running' || record.counts.done !== record.counts.total) return;
+    this.imports.set(importid, { ...record, status: 'completed', finishedAt });
+  }
+
+  async importErrors(importid: string, limit: number): Promise<RowError[]> {
+    const chunks = [...(this.importChunks.get(importid)?.values() ?? [])].sort((one, other) => one.index - other.index);
+    return [...(this.importRefusals.get(importid) ?? []), ...chunks.flatMap(({ errors }) => errors)].slice(0, limit);
   }
 
   private hasLineAsRead(allocation: Allocation): boolean {

@@ -45,6 +45,7 @@ const validDetails: { [Name in EventName]: EventDetail<Name> } = {
   LocationChanged: { ...envelope, location: 'lyon', name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 } },
   TransferCreated: { ...envelope, ...transfer },
   TransferCancelled: { ...envelope, ...transfer },
+  ImportCompleted: { ...envelope, importid: 'feed-1', status: 'completed', dry_run: false, total: 3, done: 3, applied: 2, unchanged: 0, conflicted: 1, stale: 0, invalid: 0, failed: 0 },
   Shipped: { ...envelope, shipmentid: 'parcel-1', orderid: 'o1', location: 'lyon', lines: [{ sku: 'LAMP', qty: 3, parts: [{ batchref: 'b1', qty: 3 }] }] },
 };
 
@@ -71,7 +72,7 @@ const invalidDetails = (name: EventName): Array<[string, Detail]> => {
     );
   }
   if ('location' in valid) cases.push(['with an empty location', { ...valid, location: '' }]);
-  if (name !== 'OutOfStock' && name !== 'LocationChanged' && name !== 'TransferCreated' && name !== 'TransferCancelled') {
+  if (name !== 'OutOfStock' && name !== 'LocationChanged' && name !== 'TransferCreated' && name !== 'TransferCancelled' && name !== 'ImportCompleted') {
     // A hold's lines each name their batch's location; a shipment names the one place it left from.
     cases.push(['without the location of its batch', 'lines' in valid && name !== 'Shipped' ? withLineFields(valid, { location: undefined }) : { ...valid, location: undefined }]);
   }
@@ -80,6 +81,9 @@ const invalidDetails = (name: EventName): Array<[string, Detail]> => {
       ['with a destination without its country', { ...valid, destination: { position: { lat: 1, lng: 2 } } }],
       ['with a destination whose position has no lng', { ...valid, destination: { country: 'FR', position: { lat: 1 } } }],
     );
+  }
+  if ('importid' in valid) {
+    cases.push(['with a status still running', { ...valid, status: 'running' }], ['with a count below 0', { ...valid, applied: -1 }]);
   }
   if ('serves' in valid) {
     cases.push(

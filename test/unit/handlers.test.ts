@@ -442,6 +442,7 @@ describe('the issues of a refused body', () => {
     'POST /transfers': { body: { transferid: 'transfer-1', sku: 'LAMP', qty: 1, from: 'default', to: 'lyon', eta: '2027-03-01' } },
     'POST /shipments': { body: { shipmentid: 'parcel-1', orderid: 'order-1', location: 'default', lines: [{ sku: 'LAMP', qty: 1 }] } },
     'POST /adjustments': { body: { adjustmentid: 'count-1', ref: 'batch-1', reason: 'counted', qty: 5, counted_at: '2026-11-25T08:00:00Z', expected_qty: 4, note: 'aisle 3' } },
+    'POST /imports': { body: { importid: 'feed-1', rows: [{ ref: 'batch-1', sku: 'LAMP', qty: 5, eta: null }], dry_run: false, validate_first: true } },
   };
 
   /** Stands for a number JSON.stringify cannot write: `1e400` in the text, which JSON.parse reads as Infinity. */

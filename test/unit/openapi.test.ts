@@ -116,6 +116,8 @@ describe('docs/openapi.json', () => {
       'POST /shipments': 'ship',
       'GET /shipments/{shipmentid}': 'getShipment',
       'POST /adjustments': 'adjustStock',
+      'POST /imports': 'importRows',
+      'GET /imports/{importid}': 'getImport',
       'POST /allocate': 'allocate',
       'POST /orders': 'allocateOrder',
       'GET /allocations/{orderid}': 'getOrderAllocations',
@@ -187,7 +189,10 @@ const failingRepository = (error: Error): BatchRepository => {
     get: (_, method) =>
       method === 'withDeadline'
         ? () => repository
-        : async () => {
+        : // A store that is down leaves the clock going.
+          method === 'currentTime'
+          ? () => Date.parse('2026-11-25T10:00:00.000Z')
+          : async () => {
             throw error;
           },
   });
@@ -496,6 +501,21 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
     repository.changeBatch = async () => ({ outcome: 'changed' });
     await expectDocumented('POST /adjustments', send('POST /adjustments', { body: { ...uncounted, adjustmentid: 'count-2', expected_qty: undefined } }), 503);
+  });
+
+  it("an import's life gets the documented answer at each step", async () => {
+    const repository = new FakeRepository();
+    await repository.saveLocation({ id: 'warehouse-lyon', name: 'Lyon', priority: 1, serves: ['FR'], active: true });
+    const send = serviceOver(repository);
+    const feed = exampleBodyOf('POST /imports') as Record<string, unknown>;
+    const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
+      ['GET /imports/{importid}', { pathParameters: { importid: 'feed-2026-11-25' } }, 404],
+      ['POST /imports', { body: feed }, 201],
+      ['POST /imports', { body: feed }, 200],
+      ['POST /imports', { body: { ...feed, dry_run: true } }, 409],
+      ['GET /imports/{importid}', { pathParameters: { importid: 'feed-2026-11-25' } }, 200],
+    ];
+    for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
   });
 
   it("answers a hold's conflicts with documented 409s, and a hold that keeps changing under a write with a documented 503", async () => {

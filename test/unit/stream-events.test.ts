@@ -344,3 +344,18 @@ describe("a transfer's record", () => {
     expect(eventsOfRecord(changeRecord(3, 'REMOVE', cancelled) as ChangeRecord)).toEqual([]);
   });
 });
+
+describe("an import's record", () => {
+  const counts = { total: 3, done: 3, applied: 2, unchanged: 0, conflicted: 1, stale: 0, invalid: 0, failed: 0 };
+  const running = { pk: 'IMPORT#feed-1', sk: 'IMPORT', type: 'Import', importid: 'feed-1', dryRun: false, validateFirst: true, digest: 'd', status: 'running', ...counts, done: 2, applied: 1, startedAt: '2026-11-23T10:00:00.000Z' };
+  const completed = { ...running, ...counts, status: 'completed', finishedAt: '2026-11-23T10:00:02.000Z' };
+  const image = (item: Record<string, unknown>) => marshall(item) as unknown as Parameters<typeof changeRecord>[3];
+
+  it('is ImportCompleted with its counts when it ends, at its finishedAt, and nothing while its chunks count', () => {
+    expect(eventsOfRecord(changeRecord(1, 'INSERT', undefined, image(running)) as ChangeRecord)).toEqual([]);
+    expect(eventsOfRecord(changeRecord(2, 'MODIFY', image(running), image({ ...running, done: 3 })) as ChangeRecord)).toEqual([]);
+    expect(eventsOfRecord(changeRecord(3, 'MODIFY', image(running), image(completed)) as ChangeRecord)).toEqual([
+      { name: 'ImportCompleted', detail: { id: 'event-3-0', version: 1, time: '2026-11-23T10:00:02.000Z', importid: 'feed-1', status: 'completed', dry_run: false, ...counts } },
+    ]);
+  });
+});

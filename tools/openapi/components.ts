@@ -6,6 +6,7 @@
 import * as z from 'zod/mini';
 import { CHANGE_REASONS } from '../../domain/adjustments';
 import { DEFAULT_HOLD_SECONDS } from '../../domain/holds';
+import { MAX_IMPORT_ERRORS, MAX_INLINE_ROWS } from '../../domain/imports';
 import { CHANGE_KINDS, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT } from '../../domain/stock-history';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../domain/stock-listings';
 import { ERROR_CODES, InvalidPathParameters, InvalidRequestBody } from '../../functions/http/errors';
@@ -34,6 +35,9 @@ import {
   orderSchema,
   pathParameterSchemaOf,
   adjustmentSchema,
+  batchRowSchema,
+  countRowSchema,
+  importSchema,
   countedQty,
   notZero,
   qtyOrDelta,
@@ -151,6 +155,7 @@ export const requestBodySchemas = {
   NewTransfer: transferSchema,
   NewShipment: shipmentSchema,
   NewAdjustment: adjustmentSchema,
+  NewImport: importSchema,
 } as const;
 
 export type RequestBodyName = keyof typeof requestBodySchemas;
@@ -201,6 +206,12 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     'in the future; the count is applied as of then (the units the batch shipped since are taken off it), and one older ' +
     'than the last count applied to the batch changes nothing. `expected_qty`: the batch\'s `qty` as last read; the change ' +
     'applies only to that. `note`: for people. Any other field is refused.',
+  NewImport:
+    `An import: its \`importid\`, and its \`rows\` (1 to ${MAX_INLINE_ROWS}), numbered from 1 in their order. Each row is ` +
+    'checked on its own, as an `ImportCountRow` when it has `counted_at` and as an `ImportBatchRow` otherwise, so that a row ' +
+    'refused is counted and named by its number rather than refusing the request. `dry_run` (default false): judge each ' +
+    'row, write no stock. `validate_first` (default true): one refused row fails the import before any is applied. Any ' +
+    'other field is refused.',
 };
 
 /** The request schemas, exported from zod, by the names the document gives them. */
@@ -244,6 +255,19 @@ const requestSchemas = () => {
     id: 'ArrivalDate',
     description: '`null` for a batch in stock, or the day a shipment arrives: a real calendar date `YYYY-MM-DD` (2026-02-30 is refused).',
     examples: [null, '2026-06-01'],
+  });
+  registry.add(batchRowSchema, {
+    id: 'ImportBatchRow',
+    description:
+      'A batch, as `POST /add_batch` takes one: added when no batch has its `ref`; for a batch of the same `sku` at the same ' +
+      '`location`, its `qty` set by a count taken now (reason `counted`) and its `eta` changed, each where it differs. ' +
+      '`expected_qty`: the batch\'s `qty` as the feed last read it (0 for a batch it adds); the row applies only to that.',
+  });
+  registry.add(countRowSchema, {
+    id: 'ImportCountRow',
+    description:
+      "A count of a batch's units on hand, as `POST /adjustments` takes one with reason `counted`: applied as of `counted_at`, " +
+      'on the `qty` that `expected_qty` names, if any.',
   });
   for (const [name, schema] of Object.entries(requestBodySchemas)) registry.add(schema, { id: name, description: REQUEST_BODY_DESCRIPTIONS[name as RequestBodyName] });
   const { schemas } = z.toJSONSchema(registry, {
@@ -573,6 +597,43 @@ const responseSchemas = {
       reallocated: listOf(ref('Reallocation'), 'The lines this request moved off the batch; `[]` once nothing is left to move.'),
     },
     "The adjustment, the batch's `qty` before and after it, and the lines it moved.",
+  ),
+  Import: closedObject(
+    {
+      importid: identifier,
+      status: { enum: ['running', 'completed', 'failed'], description: '`running` while rows are applied; `completed` once every row is done; `failed` when it validated first and a row was refused, with nothing applied.' },
+      dry_run: { type: 'boolean', description: 'Rows judged, no stock written.' },
+      validate_first: { type: 'boolean', description: 'Every row checked before any was applied.' },
+      counts: closedObject(
+        {
+          total: units('The rows of the feed.'),
+          done: units('The rows run so far.'),
+          applied: units('Rows that changed stock (in a dry run: that would).'),
+          unchanged: units('Rows that found stock as they say it: nothing written.'),
+          conflicted: units("Rows whose `expected_qty` was not the batch's `qty`."),
+          stale: units('Counts older than one already applied to their batch.'),
+          invalid: units('Rows their schema, or an unknown location, refused.'),
+          failed: units('Rows the rules refused: another SKU under their `ref`, a count of no batch.'),
+        },
+        "The rows, and what those run did.",
+      ),
+      started_at: { type: 'string', format: 'date-time' },
+      finished_at: { type: 'string', format: 'date-time', description: 'Absent while it runs.' },
+      errors: listOf(
+        closedObject(
+          {
+            row: { type: 'integer', minimum: 1, description: 'The row, numbered from 1.' },
+            outcome: { enum: ['conflicted', 'stale', 'invalid', 'failed'] },
+            code: { ...code, description: 'The code its own request would have had.' },
+            message,
+          },
+          'A row that did not apply, and why.',
+        ),
+        `The first ${MAX_IMPORT_ERRORS} rows that did not apply, by row number.`,
+      ),
+    },
+    'An import as it stands.',
+    ['importid', 'status', 'dry_run', 'validate_first', 'counts', 'started_at', 'errors'],
   ),
   QtyChanged: closedObject(
     { message, code: { const: 'qty_changed' }, qty: units("The batch's `qty` now.") },

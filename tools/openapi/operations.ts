@@ -12,6 +12,8 @@ import {
   BatchNotFound,
   DuplicateBatch,
   HoldConflict,
+  ImportExists,
+  ImportNotFound,
   HoldNotFound,
   HoldNotPlaced,
   InvalidSku,
@@ -53,6 +55,7 @@ import {
 } from '../../functions/http/errors';
 import { MAX_TRANSACTION_ITEMS } from '../../functions/store/store-calls';
 import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
+import { IMPORT_CHUNK_ROWS, MAX_IMPORT_ERRORS } from '../../domain/imports';
 import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
@@ -274,6 +277,25 @@ const SHIPMENT_EXAMPLE = {
 
 const ADJUSTMENT_REQUEST_EXAMPLE = { adjustmentid: 'count-1', ref: 'batch-1', reason: 'counted', qty: 47, counted_at: '2026-11-25T08:00:00Z', expected_qty: 50 };
 const ADJUSTMENT_EXAMPLE = { adjustmentid: 'count-1', ref: 'batch-1', reason: 'counted', before: 50, after: 45, reallocated: [] };
+
+const IMPORT_REQUEST_EXAMPLE = {
+  importid: 'feed-2026-11-25',
+  rows: [
+    { ref: 'batch-1', sku: 'LAMP', qty: 50, eta: null },
+    { ref: 'batch-2', sku: 'LAMP', qty: 20, eta: '2026-12-01', location: 'warehouse-lyon', expected_qty: 0 },
+    { ref: 'batch-1', qty: 47, counted_at: '2026-11-25T08:00:00Z' },
+  ],
+};
+const IMPORT_EXAMPLE = {
+  importid: 'feed-2026-11-25',
+  status: 'completed',
+  dry_run: false,
+  validate_first: true,
+  counts: { total: 3, done: 3, applied: 2, unchanged: 0, conflicted: 1, stale: 0, invalid: 0, failed: 0 },
+  started_at: '2026-11-25T10:00:00.000Z',
+  finished_at: '2026-11-25T10:00:01.000Z',
+  errors: [{ row: 2, outcome: 'conflicted', code: 'qty_changed', message: new QtyChanged('batch-2', 0, 20).message }],
+};
 
 /** A line of 30 split over two batches at one place, as an order's or a hold's answer shows it. */
 const SPLIT_LINE_EXAMPLE = {
@@ -661,6 +683,36 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       mapped("The batch's `qty` is not `expected_qty`; nothing changes, and the body says what it is", new QtyChanged('batch-1', 50, 48), 'QtyChanged'),
       mapped('The batch was counted after `counted_at`; nothing changes', new StaleCount('batch-1', '2026-11-25T08:00:00.000Z', '2026-11-25T09:00:00.000Z')),
       mapped('Another adjustment has this `adjustmentid` (other fields); nothing changes', new AdjustmentExists('count-1')),
+    ],
+  },
+  'POST /imports': {
+    operationId: 'importRows',
+    summary: 'Import a feed of batches and counts',
+    description:
+      'Applies each row of the feed through the change its own request would make: a batch row adds the batch (as ' +
+      '`POST /add_batch`), or, for a batch of the same SKU at the same place, sets its `qty` by a count taken now (reason ' +
+      '`counted`) and its `eta` (as `PATCH /batches/{ref}`); a count row (one with `counted_at`) is applied as of its time ' +
+      `(as \`POST /adjustments\`). Rows are applied ${IMPORT_CHUNK_ROWS} at a time, in order, and each row's change is made ` +
+      'once, by the import and the row: the same import again runs what a send cut off left undone, and changes nothing ' +
+      'more. A row that would leave stock as it is writes nothing. With `validate_first` (the default), one row its schema ' +
+      'or an unknown location refuses fails the import with nothing applied. With `dry_run`, each row is judged and counted ' +
+      'as if applied, and no stock is written. The answer is the import once its rows are run: its counts, and the first ' +
+      `${MAX_IMPORT_ERRORS} rows that did not apply.`,
+    requestBody: { schema: 'NewImport', example: IMPORT_REQUEST_EXAMPLE, refused: { importid: 'feed-2026-11-25', rows: [] } },
+    answers: [
+      { status: 201, when: 'The import ran: `status` is `completed` (some rows may not have applied: see `counts` and `errors`), or `failed` when it validated first and a row was refused', name: 'ImportRan', body: json('Import', IMPORT_EXAMPLE) },
+      { status: 200, when: 'The same import (the same rows and options) was sent before: a repeat, which runs only what that send left undone', name: 'ImportRepeated', body: json('Import', IMPORT_EXAMPLE) },
+      mapped('Another import has this `importid` (other rows or options); nothing runs', new ImportExists('feed-2026-11-25')),
+    ],
+  },
+  'GET /imports/{importid}': {
+    operationId: 'getImport',
+    summary: 'Read an import',
+    description: `The import as it stands: its status, its counts, and the first ${MAX_IMPORT_ERRORS} rows that did not apply, by row number.`,
+    pathParameters: { importid: 'feed-2026-11-25' },
+    answers: [
+      { status: 200, when: 'The import exists', name: 'ImportRead', body: json('Import', IMPORT_EXAMPLE) },
+      mapped('No import has this `importid`', new ImportNotFound('feed-2026-11-25')),
     ],
   },
   'GET /shipments/{shipmentid}': {

@@ -34,6 +34,7 @@ describe("the handlers' roles", () => {
   const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
   const historyAttributes = ['actor', 'kind', 'qtyAfter', 'historyOf'];
   const listAttributes = ['listedIn'];
+  const importAttributes = ['addedBy', 'importid', 'dryRun', 'validateFirst', 'digest', 'startedAt', 'total', 'done', 'applied', 'unchanged', 'conflicted', 'stale', 'invalid', 'failed', 'finishedAt', 'outcomes', 'errors'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -52,12 +53,12 @@ describe("the handlers' roles", () => {
     ];
   };
 
-  it("let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer, shipment and adjustment items, check that a location exists, and query the indexes only for a batch's lines, a SKU's history and the lists of SKUs", () => {
+  it("let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer, shipment, adjustment and import items, check that a location exists, and query the indexes only for a batch's lines, a SKU's history and the lists of SKUs", () => {
     expect(statementsOf(synthesized, 'Batches')).toEqual([
       writesTo(synthesized, 'BatchesLogs'),
       ...itemGrants(
-        ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*', 'TRANSFER#*', 'SHIPMENT#*', 'ADJUSTMENT#*'],
-        [...writtenAttributes, ...locationAttributes, ...transferAttributes, ...shipmentAttributes, ...adjustmentAttributes, ...historyAttributes, ...listAttributes],
+        ['SKU#*', 'PIECES#*', 'BATCHREF#*', 'ORDER#*', 'HOLD#*', 'LOCATIONS*', 'TRANSFER#*', 'SHIPMENT#*', 'ADJUSTMENT#*', 'IMPORT#*'],
+        [...writtenAttributes, ...locationAttributes, ...transferAttributes, ...shipmentAttributes, ...adjustmentAttributes, ...historyAttributes, ...listAttributes, ...importAttributes],
         ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:Query'],
       ),
       {
@@ -113,6 +114,8 @@ describe('the HTTP API', () => {
     ['POST /shipments', 'Batches'],
     ['GET /shipments/{shipmentid}', 'Batches'],
     ['POST /adjustments', 'Batches'],
+    ['POST /imports', 'Batches'],
+    ['GET /imports/{importid}', 'Batches'],
     ['POST /allocate', 'Allocations'],
     ['POST /orders', 'Allocations'],
     ['GET /allocations/{orderid}', 'Allocations'],

@@ -1,0 +1,120 @@
+import type { DomainErrorCode } from './domain-error';
+
+/*
+ * Imports (docs/api.md, "Imports"): a feed of rows, each a batch to add or set, or a count of a
+ * batch, applied through the same service functions as POST /add_batch, PATCH /batches/{ref} and
+ * POST /adjustments, each row's change made once by the import's id and the row's number.
+ */
+
+/** The most rows a request may carry inline, in `rows`. */
+export const MAX_INLINE_ROWS = 100;
+/** Rows are applied and recorded this many at a time: a chunk's outcomes are counted once, when it is recorded. */
+export const IMPORT_CHUNK_ROWS = 25;
+/** The errors an import's record keeps, the first by row number. */
+export const MAX_IMPORT_ERRORS = 10;
+
+/** A batch: added, or, when its ref is a batch of the same SKU at the same place, its qty set by a count (reason `counted`) and its eta changed. */
+export interface BatchRow {
+  readonly kind: 'batch';
+  readonly ref: string;
+  readonly sku: string;
+  readonly qty: number;
+  readonly eta: string | null;
+  readonly location?: string;
+  /** The batch's qty as the feed last read it; 0 for a batch the feed adds. */
+  readonly expectedQty?: number;
+}
+
+/** A count of a batch's units on hand, applied as of `countedAt` as POST /adjustments applies one. */
+export interface CountRow {
+  readonly kind: 'count';
+  readonly ref: string;
+  readonly qty: number;
+  readonly countedAt: string;
+  readonly expectedQty?: number;
+}
+
+export type ImportRow = BatchRow | CountRow;
+
+/** A row its schema refused: which field, and why. */
+export interface InvalidRow {
+  readonly kind: 'invalid';
+  readonly field: string;
+  readonly message: string;
+}
+
+/** A row as read from the feed: numbered from 1, in the feed's order. */
+export interface ReadRow {
+  readonly row: number;
+  readonly read: ImportRow | InvalidRow;
+}
+
+/**
+ * What a row did: `applied` (it changed stock; in a dry run, it would), `unchanged` (stock was
+ * already as it says: nothing written), `conflicted` (its `expected_qty` was not the batch's),
+ * `stale` (a count older than one already applied to the batch), `invalid` (its fields, or a place
+ * it names, refused) or `failed` (the rules refused it: another SKU under its ref, say).
+ */
+export const ROW_OUTCOMES = ['applied', 'unchanged', 'conflicted', 'stale', 'invalid', 'failed'] as const;
+export type RowOutcome = (typeof ROW_OUTCOMES)[number];
+
+/** A row that did not apply: its number, what it did, the error code a request would have had and why. */
+export interface RowError {
+  readonly row: number;
+  readonly outcome: Exclude<RowOutcome, 'applied' | 'unchanged'>;
+  readonly code: DomainErrorCode;
+  readonly message: string;
+}
+
+/** How many rows are done, and how many of them did what. */
+export type RowCounts = { readonly done: number } & { readonly [outcome in RowOutcome]: number };
+export type ImportCounts = RowCounts & { readonly total: number };
+
+/** The counts of rows' outcomes, each row counted done. */
+export const countsOf = (outcomes: readonly RowOutcome[]): RowCounts => {
+  const counts = { done: outcomes.length, applied: 0, unchanged: 0, conflicted: 0, stale: 0, invalid: 0, failed: 0 };
+  for (const outcome of outcomes) counts[outcome]++;
+  return counts;
+};
+
+export const noRowsCounted = (total: number): ImportCounts => ({ total, ...countsOf([]) });
+
+/** `running` while rows are applied; `completed` once every row is done (some may not have applied); `failed` when a row refused before any was applied left it undone. */
+export type ImportStatus = 'running' | 'completed' | 'failed';
+
+export interface ImportRequest {
+  readonly importid: string;
+  /** Answer what each row would do, and write no stock. */
+  readonly dryRun: boolean;
+  /** Check every row before applying any: one invalid row fails the import with nothing applied. */
+  readonly validateFirst: boolean;
+  /** What the feed is, to tell a repeat of the import from another import under its id. */
+  readonly digest: string;
+}
+
+export interface ImportRecord extends ImportRequest {
+  readonly status: ImportStatus;
+  readonly counts: ImportCounts;
+  readonly startedAt: string;
+  readonly finishedAt?: string;
+}
+
+/** The import as it stands, with the first rows of it that did not apply (at most MAX_IMPORT_ERRORS), by row number. */
+export interface ImportReport extends ImportRecord {
+  readonly errors: readonly RowError[];
+}
+
+/** A chunk of an import's rows, recorded once: its outcomes counted, its rows' errors kept. */
+export interface ImportChunk {
+  /** The chunk's place: rows `index * IMPORT_CHUNK_ROWS + 1` onwards. */
+  readonly index: number;
+  readonly outcomes: readonly RowOutcome[];
+  readonly errors: readonly RowError[];
+}
+
+/** The id a row's change is made under: the same row of the same import is one change, however often it is applied. */
+export const rowChangeId = (importid: string, row: number) => `${importid}#${row}`;
+
+/** The same import again: the same feed, dry or not, validated first or not. */
+export const isSameImport = (stored: ImportRequest, request: ImportRequest): boolean =>
+  stored.digest === request.digest && stored.dryRun === request.dryRun && stored.validateFirst === request.validateFirst;

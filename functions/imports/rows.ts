@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+import type { ImportRow, ReadRow } from '../../domain/imports';
+import { batchRowSchema, countRowSchema } from '../http/schemas';
+
+/*
+ * An import's rows as the feed sends them (docs/api.md, "Imports"): each checked on its own by its
+ * schema, so that a row refused is counted, and named by its number, rather than refusing the feed.
+ */
+
+/** The row's fields in the domain's words, or why its schema refused it: the first field it names, and what that field accepts. */
+export const readRow = (fields: Record<string, unknown>, row: number): ReadRow => {
+  if ('counted_at' in fields) {
+    const count = countRowSchema.safeParse(fields);
+    if (!count.success) return refusedRow(row, count.error.issues);
+    const { ref, qty, counted_at, expected_qty } = count.data;
+    return { row, read: { kind: 'count', ref, qty, countedAt: counted_at, ...(expected_qty === undefined ? {} : { expectedQty: expected_qty }) } };
+  }
+  const batch = batchRowSchema.safeParse(fields);
+  if (!batch.success) return refusedRow(row, batch.error.issues);
+  const { ref, sku, qty, eta, location, expected_qty } = batch.data;
+  const read: ImportRow = { kind: 'batch', ref, sku, qty, eta, ...(location === undefined ? {} : { location }), ...(expected_qty === undefined ? {} : { expectedQty: expected_qty }) };
+  return { row, read };
+};
+
+interface Issue {
+  readonly code: string;
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+  readonly keys?: readonly string[];
+}
+
+/** The first issue, as a field and what is wrong with it: a key no row takes is named on its own. */
+const refusedRow = (row: number, [issue]: readonly Issue[]): ReadRow => {
+  if (issue?.code === 'unrecognized_keys' && issue.keys?.[0] !== undefined) return { row, read: { kind: 'invalid', field: issue.keys[0], message: 'is not a field of a row' } };
+  const field = issue?.path.map(String).join('.') ?? '';
+  return { row, read: { kind: 'invalid', field: field === '' ? 'the row' : field, message: issue?.message ?? 'is not a row' } };
+};
+
+/** The value with every object's keys in order: the same row with its fields in another order is the same row. */
+const sortedKeys = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]));
+};
+
+/** What the rows are, as sent: a repeat of an import sends the same rows. */
+export const rowsDigest = (rows: readonly Record<string, unknown>[]): string => createHash('sha256').update(JSON.stringify(sortedKeys(rows))).digest('base64url');

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IMPORT_CHUNK_ROWS } from '../../domain/imports';
+import { StoreUnavailable } from '../../domain/errors';
+import type { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { checkInvariants } from '../../tools/invariants';
+import { type HandlerService, serviceOver } from '../reliability/support/service';
+import { type TestTable, createTestTable, uniqueId } from '../support/dynamodb';
+import { routeEvent } from '../support/events';
+
+/*
+ * Imports (docs/api.md, "Imports"), through the handlers over DynamoDB Local: rows applied through
+ * the routes' own changes, counted once in the import's record, refused rows named by their number,
+ * and a send cut off halfway finished by its repeat with each row applied once.
+ */
+
+let table: TestTable;
+let service: HandlerService;
+beforeAll(async () => {
+  table = await createTestTable();
+  service = serviceOver(table.repository());
+});
+afterAll(() => table.drop());
+
+const invoke = (routeKey: string, options: Parameters<typeof routeEvent>[1]) => service.invoke(routeEvent(routeKey, options));
+const importFeed = (body: Record<string, unknown>, over: HandlerService = service) => over.invoke(routeEvent('POST /imports', { body }));
+const batch = async (ref: string) => (await invoke('GET /batches/{ref}', { pathParameters: { ref } })).body as Record<string, unknown>;
+
+describe('an import', () => {
+  it('adds batches, recounts those it finds, leaves as they are those it finds unchanged, and counts each row once', async () => {
+    const [one, two] = [uniqueId('b'), uniqueId('b')];
+    const sku = uniqueId('SKU');
+    const first = await importFeed({ importid: uniqueId('feed'), rows: [{ ref: one, sku, qty: 10, eta: null }, { ref: two, sku, qty: 4, eta: '2027-06-01' }] });
+    expect(first).toMatchObject({ status: 201, body: { status: 'completed', counts: { total: 2, done: 2, applied: 2 }, errors: [] } });
+
+    const importid = uniqueId('feed');
+    const rows = [
+      { ref: one, sku, qty: 12, eta: null },
+      { ref: two, sku, qty: 4, eta: '2027-06-01' },
+      { ref: two, sku, qty: 9, eta: null, expected_qty: 5 },
+    ];
+    const second = await importFeed({ importid, rows });
+    expect(second).toMatchObject({
+      status: 201,
+      body: { status: 'completed', counts: { total: 3, done: 3, applied: 1, unchanged: 1, conflicted: 1 }, errors: [{ row: 3, outcome: 'conflicted', code: 'qty_changed' }] },
+    });
+    expect(await batch(one)).toMatchObject({ qty: 12 });
+    expect(await batch(two)).toMatchObject({ qty: 4, eta: '2027-06-01' });
+    expect(await invoke('GET /imports/{importid}', { pathParameters: { importid } })).toMatchObject({ status: 200, body: second.body });
+    expect(await importFeed({ importid, rows })).toMatchObject({ status: 200, body: second.body });
+    expect(await importFeed({ importid, rows, dry_run: true })).toMatchObject({ status: 409, body: { code: 'import_exists' } });
+    expect(await checkInvariants(table.documentClient, table.tableName)).toEqual([]);
+  });
+
+  it('fails before any row is applied when a row is refused, and keeps the refused rows by number', async () => {
+    const ref = uniqueId('b');
+    const importid = uniqueId('feed');
+    const answer = await importFeed({ importid, rows: [{ ref, sku: 'LAMP', qty: 1, eta: null }, { ref: uniqueId('b'), sku: 'LAMP', qty: 1, eta: null, colour: 'red' }] });
+    expect(answer).toMatchObject({
+      status: 201,
+      body: { status: 'failed', counts: { total: 2, done: 0, invalid: 1 }, errors: [{ row: 2, outcome: 'invalid', code: 'validation_failed', message: 'colour is not a field of a row' }] },
+    });
+    expect((await invoke('GET /batches/{ref}', { pathParameters: { ref } })).status).toBe(404);
+  });
+
+  it('cut off halfway, is finished by its repeat, each row applied once', async () => {
+    const refs = [uniqueId('b'), uniqueId('b')];
+    const sku = uniqueId('SKU');
+    for (const ref of refs) expect((await invoke('POST /add_batch', { body: { ref, sku, qty: 1, eta: null } })).status).toBe(201);
+    const rows = Array.from({ length: IMPORT_CHUNK_ROWS + 4 }, (_, index) => ({ ref: refs[index % 2], sku, qty: index + 2, eta: null }));
+    const importid = uniqueId('feed');
+    // The store stops answering after the first chunk and three rows of the second have changed their batches.
+    const repository = table.repository();
+    let changes = 0;
+    const failing = Object.assign(Object.create(repository) as DynamoDbBatchRepository, {
+      withDeadline: () => failing,
+      changeBatch: (...args: Parameters<DynamoDbBatchRepository['changeBatch']>) => {
+        if (++changes > IMPORT_CHUNK_ROWS + 3) return Promise.reject(new StoreUnavailable('The store did not answer'));
+        return repository.changeBatch(...args);
+      },
+    });
+    expect((await importFeed({ importid, rows }, serviceOver(failing))).status).toBe(503);
+    expect((await invoke('GET /imports/{importid}', { pathParameters: { importid } })).body).toMatchObject({ status: 'running', counts: { done: IMPORT_CHUNK_ROWS } });
+
+    const finished = await importFeed({ importid, rows });
+
+    expect(finished).toMatchObject({ status: 200, body: { status: 'completed', counts: { total: rows.length, done: rows.length, applied: rows.length } } });
+    // Each batch has the qty of the last row that names it.
+    expect(await batch(refs[0] as string)).toMatchObject({ qty: rows.length + 1 });
+    expect(await batch(refs[1] as string)).toMatchObject({ qty: rows.length });
+    expect(await checkInvariants(table.documentClient, table.tableName)).toEqual([]);
+  });
+});

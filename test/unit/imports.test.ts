@@ -1,0 +1,247 @@
+import { describe, expect, it } from 'vitest';
+import { adjustStock } from '../../domain/adjustment-services';
+import { ImportExists, StoreUnavailable } from '../../domain/errors';
+import { importById, importRows } from '../../domain/import-services';
+import { IMPORT_CHUNK_ROWS, type ImportRequest, type ImportRow, type ReadRow } from '../../domain/imports';
+import { addBatch, allocate } from '../../domain/services';
+import { readRow } from '../../functions/imports/rows';
+import { FakeRepository } from '../support/fake-repository';
+
+/*
+ * Imports (docs/api.md, "Imports") over the fake repository: each row through the change its
+ * request would make, once by its import and its row, counted once, and refused rows named by
+ * their number.
+ */
+
+const numbered = (rows: readonly (ImportRow | ReadRow['read'])[]): ReadRow[] => rows.map((read, index) => ({ row: index + 1, read }));
+const request = (importid: string, options: Partial<ImportRequest> = {}): ImportRequest => ({ importid, dryRun: false, validateFirst: true, digest: `${importid}-rows`, ...options });
+const batchRow = (ref: string, qty: number, more: Partial<ImportRow> = {}): ImportRow => ({ kind: 'batch', ref, sku: 'LAMP', qty, eta: null, ...more }) as ImportRow;
+const minutesAgo = (repository: FakeRepository, minutes: number) => new Date(repository.now - minutes * 60_000).toISOString();
+
+describe('an import of batch rows', () => {
+  it('adds the batches it names, and counts each row applied', async () => {
+    const repository = new FakeRepository();
+    const { report, created } = await importRows(request('i1'), numbered([batchRow('b1', 10), batchRow('b2', 5, { eta: '2027-01-01' })]), repository);
+    expect(created).toBe(true);
+    expect(report).toMatchObject({ status: 'completed', counts: { total: 2, done: 2, applied: 2, unchanged: 0 }, errors: [] });
+    expect(repository.batches.get('b2')).toMatchObject({ qty: 5, eta: '2027-01-01' });
+  });
+
+  it('sets the qty of a batch it finds by a count, changes its eta, and leaves a batch as the row says it unchanged, writing nothing for it', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 10, eta: '2027-01-01' }, repository);
+    await addBatch({ ref: 'b2', sku: 'LAMP', qty: 7, eta: null }, repository);
+    const { report } = await importRows(request('i1'), numbered([batchRow('b1', 12), batchRow('b2', 7)]), repository);
+    expect(report.counts).toMatchObject({ applied: 1, unchanged: 1 });
+    expect(repository.batches.get('b1')).toMatchObject({ qty: 12, eta: null });
+    expect([...repository.adjustments.values()]).toEqual([expect.objectContaining({ adjustmentid: 'i1#1', ref: 'b1', reason: 'counted', before: 10, after: 12 })]);
+  });
+
+  it('leaves a batch whose qty is not the row’s expected_qty as it is, counted conflicted with the qty it has', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 10, eta: null }, repository);
+    const { report } = await importRows(request('i1'), numbered([batchRow('b1', 12, { expectedQty: 9 }), batchRow('b9', 3, { expectedQty: 1 })]), repository);
+    expect(report.counts).toMatchObject({ conflicted: 2, applied: 0 });
+    expect(report.errors).toEqual([
+      { row: 1, outcome: 'conflicted', code: 'qty_changed', message: expect.stringContaining('10') },
+      { row: 2, outcome: 'conflicted', code: 'qty_changed', message: expect.any(String) },
+    ]);
+    expect(repository.batches.get('b1')?.qty).toBe(10);
+    expect(repository.batches.has('b9')).toBe(false);
+  });
+
+  it('fails a row whose ref is a batch of another SKU, and applies the others', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'b1', sku: 'VASE', qty: 10, eta: null }, repository);
+    const { report } = await importRows(request('i1'), numbered([batchRow('b1', 4), batchRow('b2', 4)]), repository);
+    expect(report).toMatchObject({ status: 'completed', counts: { failed: 1, applied: 1 }, errors: [{ row: 1, outcome: 'failed', code: 'batch_exists' }] });
+  });
+});
+
+describe('an import of counts', () => {
+  it('applies a count as of its time, and counts unchanged one that leaves the batch as it is', async () => {
+    const repository = new FakeRepository();
+    repository.now -= 3_600_000;
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 50, eta: null }, repository);
+    await addBatch({ ref: 'b2', sku: 'LAMP', qty: 8, eta: null }, repository);
+    repository.now += 3_600_000;
+    const countedAt = minutesAgo(repository, 30);
+    await adjustStock({ adjustmentid: 'lost', ref: 'b1', reason: 'lost', delta: -2 }, repository);
+    const { report } = await importRows(
+      request('i1'),
+      numbered([
+        { kind: 'count', ref: 'b1', qty: 40, countedAt },
+        { kind: 'count', ref: 'b2', qty: 8, countedAt },
+      ]),
+      repository,
+    );
+    expect(report.counts).toMatchObject({ applied: 1, unchanged: 1 });
+    expect(repository.batches.get('b1')?.qty).toBe(38);
+    expect(repository.adjustments.has('i1#2')).toBe(false);
+  });
+
+  it('counts stale a count older than one already applied to the batch, and changes nothing', async () => {
+    const repository = new FakeRepository();
+    repository.now -= 3_600_000;
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 50, eta: null }, repository);
+    repository.now += 3_600_000;
+    await adjustStock({ adjustmentid: 'c1', ref: 'b1', reason: 'counted', qty: 45, countedAt: minutesAgo(repository, 10) }, repository);
+    const { report } = await importRows(request('i1'), numbered([{ kind: 'count', ref: 'b1', qty: 30, countedAt: minutesAgo(repository, 20) }]), repository);
+    expect(report).toMatchObject({ counts: { stale: 1 }, errors: [{ row: 1, outcome: 'stale', code: 'stale_count' }] });
+    expect(repository.batches.get('b1')?.qty).toBe(45);
+  });
+
+  it('fails a count of a batch that is not one', async () => {
+    const repository = new FakeRepository();
+    const { report } = await importRows(request('i1'), numbered([{ kind: 'count', ref: 'nope', qty: 3, countedAt: minutesAgo(repository, 1) }]), repository);
+    expect(report.errors).toEqual([expect.objectContaining({ row: 1, outcome: 'failed', code: 'unknown_batch' })]);
+  });
+});
+
+describe('an import’s rows refused', () => {
+  const rows = () => numbered([batchRow('b1', 1), { kind: 'invalid', field: 'qty', message: 'must be an integer' }, batchRow('b3', 1, { location: 'nowhere' })]);
+
+  it('fail the import before any row is applied when it validates first, each refused named by its row', async () => {
+    const repository = new FakeRepository();
+    const { report } = await importRows(request('i1'), rows(), repository);
+    expect(report).toMatchObject({ status: 'failed', counts: { total: 3, done: 0, invalid: 2, applied: 0 } });
+    expect(report.errors).toEqual([
+      { row: 2, outcome: 'invalid', code: 'validation_failed', message: 'qty must be an integer' },
+      { row: 3, outcome: 'invalid', code: 'unknown_location', message: expect.stringContaining('location') },
+    ]);
+    expect(repository.batches.size).toBe(0);
+  });
+
+  it('are counted invalid, and the others applied, when it does not validate first', async () => {
+    const repository = new FakeRepository();
+    const { report } = await importRows(request('i1', { validateFirst: false }), rows(), repository);
+    expect(report).toMatchObject({ status: 'completed', counts: { total: 3, done: 3, invalid: 2, applied: 1 } });
+    expect([...repository.batches.keys()]).toEqual(['b1']);
+  });
+});
+
+describe('a dry run', () => {
+  it('counts a refused row invalid and judges the others when it does not validate first, writing nothing', async () => {
+    const repository = new FakeRepository();
+    const { report } = await importRows(request('i1', { dryRun: true, validateFirst: false }), numbered([batchRow('b1', 1), { kind: 'invalid', field: 'qty', message: 'is wrong' }]), repository);
+    expect(report).toMatchObject({ status: 'completed', counts: { applied: 1, invalid: 1 } });
+    expect(repository.batches.size).toBe(0);
+  });
+
+  it('says what each row would do, and writes no stock', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 10, eta: null }, repository);
+    const { report } = await importRows(request('i1', { dryRun: true }), numbered([batchRow('b1', 10), batchRow('b1', 11), batchRow('b2', 1)]), repository);
+    expect(report).toMatchObject({ status: 'completed', dryRun: true, counts: { unchanged: 1, applied: 2 } });
+    expect(repository.batches.get('b1')?.qty).toBe(10);
+    expect(repository.batches.has('b2')).toBe(false);
+    expect(repository.adjustments.size).toBe(0);
+  });
+});
+
+describe('an import sent again', () => {
+  it('with the same rows changes nothing more, and answers as the first did', async () => {
+    const repository = new FakeRepository();
+    const first = await importRows(request('i1'), numbered([batchRow('b1', 10)]), repository);
+    await allocate({ orderid: 'o1', sku: 'LAMP', qty: 4 }, repository);
+    const again = await importRows(request('i1'), numbered([batchRow('b1', 10)]), repository);
+    expect(again).toEqual({ report: first.report, created: false });
+    expect(repository.batches.get('b1')).toMatchObject({ qty: 10, available: 6 });
+  });
+
+  it('with other rows or options is refused, and runs nothing', async () => {
+    const repository = new FakeRepository();
+    await importRows(request('i1'), numbered([batchRow('b1', 10)]), repository);
+    await expect(importRows(request('i1', { digest: 'other' }), numbered([batchRow('b2', 10)]), repository)).rejects.toThrow(ImportExists);
+    await expect(importRows(request('i1', { dryRun: true }), numbered([batchRow('b1', 10)]), repository)).rejects.toThrow(ImportExists);
+    expect(repository.batches.has('b2')).toBe(false);
+  });
+
+  it('after a send cut off halfway applies each row once, and counts each once', async () => {
+    const repository = new FakeRepository();
+    for (const ref of ['b1', 'b2', 'b3']) await addBatch({ ref, sku: 'LAMP', qty: 1, eta: null }, repository);
+    const rows = numbered(Array.from({ length: IMPORT_CHUNK_ROWS + 3 }, (_, index) => batchRow(['b1', 'b2', 'b3'][index % 3] as string, index + 2)));
+    // The store stops answering after the first chunk and two rows of the second.
+    let writes = 0;
+    const failing = Object.assign(Object.create(repository) as FakeRepository, {
+      changeBatch: (...args: Parameters<FakeRepository['changeBatch']>) => {
+        if (++writes > IMPORT_CHUNK_ROWS + 2) return Promise.reject(new StoreUnavailable('The store did not answer'));
+        return repository.changeBatch(...args);
+      },
+    });
+    await expect(importRows(request('i1'), rows, failing)).rejects.toThrow(StoreUnavailable);
+    expect((await importById('i1', repository)).counts).toMatchObject({ done: IMPORT_CHUNK_ROWS, applied: IMPORT_CHUNK_ROWS });
+
+    const { report } = await importRows(request('i1'), rows, repository);
+
+    expect(report).toMatchObject({ status: 'completed', counts: { total: IMPORT_CHUNK_ROWS + 3, done: IMPORT_CHUNK_ROWS + 3, applied: IMPORT_CHUNK_ROWS + 3 } });
+    expect(repository.adjustments.size).toBe(IMPORT_CHUNK_ROWS + 3);
+    const last = (ref: string) => Math.max(...rows.flatMap(({ read }) => (read.kind === 'batch' && read.ref === ref ? [read.qty] : [])));
+    for (const ref of ['b1', 'b2', 'b3']) expect(repository.batches.get(ref)?.qty).toBe(last(ref));
+  });
+});
+
+describe('an import cut off and sent again', () => {
+  /** The repository, failing every write of a batch's qty after the first `changes`, as a store that stops answering. */
+  const cutOffAfter = (repository: FakeRepository, changes: number) => {
+    let made = 0;
+    return Object.assign(Object.create(repository) as FakeRepository, {
+      changeBatch: (...args: Parameters<FakeRepository['changeBatch']>) =>
+        ++made > changes ? Promise.reject(new StoreUnavailable('The store did not answer')) : repository.changeBatch(...args),
+    });
+  };
+
+  it('leaves a batch it added and then counted as the count left it, not as the row that added it', async () => {
+    const repository = new FakeRepository();
+    const rows = numbered([batchRow('b1', 10), batchRow('b1', 12), batchRow('b2', 1), batchRow('b2', 2)]);
+    await expect(importRows(request('i1'), rows, cutOffAfter(repository, 1))).rejects.toThrow(StoreUnavailable);
+    expect(repository.batches.get('b1')?.qty).toBe(12);
+
+    const { report } = await importRows(request('i1'), rows, repository);
+
+    expect(report.counts).toMatchObject({ done: 4, applied: 4 });
+    expect(repository.batches.get('b1')?.qty).toBe(12);
+    expect(repository.batches.get('b2')?.qty).toBe(2);
+  });
+
+  it('fails a row whose change id another adjustment took, and applies nothing of it', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 10, eta: null }, repository);
+    await adjustStock({ adjustmentid: 'i1#1', ref: 'b1', reason: 'lost', delta: -1 }, repository);
+    const { report } = await importRows(request('i1'), numbered([batchRow('b1', 20)]), repository);
+    expect(report.errors).toEqual([expect.objectContaining({ row: 1, outcome: 'failed', code: 'adjustment_exists' })]);
+    expect(repository.batches.get('b1')?.qty).toBe(9);
+  });
+});
+
+describe('the errors of an import', () => {
+  it('are the first 10 rows that did not apply, by row number, across chunks', async () => {
+    const repository = new FakeRepository();
+    const rows = numbered(Array.from({ length: 2 * IMPORT_CHUNK_ROWS }, (_, index) => (index % 4 === 0 ? { kind: 'invalid' as const, field: 'qty', message: 'is wrong' } : batchRow(`b${index}`, 1))));
+    const { report } = await importRows(request('i1', { validateFirst: false }), rows, repository);
+    expect(report.counts).toMatchObject({ invalid: 13, applied: 37 });
+    expect(report.errors.map(({ row }) => row)).toEqual([1, 5, 9, 13, 17, 21, 25, 29, 33, 37]);
+  });
+
+  it('fail an import that validates first when a count was taken in the future or too long ago', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 10, eta: null }, repository);
+    const future = new Date(repository.now + 60_000).toISOString();
+    const { report } = await importRows(request('i1'), numbered([batchRow('b1', 11), { kind: 'count', ref: 'b1', qty: 3, countedAt: future }]), repository);
+    expect(report).toMatchObject({ status: 'failed', errors: [{ row: 2, outcome: 'invalid', code: 'validation_failed', message: expect.stringMatching(/^counted_at must not be in the future/) }] });
+    expect(repository.batches.get('b1')?.qty).toBe(10);
+  });
+});
+
+describe('a row as the feed sends it', () => {
+  it('is a count when it has counted_at, and a batch otherwise', () => {
+    expect(readRow({ ref: 'b1', qty: 3, counted_at: '2026-11-25T09:00:00Z' }, 1)).toEqual({ row: 1, read: { kind: 'count', ref: 'b1', qty: 3, countedAt: '2026-11-25T09:00:00Z' } });
+    expect(readRow({ ref: 'b1', sku: 'LAMP', qty: 3, eta: null, expected_qty: 0 }, 2)).toEqual({ row: 2, read: { kind: 'batch', ref: 'b1', sku: 'LAMP', qty: 3, eta: null, expectedQty: 0 } });
+  });
+
+  it('is refused naming its first field wrong, or a field no row takes', () => {
+    expect(readRow({ ref: 'b1', sku: 'LAMP', qty: 0, eta: null }, 4)).toEqual({ row: 4, read: { kind: 'invalid', field: 'qty', message: expect.stringMatching(/^must be an integer/) } });
+    expect(readRow({ ref: 'b1', sku: 'LAMP', qty: 1, eta: null, colour: 'red' }, 5)).toEqual({ row: 5, read: { kind: 'invalid', field: 'colour', message: 'is not a field of a row' } });
+    expect(readRow({ ref: 'b1', qty: 1, counted_at: 'yesterday' }, 6)).toMatchObject({ read: { kind: 'invalid', field: 'counted_at' } });
+  });
+});
