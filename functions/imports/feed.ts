@@ -1,0 +1,236 @@
+import type { ReadRow } from '../../domain/imports';
+import { readRow } from './rows';
+
+/*
+ * A feed file read row by row (docs/api.md, "Imports", "Feed files"), as it streams: JSON Lines (one
+ * object a line) or CSV (RFC 4180, with a header row). Neither the file nor a row is ever held
+ * whole past its bound, so memory stays flat however long the file. A row the file breaks (not
+ * UTF-8, not an object, a wrong number of fields, too long) is an invalid row named by its number;
+ * what leaves no row to name (an empty file, a header that is not one) refuses the file.
+ */
+
+export type FeedFormat = 'jsonl' | 'csv';
+
+/** The longest line of a feed, in bytes: a row is a few hundred. */
+export const MAX_LINE_BYTES = 64 * 1024;
+/** The longest feed, in bytes: ten million rows of about a hundred bytes. */
+export const MAX_FEED_BYTES = 1024 * 1024 * 1024;
+
+/** The file is not a feed: nothing of it is applied. `row` names where, when there is a row to name. */
+export class FeedRefused extends Error {
+  override readonly name = 'FeedRefused';
+  constructor(
+    message: string,
+    readonly row?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** A physical line of the file, decoded: its text, or why it has none. */
+type Line = { readonly text: string } | { readonly refused: string };
+
+const NEWLINE = 0x0a;
+const UTF8_BOM = '\uFEFF';
+
+/**
+ * The file's lines, each decoded on its own (UTF-8 never has a newline byte inside a character, so a
+ * line of other bytes is the only one refused), without their line ends (LF or CRLF); a last line
+ * that is empty (the file ended with a newline) is none.
+ */
+async function* linesOf(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Line> {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  let overlong = false;
+  let fileBytes = 0;
+  let first = true;
+  const line = (): Line => {
+    const bytes = Buffer.concat(pending, pendingBytes);
+    pending = [];
+    pendingBytes = 0;
+    if (overlong) {
+      overlong = false;
+      return { refused: `is longer than ${MAX_LINE_BYTES} bytes` };
+    }
+    try {
+      let text = decoder.decode(bytes);
+      if (first && text.startsWith(UTF8_BOM)) text = text.slice(UTF8_BOM.length);
+      return { text: text.endsWith('\r') ? text.slice(0, -1) : text };
+    } catch {
+      return { refused: 'is not UTF-8: send the file in UTF-8' };
+    } finally {
+      first = false;
+    }
+  };
+  const keep = (bytes: Uint8Array) => {
+    if (overlong) return;
+    if (pendingBytes + bytes.length > MAX_LINE_BYTES) {
+      overlong = true;
+      pending = [];
+      pendingBytes = 0;
+      return;
+    }
+    pending.push(bytes);
+    pendingBytes += bytes.length;
+  };
+  for await (const chunk of chunks) {
+    fileBytes += chunk.length;
+    if (fileBytes > MAX_FEED_BYTES) throw new FeedRefused(`is longer than ${MAX_FEED_BYTES} bytes: send it as several feeds`);
+    let start = 0;
+    for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
+      keep(chunk.subarray(start, end));
+      yield line();
+      start = end + 1;
+    }
+    if (start < chunk.length) keep(chunk.subarray(start));
+  }
+  if (pendingBytes > 0 || overlong) yield line();
+}
+
+/** JSON Lines: each line one row, an object. */
+async function* jsonLinesRows(lines: AsyncIterable<Line>): AsyncGenerator<ReadRow> {
+  let row = 0;
+  for await (const line of lines) {
+    row++;
+    if ('refused' in line) yield { row, read: { kind: 'invalid', field: 'the row', message: line.refused } };
+    else yield rowOfJson(line.text, row);
+  }
+  if (row === 0) throw new FeedRefused('has no rows');
+}
+
+const rowOfJson = (text: string, row: number): ReadRow => {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { row, read: { kind: 'invalid', field: 'the row', message: 'is not valid JSON' } };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { row, read: { kind: 'invalid', field: 'the row', message: 'must be a JSON object' } };
+  return readRow(value as Record<string, unknown>, row);
+};
+
+/** The fields a CSV header may name: a row's. */
+const CSV_COLUMNS = ['ref', 'sku', 'qty', 'eta', 'location', 'expected_qty', 'counted_at'] as const;
+/** Columns whose values are whole numbers. */
+const NUMBER_COLUMNS = new Set(['qty', 'expected_qty']);
+
+/**
+ * A record's fields by RFC 4180: separated by commas, each either plain or in double quotes (a
+ * quote inside doubled, and commas and line breaks inside kept). Answers the fields, or, for a
+ * record still in quotes at the line's end, none: it goes on at the next line.
+ */
+class CsvRecord {
+  private fields: string[] = [];
+  private field = '';
+  private quoted = false;
+  /** Inside quotes: a line break belongs to the field. */
+  private inQuotes = false;
+  private characters = 0;
+  refused: string | undefined;
+
+  /** Takes the line; answers the record's fields when the line ends it. */
+  take(text: string): string[] | undefined {
+    this.characters += text.length;
+    if (this.characters > MAX_LINE_BYTES) this.refused ??= `is longer than ${MAX_LINE_BYTES} characters`;
+    for (let at = 0; at < text.length; at++) {
+      const character = text[at];
+      if (this.inQuotes) {
+        if (character !== '"') this.field += character;
+        else if (text[at + 1] === '"') {
+          this.field += '"';
+          at++;
+        } else this.inQuotes = false;
+      } else if (character === ',') {
+        this.fields.push(this.field);
+        this.field = '';
+        this.quoted = false;
+      } else if (character === '"' && this.field === '' && !this.quoted) {
+        this.quoted = true;
+        this.inQuotes = true;
+      } else if (this.quoted) {
+        this.refused ??= 'has text after a closing quote: a quote inside a field is doubled ("")';
+      } else if (character === '"') {
+        this.refused ??= 'has a quote inside a field that does not start with one: quote the whole field, and double the quote';
+      } else this.field += character;
+    }
+    if (this.inQuotes) {
+      this.field += '\n';
+      return undefined;
+    }
+    const fields = [...this.fields, this.field];
+    this.fields = [];
+    this.field = '';
+    this.quoted = false;
+    this.characters = 0;
+    return fields;
+  }
+
+  /** The file ended inside quotes. */
+  get open(): boolean {
+    return this.inQuotes;
+  }
+
+  /** Forgets a refusal, for the next record. */
+  forget(): void {
+    this.refused = undefined;
+  }
+}
+
+/** A CSV value as a row's field: empty is absent (an `eta` empty is null: in stock), a whole number in a number column a number. */
+const fieldOf = (column: string, value: string): unknown => {
+  if (value === '') return column === 'eta' ? null : undefined;
+  if (NUMBER_COLUMNS.has(column) && /^-?\d{1,16}$/.test(value)) return Number(value);
+  return value;
+};
+
+/** The header's columns, each a row's field and named once; anything else refuses the file. */
+const columnsOf = (fields: readonly string[]): string[] => {
+  const columns = fields.map((field) => field.trim());
+  const unknown = columns.find((column) => !(CSV_COLUMNS as readonly string[]).includes(column));
+  if (unknown !== undefined) throw new FeedRefused(`has a header that names ${JSON.stringify(unknown)}, which is not a field of a row: the header names some of ${CSV_COLUMNS.join(', ')}`);
+  const twice = columns.find((column, index) => columns.indexOf(column) !== index);
+  if (twice !== undefined) throw new FeedRefused(`has a header that names ${twice} twice`);
+  return columns;
+};
+
+/** CSV: a header row of columns, then one row a record. */
+async function* csvRows(lines: AsyncIterable<Line>): AsyncGenerator<ReadRow> {
+  const record = new CsvRecord();
+  let columns: string[] | undefined;
+  let row = 0;
+  for await (const line of lines) {
+    if ('refused' in line) {
+      if (!columns) throw new FeedRefused(`has a header that ${line.refused}`);
+      if (record.open) throw new FeedRefused(`has a line that ${line.refused}, inside a quoted field`, row + 1);
+      yield { row: ++row, read: { kind: 'invalid', field: 'the row', message: line.refused } };
+      continue;
+    }
+    const fields = record.take(line.text);
+    if (!fields) continue;
+    const refused = record.refused;
+    record.forget();
+    if (!columns) {
+      if (refused) throw new FeedRefused(`has a header that ${refused}`);
+      columns = columnsOf(fields);
+      continue;
+    }
+    row++;
+    if (refused) yield { row, read: { kind: 'invalid', field: 'the row', message: refused } };
+    else if (fields.length !== columns.length) yield { row, read: { kind: 'invalid', field: 'the row', message: `has ${fields.length} fields, and the header ${columns.length}` } };
+    else {
+      const named = columns.flatMap((column, index) => {
+        const value = fieldOf(column, fields[index] as string);
+        return value === undefined ? [] : [[column, value] as const];
+      });
+      yield readRow(Object.fromEntries(named), row);
+    }
+  }
+  if (record.open) throw new FeedRefused('ends inside a quoted field: a closing quote is missing', row + 1);
+  if (!columns) throw new FeedRefused('is empty: a CSV feed starts with a header row');
+  if (row === 0) throw new FeedRefused('has a header and no rows');
+}
+
+/** The feed's rows, in order, as the file streams. Throws FeedRefused when the file is no feed at all. */
+export const feedRows = (chunks: AsyncIterable<Uint8Array>, format: FeedFormat): AsyncGenerator<ReadRow> =>
+  format === 'jsonl' ? jsonLinesRows(linesOf(chunks)) : csvRows(linesOf(chunks));
