@@ -55,6 +55,12 @@ const madeBefore = async (request: AdjustmentRequest, repository: BatchRepositor
   return stored !== undefined;
 };
 
+/** A count this row made before: repeated, so that a count cut off before it moved the lines it left no room for moves them. */
+const finishedRepeat = async (request: AdjustmentRequest, repository: BatchRepository): Promise<RowResult> => {
+  await adjustStock(request, repository);
+  return APPLIED;
+};
+
 /**
  * A batch row: a batch its ref does not name is added, named as this row's (its `expected_qty`, if
  * any, must be 0); one of the same SKU at the same place has its eta changed and its qty set by a
@@ -75,8 +81,8 @@ const applyBatchRow = async ({ importid, dryRun }: ImportRecord, row: number, { 
   if (batch.sku !== sku || locationOf(batch) !== locationOf({ location })) throw new DuplicateBatch(ref);
   if ((await repository.batchAddedBy(ref)) === changeId) return APPLIED;
   const count: AdjustmentRequest = { adjustmentid: changeId, ref, reason: 'counted', qty, ...(expectedQty === undefined ? {} : { expectedQty }) };
-  // Its count is made last: once made, nothing of the row is left undone.
-  if (await madeBefore(count, repository)) return APPLIED;
+  // Its count is made last: once made, only what the count left undone (lines it had to move) is left, which its repeat finishes.
+  if (await madeBefore(count, repository)) return finishedRepeat(count, repository);
   if (expectedQty !== undefined && batch.qty !== expectedQty) throw new QtyChanged(ref, expectedQty, batch.qty);
   const setsQty = batch.qty !== qty;
   const setsEta = batch.eta !== eta;
@@ -93,7 +99,7 @@ const applyCountRow = async ({ importid, dryRun }: ImportRecord, row: number, { 
   const request: AdjustmentRequest = { adjustmentid: rowChangeId(importid, row), ref, reason: 'counted', qty, countedAt: new Date(countedAt).toISOString(), ...(expectedQty === undefined ? {} : { expectedQty }) };
   const batch = await repository.batch(ref);
   // After the batch's read: a count another send of this row made since that read is found here, not judged as a change of the batch.
-  if (await madeBefore(request, repository)) return APPLIED;
+  if (await madeBefore(request, repository)) return finishedRepeat(request, repository);
   if (!batch) throw new BatchNotFound(ref);
   if (expectedQty !== undefined && batch.qty !== expectedQty) throw new QtyChanged(ref, expectedQty, batch.qty);
   const at = request.countedAt as string;
@@ -108,12 +114,12 @@ const applyCountRow = async ({ importid, dryRun }: ImportRecord, row: number, { 
 const applyRow = (record: ImportRecord, row: number, read: ImportRow, repository: BatchRepository): Promise<RowResult> =>
   (read.kind === 'batch' ? applyBatchRow(record, row, read, repository) : applyCountRow(record, row, read, repository)).catch((error: unknown) => refusedRow(row, error));
 
-/** The row, or why it cannot be applied before any is: its schema refused it, it names a place that is not one, or a count's time is out of its window. */
-const checkedRow = ({ row, read }: ReadRow, locations: ReadonlySet<string>, now: Instant): { readonly row: ImportRow } | { readonly refusal: RowError } => {
+/** The row, or why it cannot be applied before any is: its schema refused it, it names a place that is not one, or a count's time is out of its window at `now` (none: not judged). */
+const checkedRow = ({ row, read }: ReadRow, locations: ReadonlySet<string>, now?: Instant): { readonly row: ImportRow } | { readonly refusal: RowError } => {
   const refusal = (error: RefusedField): { readonly refusal: RowError } => ({ refusal: { row, outcome: 'invalid', code: error.code, message: error.message } });
   if (read.kind === 'invalid') return { refusal: { row, outcome: 'invalid', code: 'validation_failed', message: `${read.field} ${read.message}` } };
   if (read.kind === 'batch' && !locations.has(locationOf(read))) return refusal(new UnknownLocation(locationOf(read)));
-  const outOfWindow = read.kind === 'count' ? countTimeRefused(new Date(read.countedAt).toISOString(), now) : undefined;
+  const outOfWindow = read.kind === 'count' && now !== undefined ? countTimeRefused(new Date(read.countedAt).toISOString(), now) : undefined;
   if (outOfWindow) return refusal(new AdjustmentRefused('counted_at', outOfWindow));
   return { row: read };
 };
@@ -138,11 +144,13 @@ const runChunk = async (record: ImportRecord, chunk: readonly ReadRow[], index: 
  * import, with nothing applied and the first refusals kept; otherwise each chunk of rows is applied
  * and recorded in turn, and the import completes once every one is.
  */
-const runImport = async (record: ImportRecord, rows: readonly ReadRow[], repository: BatchRepository): Promise<void> => {
+const runImport = async (record: ImportRecord, rows: readonly ReadRow[], resumed: boolean, repository: BatchRepository): Promise<void> => {
   const locations = new Set((await allLocations(repository)).map(({ id }) => id));
   if (record.validateFirst) {
+    // A resumed import may have rows applied: what time alone changes (a count's window) does not fail it now, and refuses its row when it is applied.
+    const now = resumed ? undefined : repository.currentTime();
     const refusals = rows.flatMap((read) => {
-      const checked = checkedRow(read, locations, repository.currentTime());
+      const checked = checkedRow(read, locations, now);
       return 'refusal' in checked ? [checked.refusal] : [];
     });
     if (refusals.length > 0) {
@@ -166,11 +174,9 @@ export const importRows = async (request: ImportRequest, rows: readonly ReadRow[
   const stored = await repository.createImport(fresh);
   if (stored && !isSameImport(stored, request)) throw new ImportExists(request.importid);
   const record = stored ?? fresh;
-  if (record.status === 'running') await runImport(record, rows, repository);
-  const report = await importById(request.importid, repository);
-  // Every chunk is recorded once a run is through them, so the import ended, by this run or another.
-  if (report.status === 'running') throw new Error(`Import ${request.importid} ran every row and is still running: ${report.counts.done} of ${report.counts.total} rows counted`);
-  return { report, created: stored === undefined };
+  if (record.status === 'running') await runImport(record, rows, stored !== undefined, repository);
+  // Still running only while another send of it records a chunk this one found it applying.
+  return { report: await importById(request.importid, repository), created: stored === undefined };
 };
 
 /** The import as it stands, with the first rows of it that did not apply, by row number. */

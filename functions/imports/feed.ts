@@ -2,7 +2,7 @@ import type { ReadRow } from '../../domain/imports';
 import { readRow } from './rows';
 
 /*
- * A feed file read row by row (docs/api.md, "Imports", "Feed files"), as it streams: JSON Lines (one
+ * A feed file read row by row, as it streams, for an import (docs/api.md, "Imports"): JSON Lines (one
  * object a line) or CSV (RFC 4180, with a header row). Neither the file nor a row is ever held
  * whole past its bound, so memory stays flat however long the file. A row the file breaks (not
  * UTF-8, not an object, a wrong number of fields, too long) is an invalid row named by its number;
@@ -134,11 +134,11 @@ class CsvRecord {
     this.characters += text.length;
     if (this.characters > MAX_LINE_BYTES) this.refused ??= `is longer than ${MAX_LINE_BYTES} characters`;
     for (let at = 0; at < text.length; at++) {
-      const character = text[at];
+      const character = text[at] as string;
       if (this.inQuotes) {
-        if (character !== '"') this.field += character;
+        if (character !== '"') this.keep(character);
         else if (text[at + 1] === '"') {
-          this.field += '"';
+          this.keep('"');
           at++;
         } else this.inQuotes = false;
       } else if (character === ',') {
@@ -152,10 +152,10 @@ class CsvRecord {
         this.refused ??= 'has text after a closing quote: a quote inside a field is doubled ("")';
       } else if (character === '"') {
         this.refused ??= 'has a quote inside a field that does not start with one: quote the whole field, and double the quote';
-      } else this.field += character;
+      } else this.keep(character);
     }
     if (this.inQuotes) {
-      this.field += '\n';
+      this.keep('\n');
       return undefined;
     }
     const fields = [...this.fields, this.field];
@@ -164,6 +164,11 @@ class CsvRecord {
     this.quoted = false;
     this.characters = 0;
     return fields;
+  }
+
+  /** A refused record's text is not kept: a quote never closed would otherwise hold the rest of the file. */
+  private keep(text: string): void {
+    if (this.refused === undefined) this.field += text;
   }
 
   /** The file ended inside quotes. */
@@ -177,11 +182,21 @@ class CsvRecord {
   }
 }
 
-/** A CSV value as a row's field: empty is absent (an `eta` empty is null: in stock), a whole number in a number column a number. */
-const fieldOf = (column: string, value: string): unknown => {
-  if (value === '') return column === 'eta' ? null : undefined;
-  if (NUMBER_COLUMNS.has(column) && /^-?\d{1,16}$/.test(value)) return Number(value);
-  return value;
+/**
+ * A CSV record as a row's fields: an empty value is absent, but an empty `eta` of a batch row (one
+ * without `counted_at`) is null, in stock; a whole number in a number column is a number. A count
+ * row takes no `eta`, `sku` or `location`, so a file of both kinds leaves them empty on its counts.
+ */
+const rowFields = (columns: readonly string[], values: readonly string[]): Record<string, unknown> => {
+  const named = new Map(columns.map((column, index) => [column, values[index] as string]));
+  const count = (named.get('counted_at') ?? '') !== '';
+  const fields: Record<string, unknown> = {};
+  for (const [column, value] of named) {
+    if (value === '') {
+      if (column === 'eta' && !count) fields[column] = null;
+    } else fields[column] = NUMBER_COLUMNS.has(column) && /^-?\d{1,16}$/.test(value) ? Number(value) : value;
+  }
+  return fields;
 };
 
 /** The header's columns, each a row's field and named once; anything else refuses the file. */
@@ -218,13 +233,7 @@ async function* csvRows(lines: AsyncIterable<Line>): AsyncGenerator<ReadRow> {
     row++;
     if (refused) yield { row, read: { kind: 'invalid', field: 'the row', message: refused } };
     else if (fields.length !== columns.length) yield { row, read: { kind: 'invalid', field: 'the row', message: `has ${fields.length} fields, and the header ${columns.length}` } };
-    else {
-      const named = columns.flatMap((column, index) => {
-        const value = fieldOf(column, fields[index] as string);
-        return value === undefined ? [] : [[column, value] as const];
-      });
-      yield readRow(Object.fromEntries(named), row);
-    }
+    else yield readRow(rowFields(columns, fields), row);
   }
   if (record.open) throw new FeedRefused('ends inside a quoted field: a closing quote is missing', row + 1);
   if (!columns) throw new FeedRefused('is empty: a CSV feed starts with a header row');

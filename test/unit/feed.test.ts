@@ -80,6 +80,11 @@ describe('a CSV feed', () => {
     expect(await rowsOf('\uFEFFref,sku,qty,eta\nb1,LAMP,3,\n', 'csv')).toEqual([batch(1, 'b1')]);
   });
 
+  it('reads a file of batches and counts, each row by its kind, the columns of the other kind left empty', async () => {
+    const file = 'ref,sku,qty,eta,counted_at\nb1,LAMP,3,,\nb1,,2,,2026-11-25T08:00:00Z\n';
+    expect(await rowsOf(file, 'csv')).toEqual([batch(1, 'b1'), { row: 2, read: { kind: 'count', ref: 'b1', qty: 2, countedAt: '2026-11-25T08:00:00Z' } }]);
+  });
+
   it('is a count where a row has counted_at', async () => {
     expect(await rowsOf('ref,qty,counted_at,expected_qty\nb1,4,2026-11-25T08:00:00Z,5\n', 'csv')).toEqual([
       { row: 1, read: { kind: 'count', ref: 'b1', qty: 4, countedAt: '2026-11-25T08:00:00Z', expectedQty: 5 } },

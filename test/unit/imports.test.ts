@@ -204,6 +204,24 @@ describe('an import cut off and sent again', () => {
     expect(repository.batches.get('b2')?.qty).toBe(2);
   });
 
+  it('moves the lines a count it made left no room for, when the send that made it was cut off before', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 10, eta: null }, repository);
+    await addBatch({ ref: 'b2', sku: 'LAMP', qty: 10, eta: '2027-01-01' }, repository);
+    await allocate({ orderid: 'o1', sku: 'LAMP', qty: 8 }, repository);
+    const cutOff = Object.assign(Object.create(repository) as FakeRepository, {
+      moveAllocations: () => Promise.reject(new StoreUnavailable('The store did not answer')),
+    });
+    await expect(importRows(request('i1'), numbered([batchRow('b1', 2)]), cutOff)).rejects.toThrow(StoreUnavailable);
+    expect(repository.batches.get('b1')).toMatchObject({ qty: 2, available: -6 });
+
+    const { report } = await importRows(request('i1'), numbered([batchRow('b1', 2)]), repository);
+
+    expect(report.counts).toMatchObject({ done: 1, applied: 1 });
+    expect(repository.batches.get('b1')).toMatchObject({ qty: 2, available: 2 });
+    expect(repository.lines.get(JSON.stringify(['o1', 'LAMP']))).toMatchObject({ batchref: 'b2' });
+  });
+
   it('fails a row whose change id another adjustment took, and applies nothing of it', async () => {
     const repository = new FakeRepository();
     await addBatch({ ref: 'b1', sku: 'LAMP', qty: 10, eta: null }, repository);
