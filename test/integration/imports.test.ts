@@ -62,6 +62,25 @@ describe('an import', () => {
     expect((await invoke('GET /batches/{ref}', { pathParameters: { ref } })).status).toBe(404);
   });
 
+  it('sent twice at once, applies each row once and counts each chunk once', async () => {
+    const sku = uniqueId('SKU');
+    const refs = [uniqueId('b'), uniqueId('b'), uniqueId('b')];
+    for (const ref of refs) expect((await invoke('POST /add_batch', { body: { ref, sku, qty: 1, eta: null } })).status).toBe(201);
+    const rows = Array.from({ length: IMPORT_CHUNK_ROWS + 5 }, (_, index) => ({ ref: refs[index % 3], sku, qty: index + 2, eta: null }));
+    const importid = uniqueId('feed');
+
+    const answers = await Promise.all([importFeed({ importid, rows }), importFeed({ importid, rows })]);
+
+    expect(answers.map(({ status }) => status).sort()).toEqual([200, 201]);
+    const read = await invoke('GET /imports/{importid}', { pathParameters: { importid } });
+    expect(read.body).toMatchObject({ status: 'completed', counts: { total: rows.length, done: rows.length } });
+    for (const [index, ref] of refs.entries()) {
+      const last = Math.max(...rows.flatMap((row, at) => (at % 3 === index ? [row.qty] : [])));
+      expect(await batch(ref as string)).toMatchObject({ qty: last });
+    }
+    expect(await checkInvariants(table.documentClient, table.tableName)).toEqual([]);
+  });
+
   it('cut off halfway, is finished by its repeat, each row applied once', async () => {
     const refs = [uniqueId('b'), uniqueId('b')];
     const sku = uniqueId('SKU');
