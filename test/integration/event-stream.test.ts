@@ -349,6 +349,32 @@ describe("the local server's events", () => {
     ]);
   });
 
+  it("announces an import's rows as their own routes' changes, nothing for a row that changed nothing, and ImportCompleted once, not for its repeat", async () => {
+    const following = await follow(table.tableName);
+    const sku = uniqueId('SHELF');
+    const [kept, recounted] = [uniqueId('kept'), uniqueId('recounted')];
+    expect((await service.addBatch({ ref: kept, sku, qty: 5, eta: null })).status).toBe(201);
+    const importid = uniqueId('feed');
+    const feed = { importid, rows: [{ ref: kept, sku, qty: 5, eta: null }, { ref: recounted, sku, qty: 3, eta: null }, { ref: recounted, sku, qty: 4, eta: null }] };
+    expect((await service.invoke(routeEvent('POST /imports', { body: feed }))).status).toBe(201);
+    expect((await service.invoke(routeEvent('POST /imports', { body: feed }))).status).toBe(200);
+    const isMarker = await addMarker();
+    await following.until(isMarker);
+    await following.stop();
+
+    const events = following.events.filter((event) => !isMarker(event));
+    const counts = { total: 3, done: 3, applied: 2, unchanged: 1, conflicted: 0, stale: 0, invalid: 0, failed: 0 };
+    expect(byKey(events)).toEqual({
+      [kept]: [{ name: 'BatchAdded', ref: kept, sku, qty: 5, eta: null, location: 'default', actor: 'anonymous' }],
+      [recounted]: [
+        { name: 'BatchAdded', ref: recounted, sku, qty: 3, eta: null, location: 'default', actor: 'anonymous' },
+        { name: 'BatchChanged', ref: recounted, sku, qty: 4, eta: null, location: 'default', reason: 'counted', actor: 'anonymous' },
+      ],
+      [importid]: [{ name: 'ImportCompleted', importid, status: 'completed', dry_run: false, ...counts }],
+    });
+    for (const { name, detail } of events) expect(() => eventSchemas[name].parse(detail)).not.toThrow();
+  });
+
   it("turns every record of a batch once held into its events, and reports no error", async () => {
     // Ending a batch's last hold leaves its `held` map empty, which DynamoDB Local's stream writes
     // without its type: the release and the next change of the batch carry one each.
