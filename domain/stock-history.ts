@@ -1,3 +1,4 @@
+import { cursorOfParts, partsOfCursor } from './cursors';
 import { CHANGE_REASONS, type ChangeReason } from './adjustments';
 
 /*
@@ -65,18 +66,12 @@ const MAX_ID_BYTES = 512;
 const MOMENT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** The cursor a client sends for `position`: opaque, URL-safe. */
-export const cursorOf = ({ ref, at, reason, id }: HistoryPosition): string => Buffer.from(JSON.stringify([ref, at, reason, id]), 'utf8').toString('base64url');
+export const cursorOf = ({ ref, at, reason, id }: HistoryPosition): string => cursorOfParts([ref, at, reason, id]);
 
 /** The position a cursor names, or undefined for a string that is no cursor this service made. */
 export const positionOf = (cursor: string): HistoryPosition | undefined => {
-  if (cursor.length > MAX_CURSOR_CHARACTERS || !/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 4 || !parsed.every((part) => typeof part === 'string' && part !== '')) return undefined;
+  const parsed = partsOfCursor(cursor, MAX_CURSOR_CHARACTERS, 4);
+  if (!parsed?.every((part) => typeof part === 'string' && part !== '')) return undefined;
   const [ref, at, reason, id] = parsed as string[];
   if (!MOMENT.test(at as string) || !CHANGE_REASONS.includes(reason as ChangeReason)) return undefined;
   // No longer than the service writes them (an identifier, and a reference with a few characters more): a key past DynamoDB's bounds is refused there.

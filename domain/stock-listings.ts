@@ -1,3 +1,4 @@
+import { cursorOfParts, partsOfCursor } from './cursors';
 import type { StockTotals } from './model';
 
 /*
@@ -53,19 +54,13 @@ const MAX_ID_BYTES = 512;
 const MAX_PARTS = 1_000;
 
 /** The cursor a client sends for `position`: opaque, URL-safe. */
-export const listCursorOf = ({ part, sku }: ListPosition): string => Buffer.from(JSON.stringify([part, sku]), 'utf8').toString('base64url');
+export const listCursorOf = ({ part, sku }: ListPosition): string => cursorOfParts([part, sku]);
 
 /** The position a cursor names, or undefined for a string that is no list cursor this service made. */
 export const listPositionOf = (cursor: string): ListPosition | undefined => {
-  if (cursor.length > MAX_LIST_CURSOR_CHARACTERS || !/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 2) return undefined;
-  const [part, sku] = parsed as unknown[];
+  const parsed = partsOfCursor(cursor, MAX_LIST_CURSOR_CHARACTERS, 2);
+  if (!parsed) return undefined;
+  const [part, sku] = parsed;
   if (!Number.isInteger(part) || (part as number) < 0 || (part as number) >= MAX_PARTS) return undefined;
   if (typeof sku !== 'string' || sku === '' || new TextEncoder().encode(sku).length > MAX_ID_BYTES) return undefined;
   return { part: part as number, sku };
