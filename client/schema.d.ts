@@ -331,7 +331,7 @@ export interface paths {
         put?: never;
         /**
          * Import a feed of batches and counts
-         * @description Applies each row of the feed through the change its own request would make: a batch row adds the batch (as `POST /add_batch`), or, for a batch of the same SKU at the same place, sets its `qty` by a count taken now (reason `counted`) and its `eta` (as `PATCH /batches/{ref}`); a count row (one with `counted_at`) is applied as of its time (as `POST /adjustments`). Rows are applied 25 at a time, in order, and each row's change is made once, by the import and the row: the same import again runs what a send cut off left undone, and changes nothing more. A row that would leave stock as it is writes nothing. With `validate_first` (the default), one row its schema or an unknown location refuses fails the import with nothing applied. With `dry_run`, each row is judged and counted as if applied, and no stock is written. The answer is the import once its rows are run: its counts, and the first 10 rows that did not apply.
+         * @description Applies each row of the feed through the change its own request would make: a batch row adds the batch (as `POST /add_batch`), or, for a batch of the same SKU at the same place, sets its `qty` by a count taken now (reason `counted`) and its `eta` (as `PATCH /batches/{ref}`); a count row (one with `counted_at`) is applied as of its time (as `POST /adjustments`). Every row is checked first, 250 at a time; then rows are applied 25 at a time, and each row's change is made once, by the import and the row: the same import again runs what a send cut off left undone, and changes nothing more. A row that would leave stock as it is writes nothing. With `validate_first` (the default), one row its schema or an unknown location refuses fails the import with nothing applied. With `dry_run`, each row is judged and counted as if applied, and no stock is written. Rows sent inline (`rows`) are run before the answer, which is the import with its counts and the first 10 rows that did not apply. A file (`format`) is sent to `upload` as it says; the import runs once the file has arrived: read `GET /imports/{importid}` until its `status` is `completed` or `failed`.
          */
         post: operations["importRows"];
         delete?: never;
@@ -753,15 +753,17 @@ export interface components {
             expected_qty?: number;
             note?: string & (unknown & unknown);
         } & (unknown | unknown);
-        /** @description An import: its `importid`, and its `rows` (1 to 100), numbered from 1 in their order. Each row is checked on its own, as an `ImportCountRow` when it has `counted_at` and as an `ImportBatchRow` otherwise, so that a row refused is counted and named by its number rather than refusing the request. `dry_run` (default false): judge each row, write no stock. `validate_first` (default true): one refused row fails the import before any is applied. Any other field is refused. */
+        /** @description An import: its `importid`, and either its `rows` (1 to 100) or the `format` of a file of them (`jsonl` or `csv`, at most 1 GiB, to be sent to the answer's `upload`), numbered from 1 in their order. Each row is checked on its own, as an `ImportCountRow` when it has `counted_at` and as an `ImportBatchRow` otherwise, so that a row refused is counted and named by its number rather than refusing the request. `dry_run` (default false): judge each row, write no stock. `validate_first` (default true): one refused row fails the import before any is applied. Any other field is refused. */
         NewImport: {
             importid: components["schemas"]["Identifier"];
-            rows: {
+            rows?: {
                 [key: string]: unknown;
             }[];
+            /** @enum {string} */
+            format?: "jsonl" | "csv";
             dry_run?: boolean;
             validate_first?: boolean;
-        };
+        } & (unknown | unknown);
         /** @description The batch the line is allocated to, and its location; for a line whose request allowed a `split`, its parts. */
         BatchRef: {
             /** @description The batch the line is on: absent for a line in several parts. */
@@ -1079,17 +1081,22 @@ export interface components {
         Import: {
             importid: components["schemas"]["Identifier"];
             /**
-             * @description `running` while rows are applied; `completed` once every row is done; `failed` when it validated first and a row was refused, with nothing applied.
+             * @description The format of its file; absent for rows sent inline.
              * @enum {unknown}
              */
-            status: "running" | "completed" | "failed";
+            format?: "jsonl" | "csv";
+            /**
+             * @description `awaiting_upload` until its file arrives; `running` while rows are checked, then applied; `completed` once every row is done; `failed` when its file is no feed (`file_refused`), or it validated first and a row was refused, with nothing applied.
+             * @enum {unknown}
+             */
+            status: "awaiting_upload" | "running" | "completed" | "failed";
             /** @description Rows judged, no stock written. */
             dry_run: boolean;
             /** @description Every row checked before any was applied. */
             validate_first: boolean;
             /** @description The rows, and what those run did. */
             counts: {
-                /** @description The rows of the feed. */
+                /** @description The rows of the feed checked so far: all of them once every row is checked, before any is applied. */
                 total: number;
                 /** @description The rows run so far. */
                 done: number;
@@ -1124,6 +1131,32 @@ export interface components {
                 /** @description Human-readable; safe to show. */
                 message: string;
             }[];
+            /** @description Why its file is no feed (empty, not in its format, longer than its bound): nothing of it was applied. */
+            file_refused?: {
+                /** @description Human-readable; safe to show. */
+                message: string;
+                /** @description The row where the file broke, when there is one to name. */
+                row?: number;
+            };
+            /** @description Where and how to send the file; in the answer to POST /imports only, while the import awaits it. */
+            upload?: {
+                /**
+                 * Format: uri
+                 * @description Where to PUT the file: on AWS, a presigned URL of the stack's bucket of feeds.
+                 */
+                url: string;
+                /** @constant */
+                method: "PUT";
+                /** @description Send these with the file, as they are: `If-None-Match: *` keeps an import to the first file it gets. */
+                headers: {
+                    [key: string]: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description When the URL stops taking the file: 15 minutes on. A repeat of the request gives a new one.
+                 */
+                expires_at: string;
+            };
         };
         /** @description The batch's `qty` is not `expected_qty`; nothing changed. */
         QtyChanged: {
@@ -3498,7 +3531,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The same import (the same rows and options) was sent before: a repeat, which runs only what that send left undone */
+            /** @description The same import (the same rows, or a file in the same format, and the same options) was sent before: a repeat, which runs only what that send left undone; one still awaiting its file has a new `upload` */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3507,7 +3540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description The import ran: `status` is `completed` (some rows may not have applied: see `counts` and `errors`), or `failed` when it validated first and a row was refused */
+            /** @description The import of rows ran: `status` is `completed` (some rows may not have applied: see `counts` and `errors`), or `failed` when it validated first and a row was refused. The import of a file awaits it: `status` is `awaiting_upload`, and `upload` says where to send it */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3563,7 +3596,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayError"];
                 };
             };
-            /** @description Another import has this `importid` (other rows or options); nothing runs */
+            /** @description Another import has this `importid` (other rows, format or options); nothing runs */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -5,12 +5,15 @@ import { AdjustmentExists, AdjustmentRefused, BatchNotFound, DomainError, Duplic
 import {
   type BatchRow,
   type CountRow,
+  type FileRefusal,
+  IMPORT_CHECK_ROWS,
   IMPORT_CHUNK_ROWS,
   type ImportRecord,
   type ImportReport,
   type ImportRequest,
   type ImportRow,
   MAX_IMPORT_ERRORS,
+  MAX_ROW_MESSAGE_CHARACTERS,
   type ReadRow,
   type RowError,
   type RowOutcome,
@@ -45,8 +48,16 @@ const refusedRow = (row: number, error: unknown): RowResult => {
   if (!(error instanceof DomainError)) throw error;
   const outcome: RowError['outcome'] =
     error instanceof QtyChanged ? 'conflicted' : error instanceof StaleCount ? 'stale' : error instanceof RefusedField ? 'invalid' : 'failed';
-  return { outcome, error: { row, outcome, code: error.code, message: error.message } };
+  return { outcome, error: rowError(row, outcome, error.code, error.message) };
 };
+
+/** A row's error, its message cut to its bound. */
+const rowError = (row: number, outcome: RowError['outcome'], code: RowError['code'], message: string): RowError => ({
+  row,
+  outcome,
+  code,
+  message: message.length > MAX_ROW_MESSAGE_CHARACTERS ? `${message.slice(0, MAX_ROW_MESSAGE_CHARACTERS - 1)}…` : message,
+});
 
 /** Whether this row's change was made (by a send of it cut off before its chunk was recorded); another adjustment under its id is AdjustmentExists. */
 const madeBefore = async (request: AdjustmentRequest, repository: BatchRepository): Promise<boolean> => {
@@ -116,67 +127,145 @@ const applyRow = (record: ImportRecord, row: number, read: ImportRow, repository
 
 /** The row, or why it cannot be applied before any is: its schema refused it, it names a place that is not one, or a count's time is out of its window at `now` (none: not judged). */
 const checkedRow = ({ row, read }: ReadRow, locations: ReadonlySet<string>, now?: Instant): { readonly row: ImportRow } | { readonly refusal: RowError } => {
-  const refusal = (error: RefusedField): { readonly refusal: RowError } => ({ refusal: { row, outcome: 'invalid', code: error.code, message: error.message } });
-  if (read.kind === 'invalid') return { refusal: { row, outcome: 'invalid', code: 'validation_failed', message: `${read.field} ${read.message}` } };
+  const refusal = (error: RefusedField): { readonly refusal: RowError } => ({ refusal: rowError(row, 'invalid', error.code, error.message) });
+  if (read.kind === 'invalid') return { refusal: rowError(row, 'invalid', 'validation_failed', `${read.field} ${read.message}`) };
   if (read.kind === 'batch' && !locations.has(locationOf(read))) return refusal(new UnknownLocation(locationOf(read)));
   const outOfWindow = read.kind === 'count' && now !== undefined ? countTimeRefused(new Date(read.countedAt).toISOString(), now) : undefined;
   if (outOfWindow) return refusal(new AdjustmentRefused('counted_at', outOfWindow));
   return { row: read };
 };
 
-/** Applies a chunk's rows, one after another, and records the chunk; a chunk recorded before is left as it is. */
-const runChunk = async (record: ImportRecord, chunk: readonly ReadRow[], index: number, locations: ReadonlySet<string>, repository: BatchRepository): Promise<void> => {
-  if (await repository.importChunkRecorded(record.importid, index)) return;
+/** The import, running: a chunk or a check of one that is not (completed, failed, or not begun) is left undone. */
+const runningImport = async (importid: string, repository: BatchRepository): Promise<ImportRecord | undefined> => {
+  const record = await repository.importRecord(importid);
+  if (!record) throw new ImportNotFound(importid);
+  return record.status === 'running' ? record : undefined;
+};
+
+const placesOf = async (repository: BatchRepository): Promise<ReadonlySet<string>> => new Set((await allLocations(repository)).map(({ id }) => id));
+
+const nowText = (repository: BatchRepository) => new Date(repository.currentTime()).toISOString();
+
+/**
+ * Opens the import: one of rows sent inline runs at once; one of a file awaits it. The same import
+ * again (the same rows, or a file in the same format, and the same options) answers the one stored;
+ * another under its importid is ImportExists.
+ */
+export const openImport = async (request: ImportRequest, repository: BatchRepository): Promise<{ readonly record: ImportRecord; readonly created: boolean }> => {
+  const fresh: ImportRecord = { ...request, status: request.feed === 'rows' ? 'running' : 'awaiting_upload', counts: noRowsCounted(0), refused: 0, startedAt: nowText(repository) };
+  const stored = await repository.createImport(fresh);
+  if (stored && !isSameImport(stored, request)) throw new ImportExists(request.importid);
+  return { record: stored ?? fresh, created: stored === undefined };
+};
+
+/**
+ * The import's file has arrived, as `file` (its digest): the import awaiting it runs from now. The
+ * same file arriving again (a notice of it delivered twice) answers the import as it stands; another
+ * file, once one has arrived, is ImportExists, and changes nothing.
+ */
+export const beginImport = async (importid: string, file: string, repository: BatchRepository): Promise<ImportRecord> => {
+  const record = await repository.importRecord(importid);
+  if (!record) throw new ImportNotFound(importid);
+  const begun = record.status === 'awaiting_upload' ? await repository.beginImport(importid, file, nowText(repository)) : record;
+  if (begun.file !== file) throw new ImportExists(importid);
+  return begun;
+};
+
+/**
+ * Checks rows before any of the import's is applied, and records the check once: its rows counted
+ * into the total, its refusals counted and, when they are to fail the import (`validateFirst`), kept.
+ */
+export const checkImportRows = async (importid: string, rows: readonly ReadRow[], repository: BatchRepository): Promise<void> => {
+  const record = await runningImport(importid, repository);
+  const firstRow = rows[0]?.row;
+  if (!record || firstRow === undefined || (await repository.importCheckRecorded(importid, firstRow))) return;
+  const locations = await placesOf(repository);
+  const now = repository.currentTime();
+  const refusals = rows.flatMap((read) => {
+    const checked = checkedRow(read, locations, now);
+    return 'refusal' in checked ? [checked.refusal] : [];
+  });
+  await repository.recordImportCheck(importid, { firstRow, rows: rows.length, refused: refusals.length, errors: record.validateFirst ? refusals : [] });
+};
+
+/**
+ * Once every row is checked: whether the rows are to be applied. With `validateFirst`, one row the
+ * check refused fails the import instead, with nothing applied and the first refusals kept.
+ */
+export const decideImport = async (importid: string, repository: BatchRepository): Promise<boolean> => {
+  const record = await runningImport(importid, repository);
+  if (!record) return false;
+  if (!record.validateFirst || record.refused === 0) return true;
+  await repository.failImport(importid, nowText(repository));
+  return false;
+};
+
+/** Applies a chunk of the import's rows, one after another, and records the chunk; a chunk recorded before is left as it is. */
+export const applyImportRows = async (importid: string, chunk: readonly ReadRow[], repository: BatchRepository): Promise<void> => {
+  const record = await runningImport(importid, repository);
+  const firstRow = chunk[0]?.row;
+  if (!record || firstRow === undefined || (await repository.importChunkRecorded(importid, firstRow))) return;
+  const locations = await placesOf(repository);
   const results: RowResult[] = [];
   for (const read of chunk) {
     const checked = checkedRow(read, locations, repository.currentTime());
     results.push('refusal' in checked ? { outcome: checked.refusal.outcome, error: checked.refusal } : await applyRow(record, read.row, checked.row, repository));
   }
-  await repository.recordImportChunk(record.importid, {
-    index,
-    outcomes: results.map(({ outcome }) => outcome),
-    errors: results.flatMap(({ error }) => (error ? [error] : [])),
-  });
+  await repository.recordImportChunk(importid, { firstRow, outcomes: results.map(({ outcome }) => outcome), errors: results.flatMap(({ error }) => (error ? [error] : [])) });
 };
 
-/**
- * Runs the import's rows: with `validateFirst`, one row refused before any is applied fails the
- * import, with nothing applied and the first refusals kept; otherwise each chunk of rows is applied
- * and recorded in turn, and the import completes once every one is.
- */
-const runImport = async (record: ImportRecord, rows: readonly ReadRow[], resumed: boolean, repository: BatchRepository): Promise<void> => {
-  const locations = new Set((await allLocations(repository)).map(({ id }) => id));
-  if (record.validateFirst) {
-    // A resumed import may have rows applied: what time alone changes (a count's window) does not fail it now, and refuses its row when it is applied.
-    const now = resumed ? undefined : repository.currentTime();
-    const refusals = rows.flatMap((read) => {
-      const checked = checkedRow(read, locations, now);
-      return 'refusal' in checked ? [checked.refusal] : [];
-    });
-    if (refusals.length > 0) {
-      await repository.failImport(record.importid, refusals.length, refusals.slice(0, MAX_IMPORT_ERRORS), new Date(repository.currentTime()).toISOString());
-      return;
+/** Ends the import once every row of it is done: completed, and its counts final. */
+export const finishImport = async (importid: string, repository: BatchRepository): Promise<void> => {
+  if (await runningImport(importid, repository)) await repository.completeImport(importid, nowText(repository));
+};
+
+/** The import's file is no feed (empty, not in its format, too long): the import fails, with nothing of it applied. */
+export const refuseImportFile = async (importid: string, refusal: FileRefusal, repository: BatchRepository): Promise<void> => {
+  if (await runningImport(importid, repository)) await repository.failImport(importid, nowText(repository), refusal);
+};
+
+/** The rows, `size` at a time. */
+async function* groupsOf(rows: AsyncIterable<ReadRow> | Iterable<ReadRow>, size: number): AsyncGenerator<ReadRow[]> {
+  let group: ReadRow[] = [];
+  for await (const row of rows) {
+    group.push(row);
+    if (group.length === size) {
+      yield group;
+      group = [];
     }
   }
-  for (let index = 0; index * IMPORT_CHUNK_ROWS < rows.length; index++) {
-    await runChunk(record, rows.slice(index * IMPORT_CHUNK_ROWS, (index + 1) * IMPORT_CHUNK_ROWS), index, locations, repository);
-  }
-  await repository.completeImport(record.importid, new Date(repository.currentTime()).toISOString());
+  if (group.length > 0) yield group;
+}
+
+/**
+ * Runs a begun import over its rows, as the engine of imports runs one (docs/architecture.md,
+ * "Imports"): every row checked, a check at a time; then, unless that failed it, every row
+ * applied, a chunk at a time; then the import completed. `rows` reads the feed from its start, once
+ * for the checks and once for the chunks: a feed is streamed, never held. Each step is recorded
+ * once, so that the run repeated, or resumed after a crash, does none twice.
+ */
+export const runImport = async (importid: string, rows: () => AsyncIterable<ReadRow> | Iterable<ReadRow>, repository: BatchRepository): Promise<void> => {
+  for await (const check of groupsOf(rows(), IMPORT_CHECK_ROWS)) await checkImportRows(importid, check, repository);
+  if (!(await decideImport(importid, repository))) return;
+  for await (const chunk of groupsOf(rows(), IMPORT_CHUNK_ROWS)) await applyImportRows(importid, chunk, repository);
+  await finishImport(importid, repository);
 };
 
 /**
- * Imports the rows under the request's importid, and answers the import as it stands once they are
- * run. The same import again (the same rows and options) is a repeat: it runs what a send cut off
- * left undone, and answers; other rows or options under that importid are ImportExists.
+ * Imports rows sent inline under the request's importid, and answers the import as it stands once
+ * they are run. The same import again is a repeat: it runs what a send cut off left undone.
  */
 export const importRows = async (request: ImportRequest, rows: readonly ReadRow[], repository: BatchRepository): Promise<{ readonly report: ImportReport; readonly created: boolean }> => {
-  const fresh: ImportRecord = { ...request, status: 'running', counts: noRowsCounted(rows.length), startedAt: new Date(repository.currentTime()).toISOString() };
-  const stored = await repository.createImport(fresh);
-  if (stored && !isSameImport(stored, request)) throw new ImportExists(request.importid);
-  const record = stored ?? fresh;
-  if (record.status === 'running') await runImport(record, rows, stored !== undefined, repository);
+  const { record, created } = await openImport(request, repository);
+  if (record.status === 'running') await runImport(request.importid, () => rows, repository);
   // Still running only while another send of it records a chunk this one found it applying.
-  return { report: await importById(request.importid, repository), created: stored === undefined };
+  return { report: await importById(request.importid, repository), created };
+};
+
+/** Opens an import of a file, which runs once the file has arrived; answers it as it stands. */
+export const importFile = async (request: ImportRequest, repository: BatchRepository): Promise<{ readonly report: ImportReport; readonly created: boolean }> => {
+  const { created } = await openImport(request, repository);
+  return { report: await importById(request.importid, repository), created };
 };
 
 /** The import as it stands, with the first rows of it that did not apply, by row number. */

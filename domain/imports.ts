@@ -10,6 +10,10 @@ import type { DomainErrorCode } from './domain-error';
 export const MAX_INLINE_ROWS = 100;
 /** Rows are applied and recorded this many at a time: a chunk's outcomes are counted once, when it is recorded. */
 export const IMPORT_CHUNK_ROWS = 25;
+/** Rows are checked (and counted into the total) this many at a time, before any is applied: a check's rows are counted once. */
+export const IMPORT_CHECK_ROWS = 250;
+/** The longest message a row's error keeps: a field it names may be as long as its line. */
+export const MAX_ROW_MESSAGE_CHARACTERS = 300;
 /** The errors an import's record keeps, the first by row number. */
 export const MAX_IMPORT_ERRORS = 10;
 
@@ -79,22 +83,44 @@ export const countsOf = (outcomes: readonly RowOutcome[]): RowCounts => {
 
 export const noRowsCounted = (total: number): ImportCounts => ({ total, ...countsOf([]) });
 
-/** `running` while rows are applied; `completed` once every row is done (some may not have applied); `failed` when a row refused before any was applied left it undone. */
-export type ImportStatus = 'running' | 'completed' | 'failed';
+/**
+ * `awaiting_upload` until its file arrives; `running` while rows are checked, then applied;
+ * `completed` once every row is done (some may not have applied); `failed` when its file was no
+ * feed, or a row refused before any was applied left it undone.
+ */
+export const IMPORT_STATUSES = ['awaiting_upload', 'running', 'completed', 'failed'] as const;
+export type ImportStatus = (typeof IMPORT_STATUSES)[number];
+
+/** Where an import's rows come from: inline in its request, or a file uploaded in one of the formats. */
+export const IMPORT_FEEDS = ['rows', 'jsonl', 'csv'] as const;
+export type ImportFeed = (typeof IMPORT_FEEDS)[number];
 
 export interface ImportRequest {
   readonly importid: string;
+  readonly feed: ImportFeed;
   /** Answer what each row would do, and write no stock. */
   readonly dryRun: boolean;
   /** Check every row before applying any: one invalid row fails the import with nothing applied. */
   readonly validateFirst: boolean;
-  /** What the feed is, to tell a repeat of the import from another import under its id. */
-  readonly digest: string;
+  /** What the rows sent inline are, to tell a repeat of the import from another import under its id; a file's is its own, once it arrives. */
+  readonly digest?: string;
+}
+
+/** Why an import's file is no feed: where, when there is a row to name. */
+export interface FileRefusal {
+  readonly message: string;
+  readonly row?: number;
 }
 
 export interface ImportRecord extends ImportRequest {
   readonly status: ImportStatus;
+  /** `total` counts the rows checked so far: every row of the feed, once it is checked, before any is applied. */
   readonly counts: ImportCounts;
+  /** Rows the check refused: with `validateFirst`, one fails the import before any row is applied. */
+  readonly refused: number;
+  /** What the uploaded file is (its digest, as the store of files states it), once it has arrived: a file sent again is the same one. */
+  readonly file?: string;
+  readonly fileRefusal?: FileRefusal;
   readonly startedAt: string;
   readonly finishedAt?: string;
 }
@@ -106,15 +132,23 @@ export interface ImportReport extends ImportRecord {
 
 /** A chunk of an import's rows, recorded once: its outcomes counted, its rows' errors kept. */
 export interface ImportChunk {
-  /** The chunk's place: rows `index * IMPORT_CHUNK_ROWS + 1` onwards. */
-  readonly index: number;
+  /** The number of the chunk's first row: a chunk is rows `firstRow` onwards, one outcome each. */
+  readonly firstRow: number;
   readonly outcomes: readonly RowOutcome[];
+  readonly errors: readonly RowError[];
+}
+
+/** A check of an import's rows, recorded once: its rows counted into the total, its refusals counted and, when they fail the import, kept. */
+export interface ImportCheck {
+  readonly firstRow: number;
+  readonly rows: number;
+  readonly refused: number;
   readonly errors: readonly RowError[];
 }
 
 /** The id a row's change is made under: the same row of the same import is one change, however often it is applied. */
 export const rowChangeId = (importid: string, row: number) => `${importid}#${row}`;
 
-/** The same import again: the same feed, dry or not, validated first or not. */
+/** The same import again: the same feed (the same rows, or a file in the same format), dry or not, validated first or not. */
 export const isSameImport = (stored: ImportRequest, request: ImportRequest): boolean =>
-  stored.digest === request.digest && stored.dryRun === request.dryRun && stored.validateFirst === request.validateFirst;
+  stored.feed === request.feed && stored.digest === request.digest && stored.dryRun === request.dryRun && stored.validateFirst === request.validateFirst;

@@ -1,6 +1,6 @@
 import type { Adjustment, CountBasis } from './adjustments';
 import type { HeldUnits, Hold, Instant } from './holds';
-import type { ImportChunk, ImportRecord, RowError } from './imports';
+import type { FileRefusal, ImportCheck, ImportChunk, ImportRecord, RowError } from './imports';
 import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, ListedLine, OrderLine, Part, Placement, RoutedAllocation } from './model';
 import type { Routing } from './routing';
@@ -246,17 +246,23 @@ export interface BatchRepository {
   saveShipment(shipment: Shipment, lines: readonly LineShipped[], batches: readonly Batch[]): Promise<SaveShipmentResult>;
   /** Stores the import unless one with its importid exists: answers that one instead (strongly consistent), or nothing when this one was stored. */
   createImport(record: ImportRecord): Promise<ImportRecord | undefined>;
-  /** The import as stored, its counts as its chunks recorded them (strongly consistent). */
+  /** The import as stored, its counts as its checks and chunks recorded them (strongly consistent). */
   importRecord(importid: string): Promise<ImportRecord | undefined>;
-  /** Whether the import's chunk `index` is recorded (strongly consistent). */
-  importChunkRecorded(importid: string, index: number): Promise<boolean>;
+  /** Runs the import awaiting its file from `startedAt`, its file `file`; answers the import as it stands after, begun by this call or another. */
+  beginImport(importid: string, file: string, startedAt: string): Promise<ImportRecord>;
+  /** Whether the import's check of the rows from `firstRow` is recorded (strongly consistent). */
+  importCheckRecorded(importid: string, firstRow: number): Promise<boolean>;
+  /** Records the check and adds its rows to the import's total and its refusals to `refused`, in one write, once. The import must be running. */
+  recordImportCheck(importid: string, check: ImportCheck): Promise<void>;
+  /** Whether the import's chunk of the rows from `firstRow` is recorded (strongly consistent). */
+  importChunkRecorded(importid: string, firstRow: number): Promise<boolean>;
   /**
    * Records the chunk and adds its outcomes to the import's counts, in one write, once: a chunk
    * recorded before is left as it is, and counted once. The import must be running.
    */
   recordImportChunk(importid: string, chunk: ImportChunk): Promise<void>;
-  /** Ends the running import as failed before any row was applied: `invalid` rows refused, the first of them `errors`. */
-  failImport(importid: string, invalid: number, errors: readonly RowError[], finishedAt: string): Promise<void>;
+  /** Ends the running import as failed, before any row was applied: its file refused as `refusal` says, or else its refused rows counted as invalid. */
+  failImport(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void>;
   /** Ends the running import as completed, once every row of it is done. */
   completeImport(importid: string, finishedAt: string): Promise<void>;
   /** The first `limit` rows of the import that did not apply, by row number. */

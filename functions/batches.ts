@@ -1,5 +1,5 @@
 import { LocationIdNotThePath } from '../domain/errors';
-import { importById, importRows } from '../domain/import-services';
+import { importById, importFile, importRows } from '../domain/import-services';
 import type { ImportReport } from '../domain/imports';
 import { allLocations, locationById, putLocation } from '../domain/location-services';
 import type { Location } from '../domain/locations';
@@ -21,6 +21,7 @@ import { json, noContent, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
 import { adjustmentSchema, batchChangeSchema, batchSchema, historyQuerySchema, importSchema, listQuerySchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
 import { readRow, rowsDigest } from './imports/rows';
+import { type Upload, type UploadTarget, s3Uploads } from './imports/uploads';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -130,8 +131,9 @@ const shipmentView = ({ shipmentid, orderid, location, shippedAt, lines }: Shipm
   lines: lines.map(({ sku, qty, parts }) => ({ sku, qty, parts: parts.map((part) => ({ batchref: part.batchref, qty: part.qty })) })),
 });
 
-const importView = ({ importid, status, dryRun, validateFirst, counts, startedAt, finishedAt, errors }: ImportReport) => ({
+const importView = ({ importid, feed, status, dryRun, validateFirst, counts, fileRefusal, startedAt, finishedAt, errors }: ImportReport, upload?: Upload) => ({
   importid,
+  ...(feed === 'rows' ? {} : { format: feed }),
   status,
   dry_run: dryRun,
   validate_first: validateFirst,
@@ -147,8 +149,13 @@ const importView = ({ importid, status, dryRun, validateFirst, counts, startedAt
   },
   started_at: startedAt,
   ...(finishedAt === undefined ? {} : { finished_at: finishedAt }),
+  ...(fileRefusal ? { file_refused: { message: fileRefusal.message, ...(fileRefusal.row === undefined ? {} : { row: fileRefusal.row }) } } : {}),
   errors: errors.map(({ row, outcome, code, message }) => ({ row, outcome, code, message })),
+  ...(upload ? { upload: { url: upload.url, method: upload.method, headers: upload.headers, expires_at: upload.expiresAt } } : {}),
 });
+
+/** Without a store of files: an import of rows inline runs, one of a file cannot be sent. */
+const noUploads: UploadTarget = () => Promise.reject(new Error('No store of files for imports: set IMPORT_BUCKET'));
 
 /**
  * The batches and their stock: adding a batch, reading and changing one, a SKU's stock levels; the
@@ -156,7 +163,7 @@ const importView = ({ importid, status, dryRun, validateFirst, counts, startedAt
  * it out of the building; the adjustments that set what is on the shelf; and the imports that
  * bring a feed of batches and counts through the same changes.
  */
-export const createBatchesHandler = (repository: BatchRepository) =>
+export const createBatchesHandler = (repository: BatchRepository, uploads: UploadTarget = noUploads) =>
   routedHandler<BatchesRouteKey>(repository, [
     route('POST /add_batch', {
       body: batchSchema,
@@ -267,10 +274,15 @@ export const createBatchesHandler = (repository: BatchRepository) =>
     route('POST /imports', {
       body: importSchema,
       successOutcomes: { 201: 'ImportRan', 200: 'ImportRepeated' },
-      run: async ({ body: { importid, rows, dry_run = false, validate_first = true } }, store) => {
-        const read = rows.map((fields, index) => readRow(fields, index + 1));
-        const { report, created } = await importRows({ importid, dryRun: dry_run, validateFirst: validate_first, digest: rowsDigest(rows) }, read, store);
-        return json(created ? 201 : 200, importView(report));
+      run: async ({ body: { importid, rows, format, dry_run = false, validate_first = true } }, store) => {
+        const options = { importid, dryRun: dry_run, validateFirst: validate_first };
+        if (rows) {
+          const read = rows.map((fields, index) => readRow(fields, index + 1));
+          const { report, created } = await importRows({ ...options, feed: 'rows', digest: rowsDigest(rows) }, read, store);
+          return json(created ? 201 : 200, importView(report));
+        }
+        const { report, created } = await importFile({ ...options, feed: format ?? 'jsonl' }, store);
+        return json(created ? 201 : 200, importView(report, report.status === 'awaiting_upload' ? await uploads(importid, store.currentTime()) : undefined));
       },
     }),
     route('GET /imports/{importid}', {
@@ -283,4 +295,5 @@ export const createBatchesHandler = (repository: BatchRepository) =>
     }),
   ]);
 
-export const handler = createBatchesHandler(batchRepository);
+const importBucket = process.env.IMPORT_BUCKET;
+export const handler = createBatchesHandler(batchRepository, importBucket ? s3Uploads(importBucket, process.env.AWS_REGION ?? '') : noUploads);

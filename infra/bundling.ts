@@ -28,6 +28,8 @@ const ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': './infra/lambda-credentials.ts',
   // The event-stream codec, which the SDK's HTTP protocol imports for operations that stream: DynamoDB has none (./no-event-streams).
   '@smithy/core/event-streams': './infra/no-event-streams.ts',
+  // Endpoint discovery's settings without its endpoint cache, which no DynamoDB command reads (./no-endpoint-cache).
+  '@aws-sdk/middleware-endpoint-discovery': './infra/no-endpoint-cache.ts',
 };
 
 /**

@@ -1,4 +1,4 @@
-import { type Server, type ServerResponse, createServer } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { toErrorResponse } from '../functions/http/errors';
 import { type HttpResult, json } from '../functions/http/route';
 import { pathParameterNames, splitRouteKey } from '../functions/http/route-keys';
@@ -57,7 +57,10 @@ export interface ServerLog {
  * document, the server also answers the API reference at `GET /docs` (./api-reference), which is
  * no route of the API. `log` hears of each instance started and each request answered.
  */
-export const createLocalServer = (functions: Readonly<Record<string, FunctionRoutes>>, log: ServerLog = {}): Server => {
+/** Takes a request that is no route of the API (an upload of an import's file) and answers it: its status. */
+export type RequestReceiver = (request: IncomingMessage, response: ServerResponse, path: string, query: string) => Promise<number> | undefined;
+
+export const createLocalServer = (functions: Readonly<Record<string, FunctionRoutes>>, log: ServerLog = {}, receive?: RequestReceiver): Server => {
   const sharedSlots = limitConcurrency(MAX_CONCURRENT_INVOCATIONS);
   const templates = Object.entries(functions).flatMap(([name, routes]) => {
     const fn = routes.handler ? sharedFunction(name, routes.handler, sharedSlots) : lambdaFunction(name, routes.newInstance);
@@ -89,6 +92,16 @@ export const createLocalServer = (functions: Readonly<Record<string, FunctionRou
     if ((request.headersDistinct.host?.length ?? 0) > 1) {
       request.resume();
       return answer(json(400, { message: 'Bad Request' }));
+    }
+    const received = receive?.(request, response, arrival.rawPath, arrival.rawQueryString);
+    if (received) {
+      return received.then(
+        (status) => answered(status, undefined),
+        (error: unknown) => {
+          console.error(JSON.stringify({ level: 'error', requestId, path: arrival.rawPath, cause: String(error) }));
+          if (!response.headersSent) answer(errorResult(error, requestId));
+        },
+      );
     }
     const page = method === 'GET' ? pages.get(arrival.rawPath) : undefined;
     if (page) {

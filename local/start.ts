@@ -20,9 +20,11 @@
  */
 // First: it decides how the functions' loggers print, before any of them is built.
 import './log-output';
-import { mkdirSync, openSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { dirname } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailable } from '../domain/errors';
 import type { DomainEvent } from '../domain/events';
@@ -37,9 +39,18 @@ import { type EventStream, deliveredEvent, followTableEvents } from './event-str
 import { initReportLine, printFunctionEntriesOnOneLine, requestLine, stoppedLine } from './log-lines';
 import { type LambdaHttpHandler, type ServerLog, createLocalServer, errorResult } from './server';
 import { ensureTable } from './table';
+import { runFileImport } from './import-runs';
+import { localUploads } from './uploads';
 
 const DEFAULT_PORT = 5005;
 const DATA_DIR = '.local/dynamodb';
+/** With --keep-data, the files of imports, beside the table's data. */
+const UPLOADS_DIR = '.local/uploads';
+
+const keptDirectory = (path: string): string => {
+  mkdirSync(path, { recursive: true });
+  return path;
+};
 const MAX_TABLE_RETRY_DELAY_MS = 5_000;
 /** The hold sweeper's period here: an expired hold's HoldReleased shows within a second or two (on AWS, a minute). */
 const SWEEP_INTERVAL_MS = 1_000;
@@ -334,17 +345,28 @@ const main = async () => {
     },
     ...(oneLinePerRequest ? { requestAnswered: (request) => process.stdout.write(`${requestLine(request)}\n`) } : {}),
   };
+  // Files of imports, each run once it has arrived, as the stack's state machine runs one on AWS.
+  const uploads = localUploads(
+    () => `http://localhost:${(server?.address() as AddressInfo | null)?.port ?? port}`,
+    keepData ? keptDirectory(UPLOADS_DIR) : mkdtempSync(join(tmpdir(), 'allocation-service-uploads-')),
+    (importid, path, digest) => {
+      runFileImport(importid, path, digest, batchRepository).catch((error: unknown) =>
+        console.error(JSON.stringify({ level: 'error', message: 'The import of a file stopped', importid, cause: error instanceof Error ? error.message : String(error) })),
+      );
+    },
+  );
   server = createLocalServer(
     lambda
       ? {
-          batches: { newInstance: () => whenReady(table, createBatchesHandler(newRepository())), routeKeys: routeKeys.batches },
+          batches: { newInstance: () => whenReady(table, createBatchesHandler(newRepository(), uploads.target)), routeKeys: routeKeys.batches },
           allocations: { newInstance: () => whenReady(table, createAllocationsHandler(newRepository(), openApiDocument)), routeKeys: routeKeys.allocations },
         }
       : {
-          batches: { handler: whenReady(table, createBatchesHandler(batchRepository)), routeKeys: routeKeys.batches },
+          batches: { handler: whenReady(table, createBatchesHandler(batchRepository, uploads.target)), routeKeys: routeKeys.batches },
           allocations: { handler: whenReady(table, createAllocationsHandler(batchRepository, openApiDocument)), routeKeys: routeKeys.allocations },
         },
     serverLog,
+    uploads.receive,
   );
   server.on('error', (error) => {
     console.error(`Cannot listen on port ${port}: ${error.message}`);

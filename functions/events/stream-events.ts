@@ -113,7 +113,7 @@ const modificationChanges = (before: StoredItem, after: StoredItem): Change[] =>
   if (before.kind === 'transfer' && after.kind === 'transfer' && before.transfer.status === 'active' && after.transfer.status === 'cancelled') {
     return [['TransferCancelled', { time: after.cancelledAt ?? after.createdAt, ...transferFields(after.transfer) }]];
   }
-  if (before.kind === 'import' && after.kind === 'import' && before.record.status === 'running' && after.record.status !== 'running') {
+  if (before.kind === 'import' && after.kind === 'import' && before.record.status === 'running' && (after.record.status === 'completed' || after.record.status === 'failed')) {
     const { importid, status, dryRun, counts, finishedAt, startedAt } = after.record;
     return [['ImportCompleted', { time: finishedAt ?? startedAt, importid, status, dry_run: dryRun, ...counts }]];
   }

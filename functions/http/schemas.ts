@@ -438,13 +438,21 @@ export const countRowSchema = /* @__PURE__ */ objectOf({
 
 const INLINE_ROWS = `an array of 1 to ${MAX_INLINE_ROWS} rows, each an object`;
 
-/** An import of rows sent inline: each row is checked on its own (functions/import-rows.ts), so that one refused is the import's to count. */
+/** An import has its rows inline, or a file of them in a format: one of the two. */
+export const rowsOrFile = /* @__PURE__ */ z.refine<{ rows?: unknown; format?: string }>((request) => (request.rows === undefined) !== (request.format === undefined), {
+  error: 'must have rows or format, not both: rows sent inline, or the format of a file to upload',
+});
+
+/** An import: of rows sent inline, each checked on its own (functions/imports/rows.ts), so that one refused is the import's to count; or of a file to upload. */
 export const importSchema = /* @__PURE__ */ objectOf({
   importid: identifierSchema,
-  rows: /* @__PURE__ */ z.array(/* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown(), refused('an object')), refused(INLINE_ROWS)).check(
-    /* @__PURE__ */ z.minLength(1, refused(INLINE_ROWS)),
-    /* @__PURE__ */ z.maxLength(MAX_INLINE_ROWS, refused(INLINE_ROWS)),
+  rows: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.array(/* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown(), refused('an object')), refused(INLINE_ROWS)).check(
+      /* @__PURE__ */ z.minLength(1, refused(INLINE_ROWS)),
+      /* @__PURE__ */ z.maxLength(MAX_INLINE_ROWS, refused(INLINE_ROWS)),
+    ),
   ),
+  format: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum(['jsonl', 'csv'], refused('"jsonl" or "csv"'))),
   dry_run: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean(refused('true or false'))),
   validate_first: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean(refused('true or false'))),
-});
+}).check(rowsOrFile);

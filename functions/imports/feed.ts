@@ -1,5 +1,5 @@
 import type { ReadRow } from '../../domain/imports';
-import { readRow } from './rows';
+import { type FeedFormat, type FeedRecord, readFeedRecord } from './rows';
 
 /*
  * A feed file read row by row, as it streams, for an import (docs/api.md, "Imports"): JSON Lines (one
@@ -8,8 +8,6 @@ import { readRow } from './rows';
  * UTF-8, not an object, a wrong number of fields, too long) is an invalid row named by its number;
  * what leaves no row to name (an empty file, a header that is not one) refuses the file.
  */
-
-export type FeedFormat = 'jsonl' | 'csv';
 
 /** The longest line of a feed, in bytes: a row is a few hundred. */
 export const MAX_LINE_BYTES = 64 * 1024;
@@ -88,32 +86,27 @@ async function* linesOf(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Line>
   if (pendingBytes > 0 || overlong) yield line();
 }
 
-/** JSON Lines: each line one row, an object. */
-async function* jsonLinesRows(lines: AsyncIterable<Line>): AsyncGenerator<ReadRow> {
+/** JSON Lines: each line one row, a JSON value (a row's schema takes an object only). */
+async function* jsonLinesRecords(lines: AsyncIterable<Line>): AsyncGenerator<FeedRecord> {
   let row = 0;
   for await (const line of lines) {
     row++;
-    if ('refused' in line) yield { row, read: { kind: 'invalid', field: 'the row', message: line.refused } };
-    else yield rowOfJson(line.text, row);
+    if ('refused' in line) yield { row, refused: line.refused };
+    else yield recordOfJson(line.text, row);
   }
   if (row === 0) throw new FeedRefused('has no rows');
 }
 
-const rowOfJson = (text: string, row: number): ReadRow => {
-  let value: unknown;
+const recordOfJson = (text: string, row: number): FeedRecord => {
   try {
-    value = JSON.parse(text);
+    return { row, fields: JSON.parse(text) };
   } catch {
-    return { row, read: { kind: 'invalid', field: 'the row', message: 'is not valid JSON' } };
+    return { row, refused: 'is not valid JSON' };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { row, read: { kind: 'invalid', field: 'the row', message: 'must be a JSON object' } };
-  return readRow(value as Record<string, unknown>, row);
 };
 
 /** The fields a CSV header may name: a row's. */
 const CSV_COLUMNS = ['ref', 'sku', 'qty', 'eta', 'location', 'expected_qty', 'counted_at'] as const;
-/** Columns whose values are whole numbers. */
-const NUMBER_COLUMNS = new Set(['qty', 'expected_qty']);
 
 /**
  * A record's fields by RFC 4180: separated by commas, each either plain or in double quotes (a
@@ -182,23 +175,6 @@ class CsvRecord {
   }
 }
 
-/**
- * A CSV record as a row's fields: an empty value is absent, but an empty `eta` of a batch row (one
- * without `counted_at`) is null, in stock; a whole number in a number column is a number. A count
- * row takes no `eta`, `sku` or `location`, so a file of both kinds leaves them empty on its counts.
- */
-const rowFields = (columns: readonly string[], values: readonly string[]): Record<string, unknown> => {
-  const named = new Map(columns.map((column, index) => [column, values[index] as string]));
-  const count = (named.get('counted_at') ?? '') !== '';
-  const fields: Record<string, unknown> = {};
-  for (const [column, value] of named) {
-    if (value === '') {
-      if (column === 'eta' && !count) fields[column] = null;
-    } else fields[column] = NUMBER_COLUMNS.has(column) && /^-?\d{1,16}$/.test(value) ? Number(value) : value;
-  }
-  return fields;
-};
-
 /** The header's columns, each a row's field and named once; anything else refuses the file. */
 const columnsOf = (fields: readonly string[]): string[] => {
   const columns = fields.map((field) => field.trim());
@@ -209,8 +185,8 @@ const columnsOf = (fields: readonly string[]): string[] => {
   return columns;
 };
 
-/** CSV: a header row of columns, then one row a record. */
-async function* csvRows(lines: AsyncIterable<Line>): AsyncGenerator<ReadRow> {
+/** CSV: a header row of columns, then one row a record, its values as text by their columns. */
+async function* csvRecords(lines: AsyncIterable<Line>): AsyncGenerator<FeedRecord> {
   const record = new CsvRecord();
   let columns: string[] | undefined;
   let row = 0;
@@ -218,7 +194,7 @@ async function* csvRows(lines: AsyncIterable<Line>): AsyncGenerator<ReadRow> {
     if ('refused' in line) {
       if (!columns) throw new FeedRefused(`has a header that ${line.refused}`);
       if (record.open) throw new FeedRefused(`has a line that ${line.refused}, inside a quoted field`, row + 1);
-      yield { row: ++row, read: { kind: 'invalid', field: 'the row', message: line.refused } };
+      yield { row: ++row, refused: line.refused };
       continue;
     }
     const fields = record.take(line.text);
@@ -231,15 +207,20 @@ async function* csvRows(lines: AsyncIterable<Line>): AsyncGenerator<ReadRow> {
       continue;
     }
     row++;
-    if (refused) yield { row, read: { kind: 'invalid', field: 'the row', message: refused } };
-    else if (fields.length !== columns.length) yield { row, read: { kind: 'invalid', field: 'the row', message: `has ${fields.length} fields, and the header ${columns.length}` } };
-    else yield readRow(rowFields(columns, fields), row);
+    if (refused) yield { row, refused };
+    else if (fields.length !== columns.length) yield { row, refused: `has ${fields.length} fields, and the header ${columns.length}` };
+    else yield { row, fields: Object.fromEntries(columns.map((column, index) => [column, fields[index] as string])) };
   }
   if (record.open) throw new FeedRefused('ends inside a quoted field: a closing quote is missing', row + 1);
   if (!columns) throw new FeedRefused('is empty: a CSV feed starts with a header row');
   if (row === 0) throw new FeedRefused('has a header and no rows');
 }
 
+/** The feed's records, in order, as the file streams, as the engine of imports reads them. Throws FeedRefused when the file is no feed at all. */
+export const feedRecords = (chunks: AsyncIterable<Uint8Array>, format: FeedFormat): AsyncGenerator<FeedRecord> =>
+  format === 'jsonl' ? jsonLinesRecords(linesOf(chunks)) : csvRecords(linesOf(chunks));
+
 /** The feed's rows, in order, as the file streams. Throws FeedRefused when the file is no feed at all. */
-export const feedRows = (chunks: AsyncIterable<Uint8Array>, format: FeedFormat): AsyncGenerator<ReadRow> =>
-  format === 'jsonl' ? jsonLinesRows(linesOf(chunks)) : csvRows(linesOf(chunks));
+export async function* feedRows(chunks: AsyncIterable<Uint8Array>, format: FeedFormat): AsyncGenerator<ReadRow> {
+  for await (const record of feedRecords(chunks, format)) yield readFeedRecord(record, format);
+}

@@ -7,6 +7,44 @@ import { batchRowSchema, countRowSchema } from '../http/schemas';
  * schema, so that a row refused is counted, and named by its number, rather than refusing the feed.
  */
 
+/** The formats of a feed's file. */
+export type FeedFormat = 'jsonl' | 'csv';
+
+/**
+ * A record of a feed's file, as its reader hands it on (functions/imports/feed.ts here, Step
+ * Functions' reader on AWS): numbered from 1; its fields as parsed (a CSV record's by the header's
+ * columns, each as text), or why the file gives it none.
+ */
+export type FeedRecord = { readonly row: number; readonly fields: unknown } | { readonly row: number; readonly refused: string };
+
+/** Columns of a CSV feed whose values are whole numbers. */
+const NUMBER_COLUMNS = new Set(['qty', 'expected_qty']);
+
+/**
+ * A CSV record as a row's fields: an empty value is absent, but an empty `eta` of a batch row (one
+ * without `counted_at`) is null, in stock; a whole number in a number column is a number. A count
+ * row takes no `eta`, `sku` or `location`, so a file of both kinds leaves them empty on its counts.
+ */
+const csvFields = (values: Readonly<Record<string, unknown>>): Record<string, unknown> => {
+  const count = (values.counted_at ?? '') !== '';
+  const fields: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(values)) {
+    if (value === '') {
+      if (column === 'eta' && !count) fields[column] = null;
+    } else fields[column] = NUMBER_COLUMNS.has(column) && typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value;
+  }
+  return fields;
+};
+
+/** A feed's record as the row it is: a record the file broke, or that is no object, is an invalid row. */
+export const readFeedRecord = (record: FeedRecord, format: FeedFormat): ReadRow => {
+  const { row } = record;
+  if ('refused' in record) return { row, read: { kind: 'invalid', field: 'the row', message: record.refused } };
+  const { fields } = record;
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return { row, read: { kind: 'invalid', field: 'the row', message: 'must be a JSON object' } };
+  return readRow(format === 'csv' ? csvFields(fields as Record<string, unknown>) : (fields as Record<string, unknown>), row);
+};
+
 /** The row's fields in the domain's words, or why its schema refused it: the first field it names, and what that field accepts. */
 export const readRow = (fields: Record<string, unknown>, row: number): ReadRow => {
   if ('counted_at' in fields) {

@@ -1,7 +1,7 @@
 import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
-import type { ImportChunk, ImportRecord, RowError } from '../../domain/imports';
+import type { FileRefusal, ImportCheck, ImportChunk, ImportRecord, RowError } from '../../domain/imports';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
@@ -305,16 +305,28 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.imports.record(importid);
   }
 
-  importChunkRecorded(importid: string, index: number): Promise<boolean> {
-    return this.imports.chunkRecorded(importid, index);
+  beginImport(importid: string, file: string, startedAt: string): Promise<ImportRecord> {
+    return this.imports.begin(importid, file, startedAt);
+  }
+
+  importCheckRecorded(importid: string, firstRow: number): Promise<boolean> {
+    return this.imports.checkRecorded(importid, firstRow);
+  }
+
+  recordImportCheck(importid: string, check: ImportCheck): Promise<void> {
+    return this.imports.recordCheck(importid, check);
+  }
+
+  importChunkRecorded(importid: string, firstRow: number): Promise<boolean> {
+    return this.imports.chunkRecorded(importid, firstRow);
   }
 
   recordImportChunk(importid: string, chunk: ImportChunk): Promise<void> {
     return this.imports.recordChunk(importid, chunk);
   }
 
-  failImport(importid: string, invalid: number, errors: readonly RowError[], finishedAt: string): Promise<void> {
-    return this.imports.fail(importid, invalid, errors, finishedAt);
+  failImport(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void> {
+    return this.imports.fail(importid, finishedAt, refusal);
   }
 
   completeImport(importid: string, finishedAt: string): Promise<void> {

@@ -1,4 +1,18 @@
-import { type ImportChunk, type ImportCounts, type ImportRecord, type ImportStatus, ROW_OUTCOMES, type RowError, type RowOutcome, IMPORT_CHUNK_ROWS, countsOf } from '../../domain/imports';
+import {
+  type FileRefusal,
+  IMPORT_FEEDS,
+  IMPORT_STATUSES,
+  type ImportCheck,
+  type ImportChunk,
+  type ImportCounts,
+  type ImportFeed,
+  type ImportRecord,
+  type ImportStatus,
+  ROW_OUTCOMES,
+  type RowError,
+  type RowOutcome,
+  countsOf,
+} from '../../domain/imports';
 import { ITEM_IS_NEW } from './conditions';
 import { SK, isAt, isNumber, isText, itemKey } from './fields';
 import type { StoreCalls, TransactWriteItem } from './store-calls';
@@ -7,79 +21,103 @@ import { partitionKeyPrefix } from './table';
 
 /*
  * Imports (domain/imports.ts; items.ts, "The table's items"): an import's record, which counts its
- * rows' outcomes, and in its partition one item for each chunk of rows recorded (its outcomes, so a
- * chunk is counted once; kept as long as the import, so that a chunk is never run or counted again)
- * and one for each chunk's rows that did not apply.
+ * rows' outcomes, and in its partition one item for each check of rows recorded and one for each
+ * chunk of rows recorded (its outcomes), so that each is counted once (kept as long as the import,
+ * so that neither is ever run or counted again), and one for each check's or chunk's rows that did
+ * not apply. Each is named by its first row.
  */
 
 const IMPORT_SORT_KEY = 'IMPORT';
+const CHECK_SORT_KEY_PREFIX = 'CHECK#';
 const CHUNK_SORT_KEY_PREFIX = 'CHUNK#';
 const ERRORS_SORT_KEY_PREFIX = 'ERRORS#';
-/** A chunk's place, padded so that the sort keys' order is the rows' order. */
-const chunkPlace = (index: number) => String(index).padStart(10, '0');
+/** A first row, padded so that the sort keys' order is the rows' order. */
+const rowPlace = (firstRow: number) => String(firstRow).padStart(10, '0');
 
 /** The import's counts, one attribute each, so that a chunk adds its outcomes with ADD. */
 const COUNTED = ['done', ...ROW_OUTCOMES] as const;
 
 const importPartition = (importid: string) => `${partitionKeyPrefix.import}${importid}`;
 export const importKey = (importid: string) => itemKey(importPartition(importid), IMPORT_SORT_KEY);
-const chunkKey = (importid: string, index: number) => itemKey(importPartition(importid), `${CHUNK_SORT_KEY_PREFIX}${chunkPlace(index)}`);
-const errorsKey = (importid: string, index: number) => itemKey(importPartition(importid), `${ERRORS_SORT_KEY_PREFIX}${chunkPlace(index)}`);
+const checkKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CHECK_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
+const chunkKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CHUNK_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
+const errorsKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${ERRORS_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
 
 /** A running import: a chunk counts into it, and it ends once. */
 const IS_RUNNING = { ConditionExpression: '#status = :running', ExpressionAttributeNames: { '#status': 'status' } };
 
-const importItem = ({ importid, dryRun, validateFirst, digest, status, counts, startedAt, finishedAt }: ImportRecord) => ({
+const importItem = ({ importid, feed, dryRun, validateFirst, digest, status, counts, refused, startedAt }: ImportRecord) => ({
   ...importKey(importid),
   type: 'Import',
   importid,
+  feed,
   dryRun,
   validateFirst,
-  digest,
+  ...(digest === undefined ? {} : { digest }),
   status,
   ...counts,
+  refused,
   startedAt,
-  ...(finishedAt === undefined ? {} : { finishedAt }),
 });
 
-const IMPORT_STATUSES: readonly ImportStatus[] = ['running', 'completed', 'failed'];
+const isFileRefusal = (value: unknown): value is FileRefusal => {
+  const { message, row } = (value ?? {}) as Record<string, unknown>;
+  return isText(message) && (row === undefined || isNumber(row));
+};
 
 export type StoredImportItem =
   | { readonly kind: 'import'; readonly record: ImportRecord }
-  | { readonly kind: 'import-chunk'; readonly importid: string; readonly index: number; readonly outcomes: readonly RowOutcome[] }
-  | { readonly kind: 'import-errors'; readonly importid: string; readonly index: number; readonly errors: readonly RowError[] };
+  | { readonly kind: 'import-check'; readonly importid: string; readonly firstRow: number; readonly rows: number }
+  | { readonly kind: 'import-chunk'; readonly importid: string; readonly firstRow: number; readonly outcomes: readonly RowOutcome[] }
+  | { readonly kind: 'import-errors'; readonly importid: string; readonly firstRow: number; readonly errors: readonly RowError[] };
 
 /** The record of an import as it stands. */
 const parseRecord = (importid: string, item: Record<string, unknown>): StoredImportItem | undefined => {
-  const { dryRun, validateFirst, digest, status, total, startedAt, finishedAt } = item;
-  if (typeof dryRun !== 'boolean' || typeof validateFirst !== 'boolean' || !isText(digest) || !IMPORT_STATUSES.includes(status as ImportStatus)) return undefined;
-  if (!isNumber(total) || !isText(startedAt) || !(finishedAt === undefined || isText(finishedAt)) || !COUNTED.every((name) => isNumber(item[name]))) return undefined;
+  const { feed, dryRun, validateFirst, digest, status, total, refused, file, fileRefusal, startedAt, finishedAt } = item;
+  if (!IMPORT_FEEDS.includes(feed as ImportFeed) || typeof dryRun !== 'boolean' || typeof validateFirst !== 'boolean' || !IMPORT_STATUSES.includes(status as ImportStatus)) return undefined;
+  if (!(digest === undefined || isText(digest)) || !(file === undefined || isText(file)) || !(fileRefusal === undefined || isFileRefusal(fileRefusal))) return undefined;
+  if (!isNumber(total) || !isNumber(refused) || !isText(startedAt) || !(finishedAt === undefined || isText(finishedAt)) || !COUNTED.every((name) => isNumber(item[name]))) return undefined;
   const counts = Object.fromEntries([['total', total], ...COUNTED.map((name) => [name, item[name]])]) as ImportCounts;
   return {
     kind: 'import',
-    record: { importid, dryRun, validateFirst, digest, status: status as ImportStatus, counts, startedAt, ...(finishedAt === undefined ? {} : { finishedAt }) },
+    record: {
+      importid,
+      feed: feed as ImportFeed,
+      dryRun,
+      validateFirst,
+      ...(digest === undefined ? {} : { digest }),
+      status: status as ImportStatus,
+      counts,
+      refused,
+      ...(file === undefined ? {} : { file }),
+      ...(fileRefusal === undefined ? {} : { fileRefusal: { message: fileRefusal.message, ...(fileRefusal.row === undefined ? {} : { row: fileRefusal.row }) } }),
+      startedAt,
+      ...(finishedAt === undefined ? {} : { finishedAt }),
+    },
   };
 };
 
-/** The chunk's place its sort key names after `prefix`. */
-const chunkIndexOf = (sortKey: unknown, prefix: string): number | undefined => {
+/** The first row its sort key names after `prefix`. */
+const firstRowOf = (sortKey: unknown, prefix: string): number | undefined => {
   if (!isText(sortKey) || !sortKey.startsWith(prefix)) return undefined;
   const place = sortKey.slice(prefix.length);
   return /^\d{10}$/.test(place) ? Number(place) : undefined;
 };
 
-/** An import's record, a chunk's record or a chunk's errors, read back through its key. */
+/** An import's record, a check's or a chunk's record, or their errors, read back through its key. */
 export const parseImportItem = (item: Record<string, unknown>): StoredImportItem | undefined => {
-  const { importid, outcomes, errors } = item;
+  const { importid, outcomes, errors, rows } = item;
   if (!isText(importid)) return undefined;
   if (isAt(item, importKey(importid))) return parseRecord(importid, item);
-  const chunk = chunkIndexOf(item[SK], CHUNK_SORT_KEY_PREFIX);
+  const check = firstRowOf(item[SK], CHECK_SORT_KEY_PREFIX);
+  if (check !== undefined && isAt(item, checkKey(importid, check)) && isNumber(rows)) return { kind: 'import-check', importid, firstRow: check, rows };
+  const chunk = firstRowOf(item[SK], CHUNK_SORT_KEY_PREFIX);
   if (chunk !== undefined && isAt(item, chunkKey(importid, chunk)) && isText(outcomes)) {
     const read = outcomes.split(',');
-    if (read.every((outcome) => ROW_OUTCOMES.includes(outcome as RowOutcome))) return { kind: 'import-chunk', importid, index: chunk, outcomes: read as RowOutcome[] };
+    if (read.every((outcome) => ROW_OUTCOMES.includes(outcome as RowOutcome))) return { kind: 'import-chunk', importid, firstRow: chunk, outcomes: read as RowOutcome[] };
   }
-  const errorsOf = chunkIndexOf(item[SK], ERRORS_SORT_KEY_PREFIX);
-  if (errorsOf !== undefined && isAt(item, errorsKey(importid, errorsOf)) && Array.isArray(errors) && errors.every(isRowError)) return { kind: 'import-errors', importid, index: errorsOf, errors };
+  const errorsOf = firstRowOf(item[SK], ERRORS_SORT_KEY_PREFIX);
+  if (errorsOf !== undefined && isAt(item, errorsKey(importid, errorsOf)) && Array.isArray(errors) && errors.every(isRowError)) return { kind: 'import-errors', importid, firstRow: errorsOf, errors };
   return undefined;
 };
 
@@ -88,19 +126,23 @@ const isRowError = (value: unknown): value is RowError => {
   return isNumber(row) && ROW_OUTCOMES.includes(outcome as RowOutcome) && isText(code) && isText(message);
 };
 
-/** The errors' item of a chunk: which of its rows did not apply, and why. */
-const errorsWrite = (tableName: string, importid: string, index: number, errors: readonly RowError[]): TransactWriteItem => ({
-  Put: { TableName: tableName, Item: { ...errorsKey(importid, index), importid, errors: errors.map(({ row, outcome, code, message }) => ({ row, outcome, code, message })) } },
-});
+/** The errors' item of a check or a chunk: which of its rows did not apply, and why. */
+const errorsWrite = (tableName: string, importid: string, firstRow: number, errors: readonly RowError[]): TransactWriteItem[] =>
+  errors.length === 0 ? [] : [{ Put: { TableName: tableName, Item: { ...errorsKey(importid, firstRow), importid, errors: errors.map(({ row, outcome, code, message }) => ({ row, outcome, code, message })) } } }];
 
-/** Each chunk's errors, in the order of their rows. */
-const byChunk = (errors: readonly RowError[]): Map<number, RowError[]> => {
-  const chunks = new Map<number, RowError[]>();
-  for (const error of errors) {
-    const index = Math.floor((error.row - 1) / IMPORT_CHUNK_ROWS);
-    chunks.set(index, [...(chunks.get(index) ?? []), error]);
-  }
-  return chunks;
+/** The record's ADD of `added` to its counts, on condition that the import runs: a check or a chunk counts into a running import only. */
+const countsAdded = (tableName: string, importid: string, added: Readonly<Record<string, number>>): TransactWriteItem => {
+  const names = Object.keys(added).filter((name) => (added[name] as number) > 0);
+  return {
+    Update: {
+      TableName: tableName,
+      Key: importKey(importid),
+      UpdateExpression: names.length > 0 ? `ADD ${names.map((name) => `#${name} :${name}`).join(', ')}` : 'SET #status = :running',
+      ConditionExpression: IS_RUNNING.ConditionExpression,
+      ExpressionAttributeNames: { ...IS_RUNNING.ExpressionAttributeNames, ...Object.fromEntries(names.map((name) => [`#${name}`, name])) },
+      ExpressionAttributeValues: { ':running': 'running', ...Object.fromEntries(names.map((name) => [`:${name}`, added[name]])) },
+    },
+  };
 };
 
 /** The writes of imports, through the repository (batch-repository.ts). */
@@ -126,53 +168,68 @@ export class ImportWrites {
     return stored?.kind === 'import' ? stored.record : undefined;
   }
 
-  async chunkRecorded(importid: string, index: number): Promise<boolean> {
-    return (await this.reads.item(chunkKey(importid, index))) !== undefined;
+  /** Runs the import awaiting its file, on condition that it awaits one: its file is set once. Answers it as it stands after. */
+  async begin(importid: string, file: string, startedAt: string): Promise<ImportRecord> {
+    await this.calls.transactWrite([
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: importKey(importid),
+          UpdateExpression: 'SET #status = :running, #file = :file, #startedAt = :startedAt',
+          ConditionExpression: '#status = :awaiting',
+          ExpressionAttributeNames: { '#status': 'status', '#file': 'file', '#startedAt': 'startedAt' },
+          ExpressionAttributeValues: { ':running': 'running', ':awaiting': 'awaiting_upload', ':file': file, ':startedAt': startedAt },
+        },
+      },
+    ]);
+    const stored = await this.record(importid);
+    if (!stored) throw new Error(`Import ${importid} was begun, and then not found`);
+    return stored;
+  }
+
+  async checkRecorded(importid: string, firstRow: number): Promise<boolean> {
+    return (await this.reads.item(checkKey(importid, firstRow))) !== undefined;
+  }
+
+  /** The check's record, new (a check is counted once), its rows added to the total and its refusals to `refused`, and its errors' item, in one write. */
+  async recordCheck(importid: string, { firstRow, rows, refused, errors }: ImportCheck): Promise<void> {
+    await this.calls.transactWrite([
+      { Put: { TableName: this.tableName, Item: { ...checkKey(importid, firstRow), importid, rows }, ConditionExpression: ITEM_IS_NEW } },
+      countsAdded(this.tableName, importid, { total: rows, refused }),
+      ...errorsWrite(this.tableName, importid, firstRow, errors),
+    ]);
+  }
+
+  async chunkRecorded(importid: string, firstRow: number): Promise<boolean> {
+    return (await this.reads.item(chunkKey(importid, firstRow))) !== undefined;
   }
 
   /**
    * The chunk's record, new (a chunk is counted once: a second send finds it and writes nothing),
    * its errors' item, and its outcomes added to the running import's counts, all in one write.
    */
-  async recordChunk(importid: string, { index, outcomes, errors }: ImportChunk): Promise<void> {
+  async recordChunk(importid: string, { firstRow, outcomes, errors }: ImportChunk): Promise<void> {
     const counts = countsOf(outcomes);
-    const added = COUNTED.filter((name) => counts[name] > 0);
     await this.calls.transactWrite([
-      {
-        Put: {
-          TableName: this.tableName,
-          Item: { ...chunkKey(importid, index), importid, outcomes: outcomes.join(',') },
-          ConditionExpression: ITEM_IS_NEW,
-        },
-      },
-      {
-        Update: {
-          TableName: this.tableName,
-          Key: importKey(importid),
-          UpdateExpression: `ADD ${added.map((name) => `#${name} :${name}`).join(', ')}`,
-          ConditionExpression: IS_RUNNING.ConditionExpression,
-          ExpressionAttributeNames: { ...IS_RUNNING.ExpressionAttributeNames, ...Object.fromEntries(added.map((name) => [`#${name}`, name])) },
-          ExpressionAttributeValues: { ':running': 'running', ...Object.fromEntries(added.map((name) => [`:${name}`, counts[name]])) },
-        },
-      },
-      ...(errors.length > 0 ? [errorsWrite(this.tableName, importid, index, errors)] : []),
+      { Put: { TableName: this.tableName, Item: { ...chunkKey(importid, firstRow), importid, outcomes: outcomes.join(',') }, ConditionExpression: ITEM_IS_NEW } },
+      countsAdded(this.tableName, importid, Object.fromEntries(COUNTED.map((name) => [name, counts[name]]))),
+      ...errorsWrite(this.tableName, importid, firstRow, errors),
     ]);
   }
 
-  /** Ends the running import as failed, its refused rows counted and the first of them kept, in one write. */
-  async fail(importid: string, invalid: number, errors: readonly RowError[], finishedAt: string): Promise<void> {
+  /** Ends the running import as failed: its file refused, or else its refused rows counted as invalid (their errors kept by their checks). */
+  async fail(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void> {
     await this.calls.transactWrite([
       {
         Update: {
           TableName: this.tableName,
           Key: importKey(importid),
-          UpdateExpression: 'SET #status = :failed, #finishedAt = :finishedAt, #invalid = :invalid',
+          UpdateExpression: `SET #status = :failed, #finishedAt = :finishedAt, ${refusal ? '#fileRefusal = :fileRefusal' : '#invalid = #refused'}`,
           ConditionExpression: IS_RUNNING.ConditionExpression,
-          ExpressionAttributeNames: { ...IS_RUNNING.ExpressionAttributeNames, '#finishedAt': 'finishedAt', '#invalid': 'invalid' },
-          ExpressionAttributeValues: { ':running': 'running', ':failed': 'failed', ':finishedAt': finishedAt, ':invalid': invalid },
+          ExpressionAttributeNames: { ...IS_RUNNING.ExpressionAttributeNames, '#finishedAt': 'finishedAt', ...(refusal ? { '#fileRefusal': 'fileRefusal' } : { '#invalid': 'invalid', '#refused': 'refused' }) },
+          ExpressionAttributeValues: { ':running': 'running', ':failed': 'failed', ':finishedAt': finishedAt, ...(refusal ? { ':fileRefusal': refusal } : {}) },
         },
       },
-      ...[...byChunk(errors)].map(([index, chunkErrors]) => errorsWrite(this.tableName, importid, index, chunkErrors)),
     ]);
   }
 

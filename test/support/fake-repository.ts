@@ -18,7 +18,7 @@ import {
 } from '../../domain/model';
 import type { Routing } from '../../domain/routing';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
-import { type ImportChunk, type ImportCounts, type ImportRecord, type RowCounts, type RowError, countsOf } from '../../domain/imports';
+import { type FileRefusal, type ImportCheck, type ImportChunk, type ImportCounts, type ImportRecord, type RowCounts, type RowError, countsOf } from '../../domain/imports';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { HistoryEntry, HistoryPage, HistoryRequest } from '../../domain/stock-history';
 import type { ListRequest, ListedSkus, SkuList } from '../../domain/stock-listings';
@@ -553,11 +553,10 @@ export class FakeRepository implements BatchRepository {
     return { outcome: 'saved', shippedAt: shipment.shippedAt };
   }
 
-  /** Imports by importid, and each one's recorded chunks by index. */
+  /** Imports by importid, and each one's recorded checks and chunks by first row. */
   readonly imports = new Map<string, ImportRecord>();
+  readonly importChecks = new Map<string, Map<number, ImportCheck>>();
   readonly importChunks = new Map<string, Map<number, ImportChunk>>();
-  /** Rows refused before any was applied, by importid (failImport). */
-  private readonly importRefusals = new Map<string, readonly RowError[]>();
 
   async createImport(record: ImportRecord): Promise<ImportRecord | undefined> {
     const existing = this.imports.get(record.importid);
@@ -569,27 +568,47 @@ export class FakeRepository implements BatchRepository {
     return this.imports.get(importid);
   }
 
-  async importChunkRecorded(importid: string, index: number): Promise<boolean> {
-    return this.importChunks.get(importid)?.has(index) ?? false;
+  /** The adapter's condition: an import awaiting its file is begun once. */
+  async beginImport(importid: string, file: string, startedAt: string): Promise<ImportRecord> {
+    const record = this.imports.get(importid) as ImportRecord;
+    if (record.status === 'awaiting_upload') this.imports.set(importid, { ...record, status: 'running', file, startedAt });
+    return this.imports.get(importid) as ImportRecord;
+  }
+
+  async importCheckRecorded(importid: string, firstRow: number): Promise<boolean> {
+    return this.importChecks.get(importid)?.has(firstRow) ?? false;
+  }
+
+  /** The adapter's conditions: a check new to a running import; its rows added to the total, its refusals to `refused`. */
+  async recordImportCheck(importid: string, check: ImportCheck): Promise<void> {
+    const record = this.imports.get(importid);
+    const checks = this.importChecks.get(importid) ?? new Map<number, ImportCheck>();
+    if (record?.status !== 'running' || checks.has(check.firstRow)) return;
+    checks.set(check.firstRow, check);
+    this.importChecks.set(importid, checks);
+    this.imports.set(importid, { ...record, counts: { ...record.counts, total: record.counts.total + check.rows }, refused: record.refused + check.refused });
+  }
+
+  async importChunkRecorded(importid: string, firstRow: number): Promise<boolean> {
+    return this.importChunks.get(importid)?.has(firstRow) ?? false;
   }
 
   /** The adapter's conditions: a chunk new to a running import; its outcomes added to the counts. */
   async recordImportChunk(importid: string, chunk: ImportChunk): Promise<void> {
     const record = this.imports.get(importid);
     const chunks = this.importChunks.get(importid) ?? new Map<number, ImportChunk>();
-    if (record?.status !== 'running' || chunks.has(chunk.index)) return;
-    chunks.set(chunk.index, chunk);
+    if (record?.status !== 'running' || chunks.has(chunk.firstRow)) return;
+    chunks.set(chunk.firstRow, chunk);
     this.importChunks.set(importid, chunks);
     const added = countsOf(chunk.outcomes);
     const counts = Object.fromEntries(Object.entries(record.counts).map(([name, count]) => [name, count + (added[name as keyof RowCounts] ?? 0)]));
     this.imports.set(importid, { ...record, counts: counts as ImportCounts });
   }
 
-  async failImport(importid: string, invalid: number, errors: readonly RowError[], finishedAt: string): Promise<void> {
+  async failImport(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void> {
     const record = this.imports.get(importid);
     if (record?.status !== 'running') return;
-    this.imports.set(importid, { ...record, status: 'failed', counts: { ...record.counts, invalid }, finishedAt });
-    this.importRefusals.set(importid, errors);
+    this.imports.set(importid, { ...record, status: 'failed', ...(refusal ? { fileRefusal: refusal } : { counts: { ...record.counts, invalid: record.refused } }), finishedAt });
   }
 
   async completeImport(importid: string, finishedAt: string): Promise<void> {
@@ -599,8 +618,8 @@ export class FakeRepository implements BatchRepository {
   }
 
   async importErrors(importid: string, limit: number): Promise<RowError[]> {
-    const chunks = [...(this.importChunks.get(importid)?.values() ?? [])].sort((one, other) => one.index - other.index);
-    return [...(this.importRefusals.get(importid) ?? []), ...chunks.flatMap(({ errors }) => errors)].slice(0, limit);
+    const byFirstRow = [...(this.importChecks.get(importid)?.values() ?? []), ...(this.importChunks.get(importid)?.values() ?? [])].sort((one, other) => one.firstRow - other.firstRow);
+    return byFirstRow.flatMap(({ errors }) => errors).slice(0, limit);
   }
 
   private hasLineAsRead(allocation: Allocation): boolean {

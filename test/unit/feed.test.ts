@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ReadRow } from '../../domain/imports';
-import { type FeedFormat, FeedRefused, MAX_LINE_BYTES, feedRows } from '../../functions/imports/feed';
+import { FeedRefused, MAX_LINE_BYTES, feedRows } from '../../functions/imports/feed';
+import type { FeedFormat } from '../../functions/imports/rows';
 
 /*
  * Feed files (docs/api.md, "Feed files") read as they stream: JSON Lines and CSV (RFC 4180), each

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { adjustStock } from '../../domain/adjustment-services';
 import { ImportExists, StoreUnavailable } from '../../domain/errors';
-import { importById, importRows } from '../../domain/import-services';
-import { IMPORT_CHUNK_ROWS, type ImportRequest, type ImportRow, type ReadRow } from '../../domain/imports';
+import { beginImport, checkImportRows, importById, importRows, openImport, refuseImportFile, runImport } from '../../domain/import-services';
+import { IMPORT_CHECK_ROWS, IMPORT_CHUNK_ROWS, type ImportRequest, type ImportRow, type ReadRow } from '../../domain/imports';
 import { addBatch, allocate } from '../../domain/services';
 import { readRow } from '../../functions/imports/rows';
 import { FakeRepository } from '../support/fake-repository';
@@ -14,7 +14,7 @@ import { FakeRepository } from '../support/fake-repository';
  */
 
 const numbered = (rows: readonly (ImportRow | ReadRow['read'])[]): ReadRow[] => rows.map((read, index) => ({ row: index + 1, read }));
-const request = (importid: string, options: Partial<ImportRequest> = {}): ImportRequest => ({ importid, dryRun: false, validateFirst: true, digest: `${importid}-rows`, ...options });
+const request = (importid: string, options: Partial<ImportRequest> = {}): ImportRequest => ({ importid, feed: 'rows', dryRun: false, validateFirst: true, digest: `${importid}-rows`, ...options });
 const batchRow = (ref: string, qty: number, more: Partial<ImportRow> = {}): ImportRow => ({ kind: 'batch', ref, sku: 'LAMP', qty, eta: null, ...more }) as ImportRow;
 const minutesAgo = (repository: FakeRepository, minutes: number) => new Date(repository.now - minutes * 60_000).toISOString();
 
@@ -248,6 +248,53 @@ describe('the errors of an import', () => {
     const { report } = await importRows(request('i1'), numbered([batchRow('b1', 11), { kind: 'count', ref: 'b1', qty: 3, countedAt: future }]), repository);
     expect(report).toMatchObject({ status: 'failed', errors: [{ row: 2, outcome: 'invalid', code: 'validation_failed', message: expect.stringMatching(/^counted_at must not be in the future/) }] });
     expect(repository.batches.get('b1')?.qty).toBe(10);
+  });
+});
+
+describe('an import of a file', () => {
+  const fileRequest = (importid: string, options: Partial<ImportRequest> = {}): ImportRequest => ({ importid, feed: 'csv', dryRun: false, validateFirst: true, ...options });
+
+  it('awaits its file, and runs once it has arrived: every row checked into the total before any is applied', async () => {
+    const repository = new FakeRepository();
+    const { record } = await openImport(fileRequest('f1'), repository);
+    expect(record).toMatchObject({ status: 'awaiting_upload', counts: { total: 0 } });
+    await beginImport('f1', 'digest-1', repository);
+    const rows = numbered(Array.from({ length: IMPORT_CHECK_ROWS + 1 }, (_, index) => batchRow(`b${index}`, 1)));
+    await checkImportRows('f1', rows.slice(0, IMPORT_CHECK_ROWS), repository);
+    await checkImportRows('f1', rows.slice(IMPORT_CHECK_ROWS), repository);
+    expect(repository.imports.get('f1')).toMatchObject({ status: 'running', counts: { total: rows.length, done: 0 } });
+    expect(repository.batches.size).toBe(0);
+
+    await runImport('f1', () => rows, repository);
+
+    expect(await importById('f1', repository)).toMatchObject({ status: 'completed', file: 'digest-1', counts: { total: rows.length, done: rows.length, applied: rows.length } });
+  });
+
+  it('takes its file once: the same file arriving again answers it, another is ImportExists', async () => {
+    const repository = new FakeRepository();
+    await openImport(fileRequest('f1'), repository);
+    await beginImport('f1', 'digest-1', repository);
+    await expect(beginImport('f1', 'digest-1', repository)).resolves.toMatchObject({ status: 'running', file: 'digest-1' });
+    await expect(beginImport('f1', 'digest-2', repository)).rejects.toThrow(ImportExists);
+    await expect(openImport(fileRequest('f1', { feed: 'jsonl' }), repository)).rejects.toThrow(ImportExists);
+  });
+
+  it('without validate_first, applies the rows the check refused none of, and counts the rest invalid', async () => {
+    const repository = new FakeRepository();
+    await openImport(fileRequest('f1', { validateFirst: false }), repository);
+    await beginImport('f1', 'digest-1', repository);
+    await runImport('f1', () => numbered([batchRow('b1', 1), { kind: 'invalid', field: 'qty', message: 'is wrong' }]), repository);
+    expect(await importById('f1', repository)).toMatchObject({ status: 'completed', counts: { total: 2, applied: 1, invalid: 1 }, errors: [{ row: 2, outcome: 'invalid' }] });
+  });
+
+  it('fails with nothing applied when its file is no feed', async () => {
+    const repository = new FakeRepository();
+    await openImport(fileRequest('f1'), repository);
+    await beginImport('f1', 'digest-1', repository);
+    await refuseImportFile('f1', { message: 'The file is empty', row: 1 }, repository);
+    expect(await importById('f1', repository)).toMatchObject({ status: 'failed', fileRefusal: { message: 'The file is empty', row: 1 }, counts: { done: 0 } });
+    await runImport('f1', () => numbered([batchRow('b1', 1)]), repository);
+    expect(repository.batches.size).toBe(0);
   });
 });
 

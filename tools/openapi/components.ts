@@ -6,7 +6,9 @@
 import * as z from 'zod/mini';
 import { CHANGE_REASONS } from '../../domain/adjustments';
 import { DEFAULT_HOLD_SECONDS } from '../../domain/holds';
-import { MAX_IMPORT_ERRORS, MAX_INLINE_ROWS } from '../../domain/imports';
+import { IMPORT_STATUSES, MAX_IMPORT_ERRORS, MAX_INLINE_ROWS } from '../../domain/imports';
+import { MAX_FEED_BYTES } from '../../functions/imports/feed';
+import { UPLOAD_SECONDS } from '../../functions/imports/uploads';
 import { CHANGE_KINDS, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT } from '../../domain/stock-history';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../domain/stock-listings';
 import { ERROR_CODES, InvalidPathParameters, InvalidRequestBody } from '../../functions/http/errors';
@@ -41,6 +43,7 @@ import {
   countedQty,
   notZero,
   qtyOrDelta,
+  rowsOrFile,
   qtyOrEta,
   shipmentSchema,
   transferSchema,
@@ -85,6 +88,12 @@ const REFINEMENTS = new Map<object, (schema: JsonSchema) => void>([
     qtyOrDelta,
     (schema) => {
       schema.oneOf = [{ required: ['qty'] }, { required: ['delta'] }];
+    },
+  ],
+  [
+    rowsOrFile,
+    (schema) => {
+      schema.oneOf = [{ required: ['rows'] }, { required: ['format'] }];
     },
   ],
   [
@@ -207,7 +216,8 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     'than the last count applied to the batch changes nothing. `expected_qty`: the batch\'s `qty` as last read; the change ' +
     'applies only to that. `note`: for people. Any other field is refused.',
   NewImport:
-    `An import: its \`importid\`, and its \`rows\` (1 to ${MAX_INLINE_ROWS}), numbered from 1 in their order. Each row is ` +
+    `An import: its \`importid\`, and either its \`rows\` (1 to ${MAX_INLINE_ROWS}) or the \`format\` of a file of them ` +
+    `(\`jsonl\` or \`csv\`, at most ${MAX_FEED_BYTES / 1024 ** 3} GiB, to be sent to the answer's \`upload\`), numbered from 1 in their order. Each row is ` +
     'checked on its own, as an `ImportCountRow` when it has `counted_at` and as an `ImportBatchRow` otherwise, so that a row ' +
     'refused is counted and named by its number rather than refusing the request. `dry_run` (default false): judge each ' +
     'row, write no stock. `validate_first` (default true): one refused row fails the import before any is applied. Any ' +
@@ -601,12 +611,18 @@ const responseSchemas = {
   Import: closedObject(
     {
       importid: identifier,
-      status: { enum: ['running', 'completed', 'failed'], description: '`running` while rows are applied; `completed` once every row is done; `failed` when it validated first and a row was refused, with nothing applied.' },
+      format: { enum: ['jsonl', 'csv'], description: 'The format of its file; absent for rows sent inline.' },
+      status: {
+        enum: [...IMPORT_STATUSES],
+        description:
+          '`awaiting_upload` until its file arrives; `running` while rows are checked, then applied; `completed` once every row is done; ' +
+          '`failed` when its file is no feed (`file_refused`), or it validated first and a row was refused, with nothing applied.',
+      },
       dry_run: { type: 'boolean', description: 'Rows judged, no stock written.' },
       validate_first: { type: 'boolean', description: 'Every row checked before any was applied.' },
       counts: closedObject(
         {
-          total: units('The rows of the feed.'),
+          total: units('The rows of the feed checked so far: all of them once every row is checked, before any is applied.'),
           done: units('The rows run so far.'),
           applied: units('Rows that changed stock (in a dry run: that would).'),
           unchanged: units('Rows that found stock as they say it: nothing written.'),
@@ -630,6 +646,20 @@ const responseSchemas = {
           'A row that did not apply, and why.',
         ),
         `The first ${MAX_IMPORT_ERRORS} rows that did not apply, by row number.`,
+      ),
+      file_refused: closedObject(
+        { message, row: { type: 'integer', minimum: 1, description: 'The row where the file broke, when there is one to name.' } },
+        'Why its file is no feed (empty, not in its format, longer than its bound): nothing of it was applied.',
+        ['message'],
+      ),
+      upload: closedObject(
+        {
+          url: { type: 'string', format: 'uri', description: 'Where to PUT the file: on AWS, a presigned URL of the stack\'s bucket of feeds.' },
+          method: { const: 'PUT' },
+          headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Send these with the file, as they are: `If-None-Match: *` keeps an import to the first file it gets.' },
+          expires_at: { type: 'string', format: 'date-time', description: `When the URL stops taking the file: ${UPLOAD_SECONDS / 60} minutes on. A repeat of the request gives a new one.` },
+        },
+        'Where and how to send the file; in the answer to POST /imports only, while the import awaits it.',
       ),
     },
     'An import as it stands.',

@@ -55,7 +55,8 @@ import {
 } from '../../functions/http/errors';
 import { MAX_TRANSACTION_ITEMS } from '../../functions/store/store-calls';
 import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
-import { IMPORT_CHUNK_ROWS, MAX_IMPORT_ERRORS } from '../../domain/imports';
+import { IMPORT_CHECK_ROWS,
+  IMPORT_CHUNK_ROWS, MAX_IMPORT_ERRORS } from '../../domain/imports';
 import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
@@ -692,17 +693,29 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
       'Applies each row of the feed through the change its own request would make: a batch row adds the batch (as ' +
       '`POST /add_batch`), or, for a batch of the same SKU at the same place, sets its `qty` by a count taken now (reason ' +
       '`counted`) and its `eta` (as `PATCH /batches/{ref}`); a count row (one with `counted_at`) is applied as of its time ' +
-      `(as \`POST /adjustments\`). Rows are applied ${IMPORT_CHUNK_ROWS} at a time, in order, and each row's change is made ` +
-      'once, by the import and the row: the same import again runs what a send cut off left undone, and changes nothing ' +
-      'more. A row that would leave stock as it is writes nothing. With `validate_first` (the default), one row its schema ' +
-      'or an unknown location refuses fails the import with nothing applied. With `dry_run`, each row is judged and counted ' +
-      'as if applied, and no stock is written. The answer is the import once its rows are run: its counts, and the first ' +
-      `${MAX_IMPORT_ERRORS} rows that did not apply.`,
+      `(as \`POST /adjustments\`). Every row is checked first, ${IMPORT_CHECK_ROWS} at a time; then rows are applied ` +
+      `${IMPORT_CHUNK_ROWS} at a time, and each row's change is made once, by the import and the row: the same import again ` +
+      'runs what a send cut off left undone, and changes nothing more. A row that would leave stock as it is writes nothing. ' +
+      'With `validate_first` (the default), one row its schema or an unknown location refuses fails the import with nothing ' +
+      'applied. With `dry_run`, each row is judged and counted as if applied, and no stock is written. Rows sent inline ' +
+      `(\`rows\`) are run before the answer, which is the import with its counts and the first ${MAX_IMPORT_ERRORS} rows that ` +
+      'did not apply. A file (`format`) is sent to `upload` as it says; the import runs once the file has arrived: read ' +
+      '`GET /imports/{importid}` until its `status` is `completed` or `failed`.',
     requestBody: { schema: 'NewImport', example: IMPORT_REQUEST_EXAMPLE, refused: { importid: 'feed-2026-11-25', rows: [] } },
     answers: [
-      { status: 201, when: 'The import ran: `status` is `completed` (some rows may not have applied: see `counts` and `errors`), or `failed` when it validated first and a row was refused', name: 'ImportRan', body: json('Import', IMPORT_EXAMPLE) },
-      { status: 200, when: 'The same import (the same rows and options) was sent before: a repeat, which runs only what that send left undone', name: 'ImportRepeated', body: json('Import', IMPORT_EXAMPLE) },
-      mapped('Another import has this `importid` (other rows or options); nothing runs', new ImportExists('feed-2026-11-25')),
+      {
+        status: 201,
+        when: 'The import of rows ran: `status` is `completed` (some rows may not have applied: see `counts` and `errors`), or `failed` when it validated first and a row was refused. The import of a file awaits it: `status` is `awaiting_upload`, and `upload` says where to send it',
+        name: 'ImportRan',
+        body: json('Import', IMPORT_EXAMPLE),
+      },
+      {
+        status: 200,
+        when: 'The same import (the same rows, or a file in the same format, and the same options) was sent before: a repeat, which runs only what that send left undone; one still awaiting its file has a new `upload`',
+        name: 'ImportRepeated',
+        body: json('Import', IMPORT_EXAMPLE),
+      },
+      mapped('Another import has this `importid` (other rows, format or options); nothing runs', new ImportExists('feed-2026-11-25')),
     ],
   },
   'GET /imports/{importid}': {
