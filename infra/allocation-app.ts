@@ -9,7 +9,7 @@ export const stackName = 'AllocationService';
 /**
  * Puts the service's stack into `app`, configured from the app's context (`-c publicApi=true`,
  * `-c throttlingRateLimit=200 -c throttlingBurstLimit=400`, `-c localDynamoDbEndpoint=<url>`,
- * `-c logLevel=DEBUG`, `-c debugSampleRate=0.05`, `-c p99LatencyMs=800`, `-c alarmEmail=ops@example.com`, `-c historyRetentionDays=365`), and makes every
+ * `-c logLevel=DEBUG`, `-c debugSampleRate=0.05`, `-c p99LatencyMs=800`, `-c alarmEmail=ops@example.com`, `-c historyRetentionDays=365`, `-c importConcurrency=20`), and makes every
  * synth run cdk-nag's AwsSolutions checks: any finding not acknowledged with a reason fails the synth.
  */
 export const defineAllocationApp = (app: App): AllocationStack => {
@@ -23,6 +23,7 @@ export const defineAllocationApp = (app: App): AllocationStack => {
     p99LatencyMs: positiveIntegerContext(app, 'p99LatencyMs'),
     alarmEmail: emailContext(app, 'alarmEmail'),
     historyRetentionDays: positiveIntegerContext(app, 'historyRetentionDays'),
+    importConcurrency: positiveIntegerContext(app, 'importConcurrency'),
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return stack;

@@ -1,8 +1,10 @@
-import { CfnOutput, type CfnElement, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, type CfnElement, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { ApplicationLogLevel } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { DomainEvents } from './constructs/domain-events';
 import { HoldSweeper } from './constructs/hold-sweeper';
+import { Imports } from './constructs/imports';
 import { ServiceApi } from './constructs/http-api';
 import { Monitoring } from './constructs/monitoring';
 import { Part } from './constructs/part';
@@ -67,7 +69,15 @@ export interface AllocationStackProps extends StackProps {
    * @default 90
    */
   readonly historyRetentionDays?: number;
+  /**
+   * How many batches of a feed's rows are applied at once (docs/capacity.md, "Imports"): each runs
+   * one row after another, a few writes a row. Set with `-c importConcurrency=<n>`.
+   * @default 10 - about 200 rows/s, well within an on-demand table's capacity beside the API's traffic
+   */
+  readonly importConcurrency?: number;
 }
+
+const DEFAULT_IMPORT_CONCURRENCY = 10;
 
 /**
  * The allocation service: its table, the HTTP API that changes it, the domain events its changes
@@ -78,6 +88,7 @@ export class AllocationStack extends Stack {
   readonly api: ServiceApi;
   readonly events: DomainEvents;
   readonly sweeper: HoldSweeper;
+  readonly imports: Imports;
   readonly monitoring: Monitoring;
   readonly callers: CallerPolicies;
 
@@ -96,6 +107,16 @@ export class AllocationStack extends Stack {
     });
     this.events = new DomainEvents(this, 'DomainEvents', { table: this.table, logSettings });
     this.sweeper = new HoldSweeper(this, 'HoldSweeper', { table: this.table, logSettings });
+    this.imports = new Imports(this, 'Imports', { table: this.table, logSettings, applyConcurrency: props.importConcurrency ?? DEFAULT_IMPORT_CONCURRENCY });
+    // POST /imports presigns the PUT of a feed's file with the batches handler's own credentials: its role may put a feed, and nothing else of the bucket.
+    const batches = this.api.handlers.find(({ name }) => name === 'Batches');
+    if (!batches) throw new Error('The HTTP API has no Batches handler');
+    batches.fn.addEnvironment('IMPORT_BUCKET', this.imports.bucket.bucketName);
+    batches.fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.imports.bucket.arnForObjects('imports/*')] }));
+    Validations.of(batches.fn.role ?? batches.fn).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.imports.bucket.node.defaultChild as CfnElement)}.Arn>/imports/*]`,
+      reason: 'The URLs POST /imports presigns put one file each, under imports/: any import may be next, so the key is a pattern.',
+    });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       stage: this.api.stage,
       table: this.table,
@@ -103,9 +124,11 @@ export class AllocationStack extends Stack {
         ...this.api.handlers.map((handler) => ({ ...handler, invokedBy: 'api' as const })),
         { name: 'PublishEvents', fn: this.events.consumer, invokedBy: 'stream', routeKeys: [] },
         { name: 'SweepHolds', fn: this.sweeper.fn, invokedBy: 'schedule', routeKeys: [] },
+        { name: 'ImportWorker', fn: this.imports.worker, invokedBy: 'stateMachine', routeKeys: [] },
       ],
       events: this.events,
       sweeper: this.sweeper.fn,
+      importEngine: this.imports.stateMachine,
       p99LatencyMs: props.p99LatencyMs ?? 1000,
       alarmEmail: props.alarmEmail,
     });
@@ -114,6 +137,8 @@ export class AllocationStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.stage.url, description: 'Base URL of the HTTP API.' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The DynamoDB table.' });
+    new CfnOutput(this, 'FeedBucketName', { value: this.imports.bucket.bucketName, description: 'The bucket the files of imports are sent to, through the URLs POST /imports answers.' });
+    new CfnOutput(this, 'ImportStateMachineArn', { value: this.imports.stateMachine.stateMachineArn, description: 'The state machine that runs an import once its file has arrived.' });
     new CfnOutput(this, 'EventBusName', { value: this.events.bus.eventBusName, description: 'The bus the domain events are put on.' });
     new CfnOutput(this, 'EventBusArn', { value: this.events.bus.eventBusArn, description: 'The ARN of the bus the domain events are put on.' });
     new CfnOutput(this, 'EventsDeadLetterQueueUrl', {

@@ -71,9 +71,11 @@ export type StoredImportItem =
   | { readonly kind: 'import-chunk'; readonly importid: string; readonly firstRow: number; readonly outcomes: readonly RowOutcome[] }
   | { readonly kind: 'import-errors'; readonly importid: string; readonly firstRow: number; readonly errors: readonly RowError[] };
 
-/** The record of an import as it stands. */
+/** The record of an import as it stands. One stored before imports of files has no `feed` (its rows came inline) and no `refused` (none was kept). */
 const parseRecord = (importid: string, item: Record<string, unknown>): StoredImportItem | undefined => {
-  const { feed, dryRun, validateFirst, digest, status, total, refused, file, fileRefusal, startedAt, finishedAt } = item;
+  const { dryRun, validateFirst, digest, status, total, file, fileRefusal, startedAt, finishedAt } = item;
+  const feed = item.feed ?? 'rows';
+  const refused = item.refused ?? 0;
   if (!IMPORT_FEEDS.includes(feed as ImportFeed) || typeof dryRun !== 'boolean' || typeof validateFirst !== 'boolean' || !IMPORT_STATUSES.includes(status as ImportStatus)) return undefined;
   if (!(digest === undefined || isText(digest)) || !(file === undefined || isText(file)) || !(fileRefusal === undefined || isFileRefusal(fileRefusal))) return undefined;
   if (!isNumber(total) || !isNumber(refused) || !isText(startedAt) || !(finishedAt === undefined || isText(finishedAt)) || !COUNTED.every((name) => isNumber(item[name]))) return undefined;

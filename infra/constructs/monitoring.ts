@@ -11,7 +11,9 @@ import { serviceDashboard } from './monitoring/dashboard';
 import { type WatchedEvents, raiseEventAlarms } from './monitoring/event-alarms';
 import type { RaiseAlarm } from './monitoring/raise-alarm';
 import { type WatchedFunction, raiseServiceAlarms } from './monitoring/service-alarms';
+import { raiseImportAlarm } from './monitoring/import-alarm';
 import { raiseSweeperAlarm } from './monitoring/sweeper-alarm';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Part } from './part';
 
 export interface MonitoringProps {
@@ -24,6 +26,8 @@ export interface MonitoringProps {
   readonly events: WatchedEvents;
   /** The hold sweeper, whose falling behind has an alarm. */
   readonly sweeper: NodejsFunction;
+  /** The state machine of imports, whose failed executions have an alarm. */
+  readonly importEngine: StateMachine;
   /** The p99 latency of a route, in milliseconds, above which its alarm goes off. */
   readonly p99LatencyMs: number;
   /** An address subscribed to every alarm by e-mail (AllocationStackProps). */
@@ -40,7 +44,7 @@ export class Monitoring extends Part {
   readonly alarmTopic: Topic;
   readonly dashboard: Dashboard;
 
-  constructor(scope: Construct, id: string, { stage, table, functions, events, sweeper, p99LatencyMs, alarmEmail }: MonitoringProps) {
+  constructor(scope: Construct, id: string, { stage, table, functions, events, sweeper, importEngine, p99LatencyMs, alarmEmail }: MonitoringProps) {
     super(scope, id);
     const dashboardName = Stack.of(this).stackName;
     this.alarmTopic = alarmTopic(this, alarmEmail);
@@ -56,6 +60,7 @@ export class Monitoring extends Part {
     raiseEventAlarms(raise, events, dashboardName);
     raiseServiceAlarms(raise, service);
     raiseSweeperAlarm(raise, sweeper, dashboardName);
+    raiseImportAlarm(raise, importEngine, dashboardName);
     this.dashboard = serviceDashboard(this, service, events, alarms);
   }
 }

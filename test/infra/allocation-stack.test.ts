@@ -34,7 +34,7 @@ describe('the logical ids', () => {
       table: ['TableCD117FA1'],
       bus: ['EventBus7B8748AA'],
       deadLetters: ['PublishEventsDeadLettersF69DE6E8'],
-      logGroups: ['AllocationsLogs61E22636', 'ApiAccessLogsE9DF007D', 'BatchesLogs970CE1D6', 'PublishEventsLogsC3662FA3', 'SweepHoldsLogs35156B38'],
+      logGroups: ['AllocationsLogs61E22636', 'ApiAccessLogsE9DF007D', 'BatchesLogs970CE1D6', 'ImportStateMachineLogs08042D1E', 'ImportWorkerLogs2AE0A4D0', 'PublishEventsLogsC3662FA3', 'SweepHoldsLogs35156B38'],
       streamReader: ['PublishEventsFunctionDynamoDBEventSourceAllocationServiceTable605470774D46729C'],
       alarmTopicKey: ['AlarmTopicKey57B0D3A7'],
       alarmTopic: ['AlarmTopicD01E77F9'],
@@ -98,7 +98,7 @@ describe('cdk-nag AwsSolutions checks', () => {
     expect(() => app.synth()).toThrow(/AwsSolutions-IAM4/);
   });
 
-  it("acknowledge a wildcard resource only on the stream consumer's role, where ListStreams needs it, and on the callers' routes, for their path parameters", () => {
+  it("acknowledge a wildcard resource only where nothing narrower can be named: the stream consumer's ListStreams, the feeds' keys, the import engine's grants, and the callers' routes' path parameters", () => {
     const wildcardAcknowledgements = stack.node.findAll().flatMap((construct) =>
       construct.node.metadata
         .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
@@ -108,7 +108,12 @@ describe('cdk-nag AwsSolutions checks', () => {
     );
     const onCallers = wildcardAcknowledgements.filter(({ path }) => path.startsWith(`${stack.callers.node.path}/`));
     expect(wildcardAcknowledgements.filter((acknowledgement) => !onCallers.includes(acknowledgement))).toEqual([
+      { path: `${stack.api.node.path}/BatchesRole`, id: expect.stringMatching(/AwsSolutions-IAM5\[Resource::<FeedBucket\w+\.Arn>\/imports\/\*\]$/) },
       { path: `${stack.events.node.path}/PublishEventsRole`, id: expect.stringMatching(/AwsSolutions-IAM5\[Resource::\*\]$/) },
+      ...[/Resource::\*\]$/, /Resource::<ImportWorkerFunction\w+\.Arn>:\*\]$/, /:execution:.*:\*\]$/, /:execution:.*\/\*:\*\]$/, /Resource::arn:<AWS::Partition>:s3:::<FeedBucket\w+>\/\*\]$/].map((id) => ({
+        path: stack.imports.stateMachine.node.path,
+        id: expect.stringMatching(id),
+      })),
     ]);
     // Each names one route's ARN whose only wildcards are its path parameters' segments.
     expect(onCallers.length).toBeGreaterThan(0);

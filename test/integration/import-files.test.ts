@@ -1,9 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMPORT_CHECK_ROWS, IMPORT_CHUNK_ROWS } from '../../domain/imports';
+import { IMPORT_CHUNK_ROWS } from '../../domain/imports';
 import { createBatchesHandler } from '../../functions/batches';
 import { routeKeys } from '../../functions/http/route-keys';
 import { UPLOAD_SECONDS } from '../../functions/imports/uploads';
@@ -121,7 +122,7 @@ describe('an import of a file', () => {
 
   it('run again on the same file, or the same file under another importid, changes nothing more', async () => {
     const sku = uniqueId('SKU');
-    const rows = Array.from({ length: IMPORT_CHECK_ROWS + 10 }, (_, index) => `{"ref":"${sku}-${index}","sku":"${sku}","qty":${index + 1},"eta":null}`);
+    const rows = Array.from({ length: IMPORT_CHUNK_ROWS + 5 }, (_, index) => `{"ref":"${sku}-${index}","sku":"${sku}","qty":${index + 1},"eta":null}`);
     const file = `${rows.join('\n')}\n`;
     const first = uniqueId('feed');
     const opened = await post('/imports', { importid: first, format: 'jsonl' });
@@ -141,4 +142,26 @@ describe('an import of a file', () => {
     expect(await read(`/imports/${again}`)).toMatchObject({ status: 'completed', counts: { total: rows.length, applied: 0, unchanged: rows.length } });
     expect(await checkInvariants(table.documentClient, table.tableName)).toEqual([]);
   });
+
+  it('by npm run import: sends the file, follows it to the end, prints the counts, and exits 1 when a row did not apply', async () => {
+    const sku = uniqueId('SKU');
+    const good = join(directory, `${uniqueId('feed')}.csv`);
+    await writeFile(good, csvOf([`${uniqueId('b')},${sku},3,,`, `${uniqueId('b')},${sku},4,2027-01-01,`]));
+    const applied = await command([good, '--url', baseUrl]);
+    expect(applied).toMatchObject({ code: 0, stdout: expect.stringContaining('2 of 2 rows done: 2 applied, 0 unchanged') });
+    // The same file again is the same import: it changes nothing more.
+    expect(await command([good, '--url', baseUrl])).toMatchObject({ code: 0, stderr: expect.stringContaining('was made before') });
+
+    const bad = join(directory, `${uniqueId('feed')}.jsonl`);
+    await writeFile(bad, `{"ref":"${uniqueId('b')}","sku":"${sku}","qty":1,"eta":null}\n{"ref":"b","qty":1}\n`);
+    const refused = await command([bad, '--url', baseUrl, '--no-validate-first']);
+    expect(refused).toMatchObject({ code: 1, stdout: expect.stringMatching(/1 applied.*1 invalid[\s\S]*row 2: invalid/) });
+    expect(await command([bad, '--colour'])).toMatchObject({ code: 2, stderr: expect.stringContaining('Usage: npm run import') });
+  });
 });
+
+/** `npm run import` with `args`, as a person runs it: its exit code and what it wrote. */
+const command = (args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    execFile(join('node_modules', '.bin', 'tsx'), ['tools/import.ts', ...args], (error, stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stdout, stderr }));
+  });

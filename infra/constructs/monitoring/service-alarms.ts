@@ -17,7 +17,7 @@ const MIN_SERVER_ERRORS = 5;
 export interface WatchedFunction {
   readonly name: string;
   readonly fn: NodejsFunction;
-  readonly invokedBy: 'api' | 'stream' | 'schedule';
+  readonly invokedBy: 'api' | 'stream' | 'schedule' | 'stateMachine';
   readonly routeKeys: readonly string[];
 }
 
@@ -54,6 +54,15 @@ const consequences = (fn: NodejsFunction) => ({
     firstLook: 'filter message = "Hold sweep failed" or record.status in ["error", "timeout"]',
     throttled:
       "Lambda keeps a throttled sweep and runs it later. No sale waits on it (an expired hold's units are free the moment it expires), but holds end late.",
+  },
+  stateMachine: {
+    failed: [
+      `A step of an import failed in ${fn.functionName}: the store did not answer, or it timed out or crashed.`,
+      'Step Functions runs the step again, up to 5 times: every step is recorded once, so a retry applies no row twice.',
+      'An import whose step failed every time stays running: see ImportExecutionsFailedAlarm.',
+    ],
+    firstLook: 'filter message = "Import step failed" or record.status in ["error", "timeout"]',
+    throttled: 'Step Functions runs the throttled step again, so the import is slower.',
   },
 });
 

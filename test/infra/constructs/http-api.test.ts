@@ -10,10 +10,13 @@ const synthesized = synthesize();
 const { stack, template } = synthesized;
 const tableArn = tableArnOf(synthesized);
 
-describe.each([{ name: 'Batches' }, { name: 'Allocations' }])('the $name function', ({ name }) => {
-  it("is given the table name, the history's retention and source-mapped stack traces, and no DynamoDB endpoint", () => {
+describe.each([
+  { name: 'Batches', more: { IMPORT_BUCKET: { Ref: logicalIdOf(stack, 'FeedBucket') } } },
+  { name: 'Allocations', more: {} },
+])('the $name function', ({ name, more }) => {
+  it("is given the table name, the history's retention, source-mapped stack traces, its bucket of feeds if it presigns them, and no DynamoDB endpoint", () => {
     expect(functionNamed(synthesized, name).Properties.Environment).toEqual({
-      Variables: { TABLE_NAME: { Ref: logicalIdOf(stack, 'Table') }, HISTORY_RETENTION_DAYS: '90', NODE_OPTIONS: '--enable-source-maps', ...telemetryNames },
+      Variables: { TABLE_NAME: { Ref: logicalIdOf(stack, 'Table') }, HISTORY_RETENTION_DAYS: '90', NODE_OPTIONS: '--enable-source-maps', ...telemetryNames, ...more },
     });
   });
 });
@@ -34,7 +37,7 @@ describe("the handlers' roles", () => {
   const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
   const historyAttributes = ['actor', 'kind', 'qtyAfter', 'historyOf'];
   const listAttributes = ['listedIn'];
-  const importAttributes = ['addedBy', 'importid', 'dryRun', 'validateFirst', 'digest', 'startedAt', 'total', 'done', 'applied', 'unchanged', 'conflicted', 'stale', 'invalid', 'failed', 'finishedAt', 'outcomes', 'errors'];
+  const importAttributes = ['addedBy', 'importid', 'dryRun', 'validateFirst', 'feed', 'digest', 'file', 'fileRefusal', 'refused', 'rows', 'startedAt', 'total', 'done', 'applied', 'unchanged', 'conflicted', 'stale', 'invalid', 'failed', 'finishedAt', 'outcomes', 'errors'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
@@ -53,7 +56,7 @@ describe("the handlers' roles", () => {
     ];
   };
 
-  it("let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer, shipment, adjustment and import items, check that a location exists, and query the indexes only for a batch's lines, a SKU's history and the lists of SKUs", () => {
+  it("let the batches handler touch SKU, piece, batch reference, order, hold, location, transfer, shipment, adjustment and import items, check that a location exists, query the indexes only for a batch's lines, a SKU's history and the lists of SKUs, and put feeds' files", () => {
     expect(statementsOf(synthesized, 'Batches')).toEqual([
       writesTo(synthesized, 'BatchesLogs'),
       ...itemGrants(
@@ -79,6 +82,7 @@ describe("the handlers' roles", () => {
         Resource: [{ 'Fn::Join': ['', [tableArn, `/index/${skuListsIndex.name}`]] }],
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SKUS#*', 'PLACE#*'] } },
       },
+      { Effect: 'Allow', Action: ['s3:PutObject'], Resource: [{ 'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalIdOf(stack, 'FeedBucket'), 'Arn'] }, '/imports/*']] }] },
     ]);
   });
 
@@ -210,7 +214,7 @@ describe('running under sam local', () => {
 
   /** Of the HTTP handlers, which SAM serves; the stream consumer reads no table, so has no endpoint to point elsewhere. */
   const declaredVariables = (withContext: Synthesized): string[][] =>
-    ['Batches', 'Allocations'].map((name) => Object.keys(functionNamed(withContext, name).Properties.Environment.Variables).sort());
+    ['Batches', 'Allocations'].map((name) => Object.keys(functionNamed(withContext, name).Properties.Environment.Variables).filter((variable) => variable !== 'IMPORT_BUCKET').sort());
 
   it('declares DYNAMODB_ENDPOINT only when synthesized with -c localDynamoDbEndpoint', () => {
     const withoutEndpoint = ['HISTORY_RETENTION_DAYS', 'NODE_OPTIONS', ...Object.keys(telemetryNames), 'TABLE_NAME'].sort();

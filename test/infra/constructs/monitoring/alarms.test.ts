@@ -10,7 +10,7 @@ import { synthesize } from '../../synthesized';
 const { stack, template } = synthesize();
 const table = logicalIdOf(stack, 'Table');
 const allRouteKeys = [...routeKeys.batches, ...routeKeys.allocations];
-const functionNames = ['Batches', 'Allocations', 'PublishEvents', 'SweepHolds'];
+const functionNames = ['Batches', 'Allocations', 'PublishEvents', 'SweepHolds', 'ImportWorker'];
 
 describe('the alarms', () => {
   const alarms = (from: Template = template) => alarmsOf(from);
@@ -23,8 +23,8 @@ describe('the alarms', () => {
   };
   const api = { Ref: logicalIdOf(stack.api, 'Api') };
 
-  it('are one on the 5xx rate, one per route, two per function, two on the table, two on the events and one on the sweeper', () => {
-    expect(alarms()).toHaveLength(1 + allRouteKeys.length + 2 * functionNames.length + 2 + 2 + 1);
+  it('are one on the 5xx rate, one per route, two per function, two on the table, two on the events, one on the sweeper and one on the imports', () => {
+    expect(alarms()).toHaveLength(1 + allRouteKeys.length + 2 * functionNames.length + 2 + 2 + 1 + 1);
   });
 
   it('notify the alarm topic when they go off and when they are over', () => {

@@ -7,7 +7,7 @@ import { synthesize } from '../../synthesized';
 
 const { stack, template } = synthesize();
 const allRouteKeys = [...routeKeys.batches, ...routeKeys.allocations];
-const functionNames = ['Batches', 'Allocations', 'PublishEvents', 'SweepHolds'];
+const functionNames = ['Batches', 'Allocations', 'PublishEvents', 'SweepHolds', 'ImportWorker'];
 
 describe('the dashboard', () => {
   const [dashboardId, dashboard] = Object.entries(template.findResources('AWS::CloudWatch::Dashboard'))[0] ?? [];
