@@ -8,6 +8,7 @@ import {
   type FileRefusal,
   IMPORT_CHECK_ROWS,
   IMPORT_CHUNK_ROWS,
+  ImportChunkTaken,
   type ImportRecord,
   type ImportReport,
   type ImportRequest,
@@ -31,7 +32,8 @@ import { addBatch } from './services';
  * Imports (domain/imports.ts; docs/api.md, "Imports"): each row goes through the service function
  * its request would (addBatch, adjustStock, changeBatch), under the id of its import and its row, so
  * a row applied again (an import resumed, a chunk sent twice) changes nothing more. A chunk's
- * outcomes are counted once, when it is recorded; a chunk recorded is not applied again.
+ * outcomes are counted once, when it is recorded, by the send that claimed it last; a chunk
+ * recorded is not applied again.
  */
 
 /** What a row did, and why, when it did not apply. */
@@ -200,18 +202,32 @@ export const decideImport = async (importid: string, repository: BatchRepository
   return false;
 };
 
-/** Applies a chunk of the import's rows, one after another, and records the chunk; a chunk recorded before is left as it is. */
-export const applyImportRows = async (importid: string, chunk: readonly ReadRow[], repository: BatchRepository): Promise<void> => {
+/**
+ * Applies a chunk of the import's rows, one after another, and records the chunk, under this send's
+ * claim on it: a chunk recorded before is left as it is. Answers false when another send claimed
+ * the chunk meanwhile: that send judges every row again (those this one applied are found made),
+ * and is the one to go on with the rows after, so that rows run in their order.
+ */
+export const applyImportRows = async (importid: string, chunk: readonly ReadRow[], repository: BatchRepository): Promise<boolean> => {
   const record = await runningImport(importid, repository);
   const firstRow = chunk[0]?.row;
-  if (!record || firstRow === undefined || (await repository.importChunkRecorded(importid, firstRow))) return;
+  if (!record || firstRow === undefined) return true;
+  const claim = await repository.claimImportChunk(importid, firstRow);
+  if (!claim) return true;
+  const claimed = repository.forImportChunk(claim);
   const locations = await placesOf(repository);
   const results: RowResult[] = [];
-  for (const read of chunk) {
-    const checked = checkedRow(read, locations, repository.currentTime());
-    results.push('refusal' in checked ? { outcome: checked.refusal.outcome, error: checked.refusal } : await applyRow(record, read.row, checked.row, repository));
+  try {
+    for (const read of chunk) {
+      const checked = checkedRow(read, locations, repository.currentTime());
+      results.push('refusal' in checked ? { outcome: checked.refusal.outcome, error: checked.refusal } : await applyRow(record, read.row, checked.row, claimed));
+    }
+  } catch (error) {
+    if (error instanceof ImportChunkTaken) return false;
+    throw error;
   }
-  await repository.recordImportChunk(importid, { firstRow, outcomes: results.map(({ outcome }) => outcome), errors: results.flatMap(({ error }) => (error ? [error] : [])) });
+  await repository.recordImportChunk(claim, { firstRow, outcomes: results.map(({ outcome }) => outcome), errors: results.flatMap(({ error }) => (error ? [error] : [])) });
+  return true;
 };
 
 /** Ends the import once every row of it is done: completed, and its counts final. */
@@ -242,12 +258,13 @@ async function* groupsOf(rows: AsyncIterable<ReadRow> | Iterable<ReadRow>, size:
  * "Imports"): every row checked, a check at a time; then, unless that failed it, every row
  * applied, a chunk at a time; then the import completed. `rows` reads the feed from its start, once
  * for the checks and once for the chunks: a feed is streamed, never held. Each step is recorded
- * once, so that the run repeated, or resumed after a crash, does none twice.
+ * once, so that the run repeated, or resumed after a crash, does none twice; a run another send
+ * took a chunk from stops there, and leaves the rest to it.
  */
 export const runImport = async (importid: string, rows: () => AsyncIterable<ReadRow> | Iterable<ReadRow>, repository: BatchRepository): Promise<void> => {
   for await (const check of groupsOf(rows(), IMPORT_CHECK_ROWS)) await checkImportRows(importid, check, repository);
   if (!(await decideImport(importid, repository))) return;
-  for await (const chunk of groupsOf(rows(), IMPORT_CHUNK_ROWS)) await applyImportRows(importid, chunk, repository);
+  for await (const chunk of groupsOf(rows(), IMPORT_CHUNK_ROWS)) if (!(await applyImportRows(importid, chunk, repository))) return;
   await finishImport(importid, repository);
 };
 
@@ -258,7 +275,7 @@ export const runImport = async (importid: string, rows: () => AsyncIterable<Read
 export const importRows = async (request: ImportRequest, rows: readonly ReadRow[], repository: BatchRepository): Promise<{ readonly report: ImportReport; readonly created: boolean }> => {
   const { record, created } = await openImport(request, repository);
   if (record.status === 'running') await runImport(request.importid, () => rows, repository);
-  // Still running only while another send of it records a chunk this one found it applying.
+  // Still running while another send of it applies a chunk it claimed from this one.
   return { report: await importById(request.importid, repository), created };
 };
 

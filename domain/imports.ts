@@ -131,6 +131,32 @@ export interface ImportReport extends ImportRecord {
 }
 
 /** A chunk of an import's rows, recorded once: its outcomes counted, its rows' errors kept. */
+/**
+ * One send's claim on a chunk of an import's rows: the rows are applied, and the chunk recorded,
+ * only while it holds, that is until another send claims the chunk (a crash resumed, a repeat sent
+ * meanwhile) or the chunk is recorded. So the outcomes recorded are the ones of the send that made
+ * the changes, never a send that judged the rows before another applied them.
+ */
+export interface ImportChunkClaim {
+  readonly importid: string;
+  readonly firstRow: number;
+  /** Which send holds it: new for each claim. */
+  readonly claimid: string;
+}
+
+/**
+ * Another send claimed the chunk of rows this one was applying, or recorded it (ImportChunkClaim):
+ * this send stops, with the row it was writing unwritten, and leaves the chunk to its claimant. Not
+ * a refusal of a request, so not among domain/errors.ts: a send that meets it answers the import as
+ * it stands.
+ */
+export class ImportChunkTaken extends Error {
+  override readonly name = 'ImportChunkTaken';
+  constructor(readonly importid: string, readonly firstRow: number) {
+    super(`Import ${importid}'s chunk from row ${firstRow} was claimed by another send`);
+  }
+}
+
 export interface ImportChunk {
   /** The number of the chunk's first row: a chunk is rows `firstRow` onwards, one outcome each. */
   readonly firstRow: number;

@@ -1,6 +1,6 @@
 import type { Adjustment, CountBasis } from './adjustments';
 import type { HeldUnits, Hold, Instant } from './holds';
-import type { FileRefusal, ImportCheck, ImportChunk, ImportRecord, RowError } from './imports';
+import type { FileRefusal, ImportCheck, ImportChunk, ImportChunkClaim, ImportRecord, RowError } from './imports';
 import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, ListedLine, OrderLine, Part, Placement, RoutedAllocation } from './model';
 import type { Routing } from './routing';
@@ -254,13 +254,23 @@ export interface BatchRepository {
   importCheckRecorded(importid: string, firstRow: number): Promise<boolean>;
   /** Records the check and adds its rows to the import's total and its refusals to `refused`, in one write, once. The import must be running. */
   recordImportCheck(importid: string, check: ImportCheck): Promise<void>;
-  /** Whether the import's chunk of the rows from `firstRow` is recorded (strongly consistent). */
-  importChunkRecorded(importid: string, firstRow: number): Promise<boolean>;
   /**
-   * Records the chunk and adds its outcomes to the import's counts, in one write, once: a chunk
-   * recorded before is left as it is, and counted once. The import must be running.
+   * Claims the import's chunk of the rows from `firstRow` for this send, from any send that claimed
+   * it before: answers the claim, or nothing when the chunk is recorded (strongly consistent).
    */
-  recordImportChunk(importid: string, chunk: ImportChunk): Promise<void>;
+  claimImportChunk(importid: string, firstRow: number): Promise<ImportChunkClaim | undefined>;
+  /**
+   * This repository for the rows of a claimed chunk: each batch it adds or changes is written only
+   * while the claim holds (the chunk neither claimed since by another send nor recorded), in the
+   * write's own transaction; else ImportChunkTaken, with nothing of that write made.
+   */
+  forImportChunk(claim: ImportChunkClaim): BatchRepository;
+  /**
+   * Records the chunk and adds its outcomes to the import's counts, in one write, once, while the
+   * claim holds: a chunk recorded before, or claimed since, is left as it is, and counted once. The
+   * import must be running.
+   */
+  recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<void>;
   /** Ends the running import as failed, before any row was applied: its file refused as `refusal` says, or else its refused rows counted as invalid. */
   failImport(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void>;
   /** Ends the running import as completed, once every row of it is done. */

@@ -1,7 +1,7 @@
 import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
-import type { FileRefusal, ImportCheck, ImportChunk, ImportRecord, RowError } from '../../domain/imports';
+import { type FileRefusal, type ImportCheck, type ImportChunk, type ImportChunkClaim, ImportChunkTaken, type ImportRecord, type RowError } from '../../domain/imports';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
@@ -46,7 +46,7 @@ import { LINES_RANGE, lineKey, orderPartition, outOfStockItem } from './lines';
 import { LineWrites } from './line-writes';
 import { writesOf } from './pieces';
 import { type FoundBatch, KnownPieces, SpreadBatches, canSpread } from './spread-batches';
-import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, defaultConflictRetryPolicy } from './store-calls';
+import { type ConflictRetryPolicy, type DocumentSender, MAX_TRANSACTION_ITEMS, StoreCalls, type TransactWriteItem, defaultConflictRetryPolicy } from './store-calls';
 import { saveShipment, shipmentKey } from './shipments';
 import { listedSkusPage } from './sku-lists';
 import { type StockChange, changesSince, stockChangeWrite, stockHistoryPage } from './stock-changes';
@@ -112,14 +112,16 @@ export class DynamoDbBatchRepository implements BatchRepository {
     private readonly client: DocumentSender,
     private readonly tableName: string,
     private readonly conflictRetry: ConflictRetryPolicy = defaultConflictRetryPolicy,
-    deadline?: AbortSignal,
-    observer?: StoreObserver,
+    private readonly deadline?: AbortSignal,
+    private readonly observer?: StoreObserver,
     private readonly world: World = systemWorld,
     private readonly knownPieces = new KnownPieces(),
     private readonly takeGroups = new TakeGroups<Placement, GroupedTakeOutcome>(),
     private readonly routing = new RoutingLocations(world),
     /** Who the changes of stock it writes are made by (domain/stock-history.ts). */
     private readonly actor = LOCAL_ACTOR,
+    /** The claim on a chunk of an import's rows that each batch it adds or changes is written under (forImportChunk). */
+    private readonly claim?: ImportChunkClaim,
   ) {
     this.calls = new StoreCalls(client, conflictRetry, world, deadline, observer);
     this.reads = new TableReads(this.calls, client, tableName);
@@ -135,7 +137,21 @@ export class DynamoDbBatchRepository implements BatchRepository {
   }
 
   withDeadline(deadline: AbortSignal, observer?: StoreObserver, actor = this.actor): DynamoDbBatchRepository {
-    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.world, this.knownPieces, this.takeGroups, this.routing, actor);
+    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, deadline, observer, this.world, this.knownPieces, this.takeGroups, this.routing, actor, this.claim);
+  }
+
+  forImportChunk(claim: ImportChunkClaim): DynamoDbBatchRepository {
+    return new DynamoDbBatchRepository(this.client, this.tableName, this.conflictRetry, this.deadline, this.observer, this.world, this.knownPieces, this.takeGroups, this.routing, this.actor, claim);
+  }
+
+  /** The condition a write of a chunk's rows carries, last: that the claim on the chunk still holds. */
+  private claimCondition(): TransactWriteItem[] {
+    return this.claim ? [this.imports.claimHolds(this.claim)] : [];
+  }
+
+  /** A write of a chunk's rows refused: ImportChunkTaken when it was for the claim (read again, strongly consistent). */
+  private async refuseUnlessClaimed(): Promise<void> {
+    if (this.claim && !(await this.imports.claimStillHolds(this.claim))) throw new ImportChunkTaken(this.claim.importid, this.claim.firstRow);
   }
 
   currentTime(): Instant {
@@ -155,11 +171,12 @@ export class DynamoDbBatchRepository implements BatchRepository {
       'added',
     );
     const writes = [...newBatchWrites(this.tableName, batch, now, this.actor, addedBy === undefined ? {} : { addedBy }), added, ...locationCheck];
-    const cancellation = await this.calls.transactWrite(writes);
+    const cancellation = await this.calls.transactWrite([...writes, ...this.claimCondition()]);
     if (!cancellation) return { outcome: 'added' };
     if (!cancellation.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
       throw new Error(`Batch transaction cancelled: ${cancellation.map((reason) => reason.Code).join(', ')}`);
     }
+    await this.refuseUnlessClaimed();
     // Refused first, whatever else failed: a batch cannot be at a place that does not exist.
     if (locationCheck.length > 0 && cancellation[writes.length - 1]?.Code === 'ConditionalCheckFailed') return { outcome: 'unknown-location' };
     // A batch and its reference are only ever written together, so the reference names the batch in the way.
@@ -317,12 +334,12 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.imports.recordCheck(importid, check);
   }
 
-  importChunkRecorded(importid: string, firstRow: number): Promise<boolean> {
-    return this.imports.chunkRecorded(importid, firstRow);
+  claimImportChunk(importid: string, firstRow: number): Promise<ImportChunkClaim | undefined> {
+    return this.imports.claimChunk(importid, firstRow, this.world.newId());
   }
 
-  recordImportChunk(importid: string, chunk: ImportChunk): Promise<void> {
-    return this.imports.recordChunk(importid, chunk);
+  recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<void> {
+    return this.imports.recordChunk(claim, chunk);
   }
 
   failImport(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void> {
@@ -473,13 +490,19 @@ export class DynamoDbBatchRepository implements BatchRepository {
       // A batch that comes onto the shelf (its eta set to null), or leaves it for a date, changes no qty, and is in the history all the same; a shipment given another date is not.
       ...(stockChange.delta === 0 && (batch.eta === null) === (changed.eta === null) ? [] : [stockChangeWrite(this.tableName, stockChange, adjustment?.adjustmentid ?? this.world.newId())]),
     ];
-    const ends = (some: readonly HoldToEnd[], places: CountPlaces) => batchChangeHoldEndWrites(this.tableName, change, batch.ref, some, now, places);
+    const claimed = this.claimCondition();
+    const ends = (some: readonly HoldToEnd[], places: CountPlaces) => {
+      const writes = batchChangeHoldEndWrites(this.tableName, change, batch.ref, some, now, places);
+      return { ...writes, items: [...writes.items, ...claimed] };
+    };
     // The last of the holds are the ones the change keeps with it (the port's promise): the first end on their own.
     let fitting = ending.length;
     // Sized for the most the send may make of them, whichever pieces it picks.
     while (fitting > 0 && ends(ending.slice(ending.length - fitting), sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) fitting--;
     if (fitting < ending.length) return { outcome: 'too-many-holds', fitting };
-    return { outcome: await this.holds.write((places) => ends(ending, places)) };
+    const outcome = await this.holds.write((places) => ends(ending, places));
+    if (outcome === 'changed') await this.refuseUnlessClaimed();
+    return { outcome };
   }
 
   moveAllocations(from: Batch, moves: readonly LineMove[], batches: readonly Batch[]): Promise<MoveAllocationsResult> {

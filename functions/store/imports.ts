@@ -4,6 +4,7 @@ import {
   IMPORT_STATUSES,
   type ImportCheck,
   type ImportChunk,
+  type ImportChunkClaim,
   type ImportCounts,
   type ImportFeed,
   type ImportRecord,
@@ -23,13 +24,15 @@ import { partitionKeyPrefix } from './table';
  * Imports (domain/imports.ts; items.ts, "The table's items"): an import's record, which counts its
  * rows' outcomes, and in its partition one item for each check of rows recorded and one for each
  * chunk of rows recorded (its outcomes), so that each is counted once (kept as long as the import,
- * so that neither is ever run or counted again), and one for each check's or chunk's rows that did
- * not apply. Each is named by its first row.
+ * so that neither is ever run or counted again), one for each chunk's claim (which send applies
+ * it: domain/imports.ts, ImportChunkClaim), and one for each check's or chunk's rows that did not
+ * apply. Each is named by its first row.
  */
 
 const IMPORT_SORT_KEY = 'IMPORT';
 const CHECK_SORT_KEY_PREFIX = 'CHECK#';
 const CHUNK_SORT_KEY_PREFIX = 'CHUNK#';
+const CLAIM_SORT_KEY_PREFIX = 'CLAIM#';
 const ERRORS_SORT_KEY_PREFIX = 'ERRORS#';
 /** A first row, padded so that the sort keys' order is the rows' order. */
 const rowPlace = (firstRow: number) => String(firstRow).padStart(10, '0');
@@ -39,9 +42,16 @@ const COUNTED = ['done', ...ROW_OUTCOMES] as const;
 
 const importPartition = (importid: string) => `${partitionKeyPrefix.import}${importid}`;
 export const importKey = (importid: string) => itemKey(importPartition(importid), IMPORT_SORT_KEY);
-const checkKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CHECK_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
-const chunkKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CHUNK_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
+export const importCheckKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CHECK_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
+export const importChunkKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CHUNK_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
+const importClaimKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CLAIM_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
 const errorsKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${ERRORS_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
+
+/** The chunk's claim is this send's, and the chunk not yet recorded. */
+const CLAIM_HOLDS = {
+  ConditionExpression: '#claimid = :claimid AND attribute_not_exists(#recorded)',
+  ExpressionAttributeNames: { '#claimid': 'claimid', '#recorded': 'recorded' },
+};
 
 /** A running import: a chunk counts into it, and it ends once. */
 const IS_RUNNING = { ConditionExpression: '#status = :running', ExpressionAttributeNames: { '#status': 'status' } };
@@ -69,6 +79,7 @@ export type StoredImportItem =
   | { readonly kind: 'import'; readonly record: ImportRecord }
   | { readonly kind: 'import-check'; readonly importid: string; readonly firstRow: number; readonly rows: number }
   | { readonly kind: 'import-chunk'; readonly importid: string; readonly firstRow: number; readonly outcomes: readonly RowOutcome[] }
+  | { readonly kind: 'import-claim'; readonly importid: string; readonly firstRow: number; readonly claimid: string; readonly recorded: boolean }
   | { readonly kind: 'import-errors'; readonly importid: string; readonly firstRow: number; readonly errors: readonly RowError[] };
 
 /** The record of an import as it stands. One stored before imports of files has no `feed` (its rows came inline) and no `refused` (none was kept). */
@@ -112,12 +123,14 @@ export const parseImportItem = (item: Record<string, unknown>): StoredImportItem
   if (!isText(importid)) return undefined;
   if (isAt(item, importKey(importid))) return parseRecord(importid, item);
   const check = firstRowOf(item[SK], CHECK_SORT_KEY_PREFIX);
-  if (check !== undefined && isAt(item, checkKey(importid, check)) && isNumber(rows)) return { kind: 'import-check', importid, firstRow: check, rows };
+  if (check !== undefined && isAt(item, importCheckKey(importid, check)) && isNumber(rows)) return { kind: 'import-check', importid, firstRow: check, rows };
   const chunk = firstRowOf(item[SK], CHUNK_SORT_KEY_PREFIX);
-  if (chunk !== undefined && isAt(item, chunkKey(importid, chunk)) && isText(outcomes)) {
+  if (chunk !== undefined && isAt(item, importChunkKey(importid, chunk)) && isText(outcomes)) {
     const read = outcomes.split(',');
     if (read.every((outcome) => ROW_OUTCOMES.includes(outcome as RowOutcome))) return { kind: 'import-chunk', importid, firstRow: chunk, outcomes: read as RowOutcome[] };
   }
+  const claimed = firstRowOf(item[SK], CLAIM_SORT_KEY_PREFIX);
+  if (claimed !== undefined && isAt(item, importClaimKey(importid, claimed)) && isText(item.claimid)) return { kind: 'import-claim', importid, firstRow: claimed, claimid: item.claimid, recorded: item.recorded === true };
   const errorsOf = firstRowOf(item[SK], ERRORS_SORT_KEY_PREFIX);
   if (errorsOf !== undefined && isAt(item, errorsKey(importid, errorsOf)) && Array.isArray(errors) && errors.every(isRowError)) return { kind: 'import-errors', importid, firstRow: errorsOf, errors };
   return undefined;
@@ -190,30 +203,76 @@ export class ImportWrites {
   }
 
   async checkRecorded(importid: string, firstRow: number): Promise<boolean> {
-    return (await this.reads.item(checkKey(importid, firstRow))) !== undefined;
+    return (await this.reads.item(importCheckKey(importid, firstRow))) !== undefined;
   }
 
   /** The check's record, new (a check is counted once), its rows added to the total and its refusals to `refused`, and its errors' item, in one write. */
   async recordCheck(importid: string, { firstRow, rows, refused, errors }: ImportCheck): Promise<void> {
     await this.calls.transactWrite([
-      { Put: { TableName: this.tableName, Item: { ...checkKey(importid, firstRow), importid, rows }, ConditionExpression: ITEM_IS_NEW } },
+      { Put: { TableName: this.tableName, Item: { ...importCheckKey(importid, firstRow), importid, rows }, ConditionExpression: ITEM_IS_NEW } },
       countsAdded(this.tableName, importid, { total: rows, refused }),
       ...errorsWrite(this.tableName, importid, firstRow, errors),
     ]);
   }
 
-  async chunkRecorded(importid: string, firstRow: number): Promise<boolean> {
-    return (await this.reads.item(chunkKey(importid, firstRow))) !== undefined;
+  /**
+   * A new claim on the chunk, in place of any before it, on condition that the chunk is not
+   * recorded: its claim is ended in the write that records it. Nothing once the chunk is recorded.
+   */
+  async claimChunk(importid: string, firstRow: number, claimid: string): Promise<ImportChunkClaim | undefined> {
+    if ((await this.reads.item(importChunkKey(importid, firstRow))) !== undefined) return undefined;
+    const cancelled = await this.calls.transactWrite([
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: importClaimKey(importid, firstRow),
+          UpdateExpression: 'SET #importid = :importid, #claimid = :claimid',
+          ConditionExpression: 'attribute_not_exists(#recorded)',
+          ExpressionAttributeNames: { '#importid': 'importid', '#claimid': 'claimid', '#recorded': 'recorded' },
+          ExpressionAttributeValues: { ':importid': importid, ':claimid': claimid },
+        },
+      },
+    ]);
+    return cancelled ? undefined : { importid, firstRow, claimid };
+  }
+
+  /** Whether the claim holds: no other send claimed the chunk since, and it is not recorded (strongly consistent). */
+  async claimStillHolds(claim: ImportChunkClaim): Promise<boolean> {
+    const item = await this.reads.item(importClaimKey(claim.importid, claim.firstRow));
+    const stored = item && parseImportItem(item);
+    return stored?.kind === 'import-claim' && stored.claimid === claim.claimid && !stored.recorded;
+  }
+
+  /** A write's condition that the claim holds: no other send claimed the chunk since, and it is not recorded. */
+  claimHolds({ importid, firstRow, claimid }: ImportChunkClaim): TransactWriteItem {
+    return {
+      ConditionCheck: {
+        TableName: this.tableName,
+        Key: importClaimKey(importid, firstRow),
+        ...CLAIM_HOLDS,
+        ExpressionAttributeValues: { ':claimid': claimid },
+      },
+    };
   }
 
   /**
    * The chunk's record, new (a chunk is counted once: a second send finds it and writes nothing),
-   * its errors' item, and its outcomes added to the running import's counts, all in one write.
+   * its claim ended, on condition that it holds (a send whose claim was taken records nothing), its
+   * errors' item, and its outcomes added to the running import's counts, all in one write.
    */
-  async recordChunk(importid: string, { firstRow, outcomes, errors }: ImportChunk): Promise<void> {
+  async recordChunk({ importid, firstRow, claimid }: ImportChunkClaim, { outcomes, errors }: ImportChunk): Promise<void> {
     const counts = countsOf(outcomes);
     await this.calls.transactWrite([
-      { Put: { TableName: this.tableName, Item: { ...chunkKey(importid, firstRow), importid, outcomes: outcomes.join(',') }, ConditionExpression: ITEM_IS_NEW } },
+      { Put: { TableName: this.tableName, Item: { ...importChunkKey(importid, firstRow), importid, outcomes: outcomes.join(',') }, ConditionExpression: ITEM_IS_NEW } },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: importClaimKey(importid, firstRow),
+          UpdateExpression: 'SET #recorded = :recorded',
+          ...CLAIM_HOLDS,
+          ExpressionAttributeValues: { ':claimid': claimid, ':recorded': true },
+        },
+      },
       countsAdded(this.tableName, importid, Object.fromEntries(COUNTED.map((name) => [name, counts[name]]))),
       ...errorsWrite(this.tableName, importid, firstRow, errors),
     ]);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMPORT_CHUNK_ROWS } from '../../domain/imports';
+import { IMPORT_CHUNK_ROWS, type ImportChunkClaim, ImportChunkTaken } from '../../domain/imports';
 import { StoreUnavailable } from '../../domain/errors';
 import type { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { checkInvariants } from '../../tools/invariants';
@@ -88,16 +88,19 @@ describe('an import', () => {
     const rows = Array.from({ length: IMPORT_CHUNK_ROWS + 4 }, (_, index) => ({ ref: refs[index % 2], sku, qty: index + 2, eta: null }));
     const importid = uniqueId('feed');
     // The store stops answering after the first chunk and three rows of the second have changed their batches.
-    const repository = table.repository();
     let changes = 0;
-    const failing = Object.assign(Object.create(repository) as DynamoDbBatchRepository, {
-      withDeadline: () => failing,
-      changeBatch: (...args: Parameters<DynamoDbBatchRepository['changeBatch']>) => {
-        if (++changes > IMPORT_CHUNK_ROWS + 3) return Promise.reject(new StoreUnavailable('The store did not answer'));
-        return repository.changeBatch(...args);
-      },
-    });
-    expect((await importFeed({ importid, rows }, serviceOver(failing))).status).toBe(503);
+    const failingAfterChanges = (repository: DynamoDbBatchRepository): DynamoDbBatchRepository => {
+      const failing: DynamoDbBatchRepository = Object.assign(Object.create(repository) as DynamoDbBatchRepository, {
+        withDeadline: () => failing,
+        forImportChunk: (claim: ImportChunkClaim) => failingAfterChanges(repository.forImportChunk(claim)),
+        changeBatch: (...args: Parameters<DynamoDbBatchRepository['changeBatch']>) => {
+          if (++changes > IMPORT_CHUNK_ROWS + 3) return Promise.reject(new StoreUnavailable('The store did not answer'));
+          return repository.changeBatch(...args);
+        },
+      });
+      return failing;
+    };
+    expect((await importFeed({ importid, rows }, serviceOver(failingAfterChanges(table.repository())))).status).toBe(503);
     expect((await invoke('GET /imports/{importid}', { pathParameters: { importid } })).body).toMatchObject({ status: 'running', counts: { done: IMPORT_CHUNK_ROWS } });
 
     const finished = await importFeed({ importid, rows });
@@ -107,5 +110,43 @@ describe('an import', () => {
     expect(await batch(refs[0] as string)).toMatchObject({ qty: rows.length + 1 });
     expect(await batch(refs[1] as string)).toMatchObject({ qty: rows.length });
     expect(await checkInvariants(table.documentClient, table.tableName)).toEqual([]);
+  });
+});
+
+describe('a claim on a chunk of an import', () => {
+  const running = async (importid: string) => {
+    await table.repository().createImport({ importid, feed: 'rows', dryRun: false, validateFirst: true, status: 'running', counts: { total: 1, done: 0, applied: 0, unchanged: 0, conflicted: 0, stale: 0, invalid: 0, failed: 0 }, refused: 0, startedAt: new Date().toISOString() });
+  };
+
+  it('that another send took refuses each write of a batch in that write, with nothing of it made, and records nothing', async () => {
+    const repository = table.repository();
+    const importid = uniqueId('feed');
+    await running(importid);
+    const taken = (await repository.claimImportChunk(importid, 1)) as ImportChunkClaim;
+    const holding = (await repository.claimImportChunk(importid, 1)) as ImportChunkClaim;
+    const [refused, added] = [uniqueId('b'), uniqueId('b')];
+    const sku = uniqueId('SKU');
+
+    await expect(repository.forImportChunk(taken).addBatch({ ref: refused, sku, qty: 5, eta: null, available: 5 })).rejects.toThrow(ImportChunkTaken);
+    await repository.forImportChunk(holding).addBatch({ ref: added, sku, qty: 5, eta: null, available: 5 });
+    const batch = await repository.batch(added);
+    await expect(repository.forImportChunk(taken).changeBatch(batch!, { ...batch!, qty: 9, available: 9 })).rejects.toThrow(ImportChunkTaken);
+    await repository.recordImportChunk(taken, { firstRow: 1, outcomes: ['applied'], errors: [] });
+
+    expect(await repository.batch(refused)).toBeUndefined();
+    expect(await repository.batch(added)).toMatchObject({ qty: 5 });
+    expect((await repository.importRecord(importid))?.counts).toMatchObject({ done: 0 });
+  });
+
+  it('ends when its chunk is recorded: no write under it, and no claim after it', async () => {
+    const repository = table.repository();
+    const importid = uniqueId('feed');
+    await running(importid);
+    const claim = (await repository.claimImportChunk(importid, 1)) as ImportChunkClaim;
+    await repository.recordImportChunk(claim, { firstRow: 1, outcomes: ['applied'], errors: [] });
+
+    await expect(repository.forImportChunk(claim).addBatch({ ref: uniqueId('b'), sku: uniqueId('SKU'), qty: 5, eta: null, available: 5 })).rejects.toThrow(ImportChunkTaken);
+    expect(await repository.claimImportChunk(importid, 1)).toBeUndefined();
+    expect((await repository.importRecord(importid))?.counts).toMatchObject({ done: 1, applied: 1 });
   });
 });

@@ -18,7 +18,7 @@ import {
 } from '../../domain/model';
 import type { Routing } from '../../domain/routing';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
-import { type FileRefusal, type ImportCheck, type ImportChunk, type ImportCounts, type ImportRecord, type RowCounts, type RowError, countsOf } from '../../domain/imports';
+import { type FileRefusal, type ImportCheck, type ImportChunk, type ImportChunkClaim, ImportChunkTaken, type ImportCounts, type ImportRecord, type RowCounts, type RowError, countsOf } from '../../domain/imports';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { HistoryEntry, HistoryPage, HistoryRequest } from '../../domain/stock-history';
 import type { ListRequest, ListedSkus, SkuList } from '../../domain/stock-listings';
@@ -557,6 +557,9 @@ export class FakeRepository implements BatchRepository {
   readonly imports = new Map<string, ImportRecord>();
   readonly importChecks = new Map<string, Map<number, ImportCheck>>();
   readonly importChunks = new Map<string, Map<number, ImportChunk>>();
+  /** Each chunk's claim, by importid and first row. */
+  private readonly importClaims = new Map<string, string>();
+  private claimsMade = 0;
 
   async createImport(record: ImportRecord): Promise<ImportRecord | undefined> {
     const existing = this.imports.get(record.importid);
@@ -589,15 +592,39 @@ export class FakeRepository implements BatchRepository {
     this.imports.set(importid, { ...record, counts: { ...record.counts, total: record.counts.total + check.rows }, refused: record.refused + check.refused });
   }
 
-  async importChunkRecorded(importid: string, firstRow: number): Promise<boolean> {
-    return this.importChunks.get(importid)?.has(firstRow) ?? false;
+  /** The adapter's condition: a chunk not recorded is claimed, from any claim before. */
+  async claimImportChunk(importid: string, firstRow: number): Promise<ImportChunkClaim | undefined> {
+    if (this.importChunks.get(importid)?.has(firstRow)) return undefined;
+    const claim = { importid, firstRow, claimid: `claim-${++this.claimsMade}` };
+    this.importClaims.set(`${importid}#${firstRow}`, claim.claimid);
+    return claim;
   }
 
-  /** The adapter's conditions: a chunk new to a running import; its outcomes added to the counts. */
-  async recordImportChunk(importid: string, chunk: ImportChunk): Promise<void> {
+  private claimHolds({ importid, firstRow, claimid }: ImportChunkClaim): boolean {
+    return !this.importChunks.get(importid)?.has(firstRow) && this.importClaims.get(`${importid}#${firstRow}`) === claimid;
+  }
+
+  /** The adapter's condition on each batch a chunk's rows add or change: the claim holds. */
+  forImportChunk(claim: ImportChunkClaim): BatchRepository {
+    const claimed = ['addBatch', 'changeBatch'];
+    return new Proxy(this, {
+      get: (target, property, receiver) => {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (!claimed.includes(String(property)) || typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (!this.claimHolds(claim)) return Promise.reject(new ImportChunkTaken(claim.importid, claim.firstRow));
+          return (value as (...args: unknown[]) => unknown).apply(receiver, args);
+        };
+      },
+    });
+  }
+
+  /** The adapter's conditions: a chunk new to a running import, under a claim that holds; its outcomes added to the counts. */
+  async recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<void> {
+    const { importid } = claim;
     const record = this.imports.get(importid);
     const chunks = this.importChunks.get(importid) ?? new Map<number, ImportChunk>();
-    if (record?.status !== 'running' || chunks.has(chunk.firstRow)) return;
+    if (record?.status !== 'running' || !this.claimHolds(claim)) return;
     chunks.set(chunk.firstRow, chunk);
     this.importChunks.set(importid, chunks);
     const added = countsOf(chunk.outcomes);

@@ -181,6 +181,40 @@ describe('an import sent again', () => {
   });
 });
 
+describe('an import sent twice at once', () => {
+  it('counts each row as the send that recorded its chunk judged it, and a send whose claim was taken writes nothing more', async () => {
+    const repository = new FakeRepository();
+    const rows = numbered([batchRow('b1', 3, { expectedQty: 7 }), batchRow('b2', 2)]);
+    // The first send waits at its read of b1 while a second send runs the whole import.
+    let readB1: () => void = () => undefined;
+    const secondRan = new Promise<void>((resolve) => (readB1 = resolve));
+    let resume: () => void = () => undefined;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    const waiting = Object.assign(Object.create(repository) as FakeRepository, {
+      batch: async (ref: string) => {
+        if (ref === 'b1') {
+          readB1();
+          await resumed;
+        }
+        return repository.batch(ref);
+      },
+    });
+    const first = importRows(request('i1'), rows, waiting);
+    await secondRan;
+
+    const second = await importRows(request('i1'), rows, repository);
+    // b1 arrives after the second send judged its row: the first, resumed, finds it as the row expects.
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 7, eta: null }, repository);
+    resume();
+    const firstAnswer = await first;
+
+    expect(second.report).toMatchObject({ status: 'completed', counts: { done: 2, applied: 1, conflicted: 1 }, errors: [{ row: 1, outcome: 'conflicted' }] });
+    expect(firstAnswer.report).toEqual(second.report);
+    expect(repository.batches.get('b1')).toMatchObject({ qty: 7 });
+    expect(repository.adjustments.has('i1#1')).toBe(false);
+  });
+});
+
 describe('an import cut off and sent again', () => {
   /** The repository, failing every write of a batch's qty after the first `changes`, as a store that stops answering. */
   const cutOffAfter = (repository: FakeRepository, changes: number) => {

@@ -64,21 +64,25 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
   for (const answer of http) {
     const ref = field(answer.send.body, 'ref');
     if (answer.send.routeKey === 'POST /add_batch' && (answer.status ?? 0) < 300 && !skuOfRef.has(ref)) skuOfRef.set(ref, field(answer.send.body, 'sku'));
+    if (answer.send.routeKey === 'POST /imports') {
+      for (const row of (answer.send.body as { rows?: unknown[] }).rows ?? []) if (field(row, 'sku') !== '' && !skuOfRef.has(field(row, 'ref'))) skuOfRef.set(field(row, 'ref'), field(row, 'sku'));
+    }
   }
   const routeOf = (answer: HttpAnswer) => answer.send.routeKey;
   const pathOf = (answer: HttpAnswer, name: string) => answer.send.path?.[name] ?? '';
   /** Sends that were not over before `answer` was sent: what might have changed the table after it. */
   const after = (answer: Answer) => http.filter((other) => other !== answer && (other.answeredAt ?? Number.MAX_SAFE_INTEGER) >= answer.sentAt);
-  /** The batch a change of a batch's qty names: a PATCH's path, an adjustment's body. */
-  const changedRef = (other: HttpAnswer) => (routeOf(other) === 'PATCH /batches/{ref}' ? pathOf(other, 'ref') : routeOf(other) === 'POST /adjustments' ? field(other.send.body, 'ref') : undefined);
-  /** Whether anything sent after `answer` might cancel, move or take off its order the line (orderid, sku). */
-  const changesLine = (other: HttpAnswer, orderid: string, sku: string) => {
-    const changed = changedRef(other);
-    return (
-      (routeOf(other) === 'DELETE /allocations/{orderid}/{sku}' && pathOf(other, 'orderid') === orderid && pathOf(other, 'sku') === sku) ||
-      (changed !== undefined && [sku, undefined].includes(skuOfRef.get(changed)))
-    );
+  /** The batches a change of a batch's qty names: a PATCH's path, an adjustment's body, an import's rows. */
+  const changedRefs = (other: HttpAnswer): string[] => {
+    if (routeOf(other) === 'PATCH /batches/{ref}') return [pathOf(other, 'ref')];
+    if (routeOf(other) === 'POST /adjustments') return [field(other.send.body, 'ref')];
+    if (routeOf(other) === 'POST /imports') return ((other.send.body as { rows?: unknown[] } | undefined)?.rows ?? []).map((row) => field(row, 'ref'));
+    return [];
   };
+  /** Whether anything sent after `answer` might cancel, move or take off its order the line (orderid, sku). */
+  const changesLine = (other: HttpAnswer, orderid: string, sku: string) =>
+    (routeOf(other) === 'DELETE /allocations/{orderid}/{sku}' && pathOf(other, 'orderid') === orderid && pathOf(other, 'sku') === sku) ||
+    changedRefs(other).some((changed) => [sku, undefined].includes(skuOfRef.get(changed)));
   /** Whether a request that may cancel or move the line (orderid, sku) wrote anything between two steps. */
   const lineChangedBetween = (orderid: string, sku: string, from: number, to: number) => {
     const changers = new Set(http.filter((other) => changesLine(other, orderid, sku)).map(({ actor }) => actor));
@@ -285,10 +289,10 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
   const holdsPlaced = new Map(http.filter((answer) => routeOf(answer) === 'POST /holds').map((answer) => [field(answer.send.body, 'holdid'), endingItems(answer.send.body)]));
   if (holdsPlaced.size < HOLDS_ONE_CHANGE_ENDS && CHANGE_ITEMS + [...holdsPlaced.values()].reduce((sum, items) => sum + items, 0) <= MAX_TRANSACTION_ITEMS) {
     for (const answer of http) {
-      const changed = changedRef(answer);
-      if (changed === undefined) continue;
-      const reference = keyText(batchReferenceKey(changed));
-      const apart = commits.find((commit) => commit.actor === answer.actor && commit.items.some((item) => item.startsWith(HOLD_PREFIX)) && !commit.items.includes(reference));
+      const references = changedRefs(answer).map((changed) => keyText(batchReferenceKey(changed)));
+      if (references.length === 0) continue;
+      // An import's rows each end the holds their own change must: with the reference of one of its batches.
+      const apart = commits.find((commit) => commit.actor === answer.actor && commit.items.some((item) => item.startsWith(HOLD_PREFIX)) && !references.some((reference) => commit.items.includes(reference)));
       if (apart) failures.push({ rule: 'holds-end-with-their-change', message: `${describe(answer)} ended holds at step ${apart.step} in a write without its change of the batch` });
     }
   }

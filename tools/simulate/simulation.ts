@@ -3,6 +3,8 @@ import { DynamoDBDocumentClient, ScanCommand, type ScanCommandOutput } from '@aw
 import type { Adjustment } from '../../domain/adjustments';
 import { StoreUnavailable } from '../../domain/errors';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { ADDED_BY } from '../../functions/store/batches';
+import type { StoredImportItem } from '../../functions/store/imports';
 import { parseStoredItem } from '../../functions/store/items';
 import { defaultConflictRetryPolicy } from '../../functions/store/store-calls';
 import { ensureTable } from '../../local/table';
@@ -13,6 +15,7 @@ import { judgeAdjustments } from './adjustments-judge';
 import { judgeEvents } from './events-judge';
 import { judgeFields } from './fields-judge';
 import { judgeHistory } from './history-judge';
+import { type StoredImports, judgeImports } from './imports-judge';
 import { type Failure, judge } from './judge';
 import { type Moment, judgeAgainstModel } from './model-judge';
 import type { Answer, FaultMet, Reached } from './observed';
@@ -450,13 +453,13 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const run = async (): Promise<RunRecord> => {
   await runUntilQuiet();
   if (failures.length > 0) return finished();
-  // Clients that follow the docs finish what they started: a PATCH that got no final answer is sent
-  // until it gets one (a change cut off has moved only some lines), and every batch is read once,
+  // Clients that follow the docs finish what they started: a PATCH, an adjustment or an import that
+  // got no final answer is sent until it gets one (a change cut off has moved only some lines), and every batch is read once,
   // which moves one that a write cut off left among those with stock with none.
   settling = true;
   const lastAttempts = new Map(answers.map((answer) => [answer.send.id, answer]));
   for (const last of lastAttempts.values()) {
-    if (last.send.kind === 'http' && ['PATCH /batches/{ref}', 'POST /adjustments'].includes(last.send.routeKey) && (last.died || (last.status ?? 0) >= 500)) {
+    if (last.send.kind === 'http' && ['PATCH /batches/{ref}', 'POST /adjustments', 'POST /imports'].includes(last.send.routeKey) && (last.died || (last.status ?? 0) >= 500)) {
       arrivals.push({ send: last.send, attempt: last.attempt + 1, at: step });
     }
   }
@@ -476,7 +479,9 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const events = await streamEvents(storeOfRecord, tableName, changed);
   failures.push(...judgeEvents(events, inventory));
   failures.push(...judgeAgainstModel(answers, reached, timeline));
-  failures.push(...judgeAdjustments(answers, reached, timeline, await storedAdjustments(store, tableName)));
+  const stored = await storedForJudges(store, tableName);
+  failures.push(...judgeAdjustments(answers, reached, timeline, stored.adjustments));
+  failures.push(...judgeImports(reached, stored));
   failures.push(...judgeFields(answers, reached, timeline));
   failures.push(...judgeHistory(answers, timeline));
   failures.push(...judge({ answers, reached, faultsMet, inventory, mode: settings.mode }));
@@ -493,19 +498,27 @@ const writtenAt = (moment: number, offsetMinutes?: number): string => {
   return `${local}${offsetMinutes < 0 ? '-' : '+'}${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
 };
 
-/** The adjustments stored at the end: each written once, and kept (docs/api.md), so the end's are every one the run made. */
-const storedAdjustments = async (store: DynamoDBDocumentClient, tableName: string): Promise<Adjustment[]> => {
+/**
+ * What the judges of adjustments and imports read at the end: the adjustments, each written once
+ * and kept (docs/api.md), so the end's are every one the run made; the imports' records, checks and
+ * chunks, kept as long as their imports; and the import rows that added a batch.
+ */
+const storedForJudges = async (store: DynamoDBDocumentClient, tableName: string): Promise<StoredImports> => {
   const adjustments: Adjustment[] = [];
+  const items: StoredImportItem[] = [];
+  const addedBy: string[] = [];
   let startKey: ScanCommandOutput['LastEvaluatedKey'];
   do {
     const page: ScanCommandOutput = await store.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: startKey }));
     for (const item of page.Items ?? []) {
       const stored = parseStoredItem(item);
       if (stored.kind === 'adjustment') adjustments.push(stored.adjustment);
+      else if (stored.kind === 'import' || stored.kind === 'import-check' || stored.kind === 'import-chunk') items.push(stored);
+      else if (stored.kind === 'batch-reference' && typeof item[ADDED_BY] === 'string') addedBy.push(item[ADDED_BY]);
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return adjustments;
+  return { adjustments, items, addedBy };
 };
 
 /** The kinds of conflicting pairs the run ordered: for two calls of different requests on one item, one a write, which came first. */

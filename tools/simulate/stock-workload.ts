@@ -52,6 +52,36 @@ export const drawAdjustment = (chance: Chance, places: Places): Draft => {
   return adjustment(chance.pick(ADJUSTMENTS), ref, { ...fields, ...expected(chance, batch), ...note(chance) });
 };
 
+/** Imports' ids, few, so that one is often sent again: by a client's retry (the same rows), or with other rows (a 409). */
+const IMPORTS = ['i1', 'i2', 'i3'] as const;
+/** Refs of the batches an import adds. */
+const IMPORTED = ['n1', 'n2', 'n3'] as const;
+
+/** A row of an import: a batch it adds or recounts (now and then a qty no batch takes), or a count taken long ago. */
+const importRow = (chance: Chance, places: Places): object => {
+  const batch = chance.pick(places.batches);
+  return chance.weighted<object>([
+    [{ ref: batch.ref, sku: batch.sku, qty: chance.int(1, 10), eta: chance.chance(0.8) ? batch.eta : null, ...(batch.location === 'default' ? {} : { location: batch.location }), ...expected(chance, batch) }, 4],
+    [{ ref: chance.pick(IMPORTED), sku: batch.sku, qty: chance.int(1, 8), eta: null }, 2],
+    [{ ref: batch.ref, qty: chance.int(0, 8), counted_at: LONG_AGO, ...expected(chance, batch) }, 2],
+    [{ ref: batch.ref, sku: batch.sku, qty: 0, eta: null }, 0.3],
+  ]);
+};
+
+/**
+ * An import of rows sent inline (docs/api.md, "Imports"): a few rows of the run's batches, now and
+ * then enough for two chunks, so that a worker that crashes between them, and is sent again, must
+ * resume from the chunk it recorded.
+ */
+export const drawImport = (chance: Chance, places: Places): Draft => {
+  const rows = Array.from({ length: chance.chance(0.15) ? chance.int(26, 28) : chance.int(1, 6) }, () => importRow(chance, places));
+  return {
+    kind: 'http',
+    routeKey: 'POST /imports',
+    body: { importid: chance.pick(IMPORTS), rows, ...(chance.chance(0.15) ? { dry_run: true } : {}), ...(chance.chance(0.3) ? { validate_first: false } : {}) },
+  };
+};
+
 const stocktake = (at: number, { ref }: StartingBatch, after?: Step): Step => ({ at, draft: { kind: 'stocktake', ref }, ...(after ? { after } : {}) });
 
 /** A count of `batch` as of `taken`, sent at `at`: what the warehouse found then, about what the batch started with. */

@@ -1,5 +1,5 @@
 import type { Chance } from './chance';
-import { STOCK_EPISODES, drawAdjustment, historyRead } from './stock-workload';
+import { STOCK_EPISODES, drawAdjustment, drawImport, historyRead } from './stock-workload';
 import { type Draft, type Episode, type Places, type Send, type StartingBatch, type Step, type Workload, inTurn, twice } from './workload-steps';
 
 /*
@@ -167,6 +167,7 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
     ],
     [() => drawAdjustment(chance, places), 8, 'stock'],
     [() => historyRead(chance, places), 2, 'stock'],
+    [() => drawImport(chance, places), 2, 'stock'],
     [() => ({ kind: 'http', routeKey: 'GET /batches/{ref}', path: { ref: ref() } }), 3, 'other'],
     [() => ({ kind: 'http', routeKey: 'GET /skus/{sku}/stock', path: { sku: chance.pick(SKUS) } }), 1, 'other'],
     [() => ({ kind: 'http', routeKey: 'GET /holds/{holdid}', path: { holdid: holdid() } }), 2, 'holds'],
