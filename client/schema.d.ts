@@ -366,6 +366,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/imports/{importid}/rows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example feed-2026-11-25
+                 */
+                importid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an import's rows, and what each did
+         * @description Every row of the import done so far, by number, with its outcome, and for one that did not apply its `code` and `message`: the results of a whole feed, a page at a time (`npm run import -- FILE --results OUT` writes them to a file). Rows are done a chunk of 25 at a time, so a running import lists the rows of its chunks recorded so far. An import that validated first and was failed by its check applied none: it lists the rows the check refused; one whose file was refused lists none. Pages: `limit` rows at most, and a `cursor` while more may remain. A page costs a Query of at most 5 of the import's chunks and one of their errors.
+         */
+        get: operations["listImportRows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/allocate": {
         parameters: {
             query?: never;
@@ -605,6 +631,8 @@ export interface components {
         ListLimit: string;
         /** @description The `cursor` of the page before, as the service answered it: opaque. One it did not make is refused. */
         ListCursor: string;
+        /** @description The `cursor` of the page before of the import's rows, as the service answered it: opaque. One it did not make is refused. */
+        ImportRowsCursor: string;
         /**
          * @description `null` for a batch in stock, or the day a shipment arrives: a real calendar date `YYYY-MM-DD` (2026-02-30 is refused).
          * @example null
@@ -1157,6 +1185,23 @@ export interface components {
                  */
                 expires_at: string;
             };
+        };
+        /** @description A page of an import's rows, and what each did. */
+        ImportRows: {
+            importid: components["schemas"]["Identifier"];
+            /** @description By row number: each row done so far (its chunk of 25 recorded); for an import that validated first and was failed by its check, the rows the check refused. */
+            rows: {
+                /** @description The row, numbered from 1. */
+                row: number;
+                /** @enum {unknown} */
+                outcome: "applied" | "unchanged" | "conflicted" | "stale" | "invalid" | "failed";
+                /** @description For a row that did not apply: the code its own request would have had. */
+                code?: components["schemas"]["ErrorCode"];
+                /** @description For a row that did not apply: why. */
+                message?: string;
+            }[];
+            /** @description Where the next page starts: send it back as `?cursor=`. Absent on the last page. */
+            cursor?: string;
         };
         /** @description The batch's `qty` is not `expected_qty`; nothing changed. */
         QtyChanged: {
@@ -3691,6 +3736,135 @@ export interface operations {
              * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
              *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
              *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs
+             *     - No import has this `importid`
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example GET
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    listImportRows: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The most rows on the page: 1 to 100; 50 when absent.
+                 * @example 2
+                 */
+                limit?: components["schemas"]["ListLimit"];
+                /**
+                 * @description The `cursor` of the page before: the page after it.
+                 * @example WyJyb3ciLDNd
+                 */
+                cursor?: components["schemas"]["ImportRowsCursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description An identifier, percent-encoded in the path (`%20` for a space, `%2F` for a slash inside an id) and decoded once.
+                 * @example feed-2026-11-25
+                 */
+                importid: components["schemas"]["Identifier"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import exists */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportRows"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - A path parameter breaks a rule of what it names (an identifier, or a location id): one issue per bad parameter, named by its name, for the first rule it breaks. Checked before anything of the body is read
+             *     - A query parameter breaks a rule of what it names, or the route does not take it: one issue per parameter, named by its name. A name sent twice is one value, the two joined by a comma (as API Gateway passes them), which no parameter takes
              */
             400: {
                 headers: {

@@ -13,6 +13,9 @@ import {
   type ImportReport,
   type ImportRequest,
   type ImportRow,
+  type ImportRowsRead,
+  type ImportedRow,
+  type ImportedRows,
   MAX_IMPORT_ERRORS,
   MAX_ROW_MESSAGE_CHARACTERS,
   type ReadRow,
@@ -79,15 +82,25 @@ const finishedRepeat = async (request: AdjustmentRequest, repository: BatchRepos
  * any, must be 0); one of the same SKU at the same place has its eta changed and its qty set by a
  * count taken now (reason `counted`, on the qty `expected_qty` names), each only where it differs.
  * A batch this row added, or counted, is the row applied: a send cut off before its chunk was
- * recorded made it, and the rows after it may have changed the batch since.
+ * recorded made it, and the rows after it may have changed the batch since. `absent`: its chunk's
+ * read found no batch of its ref, so it is not read again (its add is conditional all the same).
  */
-const applyBatchRow = async ({ importid, dryRun }: ImportRecord, row: number, { ref, sku, qty, eta, location, expectedQty }: BatchRow, repository: BatchRepository): Promise<RowResult> => {
+const applyBatchRow = async (record: ImportRecord, row: number, read: BatchRow, repository: BatchRepository, absent: boolean): Promise<RowResult> => {
+  const { importid, dryRun } = record;
+  const { ref, sku, qty, eta, location, expectedQty } = read;
   const changeId = rowChangeId(importid, row);
-  const batch = await repository.batch(ref);
+  const batch = absent ? undefined : await repository.batch(ref);
   if (!batch) {
     if (expectedQty !== undefined && expectedQty !== 0) throw new QtyChanged(ref, expectedQty, 0);
     if (dryRun) return APPLIED;
-    const { created } = await addBatch({ ref, sku, qty, eta, ...(location === undefined ? {} : { location }) }, repository, changeId);
+    let created: boolean;
+    try {
+      ({ created } = await addBatch({ ref, sku, qty, eta, ...(location === undefined ? {} : { location }) }, repository, changeId));
+    } catch (error) {
+      // A batch added since the chunk's read, unlike this row's: judged as one found, by its own read.
+      if (absent && error instanceof DuplicateBatch) return applyBatchRow(record, row, read, repository, false);
+      throw error;
+    }
     // Not created: another send of this row added it meanwhile, or another request the same batch.
     return created || (await repository.batchAddedBy(ref)) === changeId ? APPLIED : UNCHANGED;
   }
@@ -124,8 +137,30 @@ const applyCountRow = async ({ importid, dryRun }: ImportRecord, row: number, { 
   return APPLIED;
 };
 
-const applyRow = (record: ImportRecord, row: number, read: ImportRow, repository: BatchRepository): Promise<RowResult> =>
-  (read.kind === 'batch' ? applyBatchRow(record, row, read, repository) : applyCountRow(record, row, read, repository)).catch((error: unknown) => refusedRow(row, error));
+/**
+ * Whether a batch row is unchanged as its chunk's read found its batch: one of its SKU at its place,
+ * with its qty (its `expected_qty` too) and its eta, which no row of this import added and whose
+ * count this row has not made. Then the row writes nothing, and needs no read of its own; any other
+ * row is judged by its own reads, as applyBatchRow judges it.
+ */
+const unchangedAsRead = (importid: string, row: number, read: ImportRow, rowsRead: ImportRowsRead): boolean => {
+  if (read.kind !== 'batch') return false;
+  const batch = rowsRead.batches.get(read.ref);
+  const changeId = rowChangeId(importid, row);
+  if (!batch || rowsRead.adjusted.get(changeId) !== false || batch.addedBy === changeId) return false;
+  const expected = read.expectedQty === undefined || read.expectedQty === batch.qty;
+  return expected && batch.sku === read.sku && batch.location === locationOf(read) && batch.qty === read.qty && batch.eta === read.eta;
+};
+
+/** The chunk's read of what its batch rows judge first: their batches' references and their change ids' adjustments. */
+const readChunkRows = (importid: string, rows: readonly { readonly row: number; readonly read: ImportRow }[], repository: BatchRepository): Promise<ImportRowsRead> => {
+  const batchRows = rows.filter(({ read }) => read.kind === 'batch');
+  if (batchRows.length === 0) return Promise.resolve({ batches: new Map(), adjusted: new Map() });
+  return repository.importRowsRead([...new Set(batchRows.map(({ read }) => read.ref))], batchRows.map(({ row }) => rowChangeId(importid, row)));
+};
+
+const applyRow = (record: ImportRecord, row: number, read: ImportRow, repository: BatchRepository, absent = false): Promise<RowResult> =>
+  (read.kind === 'batch' ? applyBatchRow(record, row, read, repository, absent) : applyCountRow(record, row, read, repository)).catch((error: unknown) => refusedRow(row, error));
 
 /** The row, or why it cannot be applied before any is: its schema refused it, it names a place that is not one, or a count's time is out of its window at `now` (none: not judged). */
 const checkedRow = ({ row, read }: ReadRow, locations: ReadonlySet<string>, now?: Instant): { readonly row: ImportRow } | { readonly refusal: RowError } => {
@@ -216,23 +251,42 @@ export const applyImportRows = async (importid: string, chunk: readonly ReadRow[
   if (!claim) return true;
   const claimed = repository.forImportChunk(claim);
   const locations = await placesOf(repository);
+  const now = repository.currentTime();
+  const checked = chunk.map((read) => ({ row: read.row, checked: checkedRow(read, locations, now) }));
+  const valid = checked.flatMap(({ row, checked: one }) => ('row' in one ? [{ row, read: one.row }] : []));
+  const rowsRead = await readChunkRows(importid, valid, repository);
+  // A batch an earlier row of the chunk names may have changed since the chunk's read: read again.
+  const named = new Set<string>();
   const results: RowResult[] = [];
   try {
-    for (const read of chunk) {
-      const checked = checkedRow(read, locations, repository.currentTime());
-      results.push('refusal' in checked ? { outcome: checked.refusal.outcome, error: checked.refusal } : await applyRow(record, read.row, checked.row, claimed));
+    for (const { row, checked: one } of checked) {
+      if ('refusal' in one) {
+        results.push({ outcome: one.refusal.outcome, error: one.refusal });
+        continue;
+      }
+      const fresh = !named.has(one.row.ref);
+      named.add(one.row.ref);
+      if (fresh && unchangedAsRead(importid, row, one.row, rowsRead)) {
+        results.push(UNCHANGED);
+        continue;
+      }
+      // A row that expects a batch to have units is judged by its own read of it.
+      const absent = fresh && one.row.kind === 'batch' && !one.row.expectedQty && rowsRead.batches.get(one.row.ref) === null;
+      results.push(await applyRow(record, row, one.row, claimed, absent));
     }
   } catch (error) {
     if (error instanceof ImportChunkTaken) return false;
     throw error;
   }
-  await repository.recordImportChunk(claim, { firstRow, outcomes: results.map(({ outcome }) => outcome), errors: results.flatMap(({ error }) => (error ? [error] : [])) });
-  return true;
+  // Not recorded: another send claimed the chunk after this one's last write, or recorded it first.
+  return repository.recordImportChunk(claim, { firstRow, outcomes: results.map(({ outcome }) => outcome), errors: results.flatMap(({ error }) => (error ? [error] : [])) });
 };
 
-/** Ends the import once every row of it is done: completed, and its counts final. */
-export const finishImport = async (importid: string, repository: BatchRepository): Promise<void> => {
-  if (await runningImport(importid, repository)) await repository.completeImport(importid, nowText(repository));
+/** Ends the import once every row of it is done: completed, and its counts final. Whether it has ended (completed now or before, or failed). */
+export const finishImport = async (importid: string, repository: BatchRepository): Promise<boolean> => {
+  if (!(await runningImport(importid, repository))) return true;
+  await repository.completeImport(importid, nowText(repository));
+  return (await runningImport(importid, repository)) === undefined;
 };
 
 /** The import's file is no feed (empty, not in its format, too long): the import fails, with nothing of it applied. */
@@ -291,3 +345,29 @@ export const importById = async (importid: string, repository: BatchRepository):
   if (!record) throw new ImportNotFound(importid);
   return { ...record, errors: await repository.importErrors(importid, MAX_IMPORT_ERRORS) };
 };
+
+/**
+ * A page of the import's rows from `fromRow`, by number, as far as they are done: each row of a
+ * recorded chunk with its outcome. An import failed by its check applied none: its page holds the
+ * rows the check refused, and one whose file was refused holds none.
+ */
+export const importedRows = async (importid: string, { fromRow, limit }: { readonly fromRow: number; readonly limit: number }, repository: BatchRepository): Promise<ImportedRows> => {
+  const record = await repository.importRecord(importid);
+  if (!record) throw new ImportNotFound(importid);
+  if (record.status === 'failed') {
+    if (record.fileRefusal) return { rows: [] };
+    const refused = await repository.importErrors(importid, limit + 1, fromRow);
+    const next = refused[limit];
+    return { rows: refused.slice(0, limit).map(importedRow), ...(next ? { next: next.row } : {}) };
+  }
+  // Enough chunks for the page and the row after it, however the first starts before `fromRow`.
+  const chunks = await repository.importChunks(importid, fromRow, Math.ceil(limit / IMPORT_CHUNK_ROWS) + 1);
+  const rows = chunks.flatMap(({ firstRow, outcomes, errors }) => {
+    const byRow = new Map(errors.map((error) => [error.row, error]));
+    return outcomes.map((outcome, index) => byRow.get(firstRow + index) ?? { row: firstRow + index, outcome });
+  }).filter(({ row }) => row >= fromRow);
+  const next = rows[limit];
+  return { rows: rows.slice(0, limit).map(importedRow), ...(next ? { next: next.row } : {}) };
+};
+
+const importedRow = ({ row, outcome, ...why }: ImportedRow | RowError): ImportedRow => ({ row, outcome, ...('code' in why ? { code: why.code, message: why.message } : {}) });

@@ -1,3 +1,4 @@
+import { cursorOfParts, partsOfCursor } from './cursors';
 import type { DomainErrorCode } from './domain-error';
 
 /*
@@ -130,7 +131,33 @@ export interface ImportReport extends ImportRecord {
   readonly errors: readonly RowError[];
 }
 
-/** A chunk of an import's rows, recorded once: its outcomes counted, its rows' errors kept. */
+/** A row of an import, as it went: its outcome, and, for one that did not apply, why. */
+export interface ImportedRow {
+  readonly row: number;
+  readonly outcome: RowOutcome;
+  readonly code?: RowError['code'];
+  readonly message?: string;
+}
+
+/** A page of an import's rows, by number; `next`, the row the next page starts at, none once no row done is left. */
+export interface ImportedRows {
+  readonly rows: readonly ImportedRow[];
+  readonly next?: number;
+}
+
+/** The most characters a cursor of an import's rows has: a row number, in base64. */
+export const MAX_ROWS_CURSOR_CHARACTERS = 64;
+
+/** The cursor a client sends for the page of an import's rows that starts at `row`: opaque, URL-safe. */
+export const importRowsCursorOf = (row: number): string => cursorOfParts(['row', row]);
+
+/** The row a cursor of an import's rows names, or undefined for a string that is no such cursor this service made. */
+export const rowOfImportRowsCursor = (cursor: string): number | undefined => {
+  const parts = partsOfCursor(cursor, MAX_ROWS_CURSOR_CHARACTERS, 2);
+  const [kind, row] = parts ?? [];
+  return kind === 'row' && typeof row === 'number' && Number.isSafeInteger(row) && row >= 1 ? row : undefined;
+};
+
 /**
  * One send's claim on a chunk of an import's rows: the rows are applied, and the chunk recorded,
  * only while it holds, that is until another send claims the chunk (a crash resumed, a repeat sent
@@ -157,6 +184,29 @@ export class ImportChunkTaken extends Error {
   }
 }
 
+/**
+ * What a chunk's rows judge first, read at once for the whole chunk: each batch as its reference
+ * describes it (the reference's copy of its sku, place, qty and eta, which every write of the batch
+ * keeps in step) with the import row that added it, and which rows' change ids have an
+ * adjustment. A ref or a change id the read did not answer for is in neither map: read it alone.
+ */
+export interface ImportRowsRead {
+  /** By ref: the batch described, or null when no batch has that ref. */
+  readonly batches: ReadonlyMap<string, DescribedBatch | null>;
+  /** By change id: whether an adjustment was made under it. */
+  readonly adjusted: ReadonlyMap<string, boolean>;
+}
+
+export interface DescribedBatch {
+  readonly sku: string;
+  readonly location: string;
+  readonly qty: number;
+  readonly eta: string | null;
+  /** The change id of the import row that added it, if one did. */
+  readonly addedBy?: string;
+}
+
+/** A chunk of an import's rows, recorded once: its outcomes counted, its rows' errors kept. */
 export interface ImportChunk {
   /** The number of the chunk's first row: a chunk is rows `firstRow` onwards, one outcome each. */
   readonly firstRow: number;

@@ -1,6 +1,6 @@
 import type { Adjustment, CountBasis } from './adjustments';
 import type { HeldUnits, Hold, Instant } from './holds';
-import type { FileRefusal, ImportCheck, ImportChunk, ImportChunkClaim, ImportRecord, RowError } from './imports';
+import type { FileRefusal, ImportCheck, ImportChunk, ImportChunkClaim, ImportRecord, ImportRowsRead, RowError } from './imports';
 import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, ListedLine, OrderLine, Part, Placement, RoutedAllocation } from './model';
 import type { Routing } from './routing';
@@ -254,6 +254,8 @@ export interface BatchRepository {
   importCheckRecorded(importid: string, firstRow: number): Promise<boolean>;
   /** Records the check and adds its rows to the import's total and its refusals to `refused`, in one write, once. The import must be running. */
   recordImportCheck(importid: string, check: ImportCheck): Promise<void>;
+  /** What the rows of a chunk judge first, for these refs and change ids, in one read (domain/imports.ts, ImportRowsRead; strongly consistent). */
+  importRowsRead(refs: readonly string[], changeIds: readonly string[]): Promise<ImportRowsRead>;
   /**
    * Claims the import's chunk of the rows from `firstRow` for this send, from any send that claimed
    * it before: answers the claim, or nothing when the chunk is recorded (strongly consistent).
@@ -267,16 +269,18 @@ export interface BatchRepository {
   forImportChunk(claim: ImportChunkClaim): BatchRepository;
   /**
    * Records the chunk and adds its outcomes to the import's counts, in one write, once, while the
-   * claim holds: a chunk recorded before, or claimed since, is left as it is, and counted once. The
-   * import must be running.
+   * claim holds: answers whether it did. A chunk recorded before, or claimed since, is left as it
+   * is, and counted once. The import must be running.
    */
-  recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<void>;
+  recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<boolean>;
   /** Ends the running import as failed, before any row was applied: its file refused as `refusal` says, or else its refused rows counted as invalid. */
   failImport(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void>;
   /** Ends the running import as completed, once every row of it is done. */
   completeImport(importid: string, finishedAt: string): Promise<void>;
-  /** The first `limit` rows of the import that did not apply, by row number. */
-  importErrors(importid: string, limit: number): Promise<RowError[]>;
+  /** The first `limit` rows of the import that did not apply, by row number, from `fromRow` on. */
+  importErrors(importid: string, limit: number, fromRow?: number): Promise<RowError[]>;
+  /** The import's recorded chunks, by first row, from the one that holds `fromRow` (or the first after it), at most `limit`, each with its rows' errors. */
+  importChunks(importid: string, fromRow: number, limit: number): Promise<ImportChunk[]>;
   /** The moment the rules of holds are judged at (domain/holds.ts): the system clock, or one a test sets. */
   currentTime(): Instant;
   /**

@@ -1,6 +1,6 @@
 import { LocationIdNotThePath } from '../domain/errors';
-import { importById, importFile, importRows } from '../domain/import-services';
-import type { ImportReport } from '../domain/imports';
+import { importById, importFile, importRows, importedRows } from '../domain/import-services';
+import { type ImportReport, importRowsCursorOf, rowOfImportRowsCursor } from '../domain/imports';
 import { allLocations, locationById, putLocation } from '../domain/location-services';
 import type { Location } from '../domain/locations';
 import { type Batch, type Reallocation, type StockLevels, allocatedOf, heldOf, locationOf } from '../domain/model';
@@ -19,7 +19,7 @@ import type { Transfer } from '../domain/transfers';
 import { countingHoldEndings } from './hold-endings';
 import { json, noContent, route, routedHandler, text } from './http/route';
 import type { BatchesRouteKey } from './http/route-keys';
-import { adjustmentSchema, batchChangeSchema, batchSchema, historyQuerySchema, importSchema, listQuerySchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
+import { adjustmentSchema, batchChangeSchema, batchSchema, historyQuerySchema, importRowsQuerySchema, importSchema, listQuerySchema, locationSchema, shipmentSchema, stockQuerySchema, transferSchema } from './http/schemas';
 import { readRow, rowsDigest } from './imports/rows';
 import { type Upload, type UploadTarget, s3Uploads } from './imports/uploads';
 import { batchRepository } from './store/repository';
@@ -288,6 +288,16 @@ export const createBatchesHandler = (repository: BatchRepository, uploads: Uploa
     route('GET /imports/{importid}', {
       successOutcomes: { 200: 'ImportRead' },
       run: async ({ pathParameters: { importid } }, store) => json(200, importView(await importById(importid, store))),
+    }),
+    route('GET /imports/{importid}/rows', {
+      query: importRowsQuerySchema,
+      successOutcomes: { 200: 'ImportRowsRead' },
+      run: async ({ pathParameters: { importid }, query: { limit, cursor } }, store) => {
+        // The schema let only a cursor that names a row through.
+        const fromRow = cursor === undefined ? 1 : (rowOfImportRowsCursor(cursor) as number);
+        const page = await importedRows(importid, { fromRow, limit: limit === undefined ? DEFAULT_LIST_LIMIT : Number(limit) }, store);
+        return json(200, { importid, rows: page.rows, ...(page.next === undefined ? {} : { cursor: importRowsCursorOf(page.next) }) });
+      },
     }),
     route('GET /shipments/{shipmentid}', {
       successOutcomes: { 200: 'ShipmentRead' },

@@ -47,7 +47,10 @@ const runStep = async (event: ImportWorkerEvent, repository: BatchRepository): P
   if ('BatchInput' in event) {
     const { step, importid, format } = event.BatchInput;
     const rows = rowsOf(event.Items, format);
-    await (step === 'check' ? checkImportRows(importid, rows, repository) : applyImportRows(importid, rows, repository));
+    if (step === 'check') await checkImportRows(importid, rows, repository);
+    // Taken by another run of this batch of items (the engine runs one at least once): this run is
+    // sent again, until the chunk is recorded, by whichever run ends holding it.
+    else if (!(await applyImportRows(importid, rows, repository))) throw new Error(`The chunk of import ${importid} from row ${rows[0]?.row} was not recorded by this run`);
     return { run: true };
   }
   if (event.step === 'begin') {
@@ -63,7 +66,8 @@ const runStep = async (event: ImportWorkerEvent, repository: BatchRepository): P
   }
   if (event.step === 'decide') return { importid: event.importid, run: await decideImport(event.importid, repository) };
   if (event.step !== 'refuse') {
-    await finishImport(event.importid, repository);
+    // Every chunk was recorded before this step: an import left running has rows undone, and fails the execution for its alarm.
+    if (!(await finishImport(event.importid, repository))) throw new Error(`Import ${event.importid} still has rows not done`);
     return { importid: event.importid, run: false };
   }
   await refuseImportFile(event.importid, { message: `The file could not be read as a feed: ${event.cause}` }, repository);

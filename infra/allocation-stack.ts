@@ -77,7 +77,8 @@ export interface AllocationStackProps extends StackProps {
   readonly importConcurrency?: number;
 }
 
-const DEFAULT_IMPORT_CONCURRENCY = 10;
+/** About 2,900 WRU/s of new batches: under the 4,000 a new on-demand table serves at once, with room for the API's traffic (docs/capacity.md, "Imports"). */
+const DEFAULT_IMPORT_CONCURRENCY = 4;
 
 /**
  * The allocation service: its table, the HTTP API that changes it, the domain events its changes

@@ -1,17 +1,19 @@
 /**
- * `npm run import -- FILE [--url URL] [--dry-run]`: imports a feed file (docs/api.md, "Imports"):
- * creates the import, sends the file where the answer says, and shows its progress until it ends.
+ * `npm run import -- FILE [--url URL] [--dry-run] [--results OUT]`: imports a feed file (docs/api.md,
+ * "Imports"): creates the import, sends the file where the answer says, shows its progress until it
+ * ends, and writes what each row did to OUT when asked.
  * Exit 0 when every row applied (or was unchanged), 1 when any did not or the import failed, 2 for a
  * wrong command or a service that could not be reached (tools/import/command.ts says which options).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createAllocationClient } from '../client/index';
+import { type AllocationClient, createAllocationClient } from '../client/index';
 import { type Import, type Options, USAGE, UsageError, allApplied, parseOptions, progressLine, summary } from './import/command';
 
 const POLL_MS = 500;
@@ -50,6 +52,23 @@ const upload = (file: string, bytes: number, { url, method, headers }: NonNullab
     stream.pipe(request);
   });
 
+/** Writes what each row of the import did to `file`, a JSON line a row, reading them a page at a time; answers how many. */
+const writeResults = async (client: AllocationClient, importid: string, file: string): Promise<number> => {
+  const out = createWriteStream(file);
+  let written = 0;
+  let cursor: string | undefined;
+  do {
+    const { data: page, error } = await client.GET('/imports/{importid}/rows', { params: { path: { importid }, query: { limit: '100', ...(cursor === undefined ? {} : { cursor }) } } });
+    if (!page) throw new ImportStopped(`GET /imports/${importid}/rows was refused: ${JSON.stringify(error)}`);
+    for (const row of page.rows) if (!out.write(`${JSON.stringify(row)}\n`)) await once(out, 'drain');
+    written += page.rows.length;
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  out.end();
+  await once(out, 'finish');
+  return written;
+};
+
 const run = async (options: Options): Promise<number> => {
   const { size } = await stat(options.file).catch(() => {
     throw new ImportStopped(`No file ${options.file}`);
@@ -82,6 +101,7 @@ const run = async (options: Options): Promise<number> => {
     if (current.status === 'completed' || current.status === 'failed') {
       if (terminal) process.stderr.write('\n');
       console.log(summary(current).join('\n'));
+      if (options.results !== undefined) console.log(`  what each row did: ${await writeResults(client, importid, options.results)} rows in ${options.results}`);
       return allApplied(current) ? 0 : 1;
     }
     await sleep(POLL_MS);

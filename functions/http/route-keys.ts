@@ -23,6 +23,7 @@ export const routeKeys = {
     'POST /adjustments',
     'POST /imports',
     'GET /imports/{importid}',
+    'GET /imports/{importid}/rows',
   ],
   allocations: [
     'POST /allocate',

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { ADJUSTMENT_REASONS } from '../../domain/adjustments';
 import { MAX_HOLD_SECONDS } from '../../domain/holds';
-import { MAX_INLINE_ROWS } from '../../domain/imports';
+import { MAX_INLINE_ROWS, MAX_ROWS_CURSOR_CHARACTERS, rowOfImportRowsCursor } from '../../domain/imports';
 import { MAX_CURSOR_CHARACTERS, MAX_HISTORY_LIMIT, positionOf } from '../../domain/stock-history';
 import { MAX_LIST_CURSOR_CHARACTERS, MAX_LIST_LIMIT, listPositionOf } from '../../domain/stock-listings';
 import type { Split } from '../../domain/model';
@@ -160,6 +160,18 @@ export const listCursorSchema = /* @__PURE__ */ (() =>
 export const listQuerySchema = /* @__PURE__ */ objectOf({
   limit: /* @__PURE__ */ z.optional(listLimitSchema),
   cursor: /* @__PURE__ */ z.optional(listCursorSchema),
+});
+
+const ROWS_CURSOR = "the cursor of a page of this import's rows, as the service answered it";
+/** A cursor names a row of a page the service answered: what a client makes up is refused. */
+export const namesAnImportRow = /* @__PURE__ */ (() => z.refine<string>((cursor) => rowOfImportRowsCursor(cursor) !== undefined, refused(ROWS_CURSOR)))();
+export const importRowsCursorSchema = /* @__PURE__ */ (() =>
+  z.string(refused(ROWS_CURSOR)).check(z.regex(new RegExp(`^[A-Za-z0-9_-]{1,${MAX_ROWS_CURSOR_CHARACTERS}}$`), refused(ROWS_CURSOR)), namesAnImportRow))();
+
+/** `GET /imports/{importid}/rows`' query: how many rows, and from where. */
+export const importRowsQuerySchema = /* @__PURE__ */ objectOf({
+  limit: /* @__PURE__ */ z.optional(listLimitSchema),
+  cursor: /* @__PURE__ */ z.optional(importRowsCursorSchema),
 });
 
 /*

@@ -1,7 +1,7 @@
 import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
-import { type FileRefusal, type ImportCheck, type ImportChunk, type ImportChunkClaim, ImportChunkTaken, type ImportRecord, type RowError } from '../../domain/imports';
+import { type FileRefusal, type ImportCheck, type ImportChunk, type ImportChunkClaim, ImportChunkTaken, type ImportRecord, type ImportRowsRead, type RowError } from '../../domain/imports';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
@@ -38,6 +38,7 @@ import { ADDED_BY, CHANGE_COUNT, COUNTED_AT, EXHAUSTED_RANGE, STOCK_RANGE, batch
 import { type CountPlaces, sizingPlaces } from './held-units';
 import { HoldGiveBacks, type HeldOnBatch } from './hold-give-backs';
 import { HoldSaves } from './hold-saves';
+import { importRowsRead } from './import-reads';
 import { batchChangeHoldEndWrites } from './holds';
 import { locatedLine, parseStoredItem, storedLine } from './items';
 import { LocationReads, RoutingLocations } from './location-reads';
@@ -334,11 +335,15 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.imports.recordCheck(importid, check);
   }
 
+  importRowsRead(refs: readonly string[], changeIds: readonly string[]): Promise<ImportRowsRead> {
+    return importRowsRead(this.calls, this.client, this.tableName, refs, changeIds);
+  }
+
   claimImportChunk(importid: string, firstRow: number): Promise<ImportChunkClaim | undefined> {
     return this.imports.claimChunk(importid, firstRow, this.world.newId());
   }
 
-  recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<void> {
+  recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<boolean> {
     return this.imports.recordChunk(claim, chunk);
   }
 
@@ -350,8 +355,12 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.imports.complete(importid, finishedAt);
   }
 
-  importErrors(importid: string, limit: number): Promise<RowError[]> {
-    return this.imports.errors(importid, limit);
+  importErrors(importid: string, limit: number, fromRow?: number): Promise<RowError[]> {
+    return this.imports.errors(importid, limit, fromRow);
+  }
+
+  importChunks(importid: string, fromRow: number, limit: number): Promise<ImportChunk[]> {
+    return this.imports.chunks(importid, fromRow, limit);
   }
 
   async shipment(shipmentid: string): Promise<Shipment | undefined> {
@@ -499,7 +508,11 @@ export class DynamoDbBatchRepository implements BatchRepository {
     let fitting = ending.length;
     // Sized for the most the send may make of them, whichever pieces it picks.
     while (fitting > 0 && ends(ending.slice(ending.length - fitting), sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) fitting--;
-    if (fitting < ending.length) return { outcome: 'too-many-holds', fitting };
+    if (fitting < ending.length) {
+      // The holds are then ended apart from the change, with no claim to carry: a send whose claim was taken ends none.
+      await this.refuseUnlessClaimed();
+      return { outcome: 'too-many-holds', fitting };
+    }
     const outcome = await this.holds.write((places) => ends(ending, places));
     if (outcome === 'changed') await this.refuseUnlessClaimed();
     return { outcome };

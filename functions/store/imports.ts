@@ -1,5 +1,7 @@
 import {
   type FileRefusal,
+  IMPORT_CHECK_ROWS,
+  IMPORT_CHUNK_ROWS,
   IMPORT_FEEDS,
   IMPORT_STATUSES,
   type ImportCheck,
@@ -258,11 +260,13 @@ export class ImportWrites {
   /**
    * The chunk's record, new (a chunk is counted once: a second send finds it and writes nothing),
    * its claim ended, on condition that it holds (a send whose claim was taken records nothing), its
-   * errors' item, and its outcomes added to the running import's counts, all in one write.
+   * errors' item, and its outcomes added to the running import's counts, all in one write. Whether
+   * it was written: any of its conditions failed (recorded before, claimed since, the import no
+   * longer running), nothing was.
    */
-  async recordChunk({ importid, firstRow, claimid }: ImportChunkClaim, { outcomes, errors }: ImportChunk): Promise<void> {
+  async recordChunk({ importid, firstRow, claimid }: ImportChunkClaim, { outcomes, errors }: ImportChunk): Promise<boolean> {
     const counts = countsOf(outcomes);
-    await this.calls.transactWrite([
+    const cancelled = await this.calls.transactWrite([
       { Put: { TableName: this.tableName, Item: { ...importChunkKey(importid, firstRow), importid, outcomes: outcomes.join(',') }, ConditionExpression: ITEM_IS_NEW } },
       {
         Update: {
@@ -276,6 +280,8 @@ export class ImportWrites {
       countsAdded(this.tableName, importid, Object.fromEntries(COUNTED.map((name) => [name, counts[name]]))),
       ...errorsWrite(this.tableName, importid, firstRow, errors),
     ]);
+    if (cancelled) this.calls.raceLost(cancelled);
+    return cancelled === undefined;
   }
 
   /** Ends the running import as failed: its file refused, or else its refused rows counted as invalid (their errors kept by their checks). */
@@ -310,12 +316,35 @@ export class ImportWrites {
     ]);
   }
 
-  /** The first `limit` rows that did not apply: each errors' item holds at least one, so `limit` of them hold enough. */
-  async errors(importid: string, limit: number): Promise<RowError[]> {
-    const items = await this.reads.range(importPartition(importid), ERRORS_SORT_KEY_PREFIX, `${ERRORS_SORT_KEY_PREFIX}~`, { latestFirst: false, limit });
+  /**
+   * The first `limit` rows from `fromRow` that did not apply. An errors' item holds a check's rows
+   * (250) or a chunk's (25), and at least one error: the items from a check's length before
+   * `fromRow` hold any that holds it, and `limit` items more hold enough.
+   */
+  async errors(importid: string, limit: number, fromRow = 1): Promise<RowError[]> {
+    const first = errorsKey(importid, Math.max(1, fromRow - IMPORT_CHECK_ROWS + 1))[SK] as string;
+    const items = await this.reads.range(importPartition(importid), first, `${ERRORS_SORT_KEY_PREFIX}~`, { latestFirst: false, limit: limit + IMPORT_CHECK_ROWS / IMPORT_CHUNK_ROWS });
     return items.flatMap((item) => {
       const stored = parseImportItem(item);
       return stored?.kind === 'import-errors' ? stored.errors : [];
-    }).slice(0, limit);
+    }).filter(({ row }) => row >= fromRow).slice(0, limit);
+  }
+
+  /** The recorded chunks from the one that holds `fromRow` (its first row at most a chunk's length before), at most `limit`, with their errors' items. */
+  async chunks(importid: string, fromRow: number, limit: number): Promise<ImportChunk[]> {
+    const partition = importPartition(importid);
+    const first = importChunkKey(importid, Math.max(1, fromRow - IMPORT_CHUNK_ROWS + 1))[SK] as string;
+    const recorded = (await this.reads.range(partition, first, `${CHUNK_SORT_KEY_PREFIX}~`, { latestFirst: false, limit })).flatMap((item) => {
+      const stored = parseImportItem(item);
+      return stored?.kind === 'import-chunk' ? [stored] : [];
+    });
+    const [earliest, latest] = [recorded[0], recorded.at(-1)];
+    if (!earliest || !latest) return [];
+    const errorItems = await this.reads.range(partition, errorsKey(importid, earliest.firstRow)[SK] as string, errorsKey(importid, latest.firstRow)[SK] as string, { latestFirst: false, limit: recorded.length });
+    const errorsByFirstRow = new Map(errorItems.flatMap((item) => {
+      const stored = parseImportItem(item);
+      return stored?.kind === 'import-errors' ? [[stored.firstRow, stored.errors] as const] : [];
+    }));
+    return recorded.map(({ firstRow, outcomes }) => ({ firstRow, outcomes, errors: errorsByFirstRow.get(firstRow) ?? [] }));
   }
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -154,8 +154,13 @@ describe('an import of a file', () => {
 
     const bad = join(directory, `${uniqueId('feed')}.jsonl`);
     await writeFile(bad, `{"ref":"${uniqueId('b')}","sku":"${sku}","qty":1,"eta":null}\n{"ref":"b","qty":1}\n`);
-    const refused = await command([bad, '--url', baseUrl, '--no-validate-first']);
-    expect(refused).toMatchObject({ code: 1, stdout: expect.stringMatching(/1 applied.*1 invalid[\s\S]*row 2: invalid/) });
+    const results = join(directory, `${uniqueId('results')}.jsonl`);
+    const refused = await command([bad, '--url', baseUrl, '--no-validate-first', '--results', results]);
+    expect(refused).toMatchObject({ code: 1, stdout: expect.stringMatching(/1 applied.*1 invalid[\s\S]*row 2: invalid[\s\S]*2 rows in/) });
+    expect((await readFile(results, 'utf8')).trim().split('\n').map((line) => JSON.parse(line))).toEqual([
+      { row: 1, outcome: 'applied' },
+      { row: 2, outcome: 'invalid', code: 'validation_failed', message: expect.any(String) },
+    ]);
     expect(await command([bad, '--colour'])).toMatchObject({ code: 2, stderr: expect.stringContaining('Usage: npm run import') });
   });
 });

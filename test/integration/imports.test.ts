@@ -131,7 +131,7 @@ describe('a claim on a chunk of an import', () => {
     await repository.forImportChunk(holding).addBatch({ ref: added, sku, qty: 5, eta: null, available: 5 });
     const batch = await repository.batch(added);
     await expect(repository.forImportChunk(taken).changeBatch(batch!, { ...batch!, qty: 9, available: 9 })).rejects.toThrow(ImportChunkTaken);
-    await repository.recordImportChunk(taken, { firstRow: 1, outcomes: ['applied'], errors: [] });
+    expect(await repository.recordImportChunk(taken, { firstRow: 1, outcomes: ['applied'], errors: [] })).toBe(false);
 
     expect(await repository.batch(refused)).toBeUndefined();
     expect(await repository.batch(added)).toMatchObject({ qty: 5 });
@@ -143,10 +143,60 @@ describe('a claim on a chunk of an import', () => {
     const importid = uniqueId('feed');
     await running(importid);
     const claim = (await repository.claimImportChunk(importid, 1)) as ImportChunkClaim;
-    await repository.recordImportChunk(claim, { firstRow: 1, outcomes: ['applied'], errors: [] });
+    expect(await repository.recordImportChunk(claim, { firstRow: 1, outcomes: ['applied'], errors: [] })).toBe(true);
 
     await expect(repository.forImportChunk(claim).addBatch({ ref: uniqueId('b'), sku: uniqueId('SKU'), qty: 5, eta: null, available: 5 })).rejects.toThrow(ImportChunkTaken);
     expect(await repository.claimImportChunk(importid, 1)).toBeUndefined();
     expect((await repository.importRecord(importid))?.counts).toMatchObject({ done: 1, applied: 1 });
+  });
+});
+
+describe('the read of a chunk of rows', () => {
+  it('describes each batch as its last change left it, with the row that added it, says which change ids have an adjustment, and names a ref of no batch', async () => {
+    const [patched, imported, missing] = [uniqueId('b'), uniqueId('b'), uniqueId('b')];
+    const sku = uniqueId('SKU');
+    expect((await invoke('POST /add_batch', { body: { ref: patched, sku, qty: 5, eta: null } })).status).toBe(201);
+    expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref: patched }, body: { qty: 8, eta: '2027-03-01' } })).status).toBe(200);
+    const importid = uniqueId('feed');
+    expect((await importFeed({ importid, rows: [{ ref: imported, sku, qty: 3, eta: null }, { ref: patched, qty: 6, counted_at: new Date().toISOString() }] })).status).toBe(201);
+
+    const read = await table.repository().importRowsRead([patched, imported, missing], [`${importid}#1`, `${importid}#2`]);
+
+    expect(read.batches).toEqual(new Map([
+      [patched, { sku, location: 'default', qty: 6, eta: '2027-03-01' }],
+      [imported, { sku, location: 'default', qty: 3, eta: null, addedBy: `${importid}#1` }],
+      [missing, null],
+    ]));
+    expect(read.adjusted).toEqual(new Map([[`${importid}#1`, false], [`${importid}#2`, true]]));
+  });
+});
+
+describe('the rows of an import, read through the route', () => {
+  it('list every row by number across chunks and pages, with why a row did not apply, and refuse a cursor the service did not make', async () => {
+    const sku = uniqueId('SKU');
+    const ref = uniqueId('b');
+    expect((await invoke('POST /add_batch', { body: { ref, sku, qty: 4, eta: null } })).status).toBe(201);
+    const rows = Array.from({ length: IMPORT_CHUNK_ROWS + 3 }, (_, index) => (index === IMPORT_CHUNK_ROWS + 1 ? { ref, sku, qty: 6, eta: null, expected_qty: 5 } : { ref: uniqueId('b'), sku, qty: 1, eta: null }));
+    const importid = uniqueId('feed');
+    expect((await importFeed({ importid, rows })).status).toBe(201);
+
+    const listed: Record<string, unknown>[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await invoke('GET /imports/{importid}/rows', { pathParameters: { importid }, queryStringParameters: { limit: '10', ...(cursor === undefined ? {} : { cursor }) } });
+      expect(page.status).toBe(200);
+      const body = page.body as { rows: Record<string, unknown>[]; cursor?: string };
+      listed.push(...body.rows);
+      cursor = body.cursor;
+      pages++;
+    } while (cursor !== undefined);
+
+    expect(pages).toBe(3);
+    expect(listed.map(({ row }) => row)).toEqual(rows.map((_, index) => index + 1));
+    expect(listed[IMPORT_CHUNK_ROWS + 1]).toEqual({ row: IMPORT_CHUNK_ROWS + 2, outcome: 'conflicted', code: 'qty_changed', message: expect.stringContaining('not the 5 expected') });
+    expect(listed.filter(({ outcome }) => outcome === 'applied')).toHaveLength(rows.length - 1);
+    expect(await invoke('GET /imports/{importid}/rows', { pathParameters: { importid }, queryStringParameters: { cursor: 'made-up' } })).toMatchObject({ status: 400, body: { code: 'validation_failed' } });
+    expect(await invoke('GET /imports/{importid}/rows', { pathParameters: { importid: uniqueId('feed') } })).toMatchObject({ status: 404, body: { code: 'unknown_import' } });
   });
 });

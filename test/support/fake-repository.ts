@@ -18,7 +18,7 @@ import {
 } from '../../domain/model';
 import type { Routing } from '../../domain/routing';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
-import { type FileRefusal, type ImportCheck, type ImportChunk, type ImportChunkClaim, ImportChunkTaken, type ImportCounts, type ImportRecord, type RowCounts, type RowError, countsOf } from '../../domain/imports';
+import { type FileRefusal, type ImportCheck, type ImportChunk, type DescribedBatch, type ImportChunkClaim, ImportChunkTaken, type ImportCounts, type ImportRowsRead, type ImportRecord, type RowCounts, type RowError, countsOf } from '../../domain/imports';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { HistoryEntry, HistoryPage, HistoryRequest } from '../../domain/stock-history';
 import type { ListRequest, ListedSkus, SkuList } from '../../domain/stock-listings';
@@ -49,6 +49,9 @@ import { type Transfer, incomingBatchOf } from '../../domain/transfers';
  * The repository port in memory, with the same all-or-nothing answers as the DynamoDB adapter:
  * every write that the adapter makes on condition checks the same condition against what it holds.
  */
+/** Claims made by every fake repository and every view of one: each claim's id is its own. */
+let claimsMade = 0;
+
 export class FakeRepository implements BatchRepository {
   /** The writes of one transaction, DynamoDB's bound. */
   static readonly MAX_WRITES = 100;
@@ -556,10 +559,9 @@ export class FakeRepository implements BatchRepository {
   /** Imports by importid, and each one's recorded checks and chunks by first row. */
   readonly imports = new Map<string, ImportRecord>();
   readonly importChecks = new Map<string, Map<number, ImportCheck>>();
-  readonly importChunks = new Map<string, Map<number, ImportChunk>>();
+  readonly recordedChunks = new Map<string, Map<number, ImportChunk>>();
   /** Each chunk's claim, by importid and first row. */
   private readonly importClaims = new Map<string, string>();
-  private claimsMade = 0;
 
   async createImport(record: ImportRecord): Promise<ImportRecord | undefined> {
     const existing = this.imports.get(record.importid);
@@ -592,16 +594,26 @@ export class FakeRepository implements BatchRepository {
     this.imports.set(importid, { ...record, counts: { ...record.counts, total: record.counts.total + check.rows }, refused: record.refused + check.refused });
   }
 
+  async importRowsRead(refs: readonly string[], changeIds: readonly string[]): Promise<ImportRowsRead> {
+    const described = (ref: string): DescribedBatch | null => {
+      const batch = this.batches.get(ref);
+      if (!batch) return null;
+      const addedBy = this.addedBy.get(ref);
+      return { sku: batch.sku, location: locationOf(batch), qty: batch.qty, eta: batch.eta, ...(addedBy === undefined ? {} : { addedBy }) };
+    };
+    return { batches: new Map(refs.map((ref) => [ref, described(ref)])), adjusted: new Map(changeIds.map((id) => [id, this.adjustments.has(id)])) };
+  }
+
   /** The adapter's condition: a chunk not recorded is claimed, from any claim before. */
   async claimImportChunk(importid: string, firstRow: number): Promise<ImportChunkClaim | undefined> {
-    if (this.importChunks.get(importid)?.has(firstRow)) return undefined;
-    const claim = { importid, firstRow, claimid: `claim-${++this.claimsMade}` };
+    if (this.recordedChunks.get(importid)?.has(firstRow)) return undefined;
+    const claim = { importid, firstRow, claimid: `claim-${++claimsMade}` };
     this.importClaims.set(`${importid}#${firstRow}`, claim.claimid);
     return claim;
   }
 
   private claimHolds({ importid, firstRow, claimid }: ImportChunkClaim): boolean {
-    return !this.importChunks.get(importid)?.has(firstRow) && this.importClaims.get(`${importid}#${firstRow}`) === claimid;
+    return !this.recordedChunks.get(importid)?.has(firstRow) && this.importClaims.get(`${importid}#${firstRow}`) === claimid;
   }
 
   /** The adapter's condition on each batch a chunk's rows add or change: the claim holds. */
@@ -620,16 +632,17 @@ export class FakeRepository implements BatchRepository {
   }
 
   /** The adapter's conditions: a chunk new to a running import, under a claim that holds; its outcomes added to the counts. */
-  async recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<void> {
+  async recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<boolean> {
     const { importid } = claim;
     const record = this.imports.get(importid);
-    const chunks = this.importChunks.get(importid) ?? new Map<number, ImportChunk>();
-    if (record?.status !== 'running' || !this.claimHolds(claim)) return;
+    const chunks = this.recordedChunks.get(importid) ?? new Map<number, ImportChunk>();
+    if (record?.status !== 'running' || !this.claimHolds(claim)) return false;
     chunks.set(chunk.firstRow, chunk);
-    this.importChunks.set(importid, chunks);
+    this.recordedChunks.set(importid, chunks);
     const added = countsOf(chunk.outcomes);
     const counts = Object.fromEntries(Object.entries(record.counts).map(([name, count]) => [name, count + (added[name as keyof RowCounts] ?? 0)]));
     this.imports.set(importid, { ...record, counts: counts as ImportCounts });
+    return true;
   }
 
   async failImport(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void> {
@@ -644,9 +657,17 @@ export class FakeRepository implements BatchRepository {
     this.imports.set(importid, { ...record, status: 'completed', finishedAt });
   }
 
-  async importErrors(importid: string, limit: number): Promise<RowError[]> {
-    const byFirstRow = [...(this.importChecks.get(importid)?.values() ?? []), ...(this.importChunks.get(importid)?.values() ?? [])].sort((one, other) => one.firstRow - other.firstRow);
-    return byFirstRow.flatMap(({ errors }) => errors).slice(0, limit);
+  async importErrors(importid: string, limit: number, fromRow = 1): Promise<RowError[]> {
+    const byFirstRow = [...(this.importChecks.get(importid)?.values() ?? []), ...(this.recordedChunks.get(importid)?.values() ?? [])].sort((one, other) => one.firstRow - other.firstRow);
+    return byFirstRow.flatMap(({ errors }) => errors).filter(({ row }) => row >= fromRow).slice(0, limit);
+  }
+
+  /** The adapter's read: the chunks from the one that holds `fromRow`, by first row. */
+  async importChunks(importid: string, fromRow: number, limit: number): Promise<ImportChunk[]> {
+    return [...(this.recordedChunks.get(importid)?.values() ?? [])]
+      .sort((one, other) => one.firstRow - other.firstRow)
+      .filter(({ firstRow, outcomes }) => firstRow + outcomes.length > fromRow)
+      .slice(0, limit);
   }
 
   private hasLineAsRead(allocation: Allocation): boolean {

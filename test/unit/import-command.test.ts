@@ -28,6 +28,7 @@ describe('the import command', () => {
       importid: 'i1',
       validateFirst: false,
     });
+    expect(parseOptions(['feed.jsonl', '--results', 'out.jsonl'])).toMatchObject({ results: 'out.jsonl' });
     expect(parseOptions(['--help'])).toBe('help');
   });
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { adjustStock } from '../../domain/adjustment-services';
-import { ImportExists, StoreUnavailable } from '../../domain/errors';
-import { beginImport, checkImportRows, importById, importRows, openImport, refuseImportFile, runImport } from '../../domain/import-services';
-import { IMPORT_CHECK_ROWS, IMPORT_CHUNK_ROWS, type ImportRequest, type ImportRow, type ReadRow } from '../../domain/imports';
+import { ImportExists, ImportNotFound, StoreUnavailable } from '../../domain/errors';
+import { beginImport, checkImportRows, importById, importRows, importedRows, openImport, refuseImportFile, runImport } from '../../domain/import-services';
+import { IMPORT_CHECK_ROWS, IMPORT_CHUNK_ROWS, type ImportRequest, type ImportRow, type ImportedRows, type ReadRow } from '../../domain/imports';
 import { addBatch, allocate } from '../../domain/services';
 import { readRow } from '../../functions/imports/rows';
 import { FakeRepository } from '../support/fake-repository';
@@ -35,6 +35,44 @@ describe('an import of batch rows', () => {
     expect(report.counts).toMatchObject({ applied: 1, unchanged: 1 });
     expect(repository.batches.get('b1')).toMatchObject({ qty: 12, eta: null });
     expect([...repository.adjustments.values()]).toEqual([expect.objectContaining({ adjustmentid: 'i1#1', ref: 'b1', reason: 'counted', before: 10, after: 12 })]);
+  });
+
+  it('judges a row on its batch as the rows before it in the chunk left it, not as the chunk first read it', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 10, eta: null }, repository);
+    const { report } = await importRows(request('i1'), numbered([batchRow('b1', 5), batchRow('b1', 10)]), repository);
+    expect(report.counts).toMatchObject({ applied: 2, unchanged: 0 });
+    expect(repository.batches.get('b1')).toMatchObject({ qty: 10 });
+  });
+
+  it('counts a batch added after its chunk’s read, of its SKU and place, as found: its qty set by the row, not refused as another batch', async () => {
+    const repository = new FakeRepository();
+    const addedMeanwhile = Object.assign(Object.create(repository) as FakeRepository, {
+      importRowsRead: async (...args: Parameters<FakeRepository['importRowsRead']>) => {
+        const read = await repository.importRowsRead(...args);
+        await addBatch({ ref: 'b1', sku: 'LAMP', qty: 3, eta: null }, repository);
+        return read;
+      },
+    });
+    const { report } = await importRows(request('i1'), numbered([batchRow('b1', 5)]), addedMeanwhile);
+    expect(report.counts).toMatchObject({ applied: 1, failed: 0 });
+    expect(repository.batches.get('b1')).toMatchObject({ qty: 5 });
+  });
+
+  it('counts unchanged, with no write and no read of its own, a row its chunk’s read finds its batch as it says', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 10, eta: '2027-01-01' }, repository);
+    const reads: string[] = [];
+    const watched = Object.assign(Object.create(repository) as FakeRepository, {
+      batch: (ref: string) => {
+        reads.push(ref);
+        return repository.batch(ref);
+      },
+    });
+    const { report } = await importRows(request('i1'), numbered([batchRow('b1', 10, { eta: '2027-01-01', expectedQty: 10 })]), watched);
+    expect(report.counts).toMatchObject({ unchanged: 1 });
+    expect(reads).toEqual([]);
+    expect(repository.adjustments.size).toBe(0);
   });
 
   it('leaves a batch whose qty is not the row’s expected_qty as it is, counted conflicted with the qty it has', async () => {
@@ -185,22 +223,20 @@ describe('an import sent twice at once', () => {
   it('counts each row as the send that recorded its chunk judged it, and a send whose claim was taken writes nothing more', async () => {
     const repository = new FakeRepository();
     const rows = numbered([batchRow('b1', 3, { expectedQty: 7 }), batchRow('b2', 2)]);
-    // The first send waits at its read of b1 while a second send runs the whole import.
-    let readB1: () => void = () => undefined;
-    const secondRan = new Promise<void>((resolve) => (readB1 = resolve));
+    // The first send, its chunk claimed, waits before it reads the chunk's batches while a second send runs the whole import.
+    let claimed: () => void = () => undefined;
+    const waitingToRead = new Promise<void>((resolve) => (claimed = resolve));
     let resume: () => void = () => undefined;
     const resumed = new Promise<void>((resolve) => (resume = resolve));
     const waiting = Object.assign(Object.create(repository) as FakeRepository, {
-      batch: async (ref: string) => {
-        if (ref === 'b1') {
-          readB1();
-          await resumed;
-        }
-        return repository.batch(ref);
+      importRowsRead: async (...args: Parameters<FakeRepository['importRowsRead']>) => {
+        claimed();
+        await resumed;
+        return repository.importRowsRead(...args);
       },
     });
     const first = importRows(request('i1'), rows, waiting);
-    await secondRan;
+    await waitingToRead;
 
     const second = await importRows(request('i1'), rows, repository);
     // b1 arrives after the second send judged its row: the first, resumed, finds it as the row expects.
@@ -212,6 +248,53 @@ describe('an import sent twice at once', () => {
     expect(firstAnswer.report).toEqual(second.report);
     expect(repository.batches.get('b1')).toMatchObject({ qty: 7 });
     expect(repository.adjustments.has('i1#1')).toBe(false);
+  });
+});
+
+describe('an import whose chunk another send claims', () => {
+  /** The repository, its chunk's read held at `gate` (after the read, or before it) until `open()`. */
+  const holdingTheRead = (repository: FakeRepository, when: 'after' | 'before') => {
+    let reached: () => void = () => undefined;
+    const atGate = new Promise<void>((resolve) => (reached = resolve));
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    const held = Object.assign(Object.create(repository) as FakeRepository, {
+      importRowsRead: async (...args: Parameters<FakeRepository['importRowsRead']>) => {
+        if (when === 'before') {
+          reached();
+          await opened;
+        }
+        const read = await repository.importRowsRead(...args);
+        if (when === 'after') {
+          reached();
+          await opened;
+        }
+        return read;
+      },
+    });
+    return { held, atGate, open };
+  };
+
+  it('stops there, though it wrote nothing since, and leaves the rows after it to the claimant, so rows run in their order', async () => {
+    const repository = new FakeRepository();
+    const rows = numbered(Array.from({ length: IMPORT_CHUNK_ROWS + 5 }, (_, index) => (index === 4 ? batchRow('x', 10) : index === IMPORT_CHUNK_ROWS + 4 ? batchRow('x', 20) : batchRow(`b${index}`, 1))));
+    for (const { read } of rows) if (read.kind === 'batch' && read.ref !== 'x') await addBatch({ ref: read.ref, sku: 'LAMP', qty: 1, eta: null }, repository);
+    await addBatch({ ref: 'x', sku: 'LAMP', qty: 10, eta: null }, repository);
+    // The first send reads its first chunk; the second claims it from the first and waits before its own read.
+    const first = holdingTheRead(repository, 'after');
+    const firstSend = importRows(request('i1'), rows, first.held);
+    await first.atGate;
+    const second = holdingTheRead(repository, 'before');
+    const secondSend = importRows(request('i1'), rows, second.held);
+    await second.atGate;
+
+    first.open();
+    await firstSend;
+    second.open();
+    const { report } = await secondSend;
+
+    expect(report).toMatchObject({ status: 'completed', counts: { done: rows.length, applied: 1, unchanged: rows.length - 1 } });
+    expect(repository.batches.get('x')).toMatchObject({ qty: 20 });
   });
 });
 
@@ -329,6 +412,45 @@ describe('an import of a file', () => {
     expect(await importById('f1', repository)).toMatchObject({ status: 'failed', fileRefusal: { message: 'The file is empty', row: 1 }, counts: { done: 0 } });
     await runImport('f1', () => numbered([batchRow('b1', 1)]), repository);
     expect(repository.batches.size).toBe(0);
+  });
+});
+
+describe('the rows of an import', () => {
+  it('are listed by number, a page at a time across chunks, each with its outcome and, for one that did not apply, why', async () => {
+    const repository = new FakeRepository();
+    await addBatch({ ref: 'b1', sku: 'LAMP', qty: 10, eta: null }, repository);
+    const rows = numbered(Array.from({ length: IMPORT_CHUNK_ROWS + 4 }, (_, index) => (index === IMPORT_CHUNK_ROWS ? batchRow('b1', 3, { expectedQty: 9 }) : batchRow(`n${index}`, 1))));
+    await importRows(request('i1'), rows, repository);
+
+    const pages = [];
+    let fromRow: number | undefined = 1;
+    while (fromRow !== undefined) {
+      const page: ImportedRows = await importedRows('i1', { fromRow, limit: 7 }, repository);
+      pages.push(page.rows);
+      fromRow = page.next;
+    }
+
+    expect(pages.map((page) => page.length)).toEqual([7, 7, 7, 7, 1]);
+    const listed = pages.flat();
+    expect(listed.map(({ row }) => row)).toEqual(rows.map(({ row }) => row));
+    expect(listed[IMPORT_CHUNK_ROWS]).toEqual({ row: IMPORT_CHUNK_ROWS + 1, outcome: 'conflicted', code: 'qty_changed', message: expect.stringContaining('b1') });
+    expect(listed[0]).toEqual({ row: 1, outcome: 'applied' });
+  });
+
+  it('of an import its check failed are the rows the check refused', async () => {
+    const repository = new FakeRepository();
+    const rows = numbered([batchRow('b1', 1), { kind: 'invalid', field: 'qty', message: 'must be a number' }, batchRow('b2', 1, { location: 'nowhere' })]);
+    await importRows(request('i1'), rows, repository);
+    expect(await importedRows('i1', { fromRow: 1, limit: 50 }, repository)).toEqual({
+      rows: [
+        { row: 2, outcome: 'invalid', code: 'validation_failed', message: 'qty must be a number' },
+        { row: 3, outcome: 'invalid', code: 'unknown_location', message: expect.stringContaining('nowhere') },
+      ],
+    });
+  });
+
+  it('of no import are ImportNotFound', async () => {
+    await expect(importedRows('i9', { fromRow: 1, limit: 50 }, new FakeRepository())).rejects.toThrow(ImportNotFound);
   });
 });
 

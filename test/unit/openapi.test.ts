@@ -118,6 +118,7 @@ describe('docs/openapi.json', () => {
       'POST /adjustments': 'adjustStock',
       'POST /imports': 'importRows',
       'GET /imports/{importid}': 'getImport',
+      'GET /imports/{importid}/rows': 'listImportRows',
       'POST /allocate': 'allocate',
       'POST /orders': 'allocateOrder',
       'GET /allocations/{orderid}': 'getOrderAllocations',
@@ -510,10 +511,13 @@ describe('the answers of the handlers, checked against docs/openapi.json', () =>
     const feed = exampleBodyOf('POST /imports') as Record<string, unknown>;
     const steps: readonly (readonly [RouteKey, RouteEventOptions, number])[] = [
       ['GET /imports/{importid}', { pathParameters: { importid: 'feed-2026-11-25' } }, 404],
+      ['GET /imports/{importid}/rows', { pathParameters: { importid: 'feed-2026-11-25' } }, 404],
       ['POST /imports', { body: feed }, 201],
       ['POST /imports', { body: feed }, 200],
       ['POST /imports', { body: { ...feed, dry_run: true } }, 409],
       ['GET /imports/{importid}', { pathParameters: { importid: 'feed-2026-11-25' } }, 200],
+      ['GET /imports/{importid}/rows', { pathParameters: { importid: 'feed-2026-11-25' }, queryStringParameters: { limit: '2' } }, 200],
+      ['GET /imports/{importid}/rows', { pathParameters: { importid: 'feed-2026-11-25' }, queryStringParameters: { limit: '101' } }, 400],
     ];
     for (const [routeKey, options, status] of steps) await expectDocumented(routeKey, send(routeKey, options), status);
   });

@@ -21,6 +21,8 @@ Options:
   --importid ID        the import's id (default: the file's name and digest, so that the same file
                        sent again is the same import and changes nothing more)
   --no-validate-first  apply the rows that are good even when some are refused
+  --results OUT        once it ends, write what each row did to OUT, a JSON Lines file of
+                       {row, outcome, code?, message?} (GET /imports/{importid}/rows)
   --help               show this
 
 Exit status: 0 when every row applied or was unchanged, 1 when any did not or the import failed,
@@ -39,6 +41,8 @@ export interface Options {
   readonly format: 'jsonl' | 'csv';
   readonly importid?: string;
   readonly validateFirst: boolean;
+  /** Where to write what each row did, once the import ends. */
+  readonly results?: string;
 }
 
 export const parseOptions = (args: readonly string[]): Options | 'help' => {
@@ -53,6 +57,7 @@ export const parseOptions = (args: readonly string[]): Options | 'help' => {
         format: { type: 'string' },
         importid: { type: 'string' },
         'no-validate-first': { type: 'boolean' },
+        results: { type: 'string' },
         help: { type: 'boolean' },
       },
     });
@@ -65,7 +70,7 @@ export const parseOptions = (args: readonly string[]): Options | 'help' => {
   const file = positionals[0] as string;
   const format = values.format ?? { '.jsonl': 'jsonl', '.ndjson': 'jsonl', '.csv': 'csv' }[extname(file).toLowerCase()];
   if (format !== 'jsonl' && format !== 'csv') throw new UsageError(`Say the file's format with --format jsonl or --format csv: ${values.format === undefined ? 'its extension does not tell' : `not ${values.format}`}`);
-  return { file, url: values.url ?? DEFAULT_URL, dryRun: values['dry-run'] ?? false, format, validateFirst: !(values['no-validate-first'] ?? false), ...(values.importid === undefined ? {} : { importid: values.importid }) };
+  return { file, url: values.url ?? DEFAULT_URL, dryRun: values['dry-run'] ?? false, format, validateFirst: !(values['no-validate-first'] ?? false), ...(values.importid === undefined ? {} : { importid: values.importid }), ...(values.results === undefined ? {} : { results: values.results }) };
 };
 
 const duration = (seconds: number): string => {

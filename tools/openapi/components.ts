@@ -32,12 +32,14 @@ import {
   locationIdSchema,
   locationSchema,
   namesAListPosition,
+  namesAnImportRow,
   namesAPosition,
   orderLineSchema,
   orderSchema,
   pathParameterSchemaOf,
   adjustmentSchema,
   batchRowSchema,
+  importRowsCursorSchema,
   countRowSchema,
   importSchema,
   countedQty,
@@ -111,6 +113,7 @@ const REFINEMENTS = new Map<object, (schema: JsonSchema) => void>([
   // Opaque to clients: the pattern is all a schema can say, and the component's description says the rest.
   [namesAPosition, () => {}],
   [namesAListPosition, () => {}],
+  [namesAnImportRow, () => {}],
 ]);
 
 const writeRefinements = ({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodType; jsonSchema: JsonSchema }) => {
@@ -260,6 +263,10 @@ const requestSchemas = () => {
   registry.add(listCursorSchema, {
     id: 'ListCursor',
     description: 'The `cursor` of the page before, as the service answered it: opaque. One it did not make is refused.',
+  });
+  registry.add(importRowsCursorSchema, {
+    id: 'ImportRowsCursor',
+    description: "The `cursor` of the page before of the import's rows, as the service answered it: opaque. One it did not make is refused.",
   });
   registry.add(arrivalDateSchema, {
     id: 'ArrivalDate',
@@ -665,6 +672,27 @@ const responseSchemas = {
     'An import as it stands.',
     ['importid', 'status', 'dry_run', 'validate_first', 'counts', 'started_at', 'errors'],
   ),
+  ImportRows: closedObject(
+    {
+      importid: identifier,
+      rows: listOf(
+        closedObject(
+          {
+            row: { type: 'integer', minimum: 1, description: 'The row, numbered from 1.' },
+            outcome: { enum: ['applied', 'unchanged', 'conflicted', 'stale', 'invalid', 'failed'] },
+            code: { ...code, description: 'For a row that did not apply: the code its own request would have had.' },
+            message: { ...message, description: 'For a row that did not apply: why.' },
+          },
+          'A row of the import, and what it did.',
+          ['row', 'outcome'],
+        ),
+        'By row number: each row done so far (its chunk of 25 recorded); for an import that validated first and was failed by its check, the rows the check refused.',
+      ),
+      cursor: listCursor,
+    },
+    "A page of an import's rows, and what each did.",
+    ['importid', 'rows'],
+  ),
   QtyChanged: closedObject(
     { message, code: { const: 'qty_changed' }, qty: units("The batch's `qty` now.") },
     "The batch's `qty` is not `expected_qty`; nothing changed.",
@@ -761,7 +789,7 @@ const responseSchemas = {
   ),
 } satisfies Record<string, JsonSchema>;
 
-export type ComponentName = 'Identifier' | 'LocationId' | 'ArrivalDate' | 'HistoryLimit' | 'HistoryCursor' | 'ListLimit' | 'ListCursor' | RequestBodyName | keyof typeof responseSchemas;
+export type ComponentName = 'Identifier' | 'LocationId' | 'ArrivalDate' | 'HistoryLimit' | 'HistoryCursor' | 'ListLimit' | 'ListCursor' | 'ImportRowsCursor' | RequestBodyName | keyof typeof responseSchemas;
 
 export const schemaRef = (name: ComponentName): JsonSchema => ref(name);
 
@@ -773,6 +801,7 @@ const PARAMETER_COMPONENTS = new Map<object, ComponentName>([
   [historyCursorSchema, 'HistoryCursor'],
   [listLimitSchema, 'ListLimit'],
   [listCursorSchema, 'ListCursor'],
+  [importRowsCursorSchema, 'ImportRowsCursor'],
 ]);
 
 /** A route's query parameters as its handler checks them: an object of optional parameters (functions/http/schemas.ts). */

@@ -55,12 +55,11 @@ import {
 } from '../../functions/http/errors';
 import { MAX_TRANSACTION_ITEMS } from '../../functions/store/store-calls';
 import { MAX_PARTS_PER_LINE } from '../../domain/split-lines';
-import { IMPORT_CHECK_ROWS,
-  IMPORT_CHUNK_ROWS, MAX_IMPORT_ERRORS } from '../../domain/imports';
+import { IMPORT_CHECK_ROWS, IMPORT_CHUNK_ROWS, MAX_IMPORT_ERRORS, importRowsCursorOf } from '../../domain/imports';
 import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
-import { historyQuerySchema, listQuerySchema, noQuerySchema, pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
+import { historyQuerySchema, importRowsQuerySchema, listQuerySchema, noQuerySchema, pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
 import { cursorOf } from '../../domain/stock-history';
 import { listCursorOf } from '../../domain/stock-listings';
 import { type ComponentName, type JsonSchema, OPENAPI_VERSION, type QuerySchema, type RequestBodyName, requestBodySchemas, schemaRef } from './components';
@@ -725,6 +724,41 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     pathParameters: { importid: 'feed-2026-11-25' },
     answers: [
       { status: 200, when: 'The import exists', name: 'ImportRead', body: json('Import', IMPORT_EXAMPLE) },
+      mapped('No import has this `importid`', new ImportNotFound('feed-2026-11-25')),
+    ],
+  },
+  'GET /imports/{importid}/rows': {
+    operationId: 'listImportRows',
+    summary: "List an import's rows, and what each did",
+    description:
+      'Every row of the import done so far, by number, with its outcome, and for one that did not apply its `code` and `message`: the ' +
+      'results of a whole feed, a page at a time (`npm run import -- FILE --results OUT` writes them to a file). Rows are done a chunk of ' +
+      '25 at a time, so a running import lists the rows of its chunks recorded so far. An import that validated first and was failed by ' +
+      'its check applied none: it lists the rows the check refused; one whose file was refused lists none. Pages: `limit` rows at most, ' +
+      'and a `cursor` while more may remain. A page costs a Query of at most 5 of the import\'s chunks and one of their errors.',
+    pathParameters: { importid: 'feed-2026-11-25' },
+    query: {
+      schema: importRowsQuerySchema,
+      parameters: {
+        limit: { description: 'The most rows on the page: 1 to 100; 50 when absent.', example: '2' },
+        cursor: { description: 'The `cursor` of the page before: the page after it.', example: importRowsCursorOf(3) },
+      },
+      refused: { limit: '101' },
+    },
+    answers: [
+      {
+        status: 200,
+        when: 'The import exists',
+        name: 'ImportRowsRead',
+        body: json('ImportRows', {
+          importid: 'feed-2026-11-25',
+          rows: [
+            { row: 1, outcome: 'applied' },
+            { row: 2, outcome: 'conflicted', code: 'qty_changed', message: 'Batch batch-2 has qty 12, not the 10 expected: nothing changed' },
+          ],
+          cursor: importRowsCursorOf(3),
+        }),
+      },
       mapped('No import has this `importid`', new ImportNotFound('feed-2026-11-25')),
     ],
   },

@@ -120,6 +120,7 @@ describe('the HTTP API', () => {
     ['POST /adjustments', 'Batches'],
     ['POST /imports', 'Batches'],
     ['GET /imports/{importid}', 'Batches'],
+    ['GET /imports/{importid}/rows', 'Batches'],
     ['POST /allocate', 'Allocations'],
     ['POST /orders', 'Allocations'],
     ['GET /allocations/{orderid}', 'Allocations'],
