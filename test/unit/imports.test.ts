@@ -219,29 +219,42 @@ describe('an import sent again', () => {
   });
 });
 
+/** The repository with each chunk's read held (before the read, or after it) from `atGate` until `open()`. */
+const holdingTheRead = (repository: FakeRepository, when: 'after' | 'before') => {
+  let reached: () => void = () => undefined;
+  const atGate = new Promise<void>((resolve) => (reached = resolve));
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const held = Object.assign(Object.create(repository) as FakeRepository, {
+    importRowsRead: async (...args: Parameters<FakeRepository['importRowsRead']>) => {
+      if (when === 'before') {
+        reached();
+        await opened;
+      }
+      const read = await repository.importRowsRead(...args);
+      if (when === 'after') {
+        reached();
+        await opened;
+      }
+      return read;
+    },
+  });
+  return { held, atGate, open };
+};
+
 describe('an import sent twice at once', () => {
   it('counts each row as the send that recorded its chunk judged it, and a send whose claim was taken writes nothing more', async () => {
     const repository = new FakeRepository();
     const rows = numbered([batchRow('b1', 3, { expectedQty: 7 }), batchRow('b2', 2)]);
     // The first send, its chunk claimed, waits before it reads the chunk's batches while a second send runs the whole import.
-    let claimed: () => void = () => undefined;
-    const waitingToRead = new Promise<void>((resolve) => (claimed = resolve));
-    let resume: () => void = () => undefined;
-    const resumed = new Promise<void>((resolve) => (resume = resolve));
-    const waiting = Object.assign(Object.create(repository) as FakeRepository, {
-      importRowsRead: async (...args: Parameters<FakeRepository['importRowsRead']>) => {
-        claimed();
-        await resumed;
-        return repository.importRowsRead(...args);
-      },
-    });
-    const first = importRows(request('i1'), rows, waiting);
-    await waitingToRead;
+    const waiting = holdingTheRead(repository, 'before');
+    const first = importRows(request('i1'), rows, waiting.held);
+    await waiting.atGate;
 
     const second = await importRows(request('i1'), rows, repository);
     // b1 arrives after the second send judged its row: the first, resumed, finds it as the row expects.
     await addBatch({ ref: 'b1', sku: 'LAMP', qty: 7, eta: null }, repository);
-    resume();
+    waiting.open();
     const firstAnswer = await first;
 
     expect(second.report).toMatchObject({ status: 'completed', counts: { done: 2, applied: 1, conflicted: 1 }, errors: [{ row: 1, outcome: 'conflicted' }] });
@@ -252,29 +265,6 @@ describe('an import sent twice at once', () => {
 });
 
 describe('an import whose chunk another send claims', () => {
-  /** The repository, its chunk's read held at `gate` (after the read, or before it) until `open()`. */
-  const holdingTheRead = (repository: FakeRepository, when: 'after' | 'before') => {
-    let reached: () => void = () => undefined;
-    const atGate = new Promise<void>((resolve) => (reached = resolve));
-    let open: () => void = () => undefined;
-    const opened = new Promise<void>((resolve) => (open = resolve));
-    const held = Object.assign(Object.create(repository) as FakeRepository, {
-      importRowsRead: async (...args: Parameters<FakeRepository['importRowsRead']>) => {
-        if (when === 'before') {
-          reached();
-          await opened;
-        }
-        const read = await repository.importRowsRead(...args);
-        if (when === 'after') {
-          reached();
-          await opened;
-        }
-        return read;
-      },
-    });
-    return { held, atGate, open };
-  };
-
   it('stops there, though it wrote nothing since, and leaves the rows after it to the claimant, so rows run in their order', async () => {
     const repository = new FakeRepository();
     const rows = numbered(Array.from({ length: IMPORT_CHUNK_ROWS + 5 }, (_, index) => (index === 4 ? batchRow('x', 10) : index === IMPORT_CHUNK_ROWS + 4 ? batchRow('x', 20) : batchRow(`b${index}`, 1))));
