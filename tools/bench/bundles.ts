@@ -16,6 +16,8 @@ export interface Bundles {
   readonly consumer: Bundle;
   /** The hold sweeper (functions/sweep-holds.ts), which a schedule runs: no HTTP, but the DynamoDB client as the handlers have it. */
   readonly sweeper: Bundle;
+  /** The import worker (functions/import-worker.ts), which the state machine of imports runs: the same. */
+  readonly importWorker: Bundle;
   /** The floor: the DynamoDB client alone, as the SDK ships it. */
   readonly clientAlone: Bundle;
   /** The same client with every setting of the handlers' bundles, the credential alias included. */
@@ -25,6 +27,7 @@ export interface Bundles {
 const HANDLER_ENTRIES = { allocations: 'functions/allocations.ts', batches: 'functions/batches.ts' };
 const CONSUMER = 'publish-events';
 export const SWEEPER = 'sweep-holds';
+export const IMPORT_WORKER = 'import-worker';
 const CLIENT_ALONE_ENTRY = 'tools/bench/client-alone.ts';
 export const CLIENT_ALONE = 'client-alone';
 export const CLIENT_ALONE_ALIASED = 'client-alone-aliased';
@@ -38,7 +41,7 @@ export const CLIENT_ALONE_ALIASED = 'client-alone-aliased';
 const stockBuildOptions = { ...productionBuildOptions, alias: {} };
 
 /**
- * Builds the handlers, the consumer, the sweeper and the client alone with the alias with exactly the settings
+ * Builds the handlers, the consumer, the sweeper, the import worker and the client alone with the alias with exactly the settings
  * the stack deploys with, and the floor with the same settings save the alias.
  */
 export const buildBundles = async (outdir: string): Promise<Bundles> => {
@@ -52,6 +55,7 @@ export const buildBundles = async (outdir: string): Promise<Bundles> => {
         ...HANDLER_ENTRIES,
         [CONSUMER]: 'functions/publish-events.ts',
         [SWEEPER]: 'functions/sweep-holds.ts',
+        [IMPORT_WORKER]: 'functions/import-worker.ts',
         [CLIENT_ALONE_ALIASED]: CLIENT_ALONE_ENTRY,
       },
     }),
@@ -65,6 +69,7 @@ export const buildBundles = async (outdir: string): Promise<Bundles> => {
     handlers: await Promise.all(Object.keys(HANDLER_ENTRIES).map(bundleOf)),
     consumer: await bundleOf(CONSUMER),
     sweeper: await bundleOf(SWEEPER),
+    importWorker: await bundleOf(IMPORT_WORKER),
     clientAlone: await bundleOf(CLIENT_ALONE),
     clientAloneAliased: await bundleOf(CLIENT_ALONE_ALIASED),
   };

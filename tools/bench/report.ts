@@ -1,4 +1,5 @@
-import { CLIENT_ALONE, CLIENT_ALONE_ALIASED, SWEEPER } from './bundles';
+import { CLIENT_ALONE, CLIENT_ALONE_ALIASED, IMPORT_WORKER, SWEEPER } from './bundles';
+import { FEED_ROWS, type ImportMeasurement, LARGE_FEED_ROWS, MAX_RSS_GROWTH, MIN_REPEAT_SPEEDUP } from './imports';
 import type { EventDelay } from './event-delay';
 import type { EventThroughput } from './event-throughput';
 import type { HandlerMeasurements } from './handler-measurements';
@@ -45,6 +46,7 @@ export interface BenchResults {
   readonly drop: DropMeasurement;
   /** The same, the server running each function as Lambda does: held to the same target. */
   readonly dropAsLambda: DropMeasurement;
+  readonly imports: ImportMeasurement;
 }
 
 export interface Target {
@@ -63,11 +65,11 @@ const MAX_EVENT_DELAY_MS = 2_000;
 const HANDLERS = ['allocations', 'batches'] as const;
 /**
  * The functions held to the init target: those whose module scope builds the DynamoDB client, the
- * HTTP handlers and the hold sweeper, which no request waits on but which starts cold like them.
+ * HTTP handlers, the hold sweeper and the import worker, which no request waits on but which start cold like them.
  */
-const INITIALIZED = [...HANDLERS, SWEEPER] as const;
-/** Every bundle the stack deploys: the handlers, the stream consumer and the hold sweeper. */
-const FUNCTIONS = [...HANDLERS, 'publish-events', SWEEPER] as const;
+const INITIALIZED = [...HANDLERS, SWEEPER, IMPORT_WORKER] as const;
+/** Every bundle the stack deploys: the handlers, the stream consumer, the hold sweeper and the import worker. */
+const FUNCTIONS = [...HANDLERS, 'publish-events', SWEEPER, IMPORT_WORKER] as const;
 
 const bytesOf = (results: BenchResults, name: string): number => results.bundles.find((bundle) => bundle.name === name)?.bytes ?? Number.NaN;
 const initOf = (results: BenchResults, label: string): number => results.coldInit.medianMs[label] ?? Number.NaN;
@@ -128,6 +130,8 @@ const TARGET = {
   flatReadCost: 'allocate reads the same units whatever the SKU history',
   eventDelay: `p99 event delay <= ${MAX_EVENT_DELAY_MS / 1000} s`,
   hotSkuExact: 'nothing oversold or lost by the hot and ordinary SKUs, in both modes (npm run check finds nothing)',
+  importRepeat: `the same ${FEED_ROWS.toLocaleString('en-US')}-row file again, every row unchanged, >= ${MIN_REPEAT_SPEEDUP}x faster than its first import`,
+  importMemory: `import worker's peak RSS over ${LARGE_FEED_ROWS.toLocaleString('en-US')} rows <= ${MAX_RSS_GROWTH}x over ${FEED_ROWS.toLocaleString('en-US')}`,
   hotSkuRatio: `one hot SKU >= ${HOT_SKU_TARGET_RATIO}x the single-item ceiling`,
   hotSkuAsLambdaRatio: `one hot SKU as Lambda serves it >= ${HOT_SKU_TARGET_RATIO}x the single-item ceiling`,
   underActiveHolds: (activeHolds: number) =>
@@ -157,6 +161,8 @@ export const targetsOf = (results: BenchResults): Target[] => {
     { name: TARGET.hotSkuAsLambdaRatio, met: results.hotSkuAsLambda.target.met },
     { name: TARGET.underActiveHolds(noneAndMost(results).most?.activeHolds ?? 0), met: flatUnderHolds(results) },
     ...DROP_MODES.map(({ key, label }) => ({ name: TARGET.drop(label), met: results[key].target.met })),
+    { name: TARGET.importRepeat, met: results.imports.ratios.repeatSpeedup >= MIN_REPEAT_SPEEDUP },
+    { name: TARGET.importMemory, met: results.imports.ratios.rssGrowth <= MAX_RSS_GROWTH },
   ];
 };
 
@@ -419,6 +425,31 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     ]);
   }
 
+  const { imports } = results;
+  const perSecond = (value: number) => `${Math.round(value).toLocaleString('en-US')} rows/s`;
+  const mb = (bytes: number) => `${round(bytes / 1024 / 1024, 1)} MB`;
+  rows.push([
+    `import of ${countText(imports.rows)} new batches (a JSON Lines file, npm start's worker)`,
+    `${perSecond(imports.rowsPerSecond.first)} (${ms(imports.first.ms)})`,
+    `${perSecond(imports.rowsPerSecond.floor)}: addBatch alone, row after row`,
+    ratio(imports.ratios.firstToFloor),
+    '',
+  ]);
+  rows.push([
+    'the same file again, a new importid: every row unchanged',
+    `${perSecond(imports.rowsPerSecond.again)} (${ms(imports.again.ms)})`,
+    `${ms(imports.first.ms)} the first time`,
+    `${round(imports.ratios.repeatSpeedup, 1)}x faster`,
+    `>= ${MIN_REPEAT_SPEEDUP}x: ${verdict(targets, TARGET.importRepeat)}`,
+  ]);
+  rows.push([
+    `import worker's peak RSS, a feed checked whole: ${countText(LARGE_FEED_ROWS)} rows against ${countText(FEED_ROWS)}`,
+    mb(imports.checked.large.peakRssBytes),
+    mb(imports.checked.small.peakRssBytes),
+    ratio(imports.ratios.rssGrowth),
+    `<= ${MAX_RSS_GROWTH}x: ${verdict(targets, TARGET.importMemory)}`,
+  ]);
+
   const { machine } = results;
   const notes = [
     `${results.date}, Node ${machine.node}, ${machine.cpus} CPUs, load average ${round(machine.loadAverage.atStart, 2)} at start and ${round(machine.loadAverage.atEnd, 2)} at end.`,
@@ -427,6 +458,7 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     "CU: capacity units as DynamoDB Local reports them: reads as DynamoDB bills them, a transaction's writes not as DynamoDB bills them (2 per item: docs/capacity.md).",
     `Hot and ordinary SKUs: ${hotSku.clients} clients in a closed loop for ${hotSku.roundSeconds} s each, allocating 1 unit, the hot SKU's first seconds before its batch is spread included; a 503 is counted as it comes, not retried after its Retry-After; conflicts and throttles are the requests the conflict model refused (docs/conflict-model.md), the adapter's retries among them. The single-item ceiling is 1000 / ${hotSku.model.holdMs} ms. The ${HOT_SKU_TARGET_RATIO}x target sets the exit code as every other does, in both modes; as Lambda serves it the transactions are held ${results.hotSkuAsLambda.model.holdMs} ms, since at ${hotSku.model.holdMs} ms this machine binds there, not the model (its ordinary SKUs, which meet on nothing, commit about as many).`,
     `Drop with carts: ${results.drop.clients} clients in a closed loop for ${results.drop.roundSeconds} s in each mode, each placing a hold of 1 to 3 units of one batch for 15 minutes, then confirming it (70%), releasing it (20%) or leaving it; a 503 or a lost request is sent again up to ${results.drop.retryDelaysMs.length} times (after ${results.drop.retryDelaysMs.join(', ')} ms, jittered), and a request failed only when its retries are spent; a repeat (200) after a lost answer counts as done. Afterwards every hold is read back: the batch's allocated units must be those of the holds read confirmed, its held units those of the holds read active. The single-item ceiling is 1000 / ${results.drop.model.holdMs} ms; the target holds in both modes.`,
+    `Imports: each run is a process of its own over a DynamoDB Local of the imports' own, running the worker as npm start runs it (local/import-runs.ts): every row checked, then applied 25 at a time. The floor adds the same rows' batches through addBatch, one after another, into a table of its own. The peak RSS is of feeds failed by their last row (validate_first): the file streamed whole through the checks, nothing applied (its first import's peak was ${mb(imports.first.peakRssBytes)}).`,
     `Hold costs against active holds: a batch carrying none, and one carrying ${countText(most?.activeHolds ?? 0)} holds of 1 unit, stored as placing writes them but 25 items a call (tools/bench/stored-holds.ts); then ${most?.requests} rounds, each taking the two batches in turn: a hold placed and confirmed, one placed and released, and an allocate, each through the handler. The median time of each, and the units and calls of the last. The target is on the calls and units; the time is for information (DynamoDB Local's, not DynamoDB's).`,
   ];
   return [...rows.map((cells) => `| ${cells.join(' | ')} |`).toSpliced(1, 0, `|${' --- |'.repeat(rows[0]?.length ?? 0)}`), '', ...notes].join('\n');
