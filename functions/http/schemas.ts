@@ -1,7 +1,6 @@
 import * as z from 'zod/mini';
 import { ADJUSTMENT_REASONS } from '../../domain/adjustments';
 import { MAX_HOLD_SECONDS } from '../../domain/holds';
-import { MAX_INLINE_ROWS, MAX_ROWS_CURSOR_CHARACTERS, rowOfImportRowsCursor } from '../../domain/imports';
 import { MAX_CURSOR_CHARACTERS, MAX_HISTORY_LIMIT, positionOf } from '../../domain/stock-history';
 import { MAX_LIST_CURSOR_CHARACTERS, MAX_LIST_LIMIT, listPositionOf } from '../../domain/stock-listings';
 import type { Split } from '../../domain/model';
@@ -16,7 +15,7 @@ import { ASSIGNED_COUNTRY_CODES } from './countries';
  */
 
 /** The message of a value refused by its type, its format or a bound: that it is required when it is missing, and what the field accepts. */
-const refused = (accepts: string) => ({
+export const refused = (accepts: string) => ({
   error: (issue: { readonly input?: unknown }) => (issue.input === undefined ? `is required: ${accepts}` : `must be ${accepts}`),
 });
 
@@ -25,7 +24,7 @@ const refused = (accepts: string) => ({
  * route does not take is refused (errors.ts names each), so that a misspelled or misplaced one is
  * not dropped without a word.
  */
-const objectOf = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.strictObject(shape, refused(`an object {${Object.keys(shape).join(', ')}}`));
+export const objectOf = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.strictObject(shape, refused(`an object {${Object.keys(shape).join(', ')}}`));
 
 /** The query of a route that takes no query parameter: any one is refused. */
 export const noQuerySchema = /* @__PURE__ */ objectOf({});
@@ -88,7 +87,7 @@ export const identifierSchema = z.string(refused(IDENTIFIER)).check(
  * A whole number within bounds. One message for each way to miss them, since it says the whole
  * range: `1e26` breaks both the integer check (past the safe integers) and the upper bound.
  */
-const integerFrom = (least: number, most: number) => {
+export const integerFrom = (least: number, most: number) => {
   const message = refused(`an integer from ${least} to ${most}`);
   return z.number(message).check(z.int(message), z.gte(least, message), z.lte(most, message));
 };
@@ -162,18 +161,6 @@ export const listQuerySchema = /* @__PURE__ */ objectOf({
   cursor: /* @__PURE__ */ z.optional(listCursorSchema),
 });
 
-const ROWS_CURSOR = "the cursor of a page of this import's rows, as the service answered it";
-/** A cursor names a row of a page the service answered: what a client makes up is refused. */
-export const namesAnImportRow = /* @__PURE__ */ (() => z.refine<string>((cursor) => rowOfImportRowsCursor(cursor) !== undefined, refused(ROWS_CURSOR)))();
-export const importRowsCursorSchema = /* @__PURE__ */ (() =>
-  z.string(refused(ROWS_CURSOR)).check(z.regex(new RegExp(`^[A-Za-z0-9_-]{1,${MAX_ROWS_CURSOR_CHARACTERS}}$`), refused(ROWS_CURSOR)), namesAnImportRow))();
-
-/** `GET /imports/{importid}/rows`' query: how many rows, and from where. */
-export const importRowsQuerySchema = /* @__PURE__ */ objectOf({
-  limit: /* @__PURE__ */ z.optional(listLimitSchema),
-  cursor: /* @__PURE__ */ z.optional(importRowsCursorSchema),
-});
-
 /*
  * Each handler uses its own body schemas, and building a schema is a good part of a cold
  * start's own work. `@__PURE__` tells esbuild that a call has no effect beyond its value, so each
@@ -184,7 +171,7 @@ export const importRowsQuerySchema = /* @__PURE__ */ objectOf({
 export const arrivalDateSchema = /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.iso.date(refused('a date YYYY-MM-DD, or null')));
 
 /** `location` absent: the `default` location. A location id that is well formed but names no location is the domain's to refuse (UnknownLocation). */
-const batchFields = {
+export const batchFields = {
   ref: identifierSchema,
   sku: identifierSchema,
   qty: quantity,
@@ -408,7 +395,7 @@ const UNITS_CHANGED = `an integer from -${MAX_QTY} to ${MAX_QTY}, not 0`;
 export const notZero = /* @__PURE__ */ z.refine<number>((delta) => delta !== 0, refused(UNITS_CHANGED));
 
 /** A count's time: ISO 8601 with its offset. */
-const countTime = () => z.iso.datetime({ offset: true, ...refused('a date and time, ISO 8601 with its offset (2026-11-25T10:00:00Z)') });
+export const countTime = () => z.iso.datetime({ offset: true, ...refused('a date and time, ISO 8601 with its offset (2026-11-25T10:00:00Z)') });
 
 /** A change of the units by so many, never none. */
 const unitsChanged = () => {
@@ -432,39 +419,3 @@ export const adjustmentSchema = /* @__PURE__ */ objectOf({
   note: /* @__PURE__ */ z.optional(/* @__PURE__ */ shownName(MAX_NOTE_CHARACTERS)),
 }).check(qtyOrDelta, countedQty);
 
-/**
- * An import's rows (docs/api.md, "Imports"): a batch, as POST /add_batch takes one, with the qty the
- * feed read of it; or a count of a batch, as POST /adjustments takes one. A row with `counted_at` is
- * a count, any other a batch.
- */
-export const batchRowSchema = /* @__PURE__ */ objectOf({
-  ...batchFields,
-  expected_qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_QTY)),
-});
-export const countRowSchema = /* @__PURE__ */ objectOf({
-  ref: identifierSchema,
-  qty: /* @__PURE__ */ integerFrom(0, MAX_QTY),
-  counted_at: /* @__PURE__ */ countTime(),
-  expected_qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_QTY)),
-});
-
-const INLINE_ROWS = `an array of 1 to ${MAX_INLINE_ROWS} rows, each an object`;
-
-/** An import has its rows inline, or a file of them in a format: one of the two. */
-export const rowsOrFile = /* @__PURE__ */ z.refine<{ rows?: unknown; format?: string }>((request) => (request.rows === undefined) !== (request.format === undefined), {
-  error: 'must have rows or format, not both: rows sent inline, or the format of a file to upload',
-});
-
-/** An import: of rows sent inline, each checked on its own (functions/imports/rows.ts), so that one refused is the import's to count; or of a file to upload. */
-export const importSchema = /* @__PURE__ */ objectOf({
-  importid: identifierSchema,
-  rows: /* @__PURE__ */ z.optional(
-    /* @__PURE__ */ z.array(/* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown(), refused('an object')), refused(INLINE_ROWS)).check(
-      /* @__PURE__ */ z.minLength(1, refused(INLINE_ROWS)),
-      /* @__PURE__ */ z.maxLength(MAX_INLINE_ROWS, refused(INLINE_ROWS)),
-    ),
-  ),
-  format: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum(['jsonl', 'csv'], refused('"jsonl" or "csv"'))),
-  dry_run: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean(refused('true or false'))),
-  validate_first: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean(refused('true or false'))),
-}).check(rowsOrFile);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ImportRow, ReadRow } from '../../domain/imports';
-import { batchRowSchema, countRowSchema } from '../http/schemas';
+import { batchRowSchema, countRowSchema } from '../http/import-schemas';
 
 /*
  * An import's rows as the feed sends them (docs/api.md, "Imports"): each checked on its own by its

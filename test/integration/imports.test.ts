@@ -200,3 +200,19 @@ describe('the rows of an import, read through the route', () => {
     expect(await invoke('GET /imports/{importid}/rows', { pathParameters: { importid: uniqueId('feed') } })).toMatchObject({ status: 404, body: { code: 'unknown_import' } });
   });
 });
+
+describe('the rows of an import its check failed, read through the route', () => {
+  it('are the rows the check refused, by number, a page at a time', async () => {
+    const sku = uniqueId('SKU');
+    const rows = [{ ref: uniqueId('b'), sku, qty: 1, eta: null }, { ref: uniqueId('b'), sku, qty: 0, eta: null }, { ref: uniqueId('b'), sku, qty: 1, eta: null, location: 'nowhere' }];
+    const importid = uniqueId('feed');
+    expect((await importFeed({ importid, rows })).body).toMatchObject({ status: 'failed' });
+
+    const first = await invoke('GET /imports/{importid}/rows', { pathParameters: { importid }, queryStringParameters: { limit: '1' } });
+    const { cursor } = first.body as { cursor: string };
+    const second = await invoke('GET /imports/{importid}/rows', { pathParameters: { importid }, queryStringParameters: { limit: '1', cursor } });
+
+    expect(first.body).toMatchObject({ rows: [{ row: 2, outcome: 'invalid', code: 'validation_failed' }] });
+    expect(second.body).toEqual({ importid, rows: [{ row: 3, outcome: 'invalid', code: 'unknown_location', message: expect.stringContaining('nowhere') }] });
+  });
+});

@@ -32,24 +32,19 @@ import {
   locationIdSchema,
   locationSchema,
   namesAListPosition,
-  namesAnImportRow,
   namesAPosition,
   orderLineSchema,
   orderSchema,
   pathParameterSchemaOf,
   adjustmentSchema,
-  batchRowSchema,
-  importRowsCursorSchema,
-  countRowSchema,
-  importSchema,
   countedQty,
   notZero,
   qtyOrDelta,
-  rowsOrFile,
   qtyOrEta,
   shipmentSchema,
   transferSchema,
 } from '../../functions/http/schemas';
+import { batchRowSchema, countRowSchema, importRowsCursorSchema, importSchema, namesAnImportRow, rowsOrFile } from '../../functions/http/import-schemas';
 import { nfcFormat, uniqueItemPropertiesKeyword } from './extensions';
 
 export type JsonSchema = z.core.JSONSchema.BaseSchema;

@@ -59,7 +59,8 @@ import { IMPORT_CHECK_ROWS, IMPORT_CHUNK_ROWS, MAX_IMPORT_ERRORS, importRowsCurs
 import { OPENAPI_DOCUMENT_CACHE_CONTROL } from '../../functions/http/openapi-document';
 import { MAX_BODY_BYTES } from '../../functions/http/route';
 import { type AllocationsRouteKey, type BatchesRouteKey, pathParameterNames, splitRouteKey } from '../../functions/http/route-keys';
-import { historyQuerySchema, importRowsQuerySchema, listQuerySchema, noQuerySchema, pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
+import { importRowsQuerySchema } from '../../functions/http/import-schemas';
+import { historyQuerySchema, listQuerySchema, noQuerySchema, pathParametersSchema, stockQuerySchema } from '../../functions/http/schemas';
 import { cursorOf } from '../../domain/stock-history';
 import { listCursorOf } from '../../domain/stock-listings';
 import { type ComponentName, type JsonSchema, OPENAPI_VERSION, type QuerySchema, type RequestBodyName, requestBodySchemas, schemaRef } from './components';
