@@ -656,6 +656,14 @@ export interface components {
             counted_at: string;
             expected_qty?: number;
         };
+        /** @description A count of a SKU's units on hand at a `location`, applied as of `counted_at`: spread over the SKU's batches in stock there, those with the most units free first (docs/api.md, "A count at a place"), each batch counted as an `ImportCountRow` counts one. A shortfall is taken from the first, then the next; a surplus is added to the first. */
+        ImportPlaceCountRow: {
+            sku: components["schemas"]["Identifier"];
+            location: components["schemas"]["LocationId"];
+            on_hand: number;
+            /** Format: date-time */
+            counted_at: string;
+        };
         /** @description An order line, identified by (`orderid`, `sku`). `destination` (a country, ISO 3166-1 alpha-2, and the point the goods go to, for the distance) limits the batches to those at active locations that serve the country; `location` to those at that one location (a pickup in store, a sale at the counter), which must exist. `split` allows the line to come from several batches: `batches` at one location (one parcel), `locations` at several; `none`, or absent, puts it whole in one batch. The line records all three: a change of its batch moves it only where they allow, and a repeat names them again. Any other field is refused. */
         OrderLine: {
             orderid: components["schemas"]["Identifier"];
@@ -781,7 +789,7 @@ export interface components {
             expected_qty?: number;
             note?: string & (unknown & unknown);
         } & (unknown | unknown);
-        /** @description An import: its `importid`, and either its `rows` (1 to 100) or the `format` of a file of them (`jsonl` or `csv`, at most 1 GiB, to be sent to the answer's `upload`), numbered from 1 in their order. Each row is checked on its own, as an `ImportCountRow` when it has `counted_at` and as an `ImportBatchRow` otherwise, so that a row refused is counted and named by its number rather than refusing the request. `dry_run` (default false): judge each row, write no stock. `validate_first` (default true): one refused row fails the import before any is applied. Any other field is refused. */
+        /** @description An import: its `importid`, and either its `rows` (1 to 100) or the `format` of a file of them (`jsonl` or `csv`, at most 1 GiB, to be sent to the answer's `upload`), numbered from 1 in their order. Each row is checked on its own, as an `ImportPlaceCountRow` when it has `on_hand`, as an `ImportCountRow` when it has `counted_at` and as an `ImportBatchRow` otherwise, so that a row refused is counted and named by its number rather than refusing the request. `dry_run` (default false): judge each row, write no stock. `validate_first` (default true): one refused row fails the import before any is applied. Any other field is refused. */
         NewImport: {
             importid: components["schemas"]["Identifier"];
             rows?: {

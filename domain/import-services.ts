@@ -29,6 +29,7 @@ import { allLocations } from './location-services';
 import { locationOf } from './model';
 import type { Instant } from './holds';
 import type { BatchRepository } from './ports';
+import { applyPlaceCount } from './place-count-services';
 import { addBatch } from './services';
 
 /*
@@ -154,20 +155,26 @@ const unchangedAsRead = (importid: string, row: number, read: ImportRow, rowsRea
 
 /** The chunk's read of what its batch rows judge first: their batches' references and their change ids' adjustments. */
 const readChunkRows = (importid: string, rows: readonly { readonly row: number; readonly read: ImportRow }[], repository: BatchRepository): Promise<ImportRowsRead> => {
-  const batchRows = rows.filter(({ read }) => read.kind === 'batch');
+  const batchRows = rows.flatMap(({ row, read }) => (read.kind === 'batch' ? [{ row, ref: read.ref }] : []));
   if (batchRows.length === 0) return Promise.resolve({ batches: new Map(), adjusted: new Map() });
-  return repository.importRowsRead([...new Set(batchRows.map(({ read }) => read.ref))], batchRows.map(({ row }) => rowChangeId(importid, row)));
+  return repository.importRowsRead([...new Set(batchRows.map(({ ref }) => ref))], batchRows.map(({ row }) => rowChangeId(importid, row)));
+};
+
+const appliedRow = (record: ImportRecord, row: number, read: ImportRow, repository: BatchRepository, absent: boolean): Promise<RowResult> => {
+  if (read.kind === 'batch') return applyBatchRow(record, row, read, repository, absent);
+  if (read.kind === 'count') return applyCountRow(record, row, read, repository);
+  return applyPlaceCount(record, row, read, repository).then((outcome) => (outcome === 'applied' ? APPLIED : UNCHANGED));
 };
 
 const applyRow = (record: ImportRecord, row: number, read: ImportRow, repository: BatchRepository, absent = false): Promise<RowResult> =>
-  (read.kind === 'batch' ? applyBatchRow(record, row, read, repository, absent) : applyCountRow(record, row, read, repository)).catch((error: unknown) => refusedRow(row, error));
+  appliedRow(record, row, read, repository, absent).catch((error: unknown) => refusedRow(row, error));
 
 /** The row, or why it cannot be applied before any is: its schema refused it, it names a place that is not one, or a count's time is out of its window at `now` (none: not judged). */
 const checkedRow = ({ row, read }: ReadRow, locations: ReadonlySet<string>, now?: Instant): { readonly row: ImportRow } | { readonly refusal: RowError } => {
   const refusal = (error: RefusedField): { readonly refusal: RowError } => ({ refusal: rowError(row, 'invalid', error.code, error.message) });
   if (read.kind === 'invalid') return { refusal: rowError(row, 'invalid', 'validation_failed', `${read.field} ${read.message}`) };
-  if (read.kind === 'batch' && !locations.has(locationOf(read))) return refusal(new UnknownLocation(locationOf(read)));
-  const outOfWindow = read.kind === 'count' && now !== undefined ? countTimeRefused(new Date(read.countedAt).toISOString(), now) : undefined;
+  if (read.kind !== 'count' && !locations.has(locationOf(read))) return refusal(new UnknownLocation(locationOf(read)));
+  const outOfWindow = read.kind !== 'batch' && now !== undefined ? countTimeRefused(new Date(read.countedAt).toISOString(), now) : undefined;
   if (outOfWindow) return refusal(new AdjustmentRefused('counted_at', outOfWindow));
   return { row: read };
 };
@@ -256,7 +263,9 @@ export const applyImportRows = async (importid: string, chunk: readonly ReadRow[
   const valid = checked.flatMap(({ row, checked: one }) => ('row' in one ? [{ row, read: one.row }] : []));
   const rowsRead = await readChunkRows(importid, valid, repository);
   // A batch an earlier row of the chunk names may have changed since the chunk's read: read again.
+  // A count at a place may change any batch of its SKU there: no batch of that SKU is as read after it.
   const named = new Set<string>();
+  const countedSkus = new Set<string>();
   const results: RowResult[] = [];
   try {
     for (const { row, checked: one } of checked) {
@@ -264,7 +273,12 @@ export const applyImportRows = async (importid: string, chunk: readonly ReadRow[
         results.push({ outcome: one.refusal.outcome, error: one.refusal });
         continue;
       }
-      const fresh = !named.has(one.row.ref);
+      if (one.row.kind === 'place-count') {
+        countedSkus.add(one.row.sku);
+        results.push(await applyRow(record, row, one.row, claimed));
+        continue;
+      }
+      const fresh = !named.has(one.row.ref) && !countedSkus.has(rowsRead.batches.get(one.row.ref)?.sku ?? '');
       named.add(one.row.ref);
       if (fresh && unchangedAsRead(importid, row, one.row, rowsRead)) {
         results.push(UNCHANGED);

@@ -3,7 +3,7 @@ import type { DomainErrorCode } from './domain-error';
 
 /*
  * Imports (docs/api.md, "Imports"): a feed of rows, each a batch to add or set, or a count of a
- * batch, applied through the same service functions as POST /add_batch, PATCH /batches/{ref} and
+ * batch or of a SKU at a place, applied through the same service functions as POST /add_batch, PATCH /batches/{ref} and
  * POST /adjustments, each row's change made once by the import's id and the row's number.
  */
 
@@ -39,7 +39,19 @@ export interface CountRow {
   readonly expectedQty?: number;
 }
 
-export type ImportRow = BatchRow | CountRow;
+/**
+ * A count of a SKU's units on hand at a place, as of `countedAt`: spread over the SKU's batches in
+ * stock there (domain/place-counts.ts), each counted as a count row counts one.
+ */
+export interface PlaceCountRow {
+  readonly kind: 'place-count';
+  readonly sku: string;
+  readonly location: string;
+  readonly onHand: number;
+  readonly countedAt: string;
+}
+
+export type ImportRow = BatchRow | CountRow | PlaceCountRow;
 
 /** A row its schema refused: which field, and why. */
 export interface InvalidRow {

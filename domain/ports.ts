@@ -3,6 +3,7 @@ import type { HeldUnits, Hold, Instant } from './holds';
 import type { FileRefusal, ImportCheck, ImportChunk, ImportChunkClaim, ImportRecord, ImportRowsRead, RowError } from './imports';
 import type { Location } from './locations';
 import type { Allocation, Batch, LineMove, ListedLine, OrderLine, Part, Placement, RoutedAllocation } from './model';
+import type { BatchCount } from './place-counts';
 import type { Routing } from './routing';
 import type { LineShipped, Shipment } from './shipments';
 import type { HistoryPage, HistoryRequest } from './stock-history';
@@ -273,6 +274,14 @@ export interface BatchRepository {
    * is, and counted once. The import must be running.
    */
   recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<boolean>;
+  /** The counts of batches that the import's row, a count at a place, was planned to make (domain/place-counts.ts), once saved (strongly consistent). */
+  placeCount(importid: string, row: number): Promise<readonly BatchCount[] | undefined>;
+  /**
+   * Saves what the import's row, a count at a place, is to make of its batches, unless a plan was
+   * saved for the row before: answers the plan saved, this one or the one before. On a claimed
+   * chunk's repository, only while the claim holds (else ImportChunkTaken, nothing saved).
+   */
+  savePlaceCount(importid: string, row: number, counts: readonly BatchCount[]): Promise<readonly BatchCount[]>;
   /** Ends the running import as failed, before any row was applied: its file refused as `refusal` says, or else its refused rows counted as invalid. */
   failImport(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void>;
   /** Ends the running import as completed, once every row of it is done. */

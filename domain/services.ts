@@ -312,18 +312,25 @@ export const skuStock = async (sku: string, repository: BatchRepository, locatio
 
 /** The SKU's stock levels as skuStock answers them; undefined for a SKU never added. */
 export const stockLevelsRead = async (sku: string, repository: BatchRepository, location?: string): Promise<StockLevels | undefined> => {
-  // The exhausted batches read before and after the stock range: a batch that crosses between the
-  // two ranges while they are read is in one of the three reads (exhaustedBetween).
-  const exhaustedBefore = await repository.exhaustedBatchesOf(sku);
-  const [stock, routing] = await Promise.all([repository.stockOf(sku), repository.routingLocations()]);
-  if (!stock.known) return undefined;
-  const exhaustedAfter = await repository.exhaustedBatchesOf(sku);
-  const exhausted = exhaustedBetween(exhaustedBefore, stock.batches, exhaustedAfter);
-  const locations = await locationsKnowing(routing, [...stock.batches, ...exhausted], { location }, repository);
+  const [{ known, withStock, exhausted }, routing] = await Promise.all([batchesWithUnitsOf(sku, repository), repository.routingLocations()]);
+  if (!known) return undefined;
+  const locations = await locationsKnowing(routing, [...withStock, ...exhausted], { location }, repository);
   if (location !== undefined && !allLocationsOf(locations).some(({ id }) => id === location)) throw new LocationNotFound(location);
   // Only the batches the answer counts: the holds of the others need not be read.
-  const counted = location === undefined ? stock.batches : stock.batches.filter((batch) => locationOf(batch) === location);
+  const counted = location === undefined ? withStock : withStock.filter((batch) => locationOf(batch) === location);
   return stockLevels(sku, await asFoundNow(counted, repository), locations, location, exhausted);
+};
+
+/**
+ * Every batch of the SKU that has units on hand: those with stock left, and those exhausted (every
+ * unit on a line). The exhausted batches are read before and after the stock range: a batch that
+ * crosses between the two ranges while they are read is in one of the three reads (exhaustedBetween).
+ */
+export const batchesWithUnitsOf = async (sku: string, repository: BatchRepository): Promise<{ readonly known: boolean; readonly withStock: Batch[]; readonly exhausted: Batch[] }> => {
+  const exhaustedBefore = await repository.exhaustedBatchesOf(sku);
+  const stock = await repository.stockOf(sku);
+  const exhaustedAfter = await repository.exhaustedBatchesOf(sku);
+  return { known: stock.known, withStock: stock.batches, exhausted: exhaustedBetween(exhaustedBefore, stock.batches, exhaustedAfter) };
 };
 
 /**

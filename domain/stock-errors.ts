@@ -110,12 +110,12 @@ export class StaleCount extends DomainError {
   }
 }
 
-/** A field of an adjustment that the batch as it is refuses: a count's time, or a delta that takes more than it has. */
+/** A field of an adjustment that the batch as it is refuses: a count's time, a delta that takes more than it has, or units counted at a place where no batch can take them. */
 export class AdjustmentRefused extends RefusedField {
   override readonly name = 'AdjustmentRefused';
   readonly code = 'validation_failed';
   constructor(
-    readonly field: 'counted_at' | 'delta',
+    readonly field: 'counted_at' | 'delta' | 'on_hand',
     why: string,
   ) {
     super(`${field} ${why}`);

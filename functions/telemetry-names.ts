@@ -16,6 +16,8 @@ export const METRICS_NAMESPACE = 'AllocationService';
  * metric of its own, billed as one.
  */
 export const OPERATION_DIMENSION = 'operation';
+/** The dimension every metric has first, which carries SERVICE_NAME (the name Powertools gives it, which the dashboards of an older version read). */
+export const SERVICE_DIMENSION = 'service';
 
 /** The stream consumer's `operation`: it serves no route. */
 export const PUBLISH_EVENTS_OPERATION = 'PublishEvents';

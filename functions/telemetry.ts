@@ -1,18 +1,17 @@
+import { Console } from 'node:console';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
-import { METRICS_NAMESPACE, type MetricName, OPERATION_DIMENSION, SERVICE_NAME } from './telemetry-names';
+import { METRICS_NAMESPACE, type MetricName, OPERATION_DIMENSION, SERVICE_DIMENSION, SERVICE_NAME } from './telemetry-names';
 
 /*
- * The functions' Powertools Logger and Metrics, one of each per Lambda instance (module scope).
- * Both only write lines to standard output (and Logger's warnings and errors to standard error):
- * CloudWatch Logs takes them from there, reads the metrics out of their embedded metric format,
- * and no call to any API is made for either. On Lambda they write through a console of their own,
- * so that the runtime does not wrap each entry as text inside its own JSON line.
+ * The functions' Powertools Logger, one per Lambda instance (module scope), and their metrics, in
+ * CloudWatch's embedded metric format. Both only write lines to standard output (and Logger's
+ * warnings and errors to standard error): CloudWatch Logs takes them from there, reads the metrics
+ * out of their entries, and no call to any API is made for either. On Lambda they write through a
+ * console of their own, so that the runtime does not wrap each entry as text inside its own JSON line.
  *
  * Configuration, all from the environment (the stack sets it; see docs/operations.md):
  * POWERTOOLS_LOG_LEVEL (not Lambda's own level: see `logger`); POWERTOOLS_LOGGER_SAMPLE_RATE, the
- * share of invocations logged at DEBUG; and
- * POWERTOOLS_DEV, for a terminal or a test only, never on Lambda: indented entries through the
+ * share of invocations logged at DEBUG; POWERTOOLS_METRICS_DISABLED; and POWERTOOLS_DEV, for a terminal or a test only, never on Lambda: indented entries through the
  * global console, and no metrics unless POWERTOOLS_METRICS_DISABLED is false.
  */
 
@@ -35,7 +34,18 @@ const withoutLambdaLogLevel = <Built>(build: () => Built): Built => {
 
 export const logger = withoutLambdaLogLevel(() => new Logger({ serviceName: SERVICE_NAME }));
 
-const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+/** An environment variable's switch, as Powertools reads one: `true`, `1`, `y`, `yes` or `on` (any case) is on. */
+const switchedOn = (name: string): boolean | undefined => {
+  const value = process.env[name]?.trim().toLowerCase();
+  return value === undefined || value === '' ? undefined : ['true', '1', 'y', 'yes', 'on'].includes(value);
+};
+
+/** Metrics are written unless POWERTOOLS_METRICS_DISABLED says not, or, when it says nothing, in a terminal or a test (POWERTOOLS_DEV). */
+const metricsWritten = (): boolean => !(switchedOn('POWERTOOLS_METRICS_DISABLED') ?? switchedOn('POWERTOOLS_DEV') ?? false);
+
+/** On Lambda, standard output as it is; in a terminal or a test, the global console, which a test can read. */
+const lambdaConsole = new Console({ stdout: process.stdout, stderr: process.stderr });
+const metricsConsole = (): Pick<Console, 'log'> => (switchedOn('POWERTOOLS_DEV') ? console : lambdaConsole);
 
 /** An instance's cold start, pending until its first invocation takes it. */
 export interface ColdStart {
@@ -72,16 +82,17 @@ export const takeColdStart = (): boolean => {
 export type Counts = ReadonlyMap<MetricName, number>;
 
 /**
- * Writes `counts` as one embedded-metric entry under `dimensions` (beside `service`), and nothing
- * when there is nothing to count: an invocation that counted nothing publishes no empty entry, and
- * Powertools warns of none. Synchronous from the first dimension to the write, so invocations that
- * share the instance (the local server's) never mix their counts.
+ * Writes `counts` as one embedded-metric entry under `dimensions` (after `service`), and nothing
+ * when there is nothing to count: an invocation that counted nothing publishes no empty entry. One
+ * synchronous write, so invocations that share the instance (the local server's) never mix their
+ * counts.
  */
 export const publishCounts = (dimensions: Readonly<Record<string, string>>, counts: Counts): void => {
-  if (counts.size === 0) return;
-  for (const [name, value] of Object.entries(dimensions)) metrics.addDimension(name, value);
-  for (const [name, value] of counts) metrics.addMetric(name, MetricUnit.Count, value);
-  metrics.publishStoredMetrics();
+  if (counts.size === 0 || !metricsWritten()) return;
+  const dimensioned = { [SERVICE_DIMENSION]: SERVICE_NAME, ...dimensions };
+  const metrics = [...counts].map(([name]) => ({ Name: name, Unit: 'Count' }));
+  const entry = { _aws: { Timestamp: Date.now(), CloudWatchMetrics: [{ Namespace: METRICS_NAMESPACE, Dimensions: [Object.keys(dimensioned)], Metrics: metrics }] }, ...dimensioned, ...Object.fromEntries(counts) };
+  metricsConsole().log(JSON.stringify(entry));
 };
 
 /** `counts` under the one dimension every metric of an operation has. */

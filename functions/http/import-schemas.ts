@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { MAX_INLINE_ROWS, MAX_ROWS_CURSOR_CHARACTERS, rowOfImportRowsCursor } from '../../domain/imports';
-import { MAX_QTY, batchFields, countTime, identifierSchema, integerFrom, listLimitSchema, objectOf, refused } from './schemas';
+import { MAX_QTY, batchFields, countTime, identifierSchema, integerFrom, listLimitSchema, locationIdSchema, objectOf, refused } from './schemas';
 
 /*
  * What the imports' routes take (docs/api.md, "Imports"), built from the fields of the routes whose
@@ -9,8 +9,9 @@ import { MAX_QTY, batchFields, countTime, identifierSchema, integerFrom, listLim
 
 /**
  * An import's rows (docs/api.md, "Imports"): a batch, as POST /add_batch takes one, with the qty the
- * feed read of it; or a count of a batch, as POST /adjustments takes one. A row with `counted_at` is
- * a count, any other a batch.
+ * feed read of it; a count of a batch, as POST /adjustments takes one; or a count of a SKU at a
+ * place. A row with `on_hand` is a count at a place, one with `counted_at` a count of a batch, any
+ * other a batch.
  */
 export const batchRowSchema = /* @__PURE__ */ objectOf({
   ...batchFields,
@@ -21,6 +22,14 @@ export const countRowSchema = /* @__PURE__ */ objectOf({
   qty: /* @__PURE__ */ integerFrom(0, MAX_QTY),
   counted_at: /* @__PURE__ */ countTime(),
   expected_qty: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_QTY)),
+});
+
+/** A count of a SKU at a place: its units on hand there, spread over its batches in stock there. */
+export const placeCountRowSchema = /* @__PURE__ */ objectOf({
+  sku: identifierSchema,
+  location: locationIdSchema,
+  on_hand: /* @__PURE__ */ integerFrom(0, MAX_QTY),
+  counted_at: /* @__PURE__ */ countTime(),
 });
 
 const INLINE_ROWS = `an array of 1 to ${MAX_INLINE_ROWS} rows, each an object`;

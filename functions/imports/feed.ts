@@ -106,7 +106,7 @@ const recordOfJson = (text: string, row: number): FeedRecord => {
 };
 
 /** The fields a CSV header may name: a row's. */
-const CSV_COLUMNS = ['ref', 'sku', 'qty', 'eta', 'location', 'expected_qty', 'counted_at'] as const;
+const CSV_COLUMNS = ['ref', 'sku', 'qty', 'eta', 'location', 'expected_qty', 'counted_at', 'on_hand'] as const;
 
 /**
  * A record's fields by RFC 4180: separated by commas, each either plain or in double quotes (a

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ImportRow, ReadRow } from '../../domain/imports';
-import { batchRowSchema, countRowSchema } from '../http/import-schemas';
+import { batchRowSchema, countRowSchema, placeCountRowSchema } from '../http/import-schemas';
 
 /*
  * An import's rows as the feed sends them (docs/api.md, "Imports"): each checked on its own by its
@@ -18,12 +18,13 @@ export type FeedFormat = 'jsonl' | 'csv';
 export type FeedRecord = { readonly row: number; readonly fields: unknown } | { readonly row: number; readonly refused: string };
 
 /** Columns of a CSV feed whose values are whole numbers. */
-const NUMBER_COLUMNS = new Set(['qty', 'expected_qty']);
+const NUMBER_COLUMNS = new Set(['qty', 'expected_qty', 'on_hand']);
 
 /**
  * A CSV record as a row's fields: an empty value is absent, but an empty `eta` of a batch row (one
  * without `counted_at`) is null, in stock; a whole number in a number column is a number. A count
- * row takes no `eta`, `sku` or `location`, so a file of both kinds leaves them empty on its counts.
+ * row takes no `eta`, `sku` or `location`, so a file of both kinds leaves them empty on its counts
+ * (and a count at a place no `ref`, `qty` or `eta`).
  */
 const csvFields = (values: Readonly<Record<string, unknown>>): Record<string, unknown> => {
   const count = (values.counted_at ?? '') !== '';
@@ -47,6 +48,12 @@ export const readFeedRecord = (record: FeedRecord, format: FeedFormat): ReadRow 
 
 /** The row's fields in the domain's words, or why its schema refused it: the first field it names, and what that field accepts. */
 export const readRow = (fields: Record<string, unknown>, row: number): ReadRow => {
+  if ('on_hand' in fields) {
+    const count = placeCountRowSchema.safeParse(fields);
+    if (!count.success) return refusedRow(row, count.error.issues);
+    const { sku, location, on_hand, counted_at } = count.data;
+    return { row, read: { kind: 'place-count', sku, location, onHand: on_hand, countedAt: counted_at } };
+  }
   if ('counted_at' in fields) {
     const count = countRowSchema.safeParse(fields);
     if (!count.success) return refusedRow(row, count.error.issues);

@@ -2,6 +2,7 @@ import { BatchGetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldUnits, Hold, Instant } from '../../domain/holds';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
 import { type FileRefusal, type ImportCheck, type ImportChunk, type ImportChunkClaim, ImportChunkTaken, type ImportRecord, type ImportRowsRead, type RowError } from '../../domain/imports';
+import type { BatchCount } from '../../domain/place-counts';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { Transfer } from '../../domain/transfers';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
@@ -345,6 +346,18 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   recordImportChunk(claim: ImportChunkClaim, chunk: ImportChunk): Promise<boolean> {
     return this.imports.recordChunk(claim, chunk);
+  }
+
+  placeCount(importid: string, row: number): Promise<readonly BatchCount[] | undefined> {
+    return this.imports.placeCount(importid, row);
+  }
+
+  async savePlaceCount(importid: string, row: number, counts: readonly BatchCount[]): Promise<readonly BatchCount[]> {
+    if (await this.imports.savePlaceCount(importid, row, counts, this.claimCondition())) return counts;
+    await this.refuseUnlessClaimed();
+    const saved = await this.imports.placeCount(importid, row);
+    if (!saved) throw new Error(`The count at a place of import ${importid}'s row ${row} was refused as planned, and then not found`);
+    return saved;
   }
 
   failImport(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void> {

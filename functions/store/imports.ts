@@ -16,6 +16,7 @@ import {
   type RowOutcome,
   countsOf,
 } from '../../domain/imports';
+import type { BatchCount } from '../../domain/place-counts';
 import { ITEM_IS_NEW } from './conditions';
 import { SK, isAt, isNumber, isText, itemKey } from './fields';
 import type { StoreCalls, TransactWriteItem } from './store-calls';
@@ -27,8 +28,9 @@ import { partitionKeyPrefix } from './table';
  * rows' outcomes, and in its partition one item for each check of rows recorded and one for each
  * chunk of rows recorded (its outcomes), so that each is counted once (kept as long as the import,
  * so that neither is ever run or counted again), one for each chunk's claim (which send applies
- * it: domain/imports.ts, ImportChunkClaim), and one for each check's or chunk's rows that did not
- * apply. Each is named by its first row.
+ * it: domain/imports.ts, ImportChunkClaim), one for each check's or chunk's rows that did not
+ * apply, each named by its first row, and one for each count at a place planned (the counts it
+ * makes of its batches: domain/place-count-services.ts), named by its row.
  */
 
 const IMPORT_SORT_KEY = 'IMPORT';
@@ -36,6 +38,7 @@ const CHECK_SORT_KEY_PREFIX = 'CHECK#';
 const CHUNK_SORT_KEY_PREFIX = 'CHUNK#';
 const CLAIM_SORT_KEY_PREFIX = 'CLAIM#';
 const ERRORS_SORT_KEY_PREFIX = 'ERRORS#';
+const PLACE_COUNT_SORT_KEY_PREFIX = 'PLACECOUNT#';
 /** A first row, padded so that the sort keys' order is the rows' order. */
 const rowPlace = (firstRow: number) => String(firstRow).padStart(10, '0');
 
@@ -48,6 +51,7 @@ export const importCheckKey = (importid: string, firstRow: number) => itemKey(im
 export const importChunkKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CHUNK_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
 const importClaimKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CLAIM_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
 const errorsKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${ERRORS_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
+const placeCountKey = (importid: string, row: number) => itemKey(importPartition(importid), `${PLACE_COUNT_SORT_KEY_PREFIX}${rowPlace(row)}`);
 
 /** The chunk's claim is this send's, and the chunk not yet recorded. */
 const CLAIM_HOLDS = {
@@ -82,7 +86,8 @@ export type StoredImportItem =
   | { readonly kind: 'import-check'; readonly importid: string; readonly firstRow: number; readonly rows: number }
   | { readonly kind: 'import-chunk'; readonly importid: string; readonly firstRow: number; readonly outcomes: readonly RowOutcome[] }
   | { readonly kind: 'import-claim'; readonly importid: string; readonly firstRow: number; readonly claimid: string; readonly recorded: boolean }
-  | { readonly kind: 'import-errors'; readonly importid: string; readonly firstRow: number; readonly errors: readonly RowError[] };
+  | { readonly kind: 'import-errors'; readonly importid: string; readonly firstRow: number; readonly errors: readonly RowError[] }
+  | { readonly kind: 'import-place-count'; readonly importid: string; readonly row: number; readonly counts: readonly BatchCount[] };
 
 /** The record of an import as it stands. One stored before imports of files has no `feed` (its rows came inline) and no `refused` (none was kept). */
 const parseRecord = (importid: string, item: Record<string, unknown>): StoredImportItem | undefined => {
@@ -135,7 +140,15 @@ export const parseImportItem = (item: Record<string, unknown>): StoredImportItem
   if (claimed !== undefined && isAt(item, importClaimKey(importid, claimed)) && isText(item.claimid)) return { kind: 'import-claim', importid, firstRow: claimed, claimid: item.claimid, recorded: item.recorded === true };
   const errorsOf = firstRowOf(item[SK], ERRORS_SORT_KEY_PREFIX);
   if (errorsOf !== undefined && isAt(item, errorsKey(importid, errorsOf)) && Array.isArray(errors) && errors.every(isRowError)) return { kind: 'import-errors', importid, firstRow: errorsOf, errors };
+  const counted = firstRowOf(item[SK], PLACE_COUNT_SORT_KEY_PREFIX);
+  const { counts } = item;
+  if (counted !== undefined && isAt(item, placeCountKey(importid, counted)) && Array.isArray(counts) && counts.every(isBatchCount)) return { kind: 'import-place-count', importid, row: counted, counts };
   return undefined;
+};
+
+const isBatchCount = (value: unknown): value is BatchCount => {
+  const { ref, qty } = (value ?? {}) as Record<string, unknown>;
+  return isText(ref) && isNumber(qty);
 };
 
 const isRowError = (value: unknown): value is RowError => {
@@ -282,6 +295,22 @@ export class ImportWrites {
     ]);
     if (cancelled) this.calls.raceLost(cancelled);
     return cancelled === undefined;
+  }
+
+  async placeCount(importid: string, row: number): Promise<readonly BatchCount[] | undefined> {
+    const item = await this.reads.item(placeCountKey(importid, row));
+    const stored = item && parseImportItem(item);
+    return stored?.kind === 'import-place-count' ? stored.counts : undefined;
+  }
+
+  /**
+   * The plan of the row's count at a place, on condition that the row has none (a row's counts are
+   * planned once: a second send makes the first one's), with `conditions` (a chunk's claim). Whether
+   * it was saved.
+   */
+  async savePlaceCount(importid: string, row: number, counts: readonly BatchCount[], conditions: readonly TransactWriteItem[]): Promise<boolean> {
+    const Item = { ...placeCountKey(importid, row), importid, counts: counts.map(({ ref, qty }) => ({ ref, qty })) };
+    return (await this.calls.transactWrite([{ Put: { TableName: this.tableName, Item, ConditionExpression: ITEM_IS_NEW } }, ...conditions])) === undefined;
   }
 
   /** Ends the running import as failed: its file refused, or else its refused rows counted as invalid (their errors kept by their checks). */

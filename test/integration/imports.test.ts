@@ -113,6 +113,37 @@ describe('an import', () => {
   });
 });
 
+describe('a count at a place in an import', () => {
+  it('spreads over the batches in stock at the place, and cut off between them, is finished by its repeat as it was planned', async () => {
+    const sku = uniqueId('SKU');
+    const [one, two] = [uniqueId('b'), uniqueId('b')];
+    for (const [ref, qty] of [[one, 4], [two, 3]] as const) expect((await invoke('POST /add_batch', { body: { ref, sku, qty, eta: null } })).status).toBe(201);
+    const importid = uniqueId('feed');
+    const rows = [{ sku, location: 'default', on_hand: 1, counted_at: new Date().toISOString() }];
+    // The 6 short come off the first batch, which has the most units free, and then the second; the store stops answering after the first.
+    let changes = 0;
+    const failingAfterOne = (repository: DynamoDbBatchRepository): DynamoDbBatchRepository => {
+      const failing: DynamoDbBatchRepository = Object.assign(Object.create(repository) as DynamoDbBatchRepository, {
+        withDeadline: () => failing,
+        forImportChunk: (claim: ImportChunkClaim) => failingAfterOne(repository.forImportChunk(claim)),
+        changeBatch: (...args: Parameters<DynamoDbBatchRepository['changeBatch']>) =>
+          ++changes > 1 ? Promise.reject(new StoreUnavailable('The store did not answer')) : repository.changeBatch(...args),
+      });
+      return failing;
+    };
+    expect((await importFeed({ importid, rows }, serviceOver(failingAfterOne(table.repository())))).status).toBe(503);
+    expect([(await batch(one)).qty, (await batch(two)).qty]).toEqual([0, 3]);
+
+    const finished = await importFeed({ importid, rows });
+
+    expect(finished).toMatchObject({ status: 200, body: { status: 'completed', counts: { done: 1, applied: 1 } } });
+    expect([(await batch(one)).qty, (await batch(two)).qty]).toEqual([0, 1]);
+    expect(await table.repository().placeCount(importid, 1)).toEqual([{ ref: one, qty: 0 }, { ref: two, qty: 1 }]);
+    expect(await table.repository().adjustment(`${importid}#1#${two}`)).toMatchObject({ reason: 'counted', before: 3, after: 1 });
+    expect(await checkInvariants(table.documentClient, table.tableName)).toEqual([]);
+  });
+});
+
 describe('a claim on a chunk of an import', () => {
   const running = async (importid: string) => {
     await table.repository().createImport({ importid, feed: 'rows', dryRun: false, validateFirst: true, status: 'running', counts: { total: 1, done: 0, applied: 0, unchanged: 0, conflicted: 0, stale: 0, invalid: 0, failed: 0 }, refused: 0, startedAt: new Date().toISOString() });
@@ -136,6 +167,20 @@ describe('a claim on a chunk of an import', () => {
     expect(await repository.batch(refused)).toBeUndefined();
     expect(await repository.batch(added)).toMatchObject({ qty: 5 });
     expect((await repository.importRecord(importid))?.counts).toMatchObject({ done: 0 });
+  });
+
+  it('saves the plan of a count at a place once, and none under a claim another send took', async () => {
+    const repository = table.repository();
+    const importid = uniqueId('feed');
+    await running(importid);
+    const taken = (await repository.claimImportChunk(importid, 1)) as ImportChunkClaim;
+    const holding = (await repository.claimImportChunk(importid, 1)) as ImportChunkClaim;
+
+    await expect(repository.forImportChunk(taken).savePlaceCount(importid, 1, [{ ref: 'b1', qty: 2 }])).rejects.toThrow(ImportChunkTaken);
+    expect(await repository.placeCount(importid, 1)).toBeUndefined();
+    expect(await repository.forImportChunk(holding).savePlaceCount(importid, 1, [{ ref: 'b1', qty: 3 }])).toEqual([{ ref: 'b1', qty: 3 }]);
+    expect(await repository.forImportChunk(holding).savePlaceCount(importid, 1, [{ ref: 'b2', qty: 9 }])).toEqual([{ ref: 'b1', qty: 3 }]);
+    expect(await repository.placeCount(importid, 1)).toEqual([{ ref: 'b1', qty: 3 }]);
   });
 
   it('ends when its chunk is recorded: no write under it, and no claim after it', async () => {

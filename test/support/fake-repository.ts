@@ -19,6 +19,7 @@ import {
 import type { Routing } from '../../domain/routing';
 import { type Adjustment, type CountBasis, countTimeOf } from '../../domain/adjustments';
 import { type FileRefusal, type ImportCheck, type ImportChunk, type DescribedBatch, type ImportChunkClaim, ImportChunkTaken, type ImportCounts, type ImportRowsRead, type ImportRecord, type RowCounts, type RowError, countsOf } from '../../domain/imports';
+import type { BatchCount } from '../../domain/place-counts';
 import type { LineShipped, Shipment } from '../../domain/shipments';
 import type { HistoryEntry, HistoryPage, HistoryRequest } from '../../domain/stock-history';
 import type { ListRequest, ListedSkus, SkuList } from '../../domain/stock-listings';
@@ -562,6 +563,8 @@ export class FakeRepository implements BatchRepository {
   readonly recordedChunks = new Map<string, Map<number, ImportChunk>>();
   /** Each chunk's claim, by importid and first row. */
   private readonly importClaims = new Map<string, string>();
+  /** The plans of counts at a place, by importid and row. */
+  readonly placeCounts = new Map<string, readonly BatchCount[]>();
 
   async createImport(record: ImportRecord): Promise<ImportRecord | undefined> {
     const existing = this.imports.get(record.importid);
@@ -618,7 +621,7 @@ export class FakeRepository implements BatchRepository {
 
   /** The adapter's condition on each batch a chunk's rows add or change: the claim holds. */
   forImportChunk(claim: ImportChunkClaim): BatchRepository {
-    const claimed = ['addBatch', 'changeBatch'];
+    const claimed = ['addBatch', 'changeBatch', 'savePlaceCount'];
     return new Proxy(this, {
       get: (target, property, receiver) => {
         const value: unknown = Reflect.get(target, property, receiver);
@@ -643,6 +646,17 @@ export class FakeRepository implements BatchRepository {
     const counts = Object.fromEntries(Object.entries(record.counts).map(([name, count]) => [name, count + (added[name as keyof RowCounts] ?? 0)]));
     this.imports.set(importid, { ...record, counts: counts as ImportCounts });
     return true;
+  }
+
+  async placeCount(importid: string, row: number): Promise<readonly BatchCount[] | undefined> {
+    return this.placeCounts.get(`${importid}#${row}`);
+  }
+
+  /** The adapter's condition: a row's count at a place is planned once. */
+  async savePlaceCount(importid: string, row: number, counts: readonly BatchCount[]): Promise<readonly BatchCount[]> {
+    const key = `${importid}#${row}`;
+    if (!this.placeCounts.has(key)) this.placeCounts.set(key, counts);
+    return this.placeCounts.get(key) as readonly BatchCount[];
   }
 
   async failImport(importid: string, finishedAt: string, refusal?: FileRefusal): Promise<void> {

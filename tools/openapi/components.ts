@@ -44,7 +44,7 @@ import {
   shipmentSchema,
   transferSchema,
 } from '../../functions/http/schemas';
-import { batchRowSchema, countRowSchema, importRowsCursorSchema, importSchema, namesAnImportRow, rowsOrFile } from '../../functions/http/import-schemas';
+import { batchRowSchema, countRowSchema, importRowsCursorSchema, importSchema, namesAnImportRow, placeCountRowSchema, rowsOrFile } from '../../functions/http/import-schemas';
 import { nfcFormat, uniqueItemPropertiesKeyword } from './extensions';
 
 export type JsonSchema = z.core.JSONSchema.BaseSchema;
@@ -216,7 +216,8 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   NewImport:
     `An import: its \`importid\`, and either its \`rows\` (1 to ${MAX_INLINE_ROWS}) or the \`format\` of a file of them ` +
     `(\`jsonl\` or \`csv\`, at most ${MAX_FEED_BYTES / 1024 ** 3} GiB, to be sent to the answer's \`upload\`), numbered from 1 in their order. Each row is ` +
-    'checked on its own, as an `ImportCountRow` when it has `counted_at` and as an `ImportBatchRow` otherwise, so that a row ' +
+    'checked on its own, as an `ImportPlaceCountRow` when it has `on_hand`, as an `ImportCountRow` when it has `counted_at` and ' +
+    'as an `ImportBatchRow` otherwise, so that a row ' +
     'refused is counted and named by its number rather than refusing the request. `dry_run` (default false): judge each ' +
     'row, write no stock. `validate_first` (default true): one refused row fails the import before any is applied. Any ' +
     'other field is refused.',
@@ -280,6 +281,13 @@ const requestSchemas = () => {
     description:
       "A count of a batch's units on hand, as `POST /adjustments` takes one with reason `counted`: applied as of `counted_at`, " +
       'on the `qty` that `expected_qty` names, if any.',
+  });
+  registry.add(placeCountRowSchema, {
+    id: 'ImportPlaceCountRow',
+    description:
+      "A count of a SKU's units on hand at a `location`, applied as of `counted_at`: spread over the SKU's batches in stock " +
+      'there, those with the most units free first (docs/api.md, "A count at a place"), each batch counted as an ' +
+      '`ImportCountRow` counts one. A shortfall is taken from the first, then the next; a surplus is added to the first.',
   });
   for (const [name, schema] of Object.entries(requestBodySchemas)) registry.add(schema, { id: name, description: REQUEST_BODY_DESCRIPTIONS[name as RequestBodyName] });
   const { schemas } = z.toJSONSchema(registry, {

@@ -3,7 +3,7 @@ import type { HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { MathExpression, Metric, Stats } from 'aws-cdk-lib/aws-cloudwatch';
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
 import { type AllocationsRouteKey, type BatchesRouteKey, splitRouteKey } from '../../../functions/http/route-keys';
-import { METRICS_NAMESPACE, OPERATION_DIMENSION, SERVICE_NAME } from '../../../functions/telemetry-names';
+import { METRICS_NAMESPACE, OPERATION_DIMENSION, SERVICE_DIMENSION, SERVICE_NAME } from '../../../functions/telemetry-names';
 
 /**
  * The DynamoDB operations the adapter sends (functions/store): the throttling and system-error
@@ -24,11 +24,8 @@ export const SINGLE_LINE: AllocationsRouteKey = 'POST /allocate';
 export const WHOLE_ORDER: AllocationsRouteKey = 'POST /orders';
 export const BATCH_CHANGE: BatchesRouteKey = 'PATCH /batches/{ref}';
 
-/** Powertools Metrics' name for the dimension that carries SERVICE_NAME. */
-const SERVICE_DIMENSION = 'service';
-
 /**
- * One of the handlers' own metrics (functions/telemetry-names.ts): Powertools writes them in the
+ * One of the handlers' own metrics (functions/telemetry-names.ts): functions/telemetry.ts writes them in the
  * embedded metric format with exactly these dimensions, and CloudWatch finds a metric only by all of them.
  */
 export const serviceMetric = (metricName: string, operation: string): Metric =>
