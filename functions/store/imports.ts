@@ -51,7 +51,7 @@ export const importCheckKey = (importid: string, firstRow: number) => itemKey(im
 export const importChunkKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CHUNK_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
 const importClaimKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${CLAIM_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
 const errorsKey = (importid: string, firstRow: number) => itemKey(importPartition(importid), `${ERRORS_SORT_KEY_PREFIX}${rowPlace(firstRow)}`);
-const placeCountKey = (importid: string, row: number) => itemKey(importPartition(importid), `${PLACE_COUNT_SORT_KEY_PREFIX}${rowPlace(row)}`);
+export const placeCountKey = (importid: string, row: number) => itemKey(importPartition(importid), `${PLACE_COUNT_SORT_KEY_PREFIX}${rowPlace(row)}`);
 
 /** The chunk's claim is this send's, and the chunk not yet recorded. */
 const CLAIM_HOLDS = {

@@ -384,6 +384,7 @@ describe("the simulator's judge", () => {
           'count-unguarded-by-its-read': 'count-as-of-its-time',
           'history-page-skips-its-last': 'history-complete',
           'history-qty-after-as-now': 'history-as-recorded',
+          'place-count-planned-again': 'import-row-once',
         } as const
       )[plan.plant ?? 'count-ignores-changes-since'];
       expect(plan.plant).toBeDefined();

@@ -53,6 +53,15 @@ const DEFECTS = {
       return { ...page, entries };
     };
   },
+  /** A count at a place is planned again by each send of its row, over the batches as the sends before it left them, its plan kept or not. */
+  'place-count-planned-again': (repository: DynamoDbBatchRepository) => {
+    const savePlaceCount = repository.savePlaceCount.bind(repository);
+    repository.placeCount = async () => undefined;
+    repository.savePlaceCount = async (importid, row, counts) => {
+      await savePlaceCount(importid, row, counts);
+      return counts;
+    };
+  },
 } as const;
 
 export type PlantedDefect = keyof typeof DEFECTS;
@@ -66,5 +75,7 @@ export const planted = (defect: PlantedDefect | undefined, repository: DynamoDbB
   DEFECTS[defect](repository);
   const withDeadline = repository.withDeadline.bind(repository);
   repository.withDeadline = (...args) => planted(defect, withDeadline(...args));
+  const forImportChunk = repository.forImportChunk.bind(repository);
+  repository.forImportChunk = (claim) => planted(defect, forImportChunk(claim));
   return repository;
 };

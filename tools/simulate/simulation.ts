@@ -513,7 +513,7 @@ const storedForJudges = async (store: DynamoDBDocumentClient, tableName: string)
     for (const item of page.Items ?? []) {
       const stored = parseStoredItem(item);
       if (stored.kind === 'adjustment') adjustments.push(stored.adjustment);
-      else if (stored.kind === 'import' || stored.kind === 'import-check' || stored.kind === 'import-chunk') items.push(stored);
+      else if (stored.kind === 'import' || stored.kind === 'import-check' || stored.kind === 'import-chunk' || stored.kind === 'import-place-count') items.push(stored);
       else if (stored.kind === 'batch-reference' && typeof item[ADDED_BY] === 'string') addedBy.push(item[ADDED_BY]);
     }
     startKey = page.LastEvaluatedKey;

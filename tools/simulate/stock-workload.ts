@@ -57,10 +57,20 @@ const IMPORTS = ['i1', 'i2', 'i3'] as const;
 /** Refs of the batches an import adds. */
 const IMPORTED = ['n1', 'n2', 'n3'] as const;
 
-/** A row of an import: a batch it adds or recounts (now and then a qty no batch takes), or a count taken long ago. */
+/** The moment every run starts at (./simulated-world.ts): its starting batches are added then, and a count as of then finds them. */
+const RUN_START = '2026-06-01T00:00:00.000Z';
+
+/**
+ * A row of an import: a batch it adds or recounts (now and then a qty no batch takes), a count
+ * taken long ago, or a count of a SKU at a place, as of the run's start or long ago, about what
+ * its batches there started with (now and then at a place where the SKU has none).
+ */
 const importRow = (chance: Chance, places: Places): object => {
   const batch = chance.pick(places.batches);
+  const place = chance.chance(0.2) ? chance.pick(places.locations) : batch.location;
+  const onHand = places.batches.filter(({ sku, location, eta }) => sku === batch.sku && location === place && eta === null).reduce((sum, { qty }) => sum + qty, 0);
   return chance.weighted<object>([
+    [{ sku: batch.sku, location: place, on_hand: chance.int(Math.max(0, onHand - 6), onHand + 3), counted_at: chance.chance(0.8) ? RUN_START : LONG_AGO }, 1.5],
     [{ ref: batch.ref, sku: batch.sku, qty: chance.int(1, 10), eta: chance.chance(0.8) ? batch.eta : null, ...(batch.location === 'default' ? {} : { location: batch.location }), ...expected(chance, batch) }, 4],
     [{ ref: chance.pick(IMPORTED), sku: batch.sku, qty: chance.int(1, 8), eta: null }, 2],
     [{ ref: batch.ref, qty: chance.int(0, 8), counted_at: LONG_AGO, ...expected(chance, batch) }, 2],
