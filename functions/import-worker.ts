@@ -39,6 +39,11 @@ export interface ImportStepResult {
   readonly run: boolean;
 }
 
+/** The step found work it must leave undone (a chunk another run holds, rows not done): the engine is to run it again, and every step it recorded changes nothing more. */
+export class ImportStepUndone extends Error {
+  override readonly name = 'ImportStepUndone';
+}
+
 const stepOf = (event: ImportWorkerEvent): string => ('BatchInput' in event ? event.BatchInput.step : event.step);
 
 const rowsOf = (items: readonly ImportItem[], format: FeedFormat) => items.map(({ index, fields }) => readFeedRecord({ row: index + 1, fields }, format));
@@ -50,7 +55,7 @@ const runStep = async (event: ImportWorkerEvent, repository: BatchRepository): P
     if (step === 'check') await checkImportRows(importid, rows, repository);
     // Taken by another run of this batch of items (the engine runs one at least once): this run is
     // sent again, until the chunk is recorded, by whichever run ends holding it.
-    else if (!(await applyImportRows(importid, rows, repository))) throw new Error(`The chunk of import ${importid} from row ${rows[0]?.row} was not recorded by this run`);
+    else if (!(await applyImportRows(importid, rows, repository))) throw new ImportStepUndone(`The chunk of import ${importid} from row ${rows[0]?.row} was not recorded by this run`);
     return { run: true };
   }
   if (event.step === 'begin') {
@@ -67,7 +72,7 @@ const runStep = async (event: ImportWorkerEvent, repository: BatchRepository): P
   if (event.step === 'decide') return { importid: event.importid, run: await decideImport(event.importid, repository) };
   if (event.step !== 'refuse') {
     // Every chunk was recorded before this step: an import left running has rows undone, and fails the execution for its alarm.
-    if (!(await finishImport(event.importid, repository))) throw new Error(`Import ${event.importid} still has rows not done`);
+    if (!(await finishImport(event.importid, repository))) throw new ImportStepUndone(`Import ${event.importid} still has rows not done`);
     return { importid: event.importid, run: false };
   }
   await refuseImportFile(event.importid, { message: `The file could not be read as a feed: ${event.cause}` }, repository);

@@ -150,8 +150,8 @@ export const judgeAdjustments = (answers: readonly Answer[], reached: readonly R
   for (const adjustment of adjustments) {
     const commit = commitOf.get(adjustment.adjustmentid);
     const author = commit && answerOf.get(commit.actor);
-    // An import's row makes its adjustment under `<importid>#<row>`: ./imports-judge.ts judges those.
-    if (!author || (author.send.kind === 'http' && author.send.routeKey === 'POST /imports')) continue;
+    // An import's row makes its adjustment under `<importid>#<row>`, inline or run by the engine of imports: ./imports-judge.ts judges those.
+    if (!author || author.send.kind === 'import-file' || (author.send.kind === 'http' && author.send.routeKey === 'POST /imports')) continue;
     const unanswered = author.died || author.answeredAt === undefined || (author.status ?? 0) >= 500;
     const asked = author.send.kind === 'http' ? (author.send.body as Asked) : undefined;
     if (!asked || !isSameAdjustment(adjustment, requestOf(asked))) failures.push({ rule: 'adjustment-as-written', message: `adjustment ${adjustment.adjustmentid} is stored as ${JSON.stringify(adjustment)}, written by ${author.actor}, which asked ${JSON.stringify(asked)}` });

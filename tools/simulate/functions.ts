@@ -4,10 +4,12 @@ import { createBatchesHandler } from '../../functions/batches';
 import type { HttpEvent, HttpResult } from '../../functions/http/route';
 import { routeKeys, splitRouteKey } from '../../functions/http/route-keys';
 import type { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
+import { type ImportStepResult, type ImportWorkerEvent, createImportWorker } from '../../functions/import-worker';
+import { UPLOAD_HEADERS, UPLOAD_SECONDS, type UploadTarget } from '../../functions/imports/uploads';
 import { createSweepHoldsHandler } from '../../functions/sweep-holds';
 
 /*
- * The functions of a run, as they are deployed: the two HTTP handlers and the sweeper, each
+ * The functions of a run, as they are deployed: the two HTTP handlers, the sweeper and the import worker, each
  * instance over a repository of its own. In the Lambda mode each instance is one function's and
  * serves one request at a time, and a new one starts, with memory of its own, when all of its
  * function's are busy; in the shared mode one process serves them
@@ -17,8 +19,8 @@ import { createSweepHoldsHandler } from '../../functions/sweep-holds';
 
 export type Mode = 'lambda' | 'shared';
 
-/** The deployed functions: the two HTTP handlers, grouped by resource, and the hold sweeper. */
-export type FunctionName = 'batches' | 'allocations' | 'sweeper';
+/** The deployed functions: the two HTTP handlers, grouped by resource, the hold sweeper and the import worker. */
+export type FunctionName = 'batches' | 'allocations' | 'sweeper' | 'importWorker';
 
 export const functionOf = (routeKey: string): FunctionName => ((routeKeys.batches as readonly string[]).includes(routeKey) ? 'batches' : 'allocations');
 
@@ -28,6 +30,8 @@ export interface Instance {
   readonly function: FunctionName | 'all';
   readonly http: (event: HttpEvent, context: Context) => Promise<HttpResult>;
   readonly sweep: (context: Context) => Promise<unknown>;
+  /** One step of the engine of imports. */
+  readonly importStep: (event: ImportWorkerEvent, context: Context) => Promise<ImportStepResult>;
   /** What takes that the run does not send make of a batch by meeting there: a spread. */
   readonly spread: (ref: string, sku: string) => Promise<void>;
   /** The requests it serves now. */
@@ -45,6 +49,14 @@ export const contextOf = (actor: string): Context =>
 const noDocument = async () => {
   throw new Error('The simulator reads no OpenAPI document');
 };
+
+/** Where a run's clients send an import's file: the run's engine of imports (./import-engine.ts) stands in for the bucket and its notice. */
+const simulatedUploads: UploadTarget = async (importid, now) => ({
+  url: `https://feeds.simulated/${encodeURIComponent(importid)}`,
+  method: 'PUT',
+  headers: UPLOAD_HEADERS,
+  expiresAt: new Date(now + UPLOAD_SECONDS * 1000).toISOString(),
+});
 
 export class Functions {
   private readonly live: Instance[] = [];
@@ -90,13 +102,15 @@ export class Functions {
   private start(name: FunctionName | 'all'): Instance {
     const repository = this.newRepository();
     const allocations = createAllocationsHandler(repository, noDocument);
-    const batches = createBatchesHandler(repository);
+    const batches = createBatchesHandler(repository, simulatedUploads);
     const sweeper = createSweepHoldsHandler(repository);
+    const importWorker = createImportWorker(repository);
     const instance: Instance = {
       number: ++this.started,
       function: name,
       http: (event, context) => (functionOf(event.routeKey) === 'batches' ? batches : allocations)(event, context),
       sweep: (context) => sweeper(undefined, context),
+      importStep: (event, context) => importWorker(event, context),
       spread: (ref, sku) => repository.spreadBatch(ref, sku),
       serving: new Set(),
       served: new Set(),

@@ -51,6 +51,7 @@ interface Verdict {
 }
 
 type HttpAnswer = Answer & { readonly send: Extract<Answer['send'], { kind: 'http' }> };
+type FileImportAnswer = Answer & { readonly send: Extract<Answer['send'], { kind: 'import-file' }> };
 
 const field = (value: unknown, name: string): string => String((value as Record<string, unknown> | undefined)?.[name] ?? '');
 const describe = (answer: Answer) => `${answer.actor} (${answer.send.kind === 'http' ? answer.send.routeKey : answer.send.kind})`;
@@ -59,36 +60,40 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
   const failures: Failure[] = [];
   const commits = reached.filter(({ committed }) => committed);
   const http = answers.filter((answer): answer is HttpAnswer => answer.send.kind === 'http');
-  const skuOfRef = new Map(inventory.batches.map(({ ref, sku }) => [ref, sku]));
-  // A batch gone by the end (a cancelled transfer's incoming one) is known by what added it.
-  for (const answer of http) {
-    const ref = field(answer.send.body, 'ref');
-    if (answer.send.routeKey === 'POST /add_batch' && (answer.status ?? 0) < 300 && !skuOfRef.has(ref)) skuOfRef.set(ref, field(answer.send.body, 'sku'));
-    if (answer.send.routeKey === 'POST /imports') {
-      for (const row of (answer.send.body as { rows?: unknown[] }).rows ?? []) if (field(row, 'sku') !== '' && !skuOfRef.has(field(row, 'ref'))) skuOfRef.set(field(row, 'ref'), field(row, 'sku'));
-    }
-  }
+  const fileImports = answers.filter((answer): answer is FileImportAnswer => answer.send.kind === 'import-file');
   const routeOf = (answer: HttpAnswer) => answer.send.routeKey;
   const pathOf = (answer: HttpAnswer, name: string) => answer.send.path?.[name] ?? '';
+  /** The rows of an import, sent inline or in a file the engine ran. */
+  const importRowsOf = (answer: HttpAnswer | FileImportAnswer): readonly unknown[] =>
+    answer.send.kind === 'import-file' ? answer.send.rows : answer.send.routeKey === 'POST /imports' ? ((answer.send.body as { rows?: unknown[] } | undefined)?.rows ?? []) : [];
+  const skuOfRef = new Map(inventory.batches.map(({ ref, sku }) => [ref, sku]));
+  // A batch gone by the end (a cancelled transfer's incoming one) is known by what added it.
+  for (const answer of [...http, ...fileImports]) {
+    if (answer.send.kind === 'http' && answer.send.routeKey === 'POST /add_batch' && (answer.status ?? 0) < 300 && !skuOfRef.has(field(answer.send.body, 'ref'))) skuOfRef.set(field(answer.send.body, 'ref'), field(answer.send.body, 'sku'));
+    for (const row of importRowsOf(answer)) if (field(row, 'ref') !== '' && field(row, 'sku') !== '' && !skuOfRef.has(field(row, 'ref'))) skuOfRef.set(field(row, 'ref'), field(row, 'sku'));
+  }
   /** Sends that were not over before `answer` was sent: what might have changed the table after it. */
   const after = (answer: Answer) => http.filter((other) => other !== answer && (other.answeredAt ?? Number.MAX_SAFE_INTEGER) >= answer.sentAt);
+  /** The batches an import's row may change: the batch it names, or, a count at a place, every batch of its SKU. */
+  const rowRefs = (row: unknown): string[] =>
+    field(row, 'ref') !== '' ? [field(row, 'ref')] : field(row, 'on_hand') !== '' ? [...skuOfRef].flatMap(([ref, sku]) => (sku === field(row, 'sku') ? [ref] : [])) : [];
   /** The batches a change of a batch's qty names: a PATCH's path, an adjustment's body, an import's rows. */
-  const changedRefs = (other: HttpAnswer): string[] => {
-    if (routeOf(other) === 'PATCH /batches/{ref}') return [pathOf(other, 'ref')];
-    if (routeOf(other) === 'POST /adjustments') return [field(other.send.body, 'ref')];
-    if (routeOf(other) === 'POST /imports') return ((other.send.body as { rows?: unknown[] } | undefined)?.rows ?? []).map((row) => field(row, 'ref'));
-    return [];
+  const changedRefs = (other: HttpAnswer | FileImportAnswer): string[] => {
+    if (other.send.kind === 'http' && routeOf(other as HttpAnswer) === 'PATCH /batches/{ref}') return [pathOf(other as HttpAnswer, 'ref')];
+    if (other.send.kind === 'http' && routeOf(other as HttpAnswer) === 'POST /adjustments') return [field(other.send.body, 'ref')];
+    return importRowsOf(other).flatMap(rowRefs);
   };
   /** Whether anything sent after `answer` might cancel, move or take off its order the line (orderid, sku). */
-  const changesLine = (other: HttpAnswer, orderid: string, sku: string) =>
-    (routeOf(other) === 'DELETE /allocations/{orderid}/{sku}' && pathOf(other, 'orderid') === orderid && pathOf(other, 'sku') === sku) ||
+  const changesLine = (other: HttpAnswer | FileImportAnswer, orderid: string, sku: string) =>
+    (other.send.kind === 'http' && routeOf(other as HttpAnswer) === 'DELETE /allocations/{orderid}/{sku}' && pathOf(other as HttpAnswer, 'orderid') === orderid && pathOf(other as HttpAnswer, 'sku') === sku) ||
     changedRefs(other).some((changed) => [sku, undefined].includes(skuOfRef.get(changed)));
   /** Whether a request that may cancel or move the line (orderid, sku) wrote anything between two steps. */
   const lineChangedBetween = (orderid: string, sku: string, from: number, to: number) => {
-    const changers = new Set(http.filter((other) => changesLine(other, orderid, sku)).map(({ actor }) => actor));
+    const changers = new Set([...http, ...fileImports].filter((other) => changesLine(other, orderid, sku)).map(({ actor }) => actor));
     return commits.some((commit) => changers.has(commit.actor) && commit.step > from && commit.step < to);
   };
-  const lineMayHaveChanged = (answer: Answer, orderid: string, sku: string) => after(answer).some((other) => changesLine(other, orderid, sku));
+  const lineMayHaveChanged = (answer: Answer, orderid: string, sku: string) =>
+    [...after(answer), ...fileImports.filter((other) => (other.answeredAt ?? Number.MAX_SAFE_INTEGER) >= answer.sentAt)].some((other) => changesLine(other, orderid, sku));
   const lineOf = (orderid: string, sku: string) => inventory.lines.find((line) => line.orderid === orderid && line.sku === sku);
   /** The line answered is stored as answered: on its batch, or, a split line's `parts`, each part's units on its batch. */
   const expectLine = (answer: Answer, orderid: string, sku: string, batchref: string, parts?: readonly { batchref: string; qty: number }[]) => {
@@ -288,7 +293,7 @@ export const judge = ({ answers, reached, faultsMet, inventory, mode }: Verdict)
   // there are more than that write carries, and the runs that place that many are judged without this.
   const holdsPlaced = new Map(http.filter((answer) => routeOf(answer) === 'POST /holds').map((answer) => [field(answer.send.body, 'holdid'), endingItems(answer.send.body)]));
   if (holdsPlaced.size < HOLDS_ONE_CHANGE_ENDS && CHANGE_ITEMS + [...holdsPlaced.values()].reduce((sum, items) => sum + items, 0) <= MAX_TRANSACTION_ITEMS) {
-    for (const answer of http) {
+    for (const answer of [...http, ...fileImports]) {
       const references = changedRefs(answer).map((changed) => keyText(batchReferenceKey(changed)));
       if (references.length === 0) continue;
       // An import's rows each end the holds their own change must: with the reference of one of its batches.

@@ -1,7 +1,8 @@
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { Adjustment } from '../../domain/adjustments';
-import { StoreUnavailable } from '../../domain/errors';
+import { StoreUnavailable, TransientFailure } from '../../domain/errors';
+import { ImportStepUndone } from '../../functions/import-worker';
 import { DynamoDbBatchRepository } from '../../functions/store/batch-repository';
 import { ADDED_BY } from '../../functions/store/batches';
 import type { StoredImportItem } from '../../functions/store/imports';
@@ -11,6 +12,7 @@ import { ensureTable } from '../../local/table';
 import { findViolations, readInventory } from '../invariants';
 import { Chance } from './chance';
 import { Functions, type Instance, type Mode, contextOf, functionOf, httpEvent } from './functions';
+import { feedFile, runFileImport } from './import-engine';
 import { judgeAdjustments } from './adjustments-judge';
 import { judgeEvents } from './events-judge';
 import { judgeFields } from './fields-judge';
@@ -18,7 +20,7 @@ import { judgeHistory } from './history-judge';
 import { type StoredImports, judgeImports } from './imports-judge';
 import { type Failure, judge } from './judge';
 import { type Moment, judgeAgainstModel } from './model-judge';
-import type { Answer, FaultMet, Reached } from './observed';
+import { type Answer, type FaultMet, type Reached, bodyOf } from './observed';
 import { type PlantedDefect, planted } from './planted-defects';
 import { type CallShape, FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, type Strategy, Waiting, actorNow, currentActor } from './scheduler';
 import { SimulatedClock, simulatedWorld } from './simulated-world';
@@ -305,6 +307,16 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     return resolved;
   };
 
+  // The file each import was sent, once its client put it: the bucket takes one file an import (If-None-Match: *), and only for an upload its import answered.
+  const filesPut = new Map<string, string>();
+  const uploadRefused = (send: Extract<Send, { kind: 'import-file' }>): string | undefined => {
+    const opened = answers.filter((answer) => answer.send.id === send.after).at(-1);
+    if (filesPut.has(send.importid)) return 'the PUT is 412: the import has its file';
+    if (!opened || !('upload' in bodyOf(opened))) return 'its import answered no upload';
+    filesPut.set(send.importid, feedFile(send.rows).etag);
+    return undefined;
+  };
+
   const start = ({ send: drawn, attempt }: { readonly send: Send; readonly attempt: number }) => {
     if (drawn.kind === 'clock' || drawn.kind === 'stocktake') {
       over.add(drawn.id);
@@ -315,16 +327,33 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
     }
     const send = asSent(drawn);
     const actor = attempt === 1 ? `r${send.id}` : `r${send.id}.${attempt}`;
+    if (send.kind === 'import-file' && attempt === 1) {
+      const refused = uploadRefused(send);
+      if (refused) {
+        over.add(send.id);
+        story.push(`${padded(step, actor)}uploads no file for import ${send.importid}: ${refused}`);
+        return;
+      }
+    }
     const answer: Answer = { actor, send, attempt, sentAt: step, sentTime: clock.now(), faultsAt: [] };
     answers.push(answer);
     running.set(actor, answer);
     // A spread stands for takes, which are the allocations function's.
-    const instance = functions.enter(actor, send.kind === 'http' ? functionOf(send.routeKey) : send.kind === 'spread' ? 'allocations' : 'sweeper');
+    const instance = functions.enter(actor, send.kind === 'http' ? functionOf(send.routeKey) : send.kind === 'spread' ? 'allocations' : send.kind === 'import-file' ? 'importWorker' : 'sweeper');
     story.push(`${padded(step, actor)}${attempt === 1 ? 'sends' : 'sends again'} ${describeSend(send)}${functions.mode === 'lambda' ? ` (${instance.function} ${instance.number})` : ''}`);
     currentActor.run(actor, () => {
       const invoked =
         send.kind === 'sweep'
           ? instance.sweep(contextOf(actor)).then((swept) => ({ statusCode: 200, body: JSON.stringify(swept) }))
+          : send.kind === 'import-file'
+            ? runFileImport(send.importid, send.rows, (event) => instance.importStep(event, contextOf(actor))).then(
+                (result) => ({ statusCode: 200, body: JSON.stringify(result) }),
+                // A step the engine would run again, after its retries: the execution fails, and is sent again; anything else is the code's own failure (500).
+                (error: unknown) => {
+                  if (error instanceof TransientFailure || error instanceof ImportStepUndone) return { statusCode: 503, body: `${(error as Error).name}: ${(error as Error).message}` };
+                  throw error;
+                },
+              )
           : send.kind === 'spread'
             ? instance.spread(send.ref, send.sku).then(
                 () => ({ statusCode: 200, body: '' }),
@@ -454,12 +483,13 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   await runUntilQuiet();
   if (failures.length > 0) return finished();
   // Clients that follow the docs finish what they started: a PATCH, an adjustment or an import that
-  // got no final answer is sent until it gets one (a change cut off has moved only some lines), and every batch is read once,
+  // got no final answer is sent until it gets one (and the engine runs an import's file to its end) (a change cut off has moved only some lines), and every batch is read once,
   // which moves one that a write cut off left among those with stock with none.
   settling = true;
   const lastAttempts = new Map(answers.map((answer) => [answer.send.id, answer]));
   for (const last of lastAttempts.values()) {
-    if (last.send.kind === 'http' && ['PATCH /batches/{ref}', 'POST /adjustments', 'POST /imports'].includes(last.send.routeKey) && (last.died || (last.status ?? 0) >= 500)) {
+    const finishes = last.send.kind === 'import-file' || (last.send.kind === 'http' && ['PATCH /batches/{ref}', 'POST /adjustments', 'POST /imports'].includes(last.send.routeKey));
+    if (finishes && (last.died || (last.status ?? 0) >= 500)) {
       arrivals.push({ send: last.send, attempt: last.attempt + 1, at: step });
     }
   }

@@ -211,7 +211,28 @@ const historyPaged: Episode = (chance, places, at) => {
   return [...changes, ...pages];
 };
 
+/** The ids of imports of files, apart from those sent inline: a file is put once an import, and another import under an id is a 409. */
+const FILE_IMPORTS = ['f1', 'f2'] as const;
+
+/**
+ * An import of a file (docs/api.md, "Files of rows"): opened, its file put once the import answered
+ * where, and run by the engine of imports through the import worker, now and then over several
+ * chunks; the run's faults kill the worker, and the engine runs the import again from its start.
+ * Now and then opened again meanwhile, as a client's retry does; then read.
+ */
+const fileImport: Episode = (chance, places, at) => {
+  const importid = chance.pick(FILE_IMPORTS);
+  const rows = Array.from({ length: chance.chance(0.3) ? chance.int(26, 55) : chance.int(1, 8) }, () => importRow(chance, places));
+  const opening: Draft = { kind: 'http', routeKey: 'POST /imports', body: { importid, format: 'jsonl', ...(chance.chance(0.1) ? { dry_run: true } : {}), ...(chance.chance(0.3) ? { validate_first: false } : {}) } };
+  const open: Step = { at, draft: opening };
+  const file: Step = { at: at + 1, draft: { kind: 'import-file', importid, rows }, after: open };
+  const again: Step[] = chance.chance(0.3) ? [{ at: at + chance.int(1, 3), draft: opening }] : [];
+  const read: Step = { at: at + 3, draft: { kind: 'http', routeKey: 'GET /imports/{importid}', path: { importid } }, after: file };
+  return [open, file, ...again, read];
+};
+
 export const STOCK_EPISODES: readonly (readonly [Episode, number])[] = [
+  [fileImport, 2],
   [historyPaged, 2],
   [lateCount, 3],
   [countsOutOfOrder, 2],

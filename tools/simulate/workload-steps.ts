@@ -10,7 +10,8 @@ import type { Chance } from './chance';
  * or a batch spread over pieces, as takes that the run does not send would spread it by meeting
  * there (docs/capacity.md), so that an episode can place a spread where it needs one; or a
  * stocktake: the warehouse counts a batch at that moment of the run, and reports the count later,
- * so that a count can name a moment that changes came after.
+ * so that a count can name a moment that changes came after; or the file of an import, uploaded,
+ * and the engine of imports running it through the import worker.
  */
 export type Send = (
   | { readonly kind: 'http'; readonly routeKey: string; readonly path?: Readonly<Record<string, string>>; readonly query?: Readonly<Record<string, string>>; readonly body?: unknown }
@@ -18,6 +19,7 @@ export type Send = (
   | { readonly kind: 'clock'; readonly advanceMs: number }
   | { readonly kind: 'spread'; readonly sku: string; readonly ref: string }
   | { readonly kind: 'stocktake'; readonly ref: string }
+  | { readonly kind: 'import-file'; readonly importid: string; readonly rows: readonly object[] }
 ) & {
   readonly id: number;
   readonly at: number;
@@ -41,7 +43,8 @@ export type Draft =
   | { readonly kind: 'sweep' }
   | { readonly kind: 'clock'; readonly advanceMs: number }
   | { readonly kind: 'spread'; readonly sku: string; readonly ref: string }
-  | { readonly kind: 'stocktake'; readonly ref: string };
+  | { readonly kind: 'stocktake'; readonly ref: string }
+  | { readonly kind: 'import-file'; readonly importid: string; readonly rows: readonly object[] };
 
 export interface StartingBatch {
   readonly ref: string;

@@ -643,6 +643,8 @@ export const describeSend = (send: Send): string => {
       return `spread batch ${send.ref} of ${send.sku}`;
     case 'stocktake':
       return `stocktake: batch ${send.ref} counted`;
+    case 'import-file':
+      return `import ${send.importid}'s file of ${send.rows.length} rows uploaded and run ${JSON.stringify(send.rows)}`;
     case 'http': {
       const path = send.routeKey.replace(/\{([^}]+)\}/g, (_, name: string) => send.path?.[name] ?? '');
       const query = send.query ? `?${new URLSearchParams(send.query).toString()}` : '';
