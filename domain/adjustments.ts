@@ -50,6 +50,8 @@ export interface CountBasis {
   readonly changedSince: number;
   /** How many changes the batch had recorded when they were read: the count applies only while no other came. */
   readonly changesRead: number;
+  /** The batch came onto the shelf after the count's moment: added in stock, or arrived, since. */
+  readonly cameSince?: boolean;
 }
 
 /** When the adjustment says the batch was counted: its `countedAt`, or, for a count that names none, the moment it was made; none for an adjustment that is no count. */

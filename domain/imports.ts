@@ -214,6 +214,8 @@ export interface DescribedBatch {
   readonly location: string;
   readonly qty: number;
   readonly eta: string | null;
+  /** When it last changed. */
+  readonly changedAt: string;
   /** The change id of the import row that added it, if one did. */
   readonly addedBy?: string;
 }

@@ -62,9 +62,10 @@ export interface BatchRepository {
    * The SKU's batches out of the stock range that still have units on hand (`qty` above 0): every one
    * of them its lines' (or owed to them, while a change that lowered its qty has lines to move).
    * Strongly consistent; what it reads grows with the SKU's exhausted batches, those that shipped
-   * every unit among them, so only a read of the stock levels asks it, never a take.
+   * every unit among them, so only a read of the stock levels asks it (or a count at a place),
+   * never a take. `emptied`: those with no unit left too, which the same read finds.
    */
-  exhaustedBatchesOf(sku: string): Promise<Batch[]>;
+  exhaustedBatchesOf(sku: string, options?: { readonly emptied?: boolean }): Promise<Batch[]>;
   /** Whether a batch of the SKU was ever added. Strongly consistent. */
   skuKnown(sku: string): Promise<boolean>;
   /**

@@ -323,13 +323,14 @@ export const stockLevelsRead = async (sku: string, repository: BatchRepository, 
 
 /**
  * Every batch of the SKU that has units on hand: those with stock left, and those exhausted (every
- * unit on a line). The exhausted batches are read before and after the stock range: a batch that
- * crosses between the two ranges while they are read is in one of the three reads (exhaustedBetween).
+ * unit on a line), and with `emptied` those with no unit left too. The exhausted batches are read
+ * before and after the stock range: a batch that crosses between the two ranges while they are
+ * read is in one of the three reads (exhaustedBetween).
  */
-export const batchesWithUnitsOf = async (sku: string, repository: BatchRepository): Promise<{ readonly known: boolean; readonly withStock: Batch[]; readonly exhausted: Batch[] }> => {
-  const exhaustedBefore = await repository.exhaustedBatchesOf(sku);
+export const batchesWithUnitsOf = async (sku: string, repository: BatchRepository, options: { readonly emptied?: boolean } = {}): Promise<{ readonly known: boolean; readonly withStock: Batch[]; readonly exhausted: Batch[] }> => {
+  const exhaustedBefore = await repository.exhaustedBatchesOf(sku, options);
   const stock = await repository.stockOf(sku);
-  const exhaustedAfter = await repository.exhaustedBatchesOf(sku);
+  const exhaustedAfter = await repository.exhaustedBatchesOf(sku, options);
   return { known: stock.known, withStock: stock.batches, exhausted: exhaustedBetween(exhaustedBefore, stock.batches, exhaustedAfter) };
 };
 

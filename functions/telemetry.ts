@@ -34,10 +34,10 @@ const withoutLambdaLogLevel = <Built>(build: () => Built): Built => {
 
 export const logger = withoutLambdaLogLevel(() => new Logger({ serviceName: SERVICE_NAME }));
 
-/** An environment variable's switch, as Powertools reads one: `true`, `1`, `y`, `yes` or `on` (any case) is on. */
+/** An environment variable's switch, as Powertools reads one: `1`, `y`, `yes`, `t`, `true` or `on` (any case) is on. */
 const switchedOn = (name: string): boolean | undefined => {
   const value = process.env[name]?.trim().toLowerCase();
-  return value === undefined || value === '' ? undefined : ['true', '1', 'y', 'yes', 'on'].includes(value);
+  return value === undefined || value === '' ? undefined : ['1', 'y', 'yes', 't', 'true', 'on'].includes(value);
 };
 
 /** Metrics are written unless POWERTOOLS_METRICS_DISABLED says not, or, when it says nothing, in a terminal or a test (POWERTOOLS_DEV). */

@@ -220,11 +220,11 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return { known, found };
   }
 
-  async exhaustedBatchesOf(sku: string): Promise<Batch[]> {
+  async exhaustedBatchesOf(sku: string, { emptied = false }: { readonly emptied?: boolean } = {}): Promise<Batch[]> {
     return (await this.reads.partition(skuPartition(sku), EXHAUSTED_RANGE)).flatMap((item) => {
       const stored = parseStoredItem(item);
       if (stored.kind !== 'batch') throw new Error(`Item in the exhausted range of sku ${sku} is not a batch: ${JSON.stringify(stored)}`);
-      return stored.batch.qty > 0 ? [stored.batch] : [];
+      return emptied || stored.batch.qty > 0 ? [stored.batch] : [];
     });
   }
 
@@ -310,10 +310,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
   async countBasis(ref: string, countedAt: string): Promise<CountBasis> {
     // The count of changes first: one recorded after it makes the count's write fail, whether or not the Query below saw it.
     const item = await this.reads.item(batchReferenceKey(ref));
-    const changedSince = await changesSince(this.reads, ref, countedAt);
+    const { changedSince, cameSince } = await changesSince(this.reads, ref, countedAt);
     const lastCountedAt = item?.[COUNTED_AT];
     const changesRead = item?.[CHANGE_COUNT];
-    return { ...(typeof lastCountedAt === 'string' ? { lastCountedAt } : {}), changedSince, changesRead: typeof changesRead === 'number' ? changesRead : 0 };
+    return { ...(typeof lastCountedAt === 'string' ? { lastCountedAt } : {}), changedSince, changesRead: typeof changesRead === 'number' ? changesRead : 0, ...(cameSince ? { cameSince } : {}) };
   }
 
   createImport(record: ImportRecord): Promise<ImportRecord | undefined> {

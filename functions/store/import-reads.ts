@@ -31,9 +31,9 @@ export const importRowsRead = async (calls: StoreCalls, client: DocumentSender, 
     const stored = item && parseBatchItem(item);
     if (!item) batches.set(ref, null);
     else if (stored?.kind === 'batch-reference' && stored.description) {
-      const { qty, eta, location } = stored.description;
+      const { qty, eta, location, changedAt } = stored.description;
       const addedBy = item[ADDED_BY];
-      batches.set(ref, { sku: stored.sku, location: location ?? DEFAULT_LOCATION_ID, qty, eta, ...(typeof addedBy === 'string' ? { addedBy } : {}) });
+      batches.set(ref, { sku: stored.sku, location: location ?? DEFAULT_LOCATION_ID, qty, eta, changedAt, ...(typeof addedBy === 'string' ? { addedBy } : {}) });
     }
   }
   const adjusted = new Map<string, boolean>();

@@ -68,6 +68,7 @@ import { type StoredTransferItem, parseTransferItem } from './transfers';
  *                                                         applied, unchanged, conflicted, stale, invalid, failed, startedAt, finishedAt
  *   chunk of an import pk IMPORT#<importid> sk CHUNK#<index> importid, outcomes (imports.ts)
  *   errors of a chunk pk IMPORT#<importid> sk ERRORS#<index> importid, errors [{row, outcome, code, message}]
+ *   plan of a count at a place pk IMPORT#<importid> sk PLACECOUNT#<row> importid, counts [{ref, qty}]
  * A batch's `location` is absent at `default` (every batch of a table written before there were
  * locations among them), so that no item needs a migration; a batch at any other location carries
  * its id, on its item and on its reference (for BatchAdded), and its location's item was checked to

@@ -126,16 +126,19 @@ export const parseStockChangeItem = (item: Record<string, unknown>): StoredStock
  * What the changes of batch `ref` after `since` add up to (the records kept: COUNT_WINDOW_MS). One
  * Query of the batch's changes since the count's moment: 1 read unit per 4 KB of them, about 20.
  */
-export const changesSince = async (reads: TableReads, ref: string, since: string): Promise<number> => {
+export const changesSince = async (reads: TableReads, ref: string, since: string): Promise<{ readonly changedSince: number; readonly cameSince: boolean }> => {
   const partition = String(batchReferenceKey(ref)[PK]);
   // After `since` to the millisecond: a change at the count's own moment happened before it was counted.
   // `$` sorts right after `#`, and times are ASCII.
   const records = await reads.range(partition, `${CHANGE_RANGE}${since}$`, 'CHANGE$', { latestFirst: false, limit: Number.POSITIVE_INFINITY });
   // Its delta alone: a record written before the history named its kind, qty after and actor counts as well.
-  return records.reduce((sum, item) => {
+  const changedSince = records.reduce((sum, item) => {
     if (!isNumber(item.delta)) throw new Error(`Item among batch ${ref}'s changes is not one: ${JSON.stringify(item)}`);
     return sum + item.delta;
   }, 0);
+  // Added, or arrived (a shipment's eta set to null): the batch was not on the shelf at `since`.
+  const cameSince = records.some(({ kind }) => kind === 'added' || kind === 'arrived');
+  return { changedSince, cameSince };
 };
 
 /** The most records one read of the index takes for a page at one location. */

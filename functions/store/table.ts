@@ -132,8 +132,8 @@ const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmen
 const historyAttributes = ['actor', 'kind', 'qtyAfter', stockHistoryIndex.partitionKey.name];
 /** The list a known-SKU item or a SKU's item at a location is in (functions/store/sku-lists.ts). */
 const listAttributes = [skuListsIndex.partitionKey.name];
-/** The import row a batch's reference names as the one that added it (functions/store/batches.ts), an import's record, its chunks' records and their errors (functions/store/imports.ts), besides the `status` and time to live others name too. */
-const importAttributes = ['addedBy', 'importid', 'dryRun', 'validateFirst', 'feed', 'digest', 'file', 'fileRefusal', 'refused', 'rows', 'startedAt', 'total', 'done', 'applied', 'unchanged', 'conflicted', 'stale', 'invalid', 'failed', 'finishedAt', 'outcomes', 'errors'];
+/** The import row a batch's reference names as the one that added it (functions/store/batches.ts), an import's record, its chunks' records, claims and errors, and its plans of counts at a place (functions/store/imports.ts), besides the `status` and time to live others name too. */
+const importAttributes = ['addedBy', 'importid', 'dryRun', 'validateFirst', 'feed', 'digest', 'file', 'fileRefusal', 'refused', 'rows', 'startedAt', 'total', 'done', 'applied', 'unchanged', 'conflicted', 'stale', 'invalid', 'failed', 'finishedAt', 'outcomes', 'errors', 'claimid', 'recorded', 'counts'];
 /** A record of a hold's units on a batch, besides what a batch, a piece or a hold's record names too (functions/store/held-units.ts). */
 const heldUnitsAttributes = ['sourceQty', 'sources'];
 /** A deallocation's or a refusal's notice, written for its event (functions/store/lines.ts). */

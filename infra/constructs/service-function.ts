@@ -6,7 +6,7 @@ import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLev
 import { type BundlingOptions, NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { METRICS_NAMESPACE, SERVICE_NAME } from '../../functions/telemetry-names';
+import { SERVICE_NAME } from '../../functions/telemetry-names';
 import { productionBundling } from '../bundling';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -77,12 +77,10 @@ export const serviceFunction = (
     systemLogLevelV2: SystemLogLevel.INFO,
     environment: {
       ...environment,
-      // Powertools' Logger and Metrics read these, so the handlers' logs and metrics carry the
-      // names the alarms and the dashboard read (functions/telemetry-names.ts), at the level and
-      // with the debug sampling the deployment chose (docs/operations.md). Lambda's FATAL is
-      // Powertools' CRITICAL.
+      // Powertools' Logger reads these, so the handlers' logs carry the service's name, at the
+      // level and with the debug sampling the deployment chose (docs/operations.md); the metrics'
+      // names are functions/telemetry-names.ts's own. Lambda's FATAL is Powertools' CRITICAL.
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
       POWERTOOLS_LOG_LEVEL: logSettings.logLevel === ApplicationLogLevel.FATAL ? 'CRITICAL' : logSettings.logLevel,
       POWERTOOLS_LOGGER_SAMPLE_RATE: String(logSettings.debugSampleRate),
     },

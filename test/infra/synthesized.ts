@@ -1,5 +1,5 @@
 import { Template } from 'aws-cdk-lib/assertions';
-import { METRICS_NAMESPACE, SERVICE_NAME } from '../../functions/telemetry-names';
+import { SERVICE_NAME } from '../../functions/telemetry-names';
 import { defineAllocationApp } from '../../infra/allocation-app';
 import type { AllocationStack } from '../../infra/allocation-stack';
 import { cdkApp, logicalIdOf } from './cdk-app';
@@ -18,7 +18,6 @@ export const synthesize = (context: Record<string, unknown> = {}): Synthesized =
 /** What every function is told for its logs and metrics, by default. */
 export const telemetryNames = {
   POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-  POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
   POWERTOOLS_LOG_LEVEL: 'INFO',
   POWERTOOLS_LOGGER_SAMPLE_RATE: '0.01',
 };

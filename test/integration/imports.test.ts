@@ -144,6 +144,26 @@ describe('a count at a place in an import', () => {
   });
 });
 
+describe('a count at a place as of a moment before its batches changed', () => {
+  it('takes in the batches emptied since and leaves out those that arrived since, as their records of changes say', async () => {
+    const sku = uniqueId('SKU');
+    const [kept, emptied, arriving] = [uniqueId('b'), uniqueId('b'), uniqueId('b')];
+    for (const [ref, qty, eta] of [[kept, 10, null], [emptied, 5, null], [arriving, 20, '2030-01-01']] as const) {
+      expect((await invoke('POST /add_batch', { body: { ref, sku, qty, eta } })).status).toBe(201);
+    }
+    // The count's moment, then changes a moment later: the store records them at its clock's millisecond.
+    const countedAt = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await invoke('POST /adjustments', { body: { adjustmentid: uniqueId('lost'), ref: emptied, reason: 'lost', delta: -5 } })).status).toBe(201);
+    expect((await invoke('PATCH /batches/{ref}', { pathParameters: { ref: arriving }, body: { eta: null } })).status).toBe(200);
+
+    const answer = await importFeed({ importid: uniqueId('feed'), rows: [{ sku, location: 'default', on_hand: 15, counted_at: countedAt }] });
+
+    expect(answer).toMatchObject({ status: 201, body: { counts: { unchanged: 1 } } });
+    expect([(await batch(kept)).qty, (await batch(emptied)).qty, (await batch(arriving)).qty]).toEqual([10, 0, 20]);
+  });
+});
+
 describe('a claim on a chunk of an import', () => {
   const running = async (importid: string) => {
     await table.repository().createImport({ importid, feed: 'rows', dryRun: false, validateFirst: true, status: 'running', counts: { total: 1, done: 0, applied: 0, unchanged: 0, conflicted: 0, stale: 0, invalid: 0, failed: 0 }, refused: 0, startedAt: new Date().toISOString() });
@@ -208,8 +228,8 @@ describe('the read of a chunk of rows', () => {
     const read = await table.repository().importRowsRead([patched, imported, missing], [`${importid}#1`, `${importid}#2`]);
 
     expect(read.batches).toEqual(new Map([
-      [patched, { sku, location: 'default', qty: 6, eta: '2027-03-01' }],
-      [imported, { sku, location: 'default', qty: 3, eta: null, addedBy: `${importid}#1` }],
+      [patched, { sku, location: 'default', qty: 6, eta: '2027-03-01', changedAt: expect.any(String) }],
+      [imported, { sku, location: 'default', qty: 3, eta: null, changedAt: expect.any(String), addedBy: `${importid}#1` }],
       [missing, null],
     ]));
     expect(read.adjusted).toEqual(new Map([[`${importid}#1`, false], [`${importid}#2`, true]]));

@@ -322,6 +322,37 @@ describe("each handler's calls to the table stay within what its role is granted
     expect(outsideGrant(cancels.actions, tableAccess.allocations)).toEqual([]);
   });
 
+  it('batches: imports of rows (a batch added, one recounted, a count, a count at a place, a refused row), repeated, read with their rows', async () => {
+    const sku = uniqueId('sku');
+    const [counted, added] = [uniqueId('batch'), uniqueId('batch')];
+    await table.repository().addBatch({ ref: counted, sku, qty: 5, available: 5, eta: null });
+    const { sender, actions } = recording(table.documentClient);
+    const batches = createBatchesHandler(table.repository({ sender }));
+    const importid = uniqueId('feed');
+    const rows = [
+      { ref: added, sku, qty: 3, eta: null },
+      { ref: counted, sku, qty: 7, eta: null },
+      { ref: counted, qty: 6, counted_at: new Date(Date.now() - 1_000).toISOString() },
+      { sku, location: 'default', on_hand: 4, counted_at: new Date().toISOString() },
+      { ref: uniqueId('batch'), sku, qty: 0, eta: null },
+    ];
+    const feed = { importid, rows, validate_first: false };
+
+    const statuses = await statusesOf(batches, [
+      postEvent('/imports', feed),
+      postEvent('/imports', feed),
+      routeEvent('GET /imports/{importid}', { pathParameters: { importid } }),
+      routeEvent('GET /imports/{importid}/rows', { pathParameters: { importid } }),
+    ]);
+
+    expect(statuses).toEqual([201, 200, 200, 200]);
+    const done = actions.map(({ action, partitionKey }) => `${action} on ${partitionKey.split('#')[0]}`);
+    for (const action of ['dynamodb:PutItem on IMPORT', 'dynamodb:UpdateItem on IMPORT', 'dynamodb:ConditionCheckItem on IMPORT', 'dynamodb:BatchGetItem on BATCHREF', 'dynamodb:PutItem on ADJUSTMENT']) {
+      expect(done).toContain(action);
+    }
+    expect(outsideGrant(actions, tableAccess.batches)).toEqual([]);
+  });
+
   it('batches: a change that releases a hold on the batch', async () => {
     const sku = uniqueId('sku');
     const ref = uniqueId('batch');

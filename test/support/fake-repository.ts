@@ -98,6 +98,8 @@ export class FakeRepository implements BatchRepository {
 
   /** The import row that added each batch an import row added, by ref. */
   readonly addedBy = new Map<string, string>();
+  /** When each batch came onto the shelf (added in stock, or arrived), as the adapter's records of changes say by their kind. */
+  private readonly cameOnShelf: { readonly ref: string; readonly at: string }[] = [];
 
   async addBatch(batch: Batch, addedBy?: string): Promise<AddBatchResult> {
     const location = locationOf(batch);
@@ -107,6 +109,7 @@ export class FakeRepository implements BatchRepository {
     this.batches.set(batch.ref, batch);
     if (addedBy !== undefined) this.addedBy.set(batch.ref, addedBy);
     if (batch.qty > 0) this.recordChange(batch.ref, batch.qty, new Date(this.now).toISOString());
+    if (batch.eta === null) this.cameOnShelf.push({ ref: batch.ref, at: new Date(this.now).toISOString() });
     return { outcome: 'added' };
   }
 
@@ -141,8 +144,8 @@ export class FakeRepository implements BatchRepository {
     return { known: batches.length > 0, batches: batches.filter(hasStockLeft) };
   }
 
-  async exhaustedBatchesOf(sku: string): Promise<Batch[]> {
-    return [...this.batches.values()].filter((batch) => batch.sku === sku && !hasStockLeft(batch) && batch.qty > 0);
+  async exhaustedBatchesOf(sku: string, { emptied = false }: { readonly emptied?: boolean } = {}): Promise<Batch[]> {
+    return [...this.batches.values()].filter((batch) => batch.sku === sku && !hasStockLeft(batch) && (emptied || batch.qty > 0));
   }
 
   async skuKnown(sku: string): Promise<boolean> {
@@ -398,6 +401,7 @@ export class FakeRepository implements BatchRepository {
     if (adjustment) this.adjustments.set(adjustment.adjustmentid, adjustment);
     if (countedAt !== undefined) this.lastCounts.set(batch.ref, countedAt);
     if (changed.qty !== batch.qty) this.recordChange(batch.ref, changed.qty - batch.qty, at);
+    if (batch.eta !== null && changed.eta === null) this.cameOnShelf.push({ ref: batch.ref, at });
     for (const toEnd of withThisBatch) this.end(toEnd, batch.ref);
     this.batches.set(batch.ref, changed);
     this.changedSinceMade.add(batch.ref);
@@ -516,7 +520,8 @@ export class FakeRepository implements BatchRepository {
   async countBasis(ref: string, countedAt: string): Promise<CountBasis> {
     const changedSince = this.stockChanges.filter((change) => change.ref === ref && change.at > countedAt).reduce((sum, { delta }) => sum + delta, 0);
     const lastCountedAt = this.lastCounts.get(ref);
-    return { ...(lastCountedAt === undefined ? {} : { lastCountedAt }), changedSince, changesRead: this.changeCounts.get(ref) ?? 0 };
+    const cameSince = this.cameOnShelf.some((came) => came.ref === ref && came.at > countedAt);
+    return { ...(lastCountedAt === undefined ? {} : { lastCountedAt }), changedSince, changesRead: this.changeCounts.get(ref) ?? 0, ...(cameSince ? { cameSince } : {}) };
   }
 
   /** The adapter's record of a change of a batch's qty, and its count of them on the batch's reference. */
@@ -602,7 +607,8 @@ export class FakeRepository implements BatchRepository {
       const batch = this.batches.get(ref);
       if (!batch) return null;
       const addedBy = this.addedBy.get(ref);
-      return { sku: batch.sku, location: locationOf(batch), qty: batch.qty, eta: batch.eta, ...(addedBy === undefined ? {} : { addedBy }) };
+      const changedAt = [...this.stockChanges, ...this.cameOnShelf].filter((change) => change.ref === ref).reduce((last, { at }) => (at > last ? at : last), '');
+      return { sku: batch.sku, location: locationOf(batch), qty: batch.qty, eta: batch.eta, changedAt, ...(addedBy === undefined ? {} : { addedBy }) };
     };
     return { batches: new Map(refs.map((ref) => [ref, described(ref)])), adjusted: new Map(changeIds.map((id) => [id, this.adjustments.has(id)])) };
   }

@@ -28,7 +28,7 @@ describe('the read of a chunk of rows', () => {
     const read = await importRowsRead(new StoreCalls(client, defaultConflictRetryPolicy, systemWorld), client, TABLE, ['b1', 'b2', 'b3'], ['i1#1', 'i1#2']);
 
     expect(read.batches).toEqual(new Map([
-      ['b1', { sku: 'LAMP', location: 'default', qty: 7, eta: '2027-03-01', addedBy: 'i1#1' }],
+      ['b1', { sku: 'LAMP', location: 'default', qty: 7, eta: '2027-03-01', changedAt: '2026-12-01T00:00:00.000Z', addedBy: 'i1#1' }],
       ['b3', null],
     ]));
     expect(read.adjusted).toEqual(new Map([['i1#1', false]]));

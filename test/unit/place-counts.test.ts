@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { adjustStock } from '../../domain/adjustment-services';
+import { changeBatch } from '../../domain/batch-changes';
 import { StoreUnavailable } from '../../domain/errors';
 import { importRows } from '../../domain/import-services';
 import type { ImportRequest, ImportRow, ReadRow } from '../../domain/imports';
@@ -79,6 +80,23 @@ describe('an import’s count at a place', () => {
     expect(qtyOf(repository, 'b1')).toBe(5);
     await importRows(request('i2'), numbered([placeCount(repository, 9)]), repository);
     expect(qtyOf(repository, 'b1')).toBe(7);
+  });
+
+  it('counts a batch emptied since its moment among those on the shelf then, so that the units that left it stay gone', async () => {
+    const repository = await shopWith([{ ref: 'b1', qty: 10 }, { ref: 'b2', qty: 5 }]);
+    await adjustStock({ adjustmentid: 'lost', ref: 'b2', reason: 'lost', delta: -5 }, repository);
+    const { report } = await importRows(request('i1'), numbered([placeCount(repository, 15)]), repository);
+    expect(report.counts).toMatchObject({ unchanged: 1 });
+    expect([qtyOf(repository, 'b1'), qtyOf(repository, 'b2')]).toEqual([10, 0]);
+  });
+
+  it('leaves out a batch that came onto the shelf since its moment: one that arrived, and one added', async () => {
+    const repository = await shopWith([{ ref: 'b1', qty: 10 }, { ref: 'arriving', qty: 20, eta: '2027-01-01' }]);
+    await changeBatch('arriving', { eta: null }, repository);
+    await addBatch({ ref: 'added', sku: 'LAMP', qty: 9, eta: null }, repository);
+    const { report } = await importRows(request('i1'), numbered([placeCount(repository, 12)]), repository);
+    expect(report.counts).toMatchObject({ applied: 1 });
+    expect([qtyOf(repository, 'b1'), qtyOf(repository, 'arriving'), qtyOf(repository, 'added')]).toEqual([12, 20, 9]);
   });
 
   it('counts unchanged, writing nothing, a place that held what its batches had', async () => {

@@ -12,8 +12,8 @@ import { importFileKey } from '../../functions/imports/uploads';
  * execution redriven), and every step it already recorded changes nothing more.
  */
 
-/** The attempts a step gets before its execution fails, as the state machine's retries give it. */
-const STEP_ATTEMPTS = 3;
+/** The attempts a step gets before its execution fails: the state machine retries one up to 5 times. */
+const STEP_ATTEMPTS = 6;
 /** Chunks applied at once: the Distributed Map's concurrency, as a small stack runs it. */
 const CHUNKS_AT_ONCE = 2;
 

@@ -37,7 +37,7 @@ describe("the handlers' roles", () => {
   const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
   const historyAttributes = ['actor', 'kind', 'qtyAfter', 'historyOf'];
   const listAttributes = ['listedIn'];
-  const importAttributes = ['addedBy', 'importid', 'dryRun', 'validateFirst', 'feed', 'digest', 'file', 'fileRefusal', 'refused', 'rows', 'startedAt', 'total', 'done', 'applied', 'unchanged', 'conflicted', 'stale', 'invalid', 'failed', 'finishedAt', 'outcomes', 'errors'];
+  const importAttributes = ['addedBy', 'importid', 'dryRun', 'validateFirst', 'feed', 'digest', 'file', 'fileRefusal', 'refused', 'rows', 'startedAt', 'total', 'done', 'applied', 'unchanged', 'conflicted', 'stale', 'invalid', 'failed', 'finishedAt', 'outcomes', 'errors', 'claimid', 'recorded', 'counts'];
   const reads = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
   const writes = ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 

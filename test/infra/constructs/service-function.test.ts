@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { METRICS_NAMESPACE, SERVICE_NAME } from '../../../functions/telemetry-names';
+import { SERVICE_NAME } from '../../../functions/telemetry-names';
 import { logicalIdOf } from '../cdk-app';
 import { type Synthesized, functionNamed, synthesize } from '../synthesized';
 
@@ -33,7 +33,6 @@ describe.each([{ name: 'Batches' }, { name: 'Allocations' }, { name: 'PublishEve
   it('logs from INFO up, 1% of invocations at DEBUG, under the names the alarms and the dashboard read', () => {
     expect(functionNamed(synthesized, name).Properties.Environment.Variables).toMatchObject({
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
       POWERTOOLS_LOG_LEVEL: 'INFO',
       POWERTOOLS_LOGGER_SAMPLE_RATE: '0.01',
     });
