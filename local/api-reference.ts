@@ -15,6 +15,8 @@ const DOCUMENT_ROUTE_KEY: AllocationsRouteKey = 'GET /openapi.json';
 
 /** A page, or a file of one, that the local server answers itself. */
 export interface LocalPage {
+  /** 200 when absent. */
+  readonly status?: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: () => Promise<string | Buffer>;
 }
@@ -76,6 +78,8 @@ const script = (documentPath: string) => `window.ui = SwaggerUIBundle({
 export const apiReferencePages = (routeKeys: readonly string[]): ReadonlyMap<string, LocalPage> => {
   if (!routeKeys.includes(DOCUMENT_ROUTE_KEY)) return new Map();
   return new Map([
+    // The server's root, which a browser opens first: the reference.
+    ['/', { status: 302, headers: { Location: '/docs', 'Content-Type': 'text/plain; charset=utf-8' }, body: async () => 'The API reference is at /docs\n' }],
     ['/docs', page('text/html; charset=utf-8', html, { 'Content-Security-Policy': CONTENT_SECURITY_POLICY })],
     ['/docs/reference.js', page('text/javascript; charset=utf-8', script(splitRouteKey(DOCUMENT_ROUTE_KEY).path))],
     ['/docs/swagger-ui-bundle.js', fromSwaggerUi('swagger-ui-bundle.js', 'text/javascript; charset=utf-8')],

@@ -231,9 +231,10 @@ const sendResult = (response: ServerResponse, result: HttpResult, requestId: str
 const sendPage = (response: ServerResponse, page: LocalPage, requestId: string): Promise<number> =>
   page.body().then(
     (body) => {
-      response.writeHead(200, { ...page.headers, 'Content-Length': Buffer.byteLength(body) });
+      const status = page.status ?? 200;
+      response.writeHead(status, { ...page.headers, 'Content-Length': Buffer.byteLength(body) });
       response.end(body);
-      return 200;
+      return status;
     },
     (error: unknown) => {
       const result = errorResult(error, requestId);

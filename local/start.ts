@@ -35,6 +35,7 @@ import { isStoreUnavailable } from '../functions/store/store-errors';
 import { tableNameFromEnv } from '../functions/store/table';
 import { type ConflictModel, type ConflictModelSettings, defaultConflictModelSettings, startConflictModel } from './conflict-model';
 import { type DynamoDbLocal, JavaUnavailable, startDynamoDbLocal } from './dynamodb-local';
+import { forgetStoreEndpoint, recordStoreEndpoint } from './store-endpoint';
 import { type EventStream, deliveredEvent, followTableEvents } from './event-stream';
 import { initReportLine, printFunctionEntriesOnOneLine, requestLine, stoppedLine } from './log-lines';
 import { type LambdaHttpHandler, type ServerLog, createLocalServer, errorResult } from './server';
@@ -278,6 +279,7 @@ const main = async () => {
     await events?.stop();
     await conflictModel?.stop();
     await dynamoDbLocal?.stop();
+    if (dynamoDbLocal) forgetStoreEndpoint();
     const closed = [
       server && 'the HTTP server',
       sweeper && 'the hold sweeper',
@@ -302,6 +304,7 @@ const main = async () => {
     });
     // The handler modules build their client from the environment when they load, below.
     process.env.DYNAMODB_ENDPOINT = dynamoDbLocal.endpoint;
+    recordStoreEndpoint(dynamoDbLocal.endpoint);
   }
   const storeEndpoint = process.env.DYNAMODB_ENDPOINT;
   if (conflictSettings && storeEndpoint) {

@@ -31,6 +31,7 @@ import { jsonPoster, runClosedLoop } from './bench/load';
 import { type BenchResults, renderTable, targetsOf } from './bench/report';
 import { median } from './bench/stats';
 import { compareThroughput } from './bench/throughput';
+import { runsWithoutOptions } from './command-line';
 
 /** At least 15 for a median that one slow process does not move; each is one fresh process per bundle. */
 const INIT_PROCESSES = 41;
@@ -211,20 +212,22 @@ const main = async (): Promise<void> => {
   if (targets.some((target) => !target.met)) process.exitCode = 1;
 };
 
-const timeLimit = setTimeout(() => {
-  console.error(`bench: still running after ${TIME_LIMIT_MS / 60_000} minutes; stopping`);
-  void cleanUp().finally(() => process.exit(2));
-}, TIME_LIMIT_MS);
-timeLimit.unref();
+if (runsWithoutOptions('usage: npm run bench\n\nMeasures the service against its floors on this machine (about sixteen minutes), prints a Markdown table\nand writes every figure to bench/results/; docs/performance.md says what each figure is. Takes no option.')) {
+  const timeLimit = setTimeout(() => {
+    console.error(`bench: still running after ${TIME_LIMIT_MS / 60_000} minutes; stopping`);
+    void cleanUp().finally(() => process.exit(2));
+  }, TIME_LIMIT_MS);
+  timeLimit.unref();
 
-process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
+  process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
 
-main()
-  .catch(async (error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    await cleanUp();
-    clearTimeout(timeLimit);
-  });
+  main()
+    .catch(async (error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    })
+    .finally(async () => {
+      await cleanUp();
+      clearTimeout(timeLimit);
+    });
+}

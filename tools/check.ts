@@ -1,26 +1,45 @@
 /**
- * `npm run check -- --endpoint http://127.0.0.1:8000 [--table allocations]`: reads the whole table
- * and prints every broken invariant. Exit 0 when they all hold, 1 when one is broken, 2 when the
- * table could not be read. Without --endpoint it reads DYNAMODB_ENDPOINT, else the AWS account the
- * environment's credentials name. Run it on a table at rest: a Scan during writes can see half a transaction.
+ * `npm run check -- [--endpoint URL] [--table allocations]`: reads the whole table and prints every
+ * broken invariant. Exit 0 when they all hold, 1 when one is broken, 2 when the table could not be
+ * read. Without --endpoint it reads DYNAMODB_ENDPOINT; else, with AWS_REGION set, the AWS account
+ * the environment's credentials name; else the DynamoDB Local of a running `npm start`. Run it on a
+ * table at rest: a Scan during writes can see half a transaction.
  */
 import { parseArgs } from 'node:util';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoDbClient } from '../functions/store/client';
 import { tableNameFromEnv } from '../functions/store/table';
+import { STORE_ENDPOINT_FILE, recordedStoreEndpoint } from '../local/store-endpoint';
 import { findViolations, readInventory } from './invariants';
 
-const USAGE = 'usage: npm run check -- [--endpoint http://127.0.0.1:8000] [--table allocations]';
+const USAGE = `usage: npm run check -- [--endpoint URL] [--table allocations]
+
+Reads the whole table and prints every broken invariant: exit 0 when they all hold, 1 when one is
+broken, 2 when the table could not be read. Run it on a table at rest.
+
+  --endpoint URL   the DynamoDB to read; without it, DYNAMODB_ENDPOINT, else the AWS account of the
+                   environment's credentials when AWS_REGION is set, else the DynamoDB Local of a
+                   running npm start (${STORE_ENDPOINT_FILE})
+  --table NAME     the table (TABLE_NAME, else allocations)
+  --help           this text`;
 
 const main = async (): Promise<number> => {
-  let options: { endpoint?: string; table?: string };
+  let options: { endpoint?: string; table?: string; help?: boolean };
   try {
-    ({ values: options } = parseArgs({ options: { endpoint: { type: 'string' }, table: { type: 'string' } } }));
+    ({ values: options } = parseArgs({ options: { endpoint: { type: 'string' }, table: { type: 'string' }, help: { type: 'boolean' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;
   }
-  const endpoint = options.endpoint ?? process.env.DYNAMODB_ENDPOINT;
+  if (options.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const endpoint = options.endpoint ?? process.env.DYNAMODB_ENDPOINT ?? (process.env.AWS_REGION ? undefined : recordedStoreEndpoint());
+  if (endpoint === undefined && !process.env.AWS_REGION) {
+    console.error(`No table to read: start npm start (its DynamoDB Local is read then), pass --endpoint URL, or set AWS_REGION and credentials for the deployed table.\n${USAGE}`);
+    return 2;
+  }
   const tableName = options.table ?? tableNameFromEnv();
   const client = createDynamoDbClient(endpoint);
   try {

@@ -6,6 +6,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runsWithoutOptions } from './command-line';
 import * as z from 'zod/mini';
 import { EVENT_VERSION, type EventName, eventNames, eventSchemas } from '../domain/events';
 import { EVENT_SOURCE } from '../functions/events/stream-events';
@@ -58,4 +59,4 @@ const writeEventSchemas = () => {
 };
 
 // Not import.meta.main: Node 20, which package.json's engines still allows, leaves it undefined.
-if (process.argv[1] === fileURLToPath(import.meta.url)) writeEventSchemas();
+if (process.argv[1] === fileURLToPath(import.meta.url) && runsWithoutOptions('usage: npm run events:schemas\n\nWrites docs/events/, a JSON Schema for each event; takes no option.')) writeEventSchemas();

@@ -8,6 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runsWithoutOptions } from './command-line';
 import { pathParameterNames, routeKeys, splitRouteKey } from '../functions/http/route-keys';
 import { type ComponentName, componentSchemas, type JsonSchema, OPENAPI_VERSION, pathParameterComponentOf, queryParameterComponentsOf, schemaRef } from './openapi/components';
 import { nfcFormat, uniqueItemPropertiesKeyword } from './openapi/extensions';
@@ -189,7 +190,7 @@ export const openApiDocument = () => ({
 export const openApiText = () => `${JSON.stringify(openApiDocument(), null, 2)}\n`;
 
 // Not import.meta.main: Node 20, which package.json's engines still allows, leaves it undefined.
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (process.argv[1] === fileURLToPath(import.meta.url) && runsWithoutOptions('usage: npm run openapi\n\nWrites docs/openapi.json from the routes, their schemas and their errors; takes no option.')) {
   writeFileSync(OPENAPI_FILE, openApiText());
   console.log('wrote docs/openapi.json');
 }

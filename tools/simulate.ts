@@ -18,6 +18,24 @@ import { parseArgs } from 'node:util';
 
 const USAGE = 'usage: npm run simulate -- (--seconds N [--explorers N] [--quiet] | --seed S [--keep FILE --defect TEXT]) [--plant NAME] [--store memory|local]';
 
+const HELP = `${USAGE}
+
+Runs the simulated world (docs/reliability.md, "The simulator"): concurrent requests and faults,
+each run drawn from a seed, a number that picks its requests, its order of store calls and its
+faults, so that the same seed tells the same story every time.
+
+  --seconds N      explore fresh seeds for N seconds; at the first that fails, print its seed and
+                   its story shrunk, and exit 1
+  --explorers N    processes exploring at once (one a core when absent)
+  --quiet          print no line per run
+  --seed S         replay the run of seed S, printing its story
+  --keep FILE      with --seed and --defect: write the shrunk run to FILE, for the suite to replay
+  --defect TEXT    what the kept run found
+  --plant NAME     plant a defect on purpose, to show that the judge finds it
+  --store KIND     memory (the default: an in-memory store held to DynamoDB Local) or local
+                   (DynamoDB Local itself)
+  --help           this text`;
+
 // Set before the functions' modules load: their logger and metrics read them once.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -27,12 +45,16 @@ process.env.TABLE_NAME ??= 'simulated';
 process.env.DYNAMODB_REQUEST_TIMEOUT_MS ??= '30000';
 
 const main = async (): Promise<number> => {
-  let options: { seconds?: string; explorers?: string; store?: string; seed?: string; quiet?: boolean; keep?: string; defect?: string; plant?: string };
+  let options: { seconds?: string; explorers?: string; store?: string; seed?: string; quiet?: boolean; keep?: string; defect?: string; plant?: string; help?: boolean };
   try {
-    ({ values: options } = parseArgs({ options: { seconds: { type: 'string' }, explorers: { type: 'string' }, store: { type: 'string', default: 'memory' }, seed: { type: 'string' }, quiet: { type: 'boolean' }, keep: { type: 'string' }, defect: { type: 'string' }, plant: { type: 'string' } } }));
+    ({ values: options } = parseArgs({ options: { seconds: { type: 'string' }, explorers: { type: 'string' }, store: { type: 'string', default: 'memory' }, seed: { type: 'string' }, quiet: { type: 'boolean' }, keep: { type: 'string' }, defect: { type: 'string' }, plant: { type: 'string' }, help: { type: 'boolean' } } }));
   } catch (error) {
     console.error(`${(error as Error).message}\n${USAGE}`);
     return 2;
+  }
+  if (options.help) {
+    console.log(HELP);
+    return 0;
   }
   const seconds = options.seconds === undefined ? undefined : Number(options.seconds);
   const seed = options.seed === undefined ? undefined : Number(options.seed);

@@ -103,3 +103,12 @@ describe.skipIf(!chromiumPath)('the API reference at GET /docs', () => {
     // Rendering every operation's schemas and examples in a browser takes 70 s alone on a 2-CPU machine, more beside the rest of the suite.
   }, 240_000);
 });
+
+describe("the local server's root", () => {
+  const baseUrlOf = serviceForTheseTests('e2e-root');
+
+  it('sends a browser on to the API reference at /docs', async () => {
+    const answer = await fetch(`${baseUrlOf()}/`, { redirect: 'manual' });
+    expect([answer.status, answer.headers.get('location')]).toEqual([302, '/docs']);
+  });
+});

@@ -1,4 +1,8 @@
 import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +12,7 @@ import { heldUnitsKey } from '../../functions/store/held-units';
 import { type StoredItem, parseStoredItem } from '../../functions/store/items';
 import { pieceItem, pieceKey, spreadWrites } from '../../functions/store/pieces';
 import { freePort } from '../../local/dynamodb-local';
+import { STORE_ENDPOINT_FILE } from '../../local/store-endpoint';
 import { checkInvariants } from '../../tools/invariants';
 import { type TestTable, createTestTable } from '../support/dynamodb';
 import { routeEvent } from '../support/events';
@@ -426,6 +431,26 @@ describe('npm run check', () => {
     expect(broken.code).toBe(1);
     expect(broken.stdout).toContain('[stock-never-negative] batch "lamp-1" of sku "LAMP" has available -1');
     expect(broken.stdout).toContain('[stock-matches-lines] batch "lamp-1"');
+  }, 60_000);
+
+  it('reads the table of a running npm start when it is told of none, and says what to pass when none runs', async () => {
+    // In a folder of its own, as npm start's own folder: the endpoint a server there records, and no other in sight.
+    const folder = mkdtempSync(join(tmpdir(), 'check-'));
+    const { DYNAMODB_ENDPOINT: _endpoint, AWS_REGION: _region, AWS_DEFAULT_REGION: _defaultRegion, ...environment } = process.env;
+    const bare = async () => {
+      try {
+        const { stdout } = await run(process.execPath, ['--import', pathToFileURL(resolve('node_modules/tsx/dist/loader.mjs')).href, resolve('tools/check.ts'), '--table', table.tableName], { cwd: folder, env: environment });
+        return { code: 0, stdout };
+      } catch (error) {
+        const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
+        return { code, stdout: stdout + stderr };
+      }
+    };
+    expect(await bare()).toMatchObject({ code: 2, stdout: expect.stringContaining('No table to read: start npm start') });
+    mkdirSync(join(folder, '.local'));
+    writeFileSync(join(folder, STORE_ENDPOINT_FILE), `${table.endpoint}\n`);
+    // Read, whatever it found: the test above broke the table on purpose.
+    expect((await bare()).stdout).toContain(`table ${table.tableName} at ${table.endpoint}: `);
   }, 60_000);
 
   it('exits 2 when it cannot read the table', async () => {
