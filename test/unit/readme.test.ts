@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +26,23 @@ describe('the README', () => {
     expect(optionRows.some((row) => row.includes('--lambda'))).toBe(true);
     expect(quickStart).not.toMatch(/npm start .*# .*--/);
   });
+
+  it('shows a client call that type-checks as written, branching on the error code', () => {
+    const snippet = /## Call it from code[\s\S]*?```ts\n([\s\S]*?)```/.exec(README)?.[1] ?? '';
+    expect(snippet).toContain('error.code');
+    // Inside the repository, where the package resolves; .local/ is git's to ignore.
+    const file = '.local/readme-client-call.ts';
+    mkdirSync('.local', { recursive: true });
+    writeFileSync(file, `${snippet}export {};\n`);
+    try {
+      const flags = ['--noEmit', '--ignoreConfig', '--strict', '--module', 'esnext', '--moduleResolution', 'bundler', '--target', 'es2022', '--skipLibCheck', '--types', 'node'];
+      const checked = spawnSync('node_modules/.bin/tsc', [...flags, file], { encoding: 'utf8' });
+      expect(`${checked.stdout}${checked.stderr}`).toBe('');
+      expect(checked.status).toBe(0);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }, 60_000);
 
   it('imports the typed client by its package name, which resolves in this repository once npm ci has run', () => {
     expect(README).toContain("from '@allocation-service/client';\n");
