@@ -20,11 +20,11 @@
  */
 // First: it decides how the functions' loggers print, before any of them is built.
 import './log-output';
-import { mkdirSync, mkdtempSync, openSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailable } from '../domain/errors';
 import type { DomainEvent } from '../domain/events';
@@ -36,7 +36,8 @@ import { tableNameFromEnv } from '../functions/store/table';
 import { type ConflictModel, type ConflictModelSettings, defaultConflictModelSettings, startConflictModel } from './conflict-model';
 import { type DynamoDbLocal, JavaUnavailable, startDynamoDbLocal } from './dynamodb-local';
 import { forgetStoreEndpoint, recordStoreEndpoint } from './store-endpoint';
-import { type EventStream, deliveredEvent, followTableEvents } from './event-stream';
+import { type EventOutput, eventPrinter } from './event-lines';
+import { type EventStream, followTableEvents } from './event-stream';
 import { initReportLine, printFunctionEntriesOnOneLine, requestLine, stoppedLine } from './log-lines';
 import { type LambdaHttpHandler, type ServerLog, createLocalServer, errorResult } from './server';
 import { ensureTable } from './table';
@@ -64,7 +65,7 @@ const USAGE = `Usage: npm start -- [options]
 
 Serves the API on http://localhost:5005 (PORT sets another port) over DynamoDB Local, or over the
 DynamoDB at DYNAMODB_ENDPOINT, and prints each domain event as a JSON line; in a terminal, each
-request on one line too. Ctrl-C (SIGINT) or SIGTERM, sent to npm or to the server, stops the server
+event and each request on one short line instead. Ctrl-C (SIGINT) or SIGTERM, sent to npm or to the server, stops the server
 and its DynamoDB Local.
 
 Options:
@@ -76,7 +77,8 @@ Options:
                        each with module state of its own, started as requests overlap (up to 64 a
                        function); by default one instance serves many requests at once, as a container
   --json-logs          in a terminal too, print the functions' log entries whole, as Powertools writes
-                       them (indented), rather than one line per request
+                       them (indented), rather than one line per request, and each event whole
+  --no-events          print no event (--events-file still appends them)
   -h, --help           print this and exit
 
 Settings (PORT, DYNAMODB_ENDPOINT, TABLE_NAME, ...): docs/development.md#configuration
@@ -88,6 +90,7 @@ interface StartOptions {
   readonly conflictModel: boolean;
   readonly lambda: boolean;
   readonly jsonLogs: boolean;
+  readonly noEvents: boolean;
   readonly help: boolean;
 }
 
@@ -97,6 +100,7 @@ const optionsFromArgs = (args: readonly string[]): StartOptions => {
   let conflictModel = false;
   let lambda = false;
   let jsonLogs = false;
+  let noEvents = false;
   let help = false;
   for (let index = 0; index < args.length; index++) {
     const arg = args[index] ?? '';
@@ -122,6 +126,9 @@ const optionsFromArgs = (args: readonly string[]): StartOptions => {
       case '--json-logs':
         jsonLogs = true;
         break;
+      case '--no-events':
+        noEvents = true;
+        break;
       case '-h':
       case '--help':
         help = true;
@@ -130,7 +137,7 @@ const optionsFromArgs = (args: readonly string[]): StartOptions => {
         throw new OptionError(arg.startsWith('-') ? `Unknown option ${arg}` : `Unexpected argument ${arg}`);
     }
   }
-  return { keepData, eventsFile, conflictModel, lambda, jsonLogs, help };
+  return { keepData, eventsFile, conflictModel, lambda, jsonLogs, noEvents, help };
 };
 
 const portFromEnv = (): number => {
@@ -151,28 +158,6 @@ const conflictModelSettingsFromEnv = (): ConflictModelSettings => ({
   holdMs: numberFromEnv('CONFLICT_HOLD_MS', defaultConflictModelSettings.holdMs, (ms) => Number.isInteger(ms) && ms >= 0, 'a whole number of milliseconds'),
   writeUnitsPerSecond: numberFromEnv('CONFLICT_WRITE_UNITS', defaultConflictModelSettings.writeUnitsPerSecond, (units) => units > 0, 'a number of write units above 0'),
 });
-
-/**
- * Prints each event as one JSON line, shaped as EventBridge delivers it, and appends the same line
- * to `eventsFile` when there is one. The file is opened at once, so that a path that cannot be
- * written stops the start rather than every event.
- */
-const eventPrinter = (eventsFile: string | undefined): ((event: DomainEvent) => void) => {
-  let file: number | undefined;
-  if (eventsFile !== undefined) {
-    try {
-      mkdirSync(dirname(eventsFile), { recursive: true });
-      file = openSync(eventsFile, 'a');
-    } catch (error) {
-      throw new UsageError(`Cannot append events to ${eventsFile}: ${error instanceof Error ? error.message : error}`);
-    }
-  }
-  return (event) => {
-    const line = `${JSON.stringify(deliveredEvent(event))}\n`;
-    process.stdout.write(line);
-    if (file !== undefined) writeSync(file, line);
-  };
-};
 
 /**
  * Creates the table when it is missing, then runs `onTable` (which follows its stream). A store that
@@ -255,14 +240,16 @@ const runEvery = (intervalMs: number, task: () => Promise<void>): NodeJS.Timeout
 };
 
 const main = async () => {
-  const { keepData, eventsFile, conflictModel: withConflictModel, lambda, jsonLogs, help } = optionsFromArgs(process.argv.slice(2));
+  const { keepData, eventsFile, conflictModel: withConflictModel, lambda, jsonLogs, noEvents, help } = optionsFromArgs(process.argv.slice(2));
   if (help) {
     process.stdout.write(USAGE);
     return;
   }
   const port = portFromEnv();
   const conflictSettings = withConflictModel ? conflictModelSettingsFromEnv() : undefined;
-  const printEvent = eventPrinter(eventsFile);
+  const inTerminal = process.stdout.isTTY === true && !jsonLogs;
+  const eventOutput: EventOutput = noEvents ? 'none' : inTerminal ? 'line' : 'json';
+  const printEvent = eventPrinter(eventOutput, eventsFile, (message) => new UsageError(message));
   let dynamoDbLocal: DynamoDbLocal | undefined;
   let conflictModel: ConflictModel | undefined;
   let server: Server | undefined;
@@ -339,7 +326,7 @@ const main = async () => {
   // What a Lambda instance builds at module scope: its client and repository, with what it remembers (spread pieces, takes in flight).
   const newRepository = () => new DynamoDbBatchRepository(createDocumentClient(), tableName);
   // A terminal is read by someone: a line a request. Anything else is read by a program, which gets what Lambda writes.
-  const oneLinePerRequest = process.stdout.isTTY === true && !jsonLogs;
+  const oneLinePerRequest = inTerminal;
   if (oneLinePerRequest) printFunctionEntriesOnOneLine();
   const serverLog: ServerLog = {
     instanceStarted: (start) => {
@@ -383,7 +370,8 @@ const main = async () => {
       ? `\n  through the conflict model at ${conflictModel.endpoint} (writes held ${conflictModel.settings.holdMs} ms, ` +
         `${conflictModel.settings.writeUnitsPerSecond} write units/s per partition key; counters at ${conflictModel.endpoint}/counters)`
       : '';
-    const eventsTo = `printed here as JSON lines${eventsFile === undefined ? '' : `, and appended to ${eventsFile}`}`;
+    const printed = { json: 'printed here as JSON lines', line: 'printed here one short line each (--json-logs: whole; --no-events: not at all)', none: 'not printed (--no-events)' }[eventOutput];
+    const eventsTo = `${printed}${eventsFile === undefined ? '' : `, and appended to ${eventsFile}`}`;
     const requests = oneLinePerRequest ? "\n  requests printed here one line each (--json-logs: the functions' log entries whole)" : '';
     const functions = lambda
       ? 'each function as Lambda runs it: instances serving one request at a time, each with its own state (--lambda)'

@@ -1,3 +1,7 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
@@ -54,6 +58,23 @@ describe('npm start', { timeout: 150_000 }, () => {
     expect(await service.stop('SIGINT')).toBe(0);
     await expect(fetch(dynamoDbEndpoint!)).rejects.toThrow();
     expect(service.output()).toMatch(/^allocation service stopped: closed the HTTP server, the hold sweeper, the event stream and DynamoDB Local$/m);
+  });
+
+  it('prints no event with --no-events, and still appends each to --events-file', async () => {
+    const port = await freePort();
+    const file = join(mkdtempSync(join(tmpdir(), 'events-')), 'events.jsonl');
+    const service = startService({ PORT: String(port), DYNAMODB_ENDPOINT: '' }, ['--no-events', '--events-file', file]);
+    try {
+      await listening(service);
+      const added = await fetch(`http://127.0.0.1:${port}/add_batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ref: 'b1', sku: 'LAMP', qty: 1, eta: null }) });
+      expect(added.status).toBe(201);
+      // The event reaches the file and the output at once: once it is in the file, the output had its chance.
+      while (!(existsSync(file) && readFileSync(file, 'utf8').includes('"BatchAdded"'))) await sleep(50);
+      expect(service.output()).not.toContain('"detail-type"');
+      expect(service.output()).toContain('events not printed (--no-events), and appended to');
+    } finally {
+      await service.stop('SIGINT');
+    }
   });
 
   it.each([

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { DomainEvent } from '../../domain/events';
+import { eventLine } from '../../local/event-lines';
 import { functionEntryLine, requestLine, stoppedLine } from '../../local/log-lines';
 
 // What `npm start` prints of its own (docs/development.md, "Logs"): in a terminal, one line per
@@ -71,5 +73,18 @@ describe("npm start's line when it stops", () => {
     expect(stoppedLine(['the HTTP server'], new Map([['local-allocations', 9], ['local-batches', 1]]))).toBe(
       'allocation service stopped: closed the HTTP server; it had started 10 instances (local-allocations 9, local-batches 1)',
     );
+  });
+});
+
+describe("npm start's line for each event, in a terminal", () => {
+  it('names the event and its ids and numbers, and leaves out its id, version and time and what is nested', () => {
+    const event = { name: 'Allocated', detail: { id: 'e-0', version: 1, time: '2026-11-23T10:00:00.812Z', orderid: 'order-1', sku: 'LAMP', qty: 2, batchref: 'b1', location: 'default', parts: [{ batchref: 'b1', qty: 2 }] } } as unknown as DomainEvent;
+    expect(eventLine(event)).toBe('event Allocated orderid=order-1 sku=LAMP qty=2 batchref=b1 location=default');
+  });
+
+  it('is cut to one short line, however long its ids', () => {
+    const event = { name: 'Allocated', detail: { orderid: 'o'.repeat(300), sku: 'LAMP' } } as unknown as DomainEvent;
+    expect(eventLine(event)).toHaveLength(120);
+    expect(eventLine(event).endsWith('…')).toBe(true);
   });
 });
