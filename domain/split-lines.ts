@@ -118,7 +118,16 @@ const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibili
   const byLocation = batchesByLocation(pool);
   const locations = [...byLocation.keys()].filter((location) => !beside.fixed.has(location)).sort(locationPreference(eligibility));
   const unitsAt = (location: string) => (byLocation.get(location) ?? []).reduce((sum, { available }) => sum + available, 0);
-  const within = (chosen: readonly string[]) => bestCover(qty, pool.filter((batch) => beside.fixed.has(locationOf(batch)) || chosen.includes(locationOf(batch))), beside.onLine);
+  // A set costs its locations' batches, not the pool's: a new line's set its largest alone tells
+  // cannot hold it is passed over, and another is searched on its own batches, in the pool's order.
+  const holdsAt = beside.onLine.size === 0 ? holderAcross(qty, pool) : () => true;
+  const placeInPool = new Map(pool.map((batch, index) => [batch, index] as const));
+  const fixedBatches = pool.filter((batch) => beside.fixed.has(locationOf(batch)));
+  const within = (chosen: readonly string[]) => {
+    if (!holdsAt([...beside.fixed, ...chosen])) return undefined;
+    const batches = [...fixedBatches, ...chosen.flatMap((location) => byLocation.get(location) ?? [])];
+    return bestCover(qty, batches.sort((a, b) => (placeInPool.get(a) as number) - (placeInPool.get(b) as number)), beside.onLine);
+  };
   const mostAdded = Math.min(maxLocations - beside.fixed.size, locations.length);
   let sets = MAX_LOCATION_SETS;
   // A line placed already is at its locations: a way may add none of them.
