@@ -432,6 +432,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/promises": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Promise a cart: where, and by when, it can ship
+         * @description The plan `POST /orders` would make for these lines at this moment, made by the same code on the same reads, with nothing written and no event sent: its parcels, a location each, with each line's parts and their batches' `eta`, the day each ships and, where the location states its `transit_days`, the day it arrives at the `destination`'s country. Units of expired holds count as free, as the order would give them back, but no hold is ended. An order sent right after with the same lines, routing and `split`, with no other write between, takes the same batches and parts. A line no plan can hold is named with its reason, as the order would refuse it, and the most units a line of its SKU could be promised; the order would then refuse the whole cart, so no parcel is promised.
+         */
+        post: operations["promiseCart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/allocations/{orderid}": {
         parameters: {
             query?: never;
@@ -713,6 +733,25 @@ export interface components {
             /** @enum {string} */
             split?: "none" | "batches" | "locations";
         };
+        /** @description A cart to promise: the lines, `destination`, `location` and `split` of an `Order`, with no `orderid`, since nothing is recorded. Each SKU at most once (`x-uniqueItemProperties`). Any other field is refused. */
+        Cart: {
+            lines: {
+                sku: components["schemas"]["Identifier"];
+                qty: number;
+                /** @enum {string} */
+                split?: "none" | "batches" | "locations";
+            }[];
+            destination?: {
+                country: string;
+                position?: {
+                    lat: number;
+                    lng: number;
+                };
+            };
+            location?: components["schemas"]["LocationId"];
+            /** @enum {string} */
+            split?: "none" | "batches" | "locations";
+        };
         /** @description A hold: its lines are held all or none, each whole in one batch or, as far as its `split` (or the hold's) allows, in parts, as an order's are. Each SKU at most once (`x-uniqueItemProperties`). `ttl_seconds`: how long it lasts, from now; 900 when absent. `destination` and `location` limit where every line may come from, as for an order; the hold records them and each line's `split`, a repeat names them again, and its confirmed lines record them. Any other field is refused. */
         NewHold: {
             holdid: components["schemas"]["Identifier"];
@@ -742,7 +781,7 @@ export interface components {
         HoldConfirmation: {
             orderid: components["schemas"]["Identifier"];
         };
-        /** @description A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path's: an `id` sent (as `GET` shows it) must be the same. Any other field is refused. */
+        /** @description A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for every one, or ISO 3166-1 alpha-2 country codes, each once. `handling_days`: the whole days between an order and its parcel leaving, none when absent. `transit_days`: the whole days a parcel takes, by destination country, `*` for any other; a promise gives no `arrives_by` for a destination it names no time for. Its id is the path's: an `id` sent (as `GET` shows it) must be the same. Any other field is refused. */
         LocationDefinition: {
             id?: components["schemas"]["LocationId"];
             name: string & (unknown & unknown);
@@ -754,6 +793,10 @@ export interface components {
             position?: {
                 lat: number;
                 lng: number;
+            };
+            handling_days?: number;
+            transit_days?: {
+                [key: string]: number;
             };
         };
         /** @description A transfer: `qty` units of `sku` taken from one batch in stock at location `from`, sent to location `to`, where they arrive on `eta` (a date: the incoming batch is a shipment) as a batch whose `ref` is the `transferid`. `from` and `to` must be active locations that exist, and differ. Any other field is refused. */
@@ -1006,6 +1049,67 @@ export interface components {
                 lat: number;
                 lng: number;
             };
+            /** @description Whole days between an order and its parcel leaving; absent when none was given. */
+            handling_days?: number;
+            /** @description Whole days a parcel takes, by destination country, `*` for any other; absent when none was given. */
+            transit_days?: {
+                [key: string]: number;
+            };
+        };
+        /** @description Units of a promised line from one batch, and that batch's `eta` (`null`: on the shelf). */
+        PromisedPart: {
+            batchref: components["schemas"]["Identifier"];
+            qty: number;
+            eta: components["schemas"]["ArrivalDate"];
+        };
+        /** @description A line's units in one parcel, and the batches they come from. */
+        PromisedLine: {
+            sku: components["schemas"]["Identifier"];
+            /** @description The line's units in this parcel: all of them, or a line split over locations' share here. */
+            qty: number;
+            /** @description In the order the line takes them. */
+            parts: components["schemas"]["PromisedPart"][];
+        };
+        /** @description What leaves one location. */
+        Parcel: {
+            location: components["schemas"]["LocationId"];
+            /**
+             * Format: date
+             * @description The day it leaves (UTC): today when every part is on the shelf, else the latest part's `eta`, then the location's `handling_days` later.
+             */
+            ships_on: string;
+            /**
+             * Format: date
+             * @description `ships_on` and the location's `transit_days` for the destination's country; absent when the location names none, or the cart no `destination`.
+             */
+            arrives_by?: string;
+            /** @description Sorted by `sku`. */
+            lines: components["schemas"]["PromisedLine"][];
+        };
+        /** @description A line no plan can hold, why, as an order would refuse it, and how much could be. */
+        UnpromisedLine: {
+            sku: components["schemas"]["Identifier"];
+            /** @enum {unknown} */
+            reason: "unknown_sku" | "out_of_stock" | "no_location";
+            /** @description The most units a line of this SKU could be promised now, under its `split` and routing: 0 for `unknown_sku` and `no_location`. */
+            promisable_qty: number;
+        };
+        /** @description What can be promised for a cart, by the rule that allocates it. */
+        CartPromise: {
+            /**
+             * Format: date
+             * @description The day the last parcel ships (UTC); absent when a line is refused.
+             */
+            ships_on?: string;
+            /**
+             * Format: date
+             * @description The day the last parcel arrives, when every parcel says; absent otherwise.
+             */
+            arrives_by?: string;
+            /** @description The plan `POST /orders` would make now, a parcel for each location, by `location`; `[]` when a line is refused. */
+            parcels: components["schemas"]["Parcel"][];
+            /** @description The lines no plan can hold, in the order of the request; `[]` when every line is promised. */
+            refused: components["schemas"]["UnpromisedLine"][];
         };
         /** @description Every location. */
         Locations: {
@@ -2429,6 +2533,12 @@ export interface operations {
                  *       "position": {
                  *         "lat": 45.764,
                  *         "lng": 4.8357
+                 *       },
+                 *       "handling_days": 1,
+                 *       "transit_days": {
+                 *         "FR": 1,
+                 *         "BE": 2,
+                 *         "*": 4
                  *       }
                  *     }
                  */
@@ -4244,6 +4354,155 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OrderLinesConflict"] | components["schemas"]["OrderLinesRoutedOtherwise"] | components["schemas"]["OrderLinesSplitOtherwise"];
+                };
+            };
+            /**
+             * @description - The request, as the event Lambda would receive (the body, base64 when it is not UTF-8, with the headers and request context), is over 6 MiB: API Gateway answers before any function runs, and so does the local server
+             *     - The body is over 16 KiB
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Content-Type` is missing, not JSON, names a `charset` other than `utf-8`, or was sent twice (API Gateway joins the two with a comma); checked before the body is read, so a 2 MB `text/plain` body gets 415, not 413 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description On AWS: past the stage's throttling (by default 100 requests/s, bursts of 200) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /**
+             * @description - Anything else: never a stack trace or a store error text
+             *     - The function failed instead of answering: API Gateway (or the local server) answers, with no request id
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description The store is unreachable, too slow for the function's time budget, or throttling past the retries, or an allocation kept losing the race for stock, or a batch, a hold or a location kept changing under a write; nothing was half-written (a PATCH may have written its qty and some moves, each whole), and repeating the request is safe */
+            503: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before repeating the same request.
+                     * @example 1
+                     */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    promiseCart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A JSON object in UTF-8 (`Content-Type: application/json`, or `application/<type>+json`; a `charset` parameter, if present, must be `utf-8`), at most 16 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "lines": [
+                 *         {
+                 *           "sku": "LAMP",
+                 *           "qty": 1
+                 *         },
+                 *         {
+                 *           "sku": "SOFA",
+                 *           "qty": 2
+                 *         }
+                 *       ],
+                 *       "destination": {
+                 *         "country": "FR"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Cart"];
+            };
+        };
+        responses: {
+            /**
+             * @description - Every line can be promised: the parcels, and when the cart ships (and arrives, when every parcel says)
+             *     - A line cannot be promised: no parcel, and each line refused with the most a line of its SKU could be
+             */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CartPromise"];
+                };
+            };
+            /**
+             * @description - The local server (`npm start`) only: a path parameter does not percent-decode (`/batches/%FF`), or the request has two `Host` headers (RFC 9112); no function runs. API Gateway's answer to either is not documented
+             *     - The route takes no query parameter: each one sent is refused, one issue per parameter, named by its name
+             *     - The body's bytes are not valid UTF-8: refused, never repaired; nothing is written
+             *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
+             *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
+             *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"] | components["schemas"]["InvalidPathParameters"] | components["schemas"]["Error"] | components["schemas"]["InvalidRequestBody"];
+                };
+            };
+            /** @description On AWS, when the routes require IAM authorization (the default): the request is unsigned, or its principal is not allowed `execute-api:Invoke` on the route. API Gateway answers; no function runs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description No route matches the path as sent: `/allocate/`, `//allocate`, `/./allocate` and `/x/../allocate` are 404, and a `{param}` matches one whole, non-empty segment (`/batches/` is 404). On AWS, also a known path with another method. API Gateway answers (the local server as it would); no function runs */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
+                };
+            };
+            /** @description The local server (`npm start`) only: a known path with another method; `Allow` lists the methods it takes. API Gateway answers 404 */
+            405: {
+                headers: {
+                    /**
+                     * @description The methods the path takes.
+                     * @example POST
+                     */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayError"];
                 };
             };
             /**

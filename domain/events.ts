@@ -170,6 +170,8 @@ export const eventSchemas = {
       serves: /* @__PURE__ */ z.array(text).check(/* @__PURE__ */ z.minLength(1)),
       active: /* @__PURE__ */ z.boolean(),
       position: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.object({ lat: /* @__PURE__ */ z.number(), lng: /* @__PURE__ */ z.number() })),
+      handling_days: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0))),
+      transit_days: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.record(text, /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)))),
     })
     .check(
       /* @__PURE__ */ z.describe(

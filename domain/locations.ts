@@ -29,6 +29,10 @@ export interface Location {
   /** An inactive location takes no new line or hold (domain/routing.ts); what it has stays. */
   readonly active: boolean;
   readonly position?: Position;
+  /** Whole days between an order and its parcel leaving the location (domain/promises.ts): none when absent. */
+  readonly handlingDays?: number;
+  /** Whole days a parcel takes from the location, by destination country, `*` for any other: no arrival is promised where none applies. */
+  readonly transitDays?: Readonly<Record<string, number>>;
 }
 
 /** A location as a client defines it, whole: `active` left out means true. */
@@ -36,7 +40,12 @@ export interface LocationDefinition extends Omit<Location, 'active'> {
   readonly active?: boolean;
 }
 
-export const definedLocation = ({ active = true, ...definition }: LocationDefinition): Location => ({ ...definition, active });
+/** The location a definition makes: active unless it says not, and with no transit days where it names none. */
+export const definedLocation = ({ active = true, transitDays, ...definition }: LocationDefinition): Location => ({
+  ...definition,
+  active,
+  ...(transitDays === undefined || Object.keys(transitDays).length === 0 ? {} : { transitDays }),
+});
 
 /** The built-in location, as it reads until a client replaces it. */
 export const DEFAULT_LOCATION: Location = { id: DEFAULT_LOCATION_ID, name: 'Default', priority: 0, serves: [SERVES_EVERYWHERE], active: true };
@@ -53,7 +62,14 @@ export const isSameLocation = (a: Location, b: Location): boolean =>
   a.serves.length === b.serves.length &&
   a.serves.every((code, index) => b.serves[index] === code) &&
   a.position?.lat === b.position?.lat &&
-  a.position?.lng === b.position?.lng;
+  a.position?.lng === b.position?.lng &&
+  a.handlingDays === b.handlingDays &&
+  isSameTransit(a.transitDays, b.transitDays);
+
+const isSameTransit = (a: Location['transitDays'], b: Location['transitDays']): boolean => {
+  const [aKeys, bKeys] = [Object.keys(a ?? {}), Object.keys(b ?? {})];
+  return aKeys.length === bKeys.length && aKeys.every((key) => a?.[key] === b?.[key]);
+};
 
 /** Most preferred first: lower priority, then the id, so that the order never depends on the store's. */
 export const byPriority = (a: Location, b: Location): number => a.priority - b.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

@@ -15,6 +15,17 @@ export const ROUTING_LOCATIONS_MAX_AGE_MS = 30_000;
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
 export type ConditionalWrite = 'saved' | 'changed';
 
+/**
+ * What a give-back of expired holds' units on a batch would free now (BatchRepository.expiredUnitsOn):
+ * its units; `allRead` when its reads found every record expired by now, and then `earliestLeft`, the
+ * earliest expiry of the records it would leave (none: it would leave none).
+ */
+export interface ExpiredUnits {
+  readonly units: number;
+  readonly allRead?: true;
+  readonly earliestLeft?: string;
+}
+
 export type AddBatchResult =
   | { readonly outcome: 'added' }
   /** A batch with this reference exists, whatever its SKU: this one, as it is now. Nothing was written. */

@@ -9,7 +9,7 @@ import type { LineShipped, Shipment } from './shipments';
 import type { HistoryPage, HistoryRequest } from './stock-history';
 import type { ListRequest, ListedSkus, SkuList } from './stock-listings';
 import type { Transfer } from './transfers';
-import type { ConditionalWrite, AddBatchResult, LocationRevision, StoredLocation, HoldPlacement, SaveHoldResult, ConfirmHoldResult, ExpiredHoldsCursor, ExpiredHolds, HoldEnding, HoldToEnd, BatchChangeWrite, SaveAllocationResult, MoveAllocationsResult, SaveAllocationsResult, SaveTransferResult, SaveShipmentResult, StockRead, SkuStock } from './port-outcomes';
+import type { ConditionalWrite, AddBatchResult, LocationRevision, StoredLocation, HoldPlacement, SaveHoldResult, ConfirmHoldResult, ExpiredHoldsCursor, ExpiredHolds, HoldEnding, HoldToEnd, BatchChangeWrite, SaveAllocationResult, MoveAllocationsResult, SaveAllocationsResult, SaveTransferResult, SaveShipmentResult, StockRead, SkuStock, ExpiredUnits } from './port-outcomes';
 
 /** What the port is handed and answers, for the modules that name them from here. */
 export * from './port-outcomes';
@@ -185,6 +185,11 @@ export interface BatchRepository {
    * request's: 0 when none had expired, and the batch as read stands.
    */
   freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number>;
+  /**
+   * What freeExpiredHolds would give back on the batch now, with the same arguments, read the same
+   * way and written nowhere: what a promise counts as free (domain/promise-services.ts).
+   */
+  expiredUnitsOn(batch: Batch, now: Instant, atLeast: number): Promise<ExpiredUnits>;
   /** The batches (refs) on which the hold's units are still recorded: not yet given back. */
   stillHeldOn(hold: Hold): Promise<string[]>;
   /** The hold as last written (strongly consistent); its status at a given moment is statusAt's to say. */

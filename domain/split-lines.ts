@@ -62,10 +62,17 @@ const sum = (units: readonly number[]) => units.reduce((total, units) => total +
  * largest MAX_PARTS_PER_LINE batches hold it; with `batches`, those of one location do; with `none`,
  * one batch does. What the search finds exactly when it may, without searching.
  */
-export const canHold = (qty: number, pool: readonly Batch[], split: Split): boolean => {
-  if (split === 'none') return pool.some(({ available }) => available >= qty);
-  if (split === 'locations') return sum(largestUnits(pool)) >= qty;
-  return [...unitsByLocation(pool).values()].some((units) => sum(units) >= qty);
+export const canHold = (qty: number, pool: readonly Batch[], split: Split): boolean => mostHeld(pool, split) >= qty;
+
+/**
+ * The most units a line can take from `pool` in a way `split` allows: with `none`, its largest
+ * batch's; with `locations`, its largest MAX_PARTS_PER_LINE batches'; with `batches`, those of the
+ * location whose largest do hold most.
+ */
+export const mostHeld = (pool: readonly Batch[], split: Split): number => {
+  if (split === 'none') return pool.reduce((most, { available }) => Math.max(most, available), 0);
+  if (split === 'locations') return sum(largestUnits(pool));
+  return [...unitsByLocation(pool).values()].reduce((most, units) => Math.max(most, sum(units)), 0);
 };
 
 /** Of each location of `pool`, the units of its largest MAX_PARTS_PER_LINE batches, largest first. */

@@ -6,11 +6,13 @@ import type { BatchRepository } from '../domain/ports';
 import type { Destination, Routing } from '../domain/routing';
 import { allocate, cancelAllocation, orderAllocations } from '../domain/services';
 import { allocateOrder } from '../domain/order-services';
+import { promiseCart } from '../domain/promise-services';
+import type { CartPromise, Parcel } from '../domain/promises';
 import { countingHoldEndings } from './hold-endings';
 import { type OpenApiDocumentReader, openApiDocumentFile, openApiDocumentResult } from './http/openapi-document';
 import { json, noContent, route, routedHandler } from './http/route';
 import type { AllocationsRouteKey } from './http/route-keys';
-import { holdConfirmationSchema, holdExtensionSchema, holdSchema, orderLineSchema, orderSchema } from './http/schemas';
+import { cartSchema, holdConfirmationSchema, holdExtensionSchema, holdSchema, orderLineSchema, orderSchema } from './http/schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 
@@ -56,6 +58,22 @@ const holdView = (hold: LocatedHold) => ({
   ...(hold.orderid === undefined ? {} : { orderid: hold.orderid }),
 });
 
+/** What leaves one location, as a promise shows it: each line's units there, and each part's batch and eta. */
+const parcelView = ({ location, shipsOn, arrivesBy, lines }: Parcel) => ({
+  location,
+  ships_on: shipsOn,
+  ...(arrivesBy === undefined ? {} : { arrives_by: arrivesBy }),
+  lines: lines.map(({ sku, qty, parts }) => ({ sku, qty, parts: parts.map(({ batchref, qty, eta }) => ({ batchref, qty, eta })) })),
+});
+
+/** A cart's promise: its parcels and days, or the lines refused, each with the most a line of its SKU could be promised. */
+const promiseView = ({ parcels, shipsOn, arrivesBy, refused }: CartPromise) => ({
+  ...(shipsOn === undefined ? {} : { ships_on: shipsOn }),
+  ...(arrivesBy === undefined ? {} : { arrives_by: arrivesBy }),
+  parcels: parcels.map(parcelView),
+  refused: refused.map(({ sku, reason, promisableQty }) => ({ sku, reason, promisable_qty: promisableQty })),
+});
+
 /**
  * The copy of docs/openapi.json that the stack ships beside the bundle (infra/constructs/http-api.ts).
  * Run from source, this module has none beside it: the local server and the tests that ask for the
@@ -64,7 +82,7 @@ const holdView = (hold: LocatedHold) => ({
 const documentBesideTheBundle = openApiDocumentFile(new URL('./openapi.json', import.meta.url));
 
 /**
- * Order lines: allocating one, or a whole order's, reading an order's, and cancelling one; holds
+ * Order lines: allocating one, or a whole order's, promising a cart, reading an order's, and cancelling one; holds
  * through checkout, which end as an order's lines; and the API's OpenAPI document.
  */
 export const createAllocationsHandler = (repository: BatchRepository, readOpenApiDocument: OpenApiDocumentReader = documentBesideTheBundle) =>
@@ -91,6 +109,12 @@ export const createAllocationsHandler = (repository: BatchRepository, readOpenAp
         }
         return json(newLines > 0 ? 201 : 200, { orderid: order.orderid, lines: lines.map(routedLineView) });
       },
+    }),
+    route('POST /promises', {
+      body: cartSchema,
+      successOutcomes: { 200: 'CartPromised' },
+      // 200 whether or not every line can be promised: a promise is an answer about stock, never a refusal of the request.
+      run: async ({ body: { destination, location, ...cart } }, store) => json(200, promiseView(await promiseCart(cart, store, routingOf(destination, location)))),
     }),
     route('GET /allocations/{orderid}', {
       successOutcomes: { 200: 'OrderRead' },

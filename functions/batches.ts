@@ -100,13 +100,15 @@ const stockListPage = async (list: SkuList, { limit, cursor }: { limit?: string;
   return { skus: page.entries.map(listedStockView), ...(page.next ? { cursor: listCursorOf(page.next) } : {}) };
 };
 
-const locationView = ({ id, name, priority, serves, active, position }: Location) => ({
+const locationView = ({ id, name, priority, serves, active, position, handlingDays, transitDays }: Location) => ({
   id,
   name,
   priority,
   serves,
   active,
   ...(position ? { position: { lat: position.lat, lng: position.lng } } : {}),
+  ...(handlingDays === undefined ? {} : { handling_days: handlingDays }),
+  ...(transitDays === undefined ? {} : { transit_days: { ...transitDays } }),
 });
 
 /** What POST /transfers answers: the transfer, the batch its units came from and the incoming batch's ref. */
@@ -227,9 +229,10 @@ export const createBatchesHandler = (repository: BatchRepository, uploads: Uploa
       body: locationSchema,
       successOutcomes: { 201: 'LocationCreated', 200: 'LocationReplaced' },
       // 201 for a new location, 200 for one replaced, or the same again (a repeat, which writes nothing).
-      run: async ({ pathParameters: { id }, body: { id: named, ...body } }, store) => {
+      run: async ({ pathParameters: { id }, body: { id: named, handling_days: handlingDays, transit_days: transitDays, ...body } }, store) => {
         if (named !== undefined && named !== id) throw new LocationIdNotThePath(id, named);
-        const { location, created } = await putLocation({ id, ...body }, store);
+        const leadTimes = { ...(handlingDays === undefined ? {} : { handlingDays }), ...(transitDays === undefined ? {} : { transitDays }) };
+        const { location, created } = await putLocation({ id, ...body, ...leadTimes }, store);
         return json(created ? 201 : 200, locationView(location));
       },
     }),

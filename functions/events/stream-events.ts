@@ -189,8 +189,18 @@ const holdFields = ({ holdid, expiresAt, lines }: Hold) => {
 const locationOf = ({ location }: { readonly location?: string }): string => location ?? DEFAULT_LOCATION_ID;
 
 const locationFields = ({ location, changedAt }: { location: Location; changedAt: string }) => {
-  const { id, name, priority, serves, active, position } = location;
-  return { time: changedAt, location: id, name, priority, serves: [...serves], active, ...(position ? { position: { lat: position.lat, lng: position.lng } } : {}) };
+  const { id, name, priority, serves, active, position, handlingDays, transitDays } = location;
+  return {
+    time: changedAt,
+    location: id,
+    name,
+    priority,
+    serves: [...serves],
+    active,
+    ...(position ? { position: { lat: position.lat, lng: position.lng } } : {}),
+    ...(handlingDays === undefined ? {} : { handling_days: handlingDays }),
+    ...(transitDays === undefined ? {} : { transit_days: { ...transitDays } }),
+  };
 };
 
 const transferFields = ({ transferid, sku, qty, from, to, eta, fromBatchref }: Transfer) => ({ transferid, sku, qty, from, to, eta, from_batchref: fromBatchref, ref: transferid });

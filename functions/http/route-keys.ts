@@ -28,6 +28,7 @@ export const routeKeys = {
   allocations: [
     'POST /allocate',
     'POST /orders',
+    'POST /promises',
     'GET /allocations/{orderid}',
     'DELETE /allocations/{orderid}/{sku}',
     'POST /holds',

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { ADJUSTMENT_REASONS } from '../../domain/adjustments';
 import { MAX_HOLD_SECONDS } from '../../domain/holds';
+import { ANY_COUNTRY, MAX_LEAD_DAYS } from '../../domain/promises';
 import { MAX_CURSOR_CHARACTERS, MAX_HISTORY_LIMIT, positionOf } from '../../domain/stock-history';
 import { MAX_LIST_CURSOR_CHARACTERS, MAX_LIST_LIMIT, listPositionOf } from '../../domain/stock-listings';
 import type { Split } from '../../domain/model';
@@ -292,6 +293,13 @@ const servedDestinations = (most: number) => {
   );
 };
 
+/** How long a location takes, by destination country (ISO 3166-1 alpha-2, or `*` for any other): whole days, each country once, as an object's keys are. */
+const transitDaysByCountry = () => {
+  const message = refused(`an object of days by destination: ISO 3166-1 alpha-2 country codes, or "${ANY_COUNTRY}" for any other, each an integer from 0 to ${MAX_LEAD_DAYS}`);
+  const destination = z.string(message).check(z.regex(new RegExp(`^(?:${ASSIGNED_COUNTRY_CODES.join('|')}|\\${ANY_COUNTRY})$`), message));
+  return z.record(destination, integerFrom(0, MAX_LEAD_DAYS), message);
+};
+
 /** Degrees within bounds, any fraction. */
 const degreesFrom = (least: number, most: number) => {
   const message = refused(`a number from ${least} to ${most}`);
@@ -313,6 +321,8 @@ export const locationSchema = /* @__PURE__ */ objectOf({
   serves: /* @__PURE__ */ servedDestinations(MAX_SERVED_COUNTRIES),
   active: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.boolean(/* @__PURE__ */ refused('true or false'))),
   position: /* @__PURE__ */ z.optional(position),
+  handling_days: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_LEAD_DAYS)),
+  transit_days: /* @__PURE__ */ z.optional(/* @__PURE__ */ transitDaysByCountry()),
 });
 
 /**
@@ -342,6 +352,14 @@ export const orderLineSchema = /* @__PURE__ */ objectOf({
  */
 export const orderSchema = /* @__PURE__ */ objectOf({
   orderid: identifierSchema,
+  lines: orderLines,
+  destination: /* @__PURE__ */ z.optional(destination),
+  location: /* @__PURE__ */ z.optional(locationIdSchema),
+  split,
+});
+
+/** A cart to promise (docs/api.md, "Promises"): an order's lines, routing and split, with no orderid, since nothing is recorded. */
+export const cartSchema = /* @__PURE__ */ objectOf({
   lines: orderLines,
   destination: /* @__PURE__ */ z.optional(destination),
   location: /* @__PURE__ */ z.optional(locationIdSchema),

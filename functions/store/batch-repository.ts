@@ -15,6 +15,7 @@ import type {
   ConfirmHoldResult,
   ExpiredHolds,
   ExpiredHoldsCursor,
+  ExpiredUnits,
   HoldEnding,
   HoldPlacement,
   HoldToEnd,
@@ -261,6 +262,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
 
   freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number> {
     return this.holdGiveBacks.freeExpired(batch, now, atLeast);
+  }
+
+  expiredUnitsOn(batch: Batch, now: Instant, atLeast: number): Promise<ExpiredUnits> {
+    return this.holdGiveBacks.expiredUnits(batch, now, atLeast);
   }
 
   stillHeldOn(hold: Hold): Promise<string[]> {

@@ -2,7 +2,7 @@ import { BatchGetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynam
 import { StoreUnavailable, TransientFailure } from '../../domain/errors';
 import { type HeldUnits, type Hold, type Instant, earlierOf } from '../../domain/holds';
 import type { Batch } from '../../domain/model';
-import type { ConditionalWrite, ExpiredHolds, ExpiredHoldsCursor } from '../../domain/ports';
+import type { ConditionalWrite, ExpiredHolds, ExpiredHoldsCursor, ExpiredUnits } from '../../domain/ports';
 import { batchWithStockKey, heldBoundOf, heldTakesAre } from './batches';
 import { type Condition, and, withValues } from './conditions';
 import { PK, SK } from './fields';
@@ -47,6 +47,9 @@ const RAISE_LEFT = new Set(['TransactionConflictException', 'ProvisionedThroughp
 
 /** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
 const MAX_UNPROCESSED_ROUNDS = 4;
+
+/** The units of these records of held units. */
+const unitsOf = (records: readonly StoredHeldUnits[]): number => records.reduce((sum, { units: { qty } }) => sum + qty, 0);
 
 /** Which held units of a batch: those expired by an instant, or the latest. */
 export type HeldOnBatch = { readonly expiredBy: Instant } | { readonly latestFirst: true };
@@ -105,6 +108,30 @@ export class HoldGiveBacks {
    * the reads found every record expired by now and the give-back was written.
    */
   async freeExpired(batch: Batch, now: Instant, atLeast: number): Promise<number> {
+    const { freeing, left, complete } = await this.expiredToFree(batch, now, atLeast);
+    const expiredBy = new Date(now).toISOString();
+    // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
+    const given = freeing.length === 0 ? 'saved' : await conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, this.world, (places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
+    if (given === 'saved' && complete) {
+      if (await this.raiseBound(batch, left === undefined ? undefined : heldBoundOf(left), expiredBy)) this.knownPieces.forget(batch.ref);
+    }
+    // Given back to pieces, the units are more than this process remembers of them: its next take reads them.
+    if (freeing.length > 0) this.knownPieces.forget(batch.ref);
+    return unitsOf(freeing);
+  }
+
+  /** What freeExpired would give back now, read the same way and written nowhere (BatchRepository.expiredUnitsOn). */
+  async expiredUnits(batch: Batch, now: Instant, atLeast: number): Promise<ExpiredUnits> {
+    const { freeing, left, complete } = await this.expiredToFree(batch, now, atLeast);
+    return { units: unitsOf(freeing), ...(complete ? { allRead: true, ...(left === undefined ? {} : { earliestLeft: left }) } : {}) };
+  }
+
+  /**
+   * The records of expired holds that a give-back of at least `atLeast` units frees, earliest first,
+   * as many as one write carries; the earliest expiry among the records it leaves; and whether the
+   * reads found every record expired by now.
+   */
+  private async expiredToFree(batch: Batch, now: Instant, atLeast: number): Promise<{ readonly freeing: StoredHeldUnits[]; readonly left?: string; readonly complete: boolean }> {
     const { records, complete } = await this.earliestRecords(batch, now);
     const expiredBy = new Date(now).toISOString();
     const byHold = new Map<string, StoredHeldUnits>();
@@ -116,20 +143,12 @@ export class HoldGiveBacks {
       freeing.push(record);
       freeingUnits += record.units.qty;
     }
-
     // A give-back writes at most one piece of each spread its holds' units came from and the batch
     // item: as many holds as one transaction carries, sized for the most it may send.
     while (freeing.length > 1 && expiredUnitsGivenBackWrites(this.tableName, freeing, sizingPlaces()).items.length > MAX_TRANSACTION_ITEMS) freeing.pop();
-    // Lost to another request, they were given back by it, or changed since: either way the caller reads again.
-    const given = freeing.length === 0 ? 'saved' : await conditionalHoldWrite(this.calls, this.knownPieces, this.conflictRetry, this.world, (places) => expiredUnitsGivenBackWrites(this.tableName, freeing, places));
-    if (given === 'saved' && complete) {
-      const freed = new Set(freeing.map(({ units: { holdid } }) => holdid));
-      const left = records.filter(({ units: { holdid } }) => !freed.has(holdid)).map(({ units: { expiresAt } }) => expiresAt).reduce(earlierOf, undefined);
-      if (await this.raiseBound(batch, left === undefined ? undefined : heldBoundOf(left), expiredBy)) this.knownPieces.forget(batch.ref);
-    }
-    // Given back to pieces, the units are more than this process remembers of them: its next take reads them.
-    if (freeing.length > 0) this.knownPieces.forget(batch.ref);
-    return freeing.reduce((sum, { units: { qty } }) => sum + qty, 0);
+    const freed = new Set(freeing.map(({ units: { holdid } }) => holdid));
+    const left = records.filter(({ units: { holdid } }) => !freed.has(holdid)).map(({ units: { expiresAt } }) => expiresAt).reduce(earlierOf, undefined);
+    return { freeing, complete, ...(left === undefined ? {} : { left }) };
   }
 
   async stillHeldOn(hold: Hold): Promise<string[]> {

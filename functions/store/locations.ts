@@ -22,7 +22,7 @@ const revisionOf = (revision: LocationRevision): number => revision as unknown a
 const asRevision = (revision: number): LocationRevision => revision as unknown as LocationRevision;
 
 /** A location as the table holds it; `changedAt`, when this revision was written, is its LocationChanged's time. */
-const locationItem = ({ id, name, priority, serves, active, position }: Location, revision: number, changedAt: Instant) => ({
+const locationItem = ({ id, name, priority, serves, active, position, handlingDays, transitDays }: Location, revision: number, changedAt: Instant) => ({
   ...locationKey(id),
   type: 'Location',
   id,
@@ -31,6 +31,7 @@ const locationItem = ({ id, name, priority, serves, active, position }: Location
   serves: [...serves],
   active,
   ...(position ? { position: { lat: position.lat, lng: position.lng } } : {}),
+  ...leadTimesOf({ handlingDays, transitDays }),
   revision,
   changedAt: new Date(changedAt).toISOString(),
 });
@@ -40,18 +41,40 @@ const parsePosition = (value: unknown): Position | undefined => {
   return isNumber(lat) && isNumber(lng) ? { lat, lng } : undefined;
 };
 
+/** A location's handling and transit days, each where it has them: an empty `transitDays` says no more than none. */
+export const leadTimesOf = ({ handlingDays, transitDays }: Pick<Location, 'handlingDays' | 'transitDays'>) => ({
+  ...(handlingDays === undefined ? {} : { handlingDays }),
+  ...(transitDays === undefined || Object.keys(transitDays).length === 0 ? {} : { transitDays: { ...transitDays } }),
+});
+
+const parseTransitDays = (value: unknown): Record<string, number> | undefined => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const entries = Object.entries(value);
+  return entries.every(([, days]) => isNumber(days)) ? Object.fromEntries(entries) : undefined;
+};
+
 /** `changedAt`: when this revision of it was written. */
 export type StoredLocationItem = { readonly kind: 'location'; readonly location: Location; readonly revision: LocationRevision; readonly changedAt: string };
 
 /** A location's item, read back through its key. */
 export const parseLocationItem = (item: Record<string, unknown>): StoredLocationItem | undefined => {
-  const { id, name, priority, serves, active, position, revision, changedAt } = item;
+  const { id, name, priority, serves, active, position, handlingDays, transitDays, revision, changedAt } = item;
   if (!isText(id) || !isAt(item, locationKey(id))) return undefined;
   const parsedPosition = position === undefined ? undefined : parsePosition(position);
   const servesCodes = Array.isArray(serves) && serves.length > 0 && serves.every(isText);
   if (!isText(name) || !isNumber(priority) || !servesCodes || typeof active !== 'boolean' || (position !== undefined && !parsedPosition)) return undefined;
+  const parsedTransit = transitDays === undefined ? undefined : parseTransitDays(transitDays);
+  if ((handlingDays !== undefined && !isNumber(handlingDays)) || (transitDays !== undefined && !parsedTransit)) return undefined;
   if (!isNumber(revision) || !isText(changedAt)) return undefined;
-  const location: Location = { id, name, priority, serves, active, ...(parsedPosition ? { position: parsedPosition } : {}) };
+  const location: Location = {
+    id,
+    name,
+    priority,
+    serves,
+    active,
+    ...(parsedPosition ? { position: parsedPosition } : {}),
+    ...leadTimesOf({ ...(handlingDays === undefined ? {} : { handlingDays }), ...(parsedTransit ? { transitDays: parsedTransit } : {}) }),
+  };
   return { kind: 'location', location, revision: asRevision(revision), changedAt };
 };
 

@@ -111,7 +111,7 @@ export const partitionKeyPrefix = {
 const keyAttributes = [tableKeySchema.partitionKey.name, tableKeySchema.sortKey.name];
 const batchAttributes = ['type', 'ref', 'sku', 'qty', 'available', 'eta', 'heldUnits', 'changedAt', 'pieces', 'spreadId', 'spreadAt', 'piece', 'takenAt', 'givenBack', 'location', 'heldFrom', 'heldTakes'];
 /** A location's item, besides the `type` and `changedAt` a batch's have too (functions/store/locations.ts). */
-const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
+const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'handlingDays', 'transitDays', 'revision'];
 /**
  * A line's; `routing` what its request named (functions/store/routing-fields.ts), which a hold's record
  * names too; `split` and `parts` a split line's, which its notice names too (functions/store/lines.ts).

@@ -17,10 +17,10 @@ export const CALLER_SCOPES = {
   storefront: [...routeKeys.allocations.filter((routeKey) => routeKey !== 'GET /openapi.json'), 'GET /skus/{sku}/stock'],
   /** Batches, a SKU's stock, locations, transfers and shipments: the batches function's routes. */
   warehouse: routeKeys.batches,
-  /** Every route that changes nothing. */
+  /** Every route that changes nothing: the reads, and a promise, which plans a cart and writes nothing. */
   reader: Object.values(routeKeys)
     .flat()
-    .filter((routeKey) => splitRouteKey(routeKey).method === 'GET'),
+    .filter((routeKey) => splitRouteKey(routeKey).method === 'GET' || routeKey === 'POST /promises'),
 } satisfies Record<string, readonly RouteKey[]>;
 
 export type CallerKind = keyof typeof CALLER_SCOPES;
@@ -56,9 +56,9 @@ export class CallerPolicies extends Part {
       return policy;
     };
     this.policies = {
-      storefront: policyOf('storefront', 'A storefront: allocate lines and whole orders, hold stock through checkout, read orders and stock.'),
+      storefront: policyOf('storefront', 'A storefront: allocate lines and whole orders, promise carts, hold stock through checkout, read orders and stock.'),
       warehouse: policyOf('warehouse', 'A warehouse: add and change batches, move stock between locations, ship orders, keep the locations, read stock.'),
-      reader: policyOf('reader', 'A reader: every route that changes nothing.'),
+      reader: policyOf('reader', 'A reader: every route that changes nothing, promises among them.'),
     };
   }
 }

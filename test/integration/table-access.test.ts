@@ -134,7 +134,7 @@ describe("each handler's calls to the table stay within what its role is granted
     const { sender, actions } = recording(table.documentClient);
     const batches = createBatchesHandler(table.repository({ sender }));
     const id = uniqueId('place').replace(/-/g, '_');
-    const place = { name: 'A place', priority: 3, serves: ['FR'], position: { lat: 1, lng: 2 } };
+    const place = { name: 'A place', priority: 3, serves: ['FR'], position: { lat: 1, lng: 2 }, handling_days: 1, transit_days: { FR: 1, '*': 3 } };
     const put = (body: unknown) => routeEvent('PUT /locations/{id}', { pathParameters: { id }, body });
 
     const statuses = await statusesOf(batches, [
@@ -198,10 +198,11 @@ describe("each handler's calls to the table stay within what its role is granted
       postEvent('/allocate', { orderid: uniqueId('order'), sku: uniqueId('sku'), qty: 1 }),
       routeEvent('GET /allocations/{orderid}', { pathParameters: { orderid: line.orderid } }),
       routeEvent('DELETE /allocations/{orderid}/{sku}', { pathParameters: { orderid: line.orderid, sku } }),
+      postEvent('/promises', { lines: [{ sku, qty: 4 }] }),
       postEvent('/orders', { orderid: uniqueId('order'), lines: [{ sku, qty: 4 }] }),
     ]);
 
-    expect(statuses).toEqual([201, 200, 409, 201, 201, 400, 400, 200, 204, 201]);
+    expect(statuses).toEqual([201, 200, 409, 201, 201, 400, 400, 200, 204, 200, 201]);
     expect(actions.map(({ action }) => action)).toContain('dynamodb:DeleteItem');
     expect(outsideGrant(actions, tableAccess.allocations)).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { type HeldUnits, type Hold, type Instant, hasExpired, linesOfHold } from '../../domain/holds';
+import { type HeldUnits, type Hold, type Instant, earlierOf, hasExpired, linesOfHold } from '../../domain/holds';
 import { DEFAULT_LOCATION_ID, type Location } from '../../domain/locations';
 import {
   type Allocation,
@@ -31,6 +31,7 @@ import type {
   ConfirmHoldResult,
   ExpiredHolds,
   ExpiredHoldsCursor,
+  ExpiredUnits,
   HoldEnding,
   HoldPlacement,
   HoldToEnd,
@@ -237,13 +238,28 @@ export class FakeRepository implements BatchRepository {
   }
 
   async freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number> {
-    let freed = 0;
-    for (const { holdid, qty } of await this.heldOn(batch, { expiredBy: now }, this.holdsFreedPerWrite)) {
-      if (freed >= atLeast) break;
-      this.giveBack(holdid, batch.ref, qty);
-      freed += qty;
+    const freeing = await this.expiredToFree(batch, now, atLeast);
+    for (const { holdid, qty } of freeing) this.giveBack(holdid, batch.ref, qty);
+    return freeing.reduce((sum, { qty }) => sum + qty, 0);
+  }
+
+  async expiredUnitsOn(batch: Batch, now: Instant, atLeast: number): Promise<ExpiredUnits> {
+    const freeing = await this.expiredToFree(batch, now, atLeast);
+    const freed = new Set(freeing.map(({ holdid }) => holdid));
+    const left = [...this.held.values()].filter((units) => units.ref === batch.ref && !freed.has(units.holdid)).map(({ expiresAt }) => expiresAt).reduce(earlierOf, undefined);
+    return { units: freeing.reduce((sum, { qty }) => sum + qty, 0), allRead: true, ...(left === undefined ? {} : { earliestLeft: left }) };
+  }
+
+  /** The expired holds' units a give-back of at least `atLeast` frees, earliest first, at most holdsFreedPerWrite of them. */
+  private async expiredToFree(batch: Batch, now: Instant, atLeast: number): Promise<HeldUnits[]> {
+    const freeing: HeldUnits[] = [];
+    let units = 0;
+    for (const held of await this.heldOn(batch, { expiredBy: now }, this.holdsFreedPerWrite)) {
+      if (units >= atLeast) break;
+      freeing.push(held);
+      units += held.qty;
     }
-    return freed;
+    return freeing;
   }
 
   async stillHeldOn(hold: Hold): Promise<string[]> {

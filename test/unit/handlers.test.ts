@@ -432,11 +432,12 @@ describe('the issues of a refused body', () => {
     'PATCH /batches/{ref}': { body: { qty: 5, eta: '2027-03-01' }, pathParameters: { ref: 'batch-1' } },
     'POST /allocate': { body: validLine },
     'POST /orders': { body: { orderid: 'order-1', lines: [{ sku: 'LAMP', qty: 1 }] } },
+    'POST /promises': { body: { lines: [{ sku: 'LAMP', qty: 1, split: 'batches' }], destination: { country: 'FR' }, location: 'default', split: 'none' } },
     'POST /holds': { body: { holdid: 'cart-1', lines: [{ sku: 'LAMP', qty: 1 }], ttl_seconds: 60 } },
     'PATCH /holds/{holdid}': { body: { ttl_seconds: 60 }, pathParameters: { holdid: 'cart-1' } },
     'POST /holds/{holdid}/confirm': { body: { orderid: 'order-1' }, pathParameters: { holdid: 'cart-1' } },
     'PUT /locations/{id}': {
-      body: { name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 } },
+      body: { name: 'Lyon', priority: 10, serves: ['FR', 'BE'], active: true, position: { lat: 45.76, lng: 4.84 }, handling_days: 1, transit_days: { FR: 1, '*': 3 } },
       pathParameters: { id: 'lyon' },
     },
     'POST /transfers': { body: { transferid: 'transfer-1', sku: 'LAMP', qty: 1, from: 'default', to: 'lyon', eta: '2027-03-01' } },

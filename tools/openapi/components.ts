@@ -6,6 +6,7 @@
 import * as z from 'zod/mini';
 import { CHANGE_REASONS } from '../../domain/adjustments';
 import { DEFAULT_HOLD_SECONDS } from '../../domain/holds';
+import { MAX_LEAD_DAYS } from '../../domain/promises';
 import { IMPORT_STATUSES, MAX_IMPORT_ERRORS, MAX_INLINE_ROWS } from '../../domain/imports';
 import { MAX_FEED_BYTES } from '../../functions/imports/feed';
 import { UPLOAD_SECONDS } from '../../functions/imports/uploads';
@@ -18,6 +19,7 @@ import {
   arrivalDateSchema,
   batchChangeSchema,
   batchSchema,
+  cartSchema,
   eachCountryOnce,
   eachSkuOnce,
   historyCursorSchema,
@@ -155,6 +157,7 @@ export const requestBodySchemas = {
   NewBatch: batchSchema,
   BatchChange: batchChangeSchema,
   Order: orderSchema,
+  Cart: cartSchema,
   NewHold: holdSchema,
   HoldExtension: holdExtensionSchema,
   HoldConfirmation: holdConfirmationSchema,
@@ -186,6 +189,10 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
     '`destination` and `location` limit where every line may come from, as for one line (`OrderLine`). `split`, on the order ' +
     'or on a line, allows a line to come from several batches, as for one line: a line\'s own `split` first, then the ' +
     'order\'s; `none` when neither names one. Any other field is refused.',
+  Cart:
+    'A cart to promise: the lines, `destination`, `location` and `split` of an `Order`, with no `orderid`, since nothing is ' +
+    'recorded. Each SKU at most once ' +
+    `(\`${uniqueItemPropertiesKeyword.name}\`). Any other field is refused.`,
   NewHold:
     'A hold: its lines are held all or none, each whole in one batch or, as far as its `split` (or the hold\'s) allows, in ' +
     'parts, as an order\'s are. Each SKU at most once ' +
@@ -197,7 +204,10 @@ const REQUEST_BODY_DESCRIPTIONS: Record<RequestBodyName, string> = {
   LocationDefinition:
     'A location, whole: a PUT replaces every field, so `active` absent is `true` and `position` absent is none (one stored ' +
     'before is removed). `priority`: the lower, the more preferred. `serves`: the destinations it serves, `["*"]` for ' +
-    'every one, or ISO 3166-1 alpha-2 country codes, each once. Its id is the path\'s: an `id` sent (as `GET` shows it) must be the same. Any other field is refused.',
+    'every one, or ISO 3166-1 alpha-2 country codes, each once. `handling_days`: the whole days between an order and its ' +
+    'parcel leaving, none when absent. `transit_days`: the whole days a parcel takes, by destination country, `*` for any ' +
+    'other; a promise gives no `arrives_by` for a destination it names no time for. Its id is the path\'s: an `id` sent ' +
+    '(as `GET` shows it) must be the same. Any other field is refused.',
   NewTransfer:
     'A transfer: `qty` units of `sku` taken from one batch in stock at location `from`, sent to location `to`, where they ' +
     'arrive on `eta` (a date: the incoming batch is a shipment) as a batch whose `ref` is the `transferid`. `from` and `to` ' +
@@ -524,9 +534,52 @@ const responseSchemas = {
         { lat: { type: 'number', minimum: -90, maximum: 90 }, lng: { type: 'number', minimum: -180, maximum: 180 } },
         'Where it is, in degrees; absent when none was given.',
       ),
+      handling_days: { type: 'integer', minimum: 0, maximum: MAX_LEAD_DAYS, description: 'Whole days between an order and its parcel leaving; absent when none was given.' },
+      transit_days: {
+        type: 'object',
+        propertyNames: { pattern: '^(?:[A-Z]{2}|\\*)$' },
+        additionalProperties: { type: 'integer', minimum: 0, maximum: MAX_LEAD_DAYS },
+        description: 'Whole days a parcel takes, by destination country, `*` for any other; absent when none was given.',
+      },
     },
     'A location: a place stock is kept. `default` exists from the start, `{"id": "default", "name": "Default", "priority": 0, "serves": ["*"], "active": true}` until replaced.',
     ['id', 'name', 'priority', 'serves', 'active'],
+  ),
+  PromisedPart: closedObject(
+    { batchref: identifier, qty: quantity, eta: arrivalDate },
+    "Units of a promised line from one batch, and that batch's `eta` (`null`: on the shelf).",
+  ),
+  PromisedLine: closedObject(
+    { sku: identifier, qty: { ...quantity, description: "The line's units in this parcel: all of them, or a line split over locations' share here." }, parts: listOf(ref('PromisedPart'), 'In the order the line takes them.', 1) },
+    "A line's units in one parcel, and the batches they come from.",
+  ),
+  Parcel: closedObject(
+    {
+      location: locationId,
+      ships_on: { type: 'string', format: 'date', description: "The day it leaves (UTC): today when every part is on the shelf, else the latest part's `eta`, then the location's `handling_days` later." },
+      arrives_by: { type: 'string', format: 'date', description: "`ships_on` and the location's `transit_days` for the destination's country; absent when the location names none, or the cart no `destination`." },
+      lines: listOf(ref('PromisedLine'), 'Sorted by `sku`.', 1),
+    },
+    'What leaves one location.',
+    ['location', 'ships_on', 'lines'],
+  ),
+  UnpromisedLine: closedObject(
+    {
+      sku: identifier,
+      reason: { enum: ['unknown_sku', 'out_of_stock', 'no_location'] },
+      promisable_qty: units('The most units a line of this SKU could be promised now, under its `split` and routing: 0 for `unknown_sku` and `no_location`.'),
+    },
+    'A line no plan can hold, why, as an order would refuse it, and how much could be.',
+  ),
+  CartPromise: closedObject(
+    {
+      ships_on: { type: 'string', format: 'date', description: "The day the last parcel ships (UTC); absent when a line is refused." },
+      arrives_by: { type: 'string', format: 'date', description: 'The day the last parcel arrives, when every parcel says; absent otherwise.' },
+      parcels: listOf(ref('Parcel'), 'The plan `POST /orders` would make now, a parcel for each location, by `location`; `[]` when a line is refused.'),
+      refused: listOf(ref('UnpromisedLine'), 'The lines no plan can hold, in the order of the request; `[]` when every line is promised.'),
+    },
+    'What can be promised for a cart, by the rule that allocates it.',
+    ['parcels', 'refused'],
   ),
   Locations: closedObject(
     { locations: listOf(ref('Location'), 'Every location, `default` among them, by `priority`, then `id`.', 1) },

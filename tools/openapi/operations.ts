@@ -261,7 +261,16 @@ const failureAnswers = (): Answer[] => [
 ];
 
 const DEFAULT_LOCATION_EXAMPLE = { id: 'default', name: 'Default', priority: 0, serves: ['*'], active: true };
-const LOCATION_EXAMPLE = { id: 'warehouse-lyon', name: 'Lyon warehouse', priority: 10, serves: ['FR', 'BE', 'CH'], active: true, position: { lat: 45.764, lng: 4.8357 } };
+const LOCATION_EXAMPLE = {
+  id: 'warehouse-lyon',
+  name: 'Lyon warehouse',
+  priority: 10,
+  serves: ['FR', 'BE', 'CH'],
+  active: true,
+  position: { lat: 45.764, lng: 4.8357 },
+  handling_days: 1,
+  transit_days: { FR: 1, BE: 2, '*': 4 },
+};
 
 const TRANSFER_REQUEST_EXAMPLE = { transferid: 'transfer-1', sku: 'LAMP', qty: 5, from: 'default', to: 'warehouse-lyon', eta: '2026-06-01' };
 const TRANSFER_MADE_EXAMPLE = { transferid: 'transfer-1', from_batchref: 'batch-1', ref: 'transfer-1' };
@@ -557,7 +566,14 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
     pathParameters: { id: 'warehouse-lyon' },
     requestBody: {
       schema: 'LocationDefinition',
-      example: { name: LOCATION_EXAMPLE.name, priority: LOCATION_EXAMPLE.priority, serves: LOCATION_EXAMPLE.serves, position: LOCATION_EXAMPLE.position },
+      example: {
+        name: LOCATION_EXAMPLE.name,
+        priority: LOCATION_EXAMPLE.priority,
+        serves: LOCATION_EXAMPLE.serves,
+        position: LOCATION_EXAMPLE.position,
+        handling_days: LOCATION_EXAMPLE.handling_days,
+        transit_days: LOCATION_EXAMPLE.transit_days,
+      },
       refused: { name: 'Lyon', priority: 1001, serves: ['FR', 'FR'] },
     },
     answers: [
@@ -934,6 +950,63 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         `The plan, its lines split as they allow, needs more than the ${MAX_TRANSACTION_ITEMS} writes of one transaction; nothing was ` +
           'allocated. Fewer lines allowed a `split`, or fewer lines, fit',
         new TooManyParts('order', 'order-2', 104, MAX_TRANSACTION_ITEMS),
+      ),
+    ],
+  },
+  'POST /promises': {
+    operationId: 'promiseCart',
+    summary: 'Promise a cart: where, and by when, it can ship',
+    description:
+      'The plan `POST /orders` would make for these lines at this moment, made by the same code on the same reads, with ' +
+      'nothing written and no event sent: its parcels, a location each, with each line\'s parts and their batches\' `eta`, ' +
+      'the day each ships and, where the location states its `transit_days`, the day it arrives at the `destination`\'s country. ' +
+      'Units of expired holds count as free, as the order would give them back, but no hold is ended. An order sent right ' +
+      'after with the same lines, routing and `split`, with no other write between, takes the same batches and parts. A line ' +
+      'no plan can hold is named with its reason, as the order would refuse it, and the most units a line of its SKU could ' +
+      'be promised; the order would then refuse the whole cart, so no parcel is promised.',
+    requestBody: {
+      schema: 'Cart',
+      example: {
+        lines: [
+          { sku: 'LAMP', qty: 1 },
+          { sku: 'SOFA', qty: 2 },
+        ],
+        destination: { country: 'FR' },
+      },
+      refused: { lines: [] },
+    },
+    answers: [
+      {
+        status: 200,
+        when: 'Every line can be promised: the parcels, and when the cart ships (and arrives, when every parcel says)',
+        name: 'CartPromised',
+        body: json('CartPromise', {
+          ships_on: '2026-11-26',
+          arrives_by: '2026-11-27',
+          parcels: [
+            {
+              location: 'default',
+              ships_on: '2026-11-26',
+              arrives_by: '2026-11-27',
+              lines: [
+                { sku: 'LAMP', qty: 1, parts: [{ batchref: 'batch-1', qty: 1, eta: null }] },
+                { sku: 'SOFA', qty: 2, parts: [{ batchref: 'batch-7', qty: 2, eta: null }] },
+              ],
+            },
+          ],
+          refused: [],
+        }),
+      },
+      {
+        status: 200,
+        when: 'A line cannot be promised: no parcel, and each line refused with the most a line of its SKU could be',
+        name: 'CartLinesRefused',
+        body: json('CartPromise', { parcels: [], refused: [{ sku: 'SOFA', reason: 'out_of_stock', promisable_qty: 2 }] }),
+      },
+      mapped(
+        'The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`',
+        new UnknownLocation('warehouse-9'),
+        'InvalidRequestBody',
       ),
     ],
   },

@@ -31,7 +31,7 @@ describe("the handlers' roles", () => {
     ...['sourceQty', 'sources'],
   ];
   // A location's own, a transfer's own, a shipment's own and an adjustment's own (and a batch reference's reason and count), which only the batches handler writes.
-  const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'revision'];
+  const locationAttributes = ['id', 'name', 'priority', 'serves', 'active', 'position', 'handlingDays', 'transitDays', 'revision'];
   const transferAttributes = ['transferid', 'fromLocation', 'toLocation', 'fromBatchref', 'createdAt', 'cancelledAt', 'incomingOf'];
   const shipmentAttributes = ['shipmentid', 'shippedAt'];
   const adjustmentAttributes = ['changeReason', 'countedAt', 'changes', 'adjustmentid', 'delta', 'expectedQty', 'note', 'before', 'after', 'adjustedAt', 'reference', 'at'];
@@ -123,6 +123,7 @@ describe('the HTTP API', () => {
     ['GET /imports/{importid}/rows', 'Batches'],
     ['POST /allocate', 'Allocations'],
     ['POST /orders', 'Allocations'],
+    ['POST /promises', 'Allocations'],
     ['GET /allocations/{orderid}', 'Allocations'],
     ['DELETE /allocations/{orderid}/{sku}', 'Allocations'],
     ['POST /holds', 'Allocations'],
