@@ -385,6 +385,7 @@ describe("the simulator's judge", () => {
           'history-page-skips-its-last': 'history-complete',
           'history-qty-after-as-now': 'history-as-recorded',
           'place-count-planned-again': 'import-row-once',
+          'promise-ignores-expired-holds': 'promise-is-order',
         } as const
       )[plan.plant ?? 'count-ignores-changes-since'];
       expect(plan.plant).toBeDefined();

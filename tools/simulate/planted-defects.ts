@@ -36,6 +36,10 @@ const DEFECTS = {
       return changeBatch(batch, changed, ending, now, adjustment, current);
     };
   },
+  /** A promise counts no unit of an expired hold as free, where the order gives them back before it plans. */
+  'promise-ignores-expired-holds': (repository: DynamoDbBatchRepository) => {
+    repository.expiredUnitsOn = async () => ({ units: 0 });
+  },
   /** A page of a history that ends before its last entry but answers a cursor past it: that entry is on no page. */
   'history-page-skips-its-last': (repository: DynamoDbBatchRepository) => {
     const stockHistory = repository.stockHistory.bind(repository);

@@ -18,6 +18,7 @@ import { judgeEvents } from './events-judge';
 import { judgeFields } from './fields-judge';
 import { judgeHistory } from './history-judge';
 import { type StoredImports, judgeImports } from './imports-judge';
+import { judgePromises } from './promises-judge';
 import { type Failure, judge } from './judge';
 import { type Moment, judgeAgainstModel } from './model-judge';
 import { type Answer, type FaultMet, type Reached, bodyOf } from './observed';
@@ -512,6 +513,7 @@ const runIn = async (plan: Plan, storeOfRecord: StoreOfRecord, tableName: string
   const stored = await storedForJudges(store, tableName);
   failures.push(...judgeAdjustments(answers, reached, timeline, stored.adjustments));
   failures.push(...judgeImports(reached, stored));
+  failures.push(...judgePromises(answers, reached));
   failures.push(...judgeFields(answers, reached, timeline));
   failures.push(...judgeHistory(answers, timeline));
   failures.push(...judge({ answers, reached, faultsMet, inventory, mode: settings.mode }));

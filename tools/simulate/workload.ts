@@ -51,6 +51,10 @@ const shipmentOf = (chance: Chance, { locations }: Places, orderid: string, skus
 const splitLinesOf = (chance: Chance) =>
   linesOf(chance).map(({ sku }) => ({ sku, qty: chance.int(3, 9), ...(chance.chance(0.2) ? { split: chance.pick(['none', 'batches', 'locations']) } : {}) }));
 
+/** A cart to promise: an order's lines, whole or allowed to split, and its routing, with no orderid. */
+const cartOf = (chance: Chance, places: Places) =>
+  chance.chance(0.5) ? { lines: linesOf(chance), ...routingOf(chance, places) } : { split: chance.pick(['batches', 'locations']), lines: splitLinesOf(chance), ...routingOf(chance, places) };
+
 const locationBody = (chance: Chance, id: string) => ({
   name: id,
   priority: chance.int(0, 3),
@@ -133,6 +137,8 @@ const drawRequest = (chance: Chance, places: Places, focus: Focus): Draft => {
       4,
       'lines',
     ],
+    // A cart promised, often followed by its order (followUp): the judge holds the two to the same plan.
+    [() => ({ kind: 'http', routeKey: 'POST /promises', body: cartOf(chance, places) }), 5, 'lines'],
     [() => ({ kind: 'http', routeKey: 'POST /holds', body: { holdid: holdid(), lines: linesOf(chance), ttl_seconds: chance.pick([1, 30, 300, 900]), ...routingOf(chance, places) } }), 10, 'holds'],
     // A hold whose lines may be split, and are confirmed onto the same parts.
     [
@@ -228,6 +234,9 @@ const followUp = (chance: Chance, places: Places, draft: Draft): Draft | undefin
     }
     case 'POST /orders':
       return chance.chance(0.5) ? shipmentOf(chance, places, String(body.orderid)) : undefined;
+    case 'POST /promises':
+      // The cart's order, under an orderid of its own, so that it is planned as new.
+      return { kind: 'http', routeKey: 'POST /orders', body: { orderid: `promised${chance.int(1, 1_000_000)}`, ...body } };
     case 'POST /shipments':
       return chance.weighted<Draft>([
         [{ kind: 'http', routeKey: 'GET /shipments/{shipmentid}', path: { shipmentid: String(body.shipmentid) } }, 1],
@@ -552,6 +561,35 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
 ];
 
 /**
+ * A cart promised on a SKU of its own, then ordered as promised: two batches on the shelf and a
+ * shipment, a short hold on one of them that expires before the promise (so that the promise counts
+ * its units as the order gives them back), and at times a second hold, lasting, or a line of the
+ * SKU racing the order. Whole lines and split ones, routed or not.
+ */
+const promisedCart: Episode = (chance, places, at) => {
+  const sku = 'sp';
+  const where = () => (places.locations.length > 1 && chance.chance(0.5) ? chance.pick(places.locations) : 'default');
+  const batches = [
+    { ref: 'pa', sku, qty: chance.int(2, 5), eta: null, location: where() },
+    { ref: 'pb', sku, qty: chance.int(1, 4), eta: null, location: where() },
+    { ref: 'pc', sku, qty: chance.int(3, 8), eta: chance.pick(SHIPMENT_ETAS), location: where() },
+  ];
+  const qty = chance.int(1, 7);
+  const lines = [{ sku, qty, ...(chance.chance(0.4) ? { split: chance.pick(['batches', 'locations']) } : {}) }];
+  const cart = { lines, ...(chance.chance(0.3) ? { destination: { country: chance.pick(COUNTRIES) } } : {}) };
+  const steps = inTurn(chance, at, [
+    ...batches.map((batch) => addBatch(chance, batch)),
+    { kind: 'http', routeKey: 'POST /holds', body: { holdid: chance.pick(HOLDS), lines: [{ sku, qty: chance.int(1, 3) }], ttl_seconds: 1 } },
+    ...(chance.chance(0.4) ? [{ kind: 'http', routeKey: 'POST /holds', body: { holdid: chance.pick(HOLDS), lines: [{ sku, qty: 1 }], ttl_seconds: 900 } } as Draft] : []),
+    { kind: 'clock', advanceMs: 5_000 },
+    { kind: 'http', routeKey: 'POST /promises', body: cart },
+    { kind: 'http', routeKey: 'POST /orders', body: { orderid: `promised${chance.int(1, 1_000_000)}`, ...cart } },
+  ]);
+  const ordered = steps.at(-1) as Step;
+  return chance.chance(0.3) ? [...steps, { at: ordered.at, draft: lineAt(chance.pick(ORDERS), sku, 1, 'default') }] : steps;
+};
+
+/**
  * Episodes with batches and SKUs of their own, drawn apart from the others (in four runs in ten),
  * so that they add to what a run meets without making the others rarer.
  */
@@ -561,6 +599,7 @@ const OWN_BATCH_EPISODES: readonly (readonly [Episode, number])[] = [
   [saleChanged, 1],
   [saleHeldOut, 1],
   [spreadUnderAChange, 2],
+  [promisedCart, 2],
 ];
 
 /**
@@ -610,7 +649,8 @@ export const drawWorkload = (chance: Chance): Workload => {
     // A read of what the request made or ended is sent once it has its answer, so that it reads what
     // the answer told; an ending (a cancel, a release, a confirm) is sent twice more often: a client
     // unsure it landed sends it again, and two of one ending race for the same record.
-    if (isRead(next)) drafts.push({ at: nextAt, draft: next, after: first });
+    // So is a promised cart's order: the promise's answer is what it holds the order to.
+    if (isRead(next) || (draft.kind === 'http' && draft.routeKey === 'POST /promises')) drafts.push({ at: nextAt, draft: next, after: first });
     else {
       drafts.push({ at: nextAt, draft: next });
       if (next.kind === 'http' && chance.chance(0.4)) drafts.push({ at: nextAt + chance.int(0, 2), draft: next });

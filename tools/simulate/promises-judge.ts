@@ -1,0 +1,120 @@
+import { DEFAULT_HOLD_SECONDS } from '../../domain/holds';
+import { ROUTING_LOCATIONS_MAX_AGE_MS } from '../../domain/ports';
+import { STOCK_RANGE, skuPartition } from '../../functions/store/batches';
+import { LOCATIONS_PARTITION } from '../../functions/store/locations';
+import { piecePartitions } from '../../functions/store/pieces';
+import { partitionKeyPrefix } from '../../functions/store/table';
+import type { Failure } from './judge';
+import { type Answer, type Reached, bodyOf } from './observed';
+
+/*
+ * Promises (docs/api.md, "Promises") held to the order. A promise commits nothing but what any read
+ * of a SKU's stock may: a cooled spread batch gathered back, its item and its pieces. An order sent
+ * once a promise was answered, with the same lines, routing and split, takes the batches and parts
+ * the promise named, or refuses the lines it refused for the same reasons, wherever nothing came
+ * between the promise's send and the order's answer that its plan reads: no write of another
+ * request to its SKUs' stock, their pieces or the locations, no change of a location in the moment
+ * before (which a process's list of them may not know yet), and no hold's expiry.
+ */
+
+type HttpAnswer = Answer & { readonly send: Extract<Answer['send'], { kind: 'http' }> };
+
+interface PromisedLine {
+  readonly sku: string;
+  readonly parts: readonly { readonly batchref: string; readonly qty: number }[];
+}
+
+interface AnsweredLine {
+  readonly sku: string;
+  readonly qty: number;
+  readonly batchref?: string;
+  readonly parts?: readonly { readonly batchref: string; readonly qty: number }[];
+}
+
+/** The partitions an order's plan reads: its SKUs' stock and pieces, and the locations. */
+const partitionsOf = (answer: HttpAnswer): Set<string> => {
+  const skus = (((answer.send.body ?? {}) as { lines?: { sku: string }[] }).lines ?? []).map(({ sku }) => sku);
+  return new Set([LOCATIONS_PARTITION, ...skus.flatMap((sku) => [skuPartition(sku), ...piecePartitions(sku)])]);
+};
+
+/** An item a gather writes: a batch's in its SKU's stock range, or a piece's. */
+const isGathered = (item: string): boolean => {
+  const [pk = '', sk = ''] = item.split(' ');
+  return (pk.startsWith(partitionKeyPrefix.sku) && sk.startsWith(`${STOCK_RANGE}#`)) || pk.startsWith(partitionKeyPrefix.piece);
+};
+
+/** The body a promise and its order share: the order's without its orderid. */
+const cartOf = (answer: HttpAnswer): string => {
+  const { orderid: _orderid, ...cart } = (answer.send.body ?? {}) as Record<string, unknown>;
+  return JSON.stringify(cart);
+};
+
+/** Each unit's place in a plan: `sku:batchref:qty`, sorted. */
+const promisedUnits = (body: Record<string, unknown>): string[] =>
+  ((body.parcels ?? []) as { lines: PromisedLine[] }[])
+    .flatMap(({ lines }) => lines.flatMap(({ sku, parts }) => parts.map(({ batchref, qty }) => `${sku}:${batchref}:${qty}`)))
+    .sort();
+
+const orderedUnits = (body: Record<string, unknown>): string[] =>
+  ((body.lines ?? []) as AnsweredLine[])
+    .flatMap(({ sku, qty, batchref, parts }) => (parts ? parts.map((part) => `${sku}:${part.batchref}:${part.qty}`) : [`${sku}:${batchref}:${qty}`]))
+    .sort();
+
+const refusals = (lines: unknown): string =>
+  JSON.stringify(((lines ?? []) as { sku: string; reason: string }[]).map(({ sku, reason }) => `${sku}:${reason}`).sort());
+
+export const judgePromises = (answers: readonly Answer[], reached: readonly Reached[]): Failure[] => {
+  const http = answers.filter((answer): answer is HttpAnswer => answer.send.kind === 'http');
+  const commits = reached.filter(({ committed }) => committed);
+  const failures: Failure[] = [];
+  const promisers = new Set(http.filter(({ send }) => send.routeKey === 'POST /promises').map(({ actor }) => actor));
+  for (const { actor, items } of commits.filter(({ actor }) => promisers.has(actor))) {
+    const written = items.filter((item) => !isGathered(item));
+    if (written.length > 0) failures.push({ rule: 'promise-writes-nothing', message: `${actor} (POST /promises) committed a write of ${written.join(', ')}` });
+  }
+  // When each hold placed or extended may expire: from its send's moment and its ttl to its answer's.
+  const holdBounds = http.flatMap(({ send, sentTime, answeredTime }): [number, number][] => {
+    const ttl = Number((send.body as { ttl_seconds?: number } | undefined)?.ttl_seconds ?? DEFAULT_HOLD_SECONDS) * 1000;
+    const placesOrExtends = send.routeKey === 'POST /holds' || send.routeKey === 'PATCH /holds/{holdid}';
+    return placesOrExtends ? [[sentTime + ttl, (answeredTime ?? Number.MAX_SAFE_INTEGER - ttl) + ttl]] : [];
+  });
+  for (const promise of http.filter(({ send, status }) => send.routeKey === 'POST /promises' && status === 200)) {
+    const cart = cartOf(promise);
+    const orders = http.filter(
+      (order) =>
+        order.send.routeKey === 'POST /orders' &&
+        order.answeredAt !== undefined &&
+        order.sentAt >= (promise.answeredAt ?? Number.MAX_SAFE_INTEGER) &&
+        cartOf(order) === cart,
+    );
+    for (const order of orders) {
+      const planned = partitionsOf(order);
+      const writtenBetween = commits.some(({ actor, step, items }) => actor !== order.actor && step > promise.sentAt && step < (order.answeredAt ?? 0) && items.some((item) => planned.has(item.split(' ')[0] ?? '')));
+      const [from, to] = [promise.sentTime, order.answeredTime ?? Number.MAX_SAFE_INTEGER];
+      const holdEndsBetween = holdBounds.some(([earliest, latest]) => earliest <= to && latest >= from);
+      // A process routes by the locations as it last read them, a moment old: a change of one that
+      // recent may reach the order's process and not the promise's.
+      const placesChanged = http.some(
+        ({ send, sentTime, answeredTime }) => send.routeKey === 'PUT /locations/{id}' && (answeredTime ?? Number.MAX_SAFE_INTEGER) >= from - ROUTING_LOCATIONS_MAX_AGE_MS && sentTime <= to,
+      );
+      if (writtenBetween || holdEndsBetween || placesChanged || order.died || (order.status ?? 500) >= 500) continue;
+      const [promised, ordered] = [bodyOf(promise), bodyOf(order)];
+      const refused = (promised.refused ?? []) as unknown[];
+      if (refused.length > 0) {
+        if (order.status !== 400 || refusals(ordered.lines) !== refusals(refused)) {
+          failures.push({ rule: 'promise-is-order', message: `${order.actor} answered ${order.status} ${order.body} after ${promise.actor} promised ${promise.body}, with nothing written between` });
+        }
+        continue;
+      }
+      // An order whose orderid had lines of its own already is no new plan.
+      if (order.status !== 201) continue;
+      if (JSON.stringify(orderedUnits(ordered)) !== JSON.stringify(promisedUnits(promised))) {
+        failures.push({
+          rule: 'promise-is-order',
+          message: `${order.actor} took ${orderedUnits(ordered).join(', ')} after ${promise.actor} promised ${promisedUnits(promised).join(', ')}, with nothing written between`,
+        });
+      }
+    }
+  }
+  return failures;
+};
