@@ -1,6 +1,6 @@
 import { type Batch, type LinePart, type LineRefusal, type Order, type OrderLine, type OrderPlan, type Placement, type Split, locationOf } from './model';
 import { type Eligibility, eligibleBatches, forEachCombination, locationPreference, rankBatchesForLine, routedPreference } from './routing';
-import { canHold, filled, holderAcross, partsWithin, unitsByLocation } from './split-lines';
+import { canHold, filled, holderAcross, partsWithin, unitsByLocation, withoutOutranked } from './split-lines';
 
 /*
  * Where each line of an order (or a hold) goes, all lines at once (docs/api.md, "Where a line goes"
@@ -71,8 +71,9 @@ const optionOf = (line: OrderLine, split: Split, batches: readonly Batch[], elig
     .filter(({ available }) => available > 0)
     .sort(routedPreference(eligibility));
   const inStock = withStock.filter(({ eta }) => eta === null);
-  const pool = canHold(line.qty, inStock, split) ? inStock : canHold(line.qty, withStock, split) ? withStock : undefined;
-  if (!pool) return undefined;
+  const held = canHold(line.qty, inStock, split) ? inStock : canHold(line.qty, withStock, split) ? withStock : undefined;
+  if (!held) return undefined;
+  const pool = withoutOutranked(held);
   const ranksAt = (chosen: readonly string[]) => (partsWithin(line.qty, pool, new Set(chosen), split) ?? []).map((batch) => pool.indexOf(batch));
   if (split === 'locations') return { line, split, pool, at: new Set(pool.map(locationOf)), heldBy: holderAcross(line.qty, pool), ranksAt };
   // With `batches`, the locations whose largest batches hold it alone.

@@ -39,13 +39,32 @@ export const splitLine = (qty: number, batches: readonly Batch[], eligibility: E
   const withStock = eligibleBatches(batches, eligibility)
     .filter(({ available }) => available > 0)
     .sort(preference);
-  for (const pool of [withStock.filter(({ eta }) => eta === null), withStock]) {
+  for (const all of [withStock.filter(({ eta }) => eta === null), withStock]) {
     // A pool that no way can hold is passed over before any search of it.
-    if (!canHold(qty, pool, split)) continue;
+    if (!canHold(qty, all, split)) continue;
+    const pool = split === 'none' ? all : withoutOutranked(all);
     const chosen = split === 'none' ? pool.filter(({ available }) => available >= qty).slice(0, 1) : fewestParts(qty, pool, eligibility, split === 'batches' ? 1 : Number.POSITIVE_INFINITY);
     if (chosen && chosen.length > 0) return filled(qty, chosen);
   }
   return undefined;
+};
+
+/**
+ * Of `pool` (best first), the batches that fewer than MAX_PARTS_PER_LINE others at their location
+ * outrank: preferred to them and with as many units or more. An outranked batch is never among the
+ * best batches a new line takes: a way has at most MAX_PARTS_PER_LINE parts, so one of those that
+ * outrank it is free to take its place, at the same location, in no more parts, and the way is then
+ * better by the preference. So a place costs the search at most MAX_PARTS_PER_LINE batches of each
+ * size it has, whatever the number of its batches; a place's largest MAX_PARTS_PER_LINE are kept.
+ */
+export const withoutOutranked = (pool: readonly Batch[]): Batch[] => {
+  const largestBefore = new Map<string, number[]>();
+  return pool.filter((batch) => {
+    const largest = largestBefore.get(locationOf(batch)) ?? [];
+    const outranked = largest.length >= MAX_PARTS_PER_LINE && (largest.at(-1) as number) >= batch.available;
+    if (!outranked) largestBefore.set(locationOf(batch), insertedLargest(largest, batch.available, MAX_PARTS_PER_LINE));
+    return !outranked;
+  });
 };
 
 /** The units of the largest `most` batches of `batches` (MAX_PARTS_PER_LINE unless told), largest first. */
@@ -124,7 +143,6 @@ const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibili
   if (!bestCover(qty, pool, beside.onLine)) return undefined;
   const byLocation = batchesByLocation(pool);
   const locations = [...byLocation.keys()].filter((location) => !beside.fixed.has(location)).sort(locationPreference(eligibility));
-  const unitsAt = (location: string) => (byLocation.get(location) ?? []).reduce((sum, { available }) => sum + available, 0);
   // A set costs its locations' batches, not the pool's: a new line's set its largest alone tells
   // cannot hold it is passed over, and another is searched on its own batches, in the pool's order.
   const holdsAt = beside.onLine.size === 0 ? holderAcross(qty, pool) : () => true;
@@ -146,18 +164,29 @@ const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibili
       if (found && (!best || isBetter(found, best, pool, beside.onLine))) best = found;
       return true;
     });
+    if (sets < 0) return fewestPartsPastTheBudget(best, { qty, pool, beside, maxLocations, within });
     if (best) return best;
-    if (sets < 0) {
-      // Past the budget: the locations with the most units, until they hold the line.
-      const most = [...locations].sort((a, b) => unitsAt(b) - unitsAt(a));
-      for (let count = size; count <= mostAdded; count++) {
-        const found = within(most.slice(0, count));
-        if (found) return found;
-      }
-      return undefined;
-    }
   }
   return undefined;
+};
+
+/**
+ * Where a search that spent MAX_LOCATION_SETS ends: in the fewest parts any way has, which the best
+ * way over every location at once has (bestCover). The best way the search found at the size it
+ * was at, when it has that few, since every smaller set holds none; else the best way at the
+ * locations of that one, which may be more locations than the fewest.
+ */
+const fewestPartsPastTheBudget = (
+  found: Batch[] | undefined,
+  { qty, pool, beside, maxLocations, within }: { qty: number; pool: readonly Batch[]; beside: PlacedBeside; maxLocations: number; within: (chosen: readonly string[]) => Batch[] | undefined },
+): Batch[] | undefined => {
+  const fewest = bestCover(qty, pool, beside.onLine);
+  if (!fewest) return undefined;
+  const added = (batches: readonly Batch[]) => batches.filter(({ ref }) => !beside.onLine.has(ref)).length;
+  if (found && added(found) <= added(fewest)) return found;
+  const at = [...new Set(fewest.map(locationOf))].filter((location) => !beside.fixed.has(location));
+  if (beside.fixed.size + at.length > maxLocations) return found;
+  return within(at) ?? found;
 };
 
 /**

@@ -27,6 +27,7 @@ import { measureEventThroughput } from './bench/event-throughput';
 import type { HandlerMeasurements } from './bench/handler-measurements';
 import { HOT_SKU_LAMBDA_MODEL, HOT_SKU_MODEL, measureHotSku } from './bench/hot-sku';
 import { FEED_ROWS, LARGE_FEED_ROWS, measureImports } from './bench/imports';
+import { SMALL_BATCHES_AT, measureSplitLinePlans } from './bench/split-line-plans';
 import { jsonPoster, runClosedLoop } from './bench/load';
 import { type BenchResults, renderTable, targetsOf } from './bench/report';
 import { median } from './bench/stats';
@@ -168,6 +169,9 @@ const main = async (): Promise<void> => {
   step(`imports: ${FEED_ROWS.toLocaleString('en')} rows against the floor, the same file again, and the worker's peak RSS over ${LARGE_FEED_ROWS.toLocaleString('en')} rows`);
   const imports = await measureImports(WORK_DIR, step);
 
+  step(`a line split over 40 places, planned alone and in an order, beside ${SMALL_BATCHES_AT.join(' and ')} small batches at each place`);
+  const splitLinePlans = measureSplitLinePlans();
+
   step(`stream consumer: events from ${EVENT_RECORD_COPIES} copies of the recorded stream records`);
   const eventThroughput = await measureEventThroughput(EVENT_RECORD_COPIES);
 
@@ -191,6 +195,7 @@ const main = async (): Promise<void> => {
     readUnitsByHistory: handlerMeasurements.readUnitsByHistory,
     patchMovingLines: handlerMeasurements.patchMovingLines,
     orders: handlerMeasurements.orders,
+    splitLinePlans,
     holds: handlerMeasurements.holds,
     allocateUnderHolds: handlerMeasurements.allocateUnderHolds,
     underActiveHolds: handlerMeasurements.underActiveHolds,

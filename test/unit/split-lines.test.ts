@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Location } from '../../domain/locations';
 import { type Allocation, type Batch, type LinePart, type Split, locationOf } from '../../domain/model';
 import { eligibilityOf, routedPreference } from '../../domain/routing';
-import { MAX_PARTS_PER_LINE, movedPart, splitLine } from '../../domain/split-lines';
+import { MAX_PARTS_PER_LINE, movedPart, partsWithin, splitLine, withoutOutranked } from '../../domain/split-lines';
 
 const place = (id: string, priority: number): Location => ({ id, name: id, priority, serves: ['*'], active: true });
 const batch = (ref: string, location: string, available: number, eta: string | null = null): Batch => ({ ref, sku: 'LAMP', qty: available, available, eta, location });
@@ -269,3 +269,41 @@ const bySearchOfEveryMove = (line: Allocation, batches: readonly Batch[], routin
     return [member.ref, part];
   });
 };
+
+describe('the batches a place costs the search', () => {
+  it('keeps, of many batches of one size at a place, the ten the rule prefers, and every larger one', () => {
+    const batches = [batch('p-big', 'paris', 10), ...Array.from({ length: 100 }, (_, index) => batch(`p-${String(index).padStart(3, '0')}`, 'paris', 1)), batch('l-1', 'lyon', 1)];
+    const kept = withoutOutranked([...batches].sort(routedPreference(eligibility)));
+    expect(kept.filter((one) => locationOf(one) === 'paris')).toHaveLength(11);
+    expect(kept.map(({ ref }) => ref)).toContain('p-big');
+    expect(kept.map(({ ref }) => ref)).toContain('l-1');
+  });
+
+  it('finds the same batches for any line among the batches it keeps as among them all', () => {
+    const poolArbitrary = fc.array(fc.record({ at: fc.constantFrom('paris', 'lyon', 'nice'), available: fc.integer({ min: 1, max: 6 }) }), { minLength: 1, maxLength: 40 });
+    fc.assert(
+      fc.property(poolArbitrary, fc.integer({ min: 1, max: 40 }), fc.constantFrom<Split>('batches', 'locations'), (drawn, qty, split) => {
+        const pool = drawn.map(({ at, available }, index) => batch(`b-${String(index).padStart(2, '0')}`, at, available));
+        const places = new Set(['paris', 'lyon', 'nice']);
+        const refs = (found: readonly Batch[] | undefined) => found?.map(({ ref }) => ref);
+        expect(refs(partsWithin(qty, withoutOutranked(pool), places, split))).toEqual(refs(partsWithin(qty, pool, places, split)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('a search for the fewest locations that spends its budget', () => {
+  it('still takes the fewest parts: four batches of 10 at four places, not one place of small batches and three of 10', () => {
+    // 36 preferred places of 10 units each (one batch of 5, five of 1) and 4 of one batch of 10: no 3
+    // places hold 40, and the search spends its 20,000 sets among the sets of four before it meets the four of 10.
+    const small = Array.from({ length: 36 }, (_, index) => place(`s${String(index).padStart(2, '0')}`, 0));
+    const big = Array.from({ length: 4 }, (_, index) => place(`b${index}`, 1));
+    const batches = [
+      ...small.flatMap(({ id }) => [batch(`${id}-5`, id, 5), ...Array.from({ length: 5 }, (_, index) => batch(`${id}-1-${index}`, id, 1))]),
+      ...big.map(({ id }) => batch(`${id}-10`, id, 10)),
+    ];
+    const found = splitLine(40, batches, eligibilityOf([...small, ...big], {}), 'locations');
+    expect(parts(found)).toEqual(big.map(({ id }) => [`${id}-10`, 10]));
+  });
+});

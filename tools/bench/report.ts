@@ -7,6 +7,7 @@ import { DROP_MAX_FAILED_SHARE, DROP_TARGET_RATIO, type DropMeasurement } from '
 import type { CostUnderActiveHolds, HoldCost } from './hold-cost';
 import { HOT_SKU_TARGET_RATIO, type HotSkuMeasurement, type SkuLoad } from './hot-sku';
 import type { StoreCall } from './request-cost';
+import type { SplitLinePlan } from './split-line-plans';
 import { round } from './stats';
 import type { ThroughputComparison } from './throughput';
 
@@ -32,6 +33,7 @@ export interface BenchResults {
   readonly readUnitsByHistory: HandlerMeasurements['readUnitsByHistory'];
   readonly patchMovingLines: HandlerMeasurements['patchMovingLines'];
   readonly orders: HandlerMeasurements['orders'];
+  readonly splitLinePlans: readonly SplitLinePlan[];
   readonly holds: HandlerMeasurements['holds'];
   readonly allocateUnderHolds: HandlerMeasurements['allocateUnderHolds'];
   /** A batch with no hold first, then one with many active holds. */
@@ -287,6 +289,22 @@ export const renderTable = (results: BenchResults, targets: readonly Target[]): 
     rows.push([
       `order of ${order.lines} lines: median time, units, calls`,
       `${ms(order.medianMilliseconds)}, ${order.readUnits} read / ${order.writeUnits} write CU, ${order.calls} calls`,
+      '',
+      '',
+      '',
+    ]);
+    rows.push([
+      `promise of the same ${order.lines} lines: median time, units, calls`,
+      `${ms(order.promise.medianMilliseconds)}, ${order.promise.readUnits} read CU, ${order.promise.calls} calls`,
+      '',
+      '',
+      '',
+    ]);
+  }
+  for (const plan of results.splitLinePlans) {
+    rows.push([
+      `a line of ${plan.qty} split over places, ${plan.places} places of 1 batch of 10 and ${plan.smallBatchesAt} of 1: plan time, POST /allocate's / POST /orders'`,
+      `${ms(plan.splitLineMs)} / ${ms(plan.planOrderMs)} (${plan.parts} parts each)`,
       '',
       '',
       '',
