@@ -4464,6 +4464,7 @@ export interface operations {
              *     - The body is not valid JSON or is missing (a leading byte order mark counts as not JSON)
              *     - A field is missing, of the wrong type, or out of bounds, an identifier breaks a rule, or the route does not take a field sent: one issue per field, for the first rule it breaks; `path` is `""` when the body is not an object
              *     - The `location` named is well formed but no location has that id. Answered as the other field errors are, one issue naming `location`
+             *     - The plan, its lines split as they allow, needs more than the 100 writes of the order's one transaction, as the order would be refused
              */
             400: {
                 headers: {

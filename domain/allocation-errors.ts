@@ -141,12 +141,12 @@ export class TooManyParts extends DomainError {
   override readonly name = 'TooManyParts';
   readonly code = 'too_many_parts';
   constructor(
-    readonly kind: 'order' | 'hold',
+    readonly kind: 'order' | 'hold' | 'cart',
     readonly id: string,
     readonly writes: number,
     readonly maxWrites: number,
   ) {
-    super(`${kind === 'order' ? 'Order' : 'Hold'} ${id} needs ${writes} writes in one transaction, more than ${maxWrites}: allow fewer lines a split, or send fewer lines`);
+    super(`${kind === 'cart' ? "The cart's order" : `${kind === 'order' ? 'Order' : 'Hold'} ${id}`} needs ${writes} writes in one transaction, more than ${maxWrites}: allow fewer lines a split, or send fewer lines`);
   }
 }
 

@@ -101,6 +101,12 @@ export interface BatchRepository {
    */
   saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult>;
   /**
+   * The writes saveAllocations would send these placements in, as it counts them before it sends,
+   * and the most one transaction holds: past it, saveAllocations answers `too-many-writes`. Reads
+   * and writes nothing: what a promise weighs its plan by (domain/promise-services.ts).
+   */
+  allocationWrites(placements: readonly Placement[]): { readonly writes: number; readonly maxWrites: number };
+  /**
    * Records that these lines were refused for lack of stock, so the refusal is announced (OutOfStock),
    * with where their request allowed them to come from (`routing`'s `destination` and `location`,
    * when it named them): a refusal at one place says nothing of the stock elsewhere. Never rejects:

@@ -1,4 +1,4 @@
-import { OrderNotAllocated } from './errors';
+import { OrderNotAllocated, TooManyParts } from './errors';
 import { routedStockOf } from './location-services';
 import type { Location } from './locations';
 import type { Batch, Order, Placement } from './model';
@@ -13,7 +13,8 @@ import { mostHeld } from './split-lines';
  * made by the order's own code (allocateOrder) on a view of the store that reads as the order reads
  * and writes nothing. Where the order gives back expired holds' units before it chooses, the view
  * counts the units the give-back would free (BatchRepository.expiredUnitsOn) as given back, in the
- * stock it answers after; where the order saves its plan, the view keeps the plan.
+ * stock it answers after; where the order saves its plan, the view weighs it as the transaction
+ * would (BatchRepository.allocationWrites) and keeps it.
  */
 
 /** A cart: an order's lines and split, with no orderid, since nothing is recorded. */
@@ -40,6 +41,7 @@ export const promiseCart = async (cart: Cart, repository: BatchRepository, routi
   try {
     await allocateOrder({ ...cart, orderid: CART }, view, routing);
   } catch (error) {
+    if (error instanceof TooManyParts) throw new TooManyParts('cart', '', error.writes, error.maxWrites);
     if (!(error instanceof OrderNotAllocated)) throw error;
     return { parcels: [], refused: await unpromised(cart, error, read, routing, view) };
   }
@@ -102,7 +104,10 @@ const readOnlyView = (repository: BatchRepository, read: PromiseRead): BatchRepo
     },
     allocationsOf: async () => [],
     recordOutOfStock: async () => undefined,
+    // Weighed as the order's transaction would be: a plan too large for it is refused as the order's is.
     saveAllocations: async (placements) => {
+      const { writes, maxWrites } = repository.allocationWrites(placements);
+      if (writes > maxWrites) return { outcome: 'too-many-writes', writes, maxWrites };
       read.placements = placements;
       return { outcome: 'saved' };
     },

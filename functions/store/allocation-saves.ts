@@ -159,13 +159,7 @@ export class AllocationSaves {
   /** The placements' takes and records in one transaction: a whole line's take and record, or a split line's takes with their records (splitLineTakes). */
   private async saveInOneTransaction(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
     const allocatedAt = new Date(this.world.now()).toISOString();
-    const takes: Take[] = [];
-    const firstTakes: number[] = [];
-    for (const { allocation, batch, parts } of placements) {
-      firstTakes.push(takes.length);
-      if (parts) takes.push(...this.splitLineTakes(allocation, parts, allocatedAt));
-      else takes.push({ batch, qty: allocation.qty, records: () => [newLineWrite(this.tableName, allocation, allocatedAt, batch)] });
-    }
+    const { takes, firstTakes } = this.placementTakes(placements, allocatedAt);
     const sent = await this.sendTakes(takes, allocatedAt);
     if (sent.outcome === 'too-many-writes') return { ...sent, maxWrites: MAX_TRANSACTION_ITEMS };
     if (sent.outcome !== 'cancelled') return { outcome: sent.outcome === 'saved' ? 'saved' : 'read-again' };
@@ -173,6 +167,42 @@ export class AllocationSaves {
     const existing = existingLines(sent.cancellation, firstTakes.map((take) => sent.recordsAt[take] as number));
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     return { outcome: await sent.more(sent.cancellation) };
+  }
+
+  /** Each placement's takes (a whole line's one, a split line's one a part), and where each placement's first take is among them. */
+  private placementTakes(placements: readonly Placement[], allocatedAt: string): { readonly takes: Take[]; readonly firstTakes: number[] } {
+    const takes: Take[] = [];
+    const firstTakes: number[] = [];
+    for (const { allocation, batch, parts } of placements) {
+      firstTakes.push(takes.length);
+      if (parts) takes.push(...this.splitLineTakes(allocation, parts, allocatedAt));
+      else takes.push({ batch, qty: allocation.qty, records: () => [newLineWrite(this.tableName, allocation, allocatedAt, batch)] });
+    }
+    return { takes, firstTakes };
+  }
+
+  /**
+   * The writes save() would send these placements in, counted as it counts them before it sends:
+   * more than a transaction's items, it would refuse them as too many (BatchRepository.allocationWrites).
+   */
+  writesOf(placements: readonly Placement[]): { readonly writes: number; readonly maxWrites: number } {
+    const takenAt = new Date(this.world.now()).toISOString();
+    const { takes } = this.placementTakes(placements, takenAt);
+    const { writes } = this.writesNeeded(takes, (some) => this.takesWrites(some, takenAt, () => false), (built) => built.items.length);
+    return { writes, maxWrites: MAX_TRANSACTION_ITEMS };
+  }
+
+  /**
+   * The items the takes need in one transaction, as `build` makes them and `most` counts them: as the
+   * batches stand, or, when that is more than a transaction holds, as they would be once the batches
+   * whose takes span pieces were gathered whole (`spanning`), which is what a transaction of them may
+   * hold at best.
+   */
+  private writesNeeded<Built>(takes: readonly Take[], build: (some: readonly Take[]) => Built, most: (built: Built) => number): { readonly writes: number; readonly spanning: readonly Take[] } {
+    const asRead = most(build(takes));
+    if (asRead <= MAX_TRANSACTION_ITEMS) return { writes: asRead, spanning: [] };
+    const spanning = takes.filter(({ qty, batch }) => batch.pieces && piecesToTake(batch, qty, () => false, this.world).length > 1);
+    return { writes: spanning.length === 0 ? asRead : most(build(takes.map((take) => (spanning.includes(take) ? { ...take, batch: keptWhole(take.batch) } : take)))), spanning };
   }
 
   /**
@@ -278,10 +308,8 @@ export class AllocationSaves {
     const most = (built: ReturnType<typeof build>) => Math.max(built.items.length, laterWrites(built.sources));
     let writes = build();
     if (most(writes) > MAX_TRANSACTION_ITEMS) {
-      const spanning = takes.filter(({ qty, batch }) => batch.pieces && piecesToTake(batch, qty, () => false, this.world).length > 1);
-      // As they would be once the batches whose takes span pieces were gathered whole.
-      const asGathered = spanning.length === 0 ? most(writes) : most(build(takes.map((take) => (spanning.includes(take) ? { ...take, batch: keptWhole(take.batch) } : take))));
-      if (asGathered > MAX_TRANSACTION_ITEMS) return { outcome: 'too-many-writes', writes: asGathered };
+      const { writes: needed, spanning } = this.writesNeeded(takes, build, most);
+      if (needed > MAX_TRANSACTION_ITEMS) return { outcome: 'too-many-writes', writes: needed };
       return this.gathered(spanning);
     }
     let taken = this.knownPieces.takingFrom(writes.pieces.map(({ key }) => key));

@@ -248,6 +248,10 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.allocations.save(placements);
   }
 
+  allocationWrites(placements: readonly Placement[]): { readonly writes: number; readonly maxWrites: number } {
+    return this.allocations.writesOf(placements);
+  }
+
   saveSplitLine(allocation: Allocation, parts: readonly Part[]): Promise<SaveAllocationResult> {
     return this.allocations.saveSplitLine(allocation, parts);
   }

@@ -194,14 +194,19 @@ export class FakeRepository implements BatchRepository {
     return { outcome: 'saved' };
   }
 
-  async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
+  allocationWrites(placements: readonly Placement[]): { readonly writes: number; readonly maxWrites: number } {
     // As the store counts them, before it sends anything: each line's record and each part's, and
     // each take, two when it empties its batch.
     const writes = placements.reduce(
       (sum, placement) => sum + (placement.parts ? 1 : 0) + takesOf(placement).reduce((takes, { batch, qty }) => takes + (hasStockLeft({ ...batch, available: batch.available - qty }) ? 2 : 3), 0),
       0,
     );
-    if (writes > FakeRepository.MAX_WRITES) return { outcome: 'too-many-writes', writes, maxWrites: FakeRepository.MAX_WRITES };
+    return { writes, maxWrites: FakeRepository.MAX_WRITES };
+  }
+
+  async saveAllocations(placements: readonly Placement[]): Promise<SaveAllocationsResult> {
+    const { writes, maxWrites } = this.allocationWrites(placements);
+    if (writes > maxWrites) return { outcome: 'too-many-writes', writes, maxWrites };
     const existing = placements.flatMap(({ allocation }) => this.lines.get(lineKey(allocation.orderid, allocation.sku)) ?? []);
     if (existing.length > 0) return { outcome: 'lines-exist', existing };
     const short = placements.some((placement) => takesOf(placement).some(({ batch, qty }) => !this.canTake(batch, qty)));

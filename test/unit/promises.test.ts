@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { OrderNotAllocated } from '../../domain/errors';
+import { HoldNotPlaced, OrderNotAllocated, TooManyParts } from '../../domain/errors';
 import { placeHold } from '../../domain/hold-services';
 import { putLocation } from '../../domain/location-services';
 import type { Location } from '../../domain/locations';
-import type { Batch, Placement, Split } from '../../domain/model';
+import type { Batch, LineRefusal, Placement, Split } from '../../domain/model';
 import { allocateOrder } from '../../domain/order-services';
 import { type Cart, promiseCart } from '../../domain/promise-services';
-import { daysAfter, promiseOf } from '../../domain/promises';
+import { type CartPromise, daysAfter, promiseOf } from '../../domain/promises';
 import type { Routing } from '../../domain/routing';
 import { addBatch } from '../../domain/services';
 import { FakeRepository } from '../support/fake-repository';
@@ -164,40 +164,86 @@ const cartArbitrary = fc.record({
 
 const withoutUndefined = <T extends object>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
+/** A shop as drawn, its holds placed, and time moved on past the short ones. */
+const shopOf = async (stock: typeof shopArbitrary extends fc.Arbitrary<infer T> ? T : never): Promise<FakeRepository> => {
+  const repository = new FakeRepository();
+  for (const { id, priority, serves } of stock.locations) await putLocation({ id, name: id, priority, serves }, repository);
+  for (const [index, { sku, qty, eta, at }] of stock.batches.entries()) {
+    await addBatch({ ref: `b${index}`, sku, qty, eta, location: stock.locations[at % stock.locations.length]?.id ?? 'default' }, repository);
+  }
+  for (const [index, { sku, qty, ttlSeconds }] of stock.holds.entries()) {
+    await placeHold({ holdid: `h${index}`, lines: [{ sku, qty }], ttlSeconds }, repository).catch(() => undefined);
+  }
+  repository.now += 600_000;
+  return repository;
+};
+
+/** Each unit's place in a promise: `sku:batchref:qty`, sorted. */
+const promisedUnits = ({ parcels }: CartPromise) => parcels.flatMap(({ lines }) => lines.flatMap(({ sku, parts }) => parts.map(({ batchref, qty }) => `${sku}:${batchref}:${qty}`))).sort();
+
+type TakenLine = { readonly sku: string; readonly qty: number; readonly batchref: string; readonly split?: { readonly parts: readonly { readonly batchref: string; readonly qty: number }[] } };
+
+const takenUnits = (lines: readonly TakenLine[]) =>
+  lines.flatMap(({ sku, qty, batchref, split }) => (split ? split.parts.map((part) => `${sku}:${part.batchref}:${part.qty}`) : [`${sku}:${batchref}:${qty}`])).sort();
+
+/** What a request placed, or the lines it refused: its error's lines. */
+const placedOrRefused = <T>(placing: Promise<T>, Refusal: typeof OrderNotAllocated | typeof HoldNotPlaced): Promise<T | readonly LineRefusal[]> =>
+  placing.catch((error: unknown) => {
+    if (error instanceof Refusal) return error.lines;
+    throw error;
+  });
+
 describe('the promise is the order', () => {
-  it('an order placed right after a promise takes the batches and parts it promised, or refuses the lines it refused', async () => {
+  it('an order, or a hold, placed right after a promise takes the batches and parts it promised, or refuses the lines it refused', async () => {
     await fc.assert(
       fc.asyncProperty(shopArbitrary, cartArbitrary, async (stock, { country, ...asked }) => {
-        const repository = new FakeRepository();
-        for (const { id, priority, serves } of stock.locations) await putLocation({ id, name: id, priority, serves }, repository);
-        for (const [index, { sku, qty, eta, at }] of stock.batches.entries()) {
-          await addBatch({ ref: `b${index}`, sku, qty, eta, location: stock.locations[at % stock.locations.length]?.id ?? 'default' }, repository);
-        }
-        for (const [index, { sku, qty, ttlSeconds }] of stock.holds.entries()) {
-          await placeHold({ holdid: `h${index}`, lines: [{ sku, qty }], ttlSeconds }, repository).catch(() => undefined);
-        }
-        repository.now += 600_000;
         const cart = withoutUndefined(asked) as Cart;
         const routing: Routing = country ? { destination: { country } } : {};
-        const promise = await promiseCart(cart, repository, routing);
-        const order = await allocateOrder({ ...cart, orderid: 'o1' }, repository, routing).then(
-          ({ lines }) => lines,
-          (error: unknown) => {
-            if (error instanceof OrderNotAllocated) return error.lines;
-            throw error;
-          },
-        );
+        const [forOrder, forHold] = [await shopOf(stock), await shopOf(stock)];
+        const promise = await promiseCart(cart, forOrder, routing);
+        expect(await promiseCart(cart, forHold, routing)).toEqual(promise);
+        const order = await placedOrRefused(allocateOrder({ ...cart, orderid: 'o1' }, forOrder, routing), OrderNotAllocated);
+        const hold = await placedOrRefused(placeHold({ ...cart, holdid: 'cart-1', ttlSeconds: 60 }, forHold, routing), HoldNotPlaced);
         if (promise.refused.length > 0) {
-          expect(order).toEqual(promise.refused.map(({ sku, reason }) => ({ sku, reason })));
+          const refusals = promise.refused.map(({ sku, reason }) => ({ sku, reason }));
+          expect([order, hold]).toEqual([refusals, refusals]);
           return;
         }
-        const promised = promise.parcels.flatMap(({ lines }) => lines.flatMap(({ sku, parts }) => parts.map(({ batchref, qty }) => `${sku}:${batchref}:${qty}`))).sort();
-        const taken = (order as { sku: string; qty: number; batchref: string; split?: { parts: readonly { batchref: string; qty: number }[] } }[])
-          .flatMap(({ sku, qty, batchref, split }) => (split ? split.parts.map((part) => `${sku}:${part.batchref}:${part.qty}`) : [`${sku}:${batchref}:${qty}`]))
-          .sort();
-        expect(taken).toEqual(promised);
+        expect(takenUnits((order as { lines: TakenLine[] }).lines)).toEqual(promisedUnits(promise));
+        const held = (hold as { hold: { lines: readonly { sku: string; qty: number; batchref: string }[] } }).hold.lines;
+        expect(held.map(({ sku, batchref, qty }) => `${sku}:${batchref}:${qty}`).sort()).toEqual(promisedUnits(promise));
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('a promise of a large cart', () => {
+  /** 25 SKUs, each with a batch of 1 to 6 units at each of 40 places. */
+  const wideShop = async () => {
+    const repository = new FakeRepository();
+    const places = Array.from({ length: 40 }, (_, index) => `place${index}`);
+    for (const [index, id] of places.entries()) await putLocation({ id, name: id, priority: index % 3, serves: ['*'] }, repository);
+    const skus = Array.from({ length: 25 }, (_, index) => `SKU-${index}`);
+    for (const [line, sku] of skus.entries()) {
+      for (const [index, id] of places.entries()) await addBatch({ ref: `${sku}-${id}`, sku, qty: 1 + ((line * 7 + index * 3) % 6), eta: null, location: id }, repository);
+    }
+    return { repository, skus };
+  };
+
+  it("plans 25 lines that may split over 40 places by the order's bounded search, and the order takes what it promised", async () => {
+    const { repository, skus } = await wideShop();
+    const cart: Cart = { split: 'locations', lines: skus.map((sku, index) => ({ sku, qty: 2 + (index % 3) })) };
+    const promise = await promiseCart(cart, repository);
+    const { lines } = await allocateOrder({ ...cart, orderid: 'o1' }, repository);
+    expect(promise.refused).toEqual([]);
+    expect(takenUnits(lines as readonly TakenLine[])).toEqual(promisedUnits(promise));
+  });
+
+  it('refuses a plan of more writes than the transaction holds, as the order refuses it', async () => {
+    const { repository, skus } = await wideShop();
+    const cart: Cart = { split: 'locations', lines: skus.map((sku) => ({ sku, qty: 20 })) };
+    await expect(promiseCart(cart, repository)).rejects.toThrow(TooManyParts);
+    await expect(allocateOrder({ ...cart, orderid: 'o1' }, repository)).rejects.toThrow(TooManyParts);
   });
 });

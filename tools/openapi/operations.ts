@@ -1008,6 +1008,10 @@ export const operations: Readonly<Record<RouteKey, Operation>> = {
         new UnknownLocation('warehouse-9'),
         'InvalidRequestBody',
       ),
+      mapped(
+        `The plan, its lines split as they allow, needs more than the ${MAX_TRANSACTION_ITEMS} writes of the order's one transaction, as the order would be refused`,
+        new TooManyParts('cart', '', 104, MAX_TRANSACTION_ITEMS),
+      ),
     ],
   },
   'GET /allocations/{orderid}': {
