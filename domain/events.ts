@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { ADJUSTMENT_REASONS } from './adjustments';
+import { MAX_LEAD_DAYS } from './promises';
 
 /*
  * What the service tells the world, once each thing has happened (docs/events.md). These shapes
@@ -170,8 +171,10 @@ export const eventSchemas = {
       serves: /* @__PURE__ */ z.array(text).check(/* @__PURE__ */ z.minLength(1)),
       active: /* @__PURE__ */ z.boolean(),
       position: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.object({ lat: /* @__PURE__ */ z.number(), lng: /* @__PURE__ */ z.number() })),
-      handling_days: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0))),
-      transit_days: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.record(text, /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0)))),
+      handling_days: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0), /* @__PURE__ */ z.lte(MAX_LEAD_DAYS))),
+      transit_days: /* @__PURE__ */ z.optional(
+        /* @__PURE__ */ z.record(/* @__PURE__ */ z.string().check(/* @__PURE__ */ z.regex(/^(?:[A-Z]{2}|\*)$/)), /* @__PURE__ */ z.int().check(/* @__PURE__ */ z.gte(0), /* @__PURE__ */ z.lte(MAX_LEAD_DAYS))),
+      ),
     })
     .check(
       /* @__PURE__ */ z.describe(

@@ -15,15 +15,23 @@ export const ROUTING_LOCATIONS_MAX_AGE_MS = 30_000;
 /** A write made on condition that what it read has not changed since; `changed` means nothing was written. */
 export type ConditionalWrite = 'saved' | 'changed';
 
+/** The give-backs of expired holds on a batch counted so far, for the next to go on from: the holds, and their records. */
+export interface CountedGiveBacks {
+  readonly holds: readonly string[];
+  readonly records: number;
+}
+
 /**
  * What a give-back of expired holds' units on a batch would free now (BatchRepository.expiredUnitsOn):
- * its units; `allRead` when its reads found every record expired by now, and then `earliestLeft`, the
- * earliest expiry of the records it would leave (none: it would leave none).
+ * its units; `allRead` when its reads found every record expired by now, and then `boundLeft`, the
+ * bound it would raise the batch's to (none: it would leave no record); and `counted`, these
+ * give-backs and those before it.
  */
 export interface ExpiredUnits {
   readonly units: number;
   readonly allRead?: true;
-  readonly earliestLeft?: string;
+  readonly boundLeft?: string;
+  readonly counted: CountedGiveBacks;
 }
 
 export type AddBatchResult =
@@ -154,10 +162,15 @@ export type SaveShipmentResult =
   /** The shipment needs `writes` in its one transaction, more than the `maxWrites` it holds. Nothing was written. */
   | { readonly outcome: 'too-many-writes'; readonly writes: number; readonly maxWrites: number };
 
-/** How a SKU's stock is read (BatchRepository.stockOf): as remembered for a take, plainly, or settled. */
+/**
+ * How a SKU's stock is read (BatchRepository.stockOf): as remembered for a take, plainly, or settled.
+ * `writesNothing`: a spread batch that has cooled, or has nothing left in its pieces, is answered as
+ * read rather than gathered back first (a promise's read).
+ */
 export interface StockRead {
   readonly forTake?: boolean;
   readonly settled?: boolean;
+  readonly writesNothing?: boolean;
 }
 
 /** What allocating a line of one SKU reads. */

@@ -9,7 +9,7 @@ import type { LineShipped, Shipment } from './shipments';
 import type { HistoryPage, HistoryRequest } from './stock-history';
 import type { ListRequest, ListedSkus, SkuList } from './stock-listings';
 import type { Transfer } from './transfers';
-import type { ConditionalWrite, AddBatchResult, LocationRevision, StoredLocation, HoldPlacement, SaveHoldResult, ConfirmHoldResult, ExpiredHoldsCursor, ExpiredHolds, HoldEnding, HoldToEnd, BatchChangeWrite, SaveAllocationResult, MoveAllocationsResult, SaveAllocationsResult, SaveTransferResult, SaveShipmentResult, StockRead, SkuStock, ExpiredUnits } from './port-outcomes';
+import type { ConditionalWrite, AddBatchResult, LocationRevision, StoredLocation, HoldPlacement, SaveHoldResult, ConfirmHoldResult, ExpiredHoldsCursor, ExpiredHolds, HoldEnding, HoldToEnd, BatchChangeWrite, SaveAllocationResult, MoveAllocationsResult, SaveAllocationsResult, SaveTransferResult, SaveShipmentResult, StockRead, SkuStock, ExpiredUnits, CountedGiveBacks } from './port-outcomes';
 
 /** What the port is handed and answers, for the modules that name them from here. */
 export * from './port-outcomes';
@@ -193,9 +193,10 @@ export interface BatchRepository {
   freeExpiredHolds(batch: Batch, now: Instant, atLeast: number): Promise<number>;
   /**
    * What freeExpiredHolds would give back on the batch now, with the same arguments, read the same
-   * way and written nowhere: what a promise counts as free (domain/promise-services.ts).
+   * way and written nowhere, once the give-backs `after` counted had been made: what a promise counts
+   * as free (domain/promise-services.ts).
    */
-  expiredUnitsOn(batch: Batch, now: Instant, atLeast: number): Promise<ExpiredUnits>;
+  expiredUnitsOn(batch: Batch, now: Instant, atLeast: number, after?: CountedGiveBacks): Promise<ExpiredUnits>;
   /** The batches (refs) on which the hold's units are still recorded: not yet given back. */
   stillHeldOn(hold: Hold): Promise<string[]>;
   /** The hold as last written (strongly consistent); its status at a given moment is statusAt's to say. */

@@ -59,47 +59,64 @@ const unpromised = async (cart: Cart, refusal: OrderNotAllocated, read: PromiseR
   });
 };
 
-/** A batch as it reads once `units` of its expired holds are given back, and its bound raised past those left when the give-back would read every record. */
-const givenBack = (batch: Batch, { units, allRead, earliestLeft }: ExpiredUnits): Batch => {
-  const bound = allRead ? { heldFrom: earliestLeft } : {};
+/** What a promise counted as given back on a batch: the units, the give-backs, and the batch as it was read when they were counted. */
+interface CountedOnBatch {
+  readonly expired: ExpiredUnits;
+  readonly units: number;
+  readonly asRead: Pick<Batch, 'available' | 'held'>;
+}
+
+/**
+ * A batch as it reads once the units counted on it are given back, its bound raised as the
+ * give-back would raise it when it would read every record; as read, when it no longer is what the
+ * units were counted on (another request gave them back, or changed it, meanwhile).
+ */
+const asGivenBack = (batch: Batch, counted: CountedOnBatch | undefined): Batch => {
+  if (!counted || batch.available !== counted.asRead.available || batch.held !== counted.asRead.held) return batch;
+  const { expired, units } = counted;
+  const bound = expired.allRead ? { heldFrom: expired.boundLeft } : {};
   return {
     ...batch,
     available: batch.available + units,
     held: (batch.held ?? 0) - units,
     ...bound,
-    ...(batch.pieces && allRead ? { pieces: batch.pieces.map((piece) => ({ ...piece, heldFrom: earliestLeft })) } : {}),
+    ...(batch.pieces && expired.allRead ? { pieces: batch.pieces.map((piece) => ({ ...piece, heldFrom: expired.boundLeft })) } : {}),
   };
 };
 
 /**
- * The store as an order's planning reads it, with nothing written: the reads it makes pass through,
- * the units of expired holds a give-back would free count as given back in every later read of
- * their batch (and a give-back on a batch already counted frees none, as the store's would find them
- * gone), the plan it saves is kept, and the out-of-stock lines it records are not. Any other write
- * is a fault of the code, never of the request.
+ * The store as an order's planning reads it, with nothing written. Every read of stock is settled
+ * (a spread batch's pieces read, not remembered: what the order's take comes to once its condition
+ * has checked them) and leaves a cooled spread as it is. Where the order would give back expired
+ * holds' units, the view counts what that give-back would free, after those it counted before on the
+ * batch, and every later read of the batch counts them as given back while the batch is still as it
+ * was when they were counted. The plan it saves is weighed as the order's transaction would be, and
+ * kept; the out-of-stock lines it records are not. Any other call is a fault of the code, never of
+ * the request.
  */
 const readOnlyView = (repository: BatchRepository, read: PromiseRead): BatchRepository => {
-  const freed = new Map<string, ExpiredUnits>();
-  const asFreed = (batch: Batch): Batch => {
-    const found = freed.get(batch.ref);
-    return found ? givenBack(batch, found) : batch;
-  };
+  const counted = new Map<string, CountedOnBatch>();
   const planning: Partial<BatchRepository> = {
     currentTime: () => repository.currentTime(),
     routingLocations: async (naming) => {
       read.locations = await repository.routingLocations(naming);
       return read.locations;
     },
-    stockOf: async (sku, options) => {
-      const stock = await repository.stockOf(sku, options);
-      const seen = { ...stock, batches: stock.batches.map(asFreed) };
+    stockOf: async (sku) => {
+      const stock = await repository.stockOf(sku, { settled: true, writesNothing: true });
+      for (const batch of stock.batches) {
+        const before = counted.get(batch.ref);
+        if (before && (batch.available !== before.asRead.available || batch.held !== before.asRead.held)) counted.delete(batch.ref);
+      }
+      const seen = { ...stock, batches: stock.batches.map((batch) => asGivenBack(batch, counted.get(batch.ref))) };
       read.stocks.set(sku, seen);
       return seen;
     },
     freeExpiredHolds: async (batch, now, atLeast) => {
-      if (freed.has(batch.ref)) return 0;
-      const expired = await repository.expiredUnitsOn(batch, now, atLeast);
-      if (expired.units > 0) freed.set(batch.ref, expired);
+      const before = counted.get(batch.ref);
+      const expired = await repository.expiredUnitsOn(batch, now, atLeast, before?.expired.counted);
+      const asRead = before?.asRead ?? { available: batch.available, ...(batch.held === undefined ? {} : { held: batch.held }) };
+      if (expired.units > 0) counted.set(batch.ref, { expired, units: (before?.units ?? 0) + expired.units, asRead });
       return expired.units;
     },
     allocationsOf: async () => [],
@@ -113,14 +130,10 @@ const readOnlyView = (repository: BatchRepository, read: PromiseRead): BatchRepo
     },
   };
   return new Proxy(repository, {
-    get(store, name: keyof BatchRepository) {
+    get(_store, name: keyof BatchRepository) {
       const own = planning[name];
       if (own) return own;
-      if (READS.has(name)) return (store[name] as (...args: unknown[]) => unknown).bind(store);
       throw new Error(`A promise writes nothing, and its planning called ${String(name)}`);
     },
   });
 };
-
-/** The reads an order's planning may make besides those the view answers itself. */
-const READS = new Set<keyof BatchRepository>(['locations', 'location', 'batch', 'skuKnown', 'expiredUnitsOn', 'heldOn']);

@@ -15,9 +15,8 @@ import { type Eligibility, eligibleBatches, forEachCombination, locationPreferen
 export const MAX_PARTS_PER_LINE = 10;
 
 /**
- * Location sets the search for the fewest tries for one line before it takes the best found of the
- * size it reached (or, with none found, the locations with the most units first): the sets of one,
- * two and three of 40 locations are 10,700.
+ * Location sets the search for the fewest tries for one line before it ends, still in the fewest
+ * parts (fewestPartsPastTheBudget): the sets of one, two and three of 40 locations are 10,700.
  */
 export const MAX_LOCATION_SETS = 20_000;
 
@@ -136,7 +135,8 @@ const NEW_LINE: PlacedBeside = { fixed: new Set(), onLine: new Set() };
 /**
  * Of `pool` (best first), the batches that hold `qty` at the fewest locations, counting those of
  * `beside.fixed` (at most `maxLocations` in all), then in the fewest parts of the line, then on the
- * fewest batches, then best by the preference; undefined when none do.
+ * fewest batches, then best by the preference; undefined when none do. Past MAX_LOCATION_SETS, in
+ * the fewest parts first (fewestPartsPastTheBudget).
  */
 const fewestParts = (qty: number, pool: readonly Batch[], eligibility: Eligibility, maxLocations: number, beside: PlacedBeside = NEW_LINE): Batch[] | undefined => {
   // A pool that cannot hold it over all its locations holds it at no set of them: passed over before any search.

@@ -16,6 +16,7 @@ import type {
   ExpiredHolds,
   ExpiredHoldsCursor,
   ExpiredUnits,
+  CountedGiveBacks,
   HoldEnding,
   HoldPlacement,
   HoldToEnd,
@@ -204,8 +205,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.storedLocations.save(location, this.currentTime(), replacing);
   }
 
-  async stockOf(sku: string, { forTake = false, settled = false }: StockRead = {}): Promise<SkuStock> {
-    return this.spreads.stock(sku, () => this.stockRange(sku), { forTake, settled });
+  async stockOf(sku: string, read: StockRead = {}): Promise<SkuStock> {
+    return this.spreads.stock(sku, () => this.stockRange(sku), read);
   }
 
   /** The SKU's stock range: whether the SKU is known, and its batches with stock, spread ones without their pieces. */
@@ -268,8 +269,8 @@ export class DynamoDbBatchRepository implements BatchRepository {
     return this.holdGiveBacks.freeExpired(batch, now, atLeast);
   }
 
-  expiredUnitsOn(batch: Batch, now: Instant, atLeast: number): Promise<ExpiredUnits> {
-    return this.holdGiveBacks.expiredUnits(batch, now, atLeast);
+  expiredUnitsOn(batch: Batch, now: Instant, atLeast: number, after?: CountedGiveBacks): Promise<ExpiredUnits> {
+    return this.holdGiveBacks.expiredUnits(batch, now, atLeast, after);
   }
 
   stillHeldOn(hold: Hold): Promise<string[]> {

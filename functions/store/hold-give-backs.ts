@@ -2,7 +2,7 @@ import { BatchGetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynam
 import { StoreUnavailable, TransientFailure } from '../../domain/errors';
 import { type HeldUnits, type Hold, type Instant, earlierOf } from '../../domain/holds';
 import type { Batch } from '../../domain/model';
-import type { ConditionalWrite, ExpiredHolds, ExpiredHoldsCursor, ExpiredUnits } from '../../domain/ports';
+import type { ConditionalWrite, CountedGiveBacks, ExpiredHolds, ExpiredHoldsCursor, ExpiredUnits } from '../../domain/ports';
 import { batchWithStockKey, heldBoundOf, heldTakesAre } from './batches';
 import { type Condition, and, withValues } from './conditions';
 import { PK, SK } from './fields';
@@ -48,8 +48,10 @@ const RAISE_LEFT = new Set(['TransactionConflictException', 'ProvisionedThroughp
 /** Rounds of a BatchGetItem whose keys the store left unprocessed before the read gives up (503). */
 const MAX_UNPROCESSED_ROUNDS = 4;
 
-/** The units of these records of held units. */
+/** What a give-back of these records frees: a hold's units on the batch are the sum of its records'. */
 const unitsOf = (records: readonly StoredHeldUnits[]): number => records.reduce((sum, { units: { qty } }) => sum + qty, 0);
+
+const NONE_COUNTED: CountedGiveBacks = { holds: [], records: 0 };
 
 /** Which held units of a batch: those expired by an instant, or the latest. */
 export type HeldOnBatch = { readonly expiredBy: Instant } | { readonly latestFirst: true };
@@ -120,19 +122,29 @@ export class HoldGiveBacks {
     return unitsOf(freeing);
   }
 
-  /** What freeExpired would give back now, read the same way and written nowhere (BatchRepository.expiredUnitsOn). */
-  async expiredUnits(batch: Batch, now: Instant, atLeast: number): Promise<ExpiredUnits> {
-    const { freeing, left, complete } = await this.expiredToFree(batch, now, atLeast);
-    return { units: unitsOf(freeing), ...(complete ? { allRead: true, ...(left === undefined ? {} : { earliestLeft: left }) } : {}) };
+  /** What freeExpired would give back now, read the same way and written nowhere, the give-backs `after` counted made first (BatchRepository.expiredUnitsOn). */
+  async expiredUnits(batch: Batch, now: Instant, atLeast: number, after: CountedGiveBacks = NONE_COUNTED): Promise<ExpiredUnits> {
+    const { freeing, left, complete } = await this.expiredToFree(batch, now, atLeast, after);
+    const counted = { holds: [...after.holds, ...freeing.map(({ units: { holdid } }) => holdid)], records: after.records + freeing.length };
+    return { units: unitsOf(freeing), counted, ...(complete ? { allRead: true, ...(left === undefined ? {} : { boundLeft: heldBoundOf(left) }) } : {}) };
   }
 
   /**
    * The records of expired holds that a give-back of at least `atLeast` units frees, earliest first,
-   * as many as one write carries; the earliest expiry among the records it leaves; and whether the
-   * reads found every record expired by now.
+   * as many as one write carries, those of the holds `gone` names given back already (read past,
+   * as a read after their give-back would not find them); the earliest expiry among the records it
+   * leaves; and whether the reads found every record expired by now.
    */
-  private async expiredToFree(batch: Batch, now: Instant, atLeast: number): Promise<{ readonly freeing: StoredHeldUnits[]; readonly left?: string; readonly complete: boolean }> {
-    const { records, complete } = await this.earliestRecords(batch, now);
+  private async expiredToFree(
+    batch: Batch,
+    now: Instant,
+    atLeast: number,
+    gone: CountedGiveBacks = NONE_COUNTED,
+  ): Promise<{ readonly freeing: StoredHeldUnits[]; readonly left?: string; readonly complete: boolean }> {
+    const given = new Set(gone.holds);
+    const read = await this.earliestRecords(batch, now, gone.records);
+    const { complete } = read;
+    const records = read.records.filter(({ units: { holdid } }) => !given.has(holdid));
     const expiredBy = new Date(now).toISOString();
     const byHold = new Map<string, StoredHeldUnits>();
     for (const record of records) if (record.units.expiresAt <= expiredBy) byHold.set(record.units.holdid, record);
@@ -217,8 +229,8 @@ export class HoldGiveBacks {
    * one not expired by `now`: then every record expired by then is among them, and so is the
    * earliest of those left once they are given back.
    */
-  private async earliestRecords(batch: Batch, now: Instant): Promise<{ readonly records: StoredHeldUnits[]; readonly complete: boolean }> {
-    const limit = HOLDS_FREED_AT_ONCE + 1;
+  private async earliestRecords(batch: Batch, now: Instant, readPast = 0): Promise<{ readonly records: StoredHeldUnits[]; readonly complete: boolean }> {
+    const limit = HOLDS_FREED_AT_ONCE + 1 + readPast;
     const partitions = await this.recordsByPartition(batch, `${heldOnBatchRange(batch.ref)}~`, { latestFirst: false, limit });
     const expiredBy = new Date(now).toISOString();
     // A partition read to its limit has more records: later than those read, and expired too when the last read is.

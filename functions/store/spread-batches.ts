@@ -215,14 +215,14 @@ export class SpreadBatches {
    * with stock, spread ones without their pieces), spread batches with their pieces: for a take, as
    * this process knows them, when it knows every one; else read, with those cooled gathered back.
    */
-  async stock(sku: string, readRange: () => Promise<{ known: boolean; found: FoundBatch[] }>, { forTake = false, settled = false }: StockRead): Promise<SkuStock> {
+  async stock(sku: string, readRange: () => Promise<{ known: boolean; found: FoundBatch[] }>, { forTake = false, settled = false, writesNothing = false }: StockRead): Promise<SkuStock> {
     for (let read = 0; read < MAX_SPREAD_READS; read++) {
       await this.backOff(read);
       const { known, found } = await readRange();
       const remembered = forTake && !settled ? this.withKnownPieces(found) : undefined;
       if (remembered) return { known, batches: remembered };
       const batches = await this.withPieces(sku, found, async () => (await readRange()).found, { settled });
-      if (batches) return { known, batches: await this.gatheredWhenCooled(batches) };
+      if (batches) return { known, batches: writesNothing ? batches.map(({ batch }) => batch) : await this.gatheredWhenCooled(batches) };
     }
     throw new StoreUnavailable(`The spread batches of sku ${sku} kept changing while read`);
   }

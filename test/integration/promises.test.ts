@@ -43,6 +43,20 @@ describe('a promise over the store', () => {
     expect(lines.map(({ batchref }) => batchref)).toEqual([shelf]);
   });
 
+  it('counts more expired holds on a batch than one give-back frees, as the order frees them over its rounds', async () => {
+    const [sku, ref] = [uniqueId('sku'), uniqueId('batch')];
+    const setup = repositoryAt(table, NOW).repository;
+    await addBatch({ ref, sku, qty: 45, eta: null }, setup);
+    for (let hold = 0; hold < 45; hold++) await placeHold({ holdid: uniqueId('cart'), lines: [{ sku, qty: 1 }], ttlSeconds: 60 }, setup);
+
+    const later = repositoryAt(table, NOW + 120_000);
+    const promise = await promiseCart({ lines: [{ sku, qty: 45 }] }, later.repository);
+    expect(later.calls.filter((call) => WRITES.has(call))).toEqual([]);
+    expect(promise.refused).toEqual([]);
+    const { lines } = await allocateOrder({ orderid: uniqueId('order'), lines: [{ sku, qty: 45 }] }, repositoryAt(table, NOW + 120_000).repository);
+    expect(lines.map(({ batchref }) => batchref)).toEqual([ref]);
+  });
+
   it("answers a line the store's stock cannot hold with the most its split could take", async () => {
     const sku = uniqueId('sku');
     const repository = repositoryAt(table, NOW).repository;

@@ -32,6 +32,7 @@ import type {
   ExpiredHolds,
   ExpiredHoldsCursor,
   ExpiredUnits,
+  CountedGiveBacks,
   HoldEnding,
   HoldPlacement,
   HoldToEnd,
@@ -248,18 +249,20 @@ export class FakeRepository implements BatchRepository {
     return freeing.reduce((sum, { qty }) => sum + qty, 0);
   }
 
-  async expiredUnitsOn(batch: Batch, now: Instant, atLeast: number): Promise<ExpiredUnits> {
-    const freeing = await this.expiredToFree(batch, now, atLeast);
-    const freed = new Set(freeing.map(({ holdid }) => holdid));
-    const left = [...this.held.values()].filter((units) => units.ref === batch.ref && !freed.has(units.holdid)).map(({ expiresAt }) => expiresAt).reduce(earlierOf, undefined);
-    return { units: freeing.reduce((sum, { qty }) => sum + qty, 0), allRead: true, ...(left === undefined ? {} : { earliestLeft: left }) };
+  async expiredUnitsOn(batch: Batch, now: Instant, atLeast: number, after: CountedGiveBacks = { holds: [], records: 0 }): Promise<ExpiredUnits> {
+    const freeing = await this.expiredToFree(batch, now, atLeast, new Set(after.holds));
+    const gone = new Set([...after.holds, ...freeing.map(({ holdid }) => holdid)]);
+    const left = [...this.held.values()].filter((units) => units.ref === batch.ref && !gone.has(units.holdid)).map(({ expiresAt }) => expiresAt).reduce(earlierOf, undefined);
+    const counted = { holds: [...gone], records: after.records + freeing.length };
+    return { units: freeing.reduce((sum, { qty }) => sum + qty, 0), counted, allRead: true, ...(left === undefined ? {} : { boundLeft: left }) };
   }
 
-  /** The expired holds' units a give-back of at least `atLeast` frees, earliest first, at most holdsFreedPerWrite of them. */
-  private async expiredToFree(batch: Batch, now: Instant, atLeast: number): Promise<HeldUnits[]> {
+  /** The expired holds' units a give-back of at least `atLeast` frees, earliest first, at most holdsFreedPerWrite of them, those of `gone` given back already. */
+  private async expiredToFree(batch: Batch, now: Instant, atLeast: number, gone: ReadonlySet<string> = new Set()): Promise<HeldUnits[]> {
     const freeing: HeldUnits[] = [];
     let units = 0;
-    for (const held of await this.heldOn(batch, { expiredBy: now }, this.holdsFreedPerWrite)) {
+    const expired = (await this.heldOn(batch, { expiredBy: now }, Number.POSITIVE_INFINITY)).filter(({ holdid }) => !gone.has(holdid));
+    for (const held of expired.slice(0, this.holdsFreedPerWrite)) {
       if (units >= atLeast) break;
       freeing.push(held);
       units += held.qty;

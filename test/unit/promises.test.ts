@@ -125,6 +125,19 @@ describe('a promise of a cart', () => {
     expect(promise.refused).toEqual([{ sku: 'LAMP', reason: 'out_of_stock', promisableQty: 13 }]);
   });
 
+  it('counts the expired holds a give-back would leave for the next, as the order frees them round after round', async () => {
+    const repository = new FakeRepository();
+    repository.holdsFreedPerWrite = 1;
+    await addBatch({ ref: 'b', sku: 'S', qty: 2, eta: null }, repository);
+    await placeHold({ holdid: 'h1', lines: [{ sku: 'S', qty: 1 }], ttlSeconds: 60 }, repository);
+    await placeHold({ holdid: 'h2', lines: [{ sku: 'S', qty: 1 }], ttlSeconds: 60 }, repository);
+    repository.now += 120_000;
+    const promise = await promiseCart({ lines: [{ sku: 'S', qty: 2 }] }, repository);
+    expect(promisedUnits(promise)).toEqual(['S:b:2']);
+    const { lines } = await allocateOrder({ orderid: 'o1', lines: [{ sku: 'S', qty: 2 }] }, repository);
+    expect(lines.map(({ batchref }) => batchref)).toEqual(['b']);
+  });
+
   it("counts an expired hold's units as free, as the order frees them, and leaves the hold and its units where they are", async () => {
     const repository = await shop();
     await placeHold({ holdid: 'h1', lines: [{ sku: 'SOFA', qty: 2 }], ttlSeconds: 60 }, repository);
@@ -147,7 +160,9 @@ const shopArbitrary = fc.record({
     fc.record({ sku: fc.constantFrom('LAMP', 'RUG'), qty: fc.integer({ min: 1, max: 8 }), eta: fc.constantFrom(null, null, '2027-01-10', '2027-02-01'), at: fc.nat(3) }),
     { minLength: 1, maxLength: 10 },
   ),
-  holds: fc.array(fc.record({ sku: fc.constantFrom('LAMP', 'RUG'), qty: fc.integer({ min: 1, max: 6 }), ttlSeconds: fc.constantFrom(60, 3600) }), { maxLength: 4 }),
+  holds: fc.array(fc.record({ sku: fc.constantFrom('LAMP', 'RUG'), qty: fc.integer({ min: 1, max: 6 }), ttlSeconds: fc.constantFrom(60, 3600) }), { maxLength: 6 }),
+  /** The expired holds one give-back frees on a batch: so few that an order frees them over its rounds. */
+  holdsFreedPerWrite: fc.constantFrom(1, 2, Number.POSITIVE_INFINITY),
 });
 
 const splitArbitrary = fc.constantFrom<Split | undefined>(undefined, 'none', 'batches', 'locations');
@@ -167,6 +182,7 @@ const withoutUndefined = <T extends object>(value: T): T => JSON.parse(JSON.stri
 /** A shop as drawn, its holds placed, and time moved on past the short ones. */
 const shopOf = async (stock: typeof shopArbitrary extends fc.Arbitrary<infer T> ? T : never): Promise<FakeRepository> => {
   const repository = new FakeRepository();
+  repository.holdsFreedPerWrite = stock.holdsFreedPerWrite;
   for (const { id, priority, serves } of stock.locations) await putLocation({ id, name: id, priority, serves }, repository);
   for (const [index, { sku, qty, eta, at }] of stock.batches.entries()) {
     await addBatch({ ref: `b${index}`, sku, qty, eta, location: stock.locations[at % stock.locations.length]?.id ?? 'default' }, repository);

@@ -38,7 +38,7 @@ const DEFECTS = {
   },
   /** A promise counts no unit of an expired hold as free, where the order gives them back before it plans. */
   'promise-ignores-expired-holds': (repository: DynamoDbBatchRepository) => {
-    repository.expiredUnitsOn = async () => ({ units: 0 });
+    repository.expiredUnitsOn = async () => ({ units: 0, counted: { holds: [], records: 0 } });
   },
   /** A page of a history that ends before its last entry but answers a cursor past it: that entry is on no page. */
   'history-page-skips-its-last': (repository: DynamoDbBatchRepository) => {

@@ -1,20 +1,19 @@
 import { DEFAULT_HOLD_SECONDS } from '../../domain/holds';
 import { ROUTING_LOCATIONS_MAX_AGE_MS } from '../../domain/ports';
-import { STOCK_RANGE, skuPartition } from '../../functions/store/batches';
+import { skuPartition } from '../../functions/store/batches';
 import { LOCATIONS_PARTITION } from '../../functions/store/locations';
 import { piecePartitions } from '../../functions/store/pieces';
-import { partitionKeyPrefix } from '../../functions/store/table';
 import type { Failure } from './judge';
 import { type Answer, type Reached, bodyOf } from './observed';
 
 /*
- * Promises (docs/api.md, "Promises") held to the order. A promise commits nothing but what any read
- * of a SKU's stock may: a cooled spread batch gathered back, its item and its pieces. An order sent
- * once a promise was answered, with the same lines, routing and split, takes the batches and parts
- * the promise named, or refuses the lines it refused for the same reasons, wherever nothing came
- * between the promise's send and the order's answer that its plan reads: no write of another
- * request to its SKUs' stock, their pieces or the locations, no change of a location in the moment
- * before (which a process's list of them may not know yet), and no hold's expiry.
+ * Promises (docs/api.md, "Promises") held to the order. A promise commits nothing. An order (or a
+ * hold) sent once a promise was answered, with the same lines, routing and split, takes the batches
+ * and parts the promise named, or refuses the lines it refused for the same reasons, and is refused
+ * only where the promise refused, wherever nothing came between the promise's send and the order's
+ * answer that its plan reads: no write of another request to its SKUs' stock, their pieces or the
+ * locations, no change of a location in the moment before (which a process's list of them may not
+ * know yet), and no hold's expiry.
  */
 
 type HttpAnswer = Answer & { readonly send: Extract<Answer['send'], { kind: 'http' }> };
@@ -37,17 +36,14 @@ const partitionsOf = (answer: HttpAnswer): Set<string> => {
   return new Set([LOCATIONS_PARTITION, ...skus.flatMap((sku) => [skuPartition(sku), ...piecePartitions(sku)])]);
 };
 
-/** An item a gather writes: a batch's in its SKU's stock range, or a piece's. */
-const isGathered = (item: string): boolean => {
-  const [pk = '', sk = ''] = item.split(' ');
-  return (pk.startsWith(partitionKeyPrefix.sku) && sk.startsWith(`${STOCK_RANGE}#`)) || pk.startsWith(partitionKeyPrefix.piece);
-};
-
-/** The body a promise and its order share: the order's without its orderid. */
+/** The body a promise and its order (or hold) share: the order's without its orderid, the hold's without its holdid and ttl. */
 const cartOf = (answer: HttpAnswer): string => {
-  const { orderid: _orderid, ...cart } = (answer.send.body ?? {}) as Record<string, unknown>;
+  const { orderid: _orderid, holdid: _holdid, ttl_seconds: _ttl, ...cart } = (answer.send.body ?? {}) as Record<string, unknown>;
   return JSON.stringify(cart);
 };
+
+/** What takes stock as a promise plans it: a new order, or a new hold. */
+const PLACERS = new Set(['POST /orders', 'POST /holds']);
 
 /** Each unit's place in a plan: `sku:batchref:qty`, sorted. */
 const promisedUnits = (body: Record<string, unknown>): string[] =>
@@ -69,8 +65,7 @@ export const judgePromises = (answers: readonly Answer[], reached: readonly Reac
   const failures: Failure[] = [];
   const promisers = new Set(http.filter(({ send }) => send.routeKey === 'POST /promises').map(({ actor }) => actor));
   for (const { actor, items } of commits.filter(({ actor }) => promisers.has(actor))) {
-    const written = items.filter((item) => !isGathered(item));
-    if (written.length > 0) failures.push({ rule: 'promise-writes-nothing', message: `${actor} (POST /promises) committed a write of ${written.join(', ')}` });
+    failures.push({ rule: 'promise-writes-nothing', message: `${actor} (POST /promises) committed a write of ${items.join(', ')}` });
   }
   // When each hold placed or extended may expire: from its send's moment and its ttl to its answer's.
   const holdBounds = http.flatMap(({ send, sentTime, answeredTime }): [number, number][] => {
@@ -82,7 +77,7 @@ export const judgePromises = (answers: readonly Answer[], reached: readonly Reac
     const cart = cartOf(promise);
     const orders = http.filter(
       (order) =>
-        order.send.routeKey === 'POST /orders' &&
+        PLACERS.has(order.send.routeKey) &&
         order.answeredAt !== undefined &&
         order.sentAt >= (promise.answeredAt ?? Number.MAX_SAFE_INTEGER) &&
         cartOf(order) === cart,
@@ -100,13 +95,13 @@ export const judgePromises = (answers: readonly Answer[], reached: readonly Reac
       if (writtenBetween || holdEndsBetween || placesChanged || order.died || (order.status ?? 500) >= 500) continue;
       const [promised, ordered] = [bodyOf(promise), bodyOf(order)];
       const refused = (promised.refused ?? []) as unknown[];
+      const answered = `${order.actor} (${order.send.routeKey}) answered ${order.status} ${order.body} after ${promise.actor} promised ${promise.body}, with nothing written between`;
       if (refused.length > 0) {
-        if (order.status !== 400 || refusals(ordered.lines) !== refusals(refused)) {
-          failures.push({ rule: 'promise-is-order', message: `${order.actor} answered ${order.status} ${order.body} after ${promise.actor} promised ${promise.body}, with nothing written between` });
-        }
+        if (order.status !== 400 || refusals(ordered.lines) !== refusals(refused)) failures.push({ rule: 'promise-is-order', message: answered });
         continue;
       }
-      // An order whose orderid had lines of its own already is no new plan.
+      if (order.status === 400) failures.push({ rule: 'promise-is-order', message: answered });
+      // A repeat (200), or an id that had lines or a hold of its own already (409), is no new plan.
       if (order.status !== 201) continue;
       if (JSON.stringify(orderedUnits(ordered)) !== JSON.stringify(promisedUnits(promised))) {
         failures.push({

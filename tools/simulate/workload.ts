@@ -51,6 +51,12 @@ const shipmentOf = (chance: Chance, { locations }: Places, orderid: string, skus
 const splitLinesOf = (chance: Chance) =>
   linesOf(chance).map(({ sku }) => ({ sku, qty: chance.int(3, 9), ...(chance.chance(0.2) ? { split: chance.pick(['none', 'batches', 'locations']) } : {}) }));
 
+/** A promised cart's order, or its hold, under an id of its own, so that it is planned as new. */
+const placedAsPromised = (chance: Chance, cart: object): Draft =>
+  chance.chance(0.6)
+    ? { kind: 'http', routeKey: 'POST /orders', body: { orderid: `promised${chance.int(1, 1_000_000)}`, ...cart } }
+    : { kind: 'http', routeKey: 'POST /holds', body: { holdid: `promised${chance.int(1, 1_000_000)}`, ttl_seconds: 900, ...cart } };
+
 /** A cart to promise: an order's lines, whole or allowed to split, and its routing, with no orderid. */
 const cartOf = (chance: Chance, places: Places) =>
   chance.chance(0.5) ? { lines: linesOf(chance), ...routingOf(chance, places) } : { split: chance.pick(['batches', 'locations']), lines: splitLinesOf(chance), ...routingOf(chance, places) };
@@ -235,8 +241,7 @@ const followUp = (chance: Chance, places: Places, draft: Draft): Draft | undefin
     case 'POST /orders':
       return chance.chance(0.5) ? shipmentOf(chance, places, String(body.orderid)) : undefined;
     case 'POST /promises':
-      // The cart's order, under an orderid of its own, so that it is planned as new.
-      return { kind: 'http', routeKey: 'POST /orders', body: { orderid: `promised${chance.int(1, 1_000_000)}`, ...body } };
+      return placedAsPromised(chance, body);
     case 'POST /shipments':
       return chance.weighted<Draft>([
         [{ kind: 'http', routeKey: 'GET /shipments/{shipmentid}', path: { shipmentid: String(body.shipmentid) } }, 1],
@@ -561,7 +566,7 @@ const EPISODES: readonly (readonly [Episode, number])[] = [
 ];
 
 /**
- * A cart promised on a SKU of its own, then ordered as promised: two batches on the shelf and a
+ * A cart promised on a SKU of its own, then ordered (or held) as promised: two batches on the shelf and a
  * shipment, a short hold on one of them that expires before the promise (so that the promise counts
  * its units as the order gives them back), and at times a second hold, lasting, or a line of the
  * SKU racing the order. Whole lines and split ones, routed or not.
@@ -583,7 +588,7 @@ const promisedCart: Episode = (chance, places, at) => {
     ...(chance.chance(0.4) ? [{ kind: 'http', routeKey: 'POST /holds', body: { holdid: chance.pick(HOLDS), lines: [{ sku, qty: 1 }], ttl_seconds: 900 } } as Draft] : []),
     { kind: 'clock', advanceMs: 5_000 },
     { kind: 'http', routeKey: 'POST /promises', body: cart },
-    { kind: 'http', routeKey: 'POST /orders', body: { orderid: `promised${chance.int(1, 1_000_000)}`, ...cart } },
+    placedAsPromised(chance, cart),
   ]);
   const ordered = steps.at(-1) as Step;
   return chance.chance(0.3) ? [...steps, { at: ordered.at, draft: lineAt(chance.pick(ORDERS), sku, 1, 'default') }] : steps;
