@@ -63,8 +63,15 @@ const unpromised = async (cart: Cart, refusal: OrderNotAllocated, read: PromiseR
 interface CountedOnBatch {
   readonly expired: ExpiredUnits;
   readonly units: number;
-  readonly asRead: Pick<Batch, 'available' | 'held'>;
+  readonly asRead: string;
 }
+
+/**
+ * What a batch's units and holds read as: its available and held units and its count of the
+ * writes of holds' takes, and each piece's. A batch that reads otherwise was written since.
+ */
+const readingOf = ({ available, held, heldTakes, pieces }: Batch): string =>
+  JSON.stringify([available, held, heldTakes, (pieces ?? []).map((piece) => [piece.piece, piece.available, piece.held, piece.heldTakes])]);
 
 /**
  * A batch as it reads once the units counted on it are given back, its bound raised as the
@@ -72,7 +79,7 @@ interface CountedOnBatch {
  * units were counted on (another request gave them back, or changed it, meanwhile).
  */
 const asGivenBack = (batch: Batch, counted: CountedOnBatch | undefined): Batch => {
-  if (!counted || batch.available !== counted.asRead.available || batch.held !== counted.asRead.held) return batch;
+  if (!counted || readingOf(batch) !== counted.asRead) return batch;
   const { expired, units } = counted;
   const bound = expired.allRead ? { heldFrom: expired.boundLeft } : {};
   return {
@@ -106,7 +113,7 @@ const readOnlyView = (repository: BatchRepository, read: PromiseRead): BatchRepo
       const stock = await repository.stockOf(sku, { settled: true, writesNothing: true });
       for (const batch of stock.batches) {
         const before = counted.get(batch.ref);
-        if (before && (batch.available !== before.asRead.available || batch.held !== before.asRead.held)) counted.delete(batch.ref);
+        if (before && readingOf(batch) !== before.asRead) counted.delete(batch.ref);
       }
       const seen = { ...stock, batches: stock.batches.map((batch) => asGivenBack(batch, counted.get(batch.ref))) };
       read.stocks.set(sku, seen);
@@ -115,8 +122,8 @@ const readOnlyView = (repository: BatchRepository, read: PromiseRead): BatchRepo
     freeExpiredHolds: async (batch, now, atLeast) => {
       const before = counted.get(batch.ref);
       const expired = await repository.expiredUnitsOn(batch, now, atLeast, before?.expired.counted);
-      const asRead = before?.asRead ?? { available: batch.available, ...(batch.held === undefined ? {} : { held: batch.held }) };
-      if (expired.units > 0) counted.set(batch.ref, { expired, units: (before?.units ?? 0) + expired.units, asRead });
+      // A give-back that would read every record raises the batch's bound even when it frees nothing.
+      if (expired.units > 0 || expired.allRead) counted.set(batch.ref, { expired, units: (before?.units ?? 0) + expired.units, asRead: before?.asRead ?? readingOf(batch) });
       return expired.units;
     },
     allocationsOf: async () => [],

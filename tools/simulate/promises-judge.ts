@@ -10,7 +10,7 @@ import { type Answer, type Reached, bodyOf } from './observed';
  * Promises (docs/api.md, "Promises") held to the order. A promise commits nothing. An order (or a
  * hold) sent once a promise was answered, with the same lines, routing and split, takes the batches
  * and parts the promise named, or refuses the lines it refused for the same reasons, and is refused
- * only where the promise refused, wherever nothing came between the promise's send and the order's
+ * only where the promise refused (but for a hold too large for its confirm's transaction), wherever nothing came between the promise's send and the order's
  * answer that its plan reads: no write of another request to its SKUs' stock, their pieces or the
  * locations, no change of a location in the moment before (which a process's list of them may not
  * know yet), and no hold's expiry.
@@ -30,10 +30,11 @@ interface AnsweredLine {
   readonly parts?: readonly { readonly batchref: string; readonly qty: number }[];
 }
 
+const skusOf = (body: unknown): string[] => (((body ?? {}) as { lines?: { sku: string }[] }).lines ?? []).map(({ sku }) => sku);
+
 /** The partitions an order's plan reads: its SKUs' stock and pieces, and the locations. */
 const partitionsOf = (answer: HttpAnswer): Set<string> => {
-  const skus = (((answer.send.body ?? {}) as { lines?: { sku: string }[] }).lines ?? []).map(({ sku }) => sku);
-  return new Set([LOCATIONS_PARTITION, ...skus.flatMap((sku) => [skuPartition(sku), ...piecePartitions(sku)])]);
+  return new Set([LOCATIONS_PARTITION, ...skusOf(answer.send.body).flatMap((sku) => [skuPartition(sku), ...piecePartitions(sku)])]);
 };
 
 /** The body a promise and its order (or hold) share: the order's without its orderid, the hold's without its holdid and ttl. */
@@ -68,10 +69,12 @@ export const judgePromises = (answers: readonly Answer[], reached: readonly Reac
     failures.push({ rule: 'promise-writes-nothing', message: `${actor} (POST /promises) committed a write of ${items.join(', ')}` });
   }
   // When each hold placed or extended may expire: from its send's moment and its ttl to its answer's.
-  const holdBounds = http.flatMap(({ send, sentTime, answeredTime }): [number, number][] => {
+  // An extension names no SKU: it may be of any hold.
+  const holdBounds = http.flatMap(({ send, sentTime, answeredTime }): { readonly skus?: ReadonlySet<string>; readonly from: number; readonly to: number }[] => {
     const ttl = Number((send.body as { ttl_seconds?: number } | undefined)?.ttl_seconds ?? DEFAULT_HOLD_SECONDS) * 1000;
-    const placesOrExtends = send.routeKey === 'POST /holds' || send.routeKey === 'PATCH /holds/{holdid}';
-    return placesOrExtends ? [[sentTime + ttl, (answeredTime ?? Number.MAX_SAFE_INTEGER - ttl) + ttl]] : [];
+    const window = { from: sentTime + ttl, to: (answeredTime ?? Number.MAX_SAFE_INTEGER - ttl) + ttl };
+    if (send.routeKey === 'PATCH /holds/{holdid}') return [window];
+    return send.routeKey === 'POST /holds' ? [{ ...window, skus: new Set(skusOf(send.body)) }] : [];
   });
   for (const promise of http.filter(({ send, status }) => send.routeKey === 'POST /promises' && status === 200)) {
     const cart = cartOf(promise);
@@ -86,7 +89,8 @@ export const judgePromises = (answers: readonly Answer[], reached: readonly Reac
       const planned = partitionsOf(order);
       const writtenBetween = commits.some(({ actor, step, items }) => actor !== order.actor && step > promise.sentAt && step < (order.answeredAt ?? 0) && items.some((item) => planned.has(item.split(' ')[0] ?? '')));
       const [from, to] = [promise.sentTime, order.answeredTime ?? Number.MAX_SAFE_INTEGER];
-      const holdEndsBetween = holdBounds.some(([earliest, latest]) => earliest <= to && latest >= from);
+      const skus = skusOf(order.send.body);
+      const holdEndsBetween = holdBounds.some((hold) => hold.from <= to && hold.to >= from && (!hold.skus || skus.some((sku) => hold.skus?.has(sku))));
       // A process routes by the locations as it last read them, a moment old: a change of one that
       // recent may reach the order's process and not the promise's.
       const placesChanged = http.some(
@@ -100,7 +104,9 @@ export const judgePromises = (answers: readonly Answer[], reached: readonly Reac
         if (order.status !== 400 || refusals(ordered.lines) !== refusals(refused)) failures.push({ rule: 'promise-is-order', message: answered });
         continue;
       }
-      if (order.status === 400) failures.push({ rule: 'promise-is-order', message: answered });
+      // A hold must fit its confirm's transaction as well as its own, which the promise, an order's plan, does not weigh.
+      const holdTooLarge = order.send.routeKey === 'POST /holds' && bodyOf(order).code === 'too_many_parts';
+      if (order.status === 400 && !holdTooLarge) failures.push({ rule: 'promise-is-order', message: answered });
       // A repeat (200), or an id that had lines or a hold of its own already (409), is no new plan.
       if (order.status !== 201) continue;
       if (JSON.stringify(orderedUnits(ordered)) !== JSON.stringify(promisedUnits(promised))) {

@@ -54,8 +54,8 @@ const splitLinesOf = (chance: Chance) =>
 /** A promised cart's order, or its hold, under an id of its own, so that it is planned as new. */
 const placedAsPromised = (chance: Chance, cart: object): Draft =>
   chance.chance(0.6)
-    ? { kind: 'http', routeKey: 'POST /orders', body: { orderid: `promised${chance.int(1, 1_000_000)}`, ...cart } }
-    : { kind: 'http', routeKey: 'POST /holds', body: { holdid: `promised${chance.int(1, 1_000_000)}`, ttl_seconds: 900, ...cart } };
+    ? { kind: 'http', routeKey: 'POST /orders', body: { orderid: `promised${chance.int(1, 1_000_000_000)}`, ...cart } }
+    : { kind: 'http', routeKey: 'POST /holds', body: { holdid: `promised${chance.int(1, 1_000_000_000)}`, ttl_seconds: 900, ...cart } };
 
 /** A cart to promise: an order's lines, whole or allowed to split, and its routing, with no orderid. */
 const cartOf = (chance: Chance, places: Places) =>
