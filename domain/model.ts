@@ -28,7 +28,7 @@ export interface Batch {
   readonly held?: number;
   /**
    * The store's bound on the holds counted on the batch's own item: none of the holds whose units
-   * the item counts expires before it (earliestHeldExpiry; functions/store/batches.ts, "Bounds of
+   * the item counts expires before it (earliestHeldExpiry; functions/store/held-bounds.ts, "Bounds of
    * held units"). `heldTakes` is the store's count of the writes that kept it, which a write raising
    * it names as read. Absent: the item's takes for holds have set none.
    */

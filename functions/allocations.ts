@@ -12,7 +12,7 @@ import { countingHoldEndings } from './hold-endings';
 import { type OpenApiDocumentReader, openApiDocumentFile, openApiDocumentResult } from './http/openapi-document';
 import { json, noContent, route, routedHandler } from './http/route';
 import type { AllocationsRouteKey } from './http/route-keys';
-import { cartSchema, holdConfirmationSchema, holdExtensionSchema, holdSchema, orderLineSchema, orderSchema } from './http/schemas';
+import { cartSchema, holdConfirmationSchema, holdExtensionSchema, holdSchema, orderLineSchema, orderSchema } from './http/order-schemas';
 import { batchRepository } from './store/repository';
 import { metricNames } from './telemetry-names';
 

@@ -29,7 +29,8 @@ import { HOT_SKU_LAMBDA_MODEL, HOT_SKU_MODEL, measureHotSku } from './bench/hot-
 import { FEED_ROWS, LARGE_FEED_ROWS, measureImports } from './bench/imports';
 import { SMALL_BATCHES_AT, measureSplitLinePlans } from './bench/split-line-plans';
 import { jsonPoster, runClosedLoop } from './bench/load';
-import { type BenchResults, renderTable, targetsOf } from './bench/report';
+import { renderTable } from './bench/report';
+import { type BenchResults, targetsOf } from './bench/targets';
 import { median } from './bench/stats';
 import { compareThroughput } from './bench/throughput';
 import { runsWithoutOptions } from './command-line';

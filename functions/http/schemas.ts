@@ -1,10 +1,8 @@
 import * as z from 'zod/mini';
 import { ADJUSTMENT_REASONS } from '../../domain/adjustments';
-import { MAX_HOLD_SECONDS } from '../../domain/holds';
 import { ANY_COUNTRY, MAX_LEAD_DAYS } from '../../domain/promises';
 import { MAX_CURSOR_CHARACTERS, MAX_HISTORY_LIMIT, positionOf } from '../../domain/stock-history';
 import { MAX_LIST_CURSOR_CHARACTERS, MAX_LIST_LIMIT, listPositionOf } from '../../domain/stock-listings';
-import type { Split } from '../../domain/model';
 import { ASSIGNED_COUNTRY_CODES } from './countries';
 
 /*
@@ -93,7 +91,7 @@ export const integerFrom = (least: number, most: number) => {
   return z.number(message).check(z.int(message), z.gte(least, message), z.lte(most, message));
 };
 
-const quantity = integerFrom(1, MAX_QTY);
+export const quantity = integerFrom(1, MAX_QTY);
 
 /** Bounds from docs/api.md, "Routes and bounds": a location's id is short and plain, since it names a place in every batch and, later, every route. */
 export const MAX_LOCATION_ID_CHARACTERS = 64;
@@ -208,7 +206,7 @@ export const transferSchema = /* @__PURE__ */ objectOf({
 });
 
 /** A transaction holds at most 100 items; an order's line takes up to 3 (its put, its batch moved). */
-const MAX_ORDER_LINES = 25;
+export const MAX_ORDER_LINES = 25;
 
 /**
  * Each SKU once: an order's line is (orderid, sku), and two lines of one SKU would be one line twice.
@@ -222,27 +220,6 @@ export const eachSkuOnce = /* @__PURE__ */ z.superRefine((lines: readonly { sku:
     seen.add(sku);
   });
 });
-
-/** How far a line may be split over batches (domain/split-lines.ts): `none` when absent. */
-export const SPLITS = ['none', 'batches', 'locations'] as const satisfies readonly Split[];
-
-const split = /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum(SPLITS, refused(`one of ${SPLITS.map((one) => `"${one}"`).join(', ')}`)));
-
-const orderLinesMessage = /* @__PURE__ */ refused(`an array of 1 to ${MAX_ORDER_LINES} lines {sku, qty}, each sku once`);
-
-/** An order's lines (or a hold's), 1 to MAX_ORDER_LINES, each SKU once, each of which may allow a split of its own. */
-const orderLines = /* @__PURE__ */ z.array(/* @__PURE__ */ objectOf({ sku: identifierSchema, qty: quantity, split }), orderLinesMessage).check(
-  /* @__PURE__ */ z.minLength(1, orderLinesMessage),
-  /* @__PURE__ */ z.maxLength(MAX_ORDER_LINES, orderLinesMessage),
-  eachSkuOnce,
-);
-
-/** How long a hold lasts, from now: a day at most (domain/holds.ts). */
-const holdSeconds = /* @__PURE__ */ integerFrom(1, MAX_HOLD_SECONDS);
-
-export const holdExtensionSchema = /* @__PURE__ */ objectOf({ ttl_seconds: holdSeconds });
-
-export const holdConfirmationSchema = /* @__PURE__ */ objectOf({ orderid: identifierSchema });
 
 /** Bounds of a location (docs/api.md, "Locations"). */
 export const MAX_LOCATION_NAME_CHARACTERS = 128;
@@ -278,7 +255,7 @@ export const eachCountryOnce = /* @__PURE__ */ z.refine<string[]>((codes) => new
  * field's message should say. A pattern of the codes rather than an enum, so that the list of
  * `serves` fails on the country, as the pattern of two capitals did, and not on the list as a whole.
  */
-const countryCodeOf = (also: string) => {
+export const countryCodeOf = (also: string) => {
   const message = refused(`a country code, two capital letters that ISO 3166-1 alpha-2 assigns${also}`);
   return z.string(message).check(z.regex(new RegExp(`^(?:${ASSIGNED_COUNTRY_CODES.join('|')})$`), message));
 };
@@ -306,7 +283,7 @@ const degreesFrom = (least: number, most: number) => {
   return z.number(message).check(z.gte(least, message), z.lte(most, message));
 };
 
-const position = /* @__PURE__ */ objectOf({ lat: /* @__PURE__ */ degreesFrom(-90, 90), lng: /* @__PURE__ */ degreesFrom(-180, 180) });
+export const position = /* @__PURE__ */ objectOf({ lat: /* @__PURE__ */ degreesFrom(-90, 90), lng: /* @__PURE__ */ degreesFrom(-180, 180) });
 
 /**
  * A location, as `PUT /locations/{id}` replaces it whole: `active` absent is true (the domain's
@@ -323,60 +300,6 @@ export const locationSchema = /* @__PURE__ */ objectOf({
   position: /* @__PURE__ */ z.optional(position),
   handling_days: /* @__PURE__ */ z.optional(/* @__PURE__ */ integerFrom(0, MAX_LEAD_DAYS)),
   transit_days: /* @__PURE__ */ z.optional(/* @__PURE__ */ transitDaysByCountry()),
-});
-
-/**
- * Where an order's goods go (domain/routing.ts): a country, which limits the locations to those that
- * serve it, and the point they go to, when known, for the distance that ranks locations of one priority.
- */
-const destination = /* @__PURE__ */ objectOf({ country: /* @__PURE__ */ countryCodeOf(''), position: /* @__PURE__ */ z.optional(position) });
-
-
-/**
- * `destination` and `location` (a location's id: the one place the line is taken from) are optional,
- * and each limits the locations the line may come from. A location id that is well formed but names
- * no location is the domain's to refuse (UnknownLocation).
- */
-export const orderLineSchema = /* @__PURE__ */ objectOf({
-  orderid: identifierSchema,
-  sku: identifierSchema,
-  qty: quantity,
-  destination: /* @__PURE__ */ z.optional(destination),
-  location: /* @__PURE__ */ z.optional(locationIdSchema),
-  split,
-});
-
-/**
- * A whole order: `destination` and `location` limit where every line may come from, as a single
- * line's do; `split` is how far each line may be split that does not say so itself.
- */
-export const orderSchema = /* @__PURE__ */ objectOf({
-  orderid: identifierSchema,
-  lines: orderLines,
-  destination: /* @__PURE__ */ z.optional(destination),
-  location: /* @__PURE__ */ z.optional(locationIdSchema),
-  split,
-});
-
-/** A cart to promise (docs/api.md, "Promises"): an order's lines, routing and split, with no orderid, since nothing is recorded. */
-export const cartSchema = /* @__PURE__ */ objectOf({
-  lines: orderLines,
-  destination: /* @__PURE__ */ z.optional(destination),
-  location: /* @__PURE__ */ z.optional(locationIdSchema),
-  split,
-});
-
-/**
- * A hold's lines are an order's: 1 to 25, each SKU once, and `destination`, `location` and `split`
- * say where they may come from, as an order's do. `ttl_seconds` defaults to DEFAULT_HOLD_SECONDS.
- */
-export const holdSchema = /* @__PURE__ */ objectOf({
-  holdid: identifierSchema,
-  lines: orderLines,
-  ttl_seconds: /* @__PURE__ */ z.optional(holdSeconds),
-  destination: /* @__PURE__ */ z.optional(destination),
-  location: /* @__PURE__ */ z.optional(locationIdSchema),
-  split,
 });
 
 const shipmentLinesMessage = /* @__PURE__ */ refused(`an array of 1 to ${MAX_ORDER_LINES} lines {sku, qty}, each sku once`);

@@ -3,7 +3,8 @@ import { StoreUnavailable, TransientFailure } from '../../domain/errors';
 import { type HeldUnits, type Hold, type Instant, earlierOf } from '../../domain/holds';
 import type { Batch } from '../../domain/model';
 import type { ConditionalWrite, CountedGiveBacks, ExpiredHolds, ExpiredHoldsCursor, ExpiredUnits } from '../../domain/ports';
-import { batchWithStockKey, heldBoundOf, heldTakesAre } from './batches';
+import { batchWithStockKey } from './batches';
+import { heldBoundOf, heldTakesAre } from './held-bounds';
 import { type Condition, and, withValues } from './conditions';
 import { PK, SK } from './fields';
 import {
@@ -239,7 +240,7 @@ export class HoldGiveBacks {
   }
 
   /**
-   * Raises the bound of each of the batch's items (batches.ts, "Bounds of held units") that is below
+   * Raises the bound of each of the batch's items (held-bounds.ts, "Bounds of held units") that is below
    * `to` (undefined: no record left, and the bound goes), item by item, on condition that no hold's
    * take has counted on the item since the batch was read (its `heldTakes` as read, which is before
    * the records were read): every record a take made since is then among those read, and expires at

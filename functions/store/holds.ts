@@ -1,7 +1,8 @@
 import { type HeldLine, type Hold, type HoldStatus, type Instant, linesOfHold } from '../../domain/holds';
 import { type Batch, hasStockLeft } from '../../domain/model';
 import type { HoldEnding, HoldToEnd } from '../../domain/ports';
-import { BOUND_OF_OLDER_HOLDS, batchMoveWrites, batchWithStockKey, heldBoundOf, heldBoundWrite, locationField } from './batches';
+import { batchMoveWrites, batchWithStockKey } from './batches';
+import { BOUND_OF_OLDER_HOLDS, heldBoundOf, heldBoundWrite } from './held-bounds';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { PK, isAt, isText, itemKey, shardOf } from './fields';
 import {
@@ -188,7 +189,7 @@ const holdLastsAsRead = (hold: Hold, now: Instant) => ({
  * units' records, which sort by expiry: each deleted, on condition that it is there, and put again
  * under its new key; an expiry that does not move keeps their keys, and only checks they are there
  * (a transaction may touch an item once). No count changes. An expiry moved earlier keeps the bound
- * of each of its batches (batches.ts, "Bounds of held units") on the batch's item, which a batch
+ * of each of its batches (held-bounds.ts, "Bounds of held units") on the batch's item, which a batch
  * that holds units has in the stock range: `keep` it, or `lower` it for the batches named in
  * `lowered`. Where each of those writes stands in the items, by batch.
  */

@@ -1,6 +1,7 @@
 import { type HeldSource, earlierOf } from '../../domain/holds';
 import { type Batch, type BatchPiece, hasStockLeft, piecesAvailable } from '../../domain/model';
-import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, etaAsRead, etaChangedAsRead, heldBoundBelow, heldBoundKept, heldTakesAre, heldUnitsAre, parseHeldBound } from './batches';
+import { availableWrites, batchChangeWrites, batchFieldsAre, batchItem, batchWithStockKey, etaAsRead, etaChangedAsRead, heldUnitsAre } from './batches';
+import { heldBoundBelow, heldBoundKept, heldTakesAre, parseHeldBound } from './held-bounds';
 import { type Condition, ITEM_IS_NEW, and, withValues } from './conditions';
 import { isAt, isNumber, isText, itemKey } from './fields';
 import type { TransactWriteItem } from './store-calls';
@@ -149,7 +150,7 @@ export const spreadWrites = (tableName: string, batch: Batch, moved: number, pie
  * A spread batch gathered back: each piece removed on condition that it holds what was read (its
  * units, its held units, and its count of holds' takes, so its bound too), and the sums given to the
  * batch item, which stops being spread: from then on the item counts the held units that holds took
- * from its pieces, and its bound is the lowest of theirs and its own (batches.ts, "Bounds of held
+ * from its pieces, and its bound is the lowest of theirs and its own (held-bounds.ts, "Bounds of held
  * units"), one take more counted. The batch item's condition guards "pieces go back once" (still
  * spread into as many pieces) and, when the batch is left with no stock, "the stock range holds
  * exactly the batches with stock left": the item, exactly as read, then moves out of it.

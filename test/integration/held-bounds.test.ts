@@ -5,14 +5,15 @@ import { putLocation } from '../../domain/location-services';
 import { addBatch, allocate } from '../../domain/services';
 import { allocateOrder } from '../../domain/order-services';
 import type { Batch } from '../../domain/model';
-import { BOUND_OF_OLDER_HOLDS, batchWithStockKey } from '../../functions/store/batches';
+import { batchWithStockKey } from '../../functions/store/batches';
+import { BOUND_OF_OLDER_HOLDS } from '../../functions/store/held-bounds';
 import type { DocumentSender } from '../../functions/store/store-calls';
 import { GATHER_AFTER_MS } from '../../functions/store/spread-batches';
 import { checkInvariants } from '../../tools/invariants';
 import { type TestTable, createTestTable, repositoryAt, uniqueId } from '../support/dynamodb';
 
 /*
- * The bound each batch keeps on its holds' expiry (functions/store/batches.ts, "Bounds of held
+ * The bound each batch keeps on its holds' expiry (functions/store/held-bounds.ts, "Bounds of held
  * units"; docs/architecture.md, "Holds"), against DynamoDB Local: the writes that add holds keep it,
  * lazy expiry raises it, and a request reads the holds of a batch only once it has come. The clock
  * is the test's.

@@ -1,6 +1,7 @@
 import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { HeldLine, Hold, Instant } from '../../domain/holds';
-import { batchWithStockKey, heldBoundOf, heldBoundWrite } from '../../functions/store/batches';
+import { batchWithStockKey } from '../../functions/store/batches';
+import { heldBoundOf, heldBoundWrite } from '../../functions/store/held-bounds';
 import { withValues } from '../../functions/store/conditions';
 import { heldUnitsPuts } from '../../functions/store/held-units';
 import { newHoldWrite } from '../../functions/store/holds';
@@ -45,7 +46,7 @@ export const storeActiveHolds = async (
     }
   };
   await Promise.all(Array.from({ length: CALLS_IN_FLIGHT }, writer));
-  // The batch's bound on their expiry kept as their takes keep it (functions/store/batches.ts, "Bounds of held units").
+  // The batch's bound on their expiry kept as their takes keep it (functions/store/held-bounds.ts, "Bounds of held units").
   const bound = heldBoundWrite('keep', heldBoundOf(expiresAt));
   await sender.send(
     new UpdateCommand({

@@ -11,7 +11,7 @@ import { defaultConflictRetryPolicy } from '../../functions/store/store-calls';
 import { ensureTable } from '../../local/table';
 import { findViolations, readInventory } from '../invariants';
 import { Chance } from './chance';
-import { Functions, type Instance, type Mode, contextOf, functionOf, httpEvent } from './functions';
+import { Functions, type Instance, contextOf, functionOf, httpEvent } from './functions';
 import { feedFile, runFileImport } from './import-engine';
 import { judgeAdjustments } from './adjustments-judge';
 import { judgeEvents } from './events-judge';
@@ -22,13 +22,17 @@ import { judgePromises } from './promises-judge';
 import { type Failure, judge } from './judge';
 import { type Moment, judgeAgainstModel } from './model-judge';
 import { type Answer, type FaultMet, type Reached, bodyOf } from './observed';
-import { type PlantedDefect, planted } from './planted-defects';
+import { planted } from './planted-defects';
 import { type CallShape, FollowSchedule, type PendingCall, PriorityChangePoints, RandomWalk, type Strategy, Waiting, actorNow, currentActor } from './scheduler';
 import { SimulatedClock, simulatedWorld } from './simulated-world';
 import type { StoreOfRecord } from './store-of-record';
 import { streamEvents } from './stream';
 import { answerLost, cancellation, itemsMeet, scheduledSender, throttled } from './store-seam';
-import { type Send, type Workload, describeSend, drawWorkload } from './workload';
+import { type Send, describeSend } from './workload';
+import { type FaultKind, type Fault, type Plan, type SlowCall, type RunRecord } from './plans';
+
+export { type Fault, type FaultKind, type Plan, type RunRecord, type Settings, type SlowCall, drawSettings, planOf } from './plans';
+export type { Answer, FaultMet, Reached } from './observed';
 
 /*
  * One run of the simulated world: the workload's requests sent through the real handlers, domain
@@ -37,66 +41,6 @@ import { type Send, type Workload, describeSend, drawWorkload } from './workload
  * written into its story, and a run is a function of its plan.
  */
 
-export type FaultKind = 'throttled' | 'conflict' | 'lost-reply' | 'crash-before' | 'crash-after';
-
-export interface Fault {
-  readonly kind: FaultKind;
-  /** The operation it met: a replay whose call of that number is another one makes no fault of it. */
-  readonly operation: string;
-  /** For a conflict: the place of the item another transaction held. */
-  readonly item?: number;
-}
-
-export interface Settings {
-  readonly mode: Mode;
-  readonly strategy: { readonly kind: 'pct'; readonly depth: number } | { readonly kind: 'random' };
-  /** The chance that a call is refused, loses its answer, or its instance dies at it. */
-  readonly faultRate: number;
-  /** The chance that a transaction meeting another in flight on one of its items is cancelled for it. */
-  readonly conflictRate: number;
-  /**
-   * The chance that a call is slow to reach the store (a slow network, an instance paused): it waits
-   * a while of the run's clock before it takes its turn, so that others' calls, whole requests among
-   * them, go between it and the call before it. Absent in runs kept before calls could be slow.
-   */
-  readonly slowRate?: number;
-}
-
-export interface Plan {
-  readonly seed: number;
-  readonly settings: Settings;
-  readonly workload: Workload;
-  /** A replay follows the order of calls, the faults and the slow calls of an earlier run; an exploring run draws them. */
-  readonly follow?: { readonly order: readonly string[]; readonly faults: ReadonlyMap<string, Fault>; readonly delays: ReadonlyMap<string, SlowCall> };
-  /** A defect planted in the service for the run (./planted-defects.ts), to show that the judge finds it. */
-  readonly plant?: PlantedDefect;
-}
-
-/** A call slow to reach the store: the operation it was (a replay whose call of that number is another one makes none of it slow), and how late. */
-export interface SlowCall {
-  readonly operation: string;
-  readonly delayMs: number;
-}
-
-export type { Answer, FaultMet, Reached } from './observed';
-
-export interface RunRecord {
-  readonly plan: Plan;
-  readonly story: readonly string[];
-  /** The calls in the order released, by id. */
-  readonly order: readonly string[];
-  readonly faults: ReadonlyMap<string, Fault>;
-  /** The calls drawn slow, by id (a request whose instance died drops its own before they reach the store). */
-  readonly delays: ReadonlyMap<string, SlowCall>;
-  readonly answers: readonly Answer[];
-  readonly reached: readonly Reached[];
-  readonly failures: readonly Failure[];
-  readonly calls: number;
-  /** The events its table's stream made of its commits. */
-  readonly events: number;
-  /** Ordered pairs of conflicting calls (route and operation of each), the kinds of order this run tried. */
-  readonly conflictOrders: ReadonlySet<string>;
-}
 
 /** The ids of the reads the clients make once they finish: past any workload's. */
 const SETTLING_IDS_FROM = 1_000;
@@ -105,19 +49,6 @@ const MAX_STEPS = 4_000;
 /** A client sends a failed request (a 5xx, or no answer) up to this many times in all while faults happen. */
 const MAX_ATTEMPTS = 3;
 
-export const drawSettings = (seed: number): Settings => {
-  const chance = Chance.stream(seed, 'settings');
-  return {
-    mode: chance.pick(['lambda', 'shared'] as const),
-    strategy: chance.chance(0.8) ? { kind: 'pct', depth: chance.int(1, 3) } : { kind: 'random' },
-    faultRate: chance.pick([0, 0.02, 0.05, 0.1]),
-    conflictRate: chance.pick([0, 0.2, 0.5, 0.8]),
-    slowRate: chance.pick([0, 0.05, 0.2]),
-  };
-};
-
-/** The plan a seed makes: its settings and its workload. */
-export const planOf = (seed: number, plant?: PlantedDefect): Plan => ({ seed, settings: drawSettings(seed), workload: drawWorkload(Chance.stream(seed, 'workload')), ...(plant ? { plant } : {}) });
 
 const strategyOf = ({ seed, settings, workload, follow }: Plan): Strategy => {
   if (follow) return new FollowSchedule(follow.order);
