@@ -69,6 +69,8 @@ export const placeHold = async (request: HoldRequest, repository: BatchRepositor
       read = { settled: true };
       continue;
     }
+    // Its stock read after a copy of the same hold committed, its read of the hold before: the next round answers it as a repeat.
+    if (plan.kind === 'refused' && (await repository.hold(holdid))) continue;
     if (plan.kind === 'refused') throw new HoldNotPlaced(holdid, plan.refusals, eligibility.noneBecause);
     const placements = plan.placements.flatMap(heldPlacements);
     const hold: LocatedHold = {

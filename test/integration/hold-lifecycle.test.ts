@@ -427,3 +427,23 @@ describe('the sweeper', () => {
     expect(await sweepExpiredHolds(repository)).toMatchObject({ failed: 0, overdue: 0 });
   });
 });
+
+describe('a copy of a hold racing the first', () => {
+  it('is answered as a repeat when it read no hold before the first committed and the stock after, not refused for the units the first took', async () => {
+    const batch = await stocked(2);
+    const request = { holdid: uniqueId('cart'), lines: [{ sku: batch.sku, qty: 2 }], ttlSeconds: 600 };
+    await placeHold(request, table.repository());
+    // The copy's first read of the hold was made before the first copy's write; its read of the stock after.
+    const repository = table.repository();
+    let readsOfTheHold = 0;
+    const racing = new Proxy(repository, {
+      get: (store, name: keyof DynamoDbBatchRepository) => {
+        if (name === 'hold') return async (holdid: string) => (readsOfTheHold++ === 0 ? undefined : store.hold(holdid));
+        const member = store[name];
+        return typeof member === 'function' ? (member as (...args: unknown[]) => unknown).bind(store) : member;
+      },
+    });
+    const { created, hold } = await placeHold(request, racing);
+    expect({ created, lines: hold.lines.map(({ batchref, qty }) => [batchref, qty]) }).toEqual({ created: false, lines: [[batch.ref, 2]] });
+  });
+});
